@@ -1,0 +1,278 @@
+"""Message types of a conversation (DESIGN.md §1).
+
+One ``Message`` dataclass carries every kind of message, tagged by ``kind``. A
+single shape keeps the tree, the store converters and the request builder
+simple; the named constructors (``Message.prompt``, ``Message.tool_results``…)
+are the only sanctioned way to make each kind, so a message never mixes fields
+that do not belong together.
+
+Messages are mutable only where the product needs it: a streaming reply grows
+its ``text`` and changes ``status``. Everything else is set at creation.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+def new_id() -> str:
+    """A fresh message/session id: random, sortable enough, safe in URLs."""
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class MessageKind(StrEnum):
+    PROMPT = "prompt"
+    """What the person typed, with optional images and attached context."""
+    TOOL_RESULTS = "tool_results"
+    """One result per tool call of the assistant message before it."""
+    CANCELLED_TOOL_USES = "cancelled_tool_uses"
+    """One error result per refused or interrupted call, plus the optional reason."""
+    RESPONSE = "response"
+    """A plain assistant reply."""
+    TOOL_CALLS = "tool_calls"
+    """An assistant reply that asks for tools (may also carry text)."""
+    SUMMARY = "summary"
+    """A compaction summary standing in for the path before ``summarised_through``."""
+
+
+USER_KINDS = frozenset({MessageKind.PROMPT, MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES})
+ASSISTANT_KINDS = frozenset({MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
+
+
+class MessageStatus(StrEnum):
+    STREAMING = "streaming"
+    COMPLETE = "complete"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    """Found ``streaming`` when the store was opened: the process died mid-reply."""
+
+
+PARTIAL_STATUSES = frozenset({MessageStatus.CANCELLED, MessageStatus.INTERRUPTED})
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image sent with a prompt or returned by a tool, base64 encoded."""
+
+    media_type: str
+    data: str
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFile:
+    """A text file attached to a prompt (its content is sent as context)."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is the JSON text as streamed."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict; malformed or non-object JSON yields ``{}``."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The answer to one tool call: text and/or images, and whether it failed."""
+
+    call_id: str
+    text: str = ""
+    images: tuple[ImageBlock, ...] = ()
+    is_error: bool = False
+    tool_name: str = ""
+
+    def json_value(self) -> Any:
+        """The text parsed as JSON, or ``None`` when it is not JSON."""
+        try:
+            return json.loads(self.text)
+        except (json.JSONDecodeError, TypeError):
+            return None
+
+
+CANCELLED_RESULT_TEXT = "Tool use was cancelled by the user."
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMetadata:
+    """What is known about the request that produced an assistant message."""
+
+    provider: str = ""
+    model: str = ""
+    request_id: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    time_to_first_token_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    stop_reason: str = ""
+    error: str = ""
+
+
+@dataclass(slots=True)
+class Message:
+    """One node of the conversation tree."""
+
+    id: str
+    parent_id: str | None
+    role: Role
+    kind: MessageKind
+    text: str = ""
+    images: tuple[ImageBlock, ...] = ()
+    context: tuple[ContextFile, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    status: MessageStatus = MessageStatus.COMPLETE
+    metadata: RequestMetadata | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    summarised_through: str | None = None
+    """For SUMMARY messages: the id of the last path message the summary replaces."""
+
+    # -- constructors -------------------------------------------------------------
+
+    @classmethod
+    def prompt(
+        cls,
+        text: str,
+        *,
+        parent_id: str | None = None,
+        images: tuple[ImageBlock, ...] = (),
+        context: tuple[ContextFile, ...] = (),
+        id: str | None = None,
+    ) -> Message:
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.USER,
+            kind=MessageKind.PROMPT,
+            text=text,
+            images=images,
+            context=context,
+        )
+
+    @classmethod
+    def tool_results_message(
+        cls, results: tuple[ToolResult, ...], *, parent_id: str | None, id: str | None = None
+    ) -> Message:
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.USER,
+            kind=MessageKind.TOOL_RESULTS,
+            tool_results=results,
+        )
+
+    @classmethod
+    def cancelled_tool_uses(
+        cls,
+        calls: tuple[ToolCall, ...],
+        *,
+        parent_id: str | None,
+        reason: str = "",
+        completed: tuple[ToolResult, ...] = (),
+        id: str | None = None,
+    ) -> Message:
+        """Results for calls the user refused or interrupted.
+
+        ``completed`` holds results of calls in the same round that did run, so one
+        message still answers every call of the assistant message before it.
+        """
+        done = {r.call_id for r in completed}
+        cancelled = tuple(cancelled_result(c, reason) for c in calls if c.id not in done)
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.USER,
+            kind=MessageKind.CANCELLED_TOOL_USES,
+            text=reason,
+            tool_results=completed + cancelled,
+        )
+
+    @classmethod
+    def reply(
+        cls,
+        *,
+        parent_id: str | None,
+        text: str = "",
+        tool_calls: tuple[ToolCall, ...] = (),
+        status: MessageStatus = MessageStatus.STREAMING,
+        metadata: RequestMetadata | None = None,
+        id: str | None = None,
+    ) -> Message:
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.ASSISTANT,
+            kind=MessageKind.TOOL_CALLS if tool_calls else MessageKind.RESPONSE,
+            text=text,
+            tool_calls=tool_calls,
+            status=status,
+            metadata=metadata,
+        )
+
+    @classmethod
+    def summary(
+        cls, text: str, *, parent_id: str | None, summarised_through: str, id: str | None = None
+    ) -> Message:
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.USER,
+            kind=MessageKind.SUMMARY,
+            text=text,
+            summarised_through=summarised_through,
+        )
+
+    # -- queries ------------------------------------------------------------------
+
+    @property
+    def is_user(self) -> bool:
+        return self.role is Role.USER and self.kind is not MessageKind.SUMMARY
+
+    @property
+    def is_assistant(self) -> bool:
+        return self.role is Role.ASSISTANT
+
+    @property
+    def is_prompt(self) -> bool:
+        return self.kind is MessageKind.PROMPT
+
+    @property
+    def has_tool_results(self) -> bool:
+        return bool(self.tool_results)
+
+    def copy(self, **changes: Any) -> Message:
+        return replace(self, **changes)
+
+
+def cancelled_result(call: ToolCall, reason: str = "") -> ToolResult:
+    """The error result that stands for a call that never ran."""
+    text = CANCELLED_RESULT_TEXT + (f" Reason: {reason}" if reason else "")
+    return ToolResult(call_id=call.id, text=text, is_error=True, tool_name=call.name)

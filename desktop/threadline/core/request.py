@@ -1,0 +1,428 @@
+"""Building what is sent to a model from the active path (DESIGN.md §1).
+
+Storage keeps everything; what is *sent* is derived, and always well-formed:
+
+* a partial reply (cancelled, interrupted) is sent as the text it has, a failed
+  reply with no text is left out, a reply still streaming is left out, and
+  messages of one role left adjacent are merged so roles alternate;
+* then the invariants are enforced, in this order:
+
+  1. length: the oldest turns are dropped (from the request only) until the
+     rest fits the history cap and the token budget, always cutting at a user
+     prompt; if nothing fits, ``NothingFitsError`` says how to continue;
+  2. the first message is a user prompt; tool results there become text;
+  3. tool results answer the calls of the assistant message right before them;
+     orphans become text;
+  4. every tool call has a result; missing ones get a cancelled result;
+  5. calls to tools that no longer exist are repaired to a known name or
+     mapped to a placeholder tool, so the provider accepts the history.
+
+Every function here is pure; the Hypothesis tests call ``check_well_formed`` on
+whatever comes out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+
+from threadline.core.messages import (
+    PARTIAL_STATUSES,
+    ContextFile,
+    ImageBlock,
+    Message,
+    MessageKind,
+    MessageStatus,
+    Role,
+    ToolCall,
+    ToolResult,
+    cancelled_result,
+)
+
+PLACEHOLDER_TOOL_NAME = "unavailable_tool"
+PLACEHOLDER_TOOL_DESCRIPTION = (
+    "Stands for a tool used earlier in this conversation that is no longer available. Do not call it."
+)
+CONTINUE_PROMPT = "Continue exactly where your previous reply stopped, without repeating it."
+IMAGE_TOKENS = 800
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+class NothingFitsError(Exception):
+    """Even the newest turn alone exceeds the limits: the user must act."""
+
+    def __init__(self, needed: int, budget: int | None, cap: int) -> None:
+        self.needed = needed
+        self.budget = budget
+        self.cap = cap
+        super().__init__(
+            "This conversation no longer fits the model's context window, even its latest "
+            "message alone. Compact the conversation, remove attached context files, or "
+            "continue in a new session."
+        )
+
+    @property
+    def user_message(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage:
+    """One message as a provider receives it (providers convert it to their format)."""
+
+    role: Role
+    text: str = ""
+    images: tuple[ImageBlock, ...] = ()
+    context: tuple[ContextFile, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    source_ids: tuple[str, ...] = ()
+
+    @property
+    def is_prompt(self) -> bool:
+        """A user message with something the person said (not only tool results)."""
+        return self.role is Role.USER and bool(self.text or self.images or self.context)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.text or self.images or self.context or self.tool_calls or self.tool_results)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to a model: name, description and a JSON schema."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, object] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+PLACEHOLDER_TOOL = ToolSpec(PLACEHOLDER_TOOL_NAME, PLACEHOLDER_TOOL_DESCRIPTION)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much history may be sent: a message cap and a token budget (``None``: unlimited)."""
+
+    history_cap: int = 400
+    token_budget: int | None = None
+
+
+TokenEstimator = Callable[[str], int]
+
+
+def estimate_tokens_by_chars(text: str) -> int:
+    """The default estimator: about four characters a token, as for English text."""
+    return math.ceil(len(text) / 4)
+
+
+def estimate_message(message: SentMessage, estimator: TokenEstimator = estimate_tokens_by_chars) -> int:
+    tokens = MESSAGE_OVERHEAD_TOKENS + estimator(message.text)
+    tokens += sum(estimator(c.text) + estimator(c.name) for c in message.context)
+    tokens += sum(estimator(c.name) + estimator(c.arguments) for c in message.tool_calls)
+    tokens += sum(estimator(r.text) + IMAGE_TOKENS * len(r.images) for r in message.tool_results)
+    return tokens + IMAGE_TOKENS * len(message.images)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltRequest:
+    """The messages to send, with the system text and what the builder had to do."""
+
+    system: str
+    messages: tuple[SentMessage, ...]
+    estimated_tokens: int
+    dropped_messages: int = 0
+    needs_placeholder_tool: bool = False
+    repairs: tuple[str, ...] = ()
+    summary_id: str | None = None
+
+
+def build_request(
+    path: Sequence[Message],
+    *,
+    system: str = "",
+    limits: Limits = Limits(),
+    estimator: TokenEstimator = estimate_tokens_by_chars,
+    known_tools: Collection[str] | None = None,
+    continue_reply: bool = False,
+) -> BuiltRequest:
+    """The well-formed request for ``path`` (root to active leaf).
+
+    ``continue_reply`` adds a short instruction after a partial reply at the end
+    of the path, so the model carries on from its text.
+    """
+    summary, body = split_at_summary(path)
+    if summary is not None:
+        system = f"{system}\n\n" if system else ""
+        system += f"Summary of the earlier part of this conversation:\n{summary.text}"
+    messages = sendable_messages(body)
+    if continue_reply and messages and messages[-1].role is Role.ASSISTANT:
+        messages.append(SentMessage(Role.USER, text=CONTINUE_PROMPT))
+    if not messages:
+        raise ValueError("there is nothing to send")
+    repairs: list[str] = []
+    fixed = estimator(system)
+    messages, dropped = enforce_length(messages, limits, estimator, fixed)
+    if dropped:
+        repairs.append(f"dropped {dropped} oldest messages to fit")
+    messages = enforce_first_is_prompt(messages, repairs)
+    messages = enforce_results_answer_calls(messages, repairs)
+    messages = enforce_calls_answered(messages, repairs)
+    messages, placeholder = enforce_known_tools(messages, known_tools, repairs)
+    return BuiltRequest(
+        system=system,
+        messages=tuple(messages),
+        estimated_tokens=fixed + sum(estimate_message(m, estimator) for m in messages),
+        dropped_messages=dropped,
+        needs_placeholder_tool=placeholder,
+        repairs=tuple(repairs),
+        summary_id=summary.id if summary else None,
+    )
+
+
+# -- the derivation before the invariants ---------------------------------------------
+
+
+def split_at_summary(path: Sequence[Message]) -> tuple[Message | None, list[Message]]:
+    """The latest summary on the path and the messages it does not stand for."""
+    for index in range(len(path) - 1, -1, -1):
+        summary = path[index]
+        if summary.kind is MessageKind.SUMMARY:
+            ids = [m.id for m in path]
+            covered = ids.index(summary.summarised_through) if summary.summarised_through in ids else index
+            rest = [m for m in path[covered + 1 :] if m.kind is not MessageKind.SUMMARY]
+            return summary, rest
+    return None, list(path)
+
+
+def sendable_messages(body: Sequence[Message]) -> list[SentMessage]:
+    """Complete messages converted and merged so that roles alternate."""
+    out: list[SentMessage] = []
+    for message in body:
+        sent = _to_sent(message)
+        if sent is None or sent.is_empty:
+            continue
+        if out and out[-1].role is sent.role:
+            out[-1] = _merge(out[-1], sent)
+        else:
+            out.append(sent)
+    return out
+
+
+def _to_sent(message: Message) -> SentMessage | None:
+    if message.kind is MessageKind.SUMMARY:
+        return None
+    if message.is_assistant:
+        if message.status is MessageStatus.STREAMING:
+            return None
+        if message.status is MessageStatus.FAILED and not message.text:
+            return None
+        keep_calls = message.status is MessageStatus.COMPLETE or message.status in PARTIAL_STATUSES
+        return SentMessage(
+            Role.ASSISTANT,
+            text=message.text,
+            tool_calls=message.tool_calls if keep_calls else (),
+            source_ids=(message.id,),
+        )
+    if message.kind is MessageKind.PROMPT:
+        return SentMessage(
+            Role.USER,
+            text=message.text,
+            images=message.images,
+            context=message.context,
+            source_ids=(message.id,),
+        )
+    return SentMessage(Role.USER, tool_results=message.tool_results, source_ids=(message.id,))
+
+
+def _merge(first: SentMessage, second: SentMessage) -> SentMessage:
+    return SentMessage(
+        first.role,
+        text="\n\n".join(t for t in (first.text, second.text) if t),
+        images=first.images + second.images,
+        context=first.context + second.context,
+        tool_calls=first.tool_calls + second.tool_calls,
+        tool_results=first.tool_results + second.tool_results,
+        source_ids=first.source_ids + second.source_ids,
+    )
+
+
+# -- invariant 1: length ------------------------------------------------------------------
+
+
+def enforce_length(
+    messages: list[SentMessage], limits: Limits, estimator: TokenEstimator, fixed_tokens: int = 0
+) -> tuple[list[SentMessage], int]:
+    """Keep the longest suffix that fits, starting at a user prompt (or at the start)."""
+    costs = [estimate_message(m, estimator) for m in messages]
+    suffix_cost = [0] * (len(messages) + 1)
+    for index in range(len(messages) - 1, -1, -1):
+        suffix_cost[index] = suffix_cost[index + 1] + costs[index]
+    cuts = [0] + [i for i, m in enumerate(messages) if i > 0 and m.is_prompt]
+    for cut in cuts:
+        fits_cap = len(messages) - cut <= limits.history_cap
+        fits_budget = limits.token_budget is None or suffix_cost[cut] + fixed_tokens <= limits.token_budget
+        if fits_cap and fits_budget:
+            return messages[cut:], cut
+    raise NothingFitsError(suffix_cost[cuts[-1]] + fixed_tokens, limits.token_budget, limits.history_cap)
+
+
+# -- invariant 2: the first message is a prompt --------------------------------------------
+
+
+def enforce_first_is_prompt(messages: list[SentMessage], repairs: list[str]) -> list[SentMessage]:
+    while messages and messages[0].role is not Role.USER:
+        messages = messages[1:]
+        repairs.append("dropped an assistant message at the start")
+    if messages and messages[0].tool_results:
+        first = messages[0]
+        messages = [_flatten_results(first, first.tool_results), *messages[1:]]
+        repairs.append("flattened tool results in the first message")
+    return messages
+
+
+# -- invariant 3: results answer the calls right before them ------------------------------
+
+
+def enforce_results_answer_calls(messages: list[SentMessage], repairs: list[str]) -> list[SentMessage]:
+    out = list(messages)
+    for index, message in enumerate(out):
+        if not message.tool_results:
+            continue
+        before = out[index - 1] if index > 0 else None
+        expected = {c.id for c in before.tool_calls} if before and before.role is Role.ASSISTANT else set()
+        kept: list[ToolResult] = []
+        orphans: list[ToolResult] = []
+        for result in message.tool_results:
+            if result.call_id in expected and all(k.call_id != result.call_id for k in kept):
+                kept.append(result)
+            else:
+                orphans.append(result)
+        if orphans:
+            out[index] = _flatten_results(replace(message, tool_results=tuple(kept)), tuple(orphans))
+            repairs.append(f"flattened {len(orphans)} orphan tool results")
+    return out
+
+
+# -- invariant 4: every call has a result ----------------------------------------------------
+
+
+def enforce_calls_answered(messages: list[SentMessage], repairs: list[str]) -> list[SentMessage]:
+    messages = list(messages)  # the loop rewrites the message after each call
+    out: list[SentMessage] = []
+    for index, message in enumerate(messages):
+        out.append(message)
+        if message.role is not Role.ASSISTANT or not message.tool_calls:
+            continue
+        nxt = messages[index + 1] if index + 1 < len(messages) else None
+        answered = {r.call_id: r for r in nxt.tool_results} if nxt else {}
+        missing = [c for c in message.tool_calls if c.id not in answered]
+        if not missing and nxt is not None:
+            continue
+        results = tuple(answered.get(c.id) or cancelled_result(c) for c in message.tool_calls)
+        if missing:
+            repairs.append(f"added {len(missing)} cancelled results for unanswered tool calls")
+        if nxt is None:
+            out.append(SentMessage(Role.USER, tool_results=results))
+        else:
+            messages[index + 1] = replace(nxt, tool_results=results)
+    return out
+
+
+# -- invariant 5: known tool names ------------------------------------------------------------
+
+
+def enforce_known_tools(
+    messages: list[SentMessage], known_tools: Collection[str] | None, repairs: list[str]
+) -> tuple[list[SentMessage], bool]:
+    if known_tools is None:
+        return messages, False
+    known = set(known_tools)
+    renamed: dict[str, str] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            if call.name not in known and call.name not in renamed:
+                renamed[call.name] = _repair_tool_name(call.name, known)
+    if not renamed:
+        return messages, False
+    repairs.extend(f"tool {old!r} mapped to {new!r}" for old, new in renamed.items())
+    out = [
+        replace(
+            m,
+            tool_calls=tuple(replace(c, name=renamed.get(c.name, c.name)) for c in m.tool_calls),
+            tool_results=tuple(replace(r, tool_name=renamed.get(r.tool_name, r.tool_name)) for r in m.tool_results),
+        )
+        for m in messages
+    ]
+    return out, PLACEHOLDER_TOOL_NAME in renamed.values()
+
+
+def _repair_tool_name(name: str, known: set[str]) -> str:
+    """A known tool this name clearly meant (case, or a server prefix), else the placeholder."""
+
+    def bare(n: str) -> str:
+        for separator in ("/", "__", "."):
+            n = n.rsplit(separator, 1)[-1]
+        return n.lower()
+
+    for candidate in (
+        [k for k in known if k.lower() == name.lower()],
+        [k for k in known if bare(k) == bare(name)],
+    ):
+        if len(candidate) == 1:
+            return candidate[0]
+    return PLACEHOLDER_TOOL_NAME
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def flatten_result_text(result: ToolResult) -> str:
+    label = result.tool_name or result.call_id
+    state = "failed" if result.is_error else "returned"
+    return f"[Earlier tool call {label} {state}]\n{result.text}".rstrip()
+
+
+def _flatten_results(message: SentMessage, results: tuple[ToolResult, ...]) -> SentMessage:
+    texts = [flatten_result_text(r) for r in results]
+    images = tuple(image for r in results for image in r.images)
+    return replace(
+        message,
+        text="\n\n".join([*texts, message.text] if message.text else texts),
+        images=images + message.images,
+        tool_results=tuple(r for r in message.tool_results if r not in results),
+    )
+
+
+def check_well_formed(messages: Sequence[SentMessage]) -> list[str]:
+    """Every way ``messages`` breaks the provider rules; empty when well-formed.
+
+    Used by tests and by the engine's debug assertions, so the rules are written once.
+    """
+    problems: list[str] = []
+    if not messages:
+        return ["no messages"]
+    if messages[0].role is not Role.USER or messages[0].tool_results or not messages[0].is_prompt:
+        problems.append("first message is not a user prompt")
+    if messages[-1].role is not Role.USER:
+        problems.append("last message is not from the user")
+    for index, message in enumerate(messages):
+        if message.is_empty:
+            problems.append(f"message {index} is empty")
+        if index and messages[index - 1].role is message.role:
+            problems.append(f"messages {index - 1} and {index} have the same role")
+        if message.role is Role.ASSISTANT:
+            if message.tool_results:
+                problems.append(f"assistant message {index} carries tool results")
+            calls = [c.id for c in message.tool_calls]
+            nxt = messages[index + 1] if index + 1 < len(messages) else None
+            answered = [r.call_id for r in nxt.tool_results] if nxt else []
+            if calls and sorted(calls) != sorted(answered):
+                problems.append(f"tool calls of message {index} are not answered one to one")
+        elif message.tool_results:
+            before = messages[index - 1] if index else None
+            calls = [c.id for c in before.tool_calls] if before else []
+            if sorted(calls) != sorted(r.call_id for r in message.tool_results):
+                problems.append(f"tool results of message {index} do not answer the calls before them")
+    return problems

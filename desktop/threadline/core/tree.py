@@ -1,0 +1,188 @@
+"""The conversation as a tree of messages with an active leaf (DESIGN.md §1).
+
+Nothing is ever overwritten: editing a prompt or regenerating a reply adds a
+sibling, and the conversation shown and sent is the path from the root to the
+active leaf. Siblings are ordered by insertion, which is also their creation
+order, so "version 2 / 3" is stable across reloads (the store keeps an ordinal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from threadline.core.messages import Message, new_id
+
+
+class TreeError(ValueError):
+    """A tree operation referred to a message that does not fit (unknown id, cycle…)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """Where a message sits among its siblings: ``index`` is 1-based."""
+
+    index: int
+    count: int
+
+
+TANGENT_CHECKPOINT = "__tangent_return__"
+
+
+class ConversationTree:
+    """Messages indexed by id, their children in order, and the active leaf."""
+
+    def __init__(self, messages: Iterable[Message] = (), active_leaf: str | None = None) -> None:
+        self._messages: dict[str, Message] = {}
+        self._children: dict[str | None, list[str]] = {None: []}
+        self.checkpoints: dict[str, str] = {}
+        for message in messages:
+            self.add(message, activate=False)
+        if active_leaf is not None and active_leaf not in self._messages:
+            raise TreeError(f"active leaf {active_leaf!r} is not in the tree")
+        self._active_leaf = active_leaf if active_leaf is not None else self._default_leaf()
+
+    # -- building -----------------------------------------------------------------
+
+    def add(self, message: Message, *, activate: bool = True) -> Message:
+        """Insert ``message`` under its parent; by default it becomes the active leaf."""
+        if message.id in self._messages:
+            raise TreeError(f"message {message.id!r} is already in the tree")
+        if message.parent_id is not None and message.parent_id not in self._messages:
+            raise TreeError(f"parent {message.parent_id!r} of {message.id!r} is not in the tree")
+        self._messages[message.id] = message
+        self._children.setdefault(message.parent_id, []).append(message.id)
+        self._children.setdefault(message.id, [])
+        if activate:
+            self._active_leaf = message.id
+        return message
+
+    # -- queries ------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._messages
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages.values())
+
+    def get(self, message_id: str) -> Message:
+        try:
+            return self._messages[message_id]
+        except KeyError:
+            raise TreeError(f"no message {message_id!r}") from None
+
+    @property
+    def active_leaf(self) -> str | None:
+        return self._active_leaf
+
+    def children(self, message_id: str | None) -> list[Message]:
+        return [self._messages[c] for c in self._children.get(message_id, [])]
+
+    def siblings(self, message_id: str) -> list[Message]:
+        """The message and its siblings (the versions), oldest first."""
+        return self.children(self.get(message_id).parent_id)
+
+    def version(self, message_id: str) -> Version:
+        ids = self._children[self.get(message_id).parent_id]
+        return Version(ids.index(message_id) + 1, len(ids))
+
+    def path(self, leaf: str | None = None) -> list[Message]:
+        """Messages from the root to ``leaf`` (default: the active leaf)."""
+        node = self._active_leaf if leaf is None else leaf
+        out: list[Message] = []
+        seen: set[str] = set()
+        while node is not None:
+            if node in seen:
+                raise TreeError("cycle in conversation tree")
+            seen.add(node)
+            message = self.get(node)
+            out.append(message)
+            node = message.parent_id
+        out.reverse()
+        return out
+
+    def newest_leaf_under(self, message_id: str) -> str:
+        """Follow the newest child from ``message_id`` down to a leaf."""
+        node = message_id
+        while kids := self._children.get(node):
+            node = kids[-1]
+        return node
+
+    # -- moving the active leaf ----------------------------------------------------
+
+    def set_active_leaf(self, message_id: str | None) -> None:
+        if message_id is not None:
+            self.get(message_id)
+        self._active_leaf = message_id
+
+    def switch_version(self, message_id: str, offset: int) -> str:
+        """Show the sibling ``offset`` steps away; returns the new active leaf.
+
+        The path continues down that sibling's newest branch, as chat apps do when
+        you flip "‹ 2/3 ›".
+        """
+        ids = self._children[self.get(message_id).parent_id]
+        target = ids[(ids.index(message_id) + offset) % len(ids)]
+        self._active_leaf = self.newest_leaf_under(target)
+        return self._active_leaf
+
+    # -- checkpoints and tangents --------------------------------------------------
+
+    def set_checkpoint(self, name: str, message_id: str | None = None) -> str:
+        target = message_id or self._active_leaf
+        if target is None:
+            raise TreeError("an empty conversation has nothing to checkpoint")
+        self.get(target)
+        self.checkpoints[name] = target
+        return target
+
+    def restore_checkpoint(self, name: str) -> str:
+        try:
+            target = self.checkpoints[name]
+        except KeyError:
+            raise TreeError(f"no checkpoint named {name!r}") from None
+        self.set_active_leaf(target)
+        return target
+
+    @property
+    def in_tangent(self) -> bool:
+        return TANGENT_CHECKPOINT in self.checkpoints
+
+    def start_tangent(self) -> None:
+        """Remember where to come back to; what follows is a side branch."""
+        if self.in_tangent:
+            raise TreeError("already in a tangent")
+        if self._active_leaf is None:
+            raise TreeError("an empty conversation has nothing to return to")
+        self.checkpoints[TANGENT_CHECKPOINT] = self._active_leaf
+
+    def end_tangent(self) -> str:
+        """Return to where the tangent started; the side branch stays in the tree."""
+        target = self.restore_checkpoint(TANGENT_CHECKPOINT)
+        del self.checkpoints[TANGENT_CHECKPOINT]
+        return target
+
+    # -- forks ----------------------------------------------------------------------
+
+    def fork_path(self, leaf: str | None = None) -> list[Message]:
+        """Copies of the path to ``leaf`` with fresh ids, relinked, for a new session."""
+        copies: list[Message] = []
+        parent: str | None = None
+        for message in self.path(leaf):
+            copy = message.copy(id=new_id(), parent_id=parent)
+            copies.append(copy)
+            parent = copy.id
+        ids = {old.id: new.id for old, new in zip(self.path(leaf), copies, strict=True)}
+        return [
+            c.copy(summarised_through=ids.get(c.summarised_through)) if c.summarised_through else c
+            for c in copies
+        ]
+
+    # -- internals --------------------------------------------------------------------
+
+    def _default_leaf(self) -> str | None:
+        roots = self._children.get(None, [])
+        return self.newest_leaf_under(roots[-1]) if roots else None
