@@ -244,7 +244,9 @@ class Conversation:
     def add_summary(self, text: str, summarised_through: str) -> Message:
         """Append a compaction summary under the active leaf (only between turns)."""
         self._require_ready()
-        summary = Message.summary(text, parent_id=self.tree.active_leaf, summarised_through=summarised_through)
+        summary = Message.summary(
+            text, parent_id=self.tree.active_leaf, summarised_through=summarised_through
+        )
         self.tree.add(summary)
         return summary
 

@@ -17,7 +17,9 @@ def tool_calls_by_id(path: Sequence[Message]) -> dict[str, ToolCall]:
     return {call.id: call for message in path for call in message.tool_calls}
 
 
-def latest_tool_result(path: Sequence[Message], tool_name: str, *, include_errors: bool = False) -> ToolResult | None:
+def latest_tool_result(
+    path: Sequence[Message], tool_name: str, *, include_errors: bool = False
+) -> ToolResult | None:
     """The newest result of a call to ``tool_name`` on the path, or ``None``."""
     calls = tool_calls_by_id(path)
     for message in reversed(path):

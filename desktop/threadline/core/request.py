@@ -351,7 +351,9 @@ def enforce_known_tools(
         replace(
             m,
             tool_calls=tuple(replace(c, name=renamed.get(c.name, c.name)) for c in m.tool_calls),
-            tool_results=tuple(replace(r, tool_name=renamed.get(r.tool_name, r.tool_name)) for r in m.tool_results),
+            tool_results=tuple(
+                replace(r, tool_name=renamed.get(r.tool_name, r.tool_name)) for r in m.tool_results
+            ),
         )
         for m in messages
     ]
