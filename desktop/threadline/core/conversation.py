@@ -242,8 +242,15 @@ class Conversation:
         self.tree.set_active_leaf(message_id)
 
     def add_summary(self, text: str, summarised_through: str) -> Message:
-        """Append a compaction summary under the active leaf (only between turns)."""
-        self._require_ready()
+        """Append a compaction summary under the active leaf.
+
+        Allowed between turns, and inside a streaming turn before its reply began:
+        that is where automatic compaction lands after a context overflow, so the
+        retried request already carries the summary.
+        """
+        mid_turn = self.state is TurnState.STREAMING and self._reply_id is None
+        if not (self.ready_for_input or mid_turn):
+            raise TreeError(f"cannot add a summary while {self.state.value}")
         summary = Message.summary(
             text, parent_id=self.tree.active_leaf, summarised_through=summarised_through
         )
