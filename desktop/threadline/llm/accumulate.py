@@ -1,0 +1,257 @@
+"""Pure accumulators: SDK stream chunks → ``StreamEvent``s (DESIGN.md §4).
+
+No I/O here. A provider feeds each chunk the SDK parsed (an OpenAI
+``ChatCompletionChunk``, an Anthropic raw stream event) and yields what comes
+back; at the end ``finish()`` assembles the tool calls and checks that the
+stream really finished. Chunks are read by attribute only, so recorded streams
+parsed by the SDK's models (or any look-alike) can be replayed in unit tests.
+
+Tolerances for OpenAI-compatible servers seen in the wild: a missing tool-call
+``index`` (taken as the position), an id repeated on every delta, the whole call
+in one delta, no usage chunk, ``stop`` as the finish reason of a reply with tool
+calls, and no tool-call id (one is made up).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from threadline.core.messages import ToolCall
+from threadline.llm.errors import MalformedStreamError, malformed_stream
+from threadline.llm.events import (
+    STOP_MAX_TOKENS,
+    StreamEvent,
+    StreamFinished,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    normalise_stop_reason,
+)
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+def assemble_tool_calls(
+    calls: list[_PartialCall], *, provider: str, model: str, stop_reason: str
+) -> tuple[ToolCall, ...]:
+    """Final tool calls; arguments must be a complete JSON object."""
+    out: list[ToolCall] = []
+    for position, call in enumerate(sorted(calls, key=lambda c: c.index)):
+        arguments = call.arguments if call.arguments.strip() else "{}"
+        label = call.name or "a tool"
+        try:
+            value = json.loads(arguments)
+        except json.JSONDecodeError as err:
+            reason = (
+                f"the arguments of the call to {label} were cut off at the max tokens limit "
+                f"(raise max tokens for this agent)"
+                if stop_reason == STOP_MAX_TOKENS
+                else f"the arguments of the call to {label} are not valid JSON"
+            )
+            raise malformed_stream(provider, reason, model=model) from err
+        if not isinstance(value, dict):
+            raise malformed_stream(
+                provider, f"the arguments of the call to {label} are not a JSON object", model=model
+            )
+        if not call.name:
+            raise malformed_stream(provider, "a tool call came without a tool name", model=model)
+        out.append(ToolCall(id=call.id or f"call_{position}", name=call.name, arguments=arguments))
+    return tuple(out)
+
+
+class OpenAIAccumulator:
+    """Chat-completions chunks (``stream=True``, ``include_usage``) → events."""
+
+    def __init__(self, *, provider: str, model: str, request_id: str = "") -> None:
+        self.provider = provider
+        self.model = model
+        self.request_id = request_id
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self._calls: dict[int, _PartialCall] = {}
+        self._text_seen = False
+
+    @property
+    def has_output(self) -> bool:
+        return self._text_seen or bool(self._calls)
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if getattr(chunk, "model", None):
+            self.model = chunk.model
+        if not self.request_id and getattr(chunk, "id", None):
+            self.request_id = chunk.id
+        for choice in getattr(chunk, "choices", None) or ():
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                text = getattr(delta, "content", None)
+                if text:
+                    self._text_seen = True
+                    events.append(TextDelta(text))
+                for position, call_delta in enumerate(getattr(delta, "tool_calls", None) or ()):
+                    events.append(self._feed_call(position, call_delta))
+            if getattr(choice, "finish_reason", None):
+                self.finish_reason = choice.finish_reason
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = Usage(
+                getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+            )
+            events.append(self.usage)
+        return events
+
+    def _feed_call(self, position: int, call_delta: Any) -> ToolCallDelta:
+        index = getattr(call_delta, "index", None)
+        index = position if index is None else int(index)
+        function = getattr(call_delta, "function", None)
+        name = (getattr(function, "name", None) or "") if function is not None else ""
+        arguments = (getattr(function, "arguments", None) or "") if function is not None else ""
+        call_id = getattr(call_delta, "id", None) or ""
+        partial = self._calls.get(index)
+        first = partial is None
+        if partial is None:
+            partial = self._calls[index] = _PartialCall(index)
+        if call_id and not partial.id:
+            partial.id = call_id
+        if name and not partial.name:
+            partial.name = name
+        partial.arguments += arguments
+        if first:
+            return ToolCallDelta(index, partial.id, partial.name, arguments)
+        return ToolCallDelta(index, "", "", arguments)
+
+    def finish(self) -> StreamFinished:
+        if self.finish_reason is None:
+            raise malformed_stream(
+                self.provider, "the stream ended before the reply was finished", model=self.model
+            )
+        stop = normalise_stop_reason(self.finish_reason, has_tool_calls=bool(self._calls))
+        calls = assemble_tool_calls(
+            list(self._calls.values()), provider=self.provider, model=self.model, stop_reason=stop
+        )
+        return StreamFinished(stop, calls, self.request_id, self.model, self.usage)
+
+
+class AnthropicAccumulator:
+    """Messages-API raw stream events → events."""
+
+    def __init__(self, *, provider: str, model: str, request_id: str = "") -> None:
+        self.provider = provider
+        self.model = model
+        self.request_id = request_id
+        self.stop_reason: str | None = None
+        self.stopped = False
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self._calls: dict[int, _PartialCall] = {}
+        """Tool-use blocks by content-block index."""
+        self._text_seen = False
+
+    @property
+    def has_output(self) -> bool:
+        return self._text_seen or bool(self._calls)
+
+    @property
+    def usage(self) -> Usage | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return Usage(self.input_tokens, self.output_tokens)
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            message = event.message
+            self.model = getattr(message, "model", None) or self.model
+            if not self.request_id:
+                self.request_id = getattr(message, "id", "") or ""
+            self._read_usage(getattr(message, "usage", None))
+            return []
+        if kind == "content_block_start":
+            return self._block_start(event.index, event.content_block)
+        if kind == "content_block_delta":
+            return self._block_delta(event.index, event.delta)
+        if kind == "message_delta":
+            reason = getattr(event.delta, "stop_reason", None)
+            if reason:
+                self.stop_reason = reason
+            self._read_usage(getattr(event, "usage", None))
+            usage = self.usage
+            return [usage] if usage is not None else []
+        if kind == "message_stop":
+            self.stopped = True
+        return []  # content_block_stop, ping, and event types added later
+
+    def _read_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        input_tokens = getattr(usage, "input_tokens", None)
+        if input_tokens is not None:
+            cached = (getattr(usage, "cache_read_input_tokens", None) or 0) + (
+                getattr(usage, "cache_creation_input_tokens", None) or 0
+            )
+            self.input_tokens = int(input_tokens) + int(cached)
+        output_tokens = getattr(usage, "output_tokens", None)
+        if output_tokens is not None:
+            self.output_tokens = int(output_tokens)
+
+    def _block_start(self, index: int, block: Any) -> list[StreamEvent]:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            text = getattr(block, "text", "") or ""
+            if text:
+                self._text_seen = True
+                return [TextDelta(text)]
+            return []
+        if kind == "tool_use":
+            call = _PartialCall(
+                len(self._calls), getattr(block, "id", "") or "", getattr(block, "name", "") or ""
+            )
+            self._calls[index] = call
+            initial = getattr(block, "input", None)
+            if initial:  # a complete input given up front (no deltas will follow)
+                call.arguments = json.dumps(initial)
+            return [ToolCallDelta(call.index, call.id, call.name, call.arguments)]
+        return []  # thinking and server-tool blocks are not part of the reply text
+
+    def _block_delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        kind = getattr(delta, "type", "")
+        if kind == "text_delta":
+            text = getattr(delta, "text", "") or ""
+            if text:
+                self._text_seen = True
+                return [TextDelta(text)]
+            return []
+        if kind == "input_json_delta":
+            call = self._calls.get(index)
+            if call is None:
+                raise malformed_stream(
+                    self.provider, "tool input arrived for an unknown content block", model=self.model
+                )
+            piece = getattr(delta, "partial_json", "") or ""
+            call.arguments += piece
+            return [ToolCallDelta(call.index, "", "", piece)] if piece else []
+        return []
+
+    def finish(self) -> StreamFinished:
+        if not self.stopped and self.stop_reason is None:
+            raise malformed_stream(
+                self.provider, "the stream ended before the reply was finished", model=self.model
+            )
+        stop = normalise_stop_reason(self.stop_reason, has_tool_calls=bool(self._calls))
+        calls = assemble_tool_calls(
+            list(self._calls.values()), provider=self.provider, model=self.model, stop_reason=stop
+        )
+        return StreamFinished(stop, calls, self.request_id, self.model, self.usage)
+
+
+__all__ = ["AnthropicAccumulator", "MalformedStreamError", "OpenAIAccumulator", "assemble_tool_calls"]

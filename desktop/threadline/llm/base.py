@@ -1,0 +1,51 @@
+"""The provider protocol the engine streams through (DESIGN.md §4).
+
+A provider turns a ``BuiltRequest`` (already well-formed, see
+``threadline.core.request``) into one HTTP request in its API's format and the
+streamed answer into ``StreamEvent``s. Implementations: ``OpenAIProvider``
+(any OpenAI-compatible server) and ``AnthropicProvider``; ``make_provider`` in
+``threadline.llm.factory`` picks one from a ``ProviderConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from threadline.core.config import ModelInfo
+from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.llm.events import StreamEvent
+
+DEFAULT_ANTHROPIC_MAX_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class ChatParams:
+    """Per-turn parameters from the session's agent (``None``: the provider's default)."""
+
+    model: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class Provider(Protocol):
+    """One configured provider: streams replies and lists models."""
+
+    name: str
+
+    def stream(
+        self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one reply.
+
+        An async generator: yields deltas as they arrive and ends with exactly one
+        ``StreamFinished``, or raises a ``ProviderError``. The HTTP response is
+        closed whenever the generator ends — finished, failed, closed early with
+        ``aclose()`` (use ``contextlib.aclosing``) or cancelled.
+        """
+        ...
+
+    async def list_models(self) -> list[ModelInfo]: ...
+
+    async def aclose(self) -> None: ...
