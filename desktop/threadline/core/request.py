@@ -156,29 +156,41 @@ def build_request(
     if summary is not None:
         system = f"{system}\n\n" if system else ""
         system += f"Summary of the earlier part of this conversation:\n{summary.text}"
+    if continue_reply and body and body[-1].is_assistant and body[-1].status is MessageStatus.STREAMING:
+        # A reply being continued (``Conversation.resume``) streams again, but the
+        # model must see the text it has so far: send it as the partial it was.
+        body[-1] = body[-1].copy(status=MessageStatus.INTERRUPTED)
     messages = sendable_messages(body)
     if continue_reply and messages and messages[-1].role is Role.ASSISTANT:
         messages.append(SentMessage(Role.USER, text=CONTINUE_PROMPT))
     if not messages:
         raise ValueError("there is nothing to send")
-    repairs: list[str] = []
     fixed = estimator(system)
-    messages, dropped = enforce_length(messages, limits, estimator, fixed)
-    if dropped:
-        repairs.append(f"dropped {dropped} oldest messages to fit")
-    messages = enforce_first_is_prompt(messages, repairs)
-    messages = enforce_results_answer_calls(messages, repairs)
-    messages = enforce_calls_answered(messages, repairs)
-    messages, placeholder = enforce_known_tools(messages, known_tools, repairs)
-    return BuiltRequest(
-        system=system,
-        messages=tuple(messages),
-        estimated_tokens=fixed + sum(estimate_message(m, estimator) for m in messages),
-        dropped_messages=dropped,
-        needs_placeholder_tool=placeholder,
-        repairs=tuple(repairs),
-        summary_id=summary.id if summary else None,
-    )
+    # Invariant 1 is checked on what is finally sent: the repairs of invariants 2-5
+    # add text (flattened results, cancelled results), so a cut that fits before them
+    # may not fit after. Try the cuts from the oldest that could fit, newest last.
+    _, first_cut = enforce_length(messages, limits, estimator, fixed)
+    cuts = [c for c in _cut_points(messages) if c >= first_cut]
+    needed = 0
+    for cut in cuts:
+        repairs: list[str] = [f"dropped {cut} oldest messages to fit"] if cut else []
+        sent = enforce_first_is_prompt(messages[cut:], repairs)
+        sent = enforce_results_answer_calls(sent, repairs)
+        sent = enforce_calls_answered(sent, repairs)
+        sent, placeholder = enforce_known_tools(sent, known_tools, repairs)
+        tokens = fixed + sum(estimate_message(m, estimator) for m in sent)
+        if len(sent) <= limits.history_cap and (limits.token_budget is None or tokens <= limits.token_budget):
+            return BuiltRequest(
+                system=system,
+                messages=tuple(sent),
+                estimated_tokens=tokens,
+                dropped_messages=cut,
+                needs_placeholder_tool=placeholder,
+                repairs=tuple(repairs),
+                summary_id=summary.id if summary else None,
+            )
+        needed = tokens
+    raise NothingFitsError(needed, limits.token_budget, limits.history_cap)
 
 
 # -- the derivation before the invariants ---------------------------------------------
@@ -254,18 +266,31 @@ def _merge(first: SentMessage, second: SentMessage) -> SentMessage:
 def enforce_length(
     messages: list[SentMessage], limits: Limits, estimator: TokenEstimator, fixed_tokens: int = 0
 ) -> tuple[list[SentMessage], int]:
-    """Keep the longest suffix that fits, starting at a user prompt (or at the start)."""
+    """Keep the longest suffix that fits, starting at a user prompt (or at the start).
+
+    This measures the messages as they are; ``build_request`` re-checks the fit after
+    the other invariants have repaired the suffix.
+    """
     costs = [estimate_message(m, estimator) for m in messages]
     suffix_cost = [0] * (len(messages) + 1)
     for index in range(len(messages) - 1, -1, -1):
         suffix_cost[index] = suffix_cost[index + 1] + costs[index]
-    cuts = [0] + [i for i, m in enumerate(messages) if i > 0 and m.is_prompt]
+    cuts = _cut_points(messages)
     for cut in cuts:
         fits_cap = len(messages) - cut <= limits.history_cap
         fits_budget = limits.token_budget is None or suffix_cost[cut] + fixed_tokens <= limits.token_budget
         if fits_cap and fits_budget:
             return messages[cut:], cut
     raise NothingFitsError(suffix_cost[cuts[-1]] + fixed_tokens, limits.token_budget, limits.history_cap)
+
+
+def _cut_points(messages: Sequence[SentMessage]) -> list[int]:
+    """Where what is sent may start: the start, or a prompt the person wrote.
+
+    The synthetic "continue" prompt is no cut point: sent alone, without the reply
+    it refers to, it would ask the model to continue something it cannot see.
+    """
+    return [0] + [i for i, m in enumerate(messages) if i > 0 and m.is_prompt and m.source_ids]
 
 
 # -- invariant 2: the first message is a prompt --------------------------------------------
@@ -277,7 +302,7 @@ def enforce_first_is_prompt(messages: list[SentMessage], repairs: list[str]) -> 
         repairs.append("dropped an assistant message at the start")
     if messages and messages[0].tool_results:
         first = messages[0]
-        messages = [_flatten_results(first, first.tool_results), *messages[1:]]
+        messages = [_flatten_results(replace(first, tool_results=()), first.tool_results), *messages[1:]]
         repairs.append("flattened tool results in the first message")
     return messages
 
@@ -387,13 +412,17 @@ def flatten_result_text(result: ToolResult) -> str:
 
 
 def _flatten_results(message: SentMessage, results: tuple[ToolResult, ...]) -> SentMessage:
+    """``results`` as text at the start of ``message`` (which no longer carries them).
+
+    The caller removes them from ``message`` first: filtering by equality here would
+    also drop a kept result equal to a flattened duplicate.
+    """
     texts = [flatten_result_text(r) for r in results]
     images = tuple(image for r in results for image in r.images)
     return replace(
         message,
         text="\n\n".join([*texts, message.text] if message.text else texts),
         images=images + message.images,
-        tool_results=tuple(r for r in message.tool_results if r not in results),
     )
 
 
