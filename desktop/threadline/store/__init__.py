@@ -1,0 +1,39 @@
+"""Persistence: SQLModel tables, converters, Alembic migrations, search and the async ``Store``.
+
+Only the errors are imported eagerly; ``Store`` (and with it SQLAlchemy and
+SQLModel, ~0.5 s) loads on first use so the window can paint first (DESIGN.md §9).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from threadline.store.errors import (
+    CorruptDatabaseError,
+    NotFoundError,
+    SchemaTooNewError,
+    StorageFullError,
+    StoreClosedError,
+    StoreError,
+)
+
+if TYPE_CHECKING:
+    from threadline.store.repository import Store
+
+__all__ = [
+    "CorruptDatabaseError",
+    "NotFoundError",
+    "SchemaTooNewError",
+    "StorageFullError",
+    "Store",
+    "StoreClosedError",
+    "StoreError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Store":
+        from threadline.store.repository import Store
+
+        return Store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

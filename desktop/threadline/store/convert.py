@@ -1,0 +1,309 @@
+"""Converters between core types and rows: the only place that knows both shapes.
+
+Message content that is never queried by column (images, attached context, tool
+calls and results, what a summary replaces) goes into one JSON object; keys with
+empty values are left out so ordinary messages stay small. Request metadata is a
+second JSON object with ISO 8601 timestamps.
+
+Readers take ``MessageRecord`` rather than ``MessageRow`` so that the hot path
+(loading a 10,000-message tree) can hand in plain result rows without building
+ORM objects first.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
+from threadline.core.messages import (
+    ContextFile,
+    ImageBlock,
+    Message,
+    MessageKind,
+    MessageStatus,
+    RequestMetadata,
+    Role,
+    ToolCall,
+    ToolResult,
+)
+from threadline.core.session import SessionInfo
+from threadline.store.tables import AgentRow, MessageRow, ProviderRow, SessionRow
+
+log = logging.getLogger("threadline.store")
+
+PREVIEW_LIMIT = 120
+
+SECRET_HEADER_WORDS = ("authorization", "key", "token", "secret", "cookie", "password", "auth")
+"""Header names containing one of these are never written to the database (DESIGN.md §3)."""
+
+
+class MessageRecord(Protocol):
+    """The columns a message is rebuilt from (a ``MessageRow`` or a result row)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def content(self) -> dict[str, Any]: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def meta(self) -> dict[str, Any] | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+# -- messages -----------------------------------------------------------------------
+
+
+def message_to_row(message: Message, *, session_id: str, ordinal: int) -> MessageRow:
+    return MessageRow(
+        id=message.id,
+        session_id=session_id,
+        parent_id=message.parent_id,
+        ordinal=ordinal,
+        role=message.role.value,
+        kind=message.kind.value,
+        text=message.text,
+        content=content_to_json(message),
+        status=message.status.value,
+        meta=metadata_to_json(message.metadata),
+        created_at=as_utc(message.created_at),
+    )
+
+
+def message_from_row(row: MessageRecord) -> Message:
+    content = row.content or {}
+    return Message(
+        id=row.id,
+        parent_id=row.parent_id,
+        role=Role(row.role),
+        kind=MessageKind(row.kind),
+        text=row.text,
+        images=tuple(_image(i) for i in content.get("images", ())),
+        context=tuple(ContextFile(name=c["name"], text=c["text"]) for c in content.get("context", ())),
+        tool_calls=tuple(
+            ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}"))
+            for c in content.get("tool_calls", ())
+        ),
+        tool_results=tuple(_tool_result(r) for r in content.get("tool_results", ())),
+        status=MessageStatus(row.status),
+        metadata=metadata_from_json(row.meta),
+        created_at=as_utc(row.created_at),
+        summarised_through=content.get("summarised_through"),
+    )
+
+
+def content_to_json(message: Message) -> dict[str, Any]:
+    """The JSON ``content`` column: everything but the text, empty parts omitted."""
+    content: dict[str, Any] = {}
+    if message.images:
+        content["images"] = [_image_json(i) for i in message.images]
+    if message.context:
+        content["context"] = [{"name": c.name, "text": c.text} for c in message.context]
+    if message.tool_calls:
+        content["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+        ]
+    if message.tool_results:
+        content["tool_results"] = [_tool_result_json(r) for r in message.tool_results]
+    if message.summarised_through is not None:
+        content["summarised_through"] = message.summarised_through
+    return content
+
+
+def metadata_to_json(meta: RequestMetadata | None) -> dict[str, Any] | None:
+    if meta is None:
+        return None
+    return {
+        "provider": meta.provider,
+        "model": meta.model,
+        "request_id": meta.request_id,
+        "started_at": _iso(meta.started_at),
+        "ended_at": _iso(meta.ended_at),
+        "time_to_first_token_ms": meta.time_to_first_token_ms,
+        "input_tokens": meta.input_tokens,
+        "output_tokens": meta.output_tokens,
+        "stop_reason": meta.stop_reason,
+        "error": meta.error,
+    }
+
+
+def metadata_from_json(data: dict[str, Any] | None) -> RequestMetadata | None:
+    if data is None:
+        return None
+    return RequestMetadata(
+        provider=data.get("provider", ""),
+        model=data.get("model", ""),
+        request_id=data.get("request_id", ""),
+        started_at=_from_iso(data.get("started_at")),
+        ended_at=_from_iso(data.get("ended_at")),
+        time_to_first_token_ms=data.get("time_to_first_token_ms"),
+        input_tokens=data.get("input_tokens"),
+        output_tokens=data.get("output_tokens"),
+        stop_reason=data.get("stop_reason", ""),
+        error=data.get("error", ""),
+    )
+
+
+def preview_of(text: str) -> str:
+    """The sidebar preview: the first non-blank line, at most ``PREVIEW_LIMIT`` characters."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:PREVIEW_LIMIT]
+
+
+# -- sessions -----------------------------------------------------------------------
+
+
+def session_from_row(row: SessionRow) -> SessionInfo:
+    return SessionInfo(
+        id=row.id,
+        title=row.title,
+        title_set_by_user=row.title_set_by_user,
+        pinned=row.pinned,
+        archived=row.archived,
+        folder=row.folder,
+        agent_id=row.agent_id,
+        provider=row.provider,
+        model=row.model,
+        active_leaf=row.active_leaf,
+        preview=row.preview,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        checkpoints=dict(row.checkpoints or {}),
+    )
+
+
+# -- configuration --------------------------------------------------------------------
+
+
+def provider_to_row(config: ProviderConfig) -> ProviderRow:
+    return ProviderRow(
+        name=config.name,
+        kind=config.kind.value,
+        base_url=config.base_url,
+        api_key_env=config.api_key_env,
+        default_model=config.default_model,
+        headers=[[k, v] for k, v in safe_headers(config.headers)],
+    )
+
+
+def provider_from_row(row: ProviderRow) -> ProviderConfig:
+    return ProviderConfig(
+        name=row.name,
+        kind=ProviderKind(row.kind),
+        base_url=row.base_url,
+        api_key_env=row.api_key_env,
+        default_model=row.default_model,
+        headers=tuple((str(k), str(v)) for k, v in row.headers),
+    )
+
+
+def safe_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Headers without anything that looks like a credential: those belong in the keychain."""
+    kept: list[tuple[str, str]] = []
+    for name, value in headers:
+        if any(word in name.lower() for word in SECRET_HEADER_WORDS):
+            log.warning("not storing header %r: credentials belong in the keychain", name)
+            continue
+        kept.append((name, value))
+    return tuple(kept)
+
+
+def agent_to_row(agent: AgentConfig) -> AgentRow:
+    return AgentRow(
+        id=agent.id,
+        name=agent.name,
+        system_prompt=agent.system_prompt,
+        provider=agent.provider,
+        model=agent.model,
+        temperature=agent.temperature,
+        max_tokens=agent.max_tokens,
+        enabled_tools=list(agent.enabled_tools),
+        approval_rules=[
+            {"pattern": r.pattern, "approval": r.approval.value, "argument_pattern": r.argument_pattern}
+            for r in agent.approval_rules
+        ],
+        allowed_folders=list(agent.allowed_folders),
+        default_approval=agent.default_approval.value,
+    )
+
+
+def agent_from_row(row: AgentRow) -> AgentConfig:
+    return AgentConfig(
+        id=row.id,
+        name=row.name,
+        system_prompt=row.system_prompt,
+        provider=row.provider,
+        model=row.model,
+        temperature=row.temperature,
+        max_tokens=row.max_tokens,
+        enabled_tools=tuple(row.enabled_tools),
+        approval_rules=tuple(
+            ApprovalRule(
+                pattern=r["pattern"],
+                approval=Approval(r["approval"]),
+                argument_pattern=r.get("argument_pattern", ""),
+            )
+            for r in row.approval_rules
+        ),
+        allowed_folders=tuple(row.allowed_folders),
+        default_approval=Approval(row.default_approval),
+    )
+
+
+# -- helpers --------------------------------------------------------------------------
+
+
+def as_utc(value: datetime) -> datetime:
+    """An aware UTC datetime (naive values are taken to be UTC already)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else as_utc(value).isoformat()
+
+
+def _from_iso(value: str | None) -> datetime | None:
+    return None if not value else as_utc(datetime.fromisoformat(value))
+
+
+def _image_json(image: ImageBlock) -> dict[str, str]:
+    data = {"media_type": image.media_type, "data": image.data}
+    if image.name:
+        data["name"] = image.name
+    return data
+
+
+def _image(data: dict[str, str]) -> ImageBlock:
+    return ImageBlock(media_type=data["media_type"], data=data["data"], name=data.get("name", ""))
+
+
+def _tool_result_json(result: ToolResult) -> dict[str, Any]:
+    data: dict[str, Any] = {"call_id": result.call_id, "text": result.text}
+    if result.images:
+        data["images"] = [_image_json(i) for i in result.images]
+    if result.is_error:
+        data["is_error"] = True
+    if result.tool_name:
+        data["tool_name"] = result.tool_name
+    return data
+
+
+def _tool_result(data: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        call_id=data["call_id"],
+        text=data.get("text", ""),
+        images=tuple(_image(i) for i in data.get("images", ())),
+        is_error=bool(data.get("is_error", False)),
+        tool_name=data.get("tool_name", ""),
+    )

@@ -1,0 +1,104 @@
+"""Bringing a database to the code's schema: check, back up, upgrade, or refuse.
+
+Importing Alembic costs ~0.4 s (DESIGN.md §9), so the common case — the stored
+revision already is the head — is decided with one plain query and Alembic is
+never imported. Only an older (or empty) database loads it, and a SQLite file
+that holds data is copied to ``backups/`` first, so a failed upgrade loses
+nothing. A revision this code does not know means a newer app wrote the file:
+it is refused untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from threadline.store.errors import SchemaTooNewError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+log = logging.getLogger("threadline.store")
+
+HEAD_REVISION = "0001"
+KNOWN_REVISIONS = frozenset({"0001"})
+"""Every revision in ``migrations/versions`` (a test checks these against Alembic)."""
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+VERSION_TABLE = "alembic_version"
+
+
+def stored_revisions(connection: sa.Connection) -> tuple[list[str], bool]:
+    """The revisions stamped in the database, and whether it holds any table at all."""
+    inspector = sa.inspect(connection)
+    tables = set(inspector.get_table_names())
+    if VERSION_TABLE not in tables:
+        return [], bool(tables)
+    rows = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}"))
+    return [str(r[0]) for r in rows], True
+
+
+def ensure_schema(engine: Engine, *, sqlite_file: Path | None, backup_dir: Path | None) -> Path | None:
+    """Make the schema current; returns the backup written before an upgrade, if any."""
+    with engine.connect() as connection:
+        revisions, has_tables = stored_revisions(connection)
+    if revisions == [HEAD_REVISION]:
+        return None
+    unknown = [r for r in revisions if r not in KNOWN_REVISIONS]
+    if unknown:
+        raise SchemaTooNewError(unknown[0], location=str(sqlite_file or engine.url.render_as_string()))
+    backup = None
+    if has_tables and sqlite_file is not None:
+        backup = backup_sqlite(sqlite_file, backup_dir or sqlite_file.parent / "backups", revisions)
+    elif has_tables:
+        log.warning("upgrading %s without a backup: back up server databases yourself", engine.url)
+    run_alembic_upgrade(engine)
+    return backup
+
+
+def backup_sqlite(path: Path, directory: Path, revisions: list[str]) -> Path:
+    """A consistent copy of a SQLite file (WAL content included), named by time and revision."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    revision = "-".join(revisions) or "base"
+    suffix = path.suffix or ".sqlite3"
+    target = directory / f"{path.stem}-{stamp}-rev-{revision}{suffix}"
+    counter = 1
+    while target.exists():
+        counter += 1
+        target = directory / f"{path.stem}-{stamp}-rev-{revision}-{counter}{suffix}"
+    source = sqlite3.connect(path)
+    try:
+        destination = sqlite3.connect(target)
+        try:
+            source.backup(destination)
+        finally:
+            destination.close()
+    finally:
+        source.close()
+    log.info("backed up %s to %s before upgrading its schema", path, target)
+    return target
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    """An Alembic ``Config`` for the packaged migrations (no ``alembic.ini`` needed)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def run_alembic_upgrade(engine: Engine, target: str = "head") -> None:
+    from alembic import command
+
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), target)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the store (a package so it ships in wheels with its ``versions``)."""

@@ -1,0 +1,73 @@
+"""Providers, agents, settings and UI state: small keyed records, upserted whole.
+
+Providers never carry secrets (DESIGN.md §3): the key lives in the OS keychain
+and ``convert.safe_headers`` drops credential-looking headers before they reach
+a row. Setting and UI-state values are any JSON value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlmodel import Session, col, select
+
+from threadline.core.config import AgentConfig, ProviderConfig
+from threadline.core.messages import utcnow
+from threadline.store.convert import agent_from_row, agent_to_row, provider_from_row, provider_to_row
+from threadline.store.tables import AgentRow, ProviderRow, SettingRow, UIStateRow
+
+
+def list_providers(session: Session) -> list[ProviderConfig]:
+    rows = session.exec(select(ProviderRow).order_by(col(ProviderRow.name)))
+    return [provider_from_row(row) for row in rows]
+
+
+def get_provider(session: Session, name: str) -> ProviderConfig | None:
+    row = session.get(ProviderRow, name)
+    return None if row is None else provider_from_row(row)
+
+
+def save_provider(session: Session, config: ProviderConfig) -> None:
+    row = provider_to_row(config)
+    row.updated_at = utcnow()
+    session.merge(row)
+
+
+def remove_provider(session: Session, name: str) -> None:
+    row = session.get(ProviderRow, name)
+    if row is not None:
+        session.delete(row)
+
+
+def list_agents(session: Session) -> list[AgentConfig]:
+    rows = session.exec(select(AgentRow).order_by(col(AgentRow.name), col(AgentRow.id)))
+    return [agent_from_row(row) for row in rows]
+
+
+def get_agent(session: Session, agent_id: str) -> AgentConfig | None:
+    row = session.get(AgentRow, agent_id)
+    return None if row is None else agent_from_row(row)
+
+
+def save_agent(session: Session, agent: AgentConfig) -> None:
+    row = agent_to_row(agent)
+    row.updated_at = utcnow()
+    session.merge(row)
+
+
+def remove_agent(session: Session, agent_id: str) -> None:
+    row = session.get(AgentRow, agent_id)
+    if row is not None:
+        session.delete(row)
+
+
+KeyValueRow = TypeVar("KeyValueRow", SettingRow, UIStateRow)
+
+
+def get_value(session: Session, table: type[KeyValueRow], key: str, default: Any) -> Any:
+    row = session.get(table, key)
+    return default if row is None else row.value
+
+
+def set_value(session: Session, table: type[KeyValueRow], key: str, value: Any) -> None:
+    session.merge(table(key=key, value=value))

@@ -1,0 +1,153 @@
+"""Message operations, synchronous, each run inside one transaction on the store's thread.
+
+Appending is one transaction: the row with the session's next ordinal, the
+session's active leaf, its activity time and its preview move together, so a
+crash never leaves a session pointing at a message that is not there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, func, select, update
+
+from threadline.core.messages import Message, MessageStatus, utcnow
+from threadline.core.tree import ConversationTree
+from threadline.store.convert import (
+    MessageRecord,
+    content_to_json,
+    message_from_row,
+    message_to_row,
+    metadata_to_json,
+    preview_of,
+)
+from threadline.store.errors import NotFoundError
+from threadline.store.ops_sessions import require_session
+from threadline.store.tables import MessageRow
+
+log = logging.getLogger("threadline.store")
+
+_messages = sa.inspect(MessageRow).local_table
+_TREE_COLUMNS = (
+    _messages.c.id,
+    _messages.c.parent_id,
+    _messages.c.ordinal,
+    _messages.c.role,
+    _messages.c.kind,
+    _messages.c.text,
+    _messages.c.content,
+    _messages.c.status,
+    _messages.c.metadata.label("meta"),
+    _messages.c.created_at,
+)
+
+
+def next_ordinal(session: Session, session_id: str) -> int:
+    """One past the session's highest ordinal (one probe of the (session_id, ordinal) index)."""
+    highest = session.exec(
+        select(func.max(MessageRow.ordinal)).where(col(MessageRow.session_id) == session_id)
+    ).one()
+    return 0 if highest is None else int(highest) + 1
+
+
+def append_messages(session: Session, session_id: str, messages: Sequence[Message]) -> None:
+    """Insert messages in order after the session's last one; the last becomes the active leaf."""
+    if not messages:
+        return
+    row = require_session(session, session_id)
+    ordinal = next_ordinal(session, session_id)
+    session.add_all(
+        message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)
+    )
+    row.active_leaf = messages[-1].id
+    row.updated_at = utcnow()
+    preview = next((preview_of(m.text) for m in reversed(messages) if preview_of(m.text)), "")
+    if preview:
+        row.preview = preview
+    session.add(row)
+    session.flush()
+
+
+def update_message(session: Session, message: Message) -> None:
+    """Rewrite what can change after insertion: text, kind, status, content and metadata."""
+    row = session.exec(select(MessageRow).where(col(MessageRow.id) == message.id)).first()
+    if row is None:
+        raise NotFoundError(f"no message {message.id!r}")
+    row.text = message.text
+    row.kind = message.kind.value
+    row.status = message.status.value
+    row.content = content_to_json(message)
+    row.meta = metadata_to_json(message.metadata)
+    session.add(row)
+    preview = preview_of(message.text)
+    if preview and row.ordinal == next_ordinal(session, row.session_id) - 1:
+        owner = require_session(session, row.session_id)
+        owner.preview = preview
+        session.add(owner)
+    session.flush()
+
+
+def update_message_text(session: Session, message_id: str, text: str) -> None:
+    """The streaming fast path: one UPDATE of one column (the trigger re-indexes the text)."""
+    result = session.exec(update(MessageRow).where(col(MessageRow.id) == message_id).values(text=text))
+    if result.rowcount == 0:
+        raise NotFoundError(f"no message {message_id!r}")
+
+
+def mark_interrupted(session: Session) -> int:
+    """Replies still ``streaming`` belong to a process that died: mark them ``interrupted``."""
+    result = session.exec(
+        update(MessageRow)
+        .where(col(MessageRow.status) == MessageStatus.STREAMING.value)
+        .values(status=MessageStatus.INTERRUPTED.value)
+    )
+    return int(result.rowcount)
+
+
+def message_count(session: Session, session_id: str) -> int:
+    return int(
+        session.exec(
+            select(func.count()).select_from(MessageRow).where(col(MessageRow.session_id) == session_id)
+        ).one()
+    )
+
+
+def load_tree(session: Session, session_id: str) -> ConversationTree:
+    """The session's tree in ordinal order, with its active leaf and checkpoints.
+
+    Rows are read as plain tuples (no ORM objects) because this is the hot path
+    for long sessions. A message whose parent is missing cannot be placed and is
+    skipped with a warning rather than making the whole session unreadable.
+    """
+    owner = require_session(session, session_id)
+    statement = (
+        sa.select(*_TREE_COLUMNS).where(_messages.c.session_id == session_id).order_by(_messages.c.ordinal)
+    )
+    tree = ConversationTree()
+    newest_ordinal: dict[str, int] = {}
+    for record in session.connection().execute(statement):
+        message = message_from_row(_as_record(record))
+        if message.parent_id is not None and message.parent_id not in tree:
+            log.warning(
+                "session %s: message %s has no parent %s; skipped", session_id, message.id, message.parent_id
+            )
+            continue
+        tree.add(message, activate=False)
+        newest_ordinal[message.id] = record.ordinal
+    leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree, newest_ordinal)
+    tree.set_active_leaf(leaf)
+    tree.checkpoints = {name: target for name, target in (owner.checkpoints or {}).items() if target in tree}
+    return tree
+
+
+def _newest_leaf(tree: ConversationTree, ordinals: dict[str, int]) -> str | None:
+    leaves = [m.id for m in tree if not tree.children(m.id)]
+    return max(leaves, key=ordinals.__getitem__, default=None)
+
+
+def _as_record(row: Any) -> MessageRecord:
+    """Result rows have the record's attributes by label; SQLAlchemy cannot type that."""
+    return cast(MessageRecord, row)

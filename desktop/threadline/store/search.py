@@ -1,0 +1,180 @@
+"""Full-text search over message text, safe for anything a person types.
+
+User input never reaches the FTS parser as syntax: it is split on whitespace,
+each piece reduced to its letters and digits and quoted as a phrase, and the
+last piece matches as a prefix (search-as-you-type). So ``foo"``, ``AND (`` or a
+lone ``*`` are plain words or nothing, never a syntax error.
+
+Backends: FTS5 (SQLite) ordered by row id descending, which FTS5 walks
+natively so the first 50 hits of a million rows come back without a sort;
+``to_tsvector('simple', …)`` with a GIN index and ``ts_headline`` (PostgreSQL);
+a plain substring scan elsewhere. Hits are newest first; archived sessions are
+included, deleted ones cannot be (their rows and index entries are gone).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from threadline.core.session import SNIPPET_CLOSE, SNIPPET_OPEN, SearchHit, SessionInfo
+from threadline.store.coltypes import UTCDateTime
+from threadline.store.convert import as_utc, session_from_row
+from threadline.store.tables import MessageRow, SessionRow
+
+SNIPPET_WORDS = 16
+SNIPPET_CHARS = 160
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def query_terms(text: str) -> list[list[str]]:
+    """Whitespace-separated pieces of ``text``, each as its word tokens; empty pieces dropped."""
+    return [tokens for piece in text.split() if (tokens := _TOKEN.findall(piece))]
+
+
+def fts5_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: quoted phrases ANDed, the last one a prefix; ``None`` if empty."""
+    terms = query_terms(text)
+    if not terms:
+        return None
+    phrases = ['"' + " ".join(tokens) + '"' for tokens in terms]
+    phrases[-1] += "*"
+    return " ".join(phrases)
+
+
+def tsquery(text: str) -> str | None:
+    """A ``to_tsquery`` expression with the same meaning as ``fts5_query``; ``None`` if empty."""
+    terms = query_terms(text)
+    if not terms:
+        return None
+    parts = [" <-> ".join(f"'{token.lower()}'" for token in tokens) for tokens in terms]
+    parts[-1] += ":*"
+    return " & ".join(f"({p})" for p in parts)
+
+
+def search_messages(session: Session, query: str, limit: int) -> list[SearchHit]:
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        return _search_sqlite(session, query, limit)
+    if dialect == "postgresql":
+        return _search_postgres(session, query, limit)
+    return _search_scan(session, query, limit)
+
+
+def search_session_titles(session: Session, query: str, limit: int) -> list[SessionInfo]:
+    """Sessions whose title contains every piece of ``query`` (case-insensitive), recent first."""
+    terms = [" ".join(t) for t in query_terms(query)]
+    if not terms:
+        return []
+    statement = select(SessionRow)
+    for term in terms:
+        statement = statement.where(col(SessionRow.title).icontains(term, autoescape=True))
+    statement = statement.order_by(col(SessionRow.updated_at).desc()).limit(limit)
+    return [session_from_row(row) for row in session.exec(statement)]
+
+
+_SQLITE_SEARCH = sa.text(
+    """
+    SELECT m.id AS message_id, m.session_id AS session_id, s.title AS title,
+           snippet(messages_fts, 0, :open, :close, '…', :words) AS snippet,
+           m.created_at AS created_at
+    FROM messages_fts
+    JOIN messages AS m ON m.seq = messages_fts.rowid
+    JOIN sessions AS s ON s.id = m.session_id
+    WHERE messages_fts MATCH :query
+    ORDER BY messages_fts.rowid DESC
+    LIMIT :limit
+    """
+).columns(created_at=UTCDateTime())
+
+_POSTGRES_SEARCH = sa.text(
+    """
+    SELECT hit.id AS message_id, hit.session_id AS session_id, s.title AS title,
+           ts_headline('simple'::regconfig, hit.text, to_tsquery('simple'::regconfig, :query), :options)
+               AS snippet,
+           hit.created_at AS created_at
+    FROM (
+        SELECT m.seq, m.id, m.session_id, m.text, m.created_at
+        FROM messages AS m
+        WHERE to_tsvector('simple'::regconfig, m.text) @@ to_tsquery('simple'::regconfig, :query)
+        ORDER BY m.seq DESC
+        LIMIT :limit
+    ) AS hit
+    JOIN sessions AS s ON s.id = hit.session_id
+    ORDER BY hit.seq DESC
+    """
+).columns(created_at=UTCDateTime())
+
+_POSTGRES_OPTIONS = (
+    f"StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, MaxWords={SNIPPET_WORDS + 8}, "
+    f'MinWords={SNIPPET_WORDS // 2}, MaxFragments=1, FragmentDelimiter=" … "'
+)
+
+
+def _search_sqlite(session: Session, query: str, limit: int) -> list[SearchHit]:
+    match = fts5_query(query)
+    if match is None:
+        return []
+    params = {"open": SNIPPET_OPEN, "close": SNIPPET_CLOSE, "words": SNIPPET_WORDS, "query": match}
+    rows = session.connection().execute(_SQLITE_SEARCH, {**params, "limit": limit})
+    return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
+
+
+def _search_postgres(session: Session, query: str, limit: int) -> list[SearchHit]:
+    expression = tsquery(query)
+    if expression is None:
+        return []
+    params = {"query": expression, "options": _POSTGRES_OPTIONS, "limit": limit}
+    rows = session.connection().execute(_POSTGRES_SEARCH, params)
+    return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
+
+
+def _search_scan(session: Session, query: str, limit: int) -> list[SearchHit]:
+    """Backends without a text index: substring match on every piece (slow but correct)."""
+    terms = [" ".join(t) for t in query_terms(query)]
+    if not terms:
+        return []
+    statement = select(MessageRow, SessionRow.title).join(
+        SessionRow, col(SessionRow.id) == MessageRow.session_id
+    )
+    for term in terms:
+        statement = statement.where(col(MessageRow.text).icontains(term, autoescape=True))
+    statement = statement.order_by(col(MessageRow.seq).desc()).limit(limit)
+    return [
+        _hit(m.session_id, m.id, title, make_snippet(m.text, terms), m.created_at)
+        for m, title in session.exec(statement)
+    ]
+
+
+def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around the first match with every match between the markers."""
+    pattern = _terms_pattern(terms)
+    if pattern is None:
+        return text[:width]
+    first = pattern.search(text)
+    start = 0 if first is None else max(0, first.start() - width // 3)
+    end = min(len(text), start + width)
+    window = text[start:end]
+    marked = pattern.sub(lambda m: f"{SNIPPET_OPEN}{m.group(0)}{SNIPPET_CLOSE}", window)
+    return ("…" if start else "") + marked + ("…" if end < len(text) else "")
+
+
+def _terms_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
+    alternatives = sorted({t for t in terms if t}, key=len, reverse=True)
+    if not alternatives:
+        return None
+    return re.compile("|".join(re.escape(t) for t in alternatives), re.IGNORECASE)
+
+
+def _hit(session_id: str, message_id: str, title: str, snippet: str, created_at: datetime) -> SearchHit:
+    return SearchHit(
+        session_id=session_id,
+        message_id=message_id,
+        session_title=title,
+        snippet=snippet,
+        created_at=as_utc(created_at),
+    )

@@ -1,0 +1,139 @@
+"""SQLModel tables (``*Row``), kept apart from the core types on purpose.
+
+Rows are storage shapes: flat columns for what is queried or indexed, JSON for
+the rest. The core dataclasses stay free of SQL; ``convert`` maps between them.
+The schema itself is owned by the Alembic migrations (``migrations/versions``);
+these classes must describe the same tables, which a test checks.
+
+Indexes exist for the two hot reads of DESIGN.md §5: the sidebar page
+(``ix_sessions_list``: archived filter, then pinned and recency, scanned in
+reverse) and loading one session's tree (``uq_messages_session_ordinal``, which
+also gives the next ordinal with one index probe).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from threadline.core.messages import utcnow
+from threadline.store.coltypes import JSONValue, UTCDateTime
+
+metadata = SQLModel.metadata
+
+
+class SessionRow(SQLModel, table=True):
+    """One conversation; its messages live in ``messages``."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (sa.Index("ix_sessions_list", "archived", "pinned", "updated_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    title: str = Field(default="")
+    title_set_by_user: bool = Field(default=False)
+    pinned: bool = Field(default=False)
+    archived: bool = Field(default=False)
+    folder: str = Field(default="")
+    agent_id: str = Field(default="")
+    provider: str = Field(default="")
+    model: str = Field(default="")
+    active_leaf: str | None = Field(default=None, max_length=64)
+    preview: str = Field(default="")
+    checkpoints: dict[str, str] = Field(default_factory=dict, sa_type=JSONValue, nullable=False)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    summary: str = Field(default="")
+
+
+class MessageRow(SQLModel, table=True):
+    """One node of a session's tree.
+
+    ``seq`` is an integer key used only as the full-text index's row id (SQLite's
+    implicit rowid may change on VACUUM for tables with a text key). ``ordinal``
+    numbers messages within their session in insertion order, which is also the
+    sibling order ("version 2 / 3") after a reload.
+    """
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        sa.UniqueConstraint("session_id", "ordinal", name="uq_messages_session_ordinal"),
+        sa.Index(
+            "ix_messages_streaming",
+            "status",
+            sqlite_where=sa.text("status = 'streaming'"),
+            postgresql_where=sa.text("status = 'streaming'"),
+        ),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(max_length=64, unique=True)
+    session_id: str = Field(
+        max_length=64,
+        sa_column_args=[sa.ForeignKey("sessions.id", ondelete="CASCADE")],
+        nullable=False,
+    )
+    parent_id: str | None = Field(default=None, max_length=64)
+    ordinal: int = Field(nullable=False)
+    role: str = Field(max_length=16)
+    kind: str = Field(max_length=32)
+    text: str = Field(default="")
+    content: dict[str, Any] = Field(default_factory=dict, sa_type=JSONValue, nullable=False)
+    status: str = Field(max_length=16)
+    meta: dict[str, Any] | None = Field(
+        default=None, sa_type=JSONValue, sa_column_kwargs={"name": "metadata"}, nullable=True
+    )
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class AgentRow(SQLModel, table=True):
+    """An agent: system prompt, model, parameters, tools and approval rules."""
+
+    __tablename__ = "agents"
+
+    id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(default="")
+    system_prompt: str = Field(default="")
+    provider: str = Field(default="")
+    model: str = Field(default="")
+    temperature: float | None = Field(default=None)
+    max_tokens: int | None = Field(default=None)
+    enabled_tools: list[str] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
+    approval_rules: list[dict[str, str]] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
+    allowed_folders: list[str] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
+    default_approval: str = Field(default="ask", max_length=16)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class ProviderRow(SQLModel, table=True):
+    """Where a provider lives. Never a key: keys are in the OS keychain (DESIGN.md §3)."""
+
+    __tablename__ = "providers"
+
+    name: str = Field(primary_key=True, max_length=128)
+    kind: str = Field(max_length=32)
+    base_url: str = Field(default="")
+    api_key_env: str = Field(default="")
+    default_model: str = Field(default="")
+    headers: list[list[str]] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class SettingRow(SQLModel, table=True):
+    """One user setting: a key and a JSON value."""
+
+    __tablename__ = "settings"
+
+    key: str = Field(primary_key=True, max_length=255)
+    value: Any = Field(default=None, sa_type=JSONValue, nullable=True)
+
+
+class UIStateRow(SQLModel, table=True):
+    """Window geometry, open tabs and the like: a key and a JSON value."""
+
+    __tablename__ = "ui_state"
+
+    key: str = Field(primary_key=True, max_length=255)
+    value: Any = Field(default=None, sa_type=JSONValue, nullable=True)
