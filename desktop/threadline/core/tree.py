@@ -36,7 +36,7 @@ class ConversationTree:
         self._messages: dict[str, Message] = {}
         self._children: dict[str | None, list[str]] = {None: []}
         self.checkpoints: dict[str, str] = {}
-        for message in messages:
+        for message in _parents_first(messages):
             self.add(message, activate=False)
         if active_leaf is not None and active_leaf not in self._messages:
             raise TreeError(f"active leaf {active_leaf!r} is not in the tree")
@@ -186,3 +186,38 @@ class ConversationTree:
     def _default_leaf(self) -> str | None:
         roots = self._children.get(None, [])
         return self.newest_leaf_under(roots[-1]) if roots else None
+
+
+def _parents_first(messages: Iterable[Message]) -> list[Message]:
+    """``messages`` reordered so every parent comes before its children.
+
+    A store may hand rows back by time or ordinal, where a parent can follow its
+    child. Siblings keep their order in ``messages`` (their version order). A
+    message whose parent is missing, or a cycle, is left for ``add`` to refuse.
+    """
+    given = list(messages)
+    ids = {m.id for m in given}
+    placed: set[str] = set()
+    for message in given:
+        if message.parent_id is not None and message.parent_id in ids and message.parent_id not in placed:
+            break
+        placed.add(message.id)
+    else:
+        return given  # already parents first: keep the order as given
+    children: dict[str | None, list[Message]] = {}
+    for message in given:
+        parent = message.parent_id if message.parent_id in ids else None
+        children.setdefault(parent, []).append(message)
+    ordered: list[Message] = []
+    stack = list(reversed(children.get(None, [])))
+    seen: set[int] = set()
+    while stack:
+        message = stack.pop()
+        if id(message) in seen:
+            continue
+        seen.add(id(message))
+        ordered.append(message)
+        stack.extend(reversed(children.get(message.id, [])))
+    # Whatever was not reached sits on a cycle: append it so ``add`` reports it.
+    ordered.extend(m for m in given if id(m) not in seen)
+    return ordered
