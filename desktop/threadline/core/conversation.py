@@ -107,13 +107,20 @@ class Conversation:
 
     def regenerate(self, reply_id: str) -> Message:
         """Start a turn that answers the same user message again, as a new sibling reply."""
-        self._require_ready()
         reply = self.tree.get(reply_id)
         if not reply.is_assistant or reply.parent_id is None:
             raise TreeError("only replies can be regenerated")
-        self.tree.set_active_leaf(reply.parent_id)
-        self.turn.apply(TurnAction.STAGE, staged=reply.parent_id)
-        return self.tree.get(reply.parent_id)
+        return self.answer(reply.parent_id)
+
+    def answer(self, message_id: str) -> Message:
+        """Start a turn that answers an existing user message (retry after a failure, regenerate)."""
+        self._require_ready()
+        message = self.tree.get(message_id)
+        if not message.is_user:
+            raise TreeError("only a user message can be answered")
+        self.tree.set_active_leaf(message.id)
+        self.turn.apply(TurnAction.STAGE, staged=message.id)
+        return message
 
     def resume(self, reply_id: str) -> Message:
         """Continue an interrupted or cancelled reply in place: its text keeps growing."""

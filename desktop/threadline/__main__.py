@@ -1,0 +1,102 @@
+"""Entry point: parse the command line, then start the window or run a command.
+
+Heavy imports (Qt, SDKs, SQLAlchemy) happen only in the branch that needs them,
+so ``threadline --version`` and the window's first paint stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from threadline import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="keep the database and logs in DIR instead of the platform's user data folder",
+    )
+    common.add_argument(
+        "--database-url",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help="use this SQLAlchemy URL (e.g. postgresql+psycopg://…) instead of the SQLite file",
+    )
+    parser = argparse.ArgumentParser(
+        prog="threadline",
+        description="Threadline, a desktop conversation manager for large language models.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"threadline {__version__}")
+    parser.add_argument(
+        "--startup-probe",
+        action="store_true",
+        help="print the milliseconds from start to the first painted window, then exit",
+    )
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="open the database, create and delete a session offscreen, and exit 0 on success",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = commands.add_parser(
+        "ask", parents=[common], help="run one turn without a window and print the reply as it streams"
+    )
+    which = ask.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="ID", help="continue this session")
+    which.add_argument("--new", action="store_true", help="start a new session (the default)")
+    ask.add_argument("--provider", metavar="NAME", help="provider to use (see `threadline provider list`)")
+    ask.add_argument("--model", metavar="M", help="model to use")
+    ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
+    ask.add_argument("prompt", nargs="?", help="the prompt; read from standard input when omitted")
+
+    provider = commands.add_parser("provider", parents=[common], help="add, list or remove model providers")
+    actions = provider.add_subparsers(dest="provider_command", metavar="ACTION", required=True)
+    add = actions.add_parser("add", parents=[common], help="add or update a provider")
+    add.add_argument("name")
+    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
+    add.add_argument("--base-url", default="", metavar="URL", help="server URL (default: the vendor's)")
+    add.add_argument("--api-key-env", default="", metavar="VAR", help="read the API key from this variable")
+    add.add_argument(
+        "--api-key-stdin",
+        action="store_true",
+        help="read the API key from standard input and keep it in the system keychain",
+    )
+    add.add_argument("--model", default="", metavar="M", help="default model for this provider")
+    actions.add_parser("list", parents=[common], help="list providers (keys are never shown)")
+    remove = actions.add_parser("remove", parents=[common], help="remove a provider and its stored key")
+    remove.add_argument("name")
+    models = actions.add_parser("models", parents=[common], help="list the models a provider offers")
+    models.add_argument("name")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from threadline.paths import default_data_dir
+
+    data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
+    database_url: str | None = getattr(args, "database_url", None)
+    if args.command is not None:
+        from threadline.cli import run_command
+
+        return run_command(args, data_dir, database_url)
+    if args.self_test:
+        from threadline.selftest import run_self_test
+
+        return run_self_test(data_dir, database_url)
+    from threadline.app import run_gui
+
+    return run_gui(data_dir, database_url, startup_probe=args.startup_probe)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,428 @@
+"""The engine: one registry of live conversations, their turns, and everything around them.
+
+This is the implementation of ``threadline.engine.api.EngineApi``, used by the
+window and by the command line alike. It owns the store, the provider clients
+and the tool registry, and is passed to whoever needs it (no global object).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig, Approval, ApprovalRule, ModelInfo, ProviderConfig
+from threadline.core.conversation import Conversation
+from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
+from threadline.core.session import SearchHit, SessionInfo, automatic_title
+from threadline.core.transcript import transcript_markdown
+from threadline.core.tree import ConversationTree
+from threadline.engine.api import Unsubscribe
+from threadline.engine.approval import ApprovalHandler, Decision
+from threadline.engine.events import (
+    ActivePathChanged,
+    MessageAdded,
+    MessageChanged,
+    SessionRemoved,
+    SessionUpdated,
+    TurnFailed,
+    TurnStateChanged,
+)
+from threadline.engine.live import LiveConversation
+from threadline.engine.providers import ProviderHub
+from threadline.engine.turn_runner import TurnRunner, user_error
+from threadline.llm import credentials
+from threadline.llm.base import ChatParams
+from threadline.llm.retry import RetryPolicy
+from threadline.store.repository import Store
+from threadline.tools.registry import ToolRegistry
+
+log = logging.getLogger("threadline.engine")
+
+DATABASE_FILENAME = "threadline.db"
+SessionObserver = Callable[[SessionUpdated | SessionRemoved], None]
+
+
+class SessionBusyError(RuntimeError):
+    """A turn (or compaction) is already running in this session."""
+
+
+class Engine:
+    def __init__(
+        self,
+        store: Store,
+        data_dir: Path,
+        *,
+        tools: ToolRegistry | None = None,
+        retry_policy: RetryPolicy | None = None,
+        provider_timeout: float = 120.0,
+    ) -> None:
+        self.store = store
+        self.data_dir = data_dir
+        self.tools = tools or ToolRegistry()
+        self.hub = ProviderHub(store, timeout=provider_timeout)
+        self._live: dict[str, LiveConversation] = {}
+        self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._session_observers: list[SessionObserver] = []
+        self._approval_handler: ApprovalHandler | None = None
+        self.runner = TurnRunner(
+            store,
+            self.hub,
+            self.tools,
+            load_agent=self.get_agent,
+            approval_handler=lambda: self._approve if self._approval_handler else None,
+            retry_policy=retry_policy,
+        )
+
+    @classmethod
+    async def open(cls, data_dir: Path, *, database_url: str | None = None, **options: Any) -> Engine:
+        """Open (creating and migrating) the store in ``data_dir`` or at ``database_url``."""
+        data_dir.mkdir(parents=True, exist_ok=True)
+        url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
+        store = await Store.open(url, backup_dir=data_dir / "backups")
+        return cls(store, data_dir, **options)
+
+    async def aclose(self) -> None:
+        """Cancel running turns (their partial replies are stored) and close everything."""
+        tasks = list(self._tasks.values()) + list(self._background)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.hub.aclose()
+        await self.store.close()
+
+    # -- the registry: one live conversation per session ---------------------------------
+
+    async def open_session(self, session_id: str) -> LiveConversation:
+        live = self._live.get(session_id)
+        if live is not None:
+            return live
+        pending = self._opening.get(session_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[LiveConversation] = asyncio.get_running_loop().create_future()
+        self._opening[session_id] = future
+        try:
+            info = await self.store.get_session(session_id)
+            if info is None:
+                raise KeyError(f"no session {session_id!r}")
+            tree = await self.store.load_tree(session_id)
+            live = LiveConversation(info, Conversation(session_id, tree))
+            self._live[session_id] = live
+            future.set_result(live)
+            return live
+        except BaseException as err:
+            future.set_exception(err)
+            future.exception()  # retrieved here, so a lone opener leaves no warning behind
+            raise
+        finally:
+            del self._opening[session_id]
+
+    def live(self, session_id: str) -> LiveConversation | None:
+        return self._live.get(session_id)
+
+    def running(self, session_id: str) -> bool:
+        task = self._tasks.get(session_id)
+        return task is not None and not task.done()
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Wait for the running turn of a session, if any, to end (for the CLI and tests)."""
+        task = self._tasks.get(session_id)
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def close_session(self, session_id: str) -> None:
+        """Forget the live conversation; a running turn is cancelled first (its text is kept)."""
+        task = self._tasks.get(session_id)
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        self._live.pop(session_id, None)
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def new_session(self, title: str = "") -> SessionInfo:
+        provider = await self.store.get_setting("default_provider", "")
+        model = await self.store.get_setting("default_model", "")
+        info = await self.store.create_session(title=title, provider=provider, model=model)
+        self._session_changed(info)
+        return info
+
+    async def list_sessions(self, *, archived: bool = False, limit: int = 500, offset: int = 0) -> list[SessionInfo]:
+        return await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
+
+    async def rename_session(self, session_id: str, title: str) -> None:
+        self._session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
+
+    async def pin_session(self, session_id: str, pinned: bool) -> None:
+        self._session_changed(await self.store.pin_session(session_id, pinned))
+
+    async def archive_session(self, session_id: str, archived: bool) -> None:
+        self._session_changed(await self.store.archive_session(session_id, archived))
+
+    async def delete_session(self, session_id: str) -> None:
+        await self.close_session(session_id)
+        await self.store.delete_session(session_id)
+        event = SessionRemoved(session_id)
+        for observer in list(self._session_observers):
+            self._notify(observer, event)
+
+    async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
+        """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf)."""
+        source = await self.store.get_session(session_id)
+        if source is None:
+            raise KeyError(f"no session {session_id!r}")
+        tree = await self._tree(session_id)
+        copies = tree.fork_path(leaf_id)
+        info = await self.store.create_session(
+            title=f"{source.display_title} (copy)",
+            agent_id=source.agent_id,
+            provider=source.provider,
+            model=source.model,
+        )
+        if copies:
+            await self.store.append_messages(info.id, copies)
+        fresh = await self.store.get_session(info.id)
+        self._session_changed(fresh or info)
+        return fresh or info
+
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        if not query.strip():
+            return []
+        return await self.store.search(query, limit=limit)
+
+    async def export_markdown(self, session_id: str) -> str:
+        info = await self.store.get_session(session_id)
+        tree = await self._tree(session_id)
+        return transcript_markdown(tree.path(), info.display_title if info else "")
+
+    def subscribe_sessions(self, callback: SessionObserver) -> Unsubscribe:
+        self._session_observers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._session_observers:
+                self._session_observers.remove(callback)
+
+        return unsubscribe
+
+    async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
+        self._session_changed(await self.store.update_session(session_id, provider=provider, model=model))
+
+    # -- turns -------------------------------------------------------------------------------------
+
+    def send(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        images: Sequence[ImageBlock] = (),
+        context: Sequence[ContextFile] = (),
+    ) -> None:
+        """Stage the prompt now (the tab shows it at once) and run the turn in a task."""
+        live = self._ready(session_id)
+        prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
+        live.emit(MessageAdded(session_id, prompt))
+        self._start(live, stored_first=(prompt,))
+        if not live.info.title:
+            self._spawn(self._automatic_title(live, text))
+
+    def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None:
+        live = self._ready(session_id)
+        prompt = live.conversation.edit(message_id, text)
+        live.emit(ActivePathChanged(session_id, prompt.id))
+        self._start(live, stored_first=(prompt,))
+
+    def regenerate(self, session_id: str, message_id: str) -> None:
+        live = self._ready(session_id)
+        parent = live.conversation.regenerate(message_id)
+        live.emit(ActivePathChanged(session_id, parent.id))
+        self._start(live)
+
+    def resume(self, session_id: str, message_id: str) -> None:
+        live = self._ready(session_id)
+        reply = live.conversation.resume(message_id)
+        live.emit(MessageChanged(session_id, reply))
+        self._start(live, resuming=True)
+
+    def retry(self, session_id: str) -> None:
+        """Ask again after a failure: a new version of the failed reply (or an answer to the prompt)."""
+        live = self._ready(session_id)
+        leaf_id = live.conversation.tree.active_leaf
+        if leaf_id is None:
+            return
+        leaf = live.conversation.tree.get(leaf_id)
+        target = live.conversation.regenerate(leaf.id) if leaf.is_assistant else live.conversation.answer(leaf.id)
+        live.emit(ActivePathChanged(session_id, target.id))
+        self._start(live)
+
+    def cancel(self, session_id: str) -> None:
+        task = self._tasks.get(session_id)
+        if task is not None and not task.done():
+            task.cancel()
+
+    async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
+        live = self._ready(session_id)
+        leaf = live.conversation.switch_version(message_id, offset)
+        await self.store.set_active_leaf(session_id, leaf)
+        live.emit(ActivePathChanged(session_id, leaf))
+
+    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
+        live = self._ready(session_id)
+        live.conversation.set_active_leaf(leaf_id)
+        await self.store.set_active_leaf(session_id, leaf_id)
+        live.emit(ActivePathChanged(session_id, leaf_id))
+
+    async def compact(self, session_id: str, instructions: str = "") -> None:
+        """Summarise the older part of the conversation now; errors arrive as ``TurnFailed``."""
+        live = self._ready(session_id)
+        task = asyncio.create_task(self._compact(live, instructions), name=f"compact-{session_id}")
+        self._tasks[session_id] = task
+        try:
+            await asyncio.gather(task, return_exceptions=True)
+        finally:
+            if self._tasks.get(session_id) is task:
+                del self._tasks[session_id]
+
+    async def _compact(self, live: LiveConversation, instructions: str) -> None:
+        try:
+            agent = await self.get_agent(live.info.agent_id)
+            config, model = await self.hub.resolve(live.info, agent)
+            params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
+            await self.runner.compact(live, self.hub.client(config), params, instructions=instructions)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            live.emit(TurnFailed(live.session_id, user_error(err)))
+
+    # -- approval ----------------------------------------------------------------------------------
+
+    def set_approval_handler(self, handler: ApprovalHandler | None) -> None:
+        """The UI's inline approval prompt; ``None`` refuses calls that need asking."""
+        self._approval_handler = handler
+
+    async def _approve(self, session_id: str, calls: tuple[ToolCall, ...]) -> Sequence[Decision]:
+        assert self._approval_handler is not None
+        decisions = list(await self._approval_handler(session_id, calls))
+        always = {d.call_id for d in decisions if d.allow and d.always}
+        if always:
+            live = self._live.get(session_id)
+            agent = await self.get_agent(live.info.agent_id if live else DEFAULT_AGENT_ID)
+            names = dict.fromkeys(c.name for c in calls if c.id in always)
+            rules = tuple(ApprovalRule(name, Approval.ALLOW) for name in names)
+            await self.save_agent(replace(agent, approval_rules=rules + agent.approval_rules))
+        return decisions
+
+    # -- providers, agents, settings ----------------------------------------------------------------
+
+    async def list_providers(self) -> list[ProviderConfig]:
+        return await self.store.list_providers()
+
+    async def save_provider(self, config: ProviderConfig, api_key: str | None = None) -> None:
+        if api_key:
+            credentials.set_api_key(config.name, api_key)  # raises when there is no keychain
+        await self.store.save_provider(config)
+        await self.hub.forget(config.name)
+
+    async def remove_provider(self, name: str) -> None:
+        await self.store.remove_provider(name)
+        await self.hub.forget(name)
+        try:
+            credentials.delete_api_key(name)
+        except credentials.KeychainUnavailableError:
+            pass
+
+    async def list_models(self, provider: str) -> list[ModelInfo]:
+        config = await self.store.get_provider(provider)
+        if config is None:
+            raise KeyError(f"no provider {provider!r}")
+        return await self.hub.list_models(config)
+
+    async def detect_local_servers(self) -> list[ProviderConfig]:
+        from threadline.llm.local import detect_local_servers
+
+        return await detect_local_servers()
+
+    def has_api_key(self, provider: str) -> bool:
+        return credentials.has_keychain_entry(provider)
+
+    async def get_agent(self, agent_id: str = DEFAULT_AGENT_ID) -> AgentConfig:
+        agent = await self.store.get_agent(agent_id or DEFAULT_AGENT_ID)
+        return agent or AgentConfig(id=DEFAULT_AGENT_ID, name="Default")
+
+    async def save_agent(self, agent: AgentConfig) -> None:
+        await self.store.save_agent(agent)
+
+    async def get_setting(self, key: str, default: Any = None) -> Any:
+        return await self.store.get_setting(key, default)
+
+    async def set_setting(self, key: str, value: Any) -> None:
+        await self.store.set_setting(key, value)
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _ready(self, session_id: str) -> LiveConversation:
+        live = self._live.get(session_id)
+        if live is None:
+            raise KeyError(f"session {session_id!r} is not open")
+        if self.running(session_id) or not live.conversation.ready_for_input:
+            raise SessionBusyError("a reply is still running in this session")
+        return live
+
+    def _start(self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False) -> None:
+        live.emit(TurnStateChanged(live.session_id, live.conversation.state))
+        task = asyncio.create_task(
+            self._run_turn(live, stored_first, resuming), name=f"turn-{live.session_id}"
+        )
+        self._tasks[live.session_id] = task
+
+    async def _run_turn(self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool) -> None:
+        try:
+            await self.runner.run(live, stored_first=stored_first, resuming=resuming)
+        finally:
+            self._tasks.pop(live.session_id, None)
+            self._spawn(self._refresh_info(live.session_id))
+
+    async def _automatic_title(self, live: LiveConversation, prompt: str) -> None:
+        title = automatic_title(prompt)
+        if title:
+            self._session_changed(await self.store.rename_session(live.session_id, title, by_user=False))
+
+    async def _refresh_info(self, session_id: str) -> None:
+        info = await self.store.get_session(session_id)
+        if info is not None:
+            self._session_changed(info)
+
+    async def _tree(self, session_id: str) -> ConversationTree:
+        live = self._live.get(session_id)
+        return live.conversation.tree if live else await self.store.load_tree(session_id)
+
+    def _session_changed(self, info: SessionInfo) -> None:
+        event = SessionUpdated(info)
+        live = self._live.get(info.id)
+        if live is not None:
+            live.info = info
+            live.emit(event)
+        for observer in list(self._session_observers):
+            self._notify(observer, event)
+
+    @staticmethod
+    def _notify(observer: SessionObserver, event: SessionUpdated | SessionRemoved) -> None:
+        try:
+            observer(event)
+        except Exception:
+            log.exception("session observer failed on %s", type(event).__name__)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())

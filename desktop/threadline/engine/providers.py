@@ -1,0 +1,116 @@
+"""Which provider and model a turn uses, and the provider clients themselves.
+
+Provider clients are created on first use (their SDKs are slow to import, and
+the window must paint first) and cached per provider name until its settings or
+key change.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
+from threadline.core.session import SessionInfo
+from threadline.engine.events import ErrorAction, UserFacingError
+from threadline.llm import credentials
+from threadline.llm.base import Provider
+from threadline.store.repository import Store
+
+log = logging.getLogger("threadline.engine")
+
+DEFAULT_PROVIDER_SETTING = "default_provider"
+DEFAULT_MODEL_SETTING = "default_model"
+
+
+class SetupError(Exception):
+    """The turn cannot start: no provider or model is configured. Carries what to tell the user."""
+
+    def __init__(self, error: UserFacingError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class ProviderHub:
+    def __init__(self, store: Store, *, timeout: float = 120.0, connect_timeout: float = 10.0) -> None:
+        self._store = store
+        self._timeout = timeout
+        self._connect_timeout = connect_timeout
+        self._clients: dict[str, Provider] = {}
+        self._models: dict[str, list[ModelInfo]] = {}
+
+    async def resolve(self, session: SessionInfo, agent: AgentConfig) -> tuple[ProviderConfig, str]:
+        """The provider config and model for a turn: session, then agent, then defaults."""
+        configs = {c.name: c for c in await self._store.list_providers()}
+        if not configs:
+            raise SetupError(
+                UserFacingError(
+                    "no_provider",
+                    "No model provider is set up yet. Add one in Settings (a local server such as "
+                    "Ollama or LM Studio, or a cloud provider with its API key).",
+                    (ErrorAction.SETTINGS,),
+                )
+            )
+        name = session.provider or agent.provider or await self._store.get_setting(DEFAULT_PROVIDER_SETTING, "")
+        if name not in configs:
+            if name:
+                raise SetupError(
+                    UserFacingError(
+                        "provider_missing",
+                        f"The provider {name!r} chosen for this chat no longer exists. Pick another model.",
+                        (ErrorAction.PICK_MODEL, ErrorAction.SETTINGS),
+                    )
+                )
+            name = next(iter(configs))
+        config = configs[name]
+        model = (
+            (session.model if session.provider in ("", name) else "")
+            or (agent.model if agent.provider in ("", name) else "")
+            or config.default_model
+            or await self._store.get_setting(DEFAULT_MODEL_SETTING, "")
+        )
+        if not model:
+            raise SetupError(
+                UserFacingError(
+                    "no_model",
+                    f"No model is chosen for provider {name!r}. Pick a model for this chat.",
+                    (ErrorAction.PICK_MODEL,),
+                )
+            )
+        return config, model
+
+    def client(self, config: ProviderConfig) -> Provider:
+        client = self._clients.get(config.name)
+        if client is None:
+            from threadline.llm.factory import make_provider  # SDK imports on first use
+
+            client = make_provider(
+                config,
+                credentials.get_api_key(config),
+                timeout=self._timeout,
+                connect_timeout=self._connect_timeout,
+            )
+            self._clients[config.name] = client
+        return client
+
+    async def list_models(self, config: ProviderConfig) -> list[ModelInfo]:
+        models = await self.client(config).list_models()
+        self._models[config.name] = models
+        return models
+
+    def context_window(self, provider: str, model: str) -> int | None:
+        """The model's context window when a listing told us; ``None`` otherwise."""
+        for info in self._models.get(provider, []):
+            if info.id == model:
+                return info.context_window
+        return None
+
+    async def forget(self, name: str) -> None:
+        """Drop a cached client after its settings or key changed."""
+        client = self._clients.pop(name, None)
+        self._models.pop(name, None)
+        if client is not None:
+            await client.aclose()
+
+    async def aclose(self) -> None:
+        for name in list(self._clients):
+            await self.forget(name)

@@ -1,0 +1,344 @@
+"""Running one turn: stream, store, tool rounds, commit (DESIGN.md §1, §2 "one flow").
+
+A turn runs as one asyncio task per session. Every step is written to the store
+as it happens: the prompt before the request goes out, the reply as soon as its
+first token arrives (then its text coalesced, at most ~250 ms behind), each
+tool round as it completes. Cancellation can land at any ``await``; the
+``except`` paths record the partial reply and cancelled results, shielded so a
+second cancel cannot lose them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+
+from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
+from threadline.core.config import AgentConfig, ProviderConfig
+from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolResult, utcnow
+from threadline.core.request import BuiltRequest, Limits, NothingFitsError, ToolSpec, build_request
+from threadline.core.turn import TurnState
+from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
+from threadline.engine.events import (
+    ErrorAction,
+    MessageAdded,
+    MessageChanged,
+    RetryScheduled,
+    TextDelta,
+    TurnFailed,
+    TurnStateChanged,
+    UserFacingError,
+)
+from threadline.engine.live import LiveConversation
+from threadline.engine.providers import ProviderHub, SetupError
+from threadline.engine.text_writer import CoalescedTextWriter
+from threadline.llm import errors as llm_errors
+from threadline.llm import events as llm_events
+from threadline.llm.base import ChatParams, Provider
+from threadline.llm.retry import RetryPolicy, stream_with_retries
+from threadline.store.repository import Store
+from threadline.tools.context import tool_context
+from threadline.tools.registry import ToolRegistry
+
+log = logging.getLogger("threadline.engine")
+
+HISTORY_CAP_SETTING = "history_cap"
+DEFAULT_HISTORY_CAP = 400
+REPLY_RESERVE_TOKENS = 4096
+MAX_TOOL_ROUNDS = 25
+
+
+class TurnStopped(Exception):
+    """The engine itself ended the turn (a runaway tool loop, a reply cut short, compaction failed)."""
+
+    def __init__(self, message: str, kind: str = "turn_stopped", actions: tuple[ErrorAction, ...] = ()) -> None:
+        super().__init__(message)
+        self.user_message = message
+        self.kind = kind
+        self.actions = actions or (ErrorAction.RETRY,)
+
+
+_ERROR_ACTIONS: dict[type[Exception], tuple[ErrorAction, ...]] = {
+    llm_errors.AuthenticationError: (ErrorAction.ADD_KEY, ErrorAction.RETRY),
+    llm_errors.PermissionDeniedError: (ErrorAction.PICK_MODEL, ErrorAction.SETTINGS),
+    llm_errors.ModelNotFoundError: (ErrorAction.PICK_MODEL,),
+    llm_errors.ContextOverflowError: (ErrorAction.COMPACT, ErrorAction.NEW_SESSION),
+    llm_errors.BadRequestError: (ErrorAction.RETRY, ErrorAction.PICK_MODEL),
+}
+
+
+def user_error(err: Exception) -> UserFacingError:
+    """What to show for ``err``: its own message and the buttons that can help."""
+    if isinstance(err, SetupError):
+        return err.error
+    if isinstance(err, NothingFitsError):
+        return UserFacingError("context_full", err.user_message, (ErrorAction.COMPACT, ErrorAction.NEW_SESSION))
+    if isinstance(err, NothingToCompactError):
+        return UserFacingError("compaction", err.user_message, (ErrorAction.NEW_SESSION,))
+    if isinstance(err, TurnStopped):
+        return UserFacingError(err.kind, err.user_message, err.actions)
+    if isinstance(err, llm_errors.ProviderError):
+        actions = next((a for t, a in _ERROR_ACTIONS.items() if isinstance(err, t)), (ErrorAction.RETRY,))
+        retry_after = err.retry_after if isinstance(err, llm_errors.RateLimitError) else None
+        return UserFacingError(err.kind, err.user_message, actions, retry_after)
+    return UserFacingError(
+        "internal", f"Something went wrong inside Threadline: {err}. Your messages are saved; try again."
+    )
+
+
+class TurnRunner:
+    """Runs turns for the engine; one instance serves every session."""
+
+    def __init__(
+        self,
+        store: Store,
+        hub: ProviderHub,
+        tools: ToolRegistry,
+        *,
+        load_agent: Callable[[str], Awaitable[AgentConfig]],
+        approval_handler: Callable[[], ApprovalHandler | None],
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._hub = hub
+        self._tools = tools
+        self._load_agent = load_agent
+        self._approval_handler = approval_handler
+        self._retry = retry_policy or RetryPolicy()
+
+    async def run(
+        self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False
+    ) -> None:
+        """Drive the staged turn of ``live`` to its end (commit, cancel or failure).
+
+        ``stored_first`` are the messages the turn's start added (the prompt); they
+        are written before anything else can fail.
+        """
+        conversation = live.conversation
+        writer = CoalescedTextWriter(self._store.update_message_text)
+        try:
+            for message in stored_first:
+                await self._store.append_message(live.session_id, message)
+            if not stored_first:
+                await self._store.set_active_leaf(live.session_id, conversation.tree.active_leaf)
+            if resuming and conversation.reply is not None:
+                await self._store.update_message(conversation.reply)
+            agent = await self._load_agent(live.info.agent_id)
+            config, model = await self._hub.resolve(live.info, agent)
+            provider = self._hub.client(config)
+            params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
+            compacted = False
+            rounds = 0
+            while True:
+                try:
+                    await self._stream_round(live, agent, config, provider, params, writer, resuming)
+                except llm_errors.ContextOverflowError:
+                    if compacted or conversation.reply is not None:
+                        raise
+                    compacted = True
+                    await self._compact_mid_turn(live, provider, params)
+                    continue
+                resuming = False
+                if conversation.state is TurnState.IDLE:
+                    return
+                rounds += 1
+                if rounds > MAX_TOOL_ROUNDS:
+                    raise TurnStopped(
+                        f"The model asked for tools {MAX_TOOL_ROUNDS} times in a row, so the turn was "
+                        "stopped. Send a message to let it continue.",
+                        kind="tool_loop",
+                    )
+                await self._tool_round(live, agent)
+        except asyncio.CancelledError:
+            reply = conversation.reply
+            await asyncio.shield(self._record_ending(live, writer, reply, conversation.cancel()))
+            raise
+        except Exception as err:
+            if not isinstance(err, llm_errors.ProviderError | SetupError | NothingFitsError | TurnStopped):
+                log.exception("turn in session %s failed", live.session_id)
+            error = user_error(err)
+            reply = conversation.reply
+            changed = conversation.fail(error.message)
+            if reply is None:
+                changed.append(self._failure_record(live, error))
+            await asyncio.shield(self._record_ending(live, writer, reply, changed))
+            live.emit(TurnFailed(live.session_id, error))
+        finally:
+            await writer.stop()
+
+    # -- one request --------------------------------------------------------------------
+
+    async def _stream_round(
+        self,
+        live: LiveConversation,
+        agent: AgentConfig,
+        config: ProviderConfig,
+        provider: Provider,
+        params: ChatParams,
+        writer: CoalescedTextWriter,
+        resuming: bool,
+    ) -> None:
+        conversation = live.conversation
+        request = await self._build(live, agent, config.name, params.model, continue_reply=resuming)
+        tools = self._offered_tools(agent)
+        started = utcnow()
+        clock = time.perf_counter()
+        first_token: float | None = None
+        reply = conversation.reply if resuming else None
+        if reply is not None:
+            writer.track(reply)
+
+        async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
+            live.emit(RetryScheduled(live.session_id, attempt, delay, err.user_message))
+
+        finished: llm_events.StreamFinished | None = None
+        stream = stream_with_retries(lambda: provider.stream(request, params, tools), self._retry, on_retry)
+        async for event in stream:
+            if reply is None:
+                metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
+                reply = conversation.begin_reply(metadata)
+                live.emit(MessageAdded(live.session_id, reply))
+                await self._store.append_message(live.session_id, reply)
+                writer.track(reply)
+            if isinstance(event, llm_events.TextDelta):
+                if first_token is None:
+                    first_token = (time.perf_counter() - clock) * 1000
+                conversation.append_text(event.text)
+                live.emit(TextDelta(live.session_id, reply.id, event.text))
+            elif isinstance(event, llm_events.StreamFinished):
+                finished = event
+        if finished is None or reply is None:
+            raise TurnStopped(
+                f"The reply from {config.name} ended before it was complete. Retry to ask again.",
+                kind="incomplete_reply",
+            )
+        await writer.flush()
+        usage = finished.usage
+        metadata = replace(
+            reply.metadata or RequestMetadata(),
+            request_id=finished.request_id,
+            model=finished.model or params.model,
+            ended_at=utcnow(),
+            time_to_first_token_ms=first_token,
+            input_tokens=usage.input_tokens if usage else None,
+            output_tokens=usage.output_tokens if usage else None,
+            stop_reason=finished.stop_reason,
+        )
+        conversation.finish_reply(tool_calls=finished.tool_calls, metadata=metadata)
+        await self._store.update_message(reply)
+        live.emit(MessageChanged(live.session_id, reply))
+        live.emit(TurnStateChanged(live.session_id, conversation.state))
+
+    async def _build(
+        self, live: LiveConversation, agent: AgentConfig, provider: str, model: str, *, continue_reply: bool
+    ) -> BuiltRequest:
+        cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
+        window = self._hub.context_window(provider, model)
+        budget = window - (agent.max_tokens or REPLY_RESERVE_TOKENS) if window else None
+        return build_request(
+            live.conversation.path(),
+            system=agent.system_prompt,
+            limits=Limits(history_cap=int(cap), token_budget=budget),
+            known_tools=self._tools.names(),
+            continue_reply=continue_reply,
+        )
+
+    def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
+        return [spec for spec in self._tools.specs() if agent.offers(spec.name)]
+
+    # -- tools ----------------------------------------------------------------------------
+
+    async def _tool_round(self, live: LiveConversation, agent: AgentConfig) -> None:
+        conversation = live.conversation
+        calls = conversation.pending_tool_calls()
+        decisions = await decide(live.session_id, calls, agent, self._approval_handler())
+        conversation.decided()
+        live.emit(TurnStateChanged(live.session_id, conversation.state))
+        results: list[ToolResult] = []
+        history = conversation.path()
+        for call, decision in zip(calls, decisions, strict=True):
+            if not decision.allow:
+                continue
+            with tool_context(live.session_id, history, agent.allowed_folders):
+                results.append(await self._tools.run(call))
+        message = conversation.record_tool_results(tuple(results), refused_reason=refusal_reason(decisions))
+        live.emit(MessageAdded(live.session_id, message))
+        live.emit(TurnStateChanged(live.session_id, conversation.state))
+        await self._store.append_message(live.session_id, message)
+
+    # -- compaction -------------------------------------------------------------------------
+
+    async def _compact_mid_turn(self, live: LiveConversation, provider: Provider, params: ChatParams) -> None:
+        """The provider said the context overflowed: summarise all but the current turn, retry once."""
+        await self.compact(live, provider, params, keep_turns=1)
+
+    async def compact(
+        self, live: LiveConversation, provider: Provider, params: ChatParams, *, keep_turns: int = 2, instructions: str = ""
+    ) -> Message:
+        """Summarise the older part of the path into a stored summary message."""
+        plan = plan_compaction(live.conversation.path(), keep_turns=keep_turns)
+        last_error: llm_errors.ProviderError | None = None
+        for escalation in ESCALATIONS:
+            request = summary_request(plan, escalation, instructions)
+            try:
+                text = await self._collect_text(provider, request, params)
+            except llm_errors.ContextOverflowError as err:
+                last_error = err
+                continue
+            if not text.strip():
+                raise TurnStopped(
+                    "The model returned an empty summary, so the conversation was not compacted.",
+                    kind="compaction",
+                )
+            summary = live.conversation.add_summary(text.strip(), plan.summarised_through)
+            await self._store.append_message(live.session_id, summary)
+            live.emit(MessageAdded(live.session_id, summary))
+            return summary
+        raise TurnStopped(
+            "Even a shortened summary request did not fit the model's context window "
+            f"({last_error.user_message if last_error else 'overflow'}). Start a new session or pick a "
+            "model with a larger context window.",
+            kind="compaction",
+            actions=(ErrorAction.NEW_SESSION, ErrorAction.PICK_MODEL),
+        )
+
+    async def _collect_text(self, provider: Provider, request: BuiltRequest, params: ChatParams) -> str:
+        parts: list[str] = []
+        async for event in stream_with_retries(lambda: provider.stream(request, params, ()), self._retry, _no_retry_note):
+            if isinstance(event, llm_events.TextDelta):
+                parts.append(event.text)
+        return "".join(parts)
+
+    # -- endings ------------------------------------------------------------------------------
+
+    def _failure_record(self, live: LiveConversation, error: UserFacingError) -> Message:
+        """A turn that failed before any reply still leaves a stored trace of why (left out of requests)."""
+        now = utcnow()
+        failed = Message.reply(
+            parent_id=live.conversation.tree.active_leaf,
+            status=MessageStatus.FAILED,
+            metadata=RequestMetadata(started_at=now, ended_at=now, error=error.message),
+        )
+        live.conversation.tree.add(failed)
+        return failed
+
+    async def _record_ending(
+        self, live: LiveConversation, writer: CoalescedTextWriter, reply: Message | None, changed: list[Message]
+    ) -> None:
+        """Store and announce how a turn ended early: the partial reply, then new messages."""
+        await writer.stop()
+        for message in changed:
+            if message is reply:
+                await self._store.update_message(message)
+                live.emit(MessageChanged(live.session_id, message))
+            else:
+                await self._store.append_message(live.session_id, message)
+                live.emit(MessageAdded(live.session_id, message))
+        live.emit(TurnStateChanged(live.session_id, live.conversation.state))
+
+
+async def _no_retry_note(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
+    """Compaction retries quietly: the turn that triggered it reports the outcome."""
