@@ -30,7 +30,9 @@ class Conversation:
 
     def __init__(self, session_id: str, tree: ConversationTree | None = None) -> None:
         self.session_id = session_id
-        self.tree = tree or ConversationTree()
+        # ``tree or …`` would replace an empty tree (its ``len`` is 0) with a new one,
+        # so the caller's tree and the conversation's would silently differ.
+        self.tree = tree if tree is not None else ConversationTree()
         self.turn = Turn()
         self._reply_id: str | None = None
 
@@ -141,6 +143,9 @@ class Conversation:
         """Add the streaming assistant message of this round under the active leaf."""
         if self.state is not TurnState.STREAMING:
             raise TreeError(f"cannot begin a reply while {self.state.value}")
+        if self._reply_id is not None:
+            # A second reply would hang under the first, leaving it ``streaming`` forever.
+            raise TreeError("a reply of this round has already begun")
         meta = metadata or RequestMetadata(started_at=utcnow())
         reply = Message.reply(parent_id=self.tree.active_leaf, metadata=meta)
         self.tree.add(reply)
@@ -200,8 +205,12 @@ class Conversation:
 
     # -- ending a turn early -------------------------------------------------------------
 
-    def cancel(self, reason: str = "") -> list[Message]:
-        """Stop the turn; keep the partial reply and answer pending calls as cancelled."""
+    def cancel(self, reason: str = "", *, completed: tuple[ToolResult, ...] = ()) -> list[Message]:
+        """Stop the turn; keep the partial reply and answer pending calls as cancelled.
+
+        ``completed`` holds results of calls of the round that had already run when
+        the user stopped: the model is told what really happened, not "cancelled".
+        """
         if not self.turn.busy:
             return []
         changed: list[Message] = []
@@ -212,15 +221,20 @@ class Conversation:
             reply.metadata = self._ended(reply, None, stop_reason="cancelled")
             changed.append(reply)
         if pending:
-            message = Message.cancelled_tool_uses(pending, parent_id=self.tree.active_leaf, reason=reason)
+            message = Message.cancelled_tool_uses(
+                pending, parent_id=self.tree.active_leaf, reason=reason, completed=completed
+            )
             self.tree.add(message)
             changed.append(message)
         self.turn.apply(TurnAction.CANCEL)
         self._reply_id = None
         return changed
 
-    def fail(self, error: str) -> list[Message]:
-        """The turn failed: the reply keeps its text with status ``failed``; the prompt stays."""
+    def fail(self, error: str, *, completed: tuple[ToolResult, ...] = ()) -> list[Message]:
+        """The turn failed: the reply keeps its text with status ``failed``; the prompt stays.
+
+        ``completed``: results of calls that ran before the failure (see ``cancel``).
+        """
         if not self.turn.busy:
             return []
         changed: list[Message] = []
@@ -231,7 +245,9 @@ class Conversation:
             reply.metadata = self._ended(reply, None, error=error)
             changed.append(reply)
         if pending:
-            message = Message.cancelled_tool_uses(pending, parent_id=self.tree.active_leaf, reason=error)
+            message = Message.cancelled_tool_uses(
+                pending, parent_id=self.tree.active_leaf, reason=error, completed=completed
+            )
             self.tree.add(message)
             changed.append(message)
         self.turn.apply(TurnAction.FAIL)
