@@ -1,0 +1,137 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK (DESIGN.md §4).
+
+Raw stream events (``messages.create(stream=True)``) go through the pure
+``AnthropicAccumulator``; the SDK's higher-level stream helper is not used, so
+both providers share one shape. The SDK (1.5 s to import) is imported when a
+provider is created. ``max_retries=0``: retries are ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from threadline.core.config import ModelInfo, ProviderConfig
+from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.llm.accumulate import AnthropicAccumulator
+from threadline.llm.base import DEFAULT_ANTHROPIC_MAX_TOKENS, ChatParams
+from threadline.llm.convert import anthropic_messages, anthropic_tools, tools_to_send
+from threadline.llm.errors import ProviderError
+from threadline.llm.events import StreamEvent
+from threadline.llm.sdk_errors import map_sdk_exception
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from anthropic import AsyncAnthropic
+
+KEYLESS_PLACEHOLDER = "not-needed"
+
+
+def _sdk_base_url(base_url: str) -> str | None:
+    """The SDK appends ``/v1/messages`` itself; accept a base URL given with ``/v1``."""
+    if not base_url:
+        return None
+    trimmed = base_url.rstrip("/")
+    return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else trimmed
+
+
+class AnthropicProvider:
+    """Streams messages from Anthropic (or a server speaking its API)."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        api_key: str | None,
+        *,
+        timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        import anthropic
+        import httpx2
+
+        self.name = config.name
+        self.config = config
+        self.timeout = timeout
+        self._sdk: ModuleType = anthropic
+        self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
+            api_key=api_key or KEYLESS_PLACEHOLDER,
+            base_url=_sdk_base_url(config.base_url),
+            max_retries=0,
+            timeout=httpx2.Timeout(timeout, connect=connect_timeout),
+            default_headers=dict(config.headers) or None,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
+    def request_body(
+        self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` (also the JSON body sent)."""
+        body: dict[str, Any] = {
+            "model": params.model,
+            "max_tokens": params.max_tokens or DEFAULT_ANTHROPIC_MAX_TOKENS,
+            "messages": anthropic_messages(request),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        specs = tools_to_send(request, tools)
+        if specs:
+            body["tools"] = anthropic_tools(specs)
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        return body
+
+    async def stream(
+        self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
+    ) -> AsyncIterator[StreamEvent]:
+        body = self.request_body(request, params, tools)
+        accumulator = AnthropicAccumulator(provider=self.name, model=params.model)
+        sdk_stream: Any = None
+        try:
+            sdk_stream = await cast(Any, self._client.messages).create(**body)
+            accumulator.request_id = sdk_stream.response.headers.get("request-id") or ""
+            async for event in sdk_stream:
+                for out in accumulator.feed(event):
+                    yield out
+            finished = accumulator.finish()
+        except ProviderError:
+            raise
+        except Exception as err:
+            raise self._map(err, params.model, during_stream=accumulator.has_output) from err
+        finally:
+            if sdk_stream is not None:
+                await sdk_stream.close()
+        yield finished
+
+    async def list_models(self) -> list[ModelInfo]:
+        try:
+            models = [model async for model in self._client.models.list()]
+        except Exception as err:
+            raise self._map(err, "", during_stream=False) from err
+        return [
+            ModelInfo(
+                id=m.id,
+                supports_images=True,  # every current Claude model accepts images
+                owned_by="anthropic",
+                extra={"display_name": getattr(m, "display_name", "") or m.id},
+            )
+            for m in models
+        ]
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _map(self, err: Exception, model: str, *, during_stream: bool) -> ProviderError:
+        return map_sdk_exception(
+            err,
+            self._sdk,
+            provider=self.name,
+            model=model,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            during_stream=during_stream,
+        )

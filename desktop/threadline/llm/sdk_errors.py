@@ -1,0 +1,61 @@
+"""SDK exceptions → ``ProviderError`` (shared by both providers).
+
+The two official SDKs are generated from the same template, so their exception
+classes have the same names and attributes (``APIStatusError`` with
+``status_code``/``body``/``response``, ``APITimeoutError``, ``APIConnectionError``,
+``APIError`` for an error payload inside a stream). The SDK module is passed in,
+so this module imports neither SDK. Transport errors the SDKs let through while
+a body is being read (``httpx2`` timeouts, a peer that closed mid-body) and
+undecodable events (``json.JSONDecodeError``) are mapped here too.
+"""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+
+from threadline.llm.errors import (
+    ProviderError,
+    malformed_stream,
+    map_status_error,
+    network_error,
+    timeout_error,
+)
+
+
+def map_sdk_exception(
+    err: Exception,
+    sdk: ModuleType,
+    *,
+    provider: str,
+    model: str,
+    base_url: str,
+    timeout: float | None,
+    during_stream: bool,
+) -> ProviderError:
+    """The ``ProviderError`` for ``err``; the caller raises it ``from err``."""
+    import httpx2
+
+    if isinstance(err, ProviderError):
+        return err
+    if isinstance(err, sdk.APIStatusError):
+        headers = dict(err.response.headers.items())
+        return map_status_error(err.status_code, err.body, headers, provider=provider, model=model)
+    if isinstance(err, sdk.APITimeoutError | httpx2.TimeoutException):
+        return timeout_error(provider, timeout, model=model, during_stream=during_stream)
+    if isinstance(err, sdk.APIConnectionError | httpx2.TransportError):
+        return network_error(provider, base_url, model=model, during_stream=during_stream)
+    if isinstance(err, sdk.APIError):  # an error payload inside a 200 stream
+        return map_status_error(None, err.body, None, provider=provider, model=model)
+    if isinstance(err, json.JSONDecodeError):
+        return malformed_stream(provider, "an event was not valid JSON", model=model)
+    if isinstance(err, ValueError | TypeError | KeyError | AttributeError):
+        return malformed_stream(
+            provider, f"an event had an unexpected shape ({type(err).__name__})", model=model
+        )
+    return ProviderError(
+        f"The request to {provider} failed unexpectedly ({type(err).__name__}). Try again.",
+        provider=provider,
+        model=model,
+        detail=str(err)[:300],
+    )
