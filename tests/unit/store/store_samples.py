@@ -45,7 +45,11 @@ def every_kind() -> list[Message]:
         ToolCall("call_2", "shell", '{"cmd": "ls"}'),
     )
     reply = Message.reply(
-        parent_id=prompt.id, text="Let me check.", tool_calls=calls, status=MessageStatus.COMPLETE, metadata=meta
+        parent_id=prompt.id,
+        text="Let me check.",
+        tool_calls=calls,
+        status=MessageStatus.COMPLETE,
+        metadata=meta,
     ).copy(created_at=at(2))
     results = Message.tool_results_message(
         (

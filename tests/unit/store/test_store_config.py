@@ -19,7 +19,9 @@ async def test_providers_upsert_list_remove(store: Store) -> None:
     await store.save_provider(claude)
     assert await store.list_providers() == [claude, ollama]
 
-    moved = ProviderConfig("ollama", ProviderKind.OPENAI, base_url="http://127.0.0.1:9999/v1", default_model="m")
+    moved = ProviderConfig(
+        "ollama", ProviderKind.OPENAI, base_url="http://127.0.0.1:9999/v1", default_model="m"
+    )
     await store.save_provider(moved)
     assert await store.get_provider("ollama") == moved
     assert len(await store.list_providers()) == 2

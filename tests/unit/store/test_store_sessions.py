@@ -13,9 +13,7 @@ pytestmark = pytest.mark.asyncio
 
 
 async def test_create_and_get(store: Store) -> None:
-    info = await store.create_session(
-        title="T", agent_id="a", provider="p", model="m", session_id="fixed-id"
-    )
+    info = await store.create_session(title="T", agent_id="a", provider="p", model="m", session_id="fixed-id")
     assert info.id == "fixed-id"
     got = await store.get_session("fixed-id")
     assert got == info
