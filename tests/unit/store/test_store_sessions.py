@@ -38,7 +38,7 @@ async def test_automatic_rename_never_overwrites_a_user_title(store: Store) -> N
 
 async def test_list_pinned_first_then_recent_activity_and_archive_filter(store: Store) -> None:
     a = await store.create_session(title="a")
-    b = await store.create_session(title="b")
+    await store.create_session(title="b")
     c = await store.create_session(title="c")
     d = await store.create_session(title="d")
     await store.append_message(a.id, Message.prompt("a is now the most recent"))
@@ -55,7 +55,7 @@ async def test_list_pinned_first_then_recent_activity_and_archive_filter(store: 
     assert not unpinned.pinned
     restored = await store.archive_session(d.id, False)
     assert not restored.archived
-    assert [s.title for s in await store.list_sessions()][0] == "a"
+    assert next(s.title for s in await store.list_sessions()) == "a"
     assert len(await store.list_sessions()) == 4
 
 
@@ -63,7 +63,7 @@ async def test_delete_cascades_to_messages_and_search(store: Store) -> None:
     keep = await store.create_session(title="keep")
     gone = await store.create_session(title="gone")
     await store.append_messages(keep.id, [Message.prompt("zebra crossing kept")])
-    await store.append_messages(gone.id, every_kind() + [Message.prompt("zebra crossing deleted")])
+    await store.append_messages(gone.id, [*every_kind(), Message.prompt("zebra crossing deleted")])
 
     await store.delete_session(gone.id)
 
