@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 CREATED = 1_735_000_000
@@ -477,3 +478,34 @@ def anthropic_models_body(models: Sequence[str]) -> dict[str, Any]:
         "first_id": models[0] if models else None,
         "last_id": models[-1] if models else None,
     }
+
+
+# -- recorded streams ---------------------------------------------------------------------------
+
+SSE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sse"
+
+
+def split_events(raw: bytes) -> list[bytes]:
+    """A recorded stream cut into its events, each ending in its blank line (byte-exact)."""
+    events = [part + b"\n\n" for part in raw.replace(b"\r\n", b"\n").split(b"\n\n") if part.strip()]
+    return events
+
+
+def load_sse_fixture(name: str) -> list[bytes]:
+    """The events of ``tests/fixtures/sse/<name>``, for ``sse_response``."""
+    return split_events((SSE_FIXTURES / name).read_bytes())
+
+
+def parse_sse(chunks: Iterable[bytes]) -> list[tuple[str | None, str]]:
+    """``(event, data)`` pairs of a stream, as an SSE client reads them (for unit tests)."""
+    out: list[tuple[str | None, str]] = []
+    for block in split_events(b"".join(chunks)):
+        event: str | None = None
+        data: list[str] = []
+        for line in block.decode().splitlines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+        out.append((event, "\n".join(data)))
+    return out

@@ -69,7 +69,7 @@ class AnthropicProvider:
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
     ) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` (also the JSON body sent)."""
+        """The keyword arguments of ``messages.create`` (``extra_body`` merged into the JSON sent)."""
         body: dict[str, Any] = {
             "model": params.model,
             "max_tokens": params.max_tokens or DEFAULT_ANTHROPIC_MAX_TOKENS,
@@ -82,7 +82,8 @@ class AnthropicProvider:
         if specs:
             body["tools"] = anthropic_tools(specs)
         if params.temperature is not None:
-            body["temperature"] = params.temperature
+            # Not a typed argument of ``messages.create`` in current SDKs; the API reads it from the body.
+            body["extra_body"] = {"temperature": params.temperature}
         return body
 
     async def stream(
@@ -91,8 +92,10 @@ class AnthropicProvider:
         body = self.request_body(request, params, tools)
         accumulator = AnthropicAccumulator(provider=self.name, model=params.model)
         sdk_stream: Any = None
+        reading = False
         try:
             sdk_stream = await cast(Any, self._client.messages).create(**body)
+            reading = True
             accumulator.request_id = sdk_stream.response.headers.get("request-id") or ""
             async for event in sdk_stream:
                 for out in accumulator.feed(event):
@@ -101,7 +104,10 @@ class AnthropicProvider:
         except ProviderError:
             raise
         except Exception as err:
-            raise self._map(err, params.model, during_stream=accumulator.has_output) from err
+            mapped = self._map(err, params.model, during_stream=accumulator.has_output, reading=reading)
+            if mapped is None:
+                raise
+            raise mapped from err
         finally:
             if sdk_stream is not None:
                 await sdk_stream.close()
@@ -111,7 +117,10 @@ class AnthropicProvider:
         try:
             models = [model async for model in self._client.models.list()]
         except Exception as err:
-            raise self._map(err, "", during_stream=False) from err
+            mapped = self._map(err, "", during_stream=False)
+            if mapped is None:
+                raise
+            raise mapped from err
         return [
             ModelInfo(
                 id=m.id,
@@ -125,7 +134,9 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _map(self, err: Exception, model: str, *, during_stream: bool) -> ProviderError:
+    def _map(
+        self, err: Exception, model: str, *, during_stream: bool, reading: bool = True
+    ) -> ProviderError | None:
         return map_sdk_exception(
             err,
             self._sdk,
@@ -134,4 +145,5 @@ class AnthropicProvider:
             base_url=self.base_url,
             timeout=self.timeout,
             during_stream=during_stream,
+            reading=reading,
         )

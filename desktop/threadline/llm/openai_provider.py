@@ -117,8 +117,10 @@ class OpenAIProvider:
         body = self.request_body(request, params, tools)
         accumulator = OpenAIAccumulator(provider=self.name, model=params.model)
         sdk_stream: Any = None
+        reading = False
         try:
             sdk_stream = await cast(Any, self._client.chat.completions).create(**body)
+            reading = True
             accumulator.request_id = sdk_stream.response.headers.get("x-request-id") or ""
             async for chunk in sdk_stream:
                 for event in accumulator.feed(chunk):
@@ -127,7 +129,10 @@ class OpenAIProvider:
         except ProviderError:
             raise
         except Exception as err:
-            raise self._map(err, params.model, during_stream=accumulator.has_output) from err
+            mapped = self._map(err, params.model, during_stream=accumulator.has_output, reading=reading)
+            if mapped is None:
+                raise
+            raise mapped from err
         finally:
             if sdk_stream is not None:
                 await sdk_stream.close()
@@ -137,7 +142,10 @@ class OpenAIProvider:
         try:
             models = [model async for model in self._client.models.list()]
         except Exception as err:
-            raise self._map(err, "", during_stream=False) from err
+            mapped = self._map(err, "", during_stream=False)
+            if mapped is None:
+                raise
+            raise mapped from err
         return sorted(
             (
                 ModelInfo(
@@ -153,7 +161,9 @@ class OpenAIProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _map(self, err: Exception, model: str, *, during_stream: bool) -> ProviderError:
+    def _map(
+        self, err: Exception, model: str, *, during_stream: bool, reading: bool = True
+    ) -> ProviderError | None:
         return map_sdk_exception(
             err,
             self._sdk,
@@ -162,4 +172,5 @@ class OpenAIProvider:
             base_url=self.base_url,
             timeout=self.timeout,
             during_stream=during_stream,
+            reading=reading,
         )

@@ -32,8 +32,13 @@ def map_sdk_exception(
     base_url: str,
     timeout: float | None,
     during_stream: bool,
-) -> ProviderError:
-    """The ``ProviderError`` for ``err``; the caller raises it ``from err``."""
+    reading: bool = True,
+) -> ProviderError | None:
+    """The ``ProviderError`` for ``err`` (the caller raises it ``from err``).
+
+    ``None`` when ``err`` is no provider failure but a bug on our side (a wrong
+    argument before anything was sent, ``reading=False``): it must surface as is.
+    """
     import httpx2
 
     if isinstance(err, ProviderError):
