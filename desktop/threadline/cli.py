@@ -158,8 +158,13 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             for config in await engine.list_providers():
                 print(
                     "\t".join(
-                        [config.name, config.kind.value, config.base_url or "(default URL)",
-                         config.default_model or "-", _key_source(config)]
+                        [
+                            config.name,
+                            config.kind.value,
+                            config.base_url or "(default URL)",
+                            config.default_model or "-",
+                            _key_source(config),
+                        ]
                     )
                 )
         elif args.provider_command == "remove":

@@ -8,13 +8,21 @@ and the tool registry, and is passed to whoever needs it (no global object).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig, Approval, ApprovalRule, ModelInfo, ProviderConfig
+from threadline.core.config import (
+    DEFAULT_AGENT_ID,
+    AgentConfig,
+    Approval,
+    ApprovalRule,
+    ModelInfo,
+    ProviderConfig,
+)
 from threadline.core.conversation import Conversation
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
@@ -82,7 +90,7 @@ class Engine:
     @classmethod
     async def open(cls, data_dir: Path, *, database_url: str | None = None, **options: Any) -> Engine:
         """Open (creating and migrating) the store in ``data_dir`` or at ``database_url``."""
-        data_dir.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
         url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
         store = await Store.open(url, backup_dir=data_dir / "backups")
         return cls(store, data_dir, **options)
@@ -153,7 +161,9 @@ class Engine:
         self._session_changed(info)
         return info
 
-    async def list_sessions(self, *, archived: bool = False, limit: int = 500, offset: int = 0) -> list[SessionInfo]:
+    async def list_sessions(
+        self, *, archived: bool = False, limit: int = 500, offset: int = 0
+    ) -> list[SessionInfo]:
         return await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
 
     async def rename_session(self, session_id: str, title: str) -> None:
@@ -256,7 +266,9 @@ class Engine:
         if leaf_id is None:
             return
         leaf = live.conversation.tree.get(leaf_id)
-        target = live.conversation.regenerate(leaf.id) if leaf.is_assistant else live.conversation.answer(leaf.id)
+        target = (
+            live.conversation.regenerate(leaf.id) if leaf.is_assistant else live.conversation.answer(leaf.id)
+        )
         live.emit(ActivePathChanged(session_id, target.id))
         self._start(live)
 
@@ -331,10 +343,8 @@ class Engine:
     async def remove_provider(self, name: str) -> None:
         await self.store.remove_provider(name)
         await self.hub.forget(name)
-        try:
+        with contextlib.suppress(credentials.KeychainUnavailableError):
             credentials.delete_api_key(name)
-        except credentials.KeychainUnavailableError:
-            pass
 
     async def list_models(self, provider: str) -> list[ModelInfo]:
         config = await self.store.get_provider(provider)
@@ -373,14 +383,18 @@ class Engine:
             raise SessionBusyError("a reply is still running in this session")
         return live
 
-    def _start(self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False) -> None:
+    def _start(
+        self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False
+    ) -> None:
         live.emit(TurnStateChanged(live.session_id, live.conversation.state))
         task = asyncio.create_task(
             self._run_turn(live, stored_first, resuming), name=f"turn-{live.session_id}"
         )
         self._tasks[live.session_id] = task
 
-    async def _run_turn(self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool) -> None:
+    async def _run_turn(
+        self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool
+    ) -> None:
         try:
             await self.runner.run(live, stored_first=stored_first, resuming=resuming)
         finally:

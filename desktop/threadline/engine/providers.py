@@ -50,7 +50,9 @@ class ProviderHub:
                     (ErrorAction.SETTINGS,),
                 )
             )
-        name = session.provider or agent.provider or await self._store.get_setting(DEFAULT_PROVIDER_SETTING, "")
+        name = (
+            session.provider or agent.provider or await self._store.get_setting(DEFAULT_PROVIDER_SETTING, "")
+        )
         if name not in configs:
             if name:
                 raise SetupError(

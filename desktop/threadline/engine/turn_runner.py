@@ -54,7 +54,9 @@ MAX_TOOL_ROUNDS = 25
 class TurnStopped(Exception):
     """The engine itself ended the turn (a runaway tool loop, a reply cut short, compaction failed)."""
 
-    def __init__(self, message: str, kind: str = "turn_stopped", actions: tuple[ErrorAction, ...] = ()) -> None:
+    def __init__(
+        self, message: str, kind: str = "turn_stopped", actions: tuple[ErrorAction, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.user_message = message
         self.kind = kind
@@ -75,7 +77,9 @@ def user_error(err: Exception) -> UserFacingError:
     if isinstance(err, SetupError):
         return err.error
     if isinstance(err, NothingFitsError):
-        return UserFacingError("context_full", err.user_message, (ErrorAction.COMPACT, ErrorAction.NEW_SESSION))
+        return UserFacingError(
+            "context_full", err.user_message, (ErrorAction.COMPACT, ErrorAction.NEW_SESSION)
+        )
     if isinstance(err, NothingToCompactError):
         return UserFacingError("compaction", err.user_message, (ErrorAction.NEW_SESSION,))
     if isinstance(err, TurnStopped):
@@ -276,7 +280,13 @@ class TurnRunner:
         await self.compact(live, provider, params, keep_turns=1)
 
     async def compact(
-        self, live: LiveConversation, provider: Provider, params: ChatParams, *, keep_turns: int = 2, instructions: str = ""
+        self,
+        live: LiveConversation,
+        provider: Provider,
+        params: ChatParams,
+        *,
+        keep_turns: int = 2,
+        instructions: str = "",
     ) -> Message:
         """Summarise the older part of the path into a stored summary message."""
         plan = plan_compaction(live.conversation.path(), keep_turns=keep_turns)
@@ -307,7 +317,9 @@ class TurnRunner:
 
     async def _collect_text(self, provider: Provider, request: BuiltRequest, params: ChatParams) -> str:
         parts: list[str] = []
-        async for event in stream_with_retries(lambda: provider.stream(request, params, ()), self._retry, _no_retry_note):
+        async for event in stream_with_retries(
+            lambda: provider.stream(request, params, ()), self._retry, _no_retry_note
+        ):
             if isinstance(event, llm_events.TextDelta):
                 parts.append(event.text)
         return "".join(parts)
@@ -326,7 +338,11 @@ class TurnRunner:
         return failed
 
     async def _record_ending(
-        self, live: LiveConversation, writer: CoalescedTextWriter, reply: Message | None, changed: list[Message]
+        self,
+        live: LiveConversation,
+        writer: CoalescedTextWriter,
+        reply: Message | None,
+        changed: list[Message],
     ) -> None:
         """Store and announce how a turn ended early: the partial reply, then new messages."""
         await writer.stop()

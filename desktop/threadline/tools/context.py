@@ -35,7 +35,9 @@ def current_tool_context() -> ToolContext:
 
 
 @contextmanager
-def tool_context(session_id: str, history: Sequence[Message], allowed_folders: Sequence[str] = ()) -> Iterator[ToolContext]:
+def tool_context(
+    session_id: str, history: Sequence[Message], allowed_folders: Sequence[str] = ()
+) -> Iterator[ToolContext]:
     context = ToolContext(session_id, tuple(history), tuple(allowed_folders))
     token = _current.set(context)
     try:

@@ -74,12 +74,18 @@ class ToolRegistry:
         try:
             output = await asyncio.wait_for(tool.call(arguments), timeout=self.timeout)
         except TimeoutError:
-            return _error(call, f"Tool {call.name!r} did not finish within {self.timeout:g} s and was stopped.")
+            return _error(
+                call, f"Tool {call.name!r} did not finish within {self.timeout:g} s and was stopped."
+            )
         except Exception as err:
             log.warning("tool %s failed: %s", call.name, err, exc_info=True)
             return _error(call, f"Tool {call.name!r} failed: {err}")
         return ToolResult(
-            call_id=call.id, text=output.text, images=output.images, is_error=output.is_error, tool_name=call.name
+            call_id=call.id,
+            text=output.text,
+            images=output.images,
+            is_error=output.is_error,
+            tool_name=call.name,
         )
 
 
