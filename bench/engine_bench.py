@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import keyring  # noqa: E402
-from tests.support.memory_keyring import MemoryKeyring  # noqa: E402
-from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response  # noqa: E402
+import keyring
+from tests.support.memory_keyring import MemoryKeyring
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
-from threadline.core.config import ProviderConfig, ProviderKind  # noqa: E402
-from threadline.engine.engine import Engine  # noqa: E402
-from threadline.engine.events import ConversationEvent, TextDelta  # noqa: E402
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.engine.engine import Engine
+from threadline.engine.events import ConversationEvent, TextDelta
 
 
 async def raw_first_token(server: ReplayServer) -> float:
@@ -100,7 +100,9 @@ async def main(tokens: int, runs: int) -> None:
     with ReplayServer() as server, tempfile.TemporaryDirectory() as tmp:
         engine = await Engine.open(Path(tmp))
         await engine.save_provider(
-            ProviderConfig("bench", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"),
+            ProviderConfig(
+                "bench", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
+            ),
             "sk-bench",
         )
         try:
@@ -110,8 +112,10 @@ async def main(tokens: int, runs: int) -> None:
             raw_median, warm_median = statistics.median(raw), statistics.median(warm)
             print(f"time to first token, bare socket client (median of {runs}): {raw_median * 1000:7.1f} ms")
             print(f"time to first token, Threadline engine (median of {runs}): {warm_median * 1000:7.1f} ms")
-            print(f"  added by Threadline: {(warm_median - raw_median) * 1000:7.1f} ms (p90 warm "
-                  f"{sorted(warm)[int(0.9 * (runs - 1))] * 1000:.1f} ms)")
+            print(
+                f"  added by Threadline: {(warm_median - raw_median) * 1000:7.1f} ms (p90 warm "
+                f"{sorted(warm)[int(0.9 * (runs - 1))] * 1000:.1f} ms)"
+            )
             print(f"  first turn of the process (SDK import + client): {cold * 1000:7.1f} ms")
             for streams in (1, 8):
                 total, slowest = await throughput(engine, server, streams, tokens)
