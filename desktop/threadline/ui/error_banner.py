@@ -1,0 +1,90 @@
+"""An inline banner in a tab: what went wrong, and buttons for what to do about it.
+
+Built from the engine's ``UserFacingError`` — never from a traceback. The same
+widget, in its quiet variant, tells about a scheduled retry ("Retrying in 4 s").
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+
+from threadline.engine.events import ErrorAction, UserFacingError
+
+ACTION_TEXT = {
+    ErrorAction.RETRY: "Retry",
+    ErrorAction.ADD_KEY: "Add API key…",
+    ErrorAction.PICK_MODEL: "Choose another model",
+    ErrorAction.COMPACT: "Compact conversation",
+    ErrorAction.NEW_SESSION: "Start a new chat",
+    ErrorAction.SETTINGS: "Open Settings…",
+}
+
+
+class ErrorBanner(QFrame):
+    actionChosen = Signal(object)  # ErrorAction
+    dismissed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ErrorBanner")
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(12, 8, 8, 8)
+        self._layout.setSpacing(8)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._layout.addWidget(self.label, 1)
+        self._buttons: list[QPushButton] = []
+        self.close_button = QToolButton()
+        self.close_button.setText("×")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.clicked.connect(self.dismiss)
+        self._layout.addWidget(self.close_button)
+        self.error: UserFacingError | None = None
+        self.hide()
+
+    def show_error(self, error: UserFacingError) -> None:
+        self.setObjectName("ErrorBanner")
+        self._restyle()
+        self.error = error
+        self.label.setText(error.message)
+        self._set_buttons(error.actions)
+        self.show()
+
+    def show_info(self, text: str) -> None:
+        self.setObjectName("InfoBanner")
+        self._restyle()
+        self.error = None
+        self.label.setText(text)
+        self._set_buttons(())
+        self.show()
+
+    def dismiss(self) -> None:
+        self.error = None
+        self.hide()
+        self.dismissed.emit()
+
+    def button(self, action: ErrorAction) -> QPushButton | None:
+        return next((b for b in self._buttons if b.property("action") == action.value), None)
+
+    def _set_buttons(self, actions: tuple[ErrorAction, ...]) -> None:
+        for b in self._buttons:
+            self._layout.removeWidget(b)
+            b.deleteLater()
+        self._buttons = []
+        for i, action in enumerate(actions):
+            b = QPushButton(ACTION_TEXT.get(action, str(action).replace("_", " ").capitalize()))
+            b.setProperty("action", action.value)
+            b.setCursor(Qt.CursorShape.PointingHandCursor)
+            b.clicked.connect(lambda _=False, a=action: self.actionChosen.emit(a))
+            self._layout.insertWidget(1 + i, b)
+            self._buttons.append(b)
+
+    def _restyle(self) -> None:
+        self.style().unpolish(self)
+        self.style().polish(self)
+        for child in self.findChildren(QLabel):
+            child.style().unpolish(child)
+            child.style().polish(child)
