@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, cast
+from datetime import datetime
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select, update
@@ -17,8 +18,9 @@ from sqlmodel import Session, col, func, select, update
 from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.core.tree import ConversationTree
 from threadline.store.convert import (
-    MessageRecord,
     content_to_json,
+    datetime_value,
+    json_value,
     message_from_row,
     message_to_row,
     metadata_to_json,
@@ -31,6 +33,7 @@ from threadline.store.tables import MessageRow
 log = logging.getLogger("threadline.store")
 
 _messages = sa.inspect(MessageRow).local_table
+_RAW = sa.String()
 _TREE_COLUMNS = (
     _messages.c.id,
     _messages.c.parent_id,
@@ -38,11 +41,42 @@ _TREE_COLUMNS = (
     _messages.c.role,
     _messages.c.kind,
     _messages.c.text,
-    _messages.c.content,
+    # Fetched undecoded: SQLAlchemy's per-value JSON and SQLite-datetime processors
+    # cost more than the query itself on a 10,000-message tree; see ``StoredMessage``.
+    sa.type_coerce(_messages.c.content, _RAW).label("content"),
     _messages.c.status,
-    _messages.c.metadata.label("meta"),
-    _messages.c.created_at,
+    sa.type_coerce(_messages.c.metadata, _RAW).label("meta"),
+    sa.type_coerce(_messages.c.created_at, _RAW).label("created_at"),
 )
+
+
+class StoredMessage(NamedTuple):
+    """A message row as fetched for a tree, with JSON and timestamps decoded cheaply."""
+
+    id: str
+    parent_id: str | None
+    role: str
+    kind: str
+    text: str
+    content: dict[str, Any]
+    status: str
+    meta: dict[str, Any] | None
+    created_at: datetime
+
+    @classmethod
+    def from_raw(cls, row: Any) -> StoredMessage:
+        content = row.content
+        return cls(
+            row.id,
+            row.parent_id,
+            row.role,
+            row.kind,
+            row.text,
+            {} if content == "{}" else json_value(content),
+            row.status,
+            json_value(row.meta),
+            datetime_value(row.created_at),
+        )
 
 
 def next_ordinal(session: Session, session_id: str) -> int:
@@ -129,7 +163,7 @@ def load_tree(session: Session, session_id: str) -> ConversationTree:
     tree = ConversationTree()
     newest_ordinal: dict[str, int] = {}
     for record in session.connection().execute(statement):
-        message = message_from_row(_as_record(record))
+        message = message_from_row(StoredMessage.from_raw(record))
         if message.parent_id is not None and message.parent_id not in tree:
             log.warning(
                 "session %s: message %s has no parent %s; skipped", session_id, message.id, message.parent_id
@@ -146,8 +180,3 @@ def load_tree(session: Session, session_id: str) -> ConversationTree:
 def _newest_leaf(tree: ConversationTree, ordinals: dict[str, int]) -> str | None:
     leaves = [m.id for m in tree if not tree.children(m.id)]
     return max(leaves, key=ordinals.__getitem__, default=None)
-
-
-def _as_record(row: Any) -> MessageRecord:
-    """Result rows have the record's attributes by label; SQLAlchemy cannot type that."""
-    return cast(MessageRecord, row)

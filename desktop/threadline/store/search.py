@@ -2,7 +2,7 @@
 
 User input never reaches the FTS parser as syntax: it is split on whitespace,
 each piece reduced to its letters and digits and quoted as a phrase, and the
-last piece matches as a prefix (search-as-you-type). So ``foo"``, ``AND (`` or a
+last piece matches as a prefix (search-as-you-type) once it has two letters. So ``foo"``, ``AND (`` or a
 lone ``*`` are plain words or nothing, never a syntax error.
 
 Backends: FTS5 (SQLite) ordered by row id descending, which FTS5 walks
@@ -26,6 +26,9 @@ from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import as_utc, session_from_row
 from threadline.store.tables import MessageRow, SessionRow
 
+MIN_PREFIX = 2
+"""A last word shorter than this matches whole words only: a one-letter prefix matches
+nearly every message, and no index makes that fast (FTS5 keeps 2- and 3-letter prefix indexes)."""
 SNIPPET_WORDS = 16
 SNIPPET_CHARS = 160
 _TOKEN = re.compile(r"[^\W_]+")
@@ -42,7 +45,8 @@ def fts5_query(text: str) -> str | None:
     if not terms:
         return None
     phrases = ['"' + " ".join(tokens) + '"' for tokens in terms]
-    phrases[-1] += "*"
+    if len(terms[-1][-1]) >= MIN_PREFIX:
+        phrases[-1] += "*"
     return " ".join(phrases)
 
 
@@ -52,7 +56,8 @@ def tsquery(text: str) -> str | None:
     if not terms:
         return None
     parts = [" <-> ".join(f"'{token.lower()}'" for token in tokens) for tokens in terms]
-    parts[-1] += ":*"
+    if len(terms[-1][-1]) >= MIN_PREFIX:
+        parts[-1] += ":*"
     return " & ".join(f"({p})" for p in parts)
 
 

@@ -21,3 +21,9 @@ def test_python_snippet_marks_every_match() -> None:
     assert snippet.startswith("…") and snippet.endswith("…")
     assert snippet.count(SNIPPET_OPEN) == 2
     assert f"{SNIPPET_OPEN}Needle{SNIPPET_CLOSE}" in snippet
+
+
+def test_one_letter_last_word_is_not_a_prefix() -> None:
+    assert fts5_query("vitamin c") == '"vitamin" "c"'
+    assert tsquery("vitamin c") == "('vitamin') & ('c')"
+    assert fts5_query("vitamin ca") == '"vitamin" "ca"*'

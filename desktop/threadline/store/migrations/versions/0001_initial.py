@@ -27,7 +27,8 @@ depends_on: str | Sequence[str] | None = None
 SQLITE_FTS = [
     """
     CREATE VIRTUAL TABLE messages_fts USING fts5(
-        text, content='messages', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
+        text, content='messages', content_rowid='seq', tokenize='unicode61 remove_diacritics 2',
+        prefix='2 3'
     )
     """,
     """
