@@ -1,0 +1,197 @@
+"""Retries: transient errors before any output, with backoff or Retry-After; nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from llm_helpers import OPENAI, Api, collect, simple_request
+from tests.support import sse_streams as s
+from tests.support.sse_server import ReplayServer
+
+from threadline.llm import errors
+from threadline.llm.base import ChatParams
+from threadline.llm.events import StreamEvent, StreamFinished, TextDelta
+from threadline.llm.retry import RetryPolicy, describe_retry, stream_with_retries
+
+FINISHED = StreamFinished("end", (), "r", "m", None)
+
+
+class Script:
+    """Each call of ``open`` plays the next outcome: an error, or events then maybe an error."""
+
+    def __init__(self, *outcomes: errors.ProviderError | list[StreamEvent | errors.ProviderError]) -> None:
+        self.outcomes = list(outcomes)
+        self.opened = 0
+
+    def open(self) -> AsyncIterator[StreamEvent]:
+        outcome = self.outcomes[self.opened]
+        self.opened += 1
+        return self._play(outcome)
+
+    async def _play(
+        self, outcome: errors.ProviderError | list[StreamEvent | errors.ProviderError]
+    ) -> AsyncIterator[StreamEvent]:
+        if isinstance(outcome, errors.ProviderError):
+            raise outcome
+        for item in outcome:
+            if isinstance(item, errors.ProviderError):
+                raise item
+            yield item
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+        self.retries: list[tuple[int, float, str]] = []
+
+    async def sleep(self, delay: float) -> None:
+        self.sleeps.append(delay)
+
+    async def on_retry(self, attempt: int, delay: float, err: errors.ProviderError) -> None:
+        self.retries.append((attempt, delay, err.kind))
+
+
+async def drain(script: Script, recorder: Recorder, policy: RetryPolicy | None = None) -> list[StreamEvent]:
+    out: list[StreamEvent] = []
+    async for event in stream_with_retries(
+        script.open, policy, recorder.on_retry, sleep=recorder.sleep, rng=lambda: 0.5
+    ):
+        out.append(event)
+    return out
+
+
+@pytest.mark.asyncio
+async def test_transient_errors_are_retried_with_exponential_backoff() -> None:
+    script = Script(
+        errors.ServerError("s"),
+        errors.NetworkError("n"),
+        errors.OverloadedError("o"),
+        [TextDelta("hi"), FINISHED],
+    )
+    recorder = Recorder()
+    events = await drain(script, recorder, RetryPolicy(max_attempts=4, base_delay=1.0, max_delay=30))
+    assert events == [TextDelta("hi"), FINISHED]
+    assert script.opened == 4
+    assert recorder.sleeps == [0.75, 1.5, 3.0]  # equal jitter at rng=0.5: backoff * 3/4
+    assert [(a, k) for a, _, k in recorder.retries] == [(2, "server"), (3, "network"), (4, "overloaded")]
+
+
+@pytest.mark.asyncio
+async def test_backoff_is_capped() -> None:
+    policy = RetryPolicy(max_attempts=10, base_delay=1.0, max_delay=4.0)
+    delays = [policy.delay(n, errors.ServerError("s"), lambda: 1.0) for n in range(1, 8)]
+    assert delays == [1.0, 2.0, 4.0, 4.0, 4.0, 4.0, 4.0]
+    assert all(d is not None and d >= 0.5 for d in [policy.delay(1, errors.ServerError("s"), lambda: 0.0)])
+
+
+@pytest.mark.asyncio
+async def test_retry_after_is_honoured() -> None:
+    script = Script(errors.RateLimitError("r", retry_after=12), [FINISHED])
+    recorder = Recorder()
+    await drain(script, recorder)
+    assert recorder.sleeps[0] >= 12
+    assert recorder.sleeps[0] < 13
+    assert recorder.retries[0][0] == 2
+
+
+@pytest.mark.asyncio
+async def test_a_retry_after_too_long_is_not_waited_for() -> None:
+    script = Script(errors.RateLimitError("r", retry_after=3600), [FINISHED])
+    with pytest.raises(errors.RateLimitError):
+        await drain(script, Recorder())
+    assert script.opened == 1
+
+
+@pytest.mark.asyncio
+async def test_gives_up_after_max_attempts() -> None:
+    script = Script(*[errors.ServerError(f"s{n}") for n in range(3)])
+    recorder = Recorder()
+    with pytest.raises(errors.ServerError) as caught:
+        await drain(script, recorder, RetryPolicy(max_attempts=3))
+    assert str(caught.value) == "s2"
+    assert script.opened == 3
+    assert len(recorder.sleeps) == 2
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "error",
+    [
+        errors.AuthenticationError("a"),
+        errors.ModelNotFoundError("m"),
+        errors.ContextOverflowError("c"),
+        errors.BadRequestError("b"),
+        errors.MalformedStreamError("x"),
+        errors.PermissionDeniedError("p"),
+    ],
+)
+async def test_non_transient_errors_are_not_retried(error: errors.ProviderError) -> None:
+    script = Script(error, [FINISHED])
+    recorder = Recorder()
+    with pytest.raises(type(error)):
+        await drain(script, recorder)
+    assert script.opened == 1
+    assert recorder.sleeps == []
+
+
+@pytest.mark.asyncio
+async def test_never_retried_after_output_started() -> None:
+    script = Script([TextDelta("partial "), errors.NetworkError("cut")], [TextDelta("again"), FINISHED])
+    recorder = Recorder()
+    seen: list[StreamEvent] = []
+    with pytest.raises(errors.NetworkError):
+        async for event in stream_with_retries(
+            script.open, RetryPolicy(), recorder.on_retry, sleep=recorder.sleep
+        ):
+            seen.append(event)
+    assert seen == [TextDelta("partial ")]
+    assert script.opened == 1
+    assert recorder.sleeps == []
+
+
+@pytest.mark.asyncio
+async def test_on_retry_may_be_synchronous() -> None:
+    calls: list[int] = []
+    script = Script(errors.ServerError("s"), [FINISHED])
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    events = [
+        e
+        async for e in stream_with_retries(
+            script.open, RetryPolicy(), lambda a, d, e: calls.append(a), sleep=no_sleep
+        )
+    ]
+    assert events == [FINISHED]
+    assert calls == [2]
+
+
+def test_describe_retry() -> None:
+    err = errors.RateLimitError("OpenAI is rate limiting requests; try again in 12 s.", retry_after=12)
+    assert describe_retry(2, 12.2, err, RetryPolicy()) == (
+        "OpenAI is rate limiting requests; retrying in 13 s (attempt 2 of 4)."
+    )
+
+
+@pytest.mark.asyncio
+async def test_retry_against_the_server_after_429_and_503(replay_server: ReplayServer) -> None:
+    api: Api = OPENAI
+    provider = api.make(replay_server)
+    replay_server.enqueue(
+        s.openai_rate_limited(2), s.openai_server_error(503), s.sse_response(s.openai_text_stream(["ok"]))
+    )
+    recorder = Recorder()
+    stream = stream_with_retries(
+        lambda: provider.stream(simple_request(), ChatParams(api.model)),
+        RetryPolicy(base_delay=0.1),
+        recorder.on_retry,
+        sleep=recorder.sleep,
+    )
+    got = await collect(stream)
+    await provider.aclose()
+    assert got.error is None and got.text == "ok"
+    assert [k for _, _, k in recorder.retries] == ["rate_limit", "overloaded"]
+    assert recorder.sleeps[0] >= 2
+    assert len(replay_server.stream_requests()) == 3
