@@ -1,4 +1,14 @@
-"""An in-memory keyring backend for tests: real keyring API, no system keychain needed."""
+"""An in-memory keyring backend for tests (the real keychain is never touched).
+
+Usage::
+
+    import keyring
+    from tests.support.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())
+
+or the ``memory_keyring`` / ``no_keyring`` fixtures from ``tests.support.fixtures``.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +17,20 @@ from keyring.errors import PasswordDeleteError
 
 
 class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    priority = 1  # never chosen on its own; tests set it explicitly
 
     def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.entries: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
+        return self.entries.get((service, username))
 
     def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
+        self.entries[(service, username)] = password
 
     def delete_password(self, service: str, username: str) -> None:
-        if self.passwords.pop((service, username), None) is None:
-            raise PasswordDeleteError(username)
+        try:
+            del self.entries[(service, username)]
+        except KeyError:
+            raise PasswordDeleteError(f"no entry for {username!r}") from None

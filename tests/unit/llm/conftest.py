@@ -20,6 +20,8 @@ from tests.support.sse_server import ReplayServer  # noqa: E402
 from threadline.llm.base import Provider  # noqa: E402
 
 replay_server = _fixtures.replay_server
+memory_keyring = _fixtures.memory_keyring
+no_keyring = _fixtures.no_keyring
 
 
 @pytest.fixture(params=[OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
