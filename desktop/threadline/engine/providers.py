@@ -96,8 +96,12 @@ class ProviderHub:
 
     async def list_models(self, config: ProviderConfig) -> list[ModelInfo]:
         models = await self.client(config).list_models()
-        self._models[config.name] = models
+        self.remember_models(config.name, models)
         return models
+
+    def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
+        """Keep a provider's model listing: it tells context windows for budgets and compaction."""
+        self._models[provider] = models
 
     def context_window(self, provider: str, model: str) -> int | None:
         """The model's context window when a listing told us; ``None`` otherwise."""

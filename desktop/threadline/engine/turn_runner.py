@@ -49,6 +49,8 @@ HISTORY_CAP_SETTING = "history_cap"
 DEFAULT_HISTORY_CAP = 400
 REPLY_RESERVE_TOKENS = 4096
 MAX_TOOL_ROUNDS = 25
+COMPACT_THRESHOLD = 0.85
+"""Compact before sending when the estimate passes this share of the model's budget."""
 
 
 class TurnStopped(Exception):
@@ -134,7 +136,7 @@ class TurnRunner:
             config, model = await self._hub.resolve(live.info, agent)
             provider = self._hub.client(config)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
-            compacted = False
+            compacted = await self._compact_if_near_limit(live, agent, config, provider, params)
             rounds = 0
             while True:
                 try:
@@ -274,6 +276,35 @@ class TurnRunner:
         await self._store.append_message(live.session_id, message)
 
     # -- compaction -------------------------------------------------------------------------
+
+    async def _compact_if_near_limit(
+        self,
+        live: LiveConversation,
+        agent: AgentConfig,
+        config: ProviderConfig,
+        provider: Provider,
+        params: ChatParams,
+    ) -> bool:
+        """Compact before the first request when the estimate nears the context window.
+
+        Only when the window is known (from the provider's model listing); otherwise
+        the provider's overflow error triggers compaction. Returns whether it ran.
+        """
+        window = self._hub.context_window(config.name, params.model)
+        if not window:
+            return False
+        budget = window - (agent.max_tokens or REPLY_RESERVE_TOKENS)
+        try:
+            estimate = build_request(live.conversation.path(), system=agent.system_prompt).estimated_tokens
+        except (NothingFitsError, ValueError):
+            return False
+        if estimate <= COMPACT_THRESHOLD * budget:
+            return False
+        try:
+            await self._compact_mid_turn(live, provider, params)
+        except NothingToCompactError:
+            return False
+        return True
 
     async def _compact_mid_turn(self, live: LiveConversation, provider: Provider, params: ChatParams) -> None:
         """The provider said the context overflowed: summarise all but the current turn, retry once."""

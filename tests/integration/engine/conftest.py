@@ -30,7 +30,7 @@ async def open_engine(
 ) -> Engine:
     engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=2.0)
     base_url = server.openai_base_url if kind is ProviderKind.OPENAI else server.anthropic_base_url
-    model = "gpt-4o-mini" if kind is ProviderKind.OPENAI else "claude-sonnet-4-5"
+    model = "gpt-4o-mini" if kind is ProviderKind.OPENAI else "claude-replay"
     await engine.save_provider(
         ProviderConfig("replay", kind, base_url=base_url, default_model=model), "sk-test"
     )

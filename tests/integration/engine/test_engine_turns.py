@@ -22,7 +22,7 @@ from tests.support.sse_server import (
     sse_response,
 )
 
-from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.core.config import AgentConfig, Approval, ApprovalRule, ModelInfo
 from threadline.core.messages import MessageKind, MessageStatus, Role
 from threadline.core.request import ToolSpec
 from threadline.core.turn import TurnState
@@ -402,3 +402,106 @@ async def test_events_reach_subscribers_in_order(engine: Engine, replay_server: 
     events = await turn(engine, session.id, "hi")
     added = [e.message.kind for e in events if isinstance(e, MessageAdded)]
     assert added == [MessageKind.PROMPT, MessageKind.RESPONSE]
+
+
+async def test_manual_compaction_stores_a_summary_used_by_later_requests(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(text_reply("A1"), text_reply("A2"), text_reply("A3"))
+    session = await engine.new_session()
+    for prompt in ("Q1", "Q2", "Q3"):
+        await turn(engine, session.id, prompt)
+    live = engine.live(session.id)
+    assert live is not None
+    replay_server.enqueue(text_reply("Q1 was asked and answered."))
+    await engine.compact(session.id, "keep it short")
+    summary_prompt = replay_server.requests[-1].body["messages"][-1]["content"]
+    assert "Q1" in summary_prompt and "keep it short" in summary_prompt and "Q3" not in summary_prompt
+    path = live.conversation.path()
+    assert path[-1].kind is MessageKind.SUMMARY and path[-1].text == "Q1 was asked and answered."
+
+    replay_server.enqueue(text_reply("A4"))
+    await turn(engine, session.id, "Q4")
+    sent = replay_server.requests[-1].body["messages"]
+    assert sent[0]["role"] == "system" and "Q1 was asked and answered." in sent[0]["content"]
+    assert [m["content"] for m in sent[1:]] == ["Q2", "A2", "Q3", "A3", "Q4"]  # the last turns verbatim
+    stored = await stored_path(engine.data_dir, session.id)
+    assert [m.text for m in stored if m.kind is MessageKind.PROMPT] == [
+        "Q1",
+        "Q2",
+        "Q3",
+        "Q4",
+    ]  # nothing lost
+
+
+async def test_manual_compaction_of_a_short_chat_says_there_is_nothing_to_do(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(text_reply("A1"))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Q1")
+    live = engine.live(session.id)
+    assert live is not None
+    events: list = []  # type: ignore[type-arg]
+    live.subscribe(events.append)
+    await engine.compact(session.id)
+    failed = failure(events)
+    assert failed is not None and "nothing to compact" in failed.error.message.lower()
+    assert len(replay_server.requests) == 1  # no request was wasted
+
+
+async def test_anthropic_turn_with_tool_round(tmp_path: Path, replay_server: ReplayServer) -> None:
+    from tests.integration.engine.conftest import open_engine
+    from tests.support.sse_server import anthropic_text_stream, anthropic_tool_use_stream
+
+    from threadline.core.config import ProviderKind
+
+    engine = await open_engine(tmp_path / "data", replay_server, ProviderKind.ANTHROPIC)
+    try:
+        tool = LookupTool()
+        engine.tools.register(tool)
+        await engine.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                system_prompt="Be brief.",
+                enabled_tools=("lookup",),
+                approval_rules=(ApprovalRule("look*", Approval.ALLOW),),
+            )
+        )
+        replay_server.enqueue(
+            sse_response(
+                anthropic_tool_use_stream([("toolu_1", "lookup", {"q": "loom"})], text_pieces=["Checking."])
+            ),
+            sse_response(anthropic_text_stream(["A loom ", "weaves."])),
+        )
+        session = await engine.new_session()
+        events = await turn(engine, session.id, "What is a loom?")
+        assert failure(events) is None and tool.calls == [{"q": "loom"}]
+        path = await stored_path(engine.data_dir, session.id)
+        assert path[-1].text == "A loom weaves." and path[-1].metadata is not None
+        assert path[-1].metadata.model == "claude-sonnet-4-5" and path[-1].metadata.output_tokens == 15
+        second = replay_server.requests[1].body
+        assert second["system"] == "Be brief."
+        result_block = second["messages"][-1]["content"][0]
+        assert result_block["type"] == "tool_result" and result_block["tool_use_id"] == "toolu_1"
+        assert second["messages"][1]["content"][-1]["type"] == "tool_use"
+    finally:
+        await engine.aclose()
+
+
+async def test_compacts_before_sending_when_near_the_context_window(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    long_answer = "word " * 2000  # ~2,500 tokens by the character estimate
+    replay_server.enqueue(text_reply(long_answer), text_reply(long_answer))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Q1")
+    await turn(engine, session.id, "Q2")
+    engine.hub.remember_models("replay", [ModelInfo("gpt-4o-mini", context_window=4096 + 5000)])
+    replay_server.enqueue(text_reply("Summary of Q1 and Q2."), text_reply("A3"))
+    events = await turn(engine, session.id, "Q3")
+    assert failure(events) is None
+    path = await stored_path(engine.data_dir, session.id)
+    assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
+    assert "word word" not in str(replay_server.requests[-1].body["messages"])
