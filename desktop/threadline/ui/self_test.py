@@ -1,8 +1,13 @@
-"""``threadline --self-test``: prove an installed build works, without a display.
+"""``threadline --self-test``: prove a build or an install works, without a display.
 
-Starts Qt offscreen, opens the database through the real engine, builds the main
-window, creates a session, opens it in a tab, deletes it and shuts down. Exit 0
-means the packaged app can import everything it needs, paint, and use its store.
+Starts Qt offscreen (so the Qt platform and image-format plugins must load), loads the
+app icon from the bundled resources, opens the database through the real engine (so
+SQLAlchemy, the dialect and the Alembic migration scripts must be there), builds the main
+window, creates a session, opens it in a tab, deletes it and shuts down. It writes only to
+``data_dir`` (or the database at ``database_url``).
+
+Exit 0 and one ``… self-test OK`` line with the version and the data dir; otherwise exit 1
+and one line on stderr that says which step failed — smoke tests grep these.
 """
 
 from __future__ import annotations
@@ -10,65 +15,101 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import tempfile
 from pathlib import Path
+from typing import Any
+
+
+class SelfTestError(RuntimeError):
+    """A check failed; the message says which."""
+
+
+def _load_app_icon() -> Any:
+    from PySide6.QtGui import QIcon
+
+    from threadline.resources import app_icon_paths
+
+    icon = QIcon()
+    for path in app_icon_paths():
+        if path.suffix == ".png":
+            icon.addFile(str(path))
+    if icon.isNull() or icon.pixmap(48, 48).isNull():
+        raise SelfTestError("the app icon did not load (resources or Qt image plugins missing)")
+    return icon
 
 
 def run_self_test(data_dir: Path, database_url: str | None) -> int:
+    """Run the checks; print one line; return the process exit status."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    import qasync
-
-    from threadline.engine.engine import Engine
-    from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeManager
-
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    theme = ThemeManager(app)
-    theme.apply()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    use_dir = data_dir
-    scratch = None
-    if database_url is None and not data_dir.exists():
-        scratch = tempfile.TemporaryDirectory(prefix="threadline-self-test-")
-        use_dir = Path(scratch.name)
-
-    async def check() -> int:
-        engine = await Engine.open(use_dir, database_url=database_url)
-        window = MainWindow(theme, use_dir)
-        try:
-            window.show()
-            await window.attach_engine(engine)
-            info = await engine.new_session("self-test")
-            tab = await window._open(info.id, focus=True)
-            if tab is None or window.tabs.tab_for(info.id) is None:
-                print("self-test: the session did not open in a tab", file=sys.stderr)
-                return 1
-            window.grab()
-            window.tabs.close_tab(tab)
-            await engine.delete_session(info.id)
-            remaining = [s.id for s in await engine.list_sessions(limit=10_000)]
-            if info.id in remaining:
-                print("self-test: the session was not deleted", file=sys.stderr)
-                return 1
-            print("self-test: ok")
-            return 0
-        finally:
-            window.sidebar.detach()
-            window.hide()
-            window.deleteLater()
-            await engine.aclose()
-
+    step = "starting"
     try:
+        from threadline import __version__
+
+        step = "finding resources"
+        from threadline.resources import resource_path
+
+        resource_path("icons", "threadline.svg")
+
+        step = "starting Qt"
+        from PySide6.QtCore import qVersion
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication(sys.argv[:1] or ["threadline"])
+        assert isinstance(app, QApplication)
+        app.setQuitOnLastWindowClosed(False)
+        step = "loading the app icon"
+        app.setWindowIcon(_load_app_icon())
+        qt = f"Qt {qVersion()} ({app.platformName()})"
+
+        step = "starting the event loop"
+        import qasync
+
+        from threadline.engine.engine import Engine
+        from threadline.ui.main_window import MainWindow
+        from threadline.ui.theme import ThemeManager
+
+        theme = ThemeManager(app)
+        theme.apply()
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+
+        async def check() -> None:
+            nonlocal step
+            step = "opening the database"
+            engine = await Engine.open(data_dir, database_url=database_url)
+            step = "building the main window"
+            window = MainWindow(theme, data_dir)
+            try:
+                window.show()
+                await window.attach_engine(engine)
+                step = "creating a session"
+                info = await engine.new_session("self-test")
+                step = "opening the session in a tab"
+                tab = await window._open(info.id, focus=True)
+                if tab is None or window.tabs.tab_for(info.id) is None:
+                    raise SelfTestError("the session did not open in a tab")
+                window.grab()
+                window.tabs.close_tab(tab)
+                step = "deleting the session"
+                await engine.delete_session(info.id)
+                remaining = [s.id for s in await engine.list_sessions(limit=10_000)]
+                if info.id in remaining:
+                    raise SelfTestError("the session was not deleted")
+            finally:
+                window.sidebar.detach()
+                window.hide()
+                window.deleteLater()
+                await engine.aclose()
+
         with loop:
-            return int(loop.run_until_complete(check()))
-    except Exception as err:  # noqa: BLE001 - the exit code and message are the result
-        print(f"self-test failed: {err}", file=sys.stderr)
+            loop.run_until_complete(check())
+    except Exception as err:  # one line, no traceback: the exit code and message are the result
+        text = str(err).strip()
+        detail = text.splitlines()[0] if text else ""
+        print(
+            f"threadline self-test FAILED while {step}: {type(err).__name__}" + (f": {detail}" if detail else ""),
+            file=sys.stderr,
+        )
         return 1
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
+    where = database_url.rsplit("@", 1)[-1] if database_url else str(data_dir)
+    print(f"threadline {__version__} self-test OK: {qt}, database in {where}")
+    return 0
