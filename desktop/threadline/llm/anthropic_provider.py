@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.llm._http import httpx_module
 from threadline.llm.accumulate import AnthropicAccumulator
 from threadline.llm.base import DEFAULT_ANTHROPIC_MAX_TOKENS, ChatParams
 from threadline.llm.convert import anthropic_messages, anthropic_tools, tools_to_send
@@ -48,7 +49,8 @@ class AnthropicProvider:
         connect_timeout: float = 10.0,
     ) -> None:
         import anthropic
-        import httpx2
+
+        httpx = httpx_module()
 
         self.name = config.name
         self.config = config
@@ -58,7 +60,7 @@ class AnthropicProvider:
             api_key=api_key or KEYLESS_PLACEHOLDER,
             base_url=_sdk_base_url(config.base_url),
             max_retries=0,
-            timeout=httpx2.Timeout(timeout, connect=connect_timeout),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
             default_headers=dict(config.headers) or None,
         )
 

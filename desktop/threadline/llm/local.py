@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.llm._http import httpx_module
 
 DEFAULT_PORTS: dict[str, int] = {
     "Ollama": 11434,
@@ -28,10 +29,10 @@ async def detect_local_servers(
     ports: dict[str, int] | None = None,
 ) -> list[ProviderConfig]:
     """Provider configs for the servers that answered, in the order of ``ports``."""
-    import httpx2
+    httpx = httpx_module()
 
     candidates = ports if ports is not None else DEFAULT_PORTS
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(timeout), trust_env=False) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
         found = await asyncio.gather(
             *(_probe(client, name, host, port) for name, port in candidates.items()),
         )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.llm._http import httpx_module
 from threadline.llm.accumulate import OpenAIAccumulator
 from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
@@ -72,7 +73,7 @@ class OpenAIProvider:
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
     ) -> None:
-        import httpx2
+        httpx = httpx_module()
         import openai
 
         self.name = config.name
@@ -83,7 +84,7 @@ class OpenAIProvider:
             api_key=api_key or KEYLESS_PLACEHOLDER,
             base_url=config.base_url or None,
             max_retries=0,
-            timeout=httpx2.Timeout(timeout, connect=connect_timeout),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
             default_headers=dict(config.headers) or None,
         )
 

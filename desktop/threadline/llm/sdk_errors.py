@@ -5,7 +5,7 @@ classes have the same names and attributes (``APIStatusError`` with
 ``status_code``/``body``/``response``, ``APITimeoutError``, ``APIConnectionError``,
 ``APIError`` for an error payload inside a stream). The SDK module is passed in,
 so this module imports neither SDK. Transport errors the SDKs let through while
-a body is being read (``httpx2`` timeouts, a peer that closed mid-body) and
+a body is being read (``httpx``/``httpx2`` timeouts, a peer that closed mid-body) and
 undecodable events (``json.JSONDecodeError``) are mapped here too.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from types import ModuleType
 
+from threadline.llm._http import httpx_module
 from threadline.llm.errors import (
     ProviderError,
     malformed_stream,
@@ -39,16 +40,16 @@ def map_sdk_exception(
     ``None`` when ``err`` is no provider failure but a bug on our side (a wrong
     argument before anything was sent, ``reading=False``): it must surface as is.
     """
-    import httpx2
+    httpx = httpx_module()
 
     if isinstance(err, ProviderError):
         return err
     if isinstance(err, sdk.APIStatusError):
         headers = dict(err.response.headers.items())
         return map_status_error(err.status_code, err.body, headers, provider=provider, model=model)
-    if isinstance(err, sdk.APITimeoutError | httpx2.TimeoutException):
+    if isinstance(err, sdk.APITimeoutError | httpx.TimeoutException):
         return timeout_error(provider, timeout, model=model, during_stream=during_stream)
-    if isinstance(err, sdk.APIConnectionError | httpx2.TransportError):
+    if isinstance(err, sdk.APIConnectionError | httpx.TransportError):
         return network_error(provider, base_url, model=model, during_stream=during_stream)
     if isinstance(err, sdk.APIError):  # an error payload inside a 200 stream
         return map_status_error(None, err.body, None, provider=provider, model=model)
