@@ -106,3 +106,75 @@ def run(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> RunAsync:
         return task.result()
 
     return _run
+
+
+# -- the real Engine against the replay server ---------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from tests.support.fixtures import replay_server  # noqa: E402,F401  (fixture)
+from tests.support.sse_server import ReplayServer  # noqa: E402
+
+
+class AppHarness:
+    """A real Engine on a data dir, a MainWindow bound to it, and helpers to drive both."""
+
+    def __init__(self, qtbot: Any, run: RunAsync, data_dir: Path, server: ReplayServer | None) -> None:
+        self.qtbot = qtbot
+        self.run = run
+        self.data_dir = data_dir
+        self.server = server
+        self.engine: Any = None
+        self.window: Any = None
+
+    def open(self, *, provider: bool = True) -> Any:
+        from threadline.core.config import ProviderConfig, ProviderKind
+        from threadline.engine.engine import Engine
+        from threadline.llm.retry import RetryPolicy
+        from threadline.ui.main_window import MainWindow
+        from threadline.ui.theme import ThemeManager
+        from PySide6.QtWidgets import QApplication
+
+        async def start() -> Any:
+            engine = await Engine.open(self.data_dir, retry_policy=RetryPolicy(max_attempts=2, base_delay=0.01,
+                                                                              max_delay=0.02),
+                                       provider_timeout=5.0)
+            if provider and self.server is not None and not await engine.list_providers():
+                await engine.save_provider(ProviderConfig("replay", ProviderKind.OPENAI,
+                                                          base_url=self.server.openai_base_url,
+                                                          default_model="gpt-4o-mini"), "sk-test")
+            return engine
+
+        self.engine = self.run(start())
+        app = QApplication.instance()
+        theme = ThemeManager(app)
+        theme.apply()
+        self.window = MainWindow(theme, self.data_dir)
+        self.window.tabs.confirm_close = lambda tab: True
+        self.qtbot.addWidget(self.window)
+        self.window.resize(1100, 760)
+        self.window.show()
+        self.qtbot.waitExposed(self.window)
+        self.run(self.window.attach_engine(self.engine))
+        return self.window
+
+    def close(self) -> None:
+        """Close like a user: the window saves its state, then the engine closes."""
+        if self.window is None:
+            return
+        with self.qtbot.waitSignal(self.window.closed, timeout=10000):
+            self.window.close()
+        self.run(self.engine.aclose())
+        self.window = None
+        self.engine = None
+
+
+@pytest.fixture
+def harness(qtbot: Any, run: RunAsync, tmp_path: Path, replay_server: ReplayServer) -> Iterator[AppHarness]:  # noqa: F811
+    h = AppHarness(qtbot, run, tmp_path / "data", replay_server)
+    yield h
+    if h.window is not None:
+        try:
+            h.close()
+        except Exception:  # noqa: BLE001 - teardown of a failed test
+            pass

@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from threadline.core.messages import ContextFile, ImageBlock, MessageKind, MessageStatus
@@ -94,9 +93,7 @@ class ChatTab(QWidget):
         self.banner.actionChosen.connect(self._banner_action)
         self.catalog.changed.connect(self._refresh_models)
 
-        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        stop.activated.connect(self._escape)
+        self.view.escapePressed.connect(self._escape)
         self._retry_timer = QTimer(self)
         self._retry_timer.setInterval(1000)
         self._retry_timer.timeout.connect(self._tick_retry)

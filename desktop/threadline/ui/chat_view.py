@@ -109,6 +109,7 @@ class ChatView(QAbstractScrollArea):
 
     actionTriggered = Signal(str, str)  # action name, message id
     atBottomChanged = Signal(bool)
+    escapePressed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -782,7 +783,9 @@ class ChatView(QAbstractScrollArea):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         bar = self.verticalScrollBar()
         key = event.key()
-        if key == Qt.Key.Key_End and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        if key == Qt.Key.Key_Escape:
+            self.escapePressed.emit()
+        elif key == Qt.Key.Key_End and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.scroll_to_bottom()
         elif key == Qt.Key.Key_Home and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             bar.setValue(0)

@@ -114,9 +114,9 @@ class MainWindow(QMainWindow):
         self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
         self.act_prev_tab = self._action("&Previous Tab", self.tabs.previous_tab,
                                          [K(SK.PreviousChild), K("Ctrl+PgUp")])
-        self.act_stop = self._action("S&top Reply", self.stop_current)
-        self.act_stop.setShortcut(K(Qt.Key.Key_Escape))
-        self.act_stop.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # Esc is handled by the composer and the chat view themselves (a window-wide Esc
+        # shortcut would steal it from the search box and from dialogs).
+        self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
         self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
