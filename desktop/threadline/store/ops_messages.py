@@ -7,8 +7,10 @@ crash never leaves a session pointing at a message that is not there.
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -64,18 +66,19 @@ class StoredMessage(NamedTuple):
     created_at: datetime
 
     @classmethod
-    def from_raw(cls, row: Any) -> StoredMessage:
-        content = row.content
+    def from_raw(cls, row: Sequence[Any]) -> StoredMessage:
+        """``row`` is in ``_TREE_COLUMNS`` order (unpacked positionally: faster than attributes)."""
+        id_, parent_id, _ordinal, role, kind, text, content, status, meta, created_at = row
         return cls(
-            row.id,
-            row.parent_id,
-            row.role,
-            row.kind,
-            row.text,
+            id_,
+            parent_id,
+            role,
+            kind,
+            text,
             {} if content == "{}" else json_value(content),
-            row.status,
-            json_value(row.meta),
-            datetime_value(row.created_at),
+            status,
+            None if meta is None else json_value(meta),
+            datetime_value(created_at),
         )
 
 
@@ -162,7 +165,35 @@ def load_tree(session: Session, session_id: str) -> ConversationTree:
     )
     tree = ConversationTree()
     newest_ordinal: dict[str, int] = {}
-    for record in session.connection().execute(statement):
+    with _collector_paused():
+        rows = session.connection().execute(statement).all()
+        _fill_tree(tree, rows, newest_ordinal, session_id)
+    leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree, newest_ordinal)
+    tree.set_active_leaf(leaf)
+    tree.checkpoints = {name: target for name, target in (owner.checkpoints or {}).items() if target in tree}
+    return tree
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while tens of thousands of acyclic objects are made.
+
+    Each allocation burst would otherwise trigger collections that rescan everything
+    alive; on a 10,000-message tree that roughly doubles the load time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _fill_tree(
+    tree: ConversationTree, rows: Sequence[Sequence[Any]], ordinals: dict[str, int], session_id: str
+) -> None:
+    for record in rows:
         message = message_from_row(StoredMessage.from_raw(record))
         if message.parent_id is not None and message.parent_id not in tree:
             log.warning(
@@ -170,11 +201,7 @@ def load_tree(session: Session, session_id: str) -> ConversationTree:
             )
             continue
         tree.add(message, activate=False)
-        newest_ordinal[message.id] = record.ordinal
-    leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree, newest_ordinal)
-    tree.set_active_leaf(leaf)
-    tree.checkpoints = {name: target for name, target in (owner.checkpoints or {}).items() if target in tree}
-    return tree
+        ordinals[message.id] = record[2]
 
 
 def _newest_leaf(tree: ConversationTree, ordinals: dict[str, int]) -> str | None:
