@@ -35,12 +35,14 @@ async def decide(
     calls: tuple[ToolCall, ...],
     agent: AgentConfig,
     handler: ApprovalHandler | None,
+    *,
+    policy: Callable[[ToolCall], Approval] | None = None,
 ) -> list[Decision]:
-    """One decision per call, in call order."""
+    """One decision per call, in call order; ``policy`` overrides ``agent.approval_for`` (trust rules)."""
     decided: dict[str, Decision] = {}
     to_ask: list[ToolCall] = []
     for call in calls:
-        approval = agent.approval_for(call.name, _argument_text(call))
+        approval = policy(call) if policy else agent.approval_for(call.name, _argument_text(call))
         if approval is Approval.ALLOW:
             decided[call.id] = Decision(call.id, allow=True)
         elif approval is Approval.DENY:

@@ -18,8 +18,6 @@ from typing import Any
 from threadline.core.config import (
     DEFAULT_AGENT_ID,
     AgentConfig,
-    Approval,
-    ApprovalRule,
     ModelInfo,
     ProviderConfig,
 )
@@ -46,6 +44,8 @@ from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
 from threadline.store.repository import Store
+from threadline.tools.builtin import builtin_tools
+from threadline.tools.mcp_manager import McpServerManager
 from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.engine")
@@ -70,7 +70,8 @@ class Engine:
     ) -> None:
         self.store = store
         self.data_dir = data_dir
-        self.tools = tools or ToolRegistry()
+        self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
+        self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self._live: dict[str, LiveConversation] = {}
         self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
@@ -101,6 +102,7 @@ class Engine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()
 
@@ -324,8 +326,7 @@ class Engine:
         if always:
             live = self._live.get(session_id)
             agent = await self.get_agent(live.info.agent_id if live else DEFAULT_AGENT_ID)
-            names = dict.fromkeys(c.name for c in calls if c.id in always)
-            rules = tuple(ApprovalRule(name, Approval.ALLOW) for name in names)
+            rules = tuple(dict.fromkeys(self.tools.always_allow_rule(c) for c in calls if c.id in always))
             await self.save_agent(replace(agent, approval_rules=rules + agent.approval_rules))
         return decisions
 

@@ -114,6 +114,7 @@ class TurnRunner:
         self._load_agent = load_agent
         self._approval_handler = approval_handler
         self._retry = retry_policy or RetryPolicy()
+        self._ran: dict[str, list[ToolResult]] = {}
 
     async def run(
         self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False
@@ -133,6 +134,7 @@ class TurnRunner:
             if resuming and conversation.reply is not None:
                 await self._store.update_message(conversation.reply)
             agent = await self._load_agent(live.info.agent_id)
+            await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             config, model = await self._hub.resolve(live.info, agent)
             provider = self._hub.client(config)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
@@ -160,19 +162,21 @@ class TurnRunner:
                 await self._tool_round(live, agent)
         except asyncio.CancelledError:
             reply = conversation.reply
-            await asyncio.shield(self._record_ending(live, writer, reply, conversation.cancel()))
+            ran = tuple(self._ran.pop(live.session_id, ()))  # results of calls that finished before the stop
+            await asyncio.shield(self._record_ending(live, writer, reply, conversation.cancel(completed=ran)))
             raise
         except Exception as err:
             if not isinstance(err, llm_errors.ProviderError | SetupError | NothingFitsError | TurnStopped):
                 log.exception("turn in session %s failed", live.session_id)
             error = user_error(err)
             reply = conversation.reply
-            changed = conversation.fail(error.message)
+            changed = conversation.fail(error.message, completed=tuple(self._ran.pop(live.session_id, ())))
             if reply is None:
                 changed.append(self._failure_record(live, error))
             await asyncio.shield(self._record_ending(live, writer, reply, changed))
             live.emit(TurnFailed(live.session_id, error))
         finally:
+            self._ran.pop(live.session_id, None)
             await writer.stop()
 
     # -- one request --------------------------------------------------------------------
@@ -253,23 +257,30 @@ class TurnRunner:
         )
 
     def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
-        return [spec for spec in self._tools.specs() if agent.offers(spec.name)]
+        return self._tools.offered(agent)
 
     # -- tools ----------------------------------------------------------------------------
 
     async def _tool_round(self, live: LiveConversation, agent: AgentConfig) -> None:
         conversation = live.conversation
         calls = conversation.pending_tool_calls()
-        decisions = await decide(live.session_id, calls, agent, self._approval_handler())
+        decisions = await decide(
+            live.session_id,
+            self._tools.for_policy(calls),  # the prompt shows and rules match ``server/tool``
+            agent,
+            self._approval_handler(),
+            policy=lambda call: self._tools.approval(agent, call),
+        )
         conversation.decided()
         live.emit(TurnStateChanged(live.session_id, conversation.state))
-        results: list[ToolResult] = []
+        results = self._ran[live.session_id] = []
         history = conversation.path()
         for call, decision in zip(calls, decisions, strict=True):
             if not decision.allow:
                 continue
             with tool_context(live.session_id, history, agent.allowed_folders):
                 results.append(await self._tools.run(call))
+        del self._ran[live.session_id]
         message = conversation.record_tool_results(tuple(results), refused_reason=refusal_reason(decisions))
         live.emit(MessageAdded(live.session_id, message))
         live.emit(TurnStateChanged(live.session_id, conversation.state))

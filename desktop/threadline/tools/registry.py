@@ -4,6 +4,13 @@ Built-in tools and tools from MCP servers register here; the engine asks it for
 the specs to offer a model and hands it each approved call. A call never
 raises into the turn: unknown tools, bad arguments, exceptions and timeouts all
 become error results the model can read (DESIGN.md §1, tools).
+
+Two names per tool. The *wire name* (``ToolSpec.name``) is what providers see
+and what stored tool calls carry; OpenAI and Anthropic both require
+``^[a-zA-Z0-9_-]{1,64}$``, so an MCP tool ``status`` of server ``git`` goes out
+as ``git__status``. The *policy name* is what agents' patterns and approval
+rules match and what the approval prompt shows: ``git/status`` (so ``git/*``
+covers a server). Built-ins have one name for both.
 """
 
 from __future__ import annotations
@@ -11,16 +18,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
 
+from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import ImageBlock, ToolCall, ToolResult
 from threadline.core.request import ToolSpec
+from threadline.tools import policy
 
 log = logging.getLogger("threadline.tools")
 
 DEFAULT_TOOL_TIMEOUT = 120.0
+WIRE_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""Tool names both providers accept (OpenAI functions and Anthropic tools)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,38 +43,128 @@ class ToolOutput:
 
 
 class Tool(Protocol):
+    """What the registry runs. Optional attributes a tool may also have:
+
+    * ``policy_name: str`` — the name approval rules match (default: ``spec.name``);
+    * ``needs_trust: bool`` — writes files or runs commands: asks unless trusted by name;
+    * ``timeout: float`` — its own limit instead of the registry's;
+    * ``preview(arguments) -> str`` — what the call would change (a unified diff).
+    """
+
     @property
     def spec(self) -> ToolSpec: ...
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutput: ...
 
 
+@runtime_checkable
+class Previewable(Protocol):
+    def preview(self, arguments: dict[str, Any]) -> str: ...
+
+
+class ToolSource(Protocol):
+    """Something that adds tools on demand (the MCP server manager)."""
+
+    async def prepare(self, patterns: Sequence[str]) -> None:
+        """Make the tools ``patterns`` (an agent's ``enabled_tools``) may select available."""
+
+
 class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = (), *, timeout: float = DEFAULT_TOOL_TIMEOUT) -> None:
         self._tools: dict[str, Tool] = {}
+        self._by_policy_name: dict[str, str] = {}
+        self._sources: list[ToolSource] = []
         self.timeout = timeout
         for tool in tools:
             self.register(tool)
 
+    # -- membership -------------------------------------------------------------------
+
     def register(self, tool: Tool) -> None:
-        self._tools[tool.spec.name] = tool
+        name = tool.spec.name
+        if not WIRE_NAME_PATTERN.match(name):
+            raise ValueError(f"tool name {name!r} is not accepted by providers (letters, digits, _ and -)")
+        self.unregister(name)
+        self._tools[name] = tool
+        self._by_policy_name[_policy_name(tool)] = name
 
     def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
+        tool = self._tools.pop(self._wire(name), None)
+        if tool is not None:
+            self._by_policy_name.pop(_policy_name(tool), None)
 
     def names(self) -> list[str]:
+        """Wire names of every registered tool (what stored calls may name)."""
         return list(self._tools)
 
     def specs(self, names: Iterable[str] | None = None) -> list[ToolSpec]:
-        wanted = set(self._tools) if names is None else set(names)
+        wanted = set(self._tools) if names is None else {self._wire(n) for n in names}
         return [t.spec for n, t in self._tools.items() if n in wanted]
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        """The tool by wire name or policy name."""
+        return self._tools.get(self._wire(name))
+
+    def policy_name(self, name: str) -> str:
+        """The name rules match (``server/tool`` for MCP tools); unknown names map to themselves."""
+        tool = self.get(name)
+        return _policy_name(tool) if tool is not None else name
+
+    def needs_trust(self, name: str) -> bool:
+        tool = self.get(name)
+        return bool(getattr(tool, "needs_trust", False))
+
+    def _wire(self, name: str) -> str:
+        return name if name in self._tools else self._by_policy_name.get(name, name)
+
+    # -- on-demand sources (MCP servers) -------------------------------------------------------
+
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+
+    async def prepare(self, patterns: Sequence[str]) -> None:
+        """Start whatever tool sources ``patterns`` select; never raises (failures show as status)."""
+        if not patterns:
+            return
+        for source in list(self._sources):
+            try:
+                await source.prepare(patterns)
+            except Exception:
+                log.exception("preparing tools for %s failed", patterns)
+
+    # -- approval ----------------------------------------------------------------------------------
+
+    def offered(self, agent: AgentConfig) -> list[ToolSpec]:
+        """The specs the agent's ``enabled_tools`` patterns select, matched on policy names."""
+        return [t.spec for t in self._tools.values() if agent.offers(_policy_name(t))]
+
+    def for_policy(self, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+        """The calls renamed to policy names (what the approval prompt shows and rules match)."""
+        return tuple(replace(c, name=self.policy_name(c.name)) for c in calls)
+
+    def approval(self, agent: AgentConfig, call: ToolCall) -> Approval:
+        """The agent's policy for ``call`` (by wire or policy name), with trust rules applied."""
+        return policy.approval_for(agent, call, self.policy_name(call.name), self.needs_trust(call.name))
+
+    def always_allow_rule(self, call: ToolCall) -> ApprovalRule:
+        """The rule "Always allow" stores for ``call`` (shell: this exact command line only)."""
+        return policy.always_allow_rule(call, self.policy_name(call.name), self.needs_trust(call.name))
+
+    def preview(self, call: ToolCall) -> str | None:
+        """What the call would change, for the approval prompt (a unified diff), if the tool says."""
+        tool = self.get(call.name)
+        if not isinstance(tool, Previewable):
+            return None
+        try:
+            return tool.preview(call.parsed_arguments())
+        except Exception as err:
+            return f"(no preview: {err})"
+
+    # -- running -----------------------------------------------------------------------------------
 
     async def run(self, call: ToolCall) -> ToolResult:
         """Run one call; every failure is turned into an error result."""
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
             return _error(call, f"Tool {call.name!r} is not available.")
         try:
@@ -71,12 +173,11 @@ class ToolRegistry:
             return _error(call, f"The arguments were not valid JSON: {err.msg}.")
         if not isinstance(arguments, dict):
             return _error(call, "The arguments must be a JSON object.")
+        timeout = getattr(tool, "timeout", None) or self.timeout
         try:
-            output = await asyncio.wait_for(tool.call(arguments), timeout=self.timeout)
+            output = await asyncio.wait_for(tool.call(arguments), timeout=timeout)
         except TimeoutError:
-            return _error(
-                call, f"Tool {call.name!r} did not finish within {self.timeout:g} s and was stopped."
-            )
+            return _error(call, f"Tool {call.name!r} did not finish within {timeout:g} s and was stopped.")
         except Exception as err:
             log.warning("tool %s failed: %s", call.name, err, exc_info=True)
             return _error(call, f"Tool {call.name!r} failed: {err}")
@@ -87,6 +188,11 @@ class ToolRegistry:
             is_error=output.is_error,
             tool_name=call.name,
         )
+
+
+def _policy_name(tool: Tool) -> str:
+    name = getattr(tool, "policy_name", None)
+    return name if isinstance(name, str) and name else tool.spec.name
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:

@@ -1,0 +1,469 @@
+"""One MCP server connection through the official ``mcp`` SDK, and its tools as registry tools.
+
+The SDK's transports and ``ClientSession`` are async context managers whose
+task groups must be entered and exited in the same task, so each connection
+lives in its own long-running asyncio task (``McpConnection._serve``): it
+starts the transport, initialises, lists the tools, reports ready, then waits
+for a stop request and leaves the context managers in order. Calls are made
+from the turn's task on the live session (the SDK correlates responses), each
+with the server's call timeout.
+
+A server that dies (the SDK answers "Connection closed") is marked failed with
+its exit reason and the tail of its stderr; the next call restarts it, up to
+``MAX_RESTARTS`` times in a row. ``restart()`` from the settings UI starts
+over.
+
+``mcp`` is imported on first use (it costs ~0.8 s to import; DESIGN.md §9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from threadline.core.messages import ImageBlock
+from threadline.core.request import ToolSpec
+from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.registry import ToolOutput
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp.client.session import ClientSession
+
+log = logging.getLogger("threadline.tools.mcp")
+
+MAX_RESTARTS = 3
+STDERR_TAIL_CHARS = 2000
+WIRE_SEPARATOR = "__"
+POLICY_SEPARATOR = "/"
+MAX_WIRE_NAME = 64
+
+
+class ServerStatus(StrEnum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One tool of a server as the settings UI lists it."""
+
+    name: str
+    """The server's own name for it."""
+    policy_name: str
+    """``server/tool``: what approval rules and ``enabled_tools`` match."""
+    wire_name: str
+    """``server__tool``: what providers see and stored calls carry."""
+    description: str
+    input_schema: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerState:
+    """A snapshot for the settings UI."""
+
+    name: str
+    status: ServerStatus
+    error: str = ""
+    tools: tuple[McpToolInfo, ...] = ()
+    restarts: int = 0
+    server_info: str = ""
+
+
+class McpServerError(Exception):
+    """The server could not be started or reached; the message is meant for the user and the model."""
+
+
+def wire_name(server: str, tool: str, taken: set[str] | None = None) -> str:
+    """A provider-safe name for ``tool`` of ``server`` (``^[a-zA-Z0-9_-]{1,64}$``), unique in ``taken``."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", tool) or "tool"
+    name = f"{server}{WIRE_SEPARATOR}{safe}"
+    if len(name) > MAX_WIRE_NAME or (taken is not None and name in taken):
+        digest = hashlib.sha1(tool.encode("utf-8")).hexdigest()[:8]
+        name = f"{name[: MAX_WIRE_NAME - 9]}_{digest}"
+    return name
+
+
+def policy_name(server: str, tool: str) -> str:
+    return f"{server}{POLICY_SEPARATOR}{tool}"
+
+
+def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:
+    """Text blocks joined; images kept as images; structured JSON when there is no text."""
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+    )
+
+    texts: list[str] = []
+    images: list[ImageBlock] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            texts.append(block.text)
+        elif isinstance(block, ImageContent):
+            images.append(ImageBlock(block.mime_type, block.data))
+        elif isinstance(block, AudioContent):
+            texts.append(f"[audio {block.mime_type}, not shown]")
+        elif isinstance(block, EmbeddedResource):
+            resource = block.resource
+            mime_type = resource.mime_type or ""
+            if isinstance(resource, BlobResourceContents):
+                if mime_type.startswith("image/"):
+                    images.append(ImageBlock(mime_type, resource.blob))
+                else:
+                    texts.append(f"[resource {resource.uri} ({mime_type or 'binary'}), not shown]")
+            else:
+                texts.append(resource.text)
+        elif isinstance(block, ResourceLink):
+            texts.append(f"[resource link: {block.uri}]")
+    if not texts and result.structured_content is not None:
+        texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
+    text = "\n".join(texts)
+    if result.is_error and not text:
+        text = "The tool reported an error without a message."
+    return ToolOutput(text=text, images=tuple(images), is_error=bool(result.is_error))
+
+
+class McpConnection:
+    """One configured server: its task, session, status and tools."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        log_dir: Path | None = None,
+        on_change: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.status = ServerStatus.STOPPED
+        self.error = ""
+        self.tools: tuple[mcp_types.Tool, ...] = ()
+        self.server_info = ""
+        self.restarts = 0
+        """Restarts since the last successful call (or manual restart)."""
+        self._log_dir = log_dir
+        self._on_change = on_change
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._errlog: TextIO | None = None
+        self._last_stderr = ""
+        self._lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def state(self) -> ServerState:
+        infos = tuple(
+            McpToolInfo(
+                name=t.name,
+                policy_name=policy_name(self.name, t.name),
+                wire_name=wire,
+                description=t.description or "",
+                input_schema=dict(t.input_schema),
+            )
+            for t, wire in zip(self.tools, self.wire_names(), strict=True)
+        )
+        return ServerState(self.name, self.status, self.error, infos, self.restarts, self.server_info)
+
+    def wire_names(self) -> list[str]:
+        taken: set[str] = set()
+        names = []
+        for tool in self.tools:
+            name = wire_name(self.name, tool.name, taken)
+            taken.add(name)
+            names.append(name)
+        return names
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the server if it is not running; raises ``McpServerError`` when it cannot start."""
+        async with self._lock:
+            if self.status is ServerStatus.READY and self._task is not None and not self._task.done():
+                return
+            await self._stop_task()
+            loop = asyncio.get_running_loop()
+            self._ready = loop.create_future()
+            self._stop = asyncio.Event()
+            self._set(ServerStatus.STARTING, "")
+            self._task = asyncio.create_task(self._serve(self._ready, self._stop), name=f"mcp-{self.name}")
+            try:
+                await asyncio.shield(self._ready)
+            except asyncio.CancelledError:
+                await self._stop_task()
+                raise
+
+    async def stop(self) -> None:
+        async with self._lock:
+            await self._stop_task()
+            self._set(ServerStatus.STOPPED, "")
+
+    async def restart(self) -> None:
+        """A manual restart (settings UI): clears the failure count, then starts."""
+        self.restarts = 0
+        await self.stop()
+        await self.start()
+
+    async def _stop_task(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 10)
+        except TimeoutError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        except Exception:
+            pass
+        self._session = None
+
+    async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """The connection's own task: enter the SDK's context managers, wait, leave them here."""
+        import anyio
+        from mcp.client.session import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport())
+                session = await stack.enter_async_context(ClientSession(read, write))
+                with anyio.fail_after(self.config.startup_timeout):
+                    init = await session.initialize()
+                    tools = await _list_all_tools(session)
+                info = init.server_info
+                self.server_info = f"{info.name} {info.version}".strip() if info else ""
+                self.tools = tuple(tools)
+                self._session = session
+                self._set(ServerStatus.READY, "")
+                if not ready.done():
+                    ready.set_result(None)
+                await stop.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.set_exception(McpServerError(f"MCP server {self.name!r} was stopped while starting."))
+            raise
+        except Exception as err:
+            message = self._failure_message(err, starting=not ready.done())
+            log.warning("MCP server %s: %s", self.name, message)
+            self._set(ServerStatus.FAILED, message)
+            if not ready.done():
+                ready.set_exception(McpServerError(message))
+        finally:
+            self._session = None
+            self._close_errlog()
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        config = self.config
+        if config.transport is Transport.HTTP:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            client = create_mcp_http_client(headers=dict(config.headers) or None)
+            return _with_client(client, streamable_http_client(config.url, http_client=client))
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        parameters = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=dict(config.env) or None,
+            cwd=config.cwd or None,
+        )
+        self._errlog = self._open_errlog()
+        return stdio_client(parameters, errlog=self._errlog)
+
+    # -- calls ----------------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
+        """Call ``tool``; a dead server is restarted first (up to ``MAX_RESTARTS`` in a row)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        await self.ensure_running()
+        session = self._session
+        if session is not None and _session_closed(session):  # died while idle: restart, then call
+            self._died("while idle")
+            await self.ensure_running()
+            session = self._session
+        if session is None:
+            raise McpServerError(f"MCP server {self.name!r} is not running.")
+        timeout = self.config.call_timeout
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as err:
+            if err.code == REQUEST_TIMEOUT:
+                return ToolOutput(
+                    f"MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s; the call "
+                    "was abandoned.",
+                    is_error=True,
+                )
+            if err.code == CONNECTION_CLOSED:
+                return ToolOutput(self._died(f"during the call to {tool!r}"), is_error=True)
+            return ToolOutput(f"MCP server {self.name!r} refused {tool!r}: {err.message}", is_error=True)
+        except Exception as err:  # a transport that broke some other way
+            if self._task is None or self._task.done():
+                return ToolOutput(self._died(f"during the call to {tool!r}"), is_error=True)
+            return ToolOutput(f"MCP server {self.name!r} failed on {tool!r}: {err}", is_error=True)
+        self.restarts = 0
+        return convert_result(result)
+
+    async def ensure_running(self) -> None:
+        """Start the server unless it runs; a failed one counts as a restart, up to ``MAX_RESTARTS``."""
+        if self.status is ServerStatus.READY and self._task is not None and not self._task.done():
+            return
+        if self.status is ServerStatus.FAILED:
+            if self.restarts >= MAX_RESTARTS:
+                raise McpServerError(
+                    f"MCP server {self.name!r} failed {self.restarts + 1} times in a row, so it is not "
+                    f"restarted again. Last error: {self.error} Restart it in Settings."
+                )
+            self.restarts += 1
+            log.info("restarting MCP server %s (attempt %d)", self.name, self.restarts)
+        await self.start()
+
+    def _died(self, when: str) -> str:
+        reason = self._stderr_tail()
+        message = f"MCP server {self.name!r} stopped {when}." + (
+            f" Its last output: {reason}" if reason else ""
+        )
+        message += " It will be restarted on the next call."
+        self._set(ServerStatus.FAILED, message)
+        if self._stop is not None:
+            self._stop.set()  # let the connection's task leave the SDK's context managers
+        return message
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    def _set(self, status: ServerStatus, error: str) -> None:
+        self.status, self.error = status, error
+        if self._on_change is not None:
+            try:
+                self._on_change(self)
+            except Exception:
+                log.exception("MCP status observer failed")
+
+    def _failure_message(self, err: BaseException, *, starting: bool) -> str:
+        leaves = _leaf_exceptions(err)
+        detail = "; ".join(_describe(e) for e in leaves) or type(err).__name__
+        tail = self._stderr_tail()
+        when = "could not start" if starting else "stopped"
+        message = f"MCP server {self.name!r} {when}: {detail}."
+        if tail:
+            message += f" Its last output: {tail}"
+        return message
+
+    def _open_errlog(self) -> TextIO:
+        self._close_errlog()
+        if self._log_dir is not None:
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+            return (self._log_dir / f"mcp-{self.name}.log").open("w+", encoding="utf-8", errors="replace")
+        return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+
+    def _close_errlog(self) -> None:
+        if self._errlog is not None:
+            self._last_stderr = self._read_errlog()
+            with contextlib.suppress(OSError):
+                self._errlog.close()
+            self._errlog = None
+
+    def _read_errlog(self) -> str:
+        handle = self._errlog
+        if handle is None or handle.closed:
+            return self._last_stderr
+        try:
+            handle.flush()
+            handle.seek(0)
+            text = handle.read()
+            handle.seek(0, 2)
+        except (OSError, ValueError):
+            return ""
+        return text
+
+    def _stderr_tail(self) -> str:
+        text = self._read_errlog().strip()
+        lines = [line for line in text.splitlines() if line.strip()]
+        tail = "\n".join(lines[-8:])
+        return tail[-STDERR_TAIL_CHARS:]
+
+
+class McpTool:
+    """A tool of an MCP server as the registry sees it."""
+
+    def __init__(self, connection: McpConnection, tool: mcp_types.Tool, wire: str) -> None:
+        self.connection = connection
+        self.tool_name = tool.name
+        self.policy_name = policy_name(connection.name, tool.name)
+        self.timeout = connection.config.call_timeout + connection.config.startup_timeout + 5
+        description = tool.description or tool.title or tool.name
+        self.spec = ToolSpec(
+            wire, f"{description}\n(from MCP server {connection.name})", dict(tool.input_schema)
+        )
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        try:
+            return await self.connection.call(self.tool_name, arguments)
+        except McpServerError as err:
+            return ToolOutput(str(err), is_error=True)
+
+
+def _session_closed(session: ClientSession) -> bool:
+    """Whether the SDK already saw the connection end (best effort: a private flag of its dispatcher)."""
+    return bool(getattr(getattr(session, "_dispatcher", None), "_closed", False))
+
+
+async def _list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    from mcp_types import PaginatedRequestParams
+
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(100):
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+@contextlib.asynccontextmanager
+async def _with_client(client: Any, transport: contextlib.AbstractAsyncContextManager[Any]) -> Any:
+    async with client, transport as streams:
+        yield streams
+
+
+def _leaf_exceptions(err: BaseException) -> list[BaseException]:
+    if isinstance(err, BaseExceptionGroup):
+        leaves: list[BaseException] = []
+        for inner in err.exceptions:
+            leaves.extend(_leaf_exceptions(inner))
+        return leaves
+    return [err]
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, TimeoutError):
+        return "it did not answer in time"
+    if isinstance(err, FileNotFoundError):
+        return f"the command was not found ({err.filename or err})"
+    text = str(err) or type(err).__name__
+    return text

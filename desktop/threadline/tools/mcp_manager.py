@@ -1,0 +1,201 @@
+"""The MCP servers the user configured: stored, started on demand, listed for settings, stopped on exit.
+
+The engine owns one ``McpServerManager`` (``engine.tool_servers``). It is a
+``ToolSource`` of the engine's ``ToolRegistry``: when a turn starts, the
+registry asks it to prepare the agent's ``enabled_tools`` patterns, and every
+enabled server a pattern can select (``git/*``, ``git/git_status``, ``*``) is
+started if it is not running. A server's tools are registered as soon as it
+is ready and stay registered while it is stopped or failed, so a call to one
+restarts it (``McpConnection.call``); removing or disabling a server, or
+changing its record, unregisters them.
+
+The settings UI uses ``list_servers``, ``states``, ``save_server``,
+``remove_server``, ``start``/``restart``/``stop`` and ``subscribe`` (a callback
+per status change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from threadline.tools.mcp_client import McpConnection, McpServerError, McpTool, ServerState, ServerStatus
+from threadline.tools.mcp_config import McpServerConfig, SettingsStore, load_configs, save_configs
+from threadline.tools.registry import ToolRegistry
+
+log = logging.getLogger("threadline.tools.mcp")
+
+StateObserver = Callable[[ServerState], None]
+
+
+def pattern_selects_server(pattern: str, server: str) -> bool:
+    """Whether an ``enabled_tools`` pattern can match some tool ``server/...``."""
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(server, pattern.split("/", 1)[0])
+    return fnmatch.fnmatchcase(f"{server}/x", pattern)
+
+
+class McpServerManager:
+    def __init__(self, store: SettingsStore, registry: ToolRegistry, *, log_dir: Path | None = None) -> None:
+        self._store = store
+        self._registry = registry
+        self._log_dir = log_dir
+        self._connections: dict[str, McpConnection] = {}
+        self._registered: dict[str, list[str]] = {}
+        self._observers: list[StateObserver] = []
+        self._loaded = False
+        self._load_lock = asyncio.Lock()
+        registry.add_source(self)
+
+    # -- configuration ------------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Read the stored server records (once; later edits go through this object)."""
+        async with self._load_lock:
+            if self._loaded:
+                return
+            for config in await load_configs(self._store):
+                self._connections[config.name] = self._connection(config)
+            self._loaded = True
+
+    async def list_servers(self) -> list[McpServerConfig]:
+        await self.load()
+        return [c.config for c in self._connections.values()]
+
+    async def states(self) -> list[ServerState]:
+        """Status, last error and tools of every configured server (tools once it has run)."""
+        await self.load()
+        return [c.state() for c in self._connections.values()]
+
+    async def state(self, name: str) -> ServerState:
+        return self._get(name).state() if self._loaded else (await self._loaded_get(name)).state()
+
+    async def save_server(self, config: McpServerConfig, *, previous_name: str | None = None) -> None:
+        """Add or replace a server record (validated, persisted); a changed server is stopped."""
+        config.validate()
+        await self.load()
+        old_name = previous_name or config.name
+        old = self._connections.get(old_name)
+        if old_name != config.name and config.name in self._connections:
+            raise ValueError(f"There is already an MCP server named {config.name!r}.")
+        if old is not None:
+            if old.config == config:
+                return
+            await self._drop(old)
+        records = [c.config for c in self._connections.values()] + [config]
+        await save_configs(self._store, records)
+        self._connections[config.name] = self._connection(config)
+        self._notify(self._connections[config.name].state())
+
+    async def remove_server(self, name: str) -> None:
+        await self.load()
+        connection = self._connections.get(name)
+        if connection is None:
+            return
+        await self._drop(connection)
+        await save_configs(self._store, [c.config for c in self._connections.values()])
+
+    async def _drop(self, connection: McpConnection) -> None:
+        self._connections.pop(connection.name, None)
+        self._unregister(connection.name)
+        await connection.stop()
+
+    # -- running ----------------------------------------------------------------------------------------
+
+    async def start(self, name: str) -> ServerState:
+        """Start a server now (the settings UI's "connect" / "show tools"); failure shows in the state."""
+        connection = await self._loaded_get(name)
+        with contextlib.suppress(McpServerError):
+            await connection.start()
+        return connection.state()
+
+    async def restart(self, name: str) -> ServerState:
+        connection = await self._loaded_get(name)
+        with contextlib.suppress(McpServerError):
+            await connection.restart()
+        return connection.state()
+
+    async def stop(self, name: str) -> None:
+        await (await self._loaded_get(name)).stop()
+
+    async def start_autostart(self) -> None:
+        """Start the servers marked to start with the app."""
+        await self.load()
+        wanted = [c for c in self._connections.values() if c.config.enabled and c.config.autostart]
+        await asyncio.gather(*(self._try_start(c) for c in wanted))
+
+    async def prepare(self, patterns: Sequence[str]) -> None:
+        """``ToolSource``: start the enabled servers these patterns can select."""
+        await self.load()
+        wanted = [
+            c
+            for c in self._connections.values()
+            if c.config.enabled and any(pattern_selects_server(p, c.name) for p in patterns)
+        ]
+        await asyncio.gather(*(self._try_start(c) for c in wanted))
+
+    async def _try_start(self, connection: McpConnection) -> None:
+        try:
+            await connection.ensure_running()
+        except McpServerError as err:
+            log.warning("%s", err)
+
+    async def aclose(self) -> None:
+        """Stop every server (on exit); each gets its transport's graceful shutdown."""
+        connections = list(self._connections.values())
+        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+    # -- observers ---------------------------------------------------------------------------------------
+
+    def subscribe(self, callback: StateObserver) -> Callable[[], None]:
+        """``callback(state)`` on every status change (called on the event loop's thread)."""
+        self._observers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+        return unsubscribe
+
+    def _notify(self, state: ServerState) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(state)
+            except Exception:
+                log.exception("MCP state observer failed")
+
+    # -- internals ---------------------------------------------------------------------------------------
+
+    def _connection(self, config: McpServerConfig) -> McpConnection:
+        return McpConnection(config, log_dir=self._log_dir, on_change=self._changed)
+
+    def _changed(self, connection: McpConnection) -> None:
+        if connection.status is ServerStatus.READY and self._connections.get(connection.name) is connection:
+            self._register(connection)
+        self._notify(connection.state())
+
+    def _register(self, connection: McpConnection) -> None:
+        self._unregister(connection.name)
+        names = []
+        for tool, wire in zip(connection.tools, connection.wire_names(), strict=True):
+            self._registry.register(McpTool(connection, tool, wire))
+            names.append(wire)
+        self._registered[connection.name] = names
+
+    def _unregister(self, server: str) -> None:
+        for wire in self._registered.pop(server, []):
+            self._registry.unregister(wire)
+
+    def _get(self, name: str) -> McpConnection:
+        connection = self._connections.get(name)
+        if connection is None:
+            raise KeyError(f"no MCP server {name!r}")
+        return connection
+
+    async def _loaded_get(self, name: str) -> McpConnection:
+        await self.load()
+        return self._get(name)
