@@ -126,6 +126,7 @@ class AppHarness:
         self.server = server
         self.engine: Any = None
         self.window: Any = None
+        self.windows: list[Any] = []
 
     def open(self, *, provider: bool = True) -> Any:
         from threadline.core.config import ProviderConfig, ProviderKind
@@ -151,7 +152,7 @@ class AppHarness:
         theme.apply()
         self.window = MainWindow(theme, self.data_dir)
         self.window.tabs.confirm_close = lambda tab: True
-        self.qtbot.addWidget(self.window)
+        self.windows.append(self.window)  # not qtbot.addWidget: pytest-qt would delete it before close()
         self.window.resize(1100, 760)
         self.window.show()
         self.qtbot.waitExposed(self.window)
@@ -174,7 +175,9 @@ def harness(qtbot: Any, run: RunAsync, tmp_path: Path, replay_server: ReplayServ
     h = AppHarness(qtbot, run, tmp_path / "data", replay_server)
     yield h
     if h.window is not None:
-        try:
-            h.close()
-        except Exception:  # noqa: BLE001 - teardown of a failed test
-            pass
+        h.close()
+    for window in h.windows:
+        window.deleteLater()
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

@@ -24,7 +24,8 @@ def new_tab(harness: Any) -> Any:
 
 
 def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.ready_for_input and not tab.busy, timeout=timeout)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.ready_for_input and not tab.busy
+                            and not harness.engine.running(tab.session_id), timeout=timeout)
 
 
 def test_create_send_stream_and_title(harness: Any) -> None:

@@ -30,6 +30,8 @@ from threadline.ui.theme import ThemeColors
 log = logging.getLogger("threadline.ui.chat_tab")
 
 COMPOSER_MAX_WIDTH = 820
+SEND_SETTLE_MS = 25
+SEND_SETTLE_ATTEMPTS = 80
 
 
 class ChatTab(QWidget):
@@ -136,7 +138,8 @@ class ChatTab(QWidget):
 
     # -- sending -----------------------------------------------------------------------------
 
-    def _submit(self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...]) -> None:
+    def _submit(self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...],
+                attempt: int = 0) -> None:
         editing = self.composer.editing
         try:
             if editing is not None:
@@ -144,6 +147,12 @@ class ChatTab(QWidget):
             else:
                 self.engine.send(self.session_id, text, images=images, context=context)
         except Exception as err:  # noqa: BLE001 - shown to the user; the draft stays in the box
+            if self.live.conversation.ready_for_input and attempt < SEND_SETTLE_ATTEMPTS \
+                    and type(err).__name__ == "SessionBusyError":
+                # The turn said "idle" but its task is still finishing its last write:
+                # try again in a moment instead of refusing what the user just typed.
+                QTimer.singleShot(SEND_SETTLE_MS, lambda: self._submit(text, images, context, attempt + 1))
+                return
             log.info("send refused: %s", err)
             self._show_local_error(f"Not sent: {describe(err)}", ())
             return

@@ -219,6 +219,9 @@ class MainWindow(QMainWindow):
         sizes = state.get("splitter")
         if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) for s in sizes):
             self.splitter.setSizes(sizes)
+            # The restored geometry is applied by a later resize, which redistributes the
+            # splitter; set the sizes again once that has happened.
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(sizes))
         if state.get("sidebar_hidden"):
             self.toggle_sidebar(False)
         tabs = [t for t in state.get("tabs", []) if isinstance(t, str)]

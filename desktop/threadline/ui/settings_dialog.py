@@ -123,14 +123,20 @@ class ProvidersPage(QWidget):
         self.providers = await self.engine.list_providers()
         self._fill_list()
 
-    def _fill_list(self, select: str | None = None) -> None:
+    def _fill_list(self, select: str | None = None, *, quiet: bool = False) -> None:
         self.list.blockSignals(True)
         self.list.clear()
         for p in self.providers:
             item = QListWidgetItem(p.name)
             item.setData(Qt.ItemDataRole.UserRole, p.name)
             self.list.addItem(item)
-        self.list.blockSignals(False)
+        self.list.blockSignals(quiet)
+        try:
+            self._select_in_list(select)
+        finally:
+            self.list.blockSignals(False)
+
+    def _select_in_list(self, select: str | None) -> None:
         if select is not None:
             for i in range(self.list.count()):
                 if self.list.item(i).data(Qt.ItemDataRole.UserRole) == select:
@@ -256,13 +262,9 @@ class ProvidersPage(QWidget):
         spawn(do(), on_done=done, on_error=failed)
 
     async def _reload_keep(self, name: str) -> None:
+        """Refresh the list after a test without resetting the form the user is filling."""
         self.providers = await self.engine.list_providers()
-        self.list.blockSignals(True)
-        self._fill_list()
-        for i in range(self.list.count()):
-            if self.list.item(i).data(Qt.ItemDataRole.UserRole) == name:
-                self.list.setCurrentRow(i)
-        self.list.blockSignals(False)
+        self._fill_list(select=name, quiet=True)
 
     def remove(self) -> None:
         name = self._editing
