@@ -1,0 +1,83 @@
+"""Fixtures for tool tests: a real Engine on a temp data dir, the replay server, MCP server records."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from tests.support.fixtures import replay_server  # noqa: F401  (fixture)
+from tests.support.sse_server import ReplayServer
+
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.engine.engine import Engine
+from threadline.llm.retry import RetryPolicy
+from threadline.tools.mcp_config import McpServerConfig
+
+FAST_RETRIES = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
+SERVERS = Path(__file__).parent / "servers"
+FAULTY_SERVER = SERVERS / "faulty_server.py"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> None:
+    import keyring
+    from tests.support.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())
+
+
+async def open_engine(
+    data_dir: Path, server: ReplayServer, kind: ProviderKind = ProviderKind.OPENAI
+) -> Engine:
+    engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=5.0)
+    base_url = server.openai_base_url if kind is ProviderKind.OPENAI else server.anthropic_base_url
+    model = "gpt-4o-mini" if kind is ProviderKind.OPENAI else "claude-sonnet-4-5"
+    await engine.save_provider(
+        ProviderConfig("replay", kind, base_url=base_url, default_model=model), "sk-test"
+    )
+    return engine
+
+
+@pytest_asyncio.fixture
+async def engine(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[Engine]:  # noqa: F811
+    engine = await open_engine(tmp_path / "data", replay_server)
+    yield engine
+    await engine.aclose()
+
+
+def faulty_server(name: str = "faulty", *extra: str, call_timeout: float = 10.0) -> McpServerConfig:
+    return McpServerConfig(
+        name, command=sys.executable, args=(str(FAULTY_SERVER), *extra), call_timeout=call_timeout
+    )
+
+
+def time_server() -> McpServerConfig:
+    return McpServerConfig("time", command=str(BIN / "mcp-server-time"), args=("--local-timezone", "UTC"))
+
+
+def git_server(repository: Path) -> McpServerConfig:
+    return McpServerConfig("git", command=str(BIN / "mcp-server-git"), args=("--repository", str(repository)))
+
+
+@pytest.fixture
+def git_repository(tmp_path: Path) -> Path:
+    """A temporary git repository with one commit and one modified file."""
+    repository = tmp_path / "repo"
+    repository.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repository, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "test@example.com")
+    git("config", "user.name", "Test")
+    (repository / "README.md").write_text("# Threadline test\n")
+    git("add", "README.md")
+    git("commit", "-q", "-m", "Initial commit for the MCP test")
+    (repository / "README.md").write_text("# Threadline test\nchanged\n")
+    return repository

@@ -1,0 +1,105 @@
+"""A tiny MCP server (the SDK's MCPServer, formerly FastMCP) that misbehaves on request.
+
+Run over stdio (default) or streamable HTTP (``--http PORT``; requests must carry
+``X-Test-Token: secret``, which proves configured headers are sent).
+Tools: echo, pid, crash (the process exits mid-call), hang (never answers),
+fail (a tool error), picture (an image), weather (structured content only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
+
+# A 1x1 transparent PNG.
+PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("faulty")
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text."""
+    return f"echo: {text}"
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id (to see restarts)."""
+    return str(os.getpid())
+
+
+@server.tool()
+async def crash() -> str:
+    """Exit the process in the middle of the call."""
+    sys.stderr.write("faulty: crashing on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never answer."""
+    await asyncio.sleep(3600)
+    return "too late"
+
+
+@server.tool()
+def fail(reason: str = "the disk is on fire") -> str:
+    """Report an error."""
+    raise ToolError(f"cannot do that: {reason}")
+
+
+@server.tool()
+def picture() -> Image:
+    """A tiny PNG."""
+    return Image(data=PIXEL_PNG, format="png")
+
+
+@server.tool(structured_output=True)
+def weather(city: str) -> Weather:
+    """Structured weather."""
+    return Weather(city=city, celsius=21.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--fail-start", action="store_true")
+    args = parser.parse_args()
+    if args.fail_start:
+        sys.stderr.write("faulty: missing configuration, giving up\n")
+        sys.exit(2)
+    if not args.http:
+        server.run()
+        return
+    import uvicorn
+    from starlette.responses import PlainTextResponse
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"x-test-token") != b"secret":
+            await PlainTextResponse("missing token", status_code=401)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=args.http, log_level="warning", lifespan="on")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Helpers for tool tests: script a tool-call reply in either provider's format, read what was sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from tests.support.sse_server import (
+    ReplayServer,
+    ScriptedResponse,
+    anthropic_text_stream,
+    anthropic_tool_use_stream,
+    openai_text_stream,
+    openai_tool_call_stream,
+    sse_response,
+)
+
+from threadline.core.config import ProviderKind
+from threadline.engine.engine import Engine
+from threadline.engine.events import ConversationEvent, TurnFailed
+
+
+def tool_call_reply(kind: ProviderKind, calls: list[tuple[str, str, dict[str, Any]]]) -> ScriptedResponse:
+    if kind is ProviderKind.OPENAI:
+        return sse_response(openai_tool_call_stream(calls, text_pieces=["Let me check."]))
+    return sse_response(anthropic_tool_use_stream(calls, text_pieces=["Let me check."]))
+
+
+def text_reply(kind: ProviderKind, text: str) -> ScriptedResponse:
+    if kind is ProviderKind.OPENAI:
+        return sse_response(openai_text_stream([text]))
+    return sse_response(anthropic_text_stream([text]))
+
+
+def sent_tool_results(server: ReplayServer, index: int) -> dict[str, tuple[str, bool]]:
+    """The tool results request ``index`` carried, by call id: (text, is_error), in either format."""
+    body = server.requests[index].body
+    found: dict[str, tuple[str, bool]] = {}
+    for message in body["messages"]:
+        if message.get("role") == "tool":  # OpenAI: one message per result, text only
+            found[message["tool_call_id"]] = (str(message["content"]), False)
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):  # Anthropic: tool_result blocks
+            for block in content:
+                if block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    text = (
+                        "".join(b.get("text", "") for b in inner if isinstance(b, dict))
+                        if isinstance(inner, list)
+                        else str(inner)
+                    )
+                    found[block["tool_use_id"]] = (text, bool(block.get("is_error")))
+    return found
+
+
+def offered_tool_names(server: ReplayServer, index: int) -> list[str]:
+    tools = server.requests[index].body.get("tools") or []
+    return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+
+
+def offered_tool_schema(server: ReplayServer, index: int, name: str) -> dict[str, Any]:
+    for tool in server.requests[index].body.get("tools") or []:
+        if "function" in tool and tool["function"]["name"] == name:
+            return dict(tool["function"]["parameters"])
+        if tool.get("name") == name:
+            return dict(tool["input_schema"])
+    raise KeyError(name)
+
+
+async def run_turn(
+    engine: Engine, session_id: str, text: str, timeout: float = 60
+) -> list[ConversationEvent]:
+    live = await engine.open_session(session_id)
+    events: list[ConversationEvent] = []
+    unsubscribe = live.subscribe(events.append)
+    try:
+        engine.send(session_id, text)
+        await asyncio.wait_for(engine.wait_idle(session_id), timeout)
+    finally:
+        unsubscribe()
+    return events
+
+
+def failure(events: list[ConversationEvent]) -> TurnFailed | None:
+    return next((e for e in events if isinstance(e, TurnFailed)), None)
+
+
+def as_json(text: str) -> Any:
+    return json.loads(text)
