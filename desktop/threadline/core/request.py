@@ -169,8 +169,12 @@ def build_request(
     # Invariant 1 is checked on what is finally sent: the repairs of invariants 2-5
     # add text (flattened results, cancelled results), so a cut that fits before them
     # may not fit after. Try the cuts from the oldest that could fit, newest last.
-    _, first_cut = enforce_length(messages, limits, estimator, fixed)
-    cuts = [c for c in _cut_points(messages) if c >= first_cut]
+    cuts = _cut_points(messages)
+    try:
+        _, first_cut = enforce_length(messages, limits, estimator, fixed)
+    except NothingFitsError:
+        first_cut = cuts[-1]  # renaming tools may still make the last turn fit
+    cuts = [c for c in cuts if c >= first_cut]
     needed = 0
     for cut in cuts:
         repairs: list[str] = [f"dropped {cut} oldest messages to fit"] if cut else []
