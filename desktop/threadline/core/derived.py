@@ -47,9 +47,14 @@ def latest_tool_value(path: Sequence[Message], tool_name: str, key: str) -> Any:
 
 
 def latest_tool_arguments(path: Sequence[Message], tool_name: str) -> dict[str, Any] | None:
-    """The arguments of the newest call to ``tool_name`` (what a tool was asked to record)."""
+    """The arguments of the newest call to ``tool_name`` (what a tool was asked to record).
+
+    A call answered with an error (refused by the user, cancelled, failed) recorded
+    nothing, so it is skipped; a call without a result yet (the one running now) counts.
+    """
+    errors = {r.call_id for message in path for r in message.tool_results if r.is_error}
     for message in reversed(path):
         for call in reversed(message.tool_calls):
-            if call.name == tool_name:
+            if call.name == tool_name and call.id not in errors:
                 return call.parsed_arguments()
     return None
