@@ -340,7 +340,9 @@ class ChatView(QAbstractScrollArea):
                 parts.append(rendered.html)
                 code_blocks = rendered.code_blocks
             elif message.status is MessageStatus.STREAMING:
-                parts.append(f'<p class="muted">Thinking…</p>')
+                parts.append('<p class="muted">Thinking…</p>')
+            elif not message.tool_calls:
+                parts.append('<p class="muted">No text was received.</p>')
             for call in message.tool_calls:
                 parts.append(self._tool_block(f"{message.id}:{call.id}", f"Tool call: {call.name}",
                                               _pretty_json(call.arguments), error=False))
@@ -600,7 +602,7 @@ class ChatView(QAbstractScrollArea):
             x += int(w) + 2
 
     def _actions_for(self, message: Message, busy: bool) -> list[str]:
-        actions = ["copy"]
+        actions = ["copy"] if message.text else []
         if message.kind is MessageKind.PROMPT and not busy:
             actions.append("edit")
         if message.is_assistant and not busy and message.status is not MessageStatus.STREAMING:

@@ -35,7 +35,7 @@ class EmptyState(QWidget):
         self.text.setObjectName("EmptyText")
         self.text.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.text.setWordWrap(True)
-        self.text.setMaximumWidth(460)
+        self.text.setFixedWidth(440)
         row_text = QHBoxLayout()
         row_text.addStretch(1)
         row_text.addWidget(self.text)

@@ -9,6 +9,7 @@ the window closes). Choosing a search hit opens its session at that message.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +106,7 @@ class _SessionDelegate(QStyledItemDelegate):
         p.setFont(small)
         p.setPen(QColor(c.muted))
         sf = QFontMetrics(small)
-        preview = " ".join(info.preview.split()) or "No messages yet"
+        preview = plain_preview(info.preview) or "No messages yet"
         p.drawText(QRect(text_rect.left(), text_rect.top() + fm.height() + 2, text_rect.width(), sf.height()),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                    sf.elidedText(preview, Qt.TextElideMode.ElideRight, text_rect.width()))
@@ -508,6 +509,15 @@ class SessionSidebar(QWidget):
 
     def _error(self, err: BaseException) -> None:
         self.errorMessage.emit(describe(err))
+
+
+_MARKUP = re.compile(r"(\*\*|__|`+|^#+\s*|^>\s*|\[([^\]]*)\]\([^)]*\))", re.MULTILINE)
+
+
+def plain_preview(text: str) -> str:
+    """One line of a message without its Markdown punctuation (bold marks, backticks, links)."""
+    cleaned = _MARKUP.sub(lambda m: m.group(2) or "", text)
+    return " ".join(cleaned.split())
 
 
 def _short(text: str, limit: int = 32) -> str:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QIcon
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
+    QSizePolicy,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -93,6 +94,8 @@ class ProvidersPage(QWidget):
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.model.setMinimumContentsLength(24)
         self.model.lineEdit().setPlaceholderText("test the connection to list models")
         form.addRow("Default model", self.model)
         right.addLayout(form)
@@ -370,6 +373,9 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        for b in self.buttons.buttons():
+            b.setIcon(QIcon())
+            b.setObjectName("SecondaryButton")
         self.buttons.rejected.connect(self.close_and_save)
         self.buttons.accepted.connect(self.close_and_save)
         layout.addWidget(self.buttons)

@@ -11,7 +11,7 @@ import logging
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QWidget
+from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
 from threadline.ui.chat_tab import ChatTab
 from threadline.ui.theme import LIGHT, ThemeColors
@@ -43,6 +43,7 @@ class TabContainer(QTabWidget):
         self.tabBar().setExpanding(False)
         self.tabBar().setIconSize(QSize(ICON_SIZE, ICON_SIZE))
         self.tabBar().setSelectionBehaviorOnRemove(QTabBar.SelectionBehavior.SelectPreviousTab)
+        self.tabBar().setDrawBase(False)
         self._colors = LIGHT
         self._unread: set[str] = set()
         self._spin_phase = 0
@@ -70,6 +71,14 @@ class TabContainer(QTabWidget):
     def add_tab(self, tab: ChatTab, *, focus: bool = True) -> int:
         index = self.addTab(tab, tab.title)
         self.setTabToolTip(index, tab.title)
+        close = QToolButton()
+        close.setObjectName("TabClose")
+        close.setText("×")
+        close.setToolTip("Close tab (Ctrl+W)")
+        close.setAutoRaise(True)
+        close.setCursor(Qt.CursorShape.PointingHandCursor)
+        close.clicked.connect(lambda _=False, t=tab: self.request_close(self.indexOf(t)))
+        self.tabBar().setTabButton(index, QTabBar.ButtonPosition.RightSide, close)
         tab.titleChanged.connect(lambda title, t=tab: self._tab_title(t, title))
         tab.busyChanged.connect(lambda busy, t=tab: self._tab_busy(t, busy))
         tab.statusChanged.connect(lambda text, t=tab: self._forward(t, self.cur_status_changed, text))

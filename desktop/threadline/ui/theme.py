@@ -183,7 +183,8 @@ QTabBar::tab {{ background: transparent; color: {c.muted}; padding: 7px 12px; ma
                border-top-right-radius: 6px; min-width: 60px; max-width: 220px; }}
 QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c.border}; }}
 QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
-QTabBar::close-button {{ subcontrol-position: right; }}
+#TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
+#TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
 
 ChatView {{ background: {c.base}; border: none; }}
 #ChatTab {{ background: {c.base}; }}
@@ -223,6 +224,9 @@ ChatView {{ background: {c.base}; border: none; }}
 #SecondaryButton:hover {{ background: {c.hover}; }}
 #SectionTitle {{ color: {c.text}; font-weight: 600; font-size: 14px; }}
 #Hint {{ color: {c.muted}; }}
+#ProviderList {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; padding: 4px; }}
+#ProviderList::item {{ padding: 6px 8px; border-radius: 4px; color: {c.text}; }}
+#ProviderList::item:selected {{ background: {c.selection}; }}
 QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0; }}
 QScrollBar::handle:vertical {{ background: {c.border}; border-radius: 4px; min-height: 30px; margin: 2px; }}
 QScrollBar::handle:vertical:hover {{ background: {c.muted}; }}

@@ -1,0 +1,251 @@
+"""Screenshots of the main window states, for review: ``python tools/screenshots.py [OUT_DIR]``.
+
+Runs under Xvfb (started here when there is no display; needs the ``xvfb`` package)
+with a seeded database in a temporary folder and the replay server standing in for
+a provider. Saves PNGs of: the empty state (no provider), a long chat with code
+(light and dark), two tabs streaming at once, the settings dialog, an inline error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "desktop"))
+
+LONG_REPLY = """Here is a small **LRU cache** in Python, with the reasoning behind each part.
+
+## The idea
+
+An `OrderedDict` remembers insertion order, and `move_to_end` makes a hit the most recent
+entry in O(1). When the cache is full, the *least recently used* entry is the first one.
+
+```python
+from collections import OrderedDict
+
+
+class LRUCache:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._data: OrderedDict[str, bytes] = OrderedDict()
+
+    def get(self, key: str) -> bytes | None:
+        if key not in self._data:
+            return None
+        self._data.move_to_end(key)
+        return self._data[key]
+
+    def put(self, key: str, value: bytes) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        if len(self._data) > self.capacity:
+            self._data.popitem(last=False)
+```
+
+| operation | cost |
+|-----------|------|
+| `get`     | O(1) |
+| `put`     | O(1) |
+
+Things to watch:
+
+1. It is **not thread-safe**; wrap calls in a lock if threads share it.
+2. Sizes are counted in entries, not bytes.
+3. See the [functools docs](https://docs.python.org/3/library/functools.html) for `lru_cache`.
+"""
+
+
+def ensure_display() -> None:
+    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        return
+    if shutil.which("xvfb-run") is None:
+        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
+        sys.exit(2)
+    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
+    sys.exit(subprocess.call(args))
+
+
+async def seed(engine: object, server: object) -> dict[str, str]:
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.core.messages import Message, MessageStatus, RequestMetadata
+
+    eng = engine  # type: ignore[assignment]
+    ids: dict[str, str] = {}
+    titles = ["Planning the Lisbon trip", "Regex for ISO dates", "Explain Rust lifetimes",
+              "Draft: quarterly update email", "Sourdough hydration maths", "SQL window functions"]
+    for title in titles:
+        info = await eng.new_session(title)  # type: ignore[attr-defined]
+        prompt = Message.prompt(f"A question about {title.lower()}")
+        answer = Message.reply(parent_id=prompt.id, text=f"Some thoughts on {title.lower()}.",
+                               status=MessageStatus.COMPLETE, metadata=RequestMetadata(model="gpt-4o-mini"))
+        await eng.store.append_messages(info.id, [prompt, answer])  # type: ignore[attr-defined]
+    info = await eng.new_session("LRU cache in Python")  # type: ignore[attr-defined]
+    msgs = []
+    parent = None
+    for i in range(3):
+        p = Message.prompt("Can you write a small LRU cache in Python and explain it?" if i == 2
+                           else f"Earlier question {i + 1}: what is a cache eviction policy?", parent_id=parent)
+        r = Message.reply(parent_id=p.id, text=LONG_REPLY if i == 2 else "An eviction policy decides which "
+                          "entry leaves a full cache: LRU, LFU, FIFO or random.", status=MessageStatus.COMPLETE,
+                          metadata=RequestMetadata(model="gpt-4o-mini"))
+        msgs += [p, r]
+        parent = r.id
+    await eng.store.append_messages(info.id, msgs)  # type: ignore[attr-defined]
+    ids["long"] = info.id
+    await eng.pin_session(info.id, True)  # type: ignore[attr-defined]
+    return ids
+
+
+def main() -> int:
+    ensure_display()
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    class MemoryKeyring(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+        store: dict[tuple[str, str], str] = {}
+
+        def get_password(self, s: str, u: str) -> str | None:
+            return self.store.get((s, u))
+
+        def set_password(self, s: str, u: str, p: str) -> None:
+            self.store[(s, u)] = p
+
+        def delete_password(self, s: str, u: str) -> None:
+            self.store.pop((s, u), None)
+
+    keyring.set_keyring(MemoryKeyring())
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        return int(loop.run_until_complete(shoot(app, out)))
+
+
+async def shoot(app: object, out: Path) -> int:
+    from tests.support.sse_server import (
+        ReplayServer,
+        openai_auth_error,
+        openai_text_stream,
+        sse_response,
+        split_text,
+    )
+
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.engine.engine import Engine
+    from threadline.ui.main_window import MainWindow
+    from threadline.ui.theme import ThemeChoice, ThemeManager
+
+    async def pause(ms: int) -> None:
+        await asyncio.sleep(ms / 1000)
+
+    def save(widget: object, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))  # type: ignore[attr-defined]
+        print(path)
+
+    theme = ThemeManager(app)  # type: ignore[arg-type]
+    theme.set_choice(ThemeChoice.LIGHT)
+    theme.apply()
+    with tempfile.TemporaryDirectory() as tmp, ReplayServer() as server:
+        data = Path(tmp)
+        # 1. empty state, no provider
+        engine = await Engine.open(data / "empty")
+        window = MainWindow(theme, data / "empty")
+        window.resize(1200, 780)
+        window.show()
+        await window.attach_engine(engine)
+        await pause(400)
+        save(window, "01-empty-state-light")
+        window.hide()
+        await engine.aclose()
+
+        # 2. a long chat with code, light and dark
+        engine = await Engine.open(data / "main")
+        await engine.save_provider(ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url,
+                                                  default_model="gpt-4o-mini"), "sk-test")
+        ids = await seed(engine, server)
+        window = MainWindow(theme, data / "main")
+        window.resize(1200, 780)
+        window.show()
+        await window.attach_engine(engine)
+        await window._open(ids["long"], focus=True)
+        await pause(300)
+        tab = window.tabs.current_tab()
+        tab.view.scroll_to_bottom()
+        await pause(200)
+        save(window, "02-long-chat-code-light")
+        window.set_theme(ThemeChoice.DARK)
+        await pause(300)
+        save(window, "03-long-chat-code-dark")
+        window.set_theme(ThemeChoice.LIGHT)
+        await pause(200)
+
+        # 3. two tabs streaming
+        long_a = LONG_REPLY
+        long_b = "Sure. " + " ".join(f"Point {i}: keep steps small and measurable." for i in range(60))
+        server.enqueue(sse_response(openai_text_stream(split_text(long_a, 3)), chunk_delay=0.02),
+                       sse_response(openai_text_stream(split_text(long_b, 3)), chunk_delay=0.02))
+        for prompt in ("Write the LRU cache again, with tests", "Give me a long list of planning tips"):
+            info = await engine.new_session()
+            t = await window._open(info.id, focus=True)
+            t.composer.set_text(prompt)
+            t.composer.submit()
+        await pause(1800)
+        save(window, "04-two-tabs-streaming-light")
+        window.set_theme(ThemeChoice.DARK)
+        await pause(300)
+        save(window, "05-two-tabs-streaming-dark")
+        window.set_theme(ThemeChoice.LIGHT)
+        for t in window.tabs.tabs():
+            if t.busy:
+                t.stop()
+        await pause(500)
+
+        # 4. settings
+        window.open_settings("providers")
+        dialog = window._settings_dialog
+        await dialog.loaded
+        await pause(300)
+        save(dialog, "06-settings-providers")
+        dialog.pages.setCurrentIndex(1)
+        await pause(200)
+        save(dialog, "07-settings-agent")
+        dialog.reject()
+
+        # 5. an error inline
+        server.enqueue(openai_auth_error())
+        info = await engine.new_session()
+        t = await window._open(info.id, focus=True)
+        t.composer.set_text("Summarise this week's notes")
+        t.composer.submit()
+        for _ in range(50):
+            await pause(100)
+            if t.banner.isVisible():
+                break
+        await pause(200)
+        save(window, "08-error-inline-light")
+        window.set_theme(ThemeChoice.DARK)
+        await pause(300)
+        save(window, "09-error-inline-dark")
+        window.hide()
+        await engine.aclose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
