@@ -165,6 +165,7 @@ class McpConnection:
         self._ready: asyncio.Future[None] | None = None
         self._errlog: TextIO | None = None
         self._last_stderr = ""
+        self._http_status = ""
         self._lock = asyncio.Lock()
 
     @property
@@ -279,6 +280,13 @@ class McpConnection:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             client = create_mcp_http_client(headers=dict(config.headers) or None)
+            self._http_status = ""
+
+            async def note_status(response: Any) -> None:  # the SDK reports a 401 as a generic error
+                if response.status_code >= 400:
+                    self._http_status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+            client.event_hooks = {**client.event_hooks, "response": [note_status]}
             return _with_client(client, streamable_http_client(config.url, http_client=client))
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -366,7 +374,9 @@ class McpConnection:
         detail = "; ".join(_describe(e) for e in leaves) or type(err).__name__
         tail = self._stderr_tail()
         when = "could not start" if starting else "stopped"
-        message = f"MCP server {self.name!r} {when}: {detail}."
+        if self._http_status:
+            detail = f"{detail} ({self._http_status} from {self.config.url})"
+        message = f"MCP server {self.name!r} {when}: {detail.rstrip('.')}."
         if tail:
             message += f" Its last output: {tail}"
         return message
