@@ -1,0 +1,345 @@
+"""UI benchmarks against the budgets of DESIGN.md §5: ``python bench/ui_bench.py``.
+
+* start to first painted window (``threadline --startup-probe``, median of 5) and
+  resident memory, with an empty database and with 1,000 sessions;
+* opening a 10,000-message session to its first painted frame;
+* switching tabs (to a painted frame);
+* event-loop stall p50/p99/max while 4 tabs stream 1,000 tokens/s each from the
+  replay server (a 2 ms asyncio ticker records how late each tick runs).
+
+Runs offscreen (``QT_QPA_PLATFORM=offscreen``); each measurement that needs a
+fresh process gets one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "THREADLINE_BENCH_KEY": "sk-bench", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# -- child processes --------------------------------------------------------------------------------
+
+
+def seed(data_dir: str, sessions: int, messages: int) -> None:
+    """Create ``sessions`` sessions (the first with ``messages`` messages) in a data dir."""
+    from threadline.core.messages import Message, MessageStatus, RequestMetadata
+    from threadline.engine.engine import Engine
+
+    async def go() -> None:
+        engine = await Engine.open(Path(data_dir))
+        try:
+            first = None
+            for i in range(sessions):
+                info = await engine.store.create_session(title=f"Session {i}: notes about topic {i % 37}")
+                first = first or info.id
+            if messages and first:
+                batch: list[Message] = []
+                parent = None
+                for i in range(messages // 2):
+                    p = Message.prompt(f"Question {i}: how does part {i} work?", parent_id=parent)
+                    r = Message.reply(
+                        parent_id=p.id,
+                        status=MessageStatus.COMPLETE,
+                        metadata=RequestMetadata(model="bench"),
+                        text=f"Answer {i}. It works like this:\n\n- step one\n- step two\n\n"
+                        f"```python\nprint({i})\n```\n",
+                    )
+                    batch += [p, r]
+                    parent = r.id
+                    if len(batch) >= 2000:
+                        await engine.store.append_messages(first, batch)
+                        batch = []
+                if batch:
+                    await engine.store.append_messages(first, batch)
+            print(json.dumps({"first": first}))
+        finally:
+            await engine.aclose()
+
+    asyncio.run(go())
+
+
+def child_rss(data_dir: str) -> None:
+    """Start like the app (window, engine, sessions) and report RSS once idle."""
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from threadline.engine.engine import Engine
+    from threadline.ui.main_window import MainWindow
+    from threadline.ui.theme import ThemeManager
+
+    app = QApplication([])
+    theme = ThemeManager(app)
+    theme.apply()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    async def go() -> dict[str, float]:
+        window = MainWindow(theme, Path(data_dir))
+        window.show()
+        await asyncio.sleep(0.05)
+        painted = rss_mb()
+        engine = await Engine.open(Path(data_dir))
+        await window.attach_engine(engine)
+        await asyncio.sleep(0.3)
+        ready = rss_mb()
+        window.hide()
+        await engine.aclose()
+        return {"rss_first_paint_mb": painted, "rss_ready_mb": ready}
+
+    with loop:
+        print(json.dumps(loop.run_until_complete(go())))
+
+
+def child_open_and_switch(data_dir: str, session_id: str) -> None:
+    """Open the big session to its first paint; then time tab switches."""
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from threadline.engine.engine import Engine
+    from threadline.ui.main_window import MainWindow
+    from threadline.ui.theme import ThemeManager
+
+    app = QApplication([])
+    theme = ThemeManager(app)
+    theme.apply()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    async def go() -> dict[str, float]:
+        engine = await Engine.open(Path(data_dir))
+        window = MainWindow(theme, Path(data_dir))
+        window.resize(1200, 800)
+        window.show()
+        await window.attach_engine(engine)
+        await asyncio.sleep(0.2)
+        t0 = time.perf_counter()
+        tab = await window._open(session_id, focus=True)
+        assert tab is not None
+        tab.view.viewport().repaint()
+        open_ms = (time.perf_counter() - t0) * 1000
+        rows = tab.model.rowCount()
+        # a second and third tab to switch between
+        others = [s.id for s in await engine.list_sessions(limit=3) if s.id != session_id][:2]
+        for sid in others:
+            await window._open(sid, focus=True)
+        app.processEvents()
+        times = []
+        for i in range(60):
+            t = time.perf_counter()
+            window.tabs.setCurrentIndex(i % window.tabs.count())
+            current = window.tabs.current_tab()
+            assert current is not None
+            current.view.viewport().repaint()
+            window.tabs.tabBar().repaint()
+            times.append((time.perf_counter() - t) * 1000)
+        window.hide()
+        await engine.aclose()
+        return {
+            "open_10k_ms": open_ms,
+            "rows": rows,
+            "tab_switch_median_ms": statistics.median(times),
+            "tab_switch_max_ms": max(times),
+        }
+
+    with loop:
+        print(json.dumps(loop.run_until_complete(go())))
+
+
+def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
+    """Stream ``tabs`` replies of ``tokens`` tokens at ~1,000 tokens/s; measure loop lateness."""
+    sys.path.insert(0, str(ROOT))
+    import qasync
+    from PySide6.QtWidgets import QApplication
+    from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.engine.engine import Engine
+    from threadline.ui.main_window import MainWindow
+    from threadline.ui.theme import ThemeManager
+
+    app = QApplication([])
+    theme = ThemeManager(app)
+    theme.apply()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    pieces = [("word " if i % 12 else "word\n\n") for i in range(tokens)]
+
+    async def go(server: ReplayServer) -> dict[str, float]:
+        engine = await Engine.open(Path(data_dir))
+        await engine.save_provider(
+            ProviderConfig(
+                "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini",
+                api_key_env="THREADLINE_BENCH_KEY",
+            ),
+        )
+        window = MainWindow(theme, Path(data_dir))
+        window.resize(1200, 800)
+        window.show()
+        await window.attach_engine(engine)
+        open_tabs = []
+        for _ in range(tabs):
+            server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.001))
+            info = await engine.new_session()
+            tab = await window._open(info.id, focus=True)
+            assert tab is not None
+            open_tabs.append(tab)
+        lateness: list[float] = []
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            interval = 0.002
+            while not stop.is_set():
+                t = time.perf_counter()
+                await asyncio.sleep(interval)
+                lateness.append(max(0.0, (time.perf_counter() - t - interval) * 1000))
+
+        tick = asyncio.create_task(ticker())
+        start = time.perf_counter()
+        for tab in open_tabs:
+            tab.composer.set_text("Stream please")
+            tab.composer.submit()
+        await asyncio.sleep(0.05)
+        while any(engine.running(t.session_id) for t in open_tabs):
+            await asyncio.sleep(0.05)
+            # switch the visible tab now and then, as a user would
+            if int((time.perf_counter() - start) * 2) % 2 == 0:
+                window.tabs.setCurrentIndex(int(time.perf_counter() - start) % tabs)
+        elapsed = time.perf_counter() - start
+        stop.set()
+        await tick
+        chars = sum(len(t.live.conversation.path()[-1].text) for t in open_tabs)
+        window.hide()
+        await engine.aclose()
+        lateness.sort()
+        return {
+            "stall_p50_ms": lateness[len(lateness) // 2],
+            "stall_p99_ms": lateness[int(len(lateness) * 0.99)],
+            "stall_max_ms": lateness[-1],
+            "stream_seconds": elapsed,
+            "tokens_per_s_per_tab": tokens / elapsed,
+            "complete": float(chars == tabs * len("".join(pieces))),
+            "renders": float(sum(t.view.render_count for t in open_tabs)),
+        }
+
+    with ReplayServer() as server, loop:
+        print(json.dumps(loop.run_until_complete(go(server))))
+
+
+# -- the driver ------------------------------------------------------------------------------------------
+
+
+def run_child(*args: str) -> dict[str, float]:
+    out = subprocess.run([PY, __file__, *args], env=ENV, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{args[0]} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def probe(data_dir: str, runs: int = 5) -> tuple[float, float]:
+    times, rss = [], []
+    for _ in range(runs):
+        proc = subprocess.Popen(
+            [PY, "-m", "threadline", "--data-dir", data_dir, "--startup-probe"],
+            env=ENV,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert proc.stdout is not None
+        times.append(float(proc.stdout.read().strip().splitlines()[-1]))
+        rss.append(usage.ru_maxrss / 1024)
+        assert os.waitstatus_to_exitcode(status) == 0
+    return statistics.median(times), statistics.median(rss)
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1].startswith("--child-"):
+        mode, args = sys.argv[1], sys.argv[2:]
+        {
+            "--child-seed": lambda: seed(args[0], int(args[1]), int(args[2])),
+            "--child-rss": lambda: child_rss(args[0]),
+            "--child-open": lambda: child_open_and_switch(args[0], args[1]),
+            "--child-stall": lambda: child_stall(args[0], int(args[1]), int(args[2])),
+        }[mode]()
+        return 0
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        empty, many, big, stall = (str(Path(tmp) / n) for n in ("empty", "many", "big", "stall"))
+        run_child("--child-seed", empty, "0", "0")
+        ms, rss = probe(empty)
+        rows.append(("start → first paint, empty DB (median of 5)", f"{ms:.0f} ms", "≤ 500 ms"))
+        rows.append(("peak RSS of the startup probe, empty DB", f"{rss:.0f} MB", "≤ 120 MB"))
+        r = run_child("--child-rss", empty)
+        rows.append(
+            ("RSS after start with the engine open, empty DB", f"{r['rss_ready_mb']:.0f} MB", "≤ 120 MB")
+        )
+        run_child("--child-seed", many, "1000", "0")
+        ms, rss = probe(many)
+        rows.append(("start → first paint, 1,000 sessions", f"{ms:.0f} ms", "≤ 500 ms"))
+        r = run_child("--child-rss", many)
+        rows.append(
+            (
+                "RSS after start with the engine open, 1,000 sessions",
+                f"{r['rss_ready_mb']:.0f} MB",
+                "(≤ 120 MB empty)",
+            )
+        )
+        first = run_child("--child-seed", big, "3", "10000")["first"]
+        r = run_child("--child-open", big, str(first))
+        rows.append(
+            (
+                f"open a {int(r['rows']):,}-message session → first paint",
+                f"{r['open_10k_ms']:.0f} ms",
+                "≤ 300 ms",
+            )
+        )
+        rows.append(
+            (
+                "switch tab → painted (median / max of 60)",
+                f"{r['tab_switch_median_ms']:.1f} / {r['tab_switch_max_ms']:.1f} ms",
+                "≤ 16 ms",
+            )
+        )
+        r = run_child("--child-stall", stall, "4", "5000")
+        rows.append(
+            (
+                "loop stall while 4 tabs stream, p50 / p99 / max",
+                f"{r['stall_p50_ms']:.1f} / {r['stall_p99_ms']:.1f} / {r['stall_max_ms']:.1f} ms",
+                "p99 ≤ 16 ms",
+            )
+        )
+        rows.append(
+            (
+                "  achieved tokens/s per tab (target 1,000); all text arrived",
+                f"{r['tokens_per_s_per_tab']:.0f}; {'yes' if r['complete'] else 'NO'}",
+                "",
+            )
+        )
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measurement'.ljust(width)}  {'result':>22}  budget")
+    for name, value, budget in rows:
+        print(f"{name.ljust(width)}  {value:>22}  {budget}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
