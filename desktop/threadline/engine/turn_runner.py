@@ -264,13 +264,14 @@ class TurnRunner:
     async def _tool_round(self, live: LiveConversation, agent: AgentConfig) -> None:
         conversation = live.conversation
         calls = conversation.pending_tool_calls()
-        decisions = await decide(
-            live.session_id,
-            self._tools.for_policy(calls),  # the prompt shows and rules match ``server/tool``
-            agent,
-            self._approval_handler(),
-            policy=lambda call: self._tools.approval(agent, call),
-        )
+        with tool_context(live.session_id, conversation.path(), agent.allowed_folders):  # for previews
+            decisions = await decide(
+                live.session_id,
+                self._tools.for_policy(calls),  # the prompt shows and rules match ``server/tool``
+                agent,
+                self._approval_handler(),
+                policy=lambda call: self._tools.approval(agent, call),
+            )
         conversation.decided()
         live.emit(TurnStateChanged(live.session_id, conversation.state))
         results = self._ran[live.session_id] = []

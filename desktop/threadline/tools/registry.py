@@ -27,6 +27,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import ImageBlock, ToolCall, ToolResult
 from threadline.core.request import ToolSpec
 from threadline.tools import policy
+from threadline.tools.context import tool_context
 
 log = logging.getLogger("threadline.tools")
 
@@ -150,13 +151,20 @@ class ToolRegistry:
         """The rule "Always allow" stores for ``call`` (shell: this exact command line only)."""
         return policy.always_allow_rule(call, self.policy_name(call.name), self.needs_trust(call.name))
 
-    def preview(self, call: ToolCall) -> str | None:
-        """What the call would change, for the approval prompt (a unified diff), if the tool says."""
+    def preview(self, call: ToolCall, allowed_folders: Sequence[str] | None = None) -> str | None:
+        """What the call would change, for the approval prompt (a unified diff), if the tool says.
+
+        The engine asks for approval inside the call's tool context, so a handler running in the
+        turn's task needs no folders; a UI callback outside it passes the agent's ``allowed_folders``.
+        """
         tool = self.get(call.name)
         if not isinstance(tool, Previewable):
             return None
         try:
-            return tool.preview(call.parsed_arguments())
+            if allowed_folders is None:
+                return tool.preview(call.parsed_arguments())
+            with tool_context("", (), allowed_folders):
+                return tool.preview(call.parsed_arguments())
         except Exception as err:
             return f"(no preview: {err})"
 
