@@ -127,7 +127,9 @@ def start_postgres() -> PostgresServer:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise PostgresUnavailable("the psycopg package is not installed (pip install 'psycopg[binary]')") from None
+        raise PostgresUnavailable(
+            "the psycopg package is not installed (pip install 'psycopg[binary]')"
+        ) from None
     bin_dir = find_bin_dir()
     if bin_dir is None:
         raise PostgresUnavailable(
@@ -143,7 +145,9 @@ def start_postgres() -> PostgresServer:
     port = free_port()
 
     def run(*args: str, timeout: float = 120) -> None:
-        result = subprocess.run([*run_as, *args], capture_output=True, text=True, timeout=timeout, check=False)
+        result = subprocess.run(
+            [*run_as, *args], capture_output=True, text=True, timeout=timeout, check=False
+        )
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip()
             if log.exists():

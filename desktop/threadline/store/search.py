@@ -7,7 +7,7 @@ lone ``*`` are plain words or nothing, never a syntax error.
 
 Backends: FTS5 (SQLite) ordered by row id descending, which FTS5 walks
 natively so the first 50 hits of a million rows come back without a sort;
-``to_tsvector('simple', …)`` with a GIN index and ``ts_headline`` (PostgreSQL);
+a stored ``search_vector`` with a GIN index and ``ts_headline`` (PostgreSQL);
 a plain substring scan elsewhere. Hits are newest first; archived sessions are
 included, deleted ones cannot be (their rows and index entries are gone).
 """
@@ -105,7 +105,7 @@ _POSTGRES_SEARCH = sa.text(
     FROM (
         SELECT m.seq, m.id, m.session_id, m.text, m.created_at
         FROM messages AS m
-        WHERE to_tsvector('simple'::regconfig, m.text) @@ to_tsquery('simple'::regconfig, :query)
+        WHERE m.search_vector @@ to_tsquery('simple'::regconfig, :query)
         ORDER BY m.seq DESC
         LIMIT :limit
     ) AS hit

@@ -5,8 +5,9 @@ Revises:
 Create Date: 2025-01-01
 
 The full-text index differs per backend: an FTS5 external-content table kept in
-sync by triggers on SQLite (no second copy of the text), a GIN expression index
-over ``to_tsvector('simple', text)`` on PostgreSQL. Other backends get none and
+sync by triggers on SQLite (no second copy of the text), a stored generated
+``search_vector`` column with a GIN index on PostgreSQL (stored, so matching rows
+never have their text re-parsed while a query filters or rechecks them). Other backends get none and
 search falls back to a plain scan.
 """
 
@@ -50,7 +51,9 @@ SQLITE_FTS = [
 ]
 
 POSTGRES_FTS = [
-    "CREATE INDEX ix_messages_fts ON messages USING GIN (to_tsvector('simple'::regconfig, text))",
+    "ALTER TABLE messages ADD COLUMN search_vector tsvector "
+    "GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, text)) STORED",
+    "CREATE INDEX ix_messages_fts ON messages USING GIN (search_vector)",
 ]
 
 
