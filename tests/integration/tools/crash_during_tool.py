@@ -1,0 +1,60 @@
+"""Run one turn whose tool blocks forever, in its own process, so a test can SIGKILL it mid-tool.
+
+Usage: python crash_during_tool.py DATA_DIR OPENAI_BASE_URL MARKER_FILE
+The provider key comes from THREADLINE_TEST_KEY; MARKER_FILE appears once the tool runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
+from threadline.core.request import ToolSpec
+from threadline.engine.engine import Engine
+from threadline.tools.registry import ToolOutput, ToolRegistry
+
+
+class BlockingTool:
+    spec = ToolSpec("deploy", "Deploy", {"type": "object", "properties": {}})
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        self.marker.write_text("running")
+        await asyncio.sleep(3600)
+        return ToolOutput("deployed")
+
+
+async def main(data_dir: Path, base_url: str, marker: Path) -> None:
+    engine = await Engine.open(data_dir, tools=ToolRegistry([BlockingTool(marker)]))
+    await engine.store.save_provider(
+        ProviderConfig(
+            "replay",
+            ProviderKind.OPENAI,
+            base_url=base_url,
+            api_key_env="THREADLINE_TEST_KEY",
+            default_model="gpt-4o-mini",
+        )
+    )
+    await engine.set_setting("default_provider", "replay")
+    await engine.save_agent(
+        AgentConfig(
+            "default",
+            "Default",
+            enabled_tools=("deploy",),
+            approval_rules=(ApprovalRule("deploy", Approval.ALLOW),),
+        )
+    )
+    session = await engine.new_session()
+    print(session.id, flush=True)
+    await engine.open_session(session.id)
+    engine.send(session.id, "Deploy it")
+    await engine.wait_idle(session.id)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])))
