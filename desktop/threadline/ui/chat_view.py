@@ -46,13 +46,21 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QResizeEvent,
+    QTextCursor,
     QTextDocument,
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.ui.conversation_model import ConversationModel
-from threadline.ui.markdown import COPY_CODE_SCHEME, document_css, is_safe_link, plain_text_html, render_markdown
+from threadline.ui.markdown import (
+    COPY_CODE_SCHEME,
+    document_css,
+    is_safe_link,
+    plain_text_html,
+    render_markdown,
+    stable_boundary,
+)
 from threadline.ui.theme import LIGHT, ThemeColors
 
 log = logging.getLogger("threadline.ui.chat_view")
@@ -90,6 +98,12 @@ class _Rendered:
     key: tuple[Any, ...]
     doc: QTextDocument
     code_blocks: list[str]
+    stable_len: int = 0
+    """Streaming only: characters of the text already rendered for good (see stable_boundary)."""
+    tail_pos: int = 0
+    """Streaming only: document position where the re-rendered tail starts."""
+    stream_key: tuple[Any, ...] = ()
+    stable_code: int = 0
 
 
 @dataclass(slots=True)
@@ -297,20 +311,70 @@ class ChatView(QAbstractScrollArea):
             cached.key = key
             self._docs.move_to_end(message.id)
             return cached
+        if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
+            return self._render_streaming(message, key, cached, width)
         html_text, code_blocks = self._message_html(message, highlight=not streaming)
+        doc = self._new_document(width)
+        doc.setHtml(html_text)
+        doc.setTextWidth(width)
+        self.render_count += 1
+        rendered = _Rendered(key, doc, code_blocks)
+        self._remember(message.id, rendered)
+        return rendered
+
+    def _new_document(self, width: int) -> QTextDocument:
         doc = _SafeDocument()
         doc.setUndoRedoEnabled(False)
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._body_font)
         doc.setDefaultStyleSheet(document_css(self._colors, base_pt=self._body_font.pointSizeF()))
-        doc.setHtml(html_text)
         doc.setTextWidth(width)
-        self.render_count += 1
-        rendered = _Rendered(key, doc, code_blocks)
-        self._docs[message.id] = rendered
-        self._docs.move_to_end(message.id)
+        return doc
+
+    def _remember(self, message_id: str, rendered: _Rendered) -> None:
+        self._docs[message_id] = rendered
+        self._docs.move_to_end(message_id)
         while len(self._docs) > DOC_CACHE_SIZE:
             self._docs.popitem(last=False)
+
+    def _render_streaming(self, message: Message, key: tuple[Any, ...], cached: _Rendered | None,
+                          width: int) -> _Rendered:
+        """Grow the streaming reply's document: finished paragraphs are appended once, only the
+        unfinished tail is replaced, so a frame costs the size of the tail, not of the reply."""
+        text = message.text
+        stream_key = (message.id, width, self._theme_generation)
+        rendered = cached
+        if rendered is None or rendered.stream_key != stream_key or rendered.stable_len > len(text):
+            rendered = _Rendered(key, self._new_document(width), [], stream_key=stream_key)
+        doc = rendered.doc
+        cursor = QTextCursor(doc)
+        cursor.setPosition(rendered.tail_pos)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        boundary = stable_boundary(text)
+        if boundary > rendered.stable_len:
+            part = render_markdown(text[rendered.stable_len:boundary], self._colors, highlight=False,
+                                   code_offset=len(rendered.code_blocks))
+            if rendered.tail_pos > 0:
+                cursor.insertBlock()
+            cursor.insertHtml(part.html)
+            del rendered.code_blocks[rendered.stable_code:]
+            rendered.code_blocks.extend(part.code_blocks)
+            rendered.stable_code = len(rendered.code_blocks)
+            rendered.stable_len = boundary
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            rendered.tail_pos = cursor.position()
+        del rendered.code_blocks[rendered.stable_code:]
+        tail = text[rendered.stable_len:]
+        if tail.strip():
+            part = render_markdown(tail, self._colors, highlight=False, code_offset=len(rendered.code_blocks))
+            if rendered.tail_pos > 0:
+                cursor.insertBlock()
+            cursor.insertHtml(part.html)
+            rendered.code_blocks.extend(part.code_blocks)
+        rendered.key = key
+        self.render_count += 1
+        self._remember(message.id, rendered)
         return rendered
 
     def _message_html(self, message: Message, *, highlight: bool) -> tuple[str, list[str]]:

@@ -110,9 +110,10 @@ hr {{ color: {c.border}; }}
 class _Renderer:
     """Per-call state (code block list) around the shared markdown-it parser."""
 
-    def __init__(self, colors: ThemeColors, highlight: bool) -> None:
+    def __init__(self, colors: ThemeColors, highlight: bool, code_offset: int = 0) -> None:
         self.colors = colors
         self.highlight = highlight
+        self.code_offset = code_offset
         self.code_blocks: list[str] = []
 
     # -- rules -------------------------------------------------------------------
@@ -125,7 +126,7 @@ class _Renderer:
 
     def code_box(self, code: str, language: str) -> str:
         c = self.colors
-        n = len(self.code_blocks)
+        n = self.code_offset + len(self.code_blocks)
         self.code_blocks.append(code)
         body_code = code[:-1] if code.endswith("\n") else code
         body = highlight_code(body_code, language, c.pygments_style) if self.highlight else html.escape(body_code)
@@ -175,10 +176,15 @@ class _Renderer:
         )
 
 
-def render_markdown(text: str, colors: ThemeColors, *, highlight: bool = True) -> RenderedMarkdown:
-    """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons)."""
+def render_markdown(text: str, colors: ThemeColors, *, highlight: bool = True,
+                    code_offset: int = 0) -> RenderedMarkdown:
+    """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons).
+
+    ``code_offset`` numbers the copy anchors after those of earlier parts of the same message
+    (the chat view renders a streaming reply part by part).
+    """
     md = _parser()
-    renderer = _Renderer(colors, highlight)
+    renderer = _Renderer(colors, highlight, code_offset)
     tokens = md.parse(text)
     html_out = _render_tokens(md, tokens, renderer)
     return RenderedMarkdown(html_out, renderer.code_blocks)
@@ -225,3 +231,26 @@ def plain_text_html(text: str, colors: ThemeColors) -> str:
     """HTML for text shown verbatim (prompts keep their line breaks and are not Markdown)."""
     escaped = html.escape(text).replace("\n", "<br/>")
     return f'<p style="white-space: pre-wrap;">{escaped}</p>'
+
+
+def stable_boundary(text: str) -> int:
+    """Where the finished part of a growing Markdown text ends.
+
+    The index just after the last blank line that is outside a code fence: what comes
+    before it will not change meaning as more text arrives (paragraph-level Markdown),
+    so a streaming reply renders that part once and re-renders only the tail.
+    """
+    boundary = 0
+    in_fence = False
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif not in_fence and not stripped.strip() and line.endswith("\n"):
+            boundary = pos + len(line)
+        pos += len(line)
+    if not text.endswith("\n"):
+        # the last line is still being written; never cut inside it
+        boundary = min(boundary, text.rfind("\n") + 1 if "\n" in text else 0)
+    return boundary
