@@ -172,14 +172,16 @@ class SearchFilesTool:
         if not folder.is_dir():
             return _error(f"{folder} is not a folder.")
         hits: list[str] = []
+        seen: set[Path] = set()
         for directory, folders, files in os.walk(folder):
             folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS)
             for name in sorted(files):
                 if not fnmatch.fnmatch(name, name_glob):
                     continue
                 path = Path(directory, name).resolve()
-                if not inside(path, roots) or not path.is_file():
-                    continue  # a symlink pointing out of the allowed folders
+                if path in seen or not inside(path, roots) or not path.is_file():
+                    continue  # searched already (a link to it), or a symlink pointing out
+                seen.add(path)
                 if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
                     continue
                 data = path.read_bytes()
