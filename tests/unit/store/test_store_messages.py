@@ -181,3 +181,13 @@ async def test_datetimes_are_aware_utc(store: Store) -> None:
     for message in await store.load_tree(info.id):
         assert message.created_at.utcoffset() is not None
         assert message.created_at.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
+
+
+async def test_a_message_whose_parent_is_missing_is_skipped_not_fatal(store: Store) -> None:
+    info = await store.create_session()
+    root = Message.prompt("root")
+    orphan = Message.prompt("lost", parent_id="never-stored")
+    await store.append_messages(info.id, [root, orphan])
+    tree = await store.load_tree(info.id)
+    assert [m.id for m in tree] == [root.id]
+    assert tree.active_leaf == root.id

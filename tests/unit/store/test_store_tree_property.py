@@ -1,0 +1,58 @@
+"""Property: any tree written message by message reloads identically (shape, order, leaf)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from threadline.core.messages import Message, MessageStatus
+from threadline.core.tree import ConversationTree
+from threadline.store.repository import Store
+
+# Each step: (index of an existing node to attach under, or -1 for a new root; is it a reply?)
+steps = st.lists(st.tuples(st.integers(min_value=-1, max_value=60), st.booleans()), min_size=1, max_size=60)
+
+
+def build(plan: list[tuple[int, bool]]) -> ConversationTree:
+    tree = ConversationTree()
+    ids: list[str] = []
+    for target, is_reply in plan:
+        parent = ids[target % len(ids)] if ids and target >= 0 else None
+        if is_reply:
+            message = Message.reply(parent_id=parent, text=f"r{len(ids)}", status=MessageStatus.COMPLETE)
+        else:
+            message = Message.prompt(f"p{len(ids)}", parent_id=parent)
+        tree.add(message)
+        ids.append(message.id)
+    return tree
+
+
+async def store_and_reload(tree: ConversationTree, leaf: str) -> ConversationTree:
+    store = await Store.open("sqlite://")
+    try:
+        info = await store.create_session()
+        for message in tree:
+            await store.append_message(info.id, message)
+        await store.set_active_leaf(info.id, leaf)
+        return await store.load_tree(info.id)
+    finally:
+        await store.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plan=steps, leaf_pick=st.integers(min_value=0, max_value=1000))
+def test_any_tree_round_trips(plan: list[tuple[int, bool]], leaf_pick: int) -> None:
+    tree = build(plan)
+    all_ids = [m.id for m in tree]
+    leaf = all_ids[leaf_pick % len(all_ids)]
+
+    loaded = asyncio.run(store_and_reload(tree, leaf))
+
+    assert list(loaded) == list(tree)
+    for message in tree:
+        assert [c.id for c in loaded.children(message.id)] == [c.id for c in tree.children(message.id)]
+    assert [c.id for c in loaded.children(None)] == [c.id for c in tree.children(None)]
+    assert loaded.active_leaf == leaf
+    assert loaded.path() == tree.path(leaf)
