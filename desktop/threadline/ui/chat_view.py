@@ -23,6 +23,8 @@ select-all work; it closes on Escape, focus loss or scroll.
 from __future__ import annotations
 
 import bisect
+import html
+import json
 import itertools
 import logging
 from collections import OrderedDict
@@ -936,14 +938,10 @@ class ChatView(QAbstractScrollArea):
 
 
 def _esc(text: str) -> str:
-    import html
-
     return html.escape(text, quote=True)
 
 
 def _pretty_json(text: str) -> str:
-    import json
-
     try:
         return json.dumps(json.loads(text or "{}"), indent=2, ensure_ascii=False)
     except (ValueError, TypeError):

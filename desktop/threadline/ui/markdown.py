@@ -65,6 +65,13 @@ def _formatter(style: str) -> Any:
     return HtmlFormatter(nowrap=True, noclasses=True, style=style)
 
 
+@lru_cache(maxsize=1)
+def _pygments_highlight() -> Any:
+    from pygments import highlight
+
+    return highlight
+
+
 @lru_cache(maxsize=128)
 def _lexer(language: str) -> Any:
     from pygments.lexers import get_lexer_by_name
@@ -81,9 +88,7 @@ def highlight_code(code: str, language: str, style: str) -> str:
     lexer = _lexer(language.lower()) if language else None
     if lexer is None:
         return html.escape(code)
-    from pygments import highlight
-
-    out: str = highlight(code, lexer, _formatter(style))
+    out: str = _pygments_highlight()(code, lexer, _formatter(style))
     return out
 
 
