@@ -41,6 +41,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QGuiApplication,
+    QImage,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -551,14 +552,19 @@ class ChatView(QAbstractScrollArea):
     # -- painting ----------------------------------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        self._ensure_layout()
         painter = QPainter(self.viewport())
+        try:
+            self._paint_all(painter)
+        finally:
+            painter.end()
+
+    def _paint_all(self, painter: QPainter) -> None:
+        self._ensure_layout()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         c = self._colors
         painter.fillRect(self.viewport().rect(), QColor(c.base))
         self._visible = []
         if self._model is None or not self._heights:
-            painter.end()
             return
         vh = self.viewport().height()
         y = -self._anchor_off
@@ -571,7 +577,6 @@ class ChatView(QAbstractScrollArea):
             self._visible.append(geo)
             y += h
             row += 1
-        painter.end()
 
     def _paint_row(self, p: QPainter, row: int, top: int, height: int, message: Message,
                    rendered: _Rendered, busy: bool) -> _RowGeometry:
@@ -756,7 +761,14 @@ class ChatView(QAbstractScrollArea):
         return [g.message_id for g in self._visible]
 
     def _ensure_visible_geometry(self) -> None:
-        self.viewport().repaint()
+        """Lay out and paint the visible rows now (into an image), so hit rectangles are current."""
+        size = self.viewport().size()
+        image = QImage(max(1, size.width()), max(1, size.height()), QImage.Format.Format_ARGB32_Premultiplied)
+        painter = QPainter(image)
+        try:
+            self._paint_all(painter)
+        finally:
+            painter.end()
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         geo, action, href = self._hit(event.position())
@@ -777,6 +789,10 @@ class ChatView(QAbstractScrollArea):
             self._hover = None
             self.viewport().update()
         super().leaveEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        event.accept()  # clicks are handled on release (actions, links)
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
