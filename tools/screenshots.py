@@ -73,7 +73,6 @@ def ensure_display() -> None:
 
 
 async def seed(engine: object, server: object) -> dict[str, str]:
-    from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.core.messages import Message, MessageStatus, RequestMetadata
 
     eng = engine  # type: ignore[assignment]
@@ -141,8 +140,8 @@ async def shoot(app: object, out: Path) -> int:
         ReplayServer,
         openai_auth_error,
         openai_text_stream,
-        sse_response,
         split_text,
+        sse_response,
     )
 
     from threadline.core.config import ProviderConfig, ProviderKind

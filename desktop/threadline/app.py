@@ -174,7 +174,7 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
             from threadline.engine.engine import Engine
 
             engine = await Engine.open(data_dir, database_url=database_url)
-        except Exception as err:  # noqa: BLE001 - the user gets the reason, not a traceback
+        except Exception as err:
             log.exception("could not open the data folder")
             from PySide6.QtWidgets import QMessageBox
 
@@ -190,7 +190,7 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
         for engine in engine_box:
             try:
                 await engine.aclose()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("engine close failed")
         if not done.done():
             done.set_result(0)

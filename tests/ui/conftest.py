@@ -129,12 +129,13 @@ class AppHarness:
         self.windows: list[Any] = []
 
     def open(self, *, provider: bool = True) -> Any:
+        from PySide6.QtWidgets import QApplication
+
         from threadline.core.config import ProviderConfig, ProviderKind
         from threadline.engine.engine import Engine
         from threadline.llm.retry import RetryPolicy
         from threadline.ui.main_window import MainWindow
         from threadline.ui.theme import ThemeManager
-        from PySide6.QtWidgets import QApplication
 
         async def start() -> Any:
             engine = await Engine.open(self.data_dir, retry_policy=RetryPolicy(max_attempts=2, base_delay=0.01,

@@ -4,11 +4,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from ui_fakes import FakeLive
 
 from threadline.ui.chat_view import ChatView
 from threadline.ui.conversation_model import ConversationModel
 from threadline.ui.markdown import stable_boundary
-from ui_fakes import FakeLive
 
 
 def make(qtbot: Any, live: FakeLive) -> tuple[ConversationModel, ChatView]:

@@ -3,10 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtTest import QAbstractItemModelTester
-
-from threadline.ui.conversation_model import MessageRole, RevisionRole, VersionRole, ConversationModel
-
 from ui_fakes import FakeLive
+
+from threadline.ui.conversation_model import ConversationModel, MessageRole, RevisionRole, VersionRole
 
 
 def _tester(model: ConversationModel) -> QAbstractItemModelTester:
@@ -51,7 +50,7 @@ def test_version_switch_is_a_path_diff_not_a_reset(qtbot: Any) -> None:
     p1, _r1 = live.exchange("first", "one")
     # an edited version of the first prompt
     edited = live.conversation.edit(p1.id, "first, edited")
-    from threadline.engine.events import ActivePathChanged, MessageAdded
+    from threadline.engine.events import MessageAdded
 
     live.emit(MessageAdded("s1", edited))
     live.begin()

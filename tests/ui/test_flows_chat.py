@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from tests.support.sse_server import openai_auth_error, openai_text_stream, sse_response, split_text
+from tests.support.sse_server import openai_auth_error, openai_text_stream, split_text, sse_response
+from ui_driving import click_action, texts, type_and_send
 
 from threadline.core.messages import MessageStatus
 from threadline.core.turn import TurnState
-from ui_driving import click_action, texts, type_and_send
 
 
 def reply(text: str, **faults: Any) -> Any:

@@ -6,10 +6,10 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
-from tests.support.sse_server import openai_text_stream, sse_response, split_text
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from ui_driving import texts, type_and_send
 
 from threadline.ui.session_list_model import SessionIdRole
-from ui_driving import texts, type_and_send
 
 
 def reply(text: str, **faults: Any) -> Any:
@@ -119,7 +119,7 @@ def test_search_and_jump_to_message(harness: Any) -> None:
     harness.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=5000)
     reopened = window.tabs.current_tab()
-    assert reopened.session_id == hit_message and False or reopened.session_id == result.session_id
+    assert (reopened.session_id == hit_message and False) or reopened.session_id == result.session_id
     harness.qtbot.waitUntil(lambda: hit_message.id in reopened.view.visible_message_ids(), timeout=5000)
 
 

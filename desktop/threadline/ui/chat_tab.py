@@ -146,7 +146,7 @@ class ChatTab(QWidget):
                 self.engine.edit_and_resend(self.session_id, editing, text)
             else:
                 self.engine.send(self.session_id, text, images=images, context=context)
-        except Exception as err:  # noqa: BLE001 - shown to the user; the draft stays in the box
+        except Exception as err:
             if self.live.conversation.ready_for_input and attempt < SEND_SETTLE_ATTEMPTS \
                     and type(err).__name__ == "SessionBusyError":
                 # The turn said "idle" but its task is still finishing its last write:
@@ -175,7 +175,7 @@ class ChatTab(QWidget):
         self.banner.dismiss()
         try:
             self.engine.retry(self.session_id)
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
 
     # -- per-message actions --------------------------------------------------------------------
@@ -203,7 +203,7 @@ class ChatTab(QWidget):
                 self.statusChanged.emit("Copied to the clipboard")
             elif action == "copy_code":
                 self.statusChanged.emit("Code copied to the clipboard")
-        except Exception as err:  # noqa: BLE001 - e.g. the session became busy
+        except Exception as err:
             self._show_local_error(describe(err), ())
 
     # -- engine events -------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import bisect
 import html
-import json
 import itertools
+import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -92,7 +92,7 @@ ACTION_LABELS = {
 class _SafeDocument(QTextDocument):
     """A document that never loads a resource (no images, no stylesheets, nothing remote)."""
 
-    def loadResource(self, type: int, name: QUrl | str) -> Any:  # noqa: A002 - Qt's name
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None
 
 

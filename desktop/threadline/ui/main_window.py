@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QSplitter,
     QStackedWidget,
-    QWidget,
 )
 
 from threadline.core.config import ProviderConfig

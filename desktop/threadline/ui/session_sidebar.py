@@ -13,7 +13,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPainterPath
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -500,7 +510,7 @@ class SessionSidebar(QWidget):
             if self.engine is not None:
                 try:
                     await self.engine.delete_session(sid)
-                except Exception as err:  # noqa: BLE001
+                except Exception as err:
                     log.warning("could not delete %s at shutdown: %s", sid, err)
         self.undo_bar.hide()
 

@@ -228,7 +228,7 @@ class TabContainer(QTabWidget):
         p.setPen(pen)
         rect = QRectF(1.5, 1.5, ICON_SIZE - 3, ICON_SIZE - 3)
         start = int(-phase * 30 * 16)
-        p.drawArc(rect, start, int(270 * 16))
+        p.drawArc(rect, start, 270 * 16)
         p.end()
         return QIcon(pm)
 
