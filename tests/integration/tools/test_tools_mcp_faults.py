@@ -248,3 +248,13 @@ async def test_streamable_http_server_with_headers(engine: Engine, http_server: 
     )
     refused = await engine.tool_servers.start("nokey")
     assert refused.status is ServerStatus.FAILED and "401" in refused.error
+
+
+async def test_server_that_died_while_idle_is_restarted_transparently(engine: Engine) -> None:
+    await engine.tool_servers.save_server(faulty_server())
+    await engine.tool_servers.start("faulty")
+    pid = int((await call(engine, "faulty__pid"))[0])
+    os.kill(pid, 9)
+    await asyncio.sleep(0.5)  # the SDK notices the closed pipe (the process stays a zombie until reaped)
+    text, is_error = await call(engine, "faulty__pid")
+    assert not is_error and int(text) != pid
