@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -61,6 +62,10 @@ TEXT = st.text(alphabet="abcdefgh xyz.\n", min_size=1, max_size=60)
 LONG_TEXT = st.one_of(TEXT, st.text(alphabet="lmnop ", min_size=100, max_size=400))
 TOOL_NAMES = ["read_file", "Grep", "fs/read_file", "removed_server/tool", "write_note"]
 KNOWN_TOOLS = frozenset({"read_file", "grep", "write_note"})
+
+# Passing runs take seconds; a failing one shrinks for minutes, and a readable minimal
+# example is worth more than the suite-wide 120 s timeout.
+pytestmark = pytest.mark.timeout(900)
 
 RULES_RUN: Counter[str] = Counter()
 """How often each rule ran in this process (checked by ``test_every_rule_runs``)."""
