@@ -307,7 +307,7 @@ class Engine:
             agent = await self.get_agent(live.info.agent_id)
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
-            await self.runner.compact(live, self.hub.client(config), params, instructions=instructions)
+            await self.runner.compact(live, await self.hub.client(config), params, instructions=instructions)
         except asyncio.CancelledError:
             raise
         except Exception as err:

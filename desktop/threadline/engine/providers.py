@@ -2,18 +2,27 @@
 
 Provider clients are created on first use (their SDKs are slow to import, and
 the window must paint first) and cached per provider name until its settings or
-key change.
+key change. They live on the stream worker's loop (``stream_worker.py``): the
+SDK import, the chunk parsing and the HTTP connections all stay off the loop
+that runs the window.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator, Sequence
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
+from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ErrorAction, UserFacingError
+from threadline.engine.stream_worker import StreamWorker
 from threadline.llm import credentials
-from threadline.llm.base import Provider
+from threadline.llm.base import ChatParams, Provider
+from threadline.llm.errors import ProviderError
+from threadline.llm.events import StreamEvent
+from threadline.llm.retry import OnRetry, RetryPolicy, stream_with_retries
 from threadline.store.repository import Store
 
 log = logging.getLogger("threadline.engine")
@@ -37,6 +46,7 @@ class ProviderHub:
         self._connect_timeout = connect_timeout
         self._clients: dict[str, Provider] = {}
         self._models: dict[str, list[ModelInfo]] = {}
+        self._worker = StreamWorker()
 
     async def resolve(self, session: SessionInfo, agent: AgentConfig) -> tuple[ProviderConfig, str]:
         """The provider config and model for a turn: session, then agent, then defaults."""
@@ -80,22 +90,45 @@ class ProviderHub:
             )
         return config, model
 
-    def client(self, config: ProviderConfig) -> Provider:
+    async def client(self, config: ProviderConfig) -> Provider:
         client = self._clients.get(config.name)
         if client is None:
-            from threadline.llm.factory import make_provider  # SDK imports on first use
+            key = credentials.get_api_key(config)
 
-            client = make_provider(
-                config,
-                credentials.get_api_key(config),
-                timeout=self._timeout,
-                connect_timeout=self._connect_timeout,
-            )
-            self._clients[config.name] = client
-        return client
+            async def create() -> Provider:
+                from threadline.llm.factory import make_provider  # SDK imports on first use
+
+                return make_provider(
+                    config, key, timeout=self._timeout, connect_timeout=self._connect_timeout
+                )
+
+            client = await self._worker.call(create)
+            self._clients.setdefault(config.name, client)
+        return self._clients[config.name]
+
+    def stream(
+        self,
+        provider: Provider,
+        request: BuiltRequest,
+        params: ChatParams,
+        tools: Sequence[ToolSpec],
+        policy: RetryPolicy,
+        on_retry: OnRetry | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """The provider's events (with retries) read on the worker, delivered on this loop."""
+        home = asyncio.get_running_loop()
+
+        def retry_noted(attempt: int, delay: float, err: ProviderError) -> None:
+            if on_retry is not None:
+                home.call_soon_threadsafe(_call_soon, home, on_retry, attempt, delay, err)
+
+        return self._worker.stream(
+            lambda: stream_with_retries(lambda: provider.stream(request, params, tools), policy, retry_noted)
+        )
 
     async def list_models(self, config: ProviderConfig) -> list[ModelInfo]:
-        models = await self.client(config).list_models()
+        client = await self.client(config)
+        models = await self._worker.call(client.list_models)
         self.remember_models(config.name, models)
         return models
 
@@ -115,8 +148,16 @@ class ProviderHub:
         client = self._clients.pop(name, None)
         self._models.pop(name, None)
         if client is not None:
-            await client.aclose()
+            await self._worker.call(client.aclose)
 
     async def aclose(self) -> None:
         for name in list(self._clients):
             await self.forget(name)
+        await self._worker.aclose()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: OnRetry, *args: object) -> None:
+    """Run a sync or async retry callback on ``loop``."""
+    result = callback(*args)  # type: ignore[arg-type]
+    if asyncio.iscoroutine(result):
+        loop.create_task(result)

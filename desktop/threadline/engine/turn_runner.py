@@ -38,7 +38,7 @@ from threadline.engine.text_writer import CoalescedTextWriter
 from threadline.llm import errors as llm_errors
 from threadline.llm import events as llm_events
 from threadline.llm.base import ChatParams, Provider
-from threadline.llm.retry import RetryPolicy, stream_with_retries
+from threadline.llm.retry import RetryPolicy
 from threadline.store.repository import Store
 from threadline.tools.context import tool_context
 from threadline.tools.registry import ToolRegistry
@@ -136,7 +136,7 @@ class TurnRunner:
             agent = await self._load_agent(live.info.agent_id)
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             config, model = await self._hub.resolve(live.info, agent)
-            provider = self._hub.client(config)
+            provider = await self._hub.client(config)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
             compacted = await self._compact_if_near_limit(live, agent, config, provider, params)
             rounds = 0
@@ -205,7 +205,7 @@ class TurnRunner:
             live.emit(RetryScheduled(live.session_id, attempt, delay, err.user_message))
 
         finished: llm_events.StreamFinished | None = None
-        stream = stream_with_retries(lambda: provider.stream(request, params, tools), self._retry, on_retry)
+        stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
         async for event in stream:
             if reply is None:
                 metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
@@ -360,9 +360,7 @@ class TurnRunner:
 
     async def _collect_text(self, provider: Provider, request: BuiltRequest, params: ChatParams) -> str:
         parts: list[str] = []
-        async for event in stream_with_retries(
-            lambda: provider.stream(request, params, ()), self._retry, _no_retry_note
-        ):
+        async for event in self._hub.stream(provider, request, params, (), self._retry):
             if isinstance(event, llm_events.TextDelta):
                 parts.append(event.text)
         return "".join(parts)
@@ -397,7 +395,3 @@ class TurnRunner:
                 await self._store.append_message(live.session_id, message)
                 live.emit(MessageAdded(live.session_id, message))
         live.emit(TurnStateChanged(live.session_id, live.conversation.state))
-
-
-async def _no_retry_note(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
-    """Compaction retries quietly: the turn that triggered it reports the outcome."""
