@@ -115,10 +115,14 @@ class Conversation:
         return self.answer(reply.parent_id)
 
     def answer(self, message_id: str) -> Message:
-        """Start a turn that answers an existing user message (retry after a failure, regenerate)."""
+        """Start a turn that answers an existing user message (retry after a failure, regenerate).
+
+        A compaction summary can be answered too: automatic compaction puts it between
+        a prompt and its reply, so regenerating that reply answers the summary.
+        """
         self._require_ready()
         message = self.tree.get(message_id)
-        if not message.is_user:
+        if not (message.is_user or message.kind is MessageKind.SUMMARY):
             raise TreeError("only a user message can be answered")
         self.tree.set_active_leaf(message.id)
         self.turn.apply(TurnAction.STAGE, staged=message.id)

@@ -9,13 +9,18 @@ checked) against what it may call, not against the engine's internals.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation
 from threadline.core.messages import ContextFile, ImageBlock
 from threadline.core.session import SearchHit, SessionInfo
+from threadline.engine.approval import ApprovalHandler
 from threadline.engine.events import ConversationEvent, SessionRemoved, SessionUpdated
+
+if TYPE_CHECKING:
+    from threadline.tools.mcp_manager import McpServerManager
+    from threadline.tools.registry import ToolRegistry
 
 Unsubscribe = Callable[[], None]
 
@@ -72,6 +77,9 @@ class EngineApi(Protocol):
     def resume(self, session_id: str, message_id: str) -> None: ...
     def retry(self, session_id: str) -> None: ...
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
+    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
+        """Show another branch (a search hit on an older version, a checkpoint)."""
+        ...
     async def compact(self, session_id: str, instructions: str = "") -> None: ...
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None: ...
 
@@ -86,3 +94,18 @@ class EngineApi(Protocol):
     async def save_agent(self, agent: AgentConfig) -> None: ...
     async def get_setting(self, key: str, default: Any = None) -> Any: ...
     async def set_setting(self, key: str, value: Any) -> None: ...
+
+    # -- tools ------------------------------------------------------------------------------
+    @property
+    def tools(self) -> ToolRegistry:
+        """Read-only use in the UI: ``preview(call)`` (a diff for writes), ``needs_trust(name)``."""
+        ...
+
+    @property
+    def tool_servers(self) -> McpServerManager:
+        """MCP servers: list, states, save, remove, start, restart, stop, subscribe."""
+        ...
+
+    def set_approval_handler(self, handler: ApprovalHandler | None) -> None:
+        """The inline approval prompt (Allow once / Always allow / Deny with a reason)."""
+        ...

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from threadline.core.config import (
     DEFAULT_AGENT_ID,
@@ -26,7 +26,7 @@ from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
 from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
-from threadline.engine.api import Unsubscribe
+from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.events import (
     ActivePathChanged,
@@ -236,6 +236,8 @@ class Engine:
         context: Sequence[ContextFile] = (),
     ) -> None:
         """Stage the prompt now (the tab shows it at once) and run the turn in a task."""
+        if not (text.strip() or images or context):
+            raise ValueError("there is nothing to send")
         live = self._ready(session_id)
         prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
         live.emit(MessageAdded(session_id, prompt))
@@ -441,3 +443,9 @@ class Engine:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
+
+
+if TYPE_CHECKING:
+
+    def _implements_api(engine: Engine) -> EngineApi:
+        return engine  # mypy checks Engine against the interface the UI is written for

@@ -505,3 +505,31 @@ async def test_compacts_before_sending_when_near_the_context_window(
     path = await stored_path(engine.data_dir, session.id)
     assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
     assert "word word" not in str(replay_server.requests[-1].body["messages"])
+
+
+async def test_empty_prompt_is_refused_before_anything_is_stored(engine: Engine) -> None:
+    session = await engine.new_session()
+    await engine.open_session(session.id)
+    with pytest.raises(ValueError, match="nothing to send"):
+        engine.send(session.id, "   \n")
+    assert await stored_path(engine.data_dir, session.id) == []
+
+
+async def test_reply_after_automatic_compaction_can_be_regenerated(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(text_reply("A1"), text_reply("A2"))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Q1")
+    await turn(engine, session.id, "Q2")
+    replay_server.enqueue(
+        openai_context_length_error(), text_reply("Summary."), text_reply("A3"), text_reply("A3 again")
+    )
+    await turn(engine, session.id, "Q3")
+    live = engine.live(session.id)
+    assert live is not None
+    engine.regenerate(session.id, live.conversation.path()[-1].id)
+    await engine.wait_idle(session.id)
+    path = await stored_path(engine.data_dir, session.id)
+    assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
+    assert path[-1].text == "A3 again" and live.conversation.tree.version(path[-1].id).count == 2
