@@ -4,7 +4,7 @@
     python packaging/build.py deb           # build/out/threadline_<ver>_<arch>.deb (Debian/Ubuntu)
     python packaging/build.py tarball       # build/out/threadline-<ver>-linux-<arch>.tar.gz (portable)
     python packaging/build.py appimage      # build/out/Threadline-<ver>-<arch>.AppImage (needs appimagetool)
-    python packaging/build.py windows       # build/out/threadline-<ver>-windows-setup.exe (needs Inno Setup's iscc)
+    python packaging/build.py windows       # build/out/threadline-<ver>-windows-setup.exe (Inno Setup)
     python packaging/build.py dmg           # build/out/Threadline-<ver>-macos.dmg (needs dmgbuild)
     python packaging/build.py linux         # pyinstaller + deb + tarball
 
@@ -72,12 +72,14 @@ def version() -> str:
 
 def deb_arch() -> str:
     if shutil.which("dpkg"):
-        return subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
+        done = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
     return {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
 
 
 def machine() -> str:
-    return {"amd64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}.get(platform.machine().lower(), platform.machine())
+    names = {"amd64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
+    return names.get(platform.machine().lower(), platform.machine())
 
 
 def dir_size(path: Path) -> int:
@@ -99,10 +101,14 @@ def metainfo_xml() -> str:
     return template.replace("@VERSION@", version()).replace("@DATE@", day.date().isoformat())
 
 
+def icon_png(size: int) -> Path:
+    return RESOURCES / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "threadline.png"
+
+
 def copy_icons(share: Path) -> None:
     """hicolor PNGs and the scalable SVG under ``share/icons/hicolor``."""
     for size in ICON_SIZES:
-        src = RESOURCES / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "threadline.png"
+        src = icon_png(size)
         dst = share / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "threadline.png"
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dst)
@@ -115,8 +121,7 @@ def copy_icons(share: Path) -> None:
 
 def build_icons() -> None:
     """.ico / .icns for the platform being built (Linux uses the committed PNGs)."""
-    missing = [s for s in ICON_SIZES if not (RESOURCES / "icons" / "hicolor" / f"{s}x{s}" / "apps" / "threadline.png").is_file()]
-    if missing:
+    if not all(icon_png(size).is_file() for size in ICON_SIZES):
         run([sys.executable, PACKAGING / "icons.py", "png"])
     if sys.platform == "win32":
         run([sys.executable, PACKAGING / "icons.py", "ico", BUILD / "icons" / "threadline.ico"])
@@ -189,7 +194,8 @@ def build_deb(reuse: bool = False) -> Path:
     (doc / "copyright").write_text(
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
         "Upstream-Name: threadline\n\nFiles: *\nCopyright: Threadline developers\nLicense: MIT\n"
-        "\nFiles: opt/threadline/_internal/*\nCopyright: the respective authors (Qt, Python, bundled libraries)\n"
+        "\nFiles: opt/threadline/_internal/*\n"
+        "Copyright: the respective authors (Qt, Python, bundled libraries)\n"
         "License: various; see the dist-info folders under /opt/threadline/_internal\n",
         encoding="utf-8",
     )
@@ -234,7 +240,8 @@ Description: desktop conversation manager for large language models
     deb = OUT / f"threadline_{ver}_{arch}.deb"
     deb.unlink(missing_ok=True)
     started = time.monotonic()
-    run(["dpkg-deb", "--root-owner-group", "-Zxz", f"--threads-max={os.cpu_count() or 1}", "--build", root, deb])
+    threads = f"--threads-max={os.cpu_count() or 1}"
+    run(["dpkg-deb", "--root-owner-group", "-Zxz", threads, "--build", root, deb])
     log(f"deb: {deb} {human(deb.stat().st_size)} in {time.monotonic() - started:.0f} s")
     return deb
 
@@ -257,7 +264,8 @@ def build_tarball(reuse: bool = False) -> Path:
         f"Threadline {version()} — portable Linux build\n\n"
         "Run it in place:            ./threadline\n"
         "Check it works:             ./threadline --self-test\n"
-        "Add it to your app menu:    ./install-desktop-entry.sh      (undo: ./install-desktop-entry.sh --remove)\n\n"
+        "Add it to your app menu:    ./install-desktop-entry.sh\n"
+        "Take it out again:          ./install-desktop-entry.sh --remove\n\n"
         "Conversations are kept in ~/.local/share/Threadline (or --data-dir DIR); nothing is written here.\n"
         "Needs the usual desktop libraries: libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 fonts.\n",
         encoding="utf-8",
@@ -288,14 +296,14 @@ def build_appimage(reuse: bool = False) -> Path:
     shutil.copy2(RESOURCES / DESKTOP_FILE, share / "applications" / DESKTOP_FILE)
     shutil.copy2(RESOURCES / DESKTOP_FILE, appdir / DESKTOP_FILE)
     copy_icons(share)
-    shutil.copy2(RESOURCES / "icons" / "hicolor" / "256x256" / "apps" / "threadline.png", appdir / "threadline.png")
+    shutil.copy2(icon_png(256), appdir / "threadline.png")
     (share / "metainfo").mkdir(parents=True)
     (share / "metainfo" / f"{APP_ID}.appdata.xml").write_text(metainfo_xml(), encoding="utf-8")
     apprun = appdir / "AppRun"
     apprun.write_text('#!/bin/sh\nHERE="$(dirname "$(readlink -f "$0")")"\n'
                       'exec "$HERE/usr/lib/threadline/threadline" "$@"\n', encoding="utf-8")
     apprun.chmod(0o755)
-    tool = os.environ.get("APPIMAGETOOL") or shutil.which("appimagetool") or shutil.which("appimagetool-x86_64.AppImage")
+    tool = os.environ.get("APPIMAGETOOL") or shutil.which("appimagetool")
     if not tool:
         raise SystemExit(f"AppDir ready at {appdir}; install appimagetool (or set APPIMAGETOOL) to pack it")
     OUT.mkdir(parents=True, exist_ok=True)
@@ -310,7 +318,8 @@ def build_windows(reuse: bool = False) -> Path:
     frozen = build_pyinstaller(reuse)
     iscc = os.environ.get("ISCC") or shutil.which("iscc") or shutil.which("ISCC")
     if not iscc:
-        default = Path(os.environ.get("ProgramFiles(x86)", r"C:\Program Files (x86)")) / "Inno Setup 6" / "ISCC.exe"
+        program_files = os.environ.get("PROGRAMFILES(X86)", r"C:\Program Files (x86)")
+        default = Path(program_files) / "Inno Setup 6" / "ISCC.exe"
         iscc = str(default) if default.exists() else None
     if not iscc:
         raise SystemExit("Inno Setup's ISCC.exe was not found (choco install innosetup, or set ISCC)")
@@ -348,9 +357,13 @@ TARGETS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("targets", nargs="+", choices=[*TARGETS, "linux", "icons", "version"])
-    parser.add_argument("--reuse", action="store_true", help="reuse an existing one-folder build in build/dist")
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse an existing one-folder build in build/dist"
+    )
     args = parser.parse_args(argv)
     reuse = args.reuse
     for target in args.targets:

@@ -82,7 +82,9 @@ def write_icns(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("kind", choices=["png", "ico", "icns"])
     parser.add_argument("out", nargs="?", type=Path)
     args = parser.parse_args(argv)

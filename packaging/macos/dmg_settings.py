@@ -14,7 +14,7 @@ import os.path
 application = defines.get("app", "build/dist/Threadline.app")  # noqa: F821
 appname = os.path.basename(application)
 
-format = defines.get("format", "ULFO")  # noqa: F821,A001 - lzfse, macOS 10.11+
+format = defines.get("format", "ULFO")  # noqa: F821 - lzfse, macOS 10.11+
 filesystem = "APFS"
 size = None  # computed from the contents
 

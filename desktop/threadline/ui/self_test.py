@@ -100,15 +100,16 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
                 window.deleteLater()
                 await engine.aclose()
 
-        with loop:
-            loop.run_until_complete(check())
+        try:
+            with loop:
+                loop.run_until_complete(check())
+        finally:
+            asyncio.set_event_loop(None)
     except Exception as err:  # one line, no traceback: the exit code and message are the result
         text = str(err).strip()
         detail = text.splitlines()[0] if text else ""
-        print(
-            f"threadline self-test FAILED while {step}: {type(err).__name__}" + (f": {detail}" if detail else ""),
-            file=sys.stderr,
-        )
+        reason = f"{type(err).__name__}: {detail}" if detail else type(err).__name__
+        print(f"threadline self-test FAILED while {step}: {reason}", file=sys.stderr)
         return 1
     where = database_url.rsplit("@", 1)[-1] if database_url else str(data_dir)
     print(f"threadline {__version__} self-test OK: {qt}, database in {where}")
