@@ -1,7 +1,7 @@
 """``threadline --self-test``: prove a build or an install works, without a display.
 
 Starts Qt offscreen (so the Qt platform and image-format plugins must load), loads the
-app icon from the bundled resources, opens the database through the real engine (so
+app icon from the bundled resources, checks that keyring found its backends, opens the database through the real engine (so
 SQLAlchemy, the dialect and the Alembic migration scripts must be there), builds the main
 window, creates a session, opens it in a tab, deletes it and shuts down. It writes only to
 ``data_dir`` (or the database at ``database_url``).
@@ -37,6 +37,20 @@ def _load_app_icon() -> Any:
     return icon
 
 
+def _keychain() -> str:
+    """The keyring backend in use; keyring finds its backends through entry points, so a build
+    without keyring's metadata would silently have none (that is a packaging bug: fail)."""
+    from importlib.metadata import entry_points
+
+    if not list(entry_points(group="keyring.backends")):
+        raise SelfTestError("keyring has no backends (its distribution metadata is missing)")
+    import keyring
+
+    backend = keyring.get_keyring()
+    name = type(backend).__module__.removeprefix("keyring.backends.") + "." + type(backend).__name__
+    return "none usable" if "fail" in name or "null" in name else name
+
+
 def run_self_test(data_dir: Path, database_url: str | None) -> int:
     """Run the checks; print one line; return the process exit status."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -59,6 +73,9 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
         step = "loading the app icon"
         app.setWindowIcon(_load_app_icon())
         qt = f"Qt {qVersion()} ({app.platformName()})"
+
+        step = "checking the keychain"
+        keychain = _keychain()
 
         step = "starting the event loop"
         import qasync
@@ -112,5 +129,5 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
         print(f"threadline self-test FAILED while {step}: {reason}", file=sys.stderr)
         return 1
     where = database_url.rsplit("@", 1)[-1] if database_url else str(data_dir)
-    print(f"threadline {__version__} self-test OK: {qt}, database in {where}")
+    print(f"threadline {__version__} self-test OK: {qt}, keychain {keychain}, database in {where}")
     return 0
