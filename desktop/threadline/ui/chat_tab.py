@@ -4,21 +4,32 @@ A tab binds to the engine's one live conversation of its session (a reference,
 never a copy) through a ConversationModel, and turns what the user does into engine
 calls. Its own signals (title, busy, status, a reply finished) are re-emitted for
 the window only while it is the current tab (TabContainer).
+
+When a turn of this session asks the user about tool calls, the window's
+``ApprovalRouter`` calls ``ask_approval``: the tab shows its ``ApprovalBar`` above
+the composer and waits. Each tab has its own bar and its own waiting future, so
+answers never cross tabs. Stop, Esc or closing the tab cancels the turn; the
+engine then records cancelled results for the calls (DESIGN.md §1).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
-from threadline.core.messages import ContextFile, ImageBlock, MessageKind, MessageStatus
+from threadline.core.messages import ContextFile, ImageBlock, MessageKind, MessageStatus, ToolCall
 from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
 from threadline.engine.api import EngineApi, LiveConversationApi
+from threadline.engine.approval import Decision
 from threadline.engine.events import ErrorAction, RetryScheduled, UserFacingError
+from threadline.ui.approval_bar import ApprovalBar
 from threadline.ui.chat_view import ChatView
 from threadline.ui.composer import Composer, ModelChoice
 from threadline.ui.conversation_model import ConversationModel
@@ -41,9 +52,16 @@ class ChatTab(QWidget):
     replyFinished = Signal()
     settingsRequested = Signal(str)  # page / provider hint
     newSessionRequested = Signal()
+    approvalChanged = Signal(bool)  # waiting for the user to answer tool calls
 
-    def __init__(self, engine: EngineApi, live: LiveConversationApi, catalog: ModelCatalog,
-                 colors: ThemeColors, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        engine: EngineApi,
+        live: LiveConversationApi,
+        catalog: ModelCatalog,
+        colors: ThemeColors,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("ChatTab")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -59,6 +77,8 @@ class ChatTab(QWidget):
         self.view.set_colors(colors)
         self.view.setModel(self.model)
         self.banner = ErrorBanner()
+        self.approval = ApprovalBar(colors)
+        self._approval_wait: asyncio.Future[list[Decision]] | None = None
         self.composer = Composer()
 
         layout = QVBoxLayout(self)
@@ -74,6 +94,7 @@ class ChatTab(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(8)
         col.addWidget(self.banner)
+        col.addWidget(self.approval)
         col.addWidget(self.composer)
         bottom_layout.addStretch(1)
         bottom_layout.addWidget(column, 100)
@@ -93,6 +114,8 @@ class ChatTab(QWidget):
         self.composer.modelChosen.connect(self._model_chosen)
         self.composer.attachmentRefused.connect(lambda text: self._show_local_error(text, ()))
         self.banner.actionChosen.connect(self._banner_action)
+        self.approval.decided.connect(self._approval_decided)
+        self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
 
         self.view.escapePressed.connect(self._escape)
@@ -129,17 +152,29 @@ class ChatTab(QWidget):
     def status(self) -> str:
         return self._status
 
+    @property
+    def awaiting_approval(self) -> bool:
+        return self._approval_wait is not None
+
     def set_colors(self, colors: ThemeColors) -> None:
         self.view.set_colors(colors)
+        self.approval.set_colors(colors)
 
     def close_tab(self) -> None:
-        """Detach from the live conversation; the engine keeps it (and any turn) alive."""
+        """Detach from the live conversation; the engine keeps it (and any turn) alive.
+
+        A turn waiting for this tab's approval is stopped: nobody is left to answer it.
+        """
+        if self._approval_wait is not None:
+            self.engine.cancel(self.session_id)
+            self._end_approval(cancel=True)
         self.model.detach()
 
     # -- sending -----------------------------------------------------------------------------
 
-    def _submit(self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...],
-                attempt: int = 0) -> None:
+    def _submit(
+        self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...], attempt: int = 0
+    ) -> None:
         editing = self.composer.editing
         try:
             if editing is not None:
@@ -147,8 +182,11 @@ class ChatTab(QWidget):
             else:
                 self.engine.send(self.session_id, text, images=images, context=context)
         except Exception as err:
-            if self.live.conversation.ready_for_input and attempt < SEND_SETTLE_ATTEMPTS \
-                    and type(err).__name__ == "SessionBusyError":
+            if (
+                self.live.conversation.ready_for_input
+                and attempt < SEND_SETTLE_ATTEMPTS
+                and type(err).__name__ == "SessionBusyError"
+            ):
                 # The turn said "idle" but its task is still finishing its last write:
                 # try again in a moment instead of refusing what the user just typed.
                 QTimer.singleShot(SEND_SETTLE_MS, lambda: self._submit(text, images, context, attempt + 1))
@@ -161,11 +199,11 @@ class ChatTab(QWidget):
         self.view.scroll_to_bottom()
 
     def stop(self) -> None:
-        if self._busy:
+        if self._busy or self._approval_wait is not None:
             self.engine.cancel(self.session_id)
 
     def _escape(self) -> None:
-        if self._busy:
+        if self._busy or self._approval_wait is not None:
             self.stop()
         elif self.composer.editing is not None:
             self.composer.end_edit()
@@ -177,6 +215,66 @@ class ChatTab(QWidget):
             self.engine.retry(self.session_id)
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
+
+    # -- tool approval ------------------------------------------------------------------------------
+
+    async def ask_approval(
+        self, calls: Sequence[ToolCall], previews: Mapping[str, str | None]
+    ) -> list[Decision]:
+        """Show the calls in the approval bar and wait for the user's answers (one per call).
+
+        Raises ``CancelledError`` when the turn is stopped or the tab closes meanwhile.
+        """
+        if self._approval_wait is not None:  # a stale request (cannot happen: one turn per session)
+            self._end_approval(cancel=True)
+        wait: asyncio.Future[list[Decision]] = asyncio.get_running_loop().create_future()
+        self._approval_wait = wait
+        self.approval.ask(calls, previews)
+        self._fit_approval()
+        self.approvalChanged.emit(True)
+        self._update_status()
+        if self.isVisible() and self.window().isActiveWindow():
+            focused = QApplication.focusWidget()
+            typing = (
+                isinstance(focused, QPlainTextEdit)
+                and not focused.isReadOnly()
+                and bool(focused.toPlainText())
+            )
+            if not typing:  # never steal the keyboard from a message being written
+                self.approval.focus_first()
+        self.view.scroll_to_bottom()
+        try:
+            return await wait
+        finally:
+            if self._approval_wait is wait:
+                self._end_approval(cancel=False)
+
+    def _approval_decided(self, decisions: list[Decision]) -> None:
+        wait = self._approval_wait
+        if wait is not None and not wait.done():
+            wait.set_result(decisions)
+        self._end_approval(cancel=False)
+
+    def _end_approval(self, *, cancel: bool) -> None:
+        wait, self._approval_wait = self._approval_wait, None
+        if cancel and wait is not None and not wait.done():
+            wait.cancel()
+        focused = QApplication.focusWidget()
+        had_focus = focused is not None and self.approval.isAncestorOf(focused)
+        self.approval.clear()
+        if had_focus:
+            self.composer.focus_input()
+        if wait is not None:
+            self.approvalChanged.emit(False)
+            self._update_status()
+
+    def _fit_approval(self) -> None:
+        self.approval.set_max_rows_height(int(self.height() * 0.5))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.approval.pending:
+            self._fit_approval()
 
     # -- per-message actions --------------------------------------------------------------------
 
@@ -197,8 +295,10 @@ class ChatTab(QWidget):
                 self.view.scroll_to_bottom()
             elif action in ("prev_version", "next_version"):
                 offset = -1 if action == "prev_version" else 1
-                spawn(self.engine.switch_version(self.session_id, message_id, offset),
-                      on_error=lambda err: self._show_local_error(describe(err), ()))
+                spawn(
+                    self.engine.switch_version(self.session_id, message_id, offset),
+                    on_error=lambda err: self._show_local_error(describe(err), ()),
+                )
             elif action == "copy":
                 self.statusChanged.emit("Copied to the clipboard")
             elif action == "copy_code":
@@ -240,8 +340,9 @@ class ChatTab(QWidget):
         if self._retry_left <= 0:
             self._stop_retry_countdown()
             return
-        self.banner.show_info(f"{event.reason} Retrying in {int(self._retry_left + 0.5)} s "
-                              f"(attempt {event.attempt}).")
+        self.banner.show_info(
+            f"{event.reason} Retrying in {int(self._retry_left + 0.5)} s (attempt {event.attempt})."
+        )
 
     def _stop_retry_countdown(self) -> None:
         self._retry_timer.stop()
@@ -290,9 +391,11 @@ class ChatTab(QWidget):
             self.composer.model_picker.showPopup()
         elif action is ErrorAction.COMPACT:
             self.banner.show_info("Compacting the conversation…")
-            spawn(self.engine.compact(self.session_id),
-                  on_done=lambda _r: self.banner.dismiss(),
-                  on_error=lambda err: self._show_local_error(f"Could not compact: {describe(err)}", ()))
+            spawn(
+                self.engine.compact(self.session_id),
+                on_done=lambda _r: self.banner.dismiss(),
+                on_error=lambda err: self._show_local_error(f"Could not compact: {describe(err)}", ()),
+            )
         elif action is ErrorAction.NEW_SESSION:
             self.newSessionRequested.emit()
 
@@ -307,8 +410,10 @@ class ChatTab(QWidget):
         self._update_status()
 
     def _model_chosen(self, choice: ModelChoice) -> None:
-        spawn(self.engine.set_session_model(self.session_id, choice.provider, choice.model),
-              on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()))
+        spawn(
+            self.engine.set_session_model(self.session_id, choice.provider, choice.model),
+            on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
+        )
 
     # -- status ---------------------------------------------------------------------------------------
 
@@ -320,7 +425,7 @@ class ChatTab(QWidget):
         state = self.live.conversation.state
         if state is TurnState.STREAMING:
             parts.append("Replying…")
-        elif state is TurnState.AWAITING_APPROVAL:
+        elif state is TurnState.AWAITING_APPROVAL or self._approval_wait is not None:
             parts.append("Waiting for your approval")
         elif state is TurnState.RUNNING_TOOLS:
             parts.append("Running tools…")
