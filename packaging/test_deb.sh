@@ -93,6 +93,26 @@ if command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
         threadline --data-dir "$TMP/nobody/data" --self-test || fail "self-test as nobody failed"
 fi
 
+echo "== the installed app streams through the openai and anthropic SDKs (local replay server)"
+t_ask0=$(now)
+HOME="$TMP/home" "$PY" packaging/smoke_ask.py /usr/bin/threadline "$TMP/ask-data" || fail "threadline ask failed"
+t_ask1=$(now)
+
+gui="skipped (xvfb-run not installed)"
+if command -v xvfb-run >/dev/null; then
+    echo "== the window under Xvfb (xcb platform plugin)"
+    if out="$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" LANG=C.UTF-8 timeout 60 \
+              xvfb-run -a threadline --data-dir "$TMP/gui-data" --startup-probe 2>&1)"; then
+        gui="first paint $(echo "$out" | tail -1) ms (xcb)"
+    else
+        # A missing platform plugin is a packaging bug; anything else is the window's own business.
+        echo "$out" | tail -5
+        ! echo "$out" | grep -q "Could not load the Qt platform plugin" || fail "xcb platform plugin did not load"
+        gui="FAILED (not a packaging error; see above)"
+    fi
+    echo "window: $gui"
+fi
+
 # --- menu entry, icons, metainfo -------------------------------------------------------------
 desktop=/usr/share/applications/threadline.desktop
 [ -f "$desktop" ] || fail "$desktop missing"
@@ -147,6 +167,8 @@ cat <<EOF
   install (apt)       $(secs "$t4" "$t5")
   self-test (.deb)    $(secs "$t6" "$t7")
   self-test (tarball) $(secs "$t8" "$t9")
+  2 x ask (SDKs)      $(secs "$t_ask0" "$t_ask1")
+  window (Xvfb)       $gui
   remove (purge)      $(secs "$t10" "$t11")
   total               $(secs "$t0" "$t11")
 test_deb: OK

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import ProviderConfig
 from threadline.engine.api import EngineApi
+from threadline.ui.approval_router import ApprovalRouter
 from threadline.ui.chat_tab import ChatTab
 from threadline.ui.empty_state import EmptyState
 from threadline.ui.model_catalog import ModelCatalog
@@ -193,6 +194,8 @@ class MainWindow(QMainWindow):
     async def attach_engine(self, engine: EngineApi) -> None:
         """Make the painted window live: sessions, saved layout, tabs, first-run help."""
         self.engine = engine
+        self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
+        self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
         saved_theme = await engine.get_setting(THEME_KEY, None)
         if saved_theme in {c.value for c in ThemeChoice} and saved_theme != self.theme.choice.value:
@@ -207,6 +210,7 @@ class MainWindow(QMainWindow):
         self.empty.show_ready(has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions()))
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
+        spawn(engine.tool_servers.start_autostart(), on_error=self._error)
         if not providers:
             spawn(engine.detect_local_servers(), on_done=self.empty.show_detected,
                   on_error=lambda err: log.info("local server detection failed: %s", err))

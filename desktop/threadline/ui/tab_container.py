@@ -2,14 +2,15 @@
 
 As in qutebrowser's TabbedBrowser, the window connects to the container once and
 hears about the tab in view; background tabs change only their own tab decoration:
-a small spinner while a turn runs, an accent dot when a reply finished out of view.
+a small spinner while a turn runs, an accent dot when a reply finished out of view,
+and a warning-coloured mark while a turn out of view waits for the user's approval.
 """
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
@@ -83,6 +84,7 @@ class TabContainer(QTabWidget):
         tab.busyChanged.connect(lambda busy, t=tab: self._tab_busy(t, busy))
         tab.statusChanged.connect(lambda text, t=tab: self._forward(t, self.cur_status_changed, text))
         tab.replyFinished.connect(lambda t=tab: self._reply_finished(t))
+        tab.approvalChanged.connect(lambda _waiting, t=tab: self._decorate(t))
         tab.settingsRequested.connect(self.settings_requested)
         tab.newSessionRequested.connect(self.new_session_requested)
         if tab.busy:
@@ -175,6 +177,9 @@ class TabContainer(QTabWidget):
 
     def _current_changed(self, _index: int) -> None:
         tab = self.current_tab()
+        for other in self.tabs():
+            if other.awaiting_approval:
+                self._decorate(other)
         if tab is not None:
             if tab.session_id in self._unread:
                 self._unread.discard(tab.session_id)
@@ -197,14 +202,18 @@ class TabContainer(QTabWidget):
     def _spin(self) -> None:
         self._spin_phase = (self._spin_phase + 1) % 12
         for tab in self.tabs():
-            if tab.busy:
+            if tab.busy and not tab.awaiting_approval:
                 self._decorate(tab)
 
     def _decorate(self, tab: ChatTab) -> None:
         index = self.indexOf(tab)
         if index < 0:
             return
-        if tab.busy:
+        if tab.awaiting_approval and tab is not self.currentWidget():
+            icon = self._approval_icon()
+        elif tab.awaiting_approval:
+            icon = QIcon()
+        elif tab.busy:
             icon = self._spinner_icon(self._spin_phase)
         elif tab.session_id in self._unread:
             icon = self._dot_icon()
@@ -229,6 +238,20 @@ class TabContainer(QTabWidget):
         rect = QRectF(1.5, 1.5, ICON_SIZE - 3, ICON_SIZE - 3)
         start = int(-phase * 30 * 16)
         p.drawArc(rect, start, 270 * 16)
+        p.end()
+        return QIcon(pm)
+
+    def _approval_icon(self) -> QIcon:
+        pm, p = self._pixmap()
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(self._colors.warning))
+        p.drawEllipse(QRectF(0.5, 0.5, ICON_SIZE - 1, ICON_SIZE - 1))
+        pen = QPen(QColor("#ffffff"), 1.6)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(pen)
+        mid = ICON_SIZE / 2.0
+        p.drawLine(QPointF(mid, 3.0), QPointF(mid, 6.8))
+        p.drawPoint(QPointF(mid, 9.0))
         p.end()
         return QIcon(pm)
 
