@@ -240,8 +240,10 @@ Description: desktop conversation manager for large language models
     deb = OUT / f"threadline_{ver}_{arch}.deb"
     deb.unlink(missing_ok=True)
     started = time.monotonic()
-    threads = f"--threads-max={os.cpu_count() or 1}"
-    run(["dpkg-deb", "--root-owner-group", "-Zxz", threads, "--build", root, deb])
+    # xz on all cores when this dpkg-deb can (1.21.9+; Ubuntu 22.04's 1.21.1 cannot).
+    help_text = subprocess.run(["dpkg-deb", "--help"], capture_output=True, text=True).stdout
+    threads = [f"--threads-max={os.cpu_count() or 1}"] if "--threads-max" in help_text else []
+    run(["dpkg-deb", "--root-owner-group", "-Zxz", *threads, "--build", root, deb])
     log(f"deb: {deb} {human(deb.stat().st_size)} in {time.monotonic() - started:.0f} s")
     return deb
 
