@@ -1,4 +1,4 @@
-"""Settings: providers (add, edit, test, remove), default model and agent, theme, data folder.
+"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers, theme, data.
 
 Keys go to the engine, which keeps them in the system keychain; the dialog never
 reads one back — a stored key shows as "stored in the keychain" and an empty key
@@ -8,6 +8,7 @@ also fills the default-model choice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -38,12 +39,17 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import AgentConfig, ProviderConfig, ProviderKind
 from threadline.engine.api import EngineApi
+from threadline.ui.settings_mcp_page import McpServersPage
+from threadline.ui.settings_tools_page import ToolsPage
 from threadline.ui.tasks import describe, spawn
-from threadline.ui.theme import ThemeChoice, ThemeManager
+from threadline.ui.theme import ThemeChoice, ThemeColors, ThemeManager
 
 log = logging.getLogger("threadline.ui.settings_dialog")
 
-DEFAULT_URLS = {ProviderKind.OPENAI: "https://api.openai.com/v1", ProviderKind.ANTHROPIC: "https://api.anthropic.com"}
+DEFAULT_URLS = {
+    ProviderKind.OPENAI: "https://api.openai.com/v1",
+    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+}
 
 
 class ProvidersPage(QWidget):
@@ -96,7 +102,9 @@ class ProvidersPage(QWidget):
         self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.model.setMinimumContentsLength(24)
-        self.model.lineEdit().setPlaceholderText("test the connection to list models")
+        model_edit = self.model.lineEdit()
+        if model_edit is not None:
+            model_edit.setPlaceholderText("test the connection to list models")
         form.addRow("Default model", self.model)
         right.addLayout(form)
         self.message = QLabel()
@@ -163,8 +171,9 @@ class ProvidersPage(QWidget):
         self.key_env.setText(config.api_key_env)
         self.api_key.clear()
         stored = self.engine.has_api_key(config.name)
-        self.api_key.setPlaceholderText("stored in the system keychain — type to replace" if stored
-                                        else "not set")
+        self.api_key.setPlaceholderText(
+            "stored in the system keychain — type to replace" if stored else "not set"
+        )
         self.model.clear()
         self.model.setEditText(config.default_model)
         self.remove_button.setEnabled(True)
@@ -221,8 +230,10 @@ class ProvidersPage(QWidget):
         def failed(err: BaseException) -> None:
             text = describe(err)
             if "keyring" in type(err).__module__ or "keyring" in text.lower():
-                text = ("No system keychain is available to store the key. Put the key in an environment "
-                        "variable and enter its name under “Key variable”.")
+                text = (
+                    "No system keychain is available to store the key. Put the key in an environment "
+                    "variable and enter its name under “Key variable”."
+                )
             self.message.setText(f"Not saved: {text}")
 
         spawn(do(), on_done=done, on_error=failed)
@@ -251,10 +262,15 @@ class ProvidersPage(QWidget):
             self.model.clear()
             self.model.addItems(models)
             self.model.setEditText(current or (models[0] if models else ""))
-            self.message.setText(f"Connected — {len(models)} model{'s' if len(models) != 1 else ''} available.")
+            self.message.setText(
+                f"Connected — {len(models)} model{'s' if len(models) != 1 else ''} available."
+            )
             self.api_key.clear()
-            self.api_key.setPlaceholderText("stored in the system keychain — type to replace"
-                                            if self.engine.has_api_key(config.name) else "not set")
+            self.api_key.setPlaceholderText(
+                "stored in the system keychain — type to replace"
+                if self.engine.has_api_key(config.name)
+                else "not set"
+            )
             spawn(self._reload_keep(config.name))
             self.changed.emit()
 
@@ -335,13 +351,15 @@ class AgentPage(QWidget):
         if self.agent is None:
             return
         temperature = self.temperature.value()
+        # Read the stored agent again: the Tools pages (and a turn's "Always allow") change it meanwhile.
+        stored = await self.engine.get_agent(self.agent.id)
         agent = replace(
-            self.agent,
+            stored,
             system_prompt=self.system_prompt.toPlainText(),
             temperature=None if temperature < 0 else round(temperature, 2),
             max_tokens=self.max_tokens.value() or None,
         )
-        if agent != self.agent:
+        if agent != stored:
             await self.engine.save_agent(agent)
             self.agent = agent
         provider, model = self.default_model.currentData() or ("", "")
@@ -353,12 +371,14 @@ class SettingsDialog(QDialog):
     providersChanged = Signal()
     themeChosen = Signal(object)  # ThemeChoice
 
-    def __init__(self, engine: EngineApi, theme: ThemeManager, data_dir: Path | None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, engine: EngineApi, theme: ThemeManager, data_dir: Path | None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("SettingsDialog")
-        self.resize(760, 520)
+        self.resize(860, 600)
+        self.theme = theme
         self.engine = engine
         self.data_dir = data_dir
         layout = QVBoxLayout(self)
@@ -369,6 +389,10 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.providers, "Providers")
         self.agent = AgentPage(engine)
         self.pages.addTab(self.agent, "Model && agent")
+        self.tools = ToolsPage(engine)
+        self.pages.addTab(self.tools, "Tools")
+        self.mcp = McpServersPage(engine, theme.colors)
+        self.pages.addTab(self.mcp, "MCP servers")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -379,17 +403,47 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.close_and_save)
         self.buttons.accepted.connect(self.close_and_save)
         layout.addWidget(self.buttons)
+        self._apply_colors(theme.colors)
+        theme.changed.connect(self._apply_colors)
+        self.finished.connect(self._finished)
         self.loaded = spawn(self._load(), on_error=lambda err: self.providers.message.setText(describe(err)))
 
     async def _load(self) -> None:
         await self.providers.load()
         await self.agent.load()
+        await self.tools.load()
+        await self.mcp.load()
+
+    def _apply_colors(self, c: ThemeColors) -> None:
+        """Styles of the Tools pages (the application stylesheet covers the rest)."""
+        self.setStyleSheet(f"""
+#FormError {{ color: {c.error_text}; }}
+#SubTitle {{ color: {c.muted}; font-weight: 600; }}
+#RulesTable {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; color: {c.text};
+               selection-background-color: {c.selection}; selection-color: {c.text}; }}
+#RulesTable QHeaderView::section {{ background: {c.surface}; color: {c.muted}; border: none;
+    border-bottom: 1px solid {c.border}; padding: 5px 8px; font-weight: 600; }}
+#RulesTable QComboBox {{ margin: 2px 4px; }}
+#RemoveRule {{ border: none; border-radius: 4px; color: {c.muted}; font-size: 15px; padding: 0 5px; }}
+#RemoveRule:hover {{ background: {c.hover}; color: {c.error_text}; }}
+#SettingsPageBody {{ background: transparent; }}
+""")
+        self.mcp.set_colors(c)
+
+    def _finished(self, _result: int) -> None:
+        self.mcp.detach()
+        with contextlib.suppress(RuntimeError, TypeError):
+            self.theme.changed.disconnect(self._apply_colors)
 
     def open_page(self, page: str) -> None:
         if page in ("", "providers"):
             self.pages.setCurrentWidget(self.providers)
         elif page == "agent":
             self.pages.setCurrentWidget(self.agent)
+        elif page == "tools":
+            self.pages.setCurrentWidget(self.tools)
+        elif page == "mcp":
+            self.pages.setCurrentWidget(self.mcp)
         else:  # a provider name: show it
             self.pages.setCurrentWidget(self.providers)
 
@@ -408,15 +462,22 @@ class SettingsDialog(QDialog):
         title.setObjectName("SectionTitle")
         v.addWidget(title)
         self.theme_buttons = QButtonGroup(page)
-        for choice, label in ((ThemeChoice.SYSTEM, "Follow the system"), (ThemeChoice.LIGHT, "Light"),
-                              (ThemeChoice.DARK, "Dark")):
+        for choice, label in (
+            (ThemeChoice.SYSTEM, "Follow the system"),
+            (ThemeChoice.LIGHT, "Light"),
+            (ThemeChoice.DARK, "Dark"),
+        ):
             b = QRadioButton(label)
             b.setChecked(theme.choice is choice)
-            b.toggled.connect(lambda on, c=choice: on and self.themeChosen.emit(c))
+            b.toggled.connect(lambda on, c=choice: self._theme_toggled(on, c))
             self.theme_buttons.addButton(b)
             v.addWidget(b)
         v.addStretch(1)
         return page
+
+    def _theme_toggled(self, on: bool, choice: ThemeChoice) -> None:
+        if on:
+            self.themeChosen.emit(choice)
 
     def _data_page(self) -> QWidget:
         page = QWidget()
@@ -429,8 +490,10 @@ class SettingsDialog(QDialog):
         path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         path.setObjectName("DataPath")
         v.addWidget(path)
-        hint = QLabel("Conversations, logs and backups are kept here. API keys are not: they live in the "
-                      "system keychain.")
+        hint = QLabel(
+            "Conversations, logs and backups are kept here. API keys are not: they live in the "
+            "system keychain."
+        )
         hint.setObjectName("Hint")
         hint.setWordWrap(True)
         v.addWidget(hint)
@@ -453,5 +516,8 @@ class SettingsDialog(QDialog):
             self.providersChanged.emit()
             self.accept()
 
-        spawn(self.agent.save(), on_done=done,
-              on_error=lambda err: self.providers.message.setText(f"Not saved: {describe(err)}"))
+        spawn(
+            self.agent.save(),
+            on_done=done,
+            on_error=lambda err: self.providers.message.setText(f"Not saved: {describe(err)}"),
+        )

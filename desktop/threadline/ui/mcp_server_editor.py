@@ -1,0 +1,251 @@
+"""Add or edit one MCP server: a local command (stdio) or a remote URL (streamable HTTP).
+
+The record is validated by ``McpServerConfig.validate`` and saved through the
+engine's server manager; a problem is shown in the dialog, next to the fields,
+and nothing is saved until it is fixed. Environment variables and headers are
+typed one per line (``NAME=value``, ``Header: value``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.engine.api import EngineApi
+from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.ui.tasks import describe, spawn
+
+
+def parse_pairs(text: str, separator: str) -> dict[str, str]:
+    """``NAME=value`` / ``Header: value`` lines; blank lines and ``#`` comments are skipped."""
+    pairs: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(separator)
+        if not sep or not key.strip():
+            raise InvalidServerConfig(f"Line {number} (“{line}”) should look like NAME{separator}value.")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def format_pairs(pairs: dict[str, str], separator: str) -> str:
+    joiner = ": " if separator == ":" else separator
+    return "\n".join(f"{k}{joiner}{v}" for k, v in pairs.items())
+
+
+class McpServerEditor(QDialog):
+    def __init__(
+        self, engine: EngineApi, config: McpServerConfig | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.original = config
+        self.saved: McpServerConfig | None = None
+        self.setWindowTitle("Edit MCP server" if config else "Add MCP server")
+        self.setObjectName("McpServerEditor")
+        self.setMinimumWidth(560)
+
+        v = QVBoxLayout(self)
+        v.setContentsMargins(16, 14, 16, 12)
+        v.setSpacing(10)
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("e.g. git, time, files — its tools are named name/tool")
+        form.addRow("Name", self.name)
+        self.transport = QComboBox()
+        self.transport.addItem("Local command (stdio)", Transport.STDIO.value)
+        self.transport.addItem("Remote server (streamable HTTP)", Transport.HTTP.value)
+        self.transport.currentIndexChanged.connect(self._transport_changed)
+        form.addRow("Kind", self.transport)
+        v.addLayout(form)
+
+        self.kinds = QStackedWidget()
+        stdio = QWidget()
+        sf = QFormLayout(stdio)
+        sf.setContentsMargins(0, 0, 0, 0)
+        sf.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        sf.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        command_row = QHBoxLayout()
+        self.command = QLineEdit()
+        self.command.setPlaceholderText("e.g. uvx, npx, /usr/bin/python3")
+        browse = QPushButton("Browse…")
+        browse.setObjectName("SecondaryButton")
+        browse.clicked.connect(self._browse_command)
+        command_row.addWidget(self.command, 1)
+        command_row.addWidget(browse)
+        sf.addRow("Command", command_row)
+        self.args = QLineEdit()
+        self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project (quoted like a shell)")
+        sf.addRow("Arguments", self.args)
+        self.env = QPlainTextEdit()
+        self.env.setPlaceholderText("NAME=value, one per line")
+        self.env.setTabChangesFocus(True)
+        self.env.setFixedHeight(68)
+        sf.addRow("Environment", self.env)
+        cwd_row = QHBoxLayout()
+        self.cwd = QLineEdit()
+        self.cwd.setPlaceholderText("optional")
+        browse_cwd = QPushButton("Browse…")
+        browse_cwd.setObjectName("SecondaryButton")
+        browse_cwd.clicked.connect(self._browse_cwd)
+        cwd_row.addWidget(self.cwd, 1)
+        cwd_row.addWidget(browse_cwd)
+        sf.addRow("Working folder", cwd_row)
+        self.kinds.addWidget(stdio)
+
+        http = QWidget()
+        hf = QFormLayout(http)
+        hf.setContentsMargins(0, 0, 0, 0)
+        hf.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        hf.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("https://example.com/mcp")
+        hf.addRow("URL", self.url)
+        self.headers = QPlainTextEdit()
+        self.headers.setPlaceholderText("Header: value, one per line (e.g. Authorization: Bearer …)")
+        self.headers.setTabChangesFocus(True)
+        self.headers.setFixedHeight(68)
+        hf.addRow("Headers", self.headers)
+        self.kinds.addWidget(http)
+        v.addWidget(self.kinds)
+
+        options = QFormLayout()
+        options.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 3600)
+        self.timeout.setDecimals(0)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(DEFAULT_CALL_TIMEOUT)
+        options.addRow("Time limit per call", self.timeout)
+        self.autostart = QCheckBox("Start with Threadline (otherwise when a chat first needs it)")
+        options.addRow("", self.autostart)
+        self.enabled = QCheckBox("Enabled")
+        self.enabled.setChecked(True)
+        options.addRow("", self.enabled)
+        v.addLayout(options)
+
+        self.message = QLabel()
+        self.message.setObjectName("FormError")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        v.addWidget(self.message)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        for b in self.buttons.buttons():
+            b.setObjectName("SecondaryButton")
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("PrimaryButton")
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        v.addWidget(self.buttons)
+        if config is not None:
+            self._show(config)
+        self._transport_changed()
+
+    def _show(self, c: McpServerConfig) -> None:
+        self.name.setText(c.name)
+        self.transport.setCurrentIndex(self.transport.findData(c.transport.value))
+        self.command.setText(c.command)
+        self.args.setText(shlex.join(c.args))
+        self.env.setPlainText(format_pairs(c.env, "="))
+        self.cwd.setText(c.cwd)
+        self.url.setText(c.url)
+        self.headers.setPlainText(format_pairs(c.headers, ":"))
+        self.timeout.setValue(c.call_timeout)
+        self.autostart.setChecked(c.autostart)
+        self.enabled.setChecked(c.enabled)
+
+    def _transport_changed(self, *_: object) -> None:
+        self.kinds.setCurrentIndex(self.transport.currentIndex())
+
+    def _browse_command(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Program that starts the server")
+        if path:
+            self.command.setText(path)
+
+    def _browse_cwd(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Working folder of the server")
+        if folder:
+            self.cwd.setText(folder)
+
+    def config(self) -> McpServerConfig:
+        """The record in the form, validated (raises ``InvalidServerConfig`` with a message for the user)."""
+        transport = Transport(self.transport.currentData())
+        try:
+            args = tuple(shlex.split(self.args.text()))
+        except ValueError as err:
+            raise InvalidServerConfig(f"The arguments could not be read: {err}.") from err
+        base = self.original or McpServerConfig(name="")
+        return replace(
+            base,
+            name=self.name.text().strip(),
+            transport=transport,
+            command=self.command.text().strip() if transport is Transport.STDIO else "",
+            args=args if transport is Transport.STDIO else (),
+            env=parse_pairs(self.env.toPlainText(), "=") if transport is Transport.STDIO else {},
+            cwd=self.cwd.text().strip() if transport is Transport.STDIO else "",
+            url=self.url.text().strip() if transport is Transport.HTTP else "",
+            headers=parse_pairs(self.headers.toPlainText(), ":") if transport is Transport.HTTP else {},
+            call_timeout=float(self.timeout.value()),
+            autostart=self.autostart.isChecked(),
+            enabled=self.enabled.isChecked(),
+        ).validate()
+
+    def save(self) -> None:
+        try:
+            config = self.config()
+        except InvalidServerConfig as err:
+            self._error(str(err))
+            return
+        previous = self.original.name if self.original else None
+        if previous is None and config.name in self._existing:
+            self._error(f"There is already a server named {config.name!r}.")
+            return
+        self.save_button.setEnabled(False)
+
+        def done(_r: object) -> None:
+            self.saved = config
+            self.accept()
+
+        def failed(err: BaseException) -> None:
+            self.save_button.setEnabled(True)
+            self._error(f"Not saved: {describe(err)}")
+
+        spawn(
+            self.engine.tool_servers.save_server(config, previous_name=previous),
+            on_done=done,
+            on_error=failed,
+        )
+
+    _existing: frozenset[str] = frozenset()
+
+    def set_existing_names(self, names: set[str]) -> None:
+        self._existing = frozenset(names)
+
+    def _error(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.show()
