@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -114,10 +115,15 @@ class CrashHandler:
             self._showing = False
 
 
-def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
-    started = process_start_time()
-    from PySide6.QtCore import QEvent, QObject, QTimer
+def create_application() -> tuple[Any, Any, Any]:
+    """QApplication, applied theme and qasync loop, as the window starts (the benchmarks use it too).
+
+    Returns ``(QApplication, ThemeManager, qasync.QEventLoop)``; typed loosely so this
+    module stays importable without Qt.
+    """
     from PySide6.QtWidgets import QApplication
+
+    import threadline.ui  # noqa: F401  (first: tames PySide6's import hook, see ui.qt_runtime)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
@@ -134,7 +140,17 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
     import qasync
 
     loop = qasync.QEventLoop(app)
+    # Plain Python threads for asyncio.to_thread (file tools, previews): qasync's default
+    # QThread executor aborts the process at exit if a QThread is still alive.
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="threadline-io"))
     asyncio.set_event_loop(loop)
+    return app, theme, loop
+
+
+def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
+    started = process_start_time()
+    app, theme, loop = create_application()
+    from PySide6.QtCore import QEvent, QObject, QTimer
 
     from threadline.ui.main_window import MainWindow
 

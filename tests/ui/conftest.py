@@ -17,6 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_ACCESSIBILITY", "0")
 
 import asyncio
+import concurrent.futures
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
@@ -74,6 +75,10 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     import qasync
 
     loop = qasync.QEventLoop(qapp, already_running=True)
+    # Plain threads for asyncio.to_thread: qasync's default QThread executor, never shut
+    # down between tests, aborts the process at exit ("QThread destroyed while running").
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="test-io")
+    loop.set_default_executor(executor)
     asyncio.events._set_running_loop(loop)
     asyncio.set_event_loop(loop)
     try:
@@ -91,6 +96,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
                     break
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
 RunAsync = Callable[..., Any]

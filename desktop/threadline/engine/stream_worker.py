@@ -131,7 +131,15 @@ class StreamWorker:
             self._loop = self._thread = None
         if loop is None or thread is None:
             return
-        loop.call_soon_threadsafe(loop.stop)
-        await asyncio.to_thread(thread.join, 5)
+        stopped = asyncio.get_running_loop().create_future()
+        home = asyncio.get_running_loop()
+
+        def stop() -> None:
+            loop.stop()
+            home.call_soon_threadsafe(stopped.set_result, None)
+
+        loop.call_soon_threadsafe(stop)
+        await stopped
+        thread.join(1)  # run_forever has returned: the thread is ending
         if not thread.is_alive():
             loop.close()
