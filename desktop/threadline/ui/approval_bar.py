@@ -49,6 +49,7 @@ def approval_stylesheet(c: ThemeColors) -> str:
 #ApprovalScroll, #ApprovalRows {{ background: transparent; border: none; }}
 #ApprovalCall {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 8px; }}
 #ApprovalCall[answered="true"] {{ background: transparent; }}
+#ApprovalCall[single="true"] {{ background: transparent; border: none; }}
 #ToolName {{ color: {c.text}; background: {c.inline_code_bg}; border-radius: 4px; padding: 1px 6px;
             font-family: monospace; font-weight: 600; }}
 #ToolWhat {{ color: {c.muted}; }}
@@ -153,6 +154,12 @@ class ApprovalBar(QFrame):
             self._rows_layout.addWidget(row)
             self.rows.append(row)
         several = len(self.rows) > 1
+        for row in self.rows:
+            row.set_single(not several)
+        # One primary button in view: "Allow all" for a round, "Allow once" for a lone call.
+        self.allow_all_button.setObjectName("ApprovePrimary" if several else "ApproveSecondary")
+        self.allow_all_button.style().unpolish(self.allow_all_button)
+        self.allow_all_button.style().polish(self.allow_all_button)
         self.title.setText(self._title(calls))
         self.allow_all_button.setVisible(several)
         self.deny_all_button.setVisible(several)

@@ -23,22 +23,41 @@ from threadline.ui.theme import ThemeColors
 MAX_ARGUMENT_CHARS = 20_000
 
 
-def _pretty_arguments(call: ToolCall) -> str:
+def pretty_arguments(arguments: str) -> str:
+    """Arguments for reading: ``name: value`` lines when flat and short, else indented JSON."""
     try:
-        value = json.loads(call.arguments or "{}")
+        value = json.loads(arguments or "{}")
     except json.JSONDecodeError:
-        return call.arguments
+        return arguments
     if value in ({}, None):
         return ""
-    text = json.dumps(value, indent=2, ensure_ascii=False)
+    flat = isinstance(value, dict) and all(
+        isinstance(v, int | float | bool) or (isinstance(v, str) and "\n" not in v and len(v) <= 200)
+        for v in value.values()
+    )
+    if flat:
+        text = "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in value.items())
+    else:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
     return text if len(text) <= MAX_ARGUMENT_CHARS else text[:MAX_ARGUMENT_CHARS] + "\n…"
 
 
 def describe_call(call: ToolCall) -> str:
     """A short phrase for what the call would do, shown next to its name."""
     args = call.parsed_arguments()
+
+    def arg(key: str) -> str:
+        value = args.get(key)
+        return value if isinstance(value, str) else ""
+
     if call.name == "shell":
         return "Run a command"
+    if call.name == "read_file":
+        return f"Read {arg('path')}" if arg("path") else "Read a file"
+    if call.name == "list_directory":
+        return f"List {arg('path')}" if arg("path") else "List the allowed folder"
+    if call.name == "search_files":
+        return f"Search for “{arg('query')}”" if arg("query") else "Search in files"
     if call.name == "write_file":
         path = args.get("path")
         return f"Write {path}" if isinstance(path, str) and path else "Write a file"
@@ -134,7 +153,7 @@ class ApprovalCallRow(QFrame):
         if preview:
             self._box(layout, preview, colors, diff=True, wrap=False, max_lines=14)
             return
-        text = _pretty_arguments(self.call)
+        text = pretty_arguments(self.call.arguments)
         if text:
             self._box(layout, text, colors, max_lines=10)
         else:
@@ -151,6 +170,17 @@ class ApprovalCallRow(QFrame):
         label.setObjectName("ToolNote")
         label.setWordWrap(True)
         layout.addWidget(label)
+
+    def set_single(self, single: bool) -> None:
+        """A lone call sits flat in the bar, with Allow once as the primary button."""
+        self.setProperty("single", "true" if single else "false")
+        layout = self.layout()
+        if layout is not None:
+            layout.setContentsMargins(*((2, 4, 2, 0) if single else (12, 10, 12, 10)))
+        self.allow_button.setObjectName("ApprovePrimary" if single else "ApproveSecondary")
+        for w in (self, self.allow_button):
+            w.style().unpolish(w)
+            w.style().polish(w)
 
     def set_colors(self, colors: ThemeColors) -> None:
         for box in self.boxes:

@@ -9,7 +9,15 @@ set as block formats so even a long diff is coloured once, not on every paint.
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor, QFontDatabase, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextOption
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextOption,
+)
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSizePolicy, QWidget
 
 from threadline.ui.theme import ThemeColors
@@ -74,12 +82,32 @@ class CodeBox(QPlainTextEdit):
             self.setPlainText(self._text)
         else:
             self._fill_diff()
-        lines = max(1, min(self._max_lines, self._text.count("\n") + (0 if self._text.endswith("\n") else 1)))
-        height = lines * self.fontMetrics().lineSpacing() + 2 * int(self.document().documentMargin()) + 4
-        if not self._diff and lines < self._max_lines:
-            # wrapped lines may need more room; the box still scrolls if they do
-            height += self.fontMetrics().lineSpacing() // 2
-        self.setFixedHeight(height)
+        self._fit()
+
+    def _fit(self) -> None:
+        """As tall as the text (wrapped lines counted at the current width), up to ``max_lines``."""
+        metrics = self.fontMetrics()
+        lines = self._text.splitlines() or [""]
+        wrap = self.lineWrapMode() is not QPlainTextEdit.LineWrapMode.NoWrap
+        room = self.viewport().width() - 2 * int(self.document().documentMargin()) - 2
+        count = 0
+        for line in lines:
+            if wrap and room > 40:
+                count += max(1, -(-metrics.horizontalAdvance(line) // room))
+            else:
+                count += 1
+            if count >= self._max_lines:
+                break
+        count = max(1, min(self._max_lines, count))
+        frame = 2 * self.frameWidth()
+        height = count * metrics.lineSpacing() + 2 * int(self.document().documentMargin()) + frame + 2
+        if height != self.height() or self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self._diff:
+            self._fit()
 
     def _fill_diff(self) -> None:
         c = self._colors

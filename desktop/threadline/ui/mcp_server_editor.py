@@ -12,6 +12,7 @@ import shlex
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,7 +26,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -67,27 +67,22 @@ class McpServerEditor(QDialog):
         self.setMinimumWidth(560)
 
         v = QVBoxLayout(self)
-        v.setContentsMargins(16, 14, 16, 12)
+        v.setContentsMargins(18, 16, 18, 12)
         v.setSpacing(10)
-        form = QFormLayout()
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        # One form for every field, so the labels line up; rows of the other kind are hidden.
+        form = self.form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        form.setVerticalSpacing(8)
         self.name = QLineEdit()
-        self.name.setPlaceholderText("e.g. git, time, files — its tools are named name/tool")
+        self.name.setPlaceholderText("e.g. git or time — its tools are named name/tool")
         form.addRow("Name", self.name)
         self.transport = QComboBox()
         self.transport.addItem("Local command (stdio)", Transport.STDIO.value)
         self.transport.addItem("Remote server (streamable HTTP)", Transport.HTTP.value)
         self.transport.currentIndexChanged.connect(self._transport_changed)
         form.addRow("Kind", self.transport)
-        v.addLayout(form)
 
-        self.kinds = QStackedWidget()
-        stdio = QWidget()
-        sf = QFormLayout(stdio)
-        sf.setContentsMargins(0, 0, 0, 0)
-        sf.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        sf.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         command_row = QHBoxLayout()
         self.command = QLineEdit()
         self.command.setPlaceholderText("e.g. uvx, npx, /usr/bin/python3")
@@ -96,15 +91,16 @@ class McpServerEditor(QDialog):
         browse.clicked.connect(self._browse_command)
         command_row.addWidget(self.command, 1)
         command_row.addWidget(browse)
-        sf.addRow("Command", command_row)
+        form.addRow("Command", command_row)
         self.args = QLineEdit()
-        self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project (quoted like a shell)")
-        sf.addRow("Arguments", self.args)
+        self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project")
+        self.args.setToolTip('Quoted as in a shell: "two words" stays one argument')
+        form.addRow("Arguments", self.args)
         self.env = QPlainTextEdit()
         self.env.setPlaceholderText("NAME=value, one per line")
         self.env.setTabChangesFocus(True)
-        self.env.setFixedHeight(68)
-        sf.addRow("Environment", self.env)
+        self.env.setFixedHeight(64)
+        form.addRow("Environment", self.env)
         cwd_row = QHBoxLayout()
         self.cwd = QLineEdit()
         self.cwd.setPlaceholderText("optional")
@@ -113,39 +109,32 @@ class McpServerEditor(QDialog):
         browse_cwd.clicked.connect(self._browse_cwd)
         cwd_row.addWidget(self.cwd, 1)
         cwd_row.addWidget(browse_cwd)
-        sf.addRow("Working folder", cwd_row)
-        self.kinds.addWidget(stdio)
+        form.addRow("Working folder", cwd_row)
+        self._stdio_rows: list[QWidget | QHBoxLayout] = [command_row, self.args, self.env, cwd_row]
 
-        http = QWidget()
-        hf = QFormLayout(http)
-        hf.setContentsMargins(0, 0, 0, 0)
-        hf.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        hf.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         self.url = QLineEdit()
         self.url.setPlaceholderText("https://example.com/mcp")
-        hf.addRow("URL", self.url)
+        form.addRow("URL", self.url)
         self.headers = QPlainTextEdit()
         self.headers.setPlaceholderText("Header: value, one per line (e.g. Authorization: Bearer …)")
         self.headers.setTabChangesFocus(True)
-        self.headers.setFixedHeight(68)
-        hf.addRow("Headers", self.headers)
-        self.kinds.addWidget(http)
-        v.addWidget(self.kinds)
+        self.headers.setFixedHeight(64)
+        form.addRow("Headers", self.headers)
+        self._http_rows = [self.url, self.headers]
 
-        options = QFormLayout()
-        options.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 3600)
         self.timeout.setDecimals(0)
         self.timeout.setSuffix(" s")
         self.timeout.setValue(DEFAULT_CALL_TIMEOUT)
-        options.addRow("Time limit per call", self.timeout)
+        self.timeout.setFixedWidth(110)
+        form.addRow("Time limit per call", self.timeout)
         self.autostart = QCheckBox("Start with Threadline (otherwise when a chat first needs it)")
-        options.addRow("", self.autostart)
+        form.addRow("", self.autostart)
         self.enabled = QCheckBox("Enabled")
         self.enabled.setChecked(True)
-        options.addRow("", self.enabled)
-        v.addLayout(options)
+        form.addRow("", self.enabled)
+        v.addLayout(form)
 
         self.message = QLabel()
         self.message.setObjectName("FormError")
@@ -157,6 +146,7 @@ class McpServerEditor(QDialog):
         )
         for b in self.buttons.buttons():
             b.setObjectName("SecondaryButton")
+            b.setIcon(QIcon())
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         self.save_button.setObjectName("PrimaryButton")
         self.buttons.accepted.connect(self.save)
@@ -180,7 +170,14 @@ class McpServerEditor(QDialog):
         self.enabled.setChecked(c.enabled)
 
     def _transport_changed(self, *_: object) -> None:
-        self.kinds.setCurrentIndex(self.transport.currentIndex())
+        stdio = Transport(self.transport.currentData()) is Transport.STDIO
+        for row in self._stdio_rows:
+            if isinstance(row, QWidget):
+                self.form.setRowVisible(row, stdio)
+            else:
+                self.form.setRowVisible(row, stdio)
+        for field in self._http_rows:
+            self.form.setRowVisible(field, not stdio)
 
     def _browse_command(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Program that starts the server")

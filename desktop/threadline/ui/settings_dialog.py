@@ -377,7 +377,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("SettingsDialog")
-        self.resize(860, 600)
+        self.resize(860, 640)
         self.theme = theme
         self.engine = engine
         self.data_dir = data_dir
@@ -424,9 +424,11 @@ class SettingsDialog(QDialog):
 #RulesTable QHeaderView::section {{ background: {c.surface}; color: {c.muted}; border: none;
     border-bottom: 1px solid {c.border}; padding: 5px 8px; font-weight: 600; }}
 #RulesTable QComboBox {{ margin: 2px 4px; }}
+#RulesTable::item {{ padding: 0 6px; }}
 #RemoveRule {{ border: none; border-radius: 4px; color: {c.muted}; font-size: 15px; padding: 0 5px; }}
 #RemoveRule:hover {{ background: {c.hover}; color: {c.error_text}; }}
 #SettingsPageBody {{ background: transparent; }}
+#SecondaryButton:disabled {{ color: {c.muted}; background: {c.window}; }}
 """)
         self.mcp.set_colors(c)
 

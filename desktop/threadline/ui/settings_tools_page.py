@@ -48,7 +48,7 @@ BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
     ("list_directory", "List folders", "What a folder inside the allowed folders contains."),
     ("search_files", "Search in files", "Find text in files under an allowed folder."),
     ("write_file", "Write files", "Always asks first and shows the changes as a diff."),
-    ("shell", "Run commands", "A shell command in an allowed folder; always asks first unless trusted."),
+    ("shell", "Run commands", "Shell commands in an allowed folder; asks first unless trusted."),
     ("notes", "Notes", "Short notes the assistant keeps in the conversation."),
 )
 APPROVAL_TEXT = {Approval.ALLOW: "Allow", Approval.ASK: "Ask", Approval.DENY: "Deny"}
@@ -89,6 +89,7 @@ class ToolsPage(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.viewport().setAutoFillBackground(False)
         outer.addWidget(scroll)
         body = QWidget()
         body.setObjectName("SettingsPageBody")
@@ -107,19 +108,24 @@ class ToolsPage(QWidget):
         assert hint is not None
         v.addWidget(hint)
         grid = QGridLayout()
-        grid.setHorizontalSpacing(24)
-        grid.setVerticalSpacing(4)
+        grid.setHorizontalSpacing(28)
+        grid.setVerticalSpacing(2)
         self.builtin: dict[str, QCheckBox] = {}
         for i, (name, label, about) in enumerate(BUILTIN_TOOLS):
             box = QCheckBox(label)
             box.setToolTip(f"{name}: {about}")
+            box.setAccessibleDescription(about)
             box.setProperty("tool", name)
             box.toggled.connect(self._builtin_toggled)
             self.builtin[name] = box
             desc = QLabel(about)
             desc.setObjectName("Hint")
-            grid.addWidget(box, i, 0)
-            grid.addWidget(desc, i, 1)
+            desc.setWordWrap(True)
+            desc.setContentsMargins(22, 0, 0, 6)
+            row, column = divmod(i, 2)
+            grid.addWidget(box, row * 2, column)
+            grid.addWidget(desc, row * 2 + 1, column, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         v.addLayout(grid)
         v.addSpacing(10)
@@ -133,13 +139,13 @@ class ToolsPage(QWidget):
         v.addWidget(title)
         assert hint is not None
         v.addWidget(hint)
-        row = QHBoxLayout()
+        folders_row = QHBoxLayout()
         self.folders = QListWidget()
         self.folders.setObjectName("ProviderList")
-        self.folders.setMaximumHeight(110)
+        self.folders.setFixedHeight(76)
         self.folders.setAccessibleName("Allowed folders")
         self.folders.currentRowChanged.connect(lambda _r: self._update_buttons())
-        row.addWidget(self.folders, 1)
+        folders_row.addWidget(self.folders, 1)
         buttons = QVBoxLayout()
         self.add_folder_button = QPushButton("Add folder…")
         self.add_folder_button.setObjectName("SecondaryButton")
@@ -150,16 +156,15 @@ class ToolsPage(QWidget):
         buttons.addWidget(self.add_folder_button)
         buttons.addWidget(self.remove_folder_button)
         buttons.addStretch(1)
-        row.addLayout(buttons)
-        v.addLayout(row)
+        folders_row.addLayout(buttons)
+        v.addLayout(folders_row)
         v.addSpacing(10)
 
         # -- approval rules
         title, hint = section(
             "Approval rules",
-            "Tried from the top; the first rule that matches decides. “Always allow” adds rules here — "
-            "remove one to be asked again. Patterns take wildcards (git/*); for shell, Arguments matches the "
-            "command line. Writing files and running commands ask unless allowed by their exact name.",
+            "The first rule that matches decides. “Always allow” adds rules here: remove one to be asked "
+            "again. Wildcards work (git/*); for shell, Arguments matches the command line.",
         )
         v.addWidget(title)
         assert hint is not None
@@ -170,6 +175,7 @@ class ToolsPage(QWidget):
         self.rules.setHorizontalHeaderLabels(["Tool", "Arguments", "Approval", ""])
         self.rules.verticalHeader().hide()
         self.rules.setShowGrid(False)
+        self.rules.verticalHeader().setDefaultSectionSize(34)
         self.rules.setAlternatingRowColors(False)
         self.rules.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.rules.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
