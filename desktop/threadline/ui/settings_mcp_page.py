@@ -193,6 +193,7 @@ class McpServersPage(QWidget):
             state = self.states.get(item.data(Qt.ItemDataRole.UserRole))
             if state is not None:
                 self._decorate(item, state)
+        self._show_selected()
 
     def _fill_list(self, select: str | None = None) -> None:
         select = select or self.current_name()
