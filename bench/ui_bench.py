@@ -25,7 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "THREADLINE_BENCH_KEY": "sk-bench", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
+ENV = {
+    **os.environ,
+    "QT_QPA_PLATFORM": "offscreen",
+    "THREADLINE_BENCH_KEY": "sk-bench",
+    "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}",
+}
 
 
 def rss_mb() -> float:
@@ -79,24 +84,18 @@ def seed(data_dir: str, sessions: int, messages: int) -> None:
 
 def child_rss(data_dir: str) -> None:
     """Start like the app (window, engine, sessions) and report RSS once idle."""
-    import qasync
-    from PySide6.QtWidgets import QApplication
+    from threadline.app import create_application
 
-    from threadline.engine.engine import Engine
+    _app, theme, loop = create_application()
     from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeManager
-
-    app = QApplication([])
-    theme = ThemeManager(app)
-    theme.apply()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
 
     async def go() -> dict[str, float]:
         window = MainWindow(theme, Path(data_dir))
         window.show()
         await asyncio.sleep(0.05)
         painted = rss_mb()
+        from threadline.engine.engine import Engine  # as the app: the engine loads after the first paint
+
         engine = await Engine.open(Path(data_dir))
         await window.attach_engine(engine)
         await asyncio.sleep(0.3)
@@ -111,18 +110,11 @@ def child_rss(data_dir: str) -> None:
 
 def child_open_and_switch(data_dir: str, session_id: str) -> None:
     """Open the big session to its first paint; then time tab switches."""
-    import qasync
-    from PySide6.QtWidgets import QApplication
+    from threadline.app import create_application
 
+    app, theme, loop = create_application()
     from threadline.engine.engine import Engine
     from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeManager
-
-    app = QApplication([])
-    theme = ThemeManager(app)
-    theme.apply()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
 
     async def go() -> dict[str, float]:
         engine = await Engine.open(Path(data_dir))
@@ -164,30 +156,51 @@ def child_open_and_switch(data_dir: str, session_id: str) -> None:
         print(json.dumps(loop.run_until_complete(go())))
 
 
-def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
-    """Stream ``tabs`` replies of ``tokens`` tokens at ~1,000 tokens/s; measure loop lateness."""
+TOKENS_PER_CHUNK = 5
+"""Tokens (SSE events) written per network chunk: 5 every 5 ms is 1,000 tokens/s, paced
+more evenly than one event per millisecond, which ``sleep`` cannot keep."""
+
+
+def child_server(tabs: int, tokens: int) -> None:
+    """The replay server in its own process (so its thread does not share the app's GIL):
+    ``tabs`` streams of ``tokens`` tokens at 1,000 tokens/s; prints its URL, runs until stdin closes."""
     sys.path.insert(0, str(ROOT))
-    import qasync
-    from PySide6.QtWidgets import QApplication
     from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
+    pieces = stall_pieces(tokens)
+    events = openai_text_stream(pieces)
+    head, body, tail = events[:1], events[1 : 1 + len(pieces)], events[1 + len(pieces) :]
+    grouped = [b"".join(body[i : i + TOKENS_PER_CHUNK]) for i in range(0, len(body), TOKENS_PER_CHUNK)]
+    with ReplayServer() as server:
+        for _ in range(tabs):
+            server.enqueue(sse_response([*head, *grouped, *tail], chunk_delay=TOKENS_PER_CHUNK / 1000))
+        print(server.openai_base_url, flush=True)
+        sys.stdin.read()
+
+
+def stall_pieces(tokens: int) -> list[str]:
+    return [("word " if i % 12 else "word\n\n") for i in range(tokens)]
+
+
+def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
+    """Stream ``tabs`` replies of ``tokens`` tokens at ~1,000 tokens/s; measure loop lateness."""
+    from threadline.app import create_application
+
+    _app, theme, loop = create_application()
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
     from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeManager
+    pieces = stall_pieces(tokens)
+    server = subprocess.Popen([PY, __file__, "--child-server", str(tabs), str(tokens)], env=ENV,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None and server.stdin is not None
+    base_url = server.stdout.readline().strip()
 
-    app = QApplication([])
-    theme = ThemeManager(app)
-    theme.apply()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    pieces = [("word " if i % 12 else "word\n\n") for i in range(tokens)]
-
-    async def go(server: ReplayServer) -> dict[str, float]:
+    async def go() -> dict[str, float]:
         engine = await Engine.open(Path(data_dir))
         await engine.save_provider(
             ProviderConfig(
-                "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini",
+                "replay", ProviderKind.OPENAI, base_url=base_url, default_model="gpt-4o-mini",
                 api_key_env="THREADLINE_BENCH_KEY",
             ),
         )
@@ -197,7 +210,6 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
         await window.attach_engine(engine)
         open_tabs = []
         for _ in range(tabs):
-            server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.001))
             info = await engine.new_session()
             tab = await window._open(info.id, focus=True)
             assert tab is not None
@@ -211,9 +223,11 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
                 t = time.perf_counter()
                 await asyncio.sleep(interval)
                 lateness.append(max(0.0, (time.perf_counter() - t - interval) * 1000))
+                trace.append((time.perf_counter() - start, lateness[-1]))
 
-        tick = asyncio.create_task(ticker())
+        trace: list[tuple[float, float]] = []
         start = time.perf_counter()
+        tick = asyncio.create_task(ticker())
         for tab in open_tabs:
             tab.composer.set_text("Stream please")
             tab.composer.submit()
@@ -229,6 +243,8 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
         chars = sum(len(t.live.conversation.path()[-1].text) for t in open_tabs)
         window.hide()
         await engine.aclose()
+        if os.environ.get("STALL_TRACE"):
+            Path(os.environ["STALL_TRACE"]).write_text(json.dumps(trace))
         lateness.sort()
         return {
             "stall_p50_ms": lateness[len(lateness) // 2],
@@ -240,8 +256,12 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
             "renders": float(sum(t.view.render_count for t in open_tabs)),
         }
 
-    with ReplayServer() as server, loop:
-        print(json.dumps(loop.run_until_complete(go(server))))
+    try:
+        with loop:
+            print(json.dumps(loop.run_until_complete(go())))
+    finally:
+        server.stdin.close()
+        server.wait(10)
 
 
 # -- the driver ------------------------------------------------------------------------------------------
@@ -279,66 +299,85 @@ def main() -> int:
             "--child-rss": lambda: child_rss(args[0]),
             "--child-open": lambda: child_open_and_switch(args[0], args[1]),
             "--child-stall": lambda: child_stall(args[0], int(args[1]), int(args[2])),
+            "--child-server": lambda: child_server(int(args[0]), int(args[1])),
         }[mode]()
         return 0
+    wanted = set(sys.argv[1:]) or {"start", "rss", "open", "stall"}
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         empty, many, big, stall = (str(Path(tmp) / n) for n in ("empty", "many", "big", "stall"))
-        run_child("--child-seed", empty, "0", "0")
-        ms, rss = probe(empty)
-        rows.append(("start → first paint, empty DB (median of 5)", f"{ms:.0f} ms", "≤ 500 ms"))
-        rows.append(("peak RSS of the startup probe, empty DB", f"{rss:.0f} MB", "≤ 120 MB"))
-        r = run_child("--child-rss", empty)
-        rows.append(
-            ("RSS after start with the engine open, empty DB", f"{r['rss_ready_mb']:.0f} MB", "≤ 120 MB")
-        )
-        run_child("--child-seed", many, "1000", "0")
-        ms, rss = probe(many)
-        rows.append(("start → first paint, 1,000 sessions", f"{ms:.0f} ms", "≤ 500 ms"))
-        r = run_child("--child-rss", many)
-        rows.append(
-            (
-                "RSS after start with the engine open, 1,000 sessions",
-                f"{r['rss_ready_mb']:.0f} MB",
-                "(≤ 120 MB empty)",
+        if wanted & {"start", "rss"}:
+            run_child("--child-seed", empty, "0", "0")
+            run_child("--child-seed", many, "1000", "0")
+        if "start" in wanted:
+            ms, rss = probe(empty)
+            rows.append(("start → first paint, empty DB (median of 5)", f"{ms:.0f} ms", "≤ 500 ms"))
+            rows.append(("peak RSS of the startup probe, empty DB", f"{rss:.0f} MB", "≤ 120 MB"))
+            ms, rss = probe(many)
+            rows.append(("start → first paint, 1,000 sessions", f"{ms:.0f} ms", "≤ 500 ms"))
+        if "rss" in wanted:
+            r = run_child("--child-rss", empty)
+            rows.append(
+                ("RSS after start with the engine open, empty DB", f"{r['rss_ready_mb']:.0f} MB", "≤ 120 MB")
             )
-        )
-        first = run_child("--child-seed", big, "3", "10000")["first"]
-        r = run_child("--child-open", big, str(first))
-        rows.append(
-            (
-                f"open a {int(r['rows']):,}-message session → first paint",
-                f"{r['open_10k_ms']:.0f} ms",
-                "≤ 300 ms",
+            r = run_child("--child-rss", many)
+            rows.append(
+                (
+                    "RSS after start with the engine open, 1,000 sessions",
+                    f"{r['rss_ready_mb']:.0f} MB",
+                    "(≤ 120 MB empty)",
+                )
             )
-        )
-        rows.append(
-            (
-                "switch tab → painted (median / max of 60)",
-                f"{r['tab_switch_median_ms']:.1f} / {r['tab_switch_max_ms']:.1f} ms",
-                "≤ 16 ms",
-            )
-        )
-        r = run_child("--child-stall", stall, "4", "5000")
-        rows.append(
-            (
-                "loop stall while 4 tabs stream, p50 / p99 / max",
-                f"{r['stall_p50_ms']:.1f} / {r['stall_p99_ms']:.1f} / {r['stall_max_ms']:.1f} ms",
-                "p99 ≤ 16 ms",
-            )
-        )
-        rows.append(
-            (
-                "  achieved tokens/s per tab (target 1,000); all text arrived",
-                f"{r['tokens_per_s_per_tab']:.0f}; {'yes' if r['complete'] else 'NO'}",
-                "",
-            )
-        )
+        if "open" in wanted:
+            rows += bench_open(big)
+        if "stall" in wanted:
+            rows += bench_stall(stall)
     width = max(len(r[0]) for r in rows)
     print(f"{'measurement'.ljust(width)}  {'result':>22}  budget")
     for name, value, budget in rows:
         print(f"{name.ljust(width)}  {value:>22}  {budget}")
     return 0
+
+
+def bench_open(big: str) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    first = run_child("--child-seed", big, "3", "10000")["first"]
+    r = run_child("--child-open", big, str(first))
+    rows.append(
+        (
+            f"open a {int(r['rows']):,}-message session → first paint",
+            f"{r['open_10k_ms']:.0f} ms",
+            "≤ 300 ms",
+        )
+    )
+    rows.append(
+        (
+            "switch tab → painted (median / max of 60)",
+            f"{r['tab_switch_median_ms']:.1f} / {r['tab_switch_max_ms']:.1f} ms",
+            "≤ 16 ms",
+        )
+    )
+    return rows
+
+
+def bench_stall(stall: str) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    r = run_child("--child-stall", stall, "4", "5000")
+    rows.append(
+        (
+            "loop stall while 4 tabs stream, p50 / p99 / max",
+            f"{r['stall_p50_ms']:.1f} / {r['stall_p99_ms']:.1f} / {r['stall_max_ms']:.1f} ms",
+            "p99 ≤ 16 ms",
+        )
+    )
+    rows.append(
+        (
+            "  achieved tokens/s per tab (target 1,000); all text arrived",
+            f"{r['tokens_per_s_per_tab']:.0f}; {'yes' if r['complete'] else 'NO'}",
+            "",
+        )
+    )
+    return rows
 
 
 if __name__ == "__main__":

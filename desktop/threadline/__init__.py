@@ -1,8 +1,23 @@
 """Threadline: a desktop conversation manager for large language models."""
 
-from importlib import metadata
+from __future__ import annotations
 
-try:
-    __version__ = metadata.version("threadline")
-except metadata.PackageNotFoundError:  # running from a checkout without install
-    __version__ = "0.1.0"
+from functools import cache
+
+
+@cache
+def version() -> str:
+    """The installed distribution's version (read on first use: ``importlib.metadata`` costs
+    ~50 ms and a few MB at start, DESIGN.md §5)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("threadline")
+    except metadata.PackageNotFoundError:  # running from a checkout without install
+        return "0.1.0"
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        return version()
+    raise AttributeError(f"module 'threadline' has no attribute {name!r}")

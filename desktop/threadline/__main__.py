@@ -11,7 +11,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from threadline import __version__
+from threadline import version
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked for (it reads package metadata)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show the version and exit") -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        sys.stdout.write(f"threadline {version()}\n")  # stdout, as argparse's own version action
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Threadline, a desktop conversation manager for large language models.",
         parents=[common],
     )
-    parser.add_argument("--version", action="version", version=f"threadline {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--startup-probe",
         action="store_true",

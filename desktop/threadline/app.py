@@ -149,7 +149,7 @@ def create_application() -> tuple[Any, Any, Any]:
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
     started = process_start_time()
-    app, theme, loop = create_application()
+    _app, theme, loop = create_application()
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     from threadline.ui.main_window import MainWindow

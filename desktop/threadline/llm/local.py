@@ -1,15 +1,21 @@
 """Finding local model servers on their default ports (first run, DESIGN.md §4).
 
 Each candidate is probed with ``GET /v1/models`` at once, with a short timeout,
-so detection costs at most ``timeout`` seconds however many servers are absent.
+so detection costs at most ``timeout`` seconds per step (connect, then ask) however
+many servers are absent.
 A server counts when it answers 200 with an OpenAI-style model list; it is
 offered as an OpenAI-compatible provider config whose default model is the
 first one listed.
+
+Ports are first tried with a bare TCP connect: on most machines nothing listens,
+and then the HTTP client (httpx, several MB and tens of ms to import) is never
+loaded at start (DESIGN.md §5).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from threadline.core.config import ProviderConfig, ProviderKind
@@ -29,14 +35,28 @@ async def detect_local_servers(
     ports: dict[str, int] | None = None,
 ) -> list[ProviderConfig]:
     """Provider configs for the servers that answered, in the order of ``ports``."""
-    httpx = httpx_module()
-
     candidates = ports if ports is not None else DEFAULT_PORTS
+    listening = await asyncio.gather(*(_listening(host, port, timeout) for port in candidates.values()))
+    candidates = {name: port for (name, port), up in zip(candidates.items(), listening, strict=True) if up}
+    if not candidates:
+        return []
+    httpx = httpx_module()
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
         found = await asyncio.gather(
             *(_probe(client, name, host, port) for name, port in candidates.items()),
         )
     return [config for config in found if config is not None]
+
+
+async def _listening(host: str, port: int, wait: float) -> bool:
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), wait)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
 
 
 async def _probe(client: Any, name: str, host: str, port: int) -> ProviderConfig | None:

@@ -61,6 +61,7 @@ from threadline.ui.markdown import (
     document_css,
     is_safe_link,
     plain_text_html,
+    prepare_highlighting,
     render_markdown,
     stable_boundary,
 )
@@ -107,6 +108,8 @@ class _Rendered:
     """Streaming only: document position where the re-rendered tail starts."""
     stream_key: tuple[Any, ...] = ()
     stable_code: int = 0
+    unhighlighted: bool = False
+    """Code was left plain because its lexer was not built yet; rendered again once it is."""
 
 
 @dataclass(slots=True)
@@ -155,6 +158,11 @@ class ChatView(QAbstractScrollArea):
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._end_flash)
+        self._languages_wanted: set[str] = set()
+        self._highlight_timer = QTimer(self)
+        self._highlight_timer.setSingleShot(True)
+        self._highlight_timer.setInterval(0)  # right after the frame that showed plain code
+        self._highlight_timer.timeout.connect(self._prepare_highlighting)
         self._editor: QTextBrowser | None = None
         self._editor_id: str | None = None
         self.render_count = 0
@@ -224,18 +232,34 @@ class ChatView(QAbstractScrollArea):
     def _has_bubble(message: Message) -> bool:
         return message.kind is MessageKind.PROMPT
 
-    def _estimate(self, message: Message | None) -> int:
-        if message is None:
-            return 60
-        width = self._doc_width(message)
-        per_line = max(20, width // self._avg_char)
-        text = message.text
-        lines = len(text) // per_line + text.count("\n") + 1
-        lines += 2 * (len(message.tool_calls) + len(message.tool_results))
-        body = lines * self._line_h
-        if self._has_bubble(message):
-            body += 2 * BUBBLE_PAD_Y
-        return ROW_TOP + self._header_h + HEADER_GAP + body + FOOTER_H + ROW_BOTTOM
+    def _estimates(self, first: int, last: int) -> list[int]:
+        """``_estimate`` for rows ``first..last``, with the per-view arithmetic done once: opening a
+        10,000-message session estimates every row, so this loop is all the per-message work of
+        an open (DESIGN.md §5: nothing is laid out or measured until it shows)."""
+        m = self._model
+        if m is None:
+            return []
+        width = self.content_width()
+        line_h = self._line_h
+        per_line_plain = max(20, width // self._avg_char)
+        per_line_bubble = max(20, (width - 2 * BUBBLE_PAD_X) // self._avg_char)
+        fixed = ROW_TOP + self._header_h + HEADER_GAP + FOOTER_H + ROW_BOTTOM
+        prompt = MessageKind.PROMPT
+        out: list[int] = []
+        append = out.append
+        message_at = m.message_at
+        for row in range(first, last + 1):
+            message = message_at(row)
+            if message is None:
+                append(60)
+                continue
+            text = message.text
+            bubble = message.kind is prompt
+            lines = len(text) // (per_line_bubble if bubble else per_line_plain) + text.count("\n") + 1
+            if message.tool_calls or message.tool_results:
+                lines += 2 * (len(message.tool_calls) + len(message.tool_results))
+            append(fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0))
+        return out
 
     def _offsets_list(self) -> list[int]:
         if self._offsets is None:
@@ -251,7 +275,7 @@ class ChatView(QAbstractScrollArea):
         self._close_editor()
         m = self._model
         n = m.rowCount() if m is not None else 0
-        self._heights = [self._estimate(m.message_at(r)) for r in range(n)] if m is not None else []
+        self._heights = self._estimates(0, n - 1)
         self._measured = [0] * n
         self._offsets = None
         self._anchor_row, self._anchor_off = 0, 0
@@ -262,7 +286,7 @@ class ChatView(QAbstractScrollArea):
     def _rows_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         assert self._model is not None
         count = last - first + 1
-        new = [self._estimate(self._model.message_at(r)) for r in range(first, last + 1)]
+        new = self._estimates(first, last)
         self._heights[first:first] = new
         self._measured[first:first] = [0] * count
         self._offsets = None
@@ -316,14 +340,28 @@ class ChatView(QAbstractScrollArea):
             return cached
         if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
             return self._render_streaming(message, key, cached, width)
-        html_text, code_blocks = self._message_html(message, highlight=not streaming)
+        html_text, code_blocks, unhighlighted = self._message_html(message, highlight=not streaming)
         doc = self._new_document(width)
         doc.setHtml(html_text)
         doc.setTextWidth(width)
         self.render_count += 1
-        rendered = _Rendered(key, doc, code_blocks)
+        rendered = _Rendered(key, doc, code_blocks, unhighlighted=bool(unhighlighted))
         self._remember(message.id, rendered)
+        if unhighlighted:
+            self._languages_wanted |= unhighlighted
+            if not self._highlight_timer.isActive():
+                self._highlight_timer.start()
         return rendered
+
+    def _prepare_highlighting(self) -> None:
+        """Build the lexers the last frame lacked, then render those messages again, highlighted."""
+        languages, self._languages_wanted = self._languages_wanted, set()
+        prepare_highlighting(languages, self._colors.pygments_style)
+        stale = [mid for mid, r in self._docs.items() if r.unhighlighted]
+        for mid in stale:
+            del self._docs[mid]
+        if stale:
+            self.viewport().update()
 
     def _new_document(self, width: int) -> QTextDocument:
         doc = _SafeDocument()
@@ -354,7 +392,7 @@ class ChatView(QAbstractScrollArea):
         cursor.setPosition(rendered.tail_pos)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
-        boundary = stable_boundary(text)
+        boundary = stable_boundary(text, rendered.stable_len)
         if boundary > rendered.stable_len:
             part = render_markdown(text[rendered.stable_len:boundary], self._colors, highlight=False,
                                    code_offset=len(rendered.code_blocks))
@@ -380,10 +418,11 @@ class ChatView(QAbstractScrollArea):
         self._remember(message.id, rendered)
         return rendered
 
-    def _message_html(self, message: Message, *, highlight: bool) -> tuple[str, list[str]]:
+    def _message_html(self, message: Message, *, highlight: bool) -> tuple[str, list[str], set[str]]:
         c = self._colors
         parts: list[str] = []
         code_blocks: list[str] = []
+        unhighlighted: set[str] = set()
         if message.kind is MessageKind.PROMPT:
             parts.append(plain_text_html(message.text, c))
             for ctx in message.context:
@@ -403,9 +442,10 @@ class ChatView(QAbstractScrollArea):
                 ))
         else:
             if message.text:
-                rendered = render_markdown(message.text, c, highlight=highlight)
+                rendered = render_markdown(message.text, c, highlight=highlight, defer_lexers=True)
                 parts.append(rendered.html)
                 code_blocks = rendered.code_blocks
+                unhighlighted = rendered.unhighlighted
             elif message.status is MessageStatus.STREAMING:
                 parts.append('<p class="muted">Thinking…</p>')
             elif not message.tool_calls:
@@ -413,7 +453,7 @@ class ChatView(QAbstractScrollArea):
             for call in message.tool_calls:
                 parts.append(self._tool_block(f"{message.id}:{call.id}", f"Tool call: {call.name}",
                                               _pretty_json(call.arguments), error=False))
-        return "".join(parts), code_blocks
+        return "".join(parts), code_blocks, unhighlighted
 
     def _tool_block(self, key: str, title: str, body: str, *, error: bool) -> str:
         c = self._colors

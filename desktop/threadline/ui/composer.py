@@ -143,11 +143,24 @@ class _Chip(QFrame):
         layout.addWidget(close)
 
 
+class ModelPicker(QComboBox):
+    """The model combo box; says when its list is about to show, so the list can be refreshed
+    then rather than at start (listing models imports the provider SDKs, DESIGN.md §9)."""
+
+    popupAboutToShow = Signal()
+
+    def showPopup(self) -> None:
+        self.popupAboutToShow.emit()
+        super().showPopup()
+
+
 class Composer(QWidget):
     submitted = Signal(str, object, object)  # text, tuple[ImageBlock], tuple[ContextFile]
     stopRequested = Signal()
     editCancelled = Signal()
     modelChosen = Signal(object)  # ModelChoice
+    modelListWanted = Signal()
+    """The model picker is opening: a good moment to refresh the list of models."""
     attachmentRefused = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -205,8 +218,9 @@ class Composer(QWidget):
         self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.attach_button.clicked.connect(self._choose_files)
         row.addWidget(self.attach_button)
-        self.model_picker = QComboBox()
+        self.model_picker = ModelPicker()
         self.model_picker.setObjectName("ModelPicker")
+        self.model_picker.popupAboutToShow.connect(self.modelListWanted)
         self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.model_picker.setToolTip("Model for this conversation")
         self.model_picker.activated.connect(self._model_activated)

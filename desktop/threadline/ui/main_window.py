@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
@@ -28,13 +28,15 @@ from PySide6.QtWidgets import (
 from threadline.core.config import ProviderConfig
 from threadline.engine.api import EngineApi
 from threadline.ui.approval_router import ApprovalRouter
-from threadline.ui.chat_tab import ChatTab
 from threadline.ui.empty_state import EmptyState
 from threadline.ui.model_catalog import ModelCatalog
 from threadline.ui.session_sidebar import SessionSidebar
 from threadline.ui.tab_container import TabContainer
 from threadline.ui.tasks import describe, spawn
 from threadline.ui.theme import ThemeChoice, ThemeColors, ThemeManager
+
+if TYPE_CHECKING:
+    from threadline.ui.chat_tab import ChatTab
 
 log = logging.getLogger("threadline.ui.main_window")
 
@@ -292,7 +294,12 @@ class MainWindow(QMainWindow):
         existing = self.tabs.tab_for(session_id)
         if existing is not None:
             return existing
+        # Imported with the first tab: the chat view brings Markdown and the composer, which
+        # an empty window does not need before its first frame (DESIGN.md §5).
+        from threadline.ui.chat_tab import ChatTab
+
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors)
+        tab.composer.modelListWanted.connect(self._refresh_models)
         self.tabs.add_tab(tab, focus=focus)
         self._update_right()
         if focus:
@@ -398,6 +405,10 @@ class MainWindow(QMainWindow):
         dialog.open()
         self._settings_dialog = dialog
 
+    def _refresh_models(self) -> None:
+        if self.engine is not None:
+            self.catalog.refresh_if_stale(self.engine)
+
     def _providers_changed(self) -> None:
         if self.engine is None:
             return
@@ -407,7 +418,7 @@ class MainWindow(QMainWindow):
             providers = await self.engine.list_providers()
             self._has_provider = bool(providers)
             self._update_right()
-            await self.catalog.load(self.engine)
+            await self.catalog.refresh(self.engine)
 
         spawn(refresh(), on_error=self._error)
 

@@ -49,6 +49,8 @@ class RenderedMarkdown:
     html: str
     code_blocks: list[str] = field(default_factory=list)
     """Raw text of each fenced/indented code block, indexed by the N of ``copy-code:N``."""
+    unhighlighted: set[str] = field(default_factory=set)
+    """Languages left plain because their lexer was not built yet (``defer_lexers``)."""
 
 
 @lru_cache(maxsize=1)
@@ -72,15 +74,34 @@ def _pygments_highlight() -> Any:
     return highlight
 
 
-@lru_cache(maxsize=128)
-def _lexer(language: str) -> Any:
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
+_lexers: dict[str, Any] = {}
+"""Built Pygments lexers by language name (None: no lexer for that name)."""
 
-    try:
-        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
+
+def _lexer(language: str) -> Any:
+    if language not in _lexers:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+
+        try:
+            _lexers[language] = get_lexer_by_name(language, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            _lexers[language] = None
+    return _lexers[language]
+
+
+def lexer_ready(language: str) -> bool:
+    """Whether highlighting ``language`` is cheap now (Pygments compiles a lexer's regular
+    expressions on first use: ~50 ms for Python, more than a frame)."""
+    return not language or language.lower() in _lexers
+
+
+def prepare_highlighting(languages: set[str], style: str) -> None:
+    """Import Pygments and build the lexers for ``languages`` (the view calls this after a frame)."""
+    for language in languages:
+        _lexer(language.lower())
+    _formatter(style)
+    _pygments_highlight()
 
 
 def highlight_code(code: str, language: str, style: str) -> str:
@@ -115,9 +136,12 @@ hr {{ color: {c.border}; }}
 class _Renderer:
     """Per-call state (code block list) around the shared markdown-it parser."""
 
-    def __init__(self, colors: ThemeColors, highlight: bool, code_offset: int = 0) -> None:
+    def __init__(self, colors: ThemeColors, highlight: bool, code_offset: int = 0,
+                 defer_lexers: bool = False) -> None:
         self.colors = colors
         self.highlight = highlight
+        self.defer_lexers = defer_lexers
+        self.unhighlighted: set[str] = set()
         self.code_offset = code_offset
         self.code_blocks: list[str] = []
 
@@ -134,7 +158,11 @@ class _Renderer:
         n = self.code_offset + len(self.code_blocks)
         self.code_blocks.append(code)
         body_code = code[:-1] if code.endswith("\n") else code
-        body = highlight_code(body_code, language, c.pygments_style) if self.highlight else html.escape(body_code)
+        highlight = self.highlight
+        if highlight and self.defer_lexers and not lexer_ready(language):
+            self.unhighlighted.add(language)
+            highlight = False
+        body = highlight_code(body_code, language, c.pygments_style) if highlight else html.escape(body_code)
         body = body.rstrip("\n")
         label = html.escape(language) if language else "code"
         return (
@@ -182,17 +210,19 @@ class _Renderer:
 
 
 def render_markdown(text: str, colors: ThemeColors, *, highlight: bool = True,
-                    code_offset: int = 0) -> RenderedMarkdown:
+                    code_offset: int = 0, defer_lexers: bool = False) -> RenderedMarkdown:
     """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons).
 
     ``code_offset`` numbers the copy anchors after those of earlier parts of the same message
-    (the chat view renders a streaming reply part by part).
+    (the chat view renders a streaming reply part by part). With ``defer_lexers``, code in a
+    language whose lexer is not built yet stays plain and is named in ``unhighlighted``, so
+    a first frame never waits for Pygments (the view highlights right after that frame).
     """
     md = _parser()
-    renderer = _Renderer(colors, highlight, code_offset)
+    renderer = _Renderer(colors, highlight, code_offset, defer_lexers)
     tokens = md.parse(text)
     html_out = _render_tokens(md, tokens, renderer)
-    return RenderedMarkdown(html_out, renderer.code_blocks)
+    return RenderedMarkdown(html_out, renderer.code_blocks, renderer.unhighlighted)
 
 
 def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
@@ -238,17 +268,20 @@ def plain_text_html(text: str, colors: ThemeColors) -> str:
     return f'<p style="white-space: pre-wrap;">{escaped}</p>'
 
 
-def stable_boundary(text: str) -> int:
+def stable_boundary(text: str, start: int = 0) -> int:
     """Where the finished part of a growing Markdown text ends.
 
     The index just after the last blank line that is outside a code fence: what comes
     before it will not change meaning as more text arrives (paragraph-level Markdown),
     so a streaming reply renders that part once and re-renders only the tail.
+
+    ``start`` is an earlier boundary of the same text: a boundary is outside any fence,
+    so scanning can resume there, and a frame costs the tail, not the whole reply.
     """
-    boundary = 0
+    boundary = start
     in_fence = False
-    pos = 0
-    for line in text.splitlines(keepends=True):
+    pos = start
+    for line in text[start:].splitlines(keepends=True):
         stripped = line.lstrip()
         if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence

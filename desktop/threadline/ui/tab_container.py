@@ -9,13 +9,16 @@ and a warning-coloured mark while a turn out of view waits for the user's approv
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
-from threadline.ui.chat_tab import ChatTab
 from threadline.ui.theme import LIGHT, ThemeColors
+
+if TYPE_CHECKING:  # the chat tab (and its view, Markdown, Pygments) loads with the first tab
+    from threadline.ui.chat_tab import ChatTab
 
 log = logging.getLogger("threadline.ui.tab_container")
 
@@ -46,6 +49,7 @@ class TabContainer(QTabWidget):
         self.tabBar().setSelectionBehaviorOnRemove(QTabBar.SelectionBehavior.SelectPreviousTab)
         self.tabBar().setDrawBase(False)
         self._colors = LIGHT
+        self._members: set[QWidget] = set()
         self._unread: set[str] = set()
         self._spin_phase = 0
         self._spinner = QTimer(self)
@@ -59,17 +63,20 @@ class TabContainer(QTabWidget):
 
     # -- tabs -------------------------------------------------------------------------------
 
+    def _as_tab(self, widget: QWidget | None) -> ChatTab | None:
+        return cast("ChatTab", widget) if widget is not None and widget in self._members else None
+
     def tabs(self) -> list[ChatTab]:
-        return [t for i in range(self.count()) if isinstance(t := self.widget(i), ChatTab)]
+        return [t for i in range(self.count()) if (t := self._as_tab(self.widget(i))) is not None]
 
     def tab_for(self, session_id: str) -> ChatTab | None:
         return next((t for t in self.tabs() if t.session_id == session_id), None)
 
     def current_tab(self) -> ChatTab | None:
-        w = self.currentWidget()
-        return w if isinstance(w, ChatTab) else None
+        return self._as_tab(self.currentWidget())
 
     def add_tab(self, tab: ChatTab, *, focus: bool = True) -> int:
+        self._members.add(tab)
         index = self.addTab(tab, tab.title)
         self.setTabToolTip(index, tab.title)
         close = QToolButton()
@@ -102,8 +109,8 @@ class TabContainer(QTabWidget):
 
     def request_close(self, index: int) -> bool:
         """Close a tab; a running reply is stopped (its text is kept) only if the user agrees."""
-        tab = self.widget(index)
-        if not isinstance(tab, ChatTab):
+        tab = self._as_tab(self.widget(index))
+        if tab is None:
             return False
         if tab.busy:
             if not self.confirm_close(tab):
@@ -119,6 +126,7 @@ class TabContainer(QTabWidget):
         self._unread.discard(tab.session_id)
         tab.close_tab()
         self.removeTab(index)
+        self._members.discard(tab)
         tab.deleteLater()
         self.tab_closed.emit(tab.session_id)
         self.tabs_changed.emit()
