@@ -176,6 +176,19 @@ class AppHarness:
         self.window = None
         self.engine = None
 
+    def crash(self) -> None:
+        """End like a crash: no close event, no saved state; only the database is let go."""
+        if self.window is None:
+            return
+        self.window._closing = True  # a dead process saves nothing more
+        self.window.sidebar.detach()
+        for tab in self.window.tabs.tabs():
+            tab.close_tab()
+        self.window.hide()
+        self.run(self.engine.aclose())
+        self.window = None
+        self.engine = None
+
 
 @pytest.fixture
 def harness(qtbot: Any, run: RunAsync, tmp_path: Path, replay_server: ReplayServer) -> Iterator[AppHarness]:  # noqa: F811

@@ -4,7 +4,8 @@ The window paints before the engine exists (an empty sidebar and a "loading" sta
 page) and becomes live in ``attach_engine``; that keeps the first frame fast
 (DESIGN.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
 the current one are stored through the engine's settings and restored at the next
-start.
+start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
+only on a clean close, so a crash brings back the layout of a moment before.
 """
 
 from __future__ import annotations
@@ -14,8 +15,16 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDesktopServices,
+    QKeySequence,
+    QMoveEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -42,6 +51,8 @@ log = logging.getLogger("threadline.ui.main_window")
 
 WINDOW_STATE_KEY = "ui.window"
 THEME_KEY = "ui.theme"
+SAVE_DELAY_MS = 700
+"""How long the layout must stay unchanged before it is saved (a drag saves once)."""
 
 
 class MainWindow(QMainWindow):
@@ -60,6 +71,13 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._opening: set[str] = set()
         self._has_provider = False
+        self._restoring = False
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self._save_layout_now)
+        self.saves = 0
+        """How many times the layout was written (tests read it)."""
 
         self.sidebar = SessionSidebar()
         self.sidebar.setMinimumWidth(200)
@@ -168,6 +186,7 @@ class MainWindow(QMainWindow):
         self.tabs.cur_status_changed.connect(self.status_label.setText)
         self.tabs.cur_tab_changed.connect(self._current_tab_changed)
         self.tabs.tabs_changed.connect(self._tabs_changed)
+        self.splitter.splitterMoved.connect(lambda _pos, _index: self.schedule_save())
         self.tabs.settings_requested.connect(self.open_settings)
         self.tabs.new_session_requested.connect(self.new_chat)
         self.empty.newChatRequested.connect(self.new_chat)
@@ -205,7 +224,11 @@ class MainWindow(QMainWindow):
             self.theme_actions[ThemeChoice(saved_theme)].setChecked(True)
         await self.sidebar.load()
         state = await engine.get_setting(WINDOW_STATE_KEY, None)
-        await self._restore(state if isinstance(state, dict) else {})
+        self._restoring = True
+        try:
+            await self._restore(state if isinstance(state, dict) else {})
+        finally:
+            self._restoring = False
         self._set_engine_actions(True)
         providers = await engine.list_providers()
         self._has_provider = bool(providers)
@@ -258,7 +281,32 @@ class MainWindow(QMainWindow):
 
     async def save_state(self) -> None:
         if self.engine is not None:
+            self._save_timer.stop()
+            self.saves += 1
             await self.engine.set_setting(WINDOW_STATE_KEY, self.window_state())
+
+    def schedule_save(self) -> None:
+        """Save the layout once it has been still for ``SAVE_DELAY_MS`` (tabs, splitter, geometry)."""
+        if self.engine is None or self._restoring or self._closing:
+            return
+        self._save_timer.start()
+
+    def _save_layout_now(self) -> None:
+        if self.engine is not None and not self._closing:
+            spawn(self.save_state(), on_error=lambda err: log.warning("could not save the layout: %s", err))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.schedule_save()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        super().moveEvent(event)
+        self.schedule_save()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.WindowStateChange:
+            self.schedule_save()
 
     # -- sessions and tabs ----------------------------------------------------------------------------
 
@@ -350,11 +398,13 @@ class MainWindow(QMainWindow):
         show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
         self.sidebar.setVisible(show)
         self.act_toggle_sidebar.setChecked(show)
+        self.schedule_save()
 
     def _title_changed(self, title: str) -> None:
         self.setWindowTitle(f"{title} — Threadline" if title else "Threadline")
 
     def _current_tab_changed(self, tab: ChatTab | None) -> None:
+        self.schedule_save()
         if tab is None:
             self.setWindowTitle("Threadline")
             self.status_label.setText("")
@@ -362,6 +412,7 @@ class MainWindow(QMainWindow):
             self.sidebar.select_session(tab.session_id)
 
     def _tabs_changed(self) -> None:
+        self.schedule_save()
         self.sidebar.set_open_sessions({t.session_id for t in self.tabs.tabs()})
         self._update_right()
 

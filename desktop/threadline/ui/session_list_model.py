@@ -1,7 +1,8 @@
 """The sidebar's list of sessions: pinned first, then grouped by recency.
 
 Group headers ("Pinned", "Today", "Yesterday", "Previous 7 days", "Older") are rows
-of their own, not selectable. A change to one session (a new title, a pin, a new
+of their own, not selectable. The same model, built with ``archived=True``, lists
+the archived sessions instead (the sidebar's "Archived" view). A change to one session (a new title, a pin, a new
 message moving it to the top) is applied as a diff of the flat row list —
 removals, moves (as remove + insert) and insertions, then ``dataChanged`` for rows
 whose content changed — so the selection and the scroll position survive and the
@@ -87,8 +88,10 @@ def _longest_increasing(seq: list[int]) -> set[int]:
 class SessionListModel(QAbstractListModel):
     renameRequested = Signal(str, str)  # session id, new title
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *, archived: bool = False) -> None:
         super().__init__(parent)
+        self.archived = archived
+        """Whether this model lists the archived sessions rather than the others."""
         self._sessions: dict[str, SessionInfo] = {}
         self._hidden: dict[str, SessionInfo] = {}
         self._rows: list[_Row] = []
@@ -165,13 +168,13 @@ class SessionListModel(QAbstractListModel):
     def set_sessions(self, sessions: Iterable[SessionInfo]) -> None:
         """The initial page from the store: a reset is right here (nothing was shown before)."""
         self.beginResetModel()
-        self._sessions = {s.id: s for s in sessions if not s.archived}
+        self._sessions = {s.id: s for s in sessions if s.archived == self.archived}
         self._today = datetime.now().astimezone().date()
         self._rows = self._build()
         self.endResetModel()
 
     def upsert(self, info: SessionInfo) -> None:
-        if info.archived:
+        if info.archived != self.archived:
             self.remove(info.id)
             return
         if info.id in self._hidden:

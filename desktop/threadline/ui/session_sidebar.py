@@ -4,6 +4,10 @@ Actions on a session (context menu and keys): open (Enter), rename inline (F2),
 pin, duplicate (fork), archive, delete (Delete; undoable for a few seconds — the row
 disappears at once and the store delete runs only when the undo bar times out or
 the window closes). Choosing a search hit opens its session at that message.
+
+Archived sessions leave the list; "Archived" at the foot of the sidebar switches to
+a list of them (loaded when first shown), where a session can be opened,
+unarchived or deleted (with the same undo).
 """
 
 from __future__ import annotations
@@ -201,6 +205,7 @@ class _HitDelegate(QStyledItemDelegate):
 class _PendingDelete:
     info: SessionInfo
     timer: QTimer
+    model: SessionListModel
 
 
 class UndoBar(QFrame):
@@ -254,6 +259,10 @@ class SessionSidebar(QWidget):
 
         self.model = SessionListModel(self)
         self.model.renameRequested.connect(self._rename)
+        self.archived_model = SessionListModel(self, archived=True)
+        self.archived_model.renameRequested.connect(self._rename)
+        self._archived_loaded = False
+        self.showing_archived = False
         self.results = SearchResultsModel(self)
 
         layout = QVBoxLayout(self)
@@ -277,18 +286,16 @@ class SessionSidebar(QWidget):
         layout.addLayout(top)
 
         self.stack = QStackedWidget()
-        self.list = _SessionList()
-        self.list.setModel(self.model)
-        self.list.setItemDelegate(_SessionDelegate(self))
-        self.list.setMouseTracking(True)
-        self.list.setUniformItemSizes(False)
-        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.list.customContextMenuRequested.connect(self._context_menu)
-        self.list.clicked.connect(self._activated)
-        self.list.keyAction.connect(self._key_action)
+        self.list = self._session_list(self.model)
         self.stack.addWidget(self.list)
+        self.archived_list = self._session_list(self.archived_model)
+        self.archived_list.setObjectName("ArchivedList")
+        self.stack.addWidget(self.archived_list)
+        self.archived_empty = QLabel("No archived chats")
+        self.archived_empty.setObjectName("Hint")
+        self.archived_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.archived_empty.setContentsMargins(0, 20, 0, 0)
+        self.stack.addWidget(self.archived_empty)
 
         self.hits = QListView()
         self.hits.setModel(self.results)
@@ -305,6 +312,14 @@ class SessionSidebar(QWidget):
         self.stack.addWidget(self.no_results)
         layout.addWidget(self.stack, 1)
 
+        self.archive_toggle = QPushButton("Archived")
+        self.archive_toggle.setObjectName("FlatButton")
+        self.archive_toggle.setCheckable(True)
+        self.archive_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.archive_toggle.setToolTip("Show the archived chats")
+        self.archive_toggle.toggled.connect(self.show_archived)
+        layout.addWidget(self.archive_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+
         self.undo_bar = UndoBar()
         self.undo_bar.undo.connect(self.undo_delete)
         layout.addWidget(self.undo_bar)
@@ -313,6 +328,20 @@ class SessionSidebar(QWidget):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._run_search)
+
+    def _session_list(self, model: SessionListModel) -> _SessionList:
+        view = _SessionList()
+        view.setModel(model)
+        view.setItemDelegate(_SessionDelegate(self))
+        view.setMouseTracking(True)
+        view.setUniformItemSizes(False)
+        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        view.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(lambda pos, v=view: self._context_menu(v, pos))
+        view.clicked.connect(self._activated)
+        view.keyAction.connect(lambda action, v=view: self._key_action(v, action))
+        return view
 
     # -- engine ------------------------------------------------------------------------------------
 
@@ -332,17 +361,54 @@ class SessionSidebar(QWidget):
     def _session_event(self, event: SessionUpdated | SessionRemoved) -> None:
         if isinstance(event, SessionUpdated):
             self.model.upsert(event.session)
+            if self._archived_loaded:
+                self.archived_model.upsert(event.session)
         else:
             self.model.remove(event.session_id)
+            self.archived_model.remove(event.session_id)
+        if self.showing_archived and not self.filter.text():
+            self.stack.setCurrentWidget(self._session_view())  # the list, or "No archived chats"
+
+    # -- archived view ----------------------------------------------------------------------------
+
+    def show_archived(self, show: bool) -> None:
+        """Switch between the chats and the archived chats (loaded the first time)."""
+        self.showing_archived = bool(show)
+        if self.archive_toggle.isChecked() != self.showing_archived:
+            self.archive_toggle.setChecked(self.showing_archived)  # re-enters through toggled
+            return
+        self.archive_toggle.setText("Back to Chats" if show else "Archived")
+        self.archive_toggle.setToolTip("Show the chats" if show else "Show the archived chats")
+        if self.filter.text():
+            self.filter.clear()  # also shows the list
+        else:
+            self.stack.setCurrentWidget(self._session_view())
+        if show and not self._archived_loaded and self.engine is not None:
+            spawn(self.load_archived(), on_error=self._error)
+
+    async def load_archived(self) -> None:
+        assert self.engine is not None
+        self.archived_model.set_sessions(await self.engine.list_sessions(archived=True))
+        self._archived_loaded = True
+        if self.showing_archived and not self.filter.text():
+            self.stack.setCurrentWidget(self._session_view())
+
+    def _session_view(self) -> QWidget:
+        if not self.showing_archived:
+            return self.list
+        return self.archived_list if self.archived_model.rowCount() or not self._archived_loaded \
+            else self.archived_empty
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
         self.list.viewport().update()
+        self.archived_list.viewport().update()
         self.hits.viewport().update()
 
     def set_open_sessions(self, ids: set[str]) -> None:
         self._open_ids = set(ids)
         self.list.viewport().update()
+        self.archived_list.viewport().update()
 
     def is_open(self, session_id: str) -> bool:
         return session_id in self._open_ids
@@ -368,8 +434,8 @@ class SessionSidebar(QWidget):
         if result is not None:
             self.openRequested.emit(result.session_id, result.message_id)
 
-    def _key_action(self, action: str) -> None:
-        index = self.list.currentIndex()
+    def _key_action(self, view: QListView, action: str) -> None:
+        index = view.currentIndex()
         sid = index.data(SessionIdRole) if index.isValid() else None
         if not sid:
             return
@@ -384,7 +450,7 @@ class SessionSidebar(QWidget):
         if not text.strip():
             self._search_timer.stop()
             self.results.clear()
-            self.stack.setCurrentWidget(self.list)
+            self.stack.setCurrentWidget(self._session_view())
             return
         self._search_timer.start()
 
@@ -412,10 +478,11 @@ class SessionSidebar(QWidget):
                 self.filter.clear()
                 return True
             if event.key() == Qt.Key.Key_Down:
-                view = self.hits if self.stack.currentWidget() is self.hits else self.list
+                current = self.stack.currentWidget()
+                view = current if isinstance(current, QListView) else self.list
                 view.setFocus()
                 if not view.currentIndex().isValid() and view.model().rowCount():
-                    first = 1 if view is self.list and view.model().rowCount() > 1 else 0
+                    first = 1 if view is not self.hits and view.model().rowCount() > 1 else 0
                     view.setCurrentIndex(view.model().index(first, 0))
                 return True
             if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.stack.currentWidget() is self.hits:
@@ -426,16 +493,22 @@ class SessionSidebar(QWidget):
 
     # -- session actions -----------------------------------------------------------------------------------
 
-    def _context_menu(self, pos: QPoint) -> None:
-        index = self.list.indexAt(pos)
+    def _context_menu(self, view: QListView, pos: QPoint) -> None:
+        index = view.indexAt(pos)
         info: SessionInfo | None = index.data(SessionRole) if index.isValid() else None
         if info is None:
             return
         menu = self.build_menu(info)
-        menu.exec(self.list.viewport().mapToGlobal(pos))
+        menu.exec(view.viewport().mapToGlobal(pos))
 
     def build_menu(self, info: SessionInfo) -> QMenu:
         menu = QMenu(self)
+        if info.archived:
+            menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
+            menu.addAction("Unarchive", lambda: self.unarchive(info.id))
+            menu.addSeparator()
+            menu.addAction("Delete", lambda: self.delete(info.id)).setShortcut(QKeySequence(Qt.Key.Key_Delete))
+            return menu
         menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
         menu.addAction("Rename", lambda: self.rename_inline(info.id)).setShortcut(QKeySequence(Qt.Key.Key_F2))
         menu.addAction("Unpin" if info.pinned else "Pin", lambda: self.set_pinned(info.id, not info.pinned))
@@ -463,6 +536,10 @@ class SessionSidebar(QWidget):
         if self.engine is not None:
             spawn(self.engine.archive_session(session_id, True), on_error=self._error)
 
+    def unarchive(self, session_id: str) -> None:
+        if self.engine is not None:
+            spawn(self.engine.archive_session(session_id, False), on_error=self._error)
+
     def fork(self, session_id: str) -> None:
         if self.engine is not None:
             spawn(self.engine.fork_session(session_id), on_done=lambda info: self.sessionForked.emit(info.id),
@@ -470,7 +547,8 @@ class SessionSidebar(QWidget):
 
     def delete(self, session_id: str) -> None:
         """Hide now, delete for real when the undo window closes."""
-        info = self.model.hide(session_id)
+        model = self.archived_model if self.archived_model.session(session_id) else self.model
+        info = model.hide(session_id)
         if info is None:
             return
         timer = QTimer(self)
@@ -480,7 +558,7 @@ class SessionSidebar(QWidget):
         timer.start()
         for other in list(self._pending):
             self._commit_delete(other)  # one undo at a time, like mail clients
-        self._pending[session_id] = _PendingDelete(info, timer)
+        self._pending[session_id] = _PendingDelete(info, timer, model)
         self.undo_bar.label.setText(f"Deleted “{_short(info.display_title)}”")
         self.undo_bar.show()
 
@@ -488,7 +566,7 @@ class SessionSidebar(QWidget):
         for sid, pending in list(self._pending.items()):
             pending.timer.stop()
             del self._pending[sid]
-            self.model.unhide(sid)
+            pending.model.unhide(sid)
             self.select_session(sid)
         self.undo_bar.hide()
 
