@@ -22,6 +22,7 @@ select-all work; it closes on Escape, focus loss or scroll.
 
 from __future__ import annotations
 
+import base64
 import bisect
 import html
 import itertools
@@ -79,6 +80,9 @@ BUBBLE_PAD_X = 14
 BUBBLE_PAD_Y = 10
 DOC_CACHE_SIZE = 400
 TOOL_TEXT_LIMIT = 20_000
+THUMBNAIL = QSize(240, 160)
+IMAGE_SCHEME = "attached-image"
+"""URL scheme of a prompt's own images, added to its document as resources (never loaded)."""
 
 ACTION_LABELS = {
     "copy": "Copy",
@@ -340,8 +344,10 @@ class ChatView(QAbstractScrollArea):
             return cached
         if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
             return self._render_streaming(message, key, cached, width)
-        html_text, code_blocks, unhighlighted = self._message_html(message, highlight=not streaming)
+        html_text, code_blocks, unhighlighted, images = self._message_html(message, highlight=not streaming)
         doc = self._new_document(width)
+        for url, image in images:  # the prompt's own attachments, decoded here: nothing is loaded
+            doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), image)
         doc.setHtml(html_text)
         doc.setTextWidth(width)
         self.render_count += 1
@@ -418,18 +424,28 @@ class ChatView(QAbstractScrollArea):
         self._remember(message.id, rendered)
         return rendered
 
-    def _message_html(self, message: Message, *, highlight: bool) -> tuple[str, list[str], set[str]]:
+    def _message_html(self, message: Message, *, highlight: bool
+                      ) -> tuple[str, list[str], set[str], list[tuple[str, QImage]]]:
         c = self._colors
         parts: list[str] = []
         code_blocks: list[str] = []
         unhighlighted: set[str] = set()
+        images: list[tuple[str, QImage]] = []
         if message.kind is MessageKind.PROMPT:
             parts.append(plain_text_html(message.text, c))
             for ctx in message.context:
                 parts.append(f'<p><span class="muted">Attached: {_esc(ctx.name)} '
                              f"({len(ctx.text):,} characters)</span></p>")
-            for img in message.images:
-                parts.append(f'<p><span class="muted">Image: {_esc(img.name or img.media_type)}</span></p>')
+            for i, img in enumerate(message.images):
+                label = f'<span class="muted">Image: {_esc(img.name or img.media_type)}</span>'
+                thumbnail = _thumbnail(img.data)
+                if thumbnail is None:
+                    parts.append(f"<p>{label}</p>")
+                    continue
+                url = f"{IMAGE_SCHEME}:{message.id}:{i}"
+                images.append((url, thumbnail))
+                parts.append(f'<p><img src="{url}" width="{thumbnail.width()}" height="{thumbnail.height()}"/>'
+                             f"<br/>{label}</p>")
         elif message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
             if message.text:
                 parts.append(f'<p class="muted">{_esc(message.text)}</p>')
@@ -453,7 +469,7 @@ class ChatView(QAbstractScrollArea):
             for call in message.tool_calls:
                 parts.append(self._tool_block(f"{message.id}:{call.id}", f"Tool call: {call.name}",
                                               _pretty_json(call.arguments), error=False))
-        return "".join(parts), code_blocks, unhighlighted
+        return "".join(parts), code_blocks, unhighlighted, images
 
     def _tool_block(self, key: str, title: str, body: str, *, error: bool) -> str:
         c = self._colors
@@ -991,6 +1007,21 @@ class ChatView(QAbstractScrollArea):
 
     def sizeHint(self) -> QSize:
         return QSize(640, 480)
+
+
+def _thumbnail(data: str) -> QImage | None:
+    """A prompt's attached image (base64), scaled to fit ``THUMBNAIL``; None if it does not decode."""
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (ValueError, TypeError):
+        return None
+    image = QImage()
+    if not image.loadFromData(raw):
+        return None
+    if image.width() > THUMBNAIL.width() or image.height() > THUMBNAIL.height():
+        image = image.scaled(THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation)
+    return image
 
 
 def _esc(text: str) -> str:

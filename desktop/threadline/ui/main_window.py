@@ -358,12 +358,10 @@ class MainWindow(QMainWindow):
         if tab.scroll_to_message(message_id):
             return
         # The hit is on another branch: make it the active path, then show it.
-        engine = self.engine
-        setter = getattr(engine, "set_active_leaf", None)
-        if setter is None or message_id not in tab.live.conversation.tree:
+        if self.engine is None or message_id not in tab.live.conversation.tree:
             return
         leaf = tab.live.conversation.tree.newest_leaf_under(message_id)
-        spawn(setter(tab.session_id, leaf), on_done=lambda _r: tab.scroll_to_message(message_id),
+        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=lambda _r: tab.scroll_to_message(message_id),
               on_error=self._error)
 
     def new_chat(self) -> None:
