@@ -1,9 +1,10 @@
-"""Screenshots of the main window states, for review: ``python tools/screenshots.py [OUT_DIR]``.
+"""Screenshots of the main window states, for review: ``python .ci/screenshots.py [OUT_DIR]``.
 
 Runs under Xvfb (started here when there is no display; needs the ``xvfb`` package)
 with a seeded database in a temporary folder and the replay server standing in for
-a provider. Saves PNGs of: the empty state (no provider), a long chat with code
-(light and dark), two tabs streaming at once, the settings dialog, an inline error.
+a provider. Saves PNGs (by default to ``build/screenshots``) of: the empty state (no
+provider), a long chat with code (light and dark), two tabs streaming at once, the
+settings dialog, an inline error, a prompt with an attached image, the archived chats.
 """
 
 from __future__ import annotations
@@ -89,10 +90,12 @@ async def seed(engine: object, server: object) -> dict[str, str]:
     msgs = []
     parent = None
     for i in range(3):
-        p = Message.prompt("Can you write a small LRU cache in Python and explain it?" if i == 2
-                           else f"Earlier question {i + 1}: what is a cache eviction policy?", parent_id=parent)
-        r = Message.reply(parent_id=p.id, text=LONG_REPLY if i == 2 else "An eviction policy decides which "
-                          "entry leaves a full cache: LRU, LFU, FIFO or random.", status=MessageStatus.COMPLETE,
+        question = ("Can you write a small LRU cache in Python and explain it?" if i == 2
+                    else f"Earlier question {i + 1}: what is a cache eviction policy?")
+        answer = (LONG_REPLY if i == 2 else
+                  "An eviction policy decides which entry leaves a full cache: LRU, LFU, FIFO or random.")
+        p = Message.prompt(question, parent_id=parent)
+        r = Message.reply(parent_id=p.id, text=answer, status=MessageStatus.COMPLETE,
                           metadata=RequestMetadata(model="gpt-4o-mini"))
         msgs += [p, r]
         parent = r.id
@@ -104,27 +107,16 @@ async def seed(engine: object, server: object) -> dict[str, str]:
 
 def main() -> int:
     ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "screenshots")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     from PySide6.QtWidgets import QApplication
+
+    import threadline.ui  # noqa: F401  (first, as the app: tames PySide6's import hook)
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     import keyring
-    from keyring.backend import KeyringBackend
-
-    class MemoryKeyring(KeyringBackend):
-        priority = 1  # type: ignore[assignment]
-        store: dict[tuple[str, str], str] = {}
-
-        def get_password(self, s: str, u: str) -> str | None:
-            return self.store.get((s, u))
-
-        def set_password(self, s: str, u: str, p: str) -> None:
-            self.store[(s, u)] = p
-
-        def delete_password(self, s: str, u: str) -> None:
-            self.store.pop((s, u), None)
+    from tests.support.memory_keyring import MemoryKeyring
 
     keyring.set_keyring(MemoryKeyring())
     import qasync
@@ -175,8 +167,9 @@ async def shoot(app: object, out: Path) -> int:
 
         # 2. a long chat with code, light and dark
         engine = await Engine.open(data / "main")
-        await engine.save_provider(ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url,
-                                                  default_model="gpt-4o-mini"), "sk-test")
+        replay = ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url,
+                                default_model="gpt-4o-mini")
+        await engine.save_provider(replay, "sk-test")
         ids = await seed(engine, server)
         window = MainWindow(theme, data / "main")
         window.resize(1200, 780)
@@ -241,6 +234,50 @@ async def shoot(app: object, out: Path) -> int:
         window.set_theme(ThemeChoice.DARK)
         await pause(300)
         save(window, "09-error-inline-dark")
+        window.set_theme(ThemeChoice.LIGHT)
+
+        # 6. a prompt with an attached image
+        from PySide6.QtCore import QPointF
+        from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter
+
+        picture = QImage(480, 320, QImage.Format.Format_RGB32)
+        painter = QPainter(picture)
+        gradient = QLinearGradient(QPointF(0, 0), QPointF(0, 320))
+        gradient.setColorAt(0.0, QColor("#f6a04d"))
+        gradient.setColorAt(1.0, QColor("#6a3d9a"))
+        painter.fillRect(picture.rect(), gradient)
+        painter.end()
+        image_path = data / "sunset.png"
+        picture.save(str(image_path))
+        server.enqueue(sse_response(openai_text_stream(split_text(
+            "A sunset gradient: warm orange at the top fading into violet. No objects are visible.", 4))))
+        info = await engine.new_session()
+        t = await window._open(info.id, focus=True)
+        t.composer.attach_paths([image_path])
+        t.composer.set_text("What is in this picture?")
+        await pause(200)
+        save(window, "10-image-attached-composer")
+        t.composer.submit()
+        for _ in range(50):
+            await pause(100)
+            if not t.busy and t.model.rowCount() == 2:
+                break
+        await pause(300)
+        save(window, "11-image-in-prompt")
+
+        # 7. the archived chats
+        archived = [s for s in await engine.list_sessions() if s.title in ("Regex for ISO dates",
+                                                                           "SQL window functions")]
+        for s in archived:
+            await engine.archive_session(s.id, True)
+        window.sidebar.show_archived(True)
+        for _ in range(30):
+            await pause(100)
+            if window.sidebar.archived_model.rowCount():
+                break
+        await pause(200)
+        save(window, "12-archived-chats")
+        window.sidebar.show_archived(False)
         window.hide()
         await engine.aclose()
     return 0

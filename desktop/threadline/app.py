@@ -99,7 +99,8 @@ class CrashHandler:
         from PySide6.QtGui import QDesktopServices
         from PySide6.QtWidgets import QApplication, QMessageBox
 
-        if self._showing or QApplication.instance() is None or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        offscreen = os.environ.get("QT_QPA_PLATFORM") == "offscreen"
+        if self._showing or QApplication.instance() is None or offscreen:
             return
         self._showing = True
         try:
@@ -195,7 +196,8 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
             from PySide6.QtWidgets import QMessageBox
 
             QMessageBox.critical(window, "Threadline cannot start",
-                                 f"The conversations in {database_url or data_dir} could not be opened:\n\n{err}")
+                                 f"The conversations in {database_url or data_dir} could not be opened:"
+                                 f"\n\n{err}")
             if not done.done():
                 done.set_result(1)
             return
@@ -214,6 +216,6 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
     window.closed.connect(lambda: loop.create_task(shutdown()))
     window.show()
     with loop:
-        code = loop.run_until_complete(done)
+        code: int = loop.run_until_complete(done)
     window.deleteLater()
     return code

@@ -59,9 +59,9 @@ def fail_on_qt_warnings() -> Iterator[list[str]]:
     problems: list[str] = []
 
     def handler(mode: QtMsgType, context: Any, message: str) -> None:
-        if mode in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg):
-            if not any(b in message for b in BENIGN_QT_MESSAGES):
-                problems.append(f"{mode.name}: {message}")
+        serious = mode in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
+        if serious and not any(b in message for b in BENIGN_QT_MESSAGES):
+            problems.append(f"{mode.name}: {message}")
 
     previous = qInstallMessageHandler(handler)
     yield problems
@@ -144,9 +144,8 @@ class AppHarness:
         from threadline.ui.theme import ThemeManager
 
         async def start() -> Any:
-            engine = await Engine.open(self.data_dir, retry_policy=RetryPolicy(max_attempts=2, base_delay=0.01,
-                                                                              max_delay=0.02),
-                                       provider_timeout=5.0)
+            retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
+            engine = await Engine.open(self.data_dir, retry_policy=retry, provider_timeout=5.0)
             if provider and self.server is not None and not await engine.list_providers():
                 await engine.save_provider(ProviderConfig("replay", ProviderKind.OPENAI,
                                                           base_url=self.server.openai_base_url,

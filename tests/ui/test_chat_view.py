@@ -65,7 +65,7 @@ def test_scrolled_up_view_does_not_follow(qtbot: Any) -> None:
 def test_copy_code_button_and_unsafe_links(qtbot: Any) -> None:
     live = FakeLive()
     live.exchange("code?", "Here:\n\n```python\nprint('hi')\n```\n\n[bad](file:///etc/passwd) [ok](https://example.com)")
-    model, view = make(qtbot, live)
+    _model, view = make(qtbot, live)
     reply_id = live.conversation.path()[-1].id
     rect = view.anchor_rect(reply_id, "copy-code:0")
     assert rect is not None

@@ -97,7 +97,8 @@ def test_an_attached_image_shows_in_the_prompt_and_is_sent_as_an_image_part(
     harness.qtbot.waitUntil(lambda: prompt.id in tab.view.visible_message_ids(), timeout=5000)
     doc = tab.view._docs[prompt.id].doc
     thumb = doc.resource(QTextDocument.ResourceType.ImageResource, QUrl(f"{IMAGE_SCHEME}:{prompt.id}:0"))
-    assert isinstance(thumb, QImage) and (thumb.width(), thumb.height()) == (213, 160)  # 400×300 fitted in 240×160
+    assert isinstance(thumb, QImage)
+    assert (thumb.width(), thumb.height()) == (213, 160)  # 400×300 fitted in 240×160
     assert "sunset.png" in doc.toPlainText()
     # …and the request carried it as an image part
     body = last_chat_request(harness).body
@@ -118,7 +119,8 @@ def _drop(widget: Any, paths: list[Path]) -> None:
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
-    drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(widget, drop)
     assert drop.isAccepted()
 
@@ -164,7 +166,8 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     picker.hidePopup()
     picker.setCurrentIndex(index)
     picker.activated.emit(index)  # what a click on the item does
-    harness.qtbot.waitUntil(lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o", timeout=5000)
+    harness.qtbot.waitUntil(lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o",
+                            timeout=5000)
     type_and_send(harness.qtbot, tab, "And now?")
     wait_idle(harness, tab)
     assert last_chat_request(harness).body["model"] == "gpt-4o"
@@ -184,11 +187,11 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
 
 def test_catalog_keeps_the_saved_list_of_a_provider_it_cannot_reach(harness: Any) -> None:
     window = harness.open()
-    harness.run(harness.engine.save_provider(ProviderConfig("gone", ProviderKind.OPENAI,
-                                                           base_url="http://127.0.0.1:9/v1", default_model="m1"),
-                                             "sk-x"))
-    harness.run(harness.engine.set_setting(CACHE_KEY, {"gone": [{"id": "m1"}, {"id": "m2", "context_window": 8000}],
-                                                       "replay": "not a list"}))
+    gone_provider = ProviderConfig("gone", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1",
+                                   default_model="m1")
+    harness.run(harness.engine.save_provider(gone_provider, "sk-x"))
+    saved = {"gone": [{"id": "m1"}, {"id": "m2", "context_window": 8000}], "replay": "not a list"}
+    harness.run(harness.engine.set_setting(CACHE_KEY, saved))
     harness.run(window.catalog.load(harness.engine))
     gone = [c for c in window.catalog.choices() if c.provider == "gone"]
     assert [(c.model, c.context_window) for c in gone] == [("m1", None), ("m2", 8000)]

@@ -10,6 +10,7 @@ from ui_driving import click_action, texts, type_and_send
 
 from threadline.core.messages import MessageStatus
 from threadline.core.turn import TurnState
+from threadline.engine.events import ErrorAction
 
 
 def reply(text: str, **faults: Any) -> Any:
@@ -123,8 +124,8 @@ def test_error_inline_with_retry_and_prompt_kept(harness: Any) -> None:
     assert tab.live.conversation.state is TurnState.FAILED
     assert texts(tab)[0] == "Will this fail?"  # the prompt is kept in history
     assert "Traceback" not in tab.banner.label.text()
-    retry = tab.banner.button(__import__("threadline.engine.events", fromlist=["ErrorAction"]).ErrorAction.RETRY)
-    add_key = tab.banner.button(__import__("threadline.engine.events", fromlist=["ErrorAction"]).ErrorAction.ADD_KEY)
+    retry = tab.banner.button(ErrorAction.RETRY)
+    add_key = tab.banner.button(ErrorAction.ADD_KEY)
     assert retry is not None or add_key is not None
     harness.server.enqueue(reply("It worked this time."))
     if retry is None:

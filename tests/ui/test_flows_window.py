@@ -119,7 +119,7 @@ def test_search_and_jump_to_message(harness: Any) -> None:
     harness.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=5000)
     reopened = window.tabs.current_tab()
-    assert (reopened.session_id == hit_message and False) or reopened.session_id == result.session_id
+    assert reopened.session_id == result.session_id
     harness.qtbot.waitUntil(lambda: hit_message.id in reopened.view.visible_message_ids(), timeout=5000)
 
 
@@ -137,7 +137,8 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     sidebar = window.sidebar
     lst = sidebar.list
     # inline rename with F2
-    harness.qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton, pos=_sidebar_rect(window, a.id).center())
+    harness.qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton,
+                             pos=_sidebar_rect(window, a.id).center())
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(a.id) is not None, timeout=5000)  # a click opens it
     lst.setFocus()
     lst.setCurrentIndex(sidebar.model.index_of(a.id))
@@ -155,7 +156,7 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     menu = sidebar.build_menu(sidebar.model.session(b.id))
     pin = next(act for act in menu.actions() if act.text() == "Pin")
     pin.trigger()
-    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is not None and sidebar.model.session(b.id).pinned,
+    harness.qtbot.waitUntil(lambda: (info := sidebar.model.session(b.id)) is not None and info.pinned,
                             timeout=5000)
     assert sidebar.model.data(sidebar.model.index(0, 0)) == "Pinned"
     assert sidebar.model.data(sidebar.model.index(1, 0), SessionIdRole) == b.id
@@ -172,7 +173,8 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     sidebar.delete(b.id)
     sidebar._pending[b.id].timer.setInterval(50)
     sidebar._pending[b.id].timer.start()
-    harness.qtbot.waitUntil(lambda: b.id not in [s.id for s in run(harness.engine.list_sessions())], timeout=5000)
+    harness.qtbot.waitUntil(lambda: b.id not in [s.id for s in run(harness.engine.list_sessions())],
+                            timeout=5000)
     assert sidebar.model.session(b.id) is None
 
 

@@ -50,6 +50,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPalette,
     QResizeEvent,
+    QShowEvent,
     QTextCursor,
     QTextDocument,
 )
@@ -308,7 +309,8 @@ class ChatView(QAbstractScrollArea):
         elif self._anchor_row >= first:
             self._anchor_row = min(first, max(0, len(self._heights) - 1))
             self._anchor_off = 0
-        if self._editor_id is not None and self._model is not None and self._model.row_of(self._editor_id) < 0:
+        editing = self._editor_id
+        if editing is not None and self._model is not None and self._model.row_of(editing) < 0:
             self._close_editor()
         self._relayout()
 
@@ -444,8 +446,8 @@ class ChatView(QAbstractScrollArea):
                     continue
                 url = f"{IMAGE_SCHEME}:{message.id}:{i}"
                 images.append((url, thumbnail))
-                parts.append(f'<p><img src="{url}" width="{thumbnail.width()}" height="{thumbnail.height()}"/>'
-                             f"<br/>{label}</p>")
+                size = f'width="{thumbnail.width()}" height="{thumbnail.height()}"'
+                parts.append(f'<p><img src="{url}" {size}/><br/>{label}</p>')
         elif message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
             if message.text:
                 parts.append(f'<p class="muted">{_esc(message.text)}</p>')
@@ -734,7 +736,8 @@ class ChatView(QAbstractScrollArea):
             actions.append("edit")
         if message.is_assistant and not busy and message.status is not MessageStatus.STREAMING:
             actions.append("regenerate")
-            if message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED) and not message.tool_calls:
+            stopped = message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED)
+            if stopped and not message.tool_calls:
                 actions.insert(1, "continue")
         if self._model is not None and self._model.version(message.id).count > 1:
             actions.append("version")
@@ -917,7 +920,8 @@ class ChatView(QAbstractScrollArea):
         if others:
             menu.addSeparator()
             for action in others:
-                menu.addAction(ACTION_LABELS[action], lambda a=action: self._trigger(a, geo.message_id))
+                menu.addAction(ACTION_LABELS[action],
+                               lambda a=action: self._trigger(a, geo.message_id))  # type: ignore[misc]
         menu.exec(event.globalPos())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -995,8 +999,8 @@ class ChatView(QAbstractScrollArea):
         super().resizeEvent(event)
         self.viewport().update()
 
-    def showEvent(self, event: QEvent) -> None:  # type: ignore[override]
-        super().showEvent(event)  # type: ignore[arg-type]
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
         self.viewport().update()
 
     def changeEvent(self, event: QEvent) -> None:

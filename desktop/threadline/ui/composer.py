@@ -78,7 +78,9 @@ def read_attachment(path: Path) -> ContextFile | ImageBlock:
             raise ValueError(f"{path.name} is larger than {MAX_IMAGE_FILE // 1_000_000} MB.")
         return ImageBlock(IMAGE_TYPES[suffix], base64.b64encode(path.read_bytes()).decode("ascii"), path.name)
     if size > MAX_TEXT_FILE:
-        raise ValueError(f"{path.name} is larger than {MAX_TEXT_FILE // 1_000_000} MB; attach a smaller file.")
+        raise ValueError(
+            f"{path.name} is larger than {MAX_TEXT_FILE // 1_000_000} MB; attach a smaller file."
+        )
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise ValueError(f"{path.name} is not a text file or an image.")
@@ -261,7 +263,9 @@ class Composer(QWidget):
 
     def begin_edit(self, message_id: str, text: str) -> None:
         self._editing = message_id
-        self.edit_banner.setText("Editing an earlier message — Enter resends it as a new version, Esc cancels.")
+        self.edit_banner.setText(
+            "Editing an earlier message — Enter resends it as a new version, Esc cancels."
+        )
         self.edit_banner.show()
         self.set_text(text)
         self.edit.setFocus()
@@ -302,7 +306,8 @@ class Composer(QWidget):
         if not self._models:
             self.model_picker.addItem("No model — add a provider in Settings")
         if current is not None:
-            idx = next(i for i, m in enumerate(self._models) if (m.provider, m.model) == (current.provider, current.model))
+            wanted = (current.provider, current.model)
+            idx = next(i for i, m in enumerate(self._models) if (m.provider, m.model) == wanted)
             self.model_picker.setCurrentIndex(idx)
         self.model_picker.blockSignals(False)
         self._update_tokens()

@@ -232,7 +232,8 @@ class MainWindow(QMainWindow):
         self._set_engine_actions(True)
         providers = await engine.list_providers()
         self._has_provider = bool(providers)
-        self.empty.show_ready(has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions()))
+        self.empty.show_ready(has_provider=self._has_provider,
+                              session_count=len(self.sidebar.model.sessions()))
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
         spawn(engine.tool_servers.start_autostart(), on_error=self._error)
@@ -361,8 +362,11 @@ class MainWindow(QMainWindow):
         if self.engine is None or message_id not in tab.live.conversation.tree:
             return
         leaf = tab.live.conversation.tree.newest_leaf_under(message_id)
-        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=lambda _r: tab.scroll_to_message(message_id),
-              on_error=self._error)
+
+        def show(_moved: None) -> None:
+            tab.scroll_to_message(message_id)
+
+        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
 
     def new_chat(self) -> None:
         if self.engine is None:
@@ -498,13 +502,14 @@ class MainWindow(QMainWindow):
         from threadline import __version__
 
         QMessageBox.about(self, "About Threadline",
-                          f"<b>Threadline</b> {__version__}<br>A desktop conversation manager for language models.")
+                          f"<b>Threadline</b> {__version__}<br>"
+                          "A desktop conversation manager for language models.")
 
     def open_data_folder(self) -> None:
         if self.data_dir is not None:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
 
-    # -- closing ----------------------------------------------------------------------------------------------
+    # -- closing ---------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing or self.engine is None:

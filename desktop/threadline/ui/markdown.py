@@ -118,7 +118,8 @@ def document_css(c: ThemeColors, *, base_pt: float = 10.5) -> str:
     return f"""
 p {{ margin-top: 0px; margin-bottom: 8px; }}
 a {{ color: {c.link}; text-decoration: none; }}
-code {{ font-family: 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace; background-color: {c.inline_code_bg}; }}
+code {{ font-family: 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace;
+        background-color: {c.inline_code_bg}; }}
 pre {{ font-family: 'DejaVu Sans Mono', 'Menlo', 'Consolas', monospace; margin: 0px; }}
 h1 {{ font-size: {base_pt * 1.5:.1f}pt; margin-top: 10px; margin-bottom: 6px; }}
 h2 {{ font-size: {base_pt * 1.3:.1f}pt; margin-top: 10px; margin-bottom: 6px; }}
@@ -250,7 +251,8 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
     return "".join(out)
 
 
-def _render_inline(base: Any, tokens: list[Token], options: OptionsDict, env: EnvType, custom: dict[str, Any]) -> str:
+def _render_inline(base: Any, tokens: list[Token], options: OptionsDict, env: EnvType,
+                   custom: dict[str, Any]) -> str:
     out: list[str] = []
     for i, token in enumerate(tokens):
         if token.type in custom:

@@ -39,5 +39,5 @@ def tame_pyside_import_hook() -> bool:
     if feature is None or not callable(getattr(feature, "_mod_uses_pyside", None)):
         log.info("PySide6's feature hook not found; imports keep their source check")
         return False
-    feature._mod_uses_pyside = _uses_pyside
+    setattr(feature, "_mod_uses_pyside", _uses_pyside)  # noqa: B010 (a private name, checked above)
     return True

@@ -1,8 +1,9 @@
 """``threadline --self-test``: prove a build or an install works, without a display.
 
 Starts Qt offscreen (so the Qt platform and image-format plugins must load), loads the
-app icon from the bundled resources, checks that keyring found its backends, opens the database through the real engine (so
-SQLAlchemy, the dialect and the Alembic migration scripts must be there), builds the main
+app icon from the bundled resources, checks that keyring found its backends, opens the
+database through the real engine (so SQLAlchemy, the dialect and the Alembic migration
+scripts must be there), builds the main
 window, creates a session, opens it in a tab, deletes it and shuts down. It writes only to
 ``data_dir`` (or the database at ``database_url``).
 

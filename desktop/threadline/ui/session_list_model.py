@@ -2,7 +2,8 @@
 
 Group headers ("Pinned", "Today", "Yesterday", "Previous 7 days", "Older") are rows
 of their own, not selectable. The same model, built with ``archived=True``, lists
-the archived sessions instead (the sidebar's "Archived" view). A change to one session (a new title, a pin, a new
+the archived sessions instead (the sidebar's "Archived" view). A change to one
+session (a new title, a pin, a new
 message moving it to the top) is applied as a diff of the flat row list —
 removals, moves (as remove + insert) and insertions, then ``dataChanged`` for rows
 whose content changed — so the selection and the scroll position survive and the
@@ -31,6 +32,8 @@ HEADER = "header"
 SESSION = "session"
 
 GROUPS = ("Pinned", "Today", "Yesterday", "Previous 7 days", "Older")
+ARCHIVED = "Archived"
+"""The one group of the archived list (newest first)."""
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -213,7 +216,7 @@ class SessionListModel(QAbstractListModel):
         rows: list[_Row] = []
         current = None
         for info in sorted(self._sessions.values(), key=_sort_key):
-            g = group_of(info, self._today)
+            g = ARCHIVED if self.archived else group_of(info, self._today)
             if g != current:
                 rows.append(_Row("group:" + g, HEADER, g))
                 current = g

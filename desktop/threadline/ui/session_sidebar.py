@@ -169,7 +169,8 @@ class _HitDelegate(QStyledItemDelegate):
         p.setPen(QColor(c.text))
         p.drawText(QRect(inner.left(), inner.top(), inner.width(), fm.height()),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   QFontMetrics(title_font).elidedText(result.title, Qt.TextElideMode.ElideRight, inner.width()))
+                   QFontMetrics(title_font).elidedText(result.title, Qt.TextElideMode.ElideRight,
+                                                       inner.width()))
         small = QFont(option.font)
         small.setPointSizeF(small.pointSizeF() * 0.9)
         sf = QFontMetrics(small)
@@ -485,7 +486,8 @@ class SessionSidebar(QWidget):
                     first = 1 if view is not self.hits and view.model().rowCount() > 1 else 0
                     view.setCurrentIndex(view.model().index(first, 0))
                 return True
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.stack.currentWidget() is self.hits:
+            enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            if enter and self.stack.currentWidget() is self.hits:
                 if self.results.rowCount():
                     self._hit_activated(self.results.index(0, 0))
                 return True
@@ -507,7 +509,8 @@ class SessionSidebar(QWidget):
             menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
             menu.addAction("Unarchive", lambda: self.unarchive(info.id))
             menu.addSeparator()
-            menu.addAction("Delete", lambda: self.delete(info.id)).setShortcut(QKeySequence(Qt.Key.Key_Delete))
+            delete = menu.addAction("Delete", lambda: self.delete(info.id))
+            delete.setShortcut(QKeySequence(Qt.Key.Key_Delete))
             return menu
         menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
         menu.addAction("Rename", lambda: self.rename_inline(info.id)).setShortcut(QKeySequence(Qt.Key.Key_F2))

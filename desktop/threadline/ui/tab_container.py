@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, cast
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
@@ -162,9 +162,9 @@ class TabContainer(QTabWidget):
 
     # -- signal forwarding -------------------------------------------------------------------------
 
-    def _forward(self, tab: ChatTab, signal: Signal, *args: object) -> None:
+    def _forward(self, tab: ChatTab, signal: SignalInstance, *args: object) -> None:
         if tab is self.currentWidget():
-            signal.emit(*args)  # type: ignore[attr-defined]
+            signal.emit(*args)
 
     def _tab_title(self, tab: ChatTab, title: str) -> None:
         index = self.indexOf(tab)

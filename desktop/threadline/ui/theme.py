@@ -197,7 +197,8 @@ ChatView {{ background: {c.base}; border: none; }}
                padding: 5px 14px; font-weight: 600; }}
 #SendButton:disabled {{ background: {c.border}; color: {c.muted}; }}
 #SendButton[stop="true"] {{ background: {c.text}; color: {c.base}; }}
-#FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px; border-radius: 5px; }}
+#FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
+               border-radius: 5px; }}
 #FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
 #ModelPicker {{ background: transparent; border: 1px solid transparent; border-radius: 5px; color: {c.muted};
                 padding: 3px 6px; }}
