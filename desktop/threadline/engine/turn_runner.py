@@ -143,11 +143,14 @@ class TurnRunner:
             while True:
                 try:
                     await self._stream_round(live, agent, config, provider, params, writer, resuming)
-                except llm_errors.ContextOverflowError:
+                except llm_errors.ContextOverflowError as overflow:
                     if compacted or conversation.reply is not None:
                         raise
                     compacted = True
-                    await self._compact_mid_turn(live, provider, params)
+                    try:
+                        await self._compact_mid_turn(live, provider, params)
+                    except NothingToCompactError:
+                        raise overflow from None  # the latest turn alone is too long: say that
                     continue
                 resuming = False
                 if conversation.state is TurnState.IDLE:
