@@ -1,4 +1,4 @@
-"""Screenshots of tool approval and tool settings, for review: ``python tools/screenshots_tools.py [OUT]``.
+"""Screenshots of tool approval and tool settings, for review: ``python .ci/screenshots_tools.py [OUT]``.
 
 Runs under Xvfb (started here when there is no display) with a temporary data
 folder and the replay server asking for tools. Saves PNGs of: the approval bar
@@ -49,7 +49,7 @@ def ensure_display() -> None:
 
 def main() -> int:
     ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "screenshots")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     from PySide6.QtWidgets import QApplication
 
