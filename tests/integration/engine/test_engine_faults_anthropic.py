@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.integration.engine.conftest import open_engine
 from tests.integration.engine.helpers import failure, stored_path, turn
+from tests.support.engines import open_engine
 from tests.support.sse_server import (
     ANTHROPIC_MALFORMED_EVENT,
     ReplayServer,

@@ -451,7 +451,7 @@ async def test_manual_compaction_of_a_short_chat_says_there_is_nothing_to_do(
 
 
 async def test_anthropic_turn_with_tool_round(tmp_path: Path, replay_server: ReplayServer) -> None:
-    from tests.integration.engine.conftest import open_engine
+    from tests.support.engines import open_engine
     from tests.support.sse_server import anthropic_text_stream, anthropic_tool_use_stream
 
     from threadline.core.config import ProviderKind

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
-from tests.integration.tools.conftest import open_engine
 from tests.integration.tools.tool_turns import (
     failure,
     run_turn,
@@ -19,6 +18,7 @@ from tests.integration.tools.tool_turns import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind

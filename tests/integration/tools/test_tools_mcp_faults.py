@@ -178,7 +178,7 @@ async def test_server_that_cannot_start_shows_why_and_the_turn_still_runs(
 async def test_servers_are_stopped_when_the_engine_closes(
     tmp_path: Path, replay_server: ReplayServer
 ) -> None:
-    from tests.integration.tools.conftest import open_engine
+    from tests.support.engines import open_engine
 
     engine = await open_engine(tmp_path / "data", replay_server)
     await engine.tool_servers.save_server(faulty_server())

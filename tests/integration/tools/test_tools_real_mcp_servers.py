@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
-from tests.integration.tools.conftest import git_server, open_engine, time_server
+from tests.integration.tools.conftest import git_server, time_server
 from tests.integration.tools.tool_turns import (
     failure,
     offered_tool_names,
@@ -21,6 +21,7 @@ from tests.integration.tools.tool_turns import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
