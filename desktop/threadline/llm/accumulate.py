@@ -1,10 +1,14 @@
-"""Pure accumulators: SDK stream chunks → ``StreamEvent``s (DESIGN.md §4).
+"""Pure accumulators: stream chunks → ``StreamEvent``s (DESIGN.md §4).
 
-No I/O here. A provider feeds each chunk the SDK parsed (an OpenAI
-``ChatCompletionChunk``, an Anthropic raw stream event) and yields what comes
-back; at the end ``finish()`` assembles the tool calls and checks that the
-stream really finished. Chunks are read by attribute only, so recorded streams
-parsed by the SDK's models (or any look-alike) can be replayed in unit tests.
+No I/O here. A provider feeds each chunk and yields what comes back; at the
+end ``finish()`` assembles the tool calls and checks that the stream really
+finished.
+
+* OpenAI: chunks are the JSON objects of the stream as plain dicts (the provider
+  decodes the SSE itself, see ``threadline.llm.openai_provider`` for why), read
+  by key. A chunk of the wrong shape raises ``MalformedStreamError``.
+* Anthropic: raw stream events as the SDK parsed them, read by attribute only,
+  so any look-alike can be replayed in unit tests.
 
 Tolerances for OpenAI-compatible servers seen in the wild: a missing tool-call
 ``index`` (taken as the position), an id repeated on every delta, the whole call
@@ -15,6 +19,7 @@ calls, and no tool-call id (one is made up).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +42,11 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+
+
+def _count(value: object) -> int | None:
+    """A token count as reported (``None`` when missing or not a number)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def assemble_tool_calls(
@@ -68,7 +78,7 @@ def assemble_tool_calls(
 
 
 class OpenAIAccumulator:
-    """Chat-completions chunks (``stream=True``, ``include_usage``) → events."""
+    """Chat-completions chunks (``stream=True``, ``include_usage``), as decoded JSON → events."""
 
     def __init__(self, *, provider: str, model: str, request_id: str = "") -> None:
         self.provider = provider
@@ -83,40 +93,54 @@ class OpenAIAccumulator:
     def has_output(self) -> bool:
         return self._text_seen or bool(self._calls)
 
-    def feed(self, chunk: Any) -> list[StreamEvent]:
+    def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+        try:
+            return self._feed(chunk)
+        except (AttributeError, TypeError, ValueError) as err:  # a list where an object belongs, …
+            raise malformed_stream(
+                self.provider, "a chunk did not have the chat-completions shape", model=self.model
+            ) from err
+
+    def _feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        if getattr(chunk, "model", None):
-            self.model = chunk.model
-        if not self.request_id and getattr(chunk, "id", None):
-            self.request_id = chunk.id
-        for choice in getattr(chunk, "choices", None) or ():
-            if (getattr(choice, "index", 0) or 0) != 0:
+        model = chunk.get("model")
+        if model and isinstance(model, str):
+            self.model = model
+        if not self.request_id:
+            chunk_id = chunk.get("id")
+            if chunk_id and isinstance(chunk_id, str):
+                self.request_id = chunk_id
+        for choice in chunk.get("choices") or ():
+            if (choice.get("index") or 0) != 0:
                 continue
-            delta = getattr(choice, "delta", None)
-            if delta is not None:
-                text = getattr(delta, "content", None)
+            delta = choice.get("delta")
+            if delta:
+                text = delta.get("content")
                 if text:
+                    if not isinstance(text, str):
+                        raise TypeError("content is not text")
                     self._text_seen = True
                     events.append(TextDelta(text))
-                for position, call_delta in enumerate(getattr(delta, "tool_calls", None) or ()):
+                for position, call_delta in enumerate(delta.get("tool_calls") or ()):
                     events.append(self._feed_call(position, call_delta))
-            if getattr(choice, "finish_reason", None):
-                self.finish_reason = choice.finish_reason
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = Usage(
-                getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-            )
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish_reason = str(reason)
+        usage = chunk.get("usage")
+        if usage:
+            self.usage = Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
             events.append(self.usage)
         return events
 
-    def _feed_call(self, position: int, call_delta: Any) -> ToolCallDelta:
-        index = getattr(call_delta, "index", None)
+    def _feed_call(self, position: int, call_delta: Mapping[str, Any]) -> ToolCallDelta:
+        index = call_delta.get("index")
         index = position if index is None else int(index)
-        function = getattr(call_delta, "function", None)
-        name = (getattr(function, "name", None) or "") if function is not None else ""
-        arguments = (getattr(function, "arguments", None) or "") if function is not None else ""
-        call_id = getattr(call_delta, "id", None) or ""
+        function = call_delta.get("function") or {}
+        name = function.get("name") or ""
+        arguments = function.get("arguments") or ""
+        call_id = call_delta.get("id") or ""
+        if not isinstance(name, str) or not isinstance(arguments, str) or not isinstance(call_id, str):
+            raise TypeError("a tool-call field is not text")
         partial = self._calls.get(index)
         first = partial is None
         if partial is None:

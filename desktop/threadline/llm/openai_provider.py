@@ -6,11 +6,33 @@ when a provider is created, not when this module is, so the window paints
 before the 0.5 s import. Retries are ours (``threadline.llm.retry``): the client
 is made with ``max_retries=0``. The httpx timeout's read part is what catches
 a stream that stalls.
+
+Why the stream body is not parsed by the SDK: the SDK builds and sends the
+request (auth, headers, base URL, timeouts) and raises ``APIStatusError`` for a
+non-2xx answer, and we keep all that; but ``create(stream=True)`` also builds a
+pydantic ``ChatCompletionChunk`` per SSE event (``openai._models.construct_type``),
+about 0.25 ms of CPU with the GIL held per chunk, measured as ~70 % of the
+engine's time. Four tabs at 1,000 tokens/s then cost a full core, and the GUI
+thread waiting for the GIL missed the loop-stall budget (p99 14–29 ms against
+16 ms, DESIGN.md §5) even with streams read on a worker thread. So the body is
+read through the SDK's public raw-response API
+(``chat.completions.with_streaming_response.create``, an async context manager
+that always closes the response), decoded by ``threadline.llm.sse`` and
+``json.loads`` into plain dicts for the accumulator: roughly a tenth of the
+cost per chunk (figures in bench/llm_bench.py's history). What the SDK's stream
+did that we now do here: stop at ``[DONE]`` (then drain the rest of the body
+briefly so the HTTP/1.1 connection can be reused), turn an ``{"error": …}``
+event into the right ``ProviderError``, and map transport errors while reading
+(``sdk_errors`` already knew the raw ``httpx`` ones).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
@@ -19,9 +41,10 @@ from threadline.llm._http import httpx_module
 from threadline.llm.accumulate import OpenAIAccumulator
 from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
-from threadline.llm.errors import ProviderError
+from threadline.llm.errors import ProviderError, malformed_stream, map_status_error
 from threadline.llm.events import StreamEvent
 from threadline.llm.sdk_errors import map_sdk_exception
+from threadline.llm.sse import ServerSentEvent, SSEDecoder
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -50,6 +73,22 @@ _VISION_HINTS = (
     "claude",
     "gemini",
 )
+
+
+DRAIN_SECONDS = 0.1
+"""How long the rest of a body after ``[DONE]`` is read (as the SDK does) before the response is closed."""
+
+
+async def _drain(body_chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows ``[DONE]`` so an HTTP/1.1 connection goes back to the pool, not closed.
+
+    Best effort: a server that keeps the body open, or breaks it now, costs at most
+    ``DRAIN_SECONDS`` and no error (the reply is complete).
+    """
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in body_chunks:
+                pass
 
 
 def guess_supports_images(model_id: str) -> bool:
@@ -117,16 +156,27 @@ class OpenAIProvider:
     ) -> AsyncIterator[StreamEvent]:
         body = self.request_body(request, params, tools)
         accumulator = OpenAIAccumulator(provider=self.name, model=params.model)
-        sdk_stream: Any = None
         reading = False
         try:
-            sdk_stream = await cast(Any, self._client.chat.completions).create(**body)
-            reading = True
-            accumulator.request_id = sdk_stream.response.headers.get("x-request-id") or ""
-            async for chunk in sdk_stream:
-                for event in accumulator.feed(chunk):
-                    yield event
-            finished = accumulator.finish()
+            opened = cast(Any, self._client.chat.completions).with_streaming_response.create(**body)
+            async with opened as response:  # closes the response however this generator ends
+                reading = True
+                accumulator.request_id = response.headers.get("x-request-id") or ""
+                async with aclosing(response.iter_bytes()) as body_chunks:
+                    done = False
+                    decoder = SSEDecoder()
+                    async for chunk in body_chunks:
+                        for sse in decoder.feed(chunk):
+                            if sse.data.startswith(b"[DONE]"):
+                                done = True
+                                break
+                            for event in accumulator.feed(self._chunk(sse, params.model)):
+                                yield event
+                        if done:
+                            break
+                    finished = accumulator.finish()
+                    if done:
+                        await _drain(body_chunks)
         except ProviderError:
             raise
         except Exception as err:
@@ -134,10 +184,19 @@ class OpenAIProvider:
             if mapped is None:
                 raise
             raise mapped from err
-        finally:
-            if sdk_stream is not None:
-                await sdk_stream.close()
         yield finished
+
+    def _chunk(self, sse: ServerSentEvent, model: str) -> dict[str, Any]:
+        """One event's JSON object; an error event raises its ``ProviderError``."""
+        try:
+            data = json.loads(sse.data)
+        except ValueError as err:  # JSONDecodeError, or bytes that are not UTF-8
+            raise malformed_stream(self.name, "an event was not valid JSON", model=model) from err
+        if not isinstance(data, dict):
+            raise malformed_stream(self.name, "an event was not a JSON object", model=model)
+        if data.get("error") or sse.event == "error":
+            raise map_status_error(None, data, None, provider=self.name, model=model)
+        return data
 
     async def list_models(self) -> list[ModelInfo]:
         try:

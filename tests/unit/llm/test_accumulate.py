@@ -1,4 +1,8 @@
-"""The pure accumulators on recorded chunks, parsed by the SDKs' own models, without HTTP."""
+"""The pure accumulators on recorded chunks, without HTTP.
+
+OpenAI chunks are fed as the provider feeds them: decoded JSON, plain dicts.
+Anthropic events are parsed by the SDK's own models, as its provider gets them.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +18,7 @@ from threadline.llm.events import StreamEvent, StreamFinished, TextDelta, ToolCa
 
 
 def openai_chunks(chunks: list[bytes]) -> list[Any]:
-    from openai._models import construct_type
-    from openai.types.chat import ChatCompletionChunk
-
-    return [
-        construct_type(type_=ChatCompletionChunk, value=json.loads(data))
-        for _, data in s.parse_sse(chunks)
-        if data != "[DONE]"
-    ]
+    return [json.loads(data) for _, data in s.parse_sse(chunks) if data != "[DONE]"]
 
 
 def anthropic_events(chunks: list[bytes]) -> list[Any]:
@@ -142,18 +139,57 @@ def test_a_stream_without_finish_is_malformed() -> None:
 
 
 def test_missing_index_and_id_are_tolerated() -> None:
-    from types import SimpleNamespace as NS
-
     accumulator = OpenAIAccumulator(provider="LM Studio", model="m")
-    call = NS(index=None, id=None, function=NS(name="f", arguments='{"x": 1}'))
+    call = {"index": None, "id": None, "function": {"name": "f", "arguments": '{"x": 1}'}}
     accumulator.feed(
-        NS(
-            id="c1",
-            model="m",
-            usage=None,
-            choices=[NS(index=0, delta=NS(content=None, tool_calls=[call]), finish_reason="tool_calls")],
-        )
+        {
+            "id": "c1",
+            "model": "m",
+            "usage": None,
+            "choices": [
+                {"index": 0, "delta": {"content": None, "tool_calls": [call]}, "finish_reason": "tool_calls"}
+            ],
+        }
     )
     finished = accumulator.finish()
     assert finished.tool_calls[0].id == "call_0"
     assert finished.tool_calls[0].name == "f"
+
+
+def test_the_usage_chunk_and_minimal_chunks() -> None:
+    accumulator = OpenAIAccumulator(provider="vLLM", model="m")
+    assert accumulator.feed({"choices": [{"delta": {"content": "Hi"}}]}) == [TextDelta("Hi")]
+    assert accumulator.feed({"choices": [{"delta": {}, "finish_reason": "stop"}]}) == []
+    assert accumulator.feed({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}) == [
+        Usage(3, 1)
+    ]
+    assert accumulator.feed({}) == []  # nothing in it: ignored
+    finished = accumulator.finish()
+    assert finished == StreamFinished("end", (), "", "m", Usage(3, 1))
+
+
+def test_other_choices_are_ignored() -> None:
+    accumulator = OpenAIAccumulator(provider="OpenAI", model="m")
+    events = accumulator.feed(
+        {"choices": [{"index": 1, "delta": {"content": "no"}}, {"index": 0, "delta": {"content": "yes"}}]}
+    )
+    assert events == [TextDelta("yes")]
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"choices": {"index": 0}},  # an object where a list belongs
+        {"choices": ["text"]},
+        {"choices": [{"delta": "text"}]},
+        {"choices": [{"delta": {"content": 42}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": "first"}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": {"x": 1}}}]}}]},
+        {"choices": [], "usage": [1, 2]},
+    ],
+)
+def test_a_chunk_of_the_wrong_shape_is_malformed(chunk: dict[str, Any]) -> None:
+    accumulator = OpenAIAccumulator(provider="OpenAI", model="m")
+    with pytest.raises(MalformedStreamError) as caught:
+        accumulator.feed(chunk)
+    assert "chat-completions shape" in caught.value.user_message
