@@ -3,7 +3,8 @@
 Runs under Xvfb (started here when there is no display) with a temporary data
 folder and the replay server asking for tools. Saves PNGs of: the approval bar
 for a shell command and for a ``write_file`` diff (light and dark), a round of
-several calls with another tab waiting in the background, Settings → Tools and
+several calls with another tab waiting in the background, that round stopped as the
+chat shows it (light and dark), Settings → Tools and
 Settings → MCP servers with the real ``mcp-server-time`` running (light and dark).
 """
 
@@ -196,6 +197,10 @@ async def shoot(app: Any, out: Path) -> int:
         for t in (tab, tab2, tab3):
             t.stop()
         await pause(500)
+        # the stopped round in the chat: tool calls under the names the user knows, cancelled results
+        await until(lambda: not tab3.busy)
+        await pause(200)
+        await both(window, window, "12-tool-calls-stopped")
 
         # 4. settings: tools, MCP servers
         window.open_settings("tools")

@@ -385,3 +385,13 @@ def test_mcp_tool_is_shown_under_its_policy_name(harness: Any, work: Path) -> No
     wait_idle(harness, tab, timeout=30000)
     assert "Europe/Paris" in sent_results(harness, 1)["t1"]
     assert tab.live.conversation.path()[-1].status is MessageStatus.COMPLETE
+    # The chat view names the call and its result as the approval bar did, not by the wire name.
+    call_message, results_message = tab.live.conversation.path()[1:3]
+    assert call_message.tool_calls[0].name == "time__get_current_time"  # what is stored
+    tab.view.scroll_to_message(call_message.id, flash=False)
+    assert call_message.id in tab.view.visible_message_ids()
+    shown = tab.view._docs[call_message.id].doc.toPlainText()
+    assert 'Tool call: time/get_current_time timezone: "Europe/Paris"' in shown
+    assert "time__" not in shown
+    assert results_message.id in tab.view.visible_message_ids()
+    assert "Result of time/get_current_time" in tab.view._docs[results_message.id].doc.toPlainText()

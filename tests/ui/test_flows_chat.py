@@ -25,8 +25,14 @@ def new_tab(harness: Any) -> Any:
 
 
 def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.ready_for_input and not tab.busy
-                            and not harness.engine.running(tab.session_id), timeout=timeout)
+    harness.qtbot.waitUntil(
+        lambda: (
+            tab.live.conversation.ready_for_input
+            and not tab.busy
+            and not harness.engine.running(tab.session_id)
+        ),
+        timeout=timeout,
+    )
 
 
 def test_create_send_stream_and_title(harness: Any) -> None:
@@ -41,8 +47,9 @@ def test_create_send_stream_and_title(harness: Any) -> None:
     assert texts(tab) == ["Say hello in a list", "Hello! **Bold** and a list:\n\n- one\n- two\n"]
     assert tab.model.rowCount() == 2
     assert tab.composer.send_button.text() == "Send"
-    harness.qtbot.waitUntil(lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list",
-                            timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list", timeout=5000
+    )
     # the sidebar shows the session with its automatic title
     info = window.sidebar.model.session(tab.session_id)
     assert info is not None and info.display_title == "Say hello in a list"
@@ -136,3 +143,25 @@ def test_error_inline_with_retry_and_prompt_kept(harness: Any) -> None:
     wait_idle(harness, tab)
     assert not tab.banner.isVisible()
     assert texts(tab)[0] == "Will this fail?"
+
+
+def test_failed_reply_has_a_quiet_status_and_a_retry_button(harness: Any) -> None:
+    harness.server.enqueue(openai_auth_error())
+    harness.open()
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "Will this fail?")
+    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=10000)
+    wait_idle(harness, tab)
+    failed = tab.live.conversation.path()[-1]
+    assert failed.status is MessageStatus.FAILED
+    assert failed.id in tab.view.visible_message_ids()
+    assert tab.view._status(failed)[0] == "Failed"  # a short label like "Stopped", not the whole error
+    assert failed.metadata is not None and failed.metadata.error
+    assert failed.metadata.error in tab.view._docs[failed.id].doc.toPlainText()  # the reason, in the body
+    assert tab.view.action_rect(failed.id, "regenerate") is None
+    harness.server.enqueue(reply("It worked this time."))
+    click_action(harness.qtbot, tab, failed.id, "retry")
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["It worked this time."], timeout=10000)
+    wait_idle(harness, tab)
+    assert tab.live.conversation.path()[-1].status is MessageStatus.COMPLETE
+    assert not tab.banner.isVisible()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from threadline.core.conversation import Conversation
-from threadline.core.messages import Message, RequestMetadata
+from threadline.core.messages import Message, RequestMetadata, ToolCall
 from threadline.core.session import SessionInfo
 from threadline.engine.events import (
     ActivePathChanged,
@@ -46,8 +46,8 @@ class FakeLive:
         self.emit(TurnStateChanged(self.session_id, self.conversation.state))
         return prompt
 
-    def begin(self, model: str = "test-model") -> Message:
-        reply = self.conversation.begin_reply(RequestMetadata(provider="p", model=model))
+    def begin(self, model: str = "test-model", provider: str = "p") -> Message:
+        reply = self.conversation.begin_reply(RequestMetadata(provider=provider, model=model))
         self.emit(MessageAdded(self.session_id, reply))
         return reply
 
@@ -55,14 +55,19 @@ class FakeLive:
         reply = self.conversation.append_text(text)
         self.emit(TextDelta(self.session_id, reply.id, text))
 
-    def finish(self) -> Message:
-        reply = self.conversation.finish_reply()
+    def finish(self, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        reply = self.conversation.finish_reply(tool_calls=tool_calls)
         self.emit(MessageChanged(self.session_id, reply))
         self.emit(TurnStateChanged(self.session_id, self.conversation.state))
         return reply
 
     def cancel(self) -> None:
         for m in self.conversation.cancel():
+            self.emit(MessageChanged(self.session_id, m))
+        self.emit(TurnStateChanged(self.session_id, self.conversation.state))
+
+    def fail(self, error: str) -> None:
+        for m in self.conversation.fail(error):
             self.emit(MessageChanged(self.session_id, m))
         self.emit(TurnStateChanged(self.session_id, self.conversation.state))
 

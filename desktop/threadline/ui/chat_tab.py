@@ -75,6 +75,7 @@ class ChatTab(QWidget):
         self.model = ConversationModel(live, self)
         self.view = ChatView()
         self.view.set_colors(colors)
+        self.view.set_tool_namer(self._tool_name)
         self.view.setModel(self.model)
         self.banner = ErrorBanner()
         self.approval = ApprovalBar(colors)
@@ -159,6 +160,10 @@ class ChatTab(QWidget):
     def set_colors(self, colors: ThemeColors) -> None:
         self.view.set_colors(colors)
         self.approval.set_colors(colors)
+
+    def _tool_name(self, name: str) -> str:
+        """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
+        return self.engine.tools.policy_name(name)
 
     def close_tab(self) -> None:
         """Detach from the live conversation; the engine keeps it (and any turn) alive.
@@ -285,7 +290,7 @@ class ChatTab(QWidget):
         try:
             if action == "edit" and message.kind is MessageKind.PROMPT:
                 self.composer.begin_edit(message_id, message.text)
-            elif action == "regenerate":
+            elif action in ("regenerate", "retry"):
                 self.banner.dismiss()
                 self.engine.regenerate(self.session_id, message_id)
                 self.view.scroll_to_bottom()

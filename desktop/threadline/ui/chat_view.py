@@ -29,6 +29,7 @@ import itertools
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -79,16 +80,25 @@ HEADER_GAP = 5
 FOOTER_H = 24
 BUBBLE_PAD_X = 14
 BUBBLE_PAD_Y = 10
+STATUS_PAD_X = 7
 DOC_CACHE_SIZE = 400
 TOOL_TEXT_LIMIT = 20_000
 THUMBNAIL = QSize(240, 160)
 IMAGE_SCHEME = "attached-image"
 """URL scheme of a prompt's own images, added to its document as resources (never loaded)."""
 
+TOOL_SUMMARY_CHARS = 90
+WIRE_SEPARATOR = "__"
+"""How a provider-safe tool name joins an MCP server and its tool (``time__get_current_time``)."""
+
+ToolNamer = Callable[[str], str]
+"""Maps a stored (wire) tool name to the name the user knows (``time/get_current_time``)."""
+
 ACTION_LABELS = {
     "copy": "Copy",
     "edit": "Edit",
     "regenerate": "Regenerate",
+    "retry": "Retry",
     "continue": "Continue",
     "prev_version": "‹",
     "next_version": "›",
@@ -170,6 +180,7 @@ class ChatView(QAbstractScrollArea):
         self._highlight_timer.timeout.connect(self._prepare_highlighting)
         self._editor: QTextBrowser | None = None
         self._editor_id: str | None = None
+        self._tool_namer: ToolNamer | None = None
         self.render_count = 0
         """Number of documents rendered (tests and benchmarks read it)."""
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
@@ -199,6 +210,24 @@ class ChatView(QAbstractScrollArea):
             (m.dataChanged, self._data_changed),
             (m.modelReset, self._reset_rows),
         ]
+
+    def set_tool_namer(self, namer: ToolNamer | None) -> None:
+        """How to show a stored tool name (the engine's registry maps wire to policy names)."""
+        self._tool_namer = namer
+        self._docs.clear()
+        self.viewport().update()
+
+    def tool_display_name(self, name: str) -> str:
+        """The policy name of a registered tool; ``server/tool`` for an MCP tool no longer registered."""
+        shown = name
+        if self._tool_namer is not None:
+            try:
+                shown = self._tool_namer(name) or name
+            except Exception:  # a view must paint whatever the registry does
+                log.exception("tool name lookup failed for %r", name)
+        if shown == name:
+            shown = fallback_tool_name(name)
+        return shown
 
     def set_colors(self, colors: ThemeColors) -> None:
         self._colors = colors
@@ -386,8 +415,9 @@ class ChatView(QAbstractScrollArea):
         while len(self._docs) > DOC_CACHE_SIZE:
             self._docs.popitem(last=False)
 
-    def _render_streaming(self, message: Message, key: tuple[Any, ...], cached: _Rendered | None,
-                          width: int) -> _Rendered:
+    def _render_streaming(
+        self, message: Message, key: tuple[Any, ...], cached: _Rendered | None, width: int
+    ) -> _Rendered:
         """Grow the streaming reply's document: finished paragraphs are appended once, only the
         unfinished tail is replaced, so a frame costs the size of the tail, not of the reply."""
         text = message.text
@@ -402,19 +432,23 @@ class ChatView(QAbstractScrollArea):
         cursor.removeSelectedText()
         boundary = stable_boundary(text, rendered.stable_len)
         if boundary > rendered.stable_len:
-            part = render_markdown(text[rendered.stable_len:boundary], self._colors, highlight=False,
-                                   code_offset=len(rendered.code_blocks))
+            part = render_markdown(
+                text[rendered.stable_len : boundary],
+                self._colors,
+                highlight=False,
+                code_offset=len(rendered.code_blocks),
+            )
             if rendered.tail_pos > 0:
                 cursor.insertBlock()
             cursor.insertHtml(part.html)
-            del rendered.code_blocks[rendered.stable_code:]
+            del rendered.code_blocks[rendered.stable_code :]
             rendered.code_blocks.extend(part.code_blocks)
             rendered.stable_code = len(rendered.code_blocks)
             rendered.stable_len = boundary
             cursor.movePosition(QTextCursor.MoveOperation.End)
             rendered.tail_pos = cursor.position()
-        del rendered.code_blocks[rendered.stable_code:]
-        tail = text[rendered.stable_len:]
+        del rendered.code_blocks[rendered.stable_code :]
+        tail = text[rendered.stable_len :]
         if tail.strip():
             part = render_markdown(tail, self._colors, highlight=False, code_offset=len(rendered.code_blocks))
             if rendered.tail_pos > 0:
@@ -426,8 +460,9 @@ class ChatView(QAbstractScrollArea):
         self._remember(message.id, rendered)
         return rendered
 
-    def _message_html(self, message: Message, *, highlight: bool
-                      ) -> tuple[str, list[str], set[str], list[tuple[str, QImage]]]:
+    def _message_html(
+        self, message: Message, *, highlight: bool
+    ) -> tuple[str, list[str], set[str], list[tuple[str, QImage]]]:
         c = self._colors
         parts: list[str] = []
         code_blocks: list[str] = []
@@ -436,8 +471,10 @@ class ChatView(QAbstractScrollArea):
         if message.kind is MessageKind.PROMPT:
             parts.append(plain_text_html(message.text, c))
             for ctx in message.context:
-                parts.append(f'<p><span class="muted">Attached: {_esc(ctx.name)} '
-                             f"({len(ctx.text):,} characters)</span></p>")
+                parts.append(
+                    f'<p><span class="muted">Attached: {_esc(ctx.name)} '
+                    f"({len(ctx.text):,} characters)</span></p>"
+                )
             for i, img in enumerate(message.images):
                 label = f'<span class="muted">Image: {_esc(img.name or img.media_type)}</span>'
                 thumbnail = _thumbnail(img.data)
@@ -452,12 +489,15 @@ class ChatView(QAbstractScrollArea):
             if message.text:
                 parts.append(f'<p class="muted">{_esc(message.text)}</p>')
             for result in message.tool_results:
-                parts.append(self._tool_block(
-                    f"{message.id}:{result.call_id}",
-                    ("Error from " if result.is_error else "Result of ") + (result.tool_name or "tool"),
-                    result.text,
-                    error=result.is_error,
-                ))
+                name = self.tool_display_name(result.tool_name) if result.tool_name else "tool"
+                parts.append(
+                    self._tool_block(
+                        f"{message.id}:{result.call_id}",
+                        ("Error from " if result.is_error else "Result of ") + name,
+                        result.text,
+                        error=result.is_error,
+                    )
+                )
         else:
             if message.text:
                 rendered = render_markdown(message.text, c, highlight=highlight, defer_lexers=True)
@@ -466,29 +506,53 @@ class ChatView(QAbstractScrollArea):
                 unhighlighted = rendered.unhighlighted
             elif message.status is MessageStatus.STREAMING:
                 parts.append('<p class="muted">Thinking…</p>')
-            elif not message.tool_calls:
-                parts.append('<p class="muted">No text was received.</p>')
+            elif not message.tool_calls and message.status is not MessageStatus.FAILED:
+                stopped = message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED)
+                parts.append(
+                    '<p class="muted">'
+                    + ("Stopped before any text arrived." if stopped else "No text was received.")
+                    + "</p>"
+                )
+            if message.status is MessageStatus.FAILED:
+                error = message.metadata.error if message.metadata else ""
+                parts.append(
+                    f'<p class="muted">{_esc(error or "The reply failed before any text arrived.")}</p>'
+                )
             for call in message.tool_calls:
-                parts.append(self._tool_block(f"{message.id}:{call.id}", f"Tool call: {call.name}",
-                                              _pretty_json(call.arguments), error=False))
+                parts.append(
+                    self._tool_block(
+                        f"{message.id}:{call.id}",
+                        f"Tool call: {self.tool_display_name(call.name)}",
+                        _pretty_json(call.arguments),
+                        error=False,
+                        summary=arguments_summary(call.arguments),
+                    )
+                )
         return "".join(parts), code_blocks, unhighlighted, images
 
-    def _tool_block(self, key: str, title: str, body: str, *, error: bool) -> str:
+    def _tool_block(self, key: str, title: str, body: str, *, error: bool, summary: str | None = None) -> str:
         c = self._colors
         open_ = key in self._expanded
         arrow = "▾" if open_ else "▸"
-        first_line = body.strip().splitlines()[0] if body.strip() else ""
-        summary = "" if open_ else _esc(first_line[:90] + ("…" if len(first_line) > 90 else ""))
+        if summary is None:
+            summary = body.strip().splitlines()[0] if body.strip() else ""
+        summary = "" if open_ else _esc(_elide(summary, TOOL_SUMMARY_CHARS))
         colour = c.error_text if error else c.text
-        head = (f'<a href="toggle:{_esc(key)}" style="color:{colour}; text-decoration:none;">{arrow} '
-                f'<b>{_esc(title)}</b></a> <span style="color:{c.muted};">{summary}</span>')
+        head = (
+            f'<a href="toggle:{_esc(key)}" style="color:{colour}; text-decoration:none;">{arrow} '
+            f'<b>{_esc(title)}</b></a> <span style="color:{c.muted};">{summary}</span>'
+        )
         rows = f'<tr><td style="padding: 4px 8px;">{head}</td></tr>'
         if open_:
             text = body if len(body) <= TOOL_TEXT_LIMIT else body[:TOOL_TEXT_LIMIT] + "\n… (truncated)"
-            rows += (f'<tr><td style="padding: 4px 8px; border-top: 1px solid {c.code_border};">'
-                     f'<pre style="color:{c.text};">{_esc(text)}</pre></td></tr>')
-        return (f'<table width="100%" cellspacing="0" cellpadding="0" style="background-color:{c.code_bg}; '
-                f'border: 1px solid {c.code_border}; margin-bottom: 6px;">{rows}</table>')
+            rows += (
+                f'<tr><td style="padding: 4px 8px; border-top: 1px solid {c.code_border};">'
+                f'<pre style="color:{c.text};">{_esc(text)}</pre></td></tr>'
+            )
+        return (
+            f'<table width="100%" cellspacing="0" cellpadding="0" style="background-color:{c.code_bg}; '
+            f'border: 1px solid {c.code_border}; margin-bottom: 6px;">{rows}</table>'
+        )
 
     # -- layout of visible rows ----------------------------------------------------------------
 
@@ -636,8 +700,9 @@ class ChatView(QAbstractScrollArea):
             y += h
             row += 1
 
-    def _paint_row(self, p: QPainter, row: int, top: int, height: int, message: Message,
-                   rendered: _Rendered, busy: bool) -> _RowGeometry:
+    def _paint_row(
+        self, p: QPainter, row: int, top: int, height: int, message: Message, rendered: _Rendered, busy: bool
+    ) -> _RowGeometry:
         c = self._colors
         left = self._content_left()
         width = self.content_width()
@@ -658,10 +723,7 @@ class ChatView(QAbstractScrollArea):
             p.drawText(QRect(x, y, width, self._header_h), Qt.AlignmentFlag.AlignVCenter, meta)
             x += self._fm_small.horizontalAdvance(meta) + 10
         if status_text:
-            p.setPen(QColor(status_colour))
-            p.drawText(QRect(x, y, left + width - x, self._header_h),
-                       Qt.AlignmentFlag.AlignVCenter, self._fm_small.elidedText(
-                           status_text, Qt.TextElideMode.ElideRight, max(10, left + width - x)))
+            self._paint_status(p, x, y, status_text, status_colour)
         y += self._header_h + HEADER_GAP
         # Body.
         doc = rendered.doc
@@ -679,8 +741,12 @@ class ChatView(QAbstractScrollArea):
         p.translate(doc_rect.topLeft())
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, QColor(c.text))
-        ctx.clip = QRectF(0, max(0.0, -doc_rect.top()), doc_rect.width(),
-                          min(doc_h, self.viewport().height() - doc_rect.top()))
+        ctx.clip = QRectF(
+            0,
+            max(0.0, -doc_rect.top()),
+            doc_rect.width(),
+            min(doc_h, self.viewport().height() - doc_rect.top()),
+        )
         doc.documentLayout().draw(p, ctx)
         p.restore()
         # Footer: actions.
@@ -689,8 +755,21 @@ class ChatView(QAbstractScrollArea):
         self._paint_actions(p, geo, message, left, fy, busy)
         return geo
 
-    def _paint_actions(self, p: QPainter, geo: _RowGeometry, message: Message, left: int, fy: int,
-                       busy: bool) -> None:
+    def _paint_status(self, p: QPainter, x: int, y: int, text: str, colour: str) -> None:
+        """A small quiet label (Stopped, Interrupted, Failed): the status colour on a faint tint of it."""
+        c = self._colors
+        w = self._fm_small.horizontalAdvance(text) + 2 * STATUS_PAD_X
+        h = self._fm_small.height() + 2
+        rect = QRectF(x, y + (self._header_h - h) / 2, w, h)
+        path = QPainterPath()
+        path.addRoundedRect(rect, h / 2, h / 2)
+        p.fillPath(path, _mix(colour, c.base, 0.14 if c.dark else 0.10))
+        p.setPen(QColor(colour))
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _paint_actions(
+        self, p: QPainter, geo: _RowGeometry, message: Message, left: int, fy: int, busy: bool
+    ) -> None:
         c = self._colors
         p.setFont(self._small_font)
         x = left
@@ -735,10 +814,12 @@ class ChatView(QAbstractScrollArea):
         if message.kind is MessageKind.PROMPT and not busy:
             actions.append("edit")
         if message.is_assistant and not busy and message.status is not MessageStatus.STREAMING:
-            actions.append("regenerate")
+            # A failed reply is asked again ("Retry": a new version of it); a stopped one can also
+            # be continued from the text it has.
+            actions.append("retry" if message.status is MessageStatus.FAILED else "regenerate")
             stopped = message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED)
-            if stopped and not message.tool_calls:
-                actions.insert(1, "continue")
+            if stopped and not message.tool_calls and message.text:
+                actions.insert(actions.index("regenerate"), "continue")
         if self._model is not None and self._model.version(message.id).count > 1:
             actions.append("version")
         return actions
@@ -752,9 +833,8 @@ class ChatView(QAbstractScrollArea):
             return "Stopped", c.warning
         if s is MessageStatus.INTERRUPTED:
             return "Interrupted", c.warning
-        if s is MessageStatus.FAILED:
-            error = message.metadata.error if message.metadata else ""
-            return ("Failed: " + error) if error else "Failed", c.error_text
+        if s is MessageStatus.FAILED:  # the reason is in the body (and the tab's banner)
+            return "Failed", c.error_text
         return "", c.muted
 
     # -- interaction ---------------------------------------------------------------------------
@@ -920,8 +1000,7 @@ class ChatView(QAbstractScrollArea):
         if others:
             menu.addSeparator()
             for action in others:
-                menu.addAction(ACTION_LABELS[action],
-                               lambda a=action: self._trigger(a, geo.message_id))  # type: ignore[misc]
+                menu.addAction(ACTION_LABELS[action], lambda a=action: self._trigger(a, geo.message_id))  # type: ignore[misc]
         menu.exec(event.globalPos())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -979,8 +1058,11 @@ class ChatView(QAbstractScrollArea):
 
     def eventFilter(self, obj: Any, event: QEvent) -> bool:
         if obj is self._editor:
-            if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
-                    and event.key() == Qt.Key.Key_Escape:
+            if (
+                event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Escape
+            ):
                 self._close_editor()
                 self.setFocus()
                 return True
@@ -1023,13 +1105,47 @@ def _thumbnail(data: str) -> QImage | None:
     if not image.loadFromData(raw):
         return None
     if image.width() > THUMBNAIL.width() or image.height() > THUMBNAIL.height():
-        image = image.scaled(THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
-                             Qt.TransformationMode.SmoothTransformation)
+        image = image.scaled(
+            THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+        )
     return image
+
+
+def _mix(colour: str, base: str, amount: float) -> QColor:
+    """``colour`` mixed into ``base`` by ``amount`` (a faint tint of a status colour)."""
+    a, b = QColor(colour), QColor(base)
+    return QColor(
+        round(b.red() + (a.red() - b.red()) * amount),
+        round(b.green() + (a.green() - b.green()) * amount),
+        round(b.blue() + (a.blue() - b.blue()) * amount),
+    )
 
 
 def _esc(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def fallback_tool_name(name: str) -> str:
+    """``server/tool`` for an MCP wire name ``server__tool`` (a tool whose server is gone)."""
+    server, sep, tool = name.partition(WIRE_SEPARATOR)
+    return f"{server}/{tool}" if sep and server and tool else name
+
+
+def arguments_summary(arguments: str) -> str:
+    """One line for a collapsed tool call: ``city: "Oslo", days: 3`` (values as JSON, not elided)."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except (ValueError, TypeError):
+        return " ".join((arguments or "").split())
+    if not isinstance(parsed, dict):
+        return json.dumps(parsed, ensure_ascii=False)
+    if not parsed:
+        return "no arguments"
+    return ", ".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in parsed.items())
+
+
+def _elide(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _pretty_json(text: str) -> str:
@@ -1047,7 +1163,7 @@ def _speaker(message: Message) -> str:
     if message.is_user:
         return "You"
     model = message.metadata.model if message.metadata else ""
-    return model or "Assistant"
+    return model or (message.metadata.provider if message.metadata else "") or "Assistant"
 
 
 def _meta(message: Message) -> str:

@@ -1,7 +1,11 @@
 """Light and dark themes: one set of colour tokens feeding the palette, the stylesheet and the chat renderer.
 
 The theme follows the system colour scheme (``QStyleHints.colorScheme``) unless the
-user picked one. Everything that paints — the Qt palette for native widgets, the
+user picked one. The widget style is Fusion behind a small proxy (:class:`ThemedStyle`)
+that draws check boxes and radio buttons from the theme colours — Fusion derives their
+outline from the window colour, which all but vanishes on a dark window — and underlines
+mnemonics only while Alt is held, as Windows, GNOME and KDE do by default (Fusion would
+underline them always). Everything that paints — the Qt palette for native widgets, the
 application stylesheet, the Markdown HTML of messages and the Pygments colours of
 code — reads the same :class:`ThemeColors`, so switching themes is one call that
 re-polishes the widgets and drops the chat views' rendered-document caches.
@@ -13,9 +17,20 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QLabel,
+    QMenuBar,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QStyleHintReturn,
+    QStyleOption,
+    QWidget,
+)
 
 log = logging.getLogger("threadline.ui.theme")
 
@@ -236,6 +251,164 @@ QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical {{ background: tran
 """
 
 
+def mix(colour: str, base: str, amount: float) -> QColor:
+    """``colour`` mixed into ``base`` by ``amount`` (0 = base, 1 = colour)."""
+    a, b = QColor(colour), QColor(base)
+    return QColor(
+        round(b.red() + (a.red() - b.red()) * amount),
+        round(b.green() + (a.green() - b.green()) * amount),
+        round(b.blue() + (a.blue() - b.blue()) * amount),
+    )
+
+
+PE = QStyle.PrimitiveElement
+State = QStyle.StateFlag
+
+
+class ThemedStyle(QProxyStyle):
+    """Fusion, with theme-coloured check and radio indicators and Alt-only mnemonic underlines."""
+
+    def __init__(self, colors: ThemeColors, mnemonics: MnemonicState) -> None:
+        super().__init__(QStyleFactory.create("Fusion"))
+        self.colors = colors
+        self._mnemonics = mnemonics
+
+    def styleHint(
+        self,
+        hint: QStyle.StyleHint,
+        option: QStyleOption | None = None,
+        widget: QWidget | None = None,
+        returnData: QStyleHintReturn | None = None,
+    ) -> int:
+        if hint == QStyle.StyleHint.SH_UnderlineShortcut:
+            return int(self._mnemonics.shown)
+        return super().styleHint(hint, option, widget, returnData)
+
+    def drawPrimitive(
+        self, element: PE, option: QStyleOption, painter: QPainter, widget: QWidget | None = None
+    ) -> None:
+        if element == PE.PE_IndicatorCheckBox:
+            self._indicator(option, painter, radio=False)
+        elif element == PE.PE_IndicatorRadioButton:
+            self._indicator(option, painter, radio=True)
+        else:
+            super().drawPrimitive(element, option, painter, widget)
+
+    def _indicator(self, option: QStyleOption, painter: QPainter, *, radio: bool) -> None:
+        c = self.colors
+        state = option.state
+        enabled = bool(state & State.State_Enabled)
+        on = bool(state & State.State_On)
+        partial = bool(state & State.State_NoChange)
+        marked = (on or partial) and enabled
+        rect = QRectF(option.rect)
+        side = min(rect.width(), rect.height()) - 1
+        box = QRectF(0, 0, side, side)
+        box.moveCenter(rect.center())
+        if marked:
+            fill, border = QColor(c.accent), QColor(c.accent)
+        elif not enabled:
+            fill, border = QColor(c.surface), QColor(c.border)
+        else:
+            fill = QColor(c.base)
+            border = mix(c.muted, c.base, 0.85 if c.dark else 0.7)
+            if state & State.State_MouseOver:
+                border = QColor(c.accent)
+        if (on or partial) and not enabled:
+            fill = QColor(c.border)
+        if state & State.State_Sunken and enabled:
+            fill = mix(c.accent, fill.name(), 0.25) if not marked else fill.darker(110)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        path = QPainterPath()
+        if radio:
+            path.addEllipse(box)
+        else:
+            path.addRoundedRect(box, 3, 3)
+        painter.fillPath(path, fill)
+        painter.setPen(QPen(border, 1))
+        painter.drawPath(path)
+        if state & State.State_HasFocus and state & State.State_KeyboardFocusChange:
+            ring = QPainterPath()
+            outer = box.adjusted(-2, -2, 2, 2)
+            if radio:
+                ring.addEllipse(outer)
+            else:
+                ring.addRoundedRect(outer, 4, 4)
+            painter.setPen(QPen(QColor(c.link), 1.5))
+            painter.drawPath(ring)
+        mark = QColor(c.accent_text) if enabled else QColor(c.muted)
+        if radio and on:
+            dot = box.adjusted(side * 0.3, side * 0.3, -side * 0.3, -side * 0.3)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(mark)
+            painter.drawEllipse(dot)
+        elif not radio and (on or partial):
+            pen = QPen(mark, max(1.5, side / 7))
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            painter.setPen(pen)
+            x, y, w = box.x(), box.y(), box.width()
+            if partial:
+                painter.drawLine(QPointF(x + w * 0.28, y + w * 0.5), QPointF(x + w * 0.72, y + w * 0.5))
+            else:
+                painter.drawPolyline(
+                    [
+                        QPointF(x + w * 0.26, y + w * 0.52),
+                        QPointF(x + w * 0.43, y + w * 0.69),
+                        QPointF(x + w * 0.75, y + w * 0.33),
+                    ]
+                )
+        painter.restore()
+
+
+class MnemonicState(QObject):
+    """Whether mnemonic underlines show: only while Alt is held (the platforms' default).
+
+    An application-wide event filter that only looks at Alt presses and releases (and
+    at the application losing focus, which may swallow the release); on a change it
+    repaints the widgets that draw mnemonics. The shortcuts themselves always work.
+    """
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self.setObjectName("MnemonicState")
+        self.shown = False
+        app.installEventFilter(self)
+
+    @classmethod
+    def of(cls, app: QApplication) -> MnemonicState:
+        """The application's one instance (every theme manager and style shares it)."""
+        found = app.findChild(cls, "MnemonicState")
+        return found if isinstance(found, cls) else cls(app)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
+            if event.key() == Qt.Key.Key_Alt:
+                self._set(kind == QEvent.Type.KeyPress)
+            elif self.shown and not event.modifiers() & Qt.KeyboardModifier.AltModifier:
+                self._set(False)
+        elif kind == QEvent.Type.ApplicationDeactivate and self.shown:
+            self._set(False)
+        return False
+
+    def _set(self, shown: bool) -> None:
+        if shown == self.shown:
+            return
+        self.shown = shown
+        for window in QApplication.topLevelWidgets():
+            if not window.isVisible():
+                continue
+            window.update()
+            for widget in (
+                window.findChildren(QAbstractButton)
+                + window.findChildren(QMenuBar)
+                + window.findChildren(QLabel)
+            ):
+                widget.update()
+
+
 class ThemeManager(QObject):
     """Owns the current theme; follows the system scheme while the choice is ``system``."""
 
@@ -257,7 +430,7 @@ class ThemeManager(QObject):
         return self._choice
 
     def apply(self) -> None:
-        self._app.setStyle("Fusion")
+        self._app.setStyle(ThemedStyle(self._colors, MnemonicState.of(self._app)))
         self._app.setPalette(build_palette(self._colors))
         self._app.setStyleSheet(build_stylesheet(self._colors))
 
