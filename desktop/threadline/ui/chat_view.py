@@ -57,7 +57,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
 
-from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.core.messages import CANCELLED_RESULT_TEXT, Message, MessageKind, MessageStatus
 from threadline.ui.conversation_model import ConversationModel
 from threadline.ui.markdown import (
     COPY_CODE_SCHEME,
@@ -490,12 +490,21 @@ class ChatView(QAbstractScrollArea):
                 parts.append(f'<p class="muted">{_esc(message.text)}</p>')
             for result in message.tool_results:
                 name = self.tool_display_name(result.tool_name) if result.tool_name else "tool"
+                # A call the user refused or stopped is not a tool's error: said quietly.
+                cancelled = result.is_error and result.text.startswith(CANCELLED_RESULT_TEXT)
+                if cancelled:
+                    title = "Not run: " + name
+                elif result.is_error:
+                    title = "Error from " + name
+                else:
+                    title = "Result of " + name
                 parts.append(
                     self._tool_block(
                         f"{message.id}:{result.call_id}",
-                        ("Error from " if result.is_error else "Result of ") + name,
+                        title,
                         result.text,
-                        error=result.is_error,
+                        error=result.is_error and not cancelled,
+                        quiet=cancelled,
                     )
                 )
         else:
@@ -530,14 +539,16 @@ class ChatView(QAbstractScrollArea):
                 )
         return "".join(parts), code_blocks, unhighlighted, images
 
-    def _tool_block(self, key: str, title: str, body: str, *, error: bool, summary: str | None = None) -> str:
+    def _tool_block(
+        self, key: str, title: str, body: str, *, error: bool, summary: str | None = None, quiet: bool = False
+    ) -> str:
         c = self._colors
         open_ = key in self._expanded
         arrow = "▾" if open_ else "▸"
         if summary is None:
             summary = body.strip().splitlines()[0] if body.strip() else ""
         summary = "" if open_ else _esc(_elide(summary, TOOL_SUMMARY_CHARS))
-        colour = c.error_text if error else c.text
+        colour = c.error_text if error else c.muted if quiet else c.text
         head = (
             f'<a href="toggle:{_esc(key)}" style="color:{colour}; text-decoration:none;">{arrow} '
             f'<b>{_esc(title)}</b></a> <span style="color:{c.muted};">{summary}</span>'
@@ -551,7 +562,7 @@ class ChatView(QAbstractScrollArea):
             )
         return (
             f'<table width="100%" cellspacing="0" cellpadding="0" style="background-color:{c.code_bg}; '
-            f'border: 1px solid {c.code_border}; margin-bottom: 6px;">{rows}</table>'
+            f'border: 1px solid {c.code_border}; margin-top: 4px; margin-bottom: 4px;">{rows}</table>'
         )
 
     # -- layout of visible rows ----------------------------------------------------------------

@@ -233,23 +233,29 @@ class SessionListModel(QAbstractListModel):
                 self.beginRemoveRows(QModelIndex(), i, i)
                 del self._rows[i]
                 self.endRemoveRows()
-        # 2. moves: keep a longest run already in order, take the others out
+        # 2. moves and insertions: keep a longest run already in order; every other row is moved
+        # (beginMoveRows, so the selection and the current row follow it) or inserted right after
+        # the row that precedes it in the new order, in ascending target order.
         position = {k: i for i, k in enumerate(new_keys)}
         order = [position[r.key] for r in self._rows]
-        keep = _longest_increasing(order)
-        for i in range(len(self._rows) - 1, -1, -1):
-            if i not in keep:
-                self.beginRemoveRows(QModelIndex(), i, i)
-                del self._rows[i]
-                self.endRemoveRows()
-        # 3. insertions in ascending target order
-        present = {r.key for r in self._rows}
+        kept = {self._rows[i].key for i in _longest_increasing(order)}
         for target, row in enumerate(new):
-            if row.key not in present:
-                self.beginInsertRows(QModelIndex(), target, target)
-                self._rows.insert(target, row)
+            if row.key in kept:
+                continue
+            keys = [r.key for r in self._rows]
+            after = keys.index(new_keys[target - 1]) + 1 if target > 0 else 0
+            if row.key in keys:
+                source = keys.index(row.key)
+                if source == after:
+                    continue  # already right after its predecessor
+                self.beginMoveRows(QModelIndex(), source, source, QModelIndex(), after)
+                moved = self._rows.pop(source)
+                self._rows.insert(after - 1 if source < after else after, moved)
+                self.endMoveRows()
+            else:
+                self.beginInsertRows(QModelIndex(), after, after)
+                self._rows.insert(after, row)
                 self.endInsertRows()
-                present.add(row.key)
         # 4. content changes
         for i, row in enumerate(new):
             if self._rows[i] != row:

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QStyle,
+    QStyleOptionButton,
     QTableWidget,
     QTableWidgetItem,
     QToolButton,
@@ -72,6 +74,13 @@ def approval_combo(value: Approval) -> QComboBox:
         combo.addItem(APPROVAL_TEXT[approval], approval.value)
     combo.setCurrentIndex(combo.findData(value.value))
     return combo
+
+
+def _label_indent(box: QCheckBox) -> int:
+    """Where the style puts a check box's label: its hint lines up with the label, not the box."""
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    return box.style().subElementRect(QStyle.SubElement.SE_CheckBoxContents, option, box).left()
 
 
 class ToolsPage(QWidget):
@@ -121,7 +130,7 @@ class ToolsPage(QWidget):
             desc = QLabel(about)
             desc.setObjectName("Hint")
             desc.setWordWrap(True)
-            desc.setContentsMargins(22, 0, 0, 6)
+            desc.setContentsMargins(_label_indent(box), 0, 0, 6)  # under the check box's label
             row, column = divmod(i, 2)
             grid.addWidget(box, row * 2, column)
             grid.addWidget(desc, row * 2 + 1, column, Qt.AlignmentFlag.AlignTop)

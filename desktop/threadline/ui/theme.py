@@ -170,7 +170,7 @@ QToolTip {{ background: {c.surface}; color: {c.text}; border: 1px solid {c.borde
 QSplitter::handle {{ background: {c.border}; }}
 QSplitter::handle:horizontal {{ width: 1px; }}
 QStatusBar {{ background: {c.window}; color: {c.muted}; border-top: 1px solid {c.border}; }}
-QStatusBar QLabel {{ color: {c.muted}; }}
+QStatusBar QLabel {{ color: {c.muted}; padding: 1px 6px; }}
 QMenuBar {{ background: {c.window}; color: {c.text}; }}
 QMenuBar::item:selected {{ background: {c.hover}; border-radius: 4px; }}
 QMenu {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border}; padding: 4px; }}
