@@ -15,7 +15,7 @@ def test_code_blocks_are_highlighted_and_listed_for_copy() -> None:
 def test_streaming_render_skips_highlighting() -> None:
     out = render_markdown("```python\nx = 1\n```", DARK, highlight=False)
     assert "x = 1" in out.html
-    assert "<span style=\"color: #" not in out.html
+    assert '<span style="color: #' not in out.html
 
 
 def test_raw_html_is_escaped_never_rendered() -> None:
@@ -36,10 +36,18 @@ def test_only_safe_links_keep_their_href() -> None:
     assert 'href="mailto:a@b.c"' in out.html
     assert "file:///etc/passwd" not in out.html.split("href=")[-1] or 'href="file' not in out.html
     assert 'href="file' not in out.html
-    assert is_safe_link("http://x") and not is_safe_link("javascript:alert(1)") and not is_safe_link("file:///x")
+    assert (
+        is_safe_link("http://x") and not is_safe_link("javascript:alert(1)") and not is_safe_link("file:///x")
+    )
 
 
 def test_tables_and_lists() -> None:
     out = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n1. x\n2. y\n", LIGHT)
     assert "<table" in out.html and "<th>a</th>" in out.html
     assert "<ul>" in out.html and "<ol>" in out.html
+
+
+def test_tables_have_a_solid_grid_visible_on_white() -> None:
+    out = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |", LIGHT)
+    assert "border-style: solid" in out.html  # Qt's default outset border vanishes on a light base
+    assert LIGHT.code_border not in out.html.split("<table", 1)[1].split(">", 1)[0]

@@ -36,6 +36,13 @@ SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_CODE_SCHEME = "copy-code"
 
 
+def _mix_hex(colour: str, towards: str, amount: float) -> str:
+    """``#rrggbb`` of ``colour`` moved ``amount`` of the way to ``towards`` (no Qt needed here)."""
+    a = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    b = [int(towards[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * amount):02x}" for x, y in zip(a, b, strict=True))
+
+
 def is_safe_link(url: str) -> bool:
     try:
         scheme = urlsplit(url.strip()).scheme.lower()
@@ -137,8 +144,9 @@ hr {{ color: {c.border}; }}
 class _Renderer:
     """Per-call state (code block list) around the shared markdown-it parser."""
 
-    def __init__(self, colors: ThemeColors, highlight: bool, code_offset: int = 0,
-                 defer_lexers: bool = False) -> None:
+    def __init__(
+        self, colors: ThemeColors, highlight: bool, code_offset: int = 0, defer_lexers: bool = False
+    ) -> None:
         self.colors = colors
         self.highlight = highlight
         self.defer_lexers = defer_lexers
@@ -204,14 +212,21 @@ class _Renderer:
 
     def table_open(self, tokens: list[Token], idx: int) -> str:
         c = self.colors
+        grid = _mix_hex(c.border, c.text, 0.12)  # code_border is too faint for a grid on white
         return (
-            f'<table cellspacing="0" cellpadding="5" border="1" '
-            f'style="border-collapse: collapse; border-color: {c.code_border}; margin-bottom: 10px;">'
+            f'<table cellspacing="0" cellpadding="5" border="1" style="border-collapse: collapse; '
+            f'border-style: solid; border-color: {grid}; margin-bottom: 10px;">'
         )
 
 
-def render_markdown(text: str, colors: ThemeColors, *, highlight: bool = True,
-                    code_offset: int = 0, defer_lexers: bool = False) -> RenderedMarkdown:
+def render_markdown(
+    text: str,
+    colors: ThemeColors,
+    *,
+    highlight: bool = True,
+    code_offset: int = 0,
+    defer_lexers: bool = False,
+) -> RenderedMarkdown:
     """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons).
 
     ``code_offset`` numbers the copy anchors after those of earlier parts of the same message
@@ -251,8 +266,9 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
     return "".join(out)
 
 
-def _render_inline(base: Any, tokens: list[Token], options: OptionsDict, env: EnvType,
-                   custom: dict[str, Any]) -> str:
+def _render_inline(
+    base: Any, tokens: list[Token], options: OptionsDict, env: EnvType, custom: dict[str, Any]
+) -> str:
     out: list[str] = []
     for i, token in enumerate(tokens):
         if token.type in custom:
