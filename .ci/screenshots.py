@@ -78,25 +78,45 @@ async def seed(engine: object, server: object) -> dict[str, str]:
 
     eng = engine  # type: ignore[assignment]
     ids: dict[str, str] = {}
-    titles = ["Planning the Lisbon trip", "Regex for ISO dates", "Explain Rust lifetimes",
-              "Draft: quarterly update email", "Sourdough hydration maths", "SQL window functions"]
+    titles = [
+        "Planning the Lisbon trip",
+        "Regex for ISO dates",
+        "Explain Rust lifetimes",
+        "Draft: quarterly update email",
+        "Sourdough hydration maths",
+        "SQL window functions",
+    ]
     for title in titles:
         info = await eng.new_session(title)  # type: ignore[attr-defined]
         prompt = Message.prompt(f"A question about {title.lower()}")
-        answer = Message.reply(parent_id=prompt.id, text=f"Some thoughts on {title.lower()}.",
-                               status=MessageStatus.COMPLETE, metadata=RequestMetadata(model="gpt-4o-mini"))
+        answer = Message.reply(
+            parent_id=prompt.id,
+            text=f"Some thoughts on {title.lower()}.",
+            status=MessageStatus.COMPLETE,
+            metadata=RequestMetadata(model="gpt-4o-mini"),
+        )
         await eng.store.append_messages(info.id, [prompt, answer])  # type: ignore[attr-defined]
     info = await eng.new_session("LRU cache in Python")  # type: ignore[attr-defined]
     msgs = []
     parent = None
     for i in range(3):
-        question = ("Can you write a small LRU cache in Python and explain it?" if i == 2
-                    else f"Earlier question {i + 1}: what is a cache eviction policy?")
-        answer = (LONG_REPLY if i == 2 else
-                  "An eviction policy decides which entry leaves a full cache: LRU, LFU, FIFO or random.")
+        question = (
+            "Can you write a small LRU cache in Python and explain it?"
+            if i == 2
+            else f"Earlier question {i + 1}: what is a cache eviction policy?"
+        )
+        answer = (
+            LONG_REPLY
+            if i == 2
+            else "An eviction policy decides which entry leaves a full cache: LRU, LFU, FIFO or random."
+        )
         p = Message.prompt(question, parent_id=parent)
-        r = Message.reply(parent_id=p.id, text=answer, status=MessageStatus.COMPLETE,
-                          metadata=RequestMetadata(model="gpt-4o-mini"))
+        r = Message.reply(
+            parent_id=p.id,
+            text=answer,
+            status=MessageStatus.COMPLETE,
+            metadata=RequestMetadata(model="gpt-4o-mini"),
+        )
         msgs += [p, r]
         parent = r.id
     await eng.store.append_messages(info.id, msgs)  # type: ignore[attr-defined]
@@ -167,8 +187,9 @@ async def shoot(app: object, out: Path) -> int:
 
         # 2. a long chat with code, light and dark
         engine = await Engine.open(data / "main")
-        replay = ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url,
-                                default_model="gpt-4o-mini")
+        replay = ProviderConfig(
+            "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
+        )
         await engine.save_provider(replay, "sk-test")
         ids = await seed(engine, server)
         window = MainWindow(theme, data / "main")
@@ -190,13 +211,21 @@ async def shoot(app: object, out: Path) -> int:
         # 3. two tabs streaming
         long_a = LONG_REPLY
         long_b = "Sure. " + " ".join(f"Point {i}: keep steps small and measurable." for i in range(60))
-        server.enqueue(sse_response(openai_text_stream(split_text(long_a, 3)), chunk_delay=0.02),
-                       sse_response(openai_text_stream(split_text(long_b, 3)), chunk_delay=0.02))
-        for prompt in ("Write the LRU cache again, with tests", "Give me a long list of planning tips"):
+        server.enqueue(
+            sse_response(openai_text_stream(split_text(long_a, 3)), chunk_delay=0.02),
+            sse_response(openai_text_stream(split_text(long_b, 3)), chunk_delay=0.02),
+        )
+        for n, prompt in enumerate(
+            ("Write the LRU cache again, with tests", "Give me a long list of planning tips")
+        ):
             info = await engine.new_session()
             t = await window._open(info.id, focus=True)
             t.composer.set_text(prompt)
             t.composer.submit()
+            for _ in range(100):  # the replies are served in request order: each chat gets its own
+                if len(server.stream_requests()) > n:  # type: ignore[attr-defined]
+                    break
+                await pause(20)
         await pause(1800)
         save(window, "04-two-tabs-streaming-light")
         window.set_theme(ThemeChoice.DARK)
@@ -249,8 +278,17 @@ async def shoot(app: object, out: Path) -> int:
         painter.end()
         image_path = data / "sunset.png"
         picture.save(str(image_path))
-        server.enqueue(sse_response(openai_text_stream(split_text(
-            "A sunset gradient: warm orange at the top fading into violet. No objects are visible.", 4))))
+        server.enqueue(
+            sse_response(
+                openai_text_stream(
+                    split_text(
+                        "A sunset gradient: warm orange at the top fading into violet. "
+                        "No objects are visible.",
+                        4,
+                    )
+                )
+            )
+        )
         info = await engine.new_session()
         t = await window._open(info.id, focus=True)
         t.composer.attach_paths([image_path])
@@ -266,8 +304,11 @@ async def shoot(app: object, out: Path) -> int:
         save(window, "11-image-in-prompt")
 
         # 7. the archived chats
-        archived = [s for s in await engine.list_sessions() if s.title in ("Regex for ISO dates",
-                                                                           "SQL window functions")]
+        archived = [
+            s
+            for s in await engine.list_sessions()
+            if s.title in ("Regex for ISO dates", "SQL window functions")
+        ]
         for s in archived:
             await engine.archive_session(s.id, True)
         window.sidebar.show_archived(True)
