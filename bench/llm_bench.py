@@ -1,9 +1,13 @@
 """Provider-layer figures against the local replay server (printed, not asserted).
 
-* time to first token added by the provider layer (SDK + accumulator): the
-  moment the first ``TextDelta`` is yielded minus the moment the replay server
-  wrote the first content chunk (same clock: server thread and client share the
-  process);
+* CPU per OpenAI chunk, no HTTP: the SDK's way (its SSE decoder, then a pydantic
+  ``ChatCompletionChunk`` per event, ``construct_type``, what ``create(stream=True)``
+  does) against ours (``threadline.llm.sse``, ``json.loads``, the accumulator on
+  plain dicts), over the same bytes;
+* time to first token added by the provider layer (SDK request + our parsing):
+  the moment the first ``TextDelta`` is yielded minus the moment the replay
+  server wrote the first content chunk (same clock: server thread and client
+  share the process);
 * tokens per second through one provider, for 1 and for 8 concurrent streams,
   with the server writing as fast as it can.
 
@@ -14,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -78,11 +84,53 @@ async def throughput(
     return sum(counts) / (time.perf_counter() - started)
 
 
+def chunk_parse_cost(tokens: int, repeats: int = 5) -> tuple[float, float]:
+    """Microseconds of CPU per chunk: (SDK chunk objects, our decoder + dicts), best of ``repeats``."""
+    from openai._models import construct_type
+    from openai._streaming import SSEDecoder as SdkDecoder
+    from openai.types.chat import ChatCompletionChunk
+
+    from threadline.llm.accumulate import OpenAIAccumulator
+    from threadline.llm.sse import SSEDecoder
+
+    chunks = stream_for(ProviderKind.OPENAI, tokens)
+
+    def sdk() -> None:
+        for sse in SdkDecoder().iter_bytes(iter(chunks)):
+            if sse.data.startswith("[DONE]"):
+                break
+            construct_type(type_=ChatCompletionChunk, value=sse.json())
+
+    def ours() -> None:
+        decoder = SSEDecoder()
+        accumulator = OpenAIAccumulator(provider="bench", model="m")
+        for chunk in chunks:
+            for sse in decoder.feed(chunk):
+                if sse.data.startswith(b"[DONE]"):
+                    return
+                accumulator.feed(json.loads(sse.data))
+
+    def best(run: Callable[[], None]) -> float:
+        times = []
+        for _ in range(repeats):
+            started = time.process_time()
+            run()
+            times.append(time.process_time() - started)
+        return min(times) / len(chunks) * 1e6
+
+    return best(sdk), best(ours)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
+    sdk_us, ours_us = chunk_parse_cost(args.tokens)
+    print(
+        f"openai chunk parsing, CPU per chunk (no HTTP): SDK chunk objects {sdk_us:.1f} µs, "
+        f"our SSE decoder + json.loads + accumulator {ours_us:.1f} µs ({sdk_us / ours_us:.0f}x)"
+    )
     with ReplayServer() as server:
         for kind in (ProviderKind.OPENAI, ProviderKind.ANTHROPIC):
             base = server.openai_base_url if kind is ProviderKind.OPENAI else server.base_url

@@ -9,21 +9,28 @@ a stream that stalls.
 
 Why the stream body is not parsed by the SDK: the SDK builds and sends the
 request (auth, headers, base URL, timeouts) and raises ``APIStatusError`` for a
-non-2xx answer, and we keep all that; but ``create(stream=True)`` also builds a
-pydantic ``ChatCompletionChunk`` per SSE event (``openai._models.construct_type``),
-about 0.25 ms of CPU with the GIL held per chunk, measured as ~70 % of the
-engine's time. Four tabs at 1,000 tokens/s then cost a full core, and the GUI
-thread waiting for the GIL missed the loop-stall budget (p99 14–29 ms against
-16 ms, DESIGN.md §5) even with streams read on a worker thread. So the body is
-read through the SDK's public raw-response API
+non-2xx answer on entering the response, and we keep all that. But
+``create(stream=True)`` also builds a pydantic ``ChatCompletionChunk`` per SSE
+event (``openai._models.construct_type``): about 0.25 ms of CPU with the GIL held
+per chunk in the engine, ~70 % of its time. Four tabs at 1,000 tokens/s then
+took a full core, and the GUI thread, waiting for the GIL, missed the loop-stall
+budget (p99 14–29 ms against 16 ms, DESIGN.md §5) although streams are read on a
+worker thread. So the body is read through the SDK's public raw-response API
 (``chat.completions.with_streaming_response.create``, an async context manager
-that always closes the response), decoded by ``threadline.llm.sse`` and
-``json.loads`` into plain dicts for the accumulator: roughly a tenth of the
-cost per chunk (figures in bench/llm_bench.py's history). What the SDK's stream
-did that we now do here: stop at ``[DONE]`` (then drain the rest of the body
-briefly so the HTTP/1.1 connection can be reused), turn an ``{"error": …}``
-event into the right ``ProviderError``, and map transport errors while reading
-(``sdk_errors`` already knew the raw ``httpx`` ones).
+that closes the response however we leave it), decoded by ``threadline.llm.sse``
+and ``json.loads`` into plain dicts for the accumulator. Measured on the 2-core
+dev machine (bench/llm_bench.py, bench/engine_bench.py): CPU per chunk 58 µs
+→ 4.4 µs without HTTP; one stream through the engine ~7,600 → ~40,000 tokens/s,
+eight streams ~8,500 → ~35,000 tokens/s in all.
+
+What the SDK's stream object did that is done here now: stop at ``[DONE]`` and
+read the rest of the body briefly (``DRAIN_SECONDS``) so the HTTP/1.1 connection
+goes back to the pool; turn an error event (``{"error": …}``, ``event: error``,
+llama.cpp's ``error:`` field) into the right ``ProviderError``; map transport
+errors while reading (``sdk_errors`` maps the raw ``httpx`` ones). The body is
+split into lines by ``threadline.llm.sse``, not ``response.iter_lines()``: that
+is ``str.splitlines``, which also breaks at U+2028, U+0085 and the like, which a
+JSON string may hold raw, and would cut such an event in two.
 """
 
 from __future__ import annotations
