@@ -68,7 +68,7 @@ from threadline.ui.markdown import (
     render_markdown,
     stable_boundary,
 )
-from threadline.ui.theme import LIGHT, ThemeColors
+from threadline.ui.theme import LIGHT, ThemeColors, mix
 
 log = logging.getLogger("threadline.ui.chat_view")
 
@@ -774,7 +774,7 @@ class ChatView(QAbstractScrollArea):
         rect = QRectF(x, y + (self._header_h - h) / 2, w, h)
         path = QPainterPath()
         path.addRoundedRect(rect, h / 2, h / 2)
-        p.fillPath(path, _mix(colour, c.base, 0.14 if c.dark else 0.10))
+        p.fillPath(path, mix(colour, c.base, 0.14 if c.dark else 0.10))
         p.setPen(QColor(colour))
         p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
@@ -1120,16 +1120,6 @@ def _thumbnail(data: str) -> QImage | None:
             THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
         )
     return image
-
-
-def _mix(colour: str, base: str, amount: float) -> QColor:
-    """``colour`` mixed into ``base`` by ``amount`` (a faint tint of a status colour)."""
-    a, b = QColor(colour), QColor(base)
-    return QColor(
-        round(b.red() + (a.red() - b.red()) * amount),
-        round(b.green() + (a.green() - b.green()) * amount),
-        round(b.blue() + (a.blue() - b.blue()) * amount),
-    )
 
 
 def _esc(text: str) -> str:
