@@ -399,7 +399,12 @@ class Engine:
         self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool
     ) -> None:
         try:
-            await self.runner.run(live, stored_first=stored_first, resuming=resuming)
+            await self.runner.run(
+                live,
+                stored_first=stored_first,
+                resuming=resuming,
+                on_stored=lambda: self._spawn(self._refresh_info(live.session_id)),
+            )
         finally:
             self._tasks.pop(live.session_id, None)
             self._spawn(self._refresh_info(live.session_id))

@@ -117,18 +117,27 @@ class TurnRunner:
         self._ran: dict[str, list[ToolResult]] = {}
 
     async def run(
-        self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False
+        self,
+        live: LiveConversation,
+        *,
+        stored_first: Sequence[Message] = (),
+        resuming: bool = False,
+        on_stored: Callable[[], None] | None = None,
     ) -> None:
         """Drive the staged turn of ``live`` to its end (commit, cancel or failure).
 
         ``stored_first`` are the messages the turn's start added (the prompt); they
-        are written before anything else can fail.
+        are written before anything else can fail, then ``on_stored`` is called (the
+        sidebar's preview can follow before the reply, which may wait for approval).
         """
         conversation = live.conversation
         writer = CoalescedTextWriter(self._store.update_message_text)
+        target = RequestMetadata()  # provider and model, once known, for a failure record
         try:
             for message in stored_first:
                 await self._store.append_message(live.session_id, message)
+            if stored_first and on_stored is not None:
+                on_stored()
             if not stored_first:
                 await self._store.set_active_leaf(live.session_id, conversation.tree.active_leaf)
             if resuming and conversation.reply is not None:
@@ -136,6 +145,7 @@ class TurnRunner:
             agent = await self._load_agent(live.info.agent_id)
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             config, model = await self._hub.resolve(live.info, agent)
+            target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
             compacted = await self._compact_if_near_limit(live, agent, config, provider, params)
@@ -175,7 +185,7 @@ class TurnRunner:
             reply = conversation.reply
             changed = conversation.fail(error.message, completed=tuple(self._ran.pop(live.session_id, ())))
             if reply is None:
-                changed.append(self._failure_record(live, error))
+                changed.append(self._failure_record(live, error, target))
             await asyncio.shield(self._record_ending(live, writer, reply, changed))
             live.emit(TurnFailed(live.session_id, error))
         finally:
@@ -370,13 +380,15 @@ class TurnRunner:
 
     # -- endings ------------------------------------------------------------------------------
 
-    def _failure_record(self, live: LiveConversation, error: UserFacingError) -> Message:
+    def _failure_record(
+        self, live: LiveConversation, error: UserFacingError, target: RequestMetadata
+    ) -> Message:
         """A turn that failed before any reply still leaves a stored trace of why (left out of requests)."""
         now = utcnow()
         failed = Message.reply(
             parent_id=live.conversation.tree.active_leaf,
             status=MessageStatus.FAILED,
-            metadata=RequestMetadata(started_at=now, ended_at=now, error=error.message),
+            metadata=replace(target, started_at=now, ended_at=now, error=error.message),
         )
         live.conversation.tree.add(failed)
         return failed

@@ -533,3 +533,36 @@ async def test_reply_after_automatic_compaction_can_be_regenerated(
     path = await stored_path(engine.data_dir, session.id)
     assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
     assert path[-1].text == "A3 again" and live.conversation.tree.version(path[-1].id).count == 2
+
+
+async def test_early_failure_record_names_provider_and_model(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(openai_auth_error())
+    session = await engine.new_session()
+    await turn(engine, session.id, "hello")
+    path = await stored_path(engine.data_dir, session.id)
+    assert path[-1].status is MessageStatus.FAILED and path[-1].metadata is not None
+    assert (path[-1].metadata.provider, path[-1].metadata.model) == ("replay", "gpt-4o-mini")
+
+
+async def test_sidebar_preview_follows_the_prompt_before_the_reply(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A turn waiting (here: on a slow first byte) already shows its prompt in the session listing."""
+    from threadline.engine.events import SessionUpdated
+
+    replay_server.enqueue(text_reply("Hello!"), text_reply("late", first_byte_delay=1.0))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Hi")  # titled now: no automatic rename will refresh the listing
+    await asyncio.sleep(0.05)
+    updates: list[SessionUpdated] = []
+    engine.subscribe_sessions(lambda e: updates.append(e) if isinstance(e, SessionUpdated) else None)
+    engine.send(session.id, "What is on the menu today?")
+    for _ in range(100):
+        if any(u.session.preview.startswith("What is on the menu") for u in updates):
+            break
+        await asyncio.sleep(0.01)
+    assert engine.running(session.id), "the preview must arrive while the reply is still pending"
+    assert any(u.session.preview.startswith("What is on the menu") for u in updates)
+    await engine.wait_idle(session.id)
