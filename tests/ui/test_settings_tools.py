@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import keyring
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QMessageBox, QToolButton
@@ -17,7 +18,9 @@ from ui_driving import type_and_send
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.tools.mcp_client import ServerStatus
-from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp_secrets import SERVICE, STORED_IN_KEYCHAIN
+from threadline.ui.mcp_server_editor import parse_pairs
 
 
 def open_settings(harness: Any, page: str) -> Any:
@@ -275,9 +278,27 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
         "fixed",
         Transport.HTTP,
         "http://127.0.0.1:9/mcp",
-        {"Authorization": "Bearer x"},
+        {"Authorization": STORED_IN_KEYCHAIN},  # the token itself went to the keychain
         "",
     )
+    assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
+
+    click(harness, page.edit_button)  # a stored secret is shown masked and kept when left alone
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    assert editor.headers.toPlainText() == f"Authorization: {STORED_IN_KEYCHAIN}"
+    editor.headers.setPlainText(editor.headers.toPlainText() + "\nX-Trace: on")
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    (server,) = harness.run(harness.engine.tool_servers.list_servers())
+    assert server.headers == {"Authorization": STORED_IN_KEYCHAIN, "X-Trace": "on"}
+    assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
     assert agent(harness).enabled_tools == ("fixed/*",)  # the offer follows the rename
     dialog.close_and_save()
     harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+
+def test_editor_pairs_keep_the_keychain_marker_and_refuse_a_half_edited_one() -> None:
+    assert parse_pairs(f"Authorization: {STORED_IN_KEYCHAIN}", ":") == {"Authorization": STORED_IN_KEYCHAIN}
+    with pytest.raises(InvalidServerConfig, match="partly edited"):
+        parse_pairs("TOKEN=•• stored in keychain", "=")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
 from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
 from threadline.tools.registry import ToolOutput
 
 if TYPE_CHECKING:
@@ -202,11 +203,20 @@ class McpConnection:
             if self.status is ServerStatus.READY and self._task is not None and not self._task.done():
                 return
             await self._stop_task()
+            try:
+                resolved = resolve_secrets(self.config)
+            except SecretUnavailableError as err:
+                message = f"MCP server {self.name!r} could not start: {err}"
+                log.warning("%s", message)
+                self._set(ServerStatus.FAILED, message)
+                raise McpServerError(message) from err
             loop = asyncio.get_running_loop()
             self._ready = loop.create_future()
             self._stop = asyncio.Event()
             self._set(ServerStatus.STARTING, "")
-            self._task = asyncio.create_task(self._serve(self._ready, self._stop), name=f"mcp-{self.name}")
+            self._task = asyncio.create_task(
+                self._serve(self._ready, self._stop, resolved), name=f"mcp-{self.name}"
+            )
             try:
                 await asyncio.shield(self._ready)
             except asyncio.CancelledError:
@@ -239,14 +249,14 @@ class McpConnection:
             pass
         self._session = None
 
-    async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+    async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event, config: McpServerConfig) -> None:
         """The connection's own task: enter the SDK's context managers, wait, leave them here."""
         import anyio
         from mcp.client.session import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
+                read, write = await stack.enter_async_context(self._transport(config))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 with anyio.fail_after(self.config.startup_timeout):
                     init = await session.initialize()
@@ -273,8 +283,8 @@ class McpConnection:
             self._session = None
             self._close_errlog()
 
-    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        config = self.config
+    def _transport(self, config: McpServerConfig) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The SDK transport for ``config`` (with its secrets resolved: never logged, never stored)."""
         if config.transport is Transport.HTTP:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client

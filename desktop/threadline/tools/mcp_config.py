@@ -4,8 +4,9 @@ One record per server: a stdio server is a command (args, env, cwd) Threadline
 starts; a streamable-HTTP server is a URL (headers). ``name`` becomes the
 namespace of its tools (``name/tool`` for approval rules, ``name__tool`` on the
 wire), so it is restricted to letters, digits, ``-`` and single ``_``.
-Secrets in ``env`` or ``headers`` are stored as the user typed them (the
-settings table is local; keychain-backed values are a possible later step).
+Secret-looking values in ``env`` or ``headers`` never reach this JSON: the
+server manager moves them to the system keychain first and keeps a marker
+(``mcp_secrets``); ``${VAR}`` values are stored as written.
 """
 
 from __future__ import annotations

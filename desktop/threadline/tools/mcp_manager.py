@@ -12,6 +12,11 @@ changing its record, unregisters them.
 The settings UI uses ``list_servers``, ``states``, ``save_server``,
 ``remove_server``, ``start``/``restart``/``stop`` and ``subscribe`` (a callback
 per status change).
+
+Secret ``env`` and ``headers`` values go to the system keychain when a record is
+saved (``mcp_secrets``); the records here, and the JSON in the store, hold a
+marker in their place, and a connection reads the real values when it starts.
+Renaming a server moves its keychain entries, removing it deletes them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from threadline.tools.mcp_client import McpConnection, McpServerError, McpTool, ServerState, ServerStatus
-from threadline.tools.mcp_config import McpServerConfig, SettingsStore, load_configs, save_configs
+from threadline.tools.mcp_config import (
+    InvalidServerConfig,
+    McpServerConfig,
+    SettingsStore,
+    load_configs,
+    save_configs,
+)
+from threadline.tools.mcp_secrets import forget_stale, has_plain_secrets, store_secrets
 from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.tools.mcp")
@@ -58,8 +70,22 @@ class McpServerManager:
         async with self._load_lock:
             if self._loaded:
                 return
-            for config in await load_configs(self._store):
+            configs = await load_configs(self._store)
+            migrated = False
+            for config in configs:
+                if has_plain_secrets(config):  # a record saved before secrets went to the keychain
+                    try:
+                        config = store_secrets(config)
+                        migrated = True
+                    except InvalidServerConfig:
+                        log.warning(
+                            "MCP server %s has secret values stored in plain text and there is no usable "
+                            "keychain to move them to; write them as ${VAR} instead.",
+                            config.name,
+                        )
                 self._connections[config.name] = self._connection(config)
+            if migrated:
+                await save_configs(self._store, [c.config for c in self._connections.values()])
             self._loaded = True
 
     async def list_servers(self) -> list[McpServerConfig]:
@@ -82,12 +108,16 @@ class McpServerManager:
         old = self._connections.get(old_name)
         if old_name != config.name and config.name in self._connections:
             raise ValueError(f"There is already an MCP server named {config.name!r}.")
+        new_secrets = has_plain_secrets(config)  # typed in: the markers compare equal, the values may not
+        config = store_secrets(config, old.config if old is not None else None)
         if old is not None:
-            if old.config == config:
+            if old.config == config and not new_secrets:
                 return
             await self._drop(old)
         records = [c.config for c in self._connections.values()] + [config]
         await save_configs(self._store, records)
+        if old is not None:
+            forget_stale(old.config, config)
         self._connections[config.name] = self._connection(config)
         self._notify(self._connections[config.name].state())
 
@@ -98,6 +128,7 @@ class McpServerManager:
             return
         await self._drop(connection)
         await save_configs(self._store, [c.config for c in self._connections.values()])
+        forget_stale(connection.config, None)
 
     async def _drop(self, connection: McpConnection) -> None:
         self._connections.pop(connection.name, None)

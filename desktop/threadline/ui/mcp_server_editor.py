@@ -4,6 +4,12 @@ The record is validated by ``McpServerConfig.validate`` and saved through the
 engine's server manager; a problem is shown in the dialog, next to the fields,
 and nothing is saved until it is fixed. Environment variables and headers are
 typed one per line (``NAME=value``, ``Header: value``).
+
+Secret-looking values (tokens, keys, passwords, ``Authorization``) are kept in
+the system keychain by the server manager; a stored one is shown only as
+``•••• stored in keychain`` and kept as long as that text is left in place, the
+way the Providers page treats API keys. ``${VAR}`` reads a value from
+Threadline's environment when the server starts.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from threadline.engine.api import EngineApi
 from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp_secrets import STORED_IN_KEYCHAIN
 from threadline.ui.tasks import describe, spawn
 
 
@@ -45,13 +52,26 @@ def parse_pairs(text: str, separator: str) -> dict[str, str]:
         key, sep, value = line.partition(separator)
         if not sep or not key.strip():
             raise InvalidServerConfig(f"Line {number} (“{line}”) should look like NAME{separator}value.")
-        pairs[key.strip()] = value.strip()
+        value = value.strip()
+        if value != STORED_IN_KEYCHAIN and STORED_IN_KEYCHAIN.lstrip("• ") in value:
+            raise InvalidServerConfig(
+                f"Line {number}: the stored value of {key.strip()} was partly edited. Leave "
+                f"“{STORED_IN_KEYCHAIN}” as it is to keep it, or replace all of it with the new value."
+            )
+        pairs[key.strip()] = value
     return pairs
 
 
 def format_pairs(pairs: dict[str, str], separator: str) -> str:
     joiner = ": " if separator == ":" else separator
     return "\n".join(f"{k}{joiner}{v}" for k, v in pairs.items())
+
+
+_SECRETS_TIP = (
+    "Values of secret-looking names (…KEY, …TOKEN, …SECRET, …PASSWORD, Authorization, …) are kept in the "
+    f"system keychain and shown as “{STORED_IN_KEYCHAIN}”: leave that to keep the value, or type a new one. "
+    "Write ${VAR} to read a value from Threadline's environment instead (needed where there is no keychain)."
+)
 
 
 class McpServerEditor(QDialog):
@@ -98,6 +118,7 @@ class McpServerEditor(QDialog):
         form.addRow("Arguments", self.args)
         self.env = QPlainTextEdit()
         self.env.setPlaceholderText("NAME=value, one per line")
+        self.env.setToolTip(_SECRETS_TIP)
         self.env.setTabChangesFocus(True)
         self.env.setFixedHeight(64)
         form.addRow("Environment", self.env)
@@ -117,6 +138,7 @@ class McpServerEditor(QDialog):
         form.addRow("URL", self.url)
         self.headers = QPlainTextEdit()
         self.headers.setPlaceholderText("Header: value, one per line (e.g. Authorization: Bearer …)")
+        self.headers.setToolTip(_SECRETS_TIP)
         self.headers.setTabChangesFocus(True)
         self.headers.setFixedHeight(64)
         form.addRow("Headers", self.headers)

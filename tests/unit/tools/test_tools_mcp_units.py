@@ -19,6 +19,7 @@ from threadline.tools.mcp_config import (
     load_configs,
     save_configs,
 )
+from threadline.tools.mcp_secrets import env_reference, is_secret_name
 from threadline.tools.notes_tool import NotesTool
 from threadline.tools.registry import WIRE_NAME_PATTERN
 
@@ -45,6 +46,34 @@ async def test_server_records_round_trip_through_settings() -> None:
     assert await load_configs(settings) == records
     settings.values[MCP_SERVERS_SETTING].append({"name": "bad name!", "command": "x"})
     assert await load_configs(settings) == records  # a broken record is skipped, not fatal
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("GITHUB_TOKEN", True),
+        ("openai_api_key", True),
+        ("DB_PASSWORD", True),
+        ("MYSQL_PASSWD", True),
+        ("Client-Secret", True),
+        ("Authorization", True),
+        ("proxy-authorization", True),
+        ("Cookie", True),
+        ("AWS_CREDENTIALS", True),
+        ("LOG_LEVEL", False),
+        ("Accept", False),
+        ("PATH", False),
+    ],
+)
+def test_secret_looking_names(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+def test_env_references() -> None:
+    assert env_reference("${GITHUB_TOKEN}") == "GITHUB_TOKEN"
+    assert env_reference(" ${_x1} ") == "_x1"
+    assert env_reference("Bearer ${TOKEN}") is None
+    assert env_reference("$TOKEN") is None
 
 
 @pytest.mark.parametrize(
