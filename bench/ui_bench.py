@@ -190,9 +190,15 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
     from threadline.ui.main_window import MainWindow
+
     pieces = stall_pieces(tokens)
-    server = subprocess.Popen([PY, __file__, "--child-server", str(tabs), str(tokens)], env=ENV,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [PY, __file__, "--child-server", str(tabs), str(tokens)],
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert server.stdout is not None and server.stdin is not None
     base_url = server.stdout.readline().strip()
 
@@ -200,7 +206,10 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
         engine = await Engine.open(Path(data_dir))
         await engine.save_provider(
             ProviderConfig(
-                "replay", ProviderKind.OPENAI, base_url=base_url, default_model="gpt-4o-mini",
+                "replay",
+                ProviderKind.OPENAI,
+                base_url=base_url,
+                default_model="gpt-4o-mini",
                 api_key_env="THREADLINE_BENCH_KEY",
             ),
         )

@@ -17,12 +17,22 @@ from threadline import version
 class _VersionAction(argparse.Action):
     """``--version``, with the version looked up only when asked for (it reads package metadata)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str = "show the version and exit") -> None:
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: str = argparse.SUPPRESS,
+        help: str = "show the version and exit",
+    ) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         sys.stdout.write(f"threadline {version()}\n")  # stdout, as argparse's own version action
         parser.exit()
 

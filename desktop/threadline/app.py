@@ -47,8 +47,11 @@ def main(argv_namespace: Any) -> int:
     from threadline.paths import default_data_dir
 
     data_dir = getattr(argv_namespace, "data_dir", None) or default_data_dir()
-    return run_gui(Path(data_dir), getattr(argv_namespace, "database_url", None),
-                   startup_probe=bool(getattr(argv_namespace, "startup_probe", False)))
+    return run_gui(
+        Path(data_dir),
+        getattr(argv_namespace, "database_url", None),
+        startup_probe=bool(getattr(argv_namespace, "startup_probe", False)),
+    )
 
 
 def _setup_logging(data_dir: Path) -> None:
@@ -104,9 +107,12 @@ class CrashHandler:
             return
         self._showing = True
         try:
-            box = QMessageBox(QMessageBox.Icon.Warning, "Something went wrong",
-                              "Threadline ran into an unexpected problem. Your conversations are saved, "
-                              "and you can keep working.\n\nThe details were written to a log file.")
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Something went wrong",
+                "Threadline ran into an unexpected problem. Your conversations are saved, "
+                "and you can keep working.\n\nThe details were written to a log file.",
+            )
             open_button = box.addButton("Show Log", QMessageBox.ButtonRole.ActionRole)
             box.addButton("Continue", QMessageBox.ButtonRole.AcceptRole)
             box.exec()
@@ -195,9 +201,11 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
             log.exception("could not open the data folder")
             from PySide6.QtWidgets import QMessageBox
 
-            QMessageBox.critical(window, "Threadline cannot start",
-                                 f"The conversations in {database_url or data_dir} could not be opened:"
-                                 f"\n\n{err}")
+            QMessageBox.critical(
+                window,
+                "Threadline cannot start",
+                f"The conversations in {database_url or data_dir} could not be opened:\n\n{err}",
+            )
             if not done.done():
                 done.set_result(1)
             return

@@ -147,9 +147,15 @@ class AppHarness:
             retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
             engine = await Engine.open(self.data_dir, retry_policy=retry, provider_timeout=5.0)
             if provider and self.server is not None and not await engine.list_providers():
-                await engine.save_provider(ProviderConfig("replay", ProviderKind.OPENAI,
-                                                          base_url=self.server.openai_base_url,
-                                                          default_model="gpt-4o-mini"), "sk-test")
+                await engine.save_provider(
+                    ProviderConfig(
+                        "replay",
+                        ProviderKind.OPENAI,
+                        base_url=self.server.openai_base_url,
+                        default_model="gpt-4o-mini",
+                    ),
+                    "sk-test",
+                )
             return engine
 
         self.engine = self.run(start())

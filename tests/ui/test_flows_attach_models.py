@@ -29,8 +29,14 @@ def new_tab(harness: Any) -> Any:
 
 
 def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.ready_for_input and not tab.busy
-                            and not harness.engine.running(tab.session_id), timeout=timeout)
+    harness.qtbot.waitUntil(
+        lambda: (
+            tab.live.conversation.ready_for_input
+            and not tab.busy
+            and not harness.engine.running(tab.session_id)
+        ),
+        timeout=timeout,
+    )
 
 
 def last_chat_request(harness: Any) -> Any:
@@ -60,8 +66,9 @@ def test_jump_to_a_search_hit_on_another_branch_makes_it_the_active_path(harness
     view = window.sidebar.hits
     rect = view.visualRect(window.sidebar.results.index(0, 0))
     harness.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    harness.qtbot.waitUntil(lambda: texts(tab) == ["Question one", "The first answer talks about quokkas."],
-                            timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: texts(tab) == ["Question one", "The first answer talks about quokkas."], timeout=5000
+    )
     assert window.tabs.current_tab() is tab
     harness.qtbot.waitUntil(lambda: first_answer.id in tab.view.visible_message_ids(), timeout=5000)
     # the engine stored the move: reopening the session shows the same branch
@@ -77,7 +84,8 @@ def _png(path: Path, w: int = 400, h: int = 300) -> Path:
 
 
 def test_an_attached_image_shows_in_the_prompt_and_is_sent_as_an_image_part(
-        harness: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    harness: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
     picture = _png(tmp_path / "sunset.png")
     harness.server.enqueue(reply("A red picture."))
     harness.open()
@@ -115,12 +123,18 @@ def _drop(widget: Any, paths: list[Path]) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     pos = QPointF(widget.rect().center())
-    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        pos.toPoint(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
-    drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(widget, drop)
     assert drop.isAccepted()
 
@@ -166,8 +180,9 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     picker.hidePopup()
     picker.setCurrentIndex(index)
     picker.activated.emit(index)  # what a click on the item does
-    harness.qtbot.waitUntil(lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o",
-                            timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o", timeout=5000
+    )
     type_and_send(harness.qtbot, tab, "And now?")
     wait_idle(harness, tab)
     assert last_chat_request(harness).body["model"] == "gpt-4o"
@@ -180,15 +195,18 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     requests = len(harness.server.requests)
     window = harness.open()
     harness.qtbot.waitUntil(lambda: window.catalog.loaded, timeout=5000)
-    assert [(c.provider, c.model) for c in window.catalog.choices()] == [("replay", "gpt-4o-mini"),
-                                                                          ("replay", "gpt-4o")]
+    assert [(c.provider, c.model) for c in window.catalog.choices()] == [
+        ("replay", "gpt-4o-mini"),
+        ("replay", "gpt-4o"),
+    ]
     assert len(harness.server.requests) == requests
 
 
 def test_catalog_keeps_the_saved_list_of_a_provider_it_cannot_reach(harness: Any) -> None:
     window = harness.open()
-    gone_provider = ProviderConfig("gone", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1",
-                                   default_model="m1")
+    gone_provider = ProviderConfig(
+        "gone", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1", default_model="m1"
+    )
     harness.run(harness.engine.save_provider(gone_provider, "sk-x"))
     saved = {"gone": [{"id": "m1"}, {"id": "m2", "context_window": 8000}], "replay": "not a list"}
     harness.run(harness.engine.set_setting(CACHE_KEY, saved))
@@ -197,5 +215,7 @@ def test_catalog_keeps_the_saved_list_of_a_provider_it_cannot_reach(harness: Any
     assert [(c.model, c.context_window) for c in gone] == [("m1", None), ("m2", 8000)]
     harness.run(window.catalog.refresh(harness.engine))
     assert [c.model for c in window.catalog.choices() if c.provider == "gone"] == ["m1", "m2"]
-    assert [c.model for c in window.catalog.choices() if c.provider == "replay"] == ["gpt-4o-mini",
-                                                                                      "claude-sonnet-4-5"]
+    assert [c.model for c in window.catalog.choices() if c.provider == "replay"] == [
+        "gpt-4o-mini",
+        "claude-sonnet-4-5",
+    ]

@@ -100,8 +100,9 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     assert sidebar.archive_toggle.text() == "Back to Chats"
     # an archived chat opens with a click
     lst = sidebar.archived_list
-    harness.qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton,
-                             pos=_row_rect(lst, sidebar.archived_model, old.id).center())
+    harness.qtbot.mouseClick(
+        lst.viewport(), Qt.MouseButton.LeftButton, pos=_row_rect(lst, sidebar.archived_model, old.id).center()
+    )
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(old.id) is not None, timeout=5000)
     # its menu offers unarchive and delete, not archive
     menu = sidebar.build_menu(sidebar.archived_model.session(old.id))

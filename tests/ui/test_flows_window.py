@@ -25,8 +25,14 @@ def new_tab(harness: Any) -> Any:
 
 
 def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.ready_for_input and not tab.busy
-                            and not harness.engine.running(tab.session_id), timeout=timeout)
+    harness.qtbot.waitUntil(
+        lambda: (
+            tab.live.conversation.ready_for_input
+            and not tab.busy
+            and not harness.engine.running(tab.session_id)
+        ),
+        timeout=timeout,
+    )
 
 
 def test_switch_tabs_while_two_tabs_stream(harness: Any) -> None:
@@ -137,8 +143,9 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     sidebar = window.sidebar
     lst = sidebar.list
     # inline rename with F2
-    harness.qtbot.mouseClick(lst.viewport(), Qt.MouseButton.LeftButton,
-                             pos=_sidebar_rect(window, a.id).center())
+    harness.qtbot.mouseClick(
+        lst.viewport(), Qt.MouseButton.LeftButton, pos=_sidebar_rect(window, a.id).center()
+    )
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(a.id) is not None, timeout=5000)  # a click opens it
     lst.setFocus()
     lst.setCurrentIndex(sidebar.model.index_of(a.id))
@@ -148,16 +155,24 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     editor.selectAll()
     harness.qtbot.keyClicks(editor, "Alpha, renamed")
     harness.qtbot.keyClick(editor, Qt.Key.Key_Return)
-    harness.qtbot.waitUntil(lambda: run(harness.engine.list_sessions()) and any(
-        s.title == "Alpha, renamed" for s in run(harness.engine.list_sessions())), timeout=5000)
-    harness.qtbot.waitUntil(lambda: window.tabs.tabText(window.tabs.indexOf(window.tabs.tab_for(a.id)))
-                            == "Alpha, renamed", timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: (
+            run(harness.engine.list_sessions())
+            and any(s.title == "Alpha, renamed" for s in run(harness.engine.list_sessions()))
+        ),
+        timeout=5000,
+    )
+    harness.qtbot.waitUntil(
+        lambda: window.tabs.tabText(window.tabs.indexOf(window.tabs.tab_for(a.id))) == "Alpha, renamed",
+        timeout=5000,
+    )
     # pin through the context menu's action
     menu = sidebar.build_menu(sidebar.model.session(b.id))
     pin = next(act for act in menu.actions() if act.text() == "Pin")
     pin.trigger()
-    harness.qtbot.waitUntil(lambda: (info := sidebar.model.session(b.id)) is not None and info.pinned,
-                            timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: (info := sidebar.model.session(b.id)) is not None and info.pinned, timeout=5000
+    )
     assert sidebar.model.data(sidebar.model.index(0, 0)) == "Pinned"
     assert sidebar.model.data(sidebar.model.index(1, 0), SessionIdRole) == b.id
     # delete with the Delete key, then undo from the bar
@@ -173,8 +188,9 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     sidebar.delete(b.id)
     sidebar._pending[b.id].timer.setInterval(50)
     sidebar._pending[b.id].timer.start()
-    harness.qtbot.waitUntil(lambda: b.id not in [s.id for s in run(harness.engine.list_sessions())],
-                            timeout=5000)
+    harness.qtbot.waitUntil(
+        lambda: b.id not in [s.id for s in run(harness.engine.list_sessions())], timeout=5000
+    )
     assert sidebar.model.session(b.id) is None
 
 

@@ -37,8 +37,13 @@ log = logging.getLogger("threadline.ui.composer")
 MAX_VISIBLE_LINES = 10
 MAX_TEXT_FILE = 1_000_000
 MAX_IMAGE_FILE = 10_000_000
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".webp": "image/webp"}
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +301,9 @@ class Composer(QWidget):
 
     def set_models(self, models: list[ModelChoice], current: ModelChoice | None) -> None:
         self._models = list(models)
-        if current is not None and not any((m.provider, m.model) == (current.provider, current.model)
-                                           for m in self._models):
+        if current is not None and not any(
+            (m.provider, m.model) == (current.provider, current.model) for m in self._models
+        ):
             self._models.insert(0, current)
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
@@ -421,8 +427,11 @@ class Composer(QWidget):
         if window:
             self.token_label.setText(f"≈ {_short(tokens)} / {_short(window)} tokens")
             over = tokens > window
-            self.token_label.setToolTip("Over the model's context window: the oldest turns will not be sent."
-                                        if over else "Estimated tokens of this conversation and your draft")
+            self.token_label.setToolTip(
+                "Over the model's context window: the oldest turns will not be sent."
+                if over
+                else "Estimated tokens of this conversation and your draft"
+            )
         else:
             self.token_label.setText(f"≈ {_short(tokens)} tokens")
             self.token_label.setToolTip("Estimated tokens of this conversation and your draft")

@@ -121,8 +121,15 @@ class ConversationModel(QAbstractListModel):
 
     def roleNames(self) -> dict[int, bytes]:
         names = dict(super().roleNames())
-        names.update({MessageRole: b"message", MessageIdRole: b"messageId", StatusRole: b"status",
-                      VersionRole: b"version", RevisionRole: b"revision"})
+        names.update(
+            {
+                MessageRole: b"message",
+                MessageIdRole: b"messageId",
+                StatusRole: b"status",
+                VersionRole: b"version",
+                RevisionRole: b"revision",
+            }
+        )
         return names
 
     # -- queries --------------------------------------------------------------------------
@@ -239,7 +246,7 @@ class ConversationModel(QAbstractListModel):
             self._ids.extend(new_ids[common:])
             self._row_of = {mid: i for i, mid in enumerate(self._ids)}
             self.endInsertRows()
-        for mid in self._ids[max(0, common - 1): common + 1]:
+        for mid in self._ids[max(0, common - 1) : common + 1]:
             self._bump(mid)
             self._emit_row_changed(mid)
 

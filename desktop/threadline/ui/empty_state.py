@@ -71,7 +71,8 @@ class EmptyState(QWidget):
         if has_provider:
             self.text.setText(
                 "Press Ctrl+N for a new chat, or pick a conversation on the left."
-                if session_count else "Press Ctrl+N or the button below to start your first chat."
+                if session_count
+                else "Press Ctrl+N or the button below to start your first chat."
             )
             self.new_button.show()
             self.provider_button.hide()

@@ -109,8 +109,9 @@ class MainWindow(QMainWindow):
 
     # -- actions and menus ------------------------------------------------------------------------
 
-    def _action(self, text: str, slot: Any, shortcuts: list[QKeySequence] | None = None,
-                tip: str = "") -> QAction:
+    def _action(
+        self, text: str, slot: Any, shortcuts: list[QKeySequence] | None = None, tip: str = ""
+    ) -> QAction:
         action = QAction(text, self)
         if shortcuts:
             action.setShortcuts(shortcuts)
@@ -132,8 +133,9 @@ class MainWindow(QMainWindow):
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K"), K(SK.Find)])
         self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
-        self.act_prev_tab = self._action("&Previous Tab", self.tabs.previous_tab,
-                                         [K(SK.PreviousChild), K("Ctrl+PgUp")])
+        self.act_prev_tab = self._action(
+            "&Previous Tab", self.tabs.previous_tab, [K(SK.PreviousChild), K("Ctrl+PgUp")]
+        )
         # Esc is handled by the composer and the chat view themselves (a window-wide Esc
         # shortcut would steal it from the search box and from dialogs).
         self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
@@ -143,8 +145,11 @@ class MainWindow(QMainWindow):
         self.act_toggle_sidebar.setChecked(True)
         self.theme_group = QActionGroup(self)
         self.theme_actions: dict[ThemeChoice, QAction] = {}
-        for choice, label in ((ThemeChoice.SYSTEM, "Follow &System"), (ThemeChoice.LIGHT, "&Light"),
-                              (ThemeChoice.DARK, "&Dark")):
+        for choice, label in (
+            (ThemeChoice.SYSTEM, "Follow &System"),
+            (ThemeChoice.LIGHT, "&Light"),
+            (ThemeChoice.DARK, "&Dark"),
+        ):
             a = QAction(label, self, checkable=True)
             a.triggered.connect(lambda _=False, c=choice: self.set_theme(c))
             self.theme_group.addAction(a)
@@ -232,14 +237,18 @@ class MainWindow(QMainWindow):
         self._set_engine_actions(True)
         providers = await engine.list_providers()
         self._has_provider = bool(providers)
-        self.empty.show_ready(has_provider=self._has_provider,
-                              session_count=len(self.sidebar.model.sessions()))
+        self.empty.show_ready(
+            has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
+        )
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
         spawn(engine.tool_servers.start_autostart(), on_error=self._error)
         if not providers:
-            spawn(engine.detect_local_servers(), on_done=self.empty.show_detected,
-                  on_error=lambda err: log.info("local server detection failed: %s", err))
+            spawn(
+                engine.detect_local_servers(),
+                on_done=self.empty.show_detected,
+                on_error=lambda err: log.info("local server detection failed: %s", err),
+            )
 
     async def _restore(self, state: dict[str, Any]) -> None:
         geometry = state.get("geometry")
@@ -325,8 +334,11 @@ class MainWindow(QMainWindow):
             if tab is not None and message_id:
                 QTimer.singleShot(0, lambda: self._jump(tab, message_id))
 
-        spawn(self._open(session_id, focus=True), on_done=opened,
-              on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"))
+        spawn(
+            self._open(session_id, focus=True),
+            on_done=opened,
+            on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
+        )
 
     async def _open(self, session_id: str, *, focus: bool) -> ChatTab | None:
         assert self.engine is not None
@@ -421,8 +433,9 @@ class MainWindow(QMainWindow):
     def _update_right(self) -> None:
         self.right.setCurrentWidget(self.tabs if self.tabs.count() else self.empty)
         if self.engine is not None and not self.tabs.count():
-            self.empty.show_ready(has_provider=self._has_provider,
-                                  session_count=len(self.sidebar.model.sessions()))
+            self.empty.show_ready(
+                has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
+            )
 
     def export_current(self) -> None:
         tab = self.tabs.current_tab()
@@ -501,9 +514,11 @@ class MainWindow(QMainWindow):
     def about(self) -> None:
         from threadline import __version__
 
-        QMessageBox.about(self, "About Threadline",
-                          f"<b>Threadline</b> {__version__}<br>"
-                          "A desktop conversation manager for language models.")
+        QMessageBox.about(
+            self,
+            "About Threadline",
+            f"<b>Threadline</b> {__version__}<br>A desktop conversation manager for language models.",
+        )
 
     def open_data_folder(self) -> None:
         if self.data_dir is not None:
@@ -531,5 +546,3 @@ class MainWindow(QMainWindow):
                 tab.close_tab()
             self.hide()
             self.closed.emit()
-
-

@@ -65,8 +65,9 @@ class ModelCatalog(QObject):
             return
         if self.refreshed_at is not None and time.monotonic() - self.refreshed_at < REFRESH_AFTER:
             return
-        self._refreshing = spawn(self.refresh(engine),
-                                 on_error=lambda err: log.info("model refresh: %s", err))
+        self._refreshing = spawn(
+            self.refresh(engine), on_error=lambda err: log.info("model refresh: %s", err)
+        )
 
     async def refresh(self, engine: EngineApi) -> None:
         """List every provider's models (network), update the catalogue and save it."""
@@ -87,11 +88,16 @@ class ModelCatalog(QObject):
             listed[provider.name] = models if models is not None else cached.get(provider.name, [])
         self.refreshed_at = time.monotonic()
         self._set(self._merge(listed))
-        await engine.set_setting(CACHE_KEY, {
-            name: [{"id": m.id, "context_window": m.context_window, "supports_images": m.supports_images}
-                   for m in models]
-            for name, models in listed.items()
-        })
+        await engine.set_setting(
+            CACHE_KEY,
+            {
+                name: [
+                    {"id": m.id, "context_window": m.context_window, "supports_images": m.supports_images}
+                    for m in models
+                ]
+                for name, models in listed.items()
+            },
+        )
 
     def _merge(self, listed: dict[str, list[ModelInfo]]) -> list[ModelChoice]:
         choices: list[ModelChoice] = []
@@ -100,9 +106,14 @@ class ModelCatalog(QObject):
             seen: set[str] = set()
             if provider.default_model:
                 info = next((m for m in models if m.id == provider.default_model), None)
-                choices.append(ModelChoice(provider.name, provider.default_model,
-                                           info.context_window if info else None,
-                                           info.supports_images if info else False))
+                choices.append(
+                    ModelChoice(
+                        provider.name,
+                        provider.default_model,
+                        info.context_window if info else None,
+                        info.supports_images if info else False,
+                    )
+                )
                 seen.add(provider.default_model)
             for m in models:
                 if m.id not in seen:
@@ -130,7 +141,12 @@ def _parse_cache(value: Any) -> dict[str, list[ModelInfo]]:
         for m in models:
             if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]:
                 window = m.get("context_window")
-                infos.append(ModelInfo(m["id"], context_window=window if isinstance(window, int) else None,
-                                       supports_images=bool(m.get("supports_images"))))
+                infos.append(
+                    ModelInfo(
+                        m["id"],
+                        context_window=window if isinstance(window, int) else None,
+                        supports_images=bool(m.get("supports_images")),
+                    )
+                )
         out[name] = infos
     return out

@@ -34,7 +34,7 @@ def mark_title(title: str, query: str) -> str:
         return title
     out, i, low = [], 0, title.lower()
     while (j := low.find(q, i)) >= 0:
-        out.append(title[i:j] + SNIPPET_OPEN + title[j:j + len(q)] + SNIPPET_CLOSE)
+        out.append(title[i:j] + SNIPPET_OPEN + title[j : j + len(q)] + SNIPPET_CLOSE)
         i = j + len(q)
     out.append(title[i:])
     return "".join(out)

@@ -83,8 +83,11 @@ class _SessionDelegate(QStyledItemDelegate):
             f.setWeight(QFont.Weight.DemiBold)
             p.setFont(f)
             p.setPen(QColor(c.muted))
-            p.drawText(r.adjusted(14, 6, -8, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                       str(index.data()))
+            p.drawText(
+                r.adjusted(14, 6, -8, 0),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                str(index.data()),
+            )
             p.restore()
             return
         info: SessionInfo = index.data(SessionRole)
@@ -107,9 +110,11 @@ class _SessionDelegate(QStyledItemDelegate):
             title_w = text_rect.width() - 12
         else:
             title_w = text_rect.width()
-        p.drawText(QRect(text_rect.left(), text_rect.top(), title_w, fm.height()),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   tf.elidedText(title, Qt.TextElideMode.ElideRight, title_w))
+        p.drawText(
+            QRect(text_rect.left(), text_rect.top(), title_w, fm.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            tf.elidedText(title, Qt.TextElideMode.ElideRight, title_w),
+        )
         if self.sidebar.is_open(info.id):
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(QColor(c.accent))
@@ -121,9 +126,11 @@ class _SessionDelegate(QStyledItemDelegate):
         p.setPen(QColor(c.muted))
         sf = QFontMetrics(small)
         preview = plain_preview(info.preview) or "No messages yet"
-        p.drawText(QRect(text_rect.left(), text_rect.top() + fm.height() + 2, text_rect.width(), sf.height()),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   sf.elidedText(preview, Qt.TextElideMode.ElideRight, text_rect.width()))
+        p.drawText(
+            QRect(text_rect.left(), text_rect.top() + fm.height() + 2, text_rect.width(), sf.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            sf.elidedText(preview, Qt.TextElideMode.ElideRight, text_rect.width()),
+        )
         p.restore()
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: AnyIndex) -> QWidget:
@@ -167,10 +174,11 @@ class _HitDelegate(QStyledItemDelegate):
         title_font.setWeight(QFont.Weight.Medium)
         p.setFont(title_font)
         p.setPen(QColor(c.text))
-        p.drawText(QRect(inner.left(), inner.top(), inner.width(), fm.height()),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   QFontMetrics(title_font).elidedText(result.title, Qt.TextElideMode.ElideRight,
-                                                       inner.width()))
+        p.drawText(
+            QRect(inner.left(), inner.top(), inner.width(), fm.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            QFontMetrics(title_font).elidedText(result.title, Qt.TextElideMode.ElideRight, inner.width()),
+        )
         small = QFont(option.font)
         small.setPointSizeF(small.pointSizeF() * 0.9)
         sf = QFontMetrics(small)
@@ -397,8 +405,11 @@ class SessionSidebar(QWidget):
     def _session_view(self) -> QWidget:
         if not self.showing_archived:
             return self.list
-        return self.archived_list if self.archived_model.rowCount() or not self._archived_loaded \
+        return (
+            self.archived_list
+            if self.archived_model.rowCount() or not self._archived_loaded
             else self.archived_empty
+        )
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
@@ -545,8 +556,11 @@ class SessionSidebar(QWidget):
 
     def fork(self, session_id: str) -> None:
         if self.engine is not None:
-            spawn(self.engine.fork_session(session_id), on_done=lambda info: self.sessionForked.emit(info.id),
-                  on_error=self._error)
+            spawn(
+                self.engine.fork_session(session_id),
+                on_done=lambda info: self.sessionForked.emit(info.id),
+                on_error=self._error,
+            )
 
     def delete(self, session_id: str) -> None:
         """Hide now, delete for real when the undo window closes."""

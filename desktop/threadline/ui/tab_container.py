@@ -271,5 +271,3 @@ class TabContainer(QTabWidget):
         p.drawEllipse(QRectF(r - 3.5, r - 3.5, 7, 7))
         p.end()
         return QIcon(pm)
-
-

@@ -36,9 +36,21 @@ def is_expected(err: BaseException) -> bool:
     if isinstance(err, _EXPECTED):
         return True
     # Provider and store errors have their own hierarchies; their names say what they are.
-    return any(cls.__module__.startswith(("threadline.llm", "threadline.store", "threadline.engine",
-                                          "keyring", "openai", "anthropic", "httpx", "sqlalchemy"))
-               for cls in type(err).__mro__)
+    return any(
+        cls.__module__.startswith(
+            (
+                "threadline.llm",
+                "threadline.store",
+                "threadline.engine",
+                "keyring",
+                "openai",
+                "anthropic",
+                "httpx",
+                "sqlalchemy",
+            )
+        )
+        for cls in type(err).__mro__
+    )
 
 
 def describe(err: BaseException) -> str:
