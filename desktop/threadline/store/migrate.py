@@ -62,6 +62,10 @@ def ensure_schema(engine: Engine, *, sqlite_file: Path | None, backup_dir: Path 
     return backup
 
 
+KEPT_BACKUPS = 5
+"""Backups of one database kept in ``backups/``: each is a full copy, made once per schema upgrade."""
+
+
 def backup_sqlite(path: Path, directory: Path, revisions: list[str]) -> Path:
     """A consistent copy of a SQLite file (WAL content included), named by time and revision."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -83,6 +87,7 @@ def backup_sqlite(path: Path, directory: Path, revisions: list[str]) -> Path:
     finally:
         source.close()
     log.info("backed up %s to %s before upgrading its schema", path, target)
+    prune_backups(directory, path.stem)
     return target
 
 
@@ -102,3 +107,14 @@ def run_alembic_upgrade(engine: Engine, target: str = "head") -> None:
 
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), target)
+
+
+def prune_backups(directory: Path, stem: str, keep: int = KEPT_BACKUPS) -> None:
+    """Delete all but the newest ``keep`` backups of the database named ``stem``.
+
+    Oldest first by modification time (each file is written once), then by name.
+    """
+    backups = sorted(directory.glob(f"{stem}-[0-9]*-rev-*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    for old in backups[: max(0, len(backups) - keep)]:
+        old.unlink(missing_ok=True)
+        log.info("removed old backup %s", old)

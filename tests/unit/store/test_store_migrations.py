@@ -239,3 +239,29 @@ async def test_disk_full_is_reported(tmp_path: Path) -> None:
         assert await store.message_count(info.id) == 0
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_only_the_newest_backups_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "threadline.sqlite3"
+    path.parent.mkdir()
+    backups = path.parent / "backups"
+    backups.mkdir()
+    old = []
+    for day in range(1, 7):  # six older backups of this database, oldest first
+        copy = backups / f"threadline-202601{day:02d}-120000-rev-base.sqlite3"
+        copy.write_bytes(b"old")
+        os.utime(copy, (1_700_000_000 + day, 1_700_000_000 + day))
+        old.append(copy)
+    other = backups / "otherdb-20260101-120000-rev-base.sqlite3"  # another database's: untouched
+    other.write_bytes(b"keep")
+    await _database_at_base(path)
+
+    store = await Store.open(Store.sqlite_url(path))
+    await store.close()
+
+    kept = sorted(p.name for p in backups.glob("threadline-*"))
+    assert len(kept) == migrate.KEPT_BACKUPS
+    assert store.backup_path is not None and store.backup_path.name in kept
+    assert [p.exists() for p in old] == [False, False, True, True, True, True]
+    assert other.exists()
