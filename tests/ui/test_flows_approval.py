@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
-from ui_driving import type_and_send
+from ui_driving import new_tab_by_click as new_tab
+from ui_driving import type_and_send, wait_idle
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageKind, MessageStatus
@@ -51,31 +52,12 @@ def use_tools(harness: Any, folder: Path, *tools: str, rules: tuple[ApprovalRule
     )
 
 
-def new_tab(harness: Any) -> Any:
-    window = harness.window
-    before = set(window.tabs.tabs())
-    harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=5000)
-    return window.tabs.current_tab()
-
-
 def wait_asked(harness: Any, tab: Any, count: int = 1) -> list[Any]:
     harness.qtbot.waitUntil(
         lambda: tab.approval.isVisibleTo(tab) and len(tab.approval.rows) == count, timeout=10000
     )
     assert tab.awaiting_approval
     return list(tab.approval.rows)
-
-
-def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(
-        lambda: (
-            tab.live.conversation.ready_for_input
-            and not tab.busy
-            and not harness.engine.running(tab.session_id)
-        ),
-        timeout=timeout,
-    )
 
 
 def click(harness: Any, button: Any) -> None:

@@ -10,7 +10,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QImage, QTextDocument
 from PySide6.QtWidgets import QApplication, QFileDialog
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
-from ui_driving import click_action, texts, type_and_send
+from ui_driving import click_action, texts, type_and_send, wait_idle
+from ui_driving import new_tab_by_click as new_tab
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.ui.chat_view import IMAGE_SCHEME
@@ -19,24 +20,6 @@ from threadline.ui.model_catalog import CACHE_KEY
 
 def reply(text: str, model: str = "gpt-4o-mini") -> Any:
     return sse_response(openai_text_stream(split_text(text, 4), model=model))
-
-
-def new_tab(harness: Any) -> Any:
-    window = harness.window
-    harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=5000)
-    return window.tabs.current_tab()
-
-
-def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(
-        lambda: (
-            tab.live.conversation.ready_for_input
-            and not tab.busy
-            and not harness.engine.running(tab.session_id)
-        ),
-        timeout=timeout,
-    )
 
 
 def last_chat_request(harness: Any) -> Any:

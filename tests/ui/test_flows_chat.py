@@ -6,7 +6,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_auth_error, openai_text_stream, split_text, sse_response
-from ui_driving import click_action, texts, type_and_send
+from ui_driving import click_action, texts, type_and_send, wait_idle
+from ui_driving import new_tab_by_click as new_tab
 
 from threadline.core.messages import MessageStatus
 from threadline.core.turn import TurnState
@@ -15,24 +16,6 @@ from threadline.engine.events import ErrorAction
 
 def reply(text: str, **faults: Any) -> Any:
     return sse_response(openai_text_stream(split_text(text, 4)), **faults)
-
-
-def new_tab(harness: Any) -> Any:
-    window = harness.window
-    harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=5000)
-    return window.tabs.current_tab()
-
-
-def wait_idle(harness: Any, tab: Any, timeout: int = 10000) -> None:
-    harness.qtbot.waitUntil(
-        lambda: (
-            tab.live.conversation.ready_for_input
-            and not tab.busy
-            and not harness.engine.running(tab.session_id)
-        ),
-        timeout=timeout,
-    )
 
 
 def test_create_send_stream_and_title(harness: Any) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from ui_driving import new_tab_by_shortcut as new_tab
 from ui_driving import texts, type_and_send
 
 from threadline.ui.main_window import WINDOW_STATE_KEY
@@ -13,14 +14,6 @@ from threadline.ui.main_window import WINDOW_STATE_KEY
 
 def reply(text: str) -> Any:
     return sse_response(openai_text_stream(split_text(text, 4)))
-
-
-def new_tab(harness: Any) -> Any:
-    window = harness.window
-    before = window.tabs.count()
-    harness.qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=5000)
-    return window.tabs.current_tab()
 
 
 def saved_layout(harness: Any) -> dict[str, Any]:

@@ -7,32 +7,14 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
-from ui_driving import texts, type_and_send
+from ui_driving import new_tab_by_shortcut as new_tab
+from ui_driving import texts, type_and_send, wait_idle
 
 from threadline.ui.session_list_model import SessionIdRole
 
 
 def reply(text: str, **faults: Any) -> Any:
     return sse_response(openai_text_stream(split_text(text, 4)), **faults)
-
-
-def new_tab(harness: Any) -> Any:
-    window = harness.window
-    before = window.tabs.count()
-    harness.qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=5000)
-    return window.tabs.current_tab()
-
-
-def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
-    harness.qtbot.waitUntil(
-        lambda: (
-            tab.live.conversation.ready_for_input
-            and not tab.busy
-            and not harness.engine.running(tab.session_id)
-        ),
-        timeout=timeout,
-    )
 
 
 def test_switch_tabs_while_two_tabs_stream(harness: Any) -> None:

@@ -30,3 +30,33 @@ def texts(tab: Any) -> list[str]:
 
 def point(x: int, y: int) -> QPoint:
     return QPoint(x, y)
+
+
+def new_tab_by_click(harness: Any) -> Any:
+    """Click the sidebar's New button and return the new tab once it is current."""
+    window = harness.window
+    before = set(window.tabs.tabs())
+    harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=5000)
+    return window.tabs.current_tab()
+
+
+def new_tab_by_shortcut(harness: Any) -> Any:
+    """Press Ctrl+N and return the new tab."""
+    window = harness.window
+    before = window.tabs.count()
+    harness.qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=5000)
+    return window.tabs.current_tab()
+
+
+def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
+    """Wait until the tab's turn is over: the conversation, the tab and the engine agree."""
+    harness.qtbot.waitUntil(
+        lambda: (
+            tab.live.conversation.ready_for_input
+            and not tab.busy
+            and not harness.engine.running(tab.session_id)
+        ),
+        timeout=timeout,
+    )
