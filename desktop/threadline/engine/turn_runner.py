@@ -131,7 +131,7 @@ class TurnRunner:
         sidebar's preview can follow before the reply, which may wait for approval).
         """
         conversation = live.conversation
-        writer = CoalescedTextWriter(self._store.update_message_text)
+        writer = CoalescedTextWriter(self._store.update_message_text, touch=self._store.touch_message)
         target = RequestMetadata()  # provider and model, once known, for a failure record
         try:
             for message in stored_first:

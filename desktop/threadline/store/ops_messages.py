@@ -31,6 +31,7 @@ from threadline.store.convert import (
 from threadline.store.errors import NotFoundError
 from threadline.store.ops_sessions import require_session
 from threadline.store.tables import MessageRow
+from threadline.store.writers import left_behind, this_writer
 
 log = logging.getLogger("threadline.store")
 
@@ -96,9 +97,11 @@ def append_messages(session: Session, session_id: str, messages: Sequence[Messag
         return
     row = require_session(session, session_id)
     ordinal = next_ordinal(session, session_id)
-    session.add_all(
-        message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)
-    )
+    rows = [message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)]
+    for row_ in rows:
+        if row_.status == MessageStatus.STREAMING.value:
+            _claim(row_)
+    session.add_all(rows)
     row.active_leaf = messages[-1].id
     row.updated_at = utcnow()
     preview = next((preview_of(m.text) for m in reversed(messages) if preview_of(m.text)), "")
@@ -118,6 +121,8 @@ def update_message(session: Session, message: Message) -> None:
     row.status = message.status.value
     row.content = content_to_json(message)
     row.meta = metadata_to_json(message.metadata)
+    if message.status is MessageStatus.STREAMING:
+        _claim(row)  # a reply continued in place is being written again
     session.add(row)
     preview = preview_of(message.text)
     if preview and row.ordinal == next_ordinal(session, row.session_id) - 1:
@@ -128,20 +133,49 @@ def update_message(session: Session, message: Message) -> None:
 
 
 def update_message_text(session: Session, message_id: str, text: str) -> None:
-    """The streaming fast path: one UPDATE of one column (the trigger re-indexes the text)."""
-    result = session.exec(update(MessageRow).where(col(MessageRow.id) == message_id).values(text=text))
+    """The streaming fast path: one UPDATE (the trigger re-indexes the text), which is also a heartbeat."""
+    result = session.exec(
+        update(MessageRow)
+        .where(col(MessageRow.id) == message_id)
+        .values(text=text, writer=this_writer(), heartbeat_at=utcnow())
+    )
     if result.rowcount == 0:
         raise NotFoundError(f"no message {message_id!r}")
 
 
-def mark_interrupted(session: Session) -> int:
-    """Replies still ``streaming`` belong to a process that died: mark them ``interrupted``."""
-    result = session.exec(
+def touch_message(session: Session, message_id: str) -> None:
+    """A heartbeat for a streaming reply whose text has not changed (a stalled stream)."""
+    session.exec(
         update(MessageRow)
-        .where(col(MessageRow.status) == MessageStatus.STREAMING.value)
-        .values(status=MessageStatus.INTERRUPTED.value)
+        .where(col(MessageRow.id) == message_id)
+        .values(writer=this_writer(), heartbeat_at=utcnow())
     )
-    return int(result.rowcount)
+
+
+def mark_interrupted(session: Session) -> int:
+    """Replies still ``streaming`` whose writer is gone become ``interrupted`` (``writers.py``).
+
+    A reply another live instance is streaming right now is left alone.
+    """
+    now = utcnow()
+    rows = session.exec(
+        select(MessageRow.id, MessageRow.writer, MessageRow.heartbeat_at).where(
+            col(MessageRow.status) == MessageStatus.STREAMING.value
+        )
+    ).all()
+    orphans = [id_ for id_, writer, heartbeat_at in rows if left_behind(writer, heartbeat_at, now)]
+    if orphans:
+        session.exec(
+            update(MessageRow)
+            .where(col(MessageRow.id).in_(orphans))
+            .values(status=MessageStatus.INTERRUPTED.value)
+        )
+    return len(orphans)
+
+
+def _claim(row: MessageRow) -> None:
+    row.writer = this_writer()
+    row.heartbeat_at = utcnow()
 
 
 def message_count(session: Session, session_id: str) -> int:

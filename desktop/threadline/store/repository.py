@@ -170,6 +170,10 @@ class Store:
     async def update_message_text(self, message_id: str, text: str) -> None:
         await self._run(ops_messages.update_message_text, message_id, text)
 
+    async def touch_message(self, message_id: str) -> None:
+        """Tell other instances sharing the database that this streaming reply is still alive."""
+        await self._run(ops_messages.touch_message, message_id)
+
     async def load_tree(self, session_id: str) -> ConversationTree:
         return await self._run(ops_messages.load_tree, session_id)
 

@@ -86,6 +86,9 @@ class MessageRow(SQLModel, table=True):
         default=None, sa_type=JSONValue, sa_column_kwargs={"name": "metadata"}, nullable=True
     )
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    writer: str | None = Field(default=None, max_length=200)
+    """``host|pid`` of the process streaming this reply (see ``threadline.store.writers``)."""
+    heartbeat_at: datetime | None = Field(default=None, sa_type=UTCDateTime, nullable=True)
 
 
 class AgentRow(SQLModel, table=True):
