@@ -52,15 +52,24 @@ MESSAGE_OVERHEAD_TOKENS = 4
 class NothingFitsError(Exception):
     """Even the newest turn alone exceeds the limits: the user must act."""
 
-    def __init__(self, needed: int, budget: int | None, cap: int) -> None:
+    def __init__(self, needed: int, budget: int | None, cap: int, messages: int = 0) -> None:
         self.needed = needed
         self.budget = budget
         self.cap = cap
-        super().__init__(
-            "This conversation no longer fits the model's context window, even its latest "
-            "message alone. Compact the conversation, remove attached context files, or "
-            "continue in a new session."
-        )
+        self.messages = messages
+        over_budget = budget is not None and needed > budget
+        if messages > cap and not over_budget:
+            text = (
+                f"The latest turn alone has {messages} messages, more than the {cap} a request may "
+                "carry (a long run of tool calls). Compact the conversation or continue in a new session."
+            )
+        else:
+            text = (
+                "This conversation no longer fits the model's context window, even its latest "
+                "message alone. Compact the conversation, remove attached context files, or "
+                "continue in a new session."
+            )
+        super().__init__(text)
 
     @property
     def user_message(self) -> str:
@@ -175,7 +184,7 @@ def build_request(
     except NothingFitsError:
         first_cut = cuts[-1]  # renaming tools may still make the last turn fit
     cuts = [c for c in cuts if c >= first_cut]
-    needed = 0
+    needed = count = 0
     for cut in cuts:
         repairs: list[str] = [f"dropped {cut} oldest messages to fit"] if cut else []
         sent = enforce_first_is_prompt(messages[cut:], repairs)
@@ -193,8 +202,8 @@ def build_request(
                 repairs=tuple(repairs),
                 summary_id=summary.id if summary else None,
             )
-        needed = tokens
-    raise NothingFitsError(needed, limits.token_budget, limits.history_cap)
+        needed, count = tokens, len(sent)
+    raise NothingFitsError(needed, limits.token_budget, limits.history_cap, count)
 
 
 # -- the derivation before the invariants ---------------------------------------------
@@ -285,7 +294,12 @@ def enforce_length(
         fits_budget = limits.token_budget is None or suffix_cost[cut] + fixed_tokens <= limits.token_budget
         if fits_cap and fits_budget:
             return messages[cut:], cut
-    raise NothingFitsError(suffix_cost[cuts[-1]] + fixed_tokens, limits.token_budget, limits.history_cap)
+    raise NothingFitsError(
+        suffix_cost[cuts[-1]] + fixed_tokens,
+        limits.token_budget,
+        limits.history_cap,
+        len(messages) - cuts[-1],
+    )
 
 
 def _cut_points(messages: Sequence[SentMessage]) -> list[int]:

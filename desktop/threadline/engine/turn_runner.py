@@ -11,15 +11,23 @@ second cancel cannot lose them.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolResult, utcnow
-from threadline.core.request import BuiltRequest, Limits, NothingFitsError, ToolSpec, build_request
+from threadline.core.request import (
+    BuiltRequest,
+    Limits,
+    NothingFitsError,
+    ToolSpec,
+    build_request,
+    estimate_tokens_by_chars,
+)
 from threadline.core.turn import TurnState
 from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
 from threadline.engine.events import (
@@ -259,15 +267,24 @@ class TurnRunner:
         self, live: LiveConversation, agent: AgentConfig, provider: str, model: str, *, continue_reply: bool
     ) -> BuiltRequest:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
-        window = self._hub.context_window(provider, model)
-        budget = window - (agent.max_tokens or REPLY_RESERVE_TOKENS) if window else None
         return build_request(
             live.conversation.path(),
             system=agent.system_prompt,
-            limits=Limits(history_cap=int(cap), token_budget=budget),
+            limits=Limits(history_cap=int(cap), token_budget=self._token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
         )
+
+    def _token_budget(self, agent: AgentConfig, provider: str, model: str) -> int | None:
+        """Tokens the messages may use: the window less the reply's reserve and the tool definitions.
+
+        ``None`` when the window is unknown (the provider's overflow error is the limit then).
+        """
+        window = self._hub.context_window(provider, model)
+        if not window:
+            return None
+        tools = sum(estimate_tokens_by_chars(json.dumps(asdict(spec))) for spec in self._offered_tools(agent))
+        return window - (agent.max_tokens or REPLY_RESERVE_TOKENS) - tools
 
     def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
         return self._tools.offered(agent)
@@ -315,10 +332,9 @@ class TurnRunner:
         Only when the window is known (from the provider's model listing); otherwise
         the provider's overflow error triggers compaction. Returns whether it ran.
         """
-        window = self._hub.context_window(config.name, params.model)
-        if not window:
+        budget = self._token_budget(agent, config.name, params.model)
+        if budget is None:
             return False
-        budget = window - (agent.max_tokens or REPLY_RESERVE_TOKENS)
         try:
             estimate = build_request(live.conversation.path(), system=agent.system_prompt).estimated_tokens
         except (NothingFitsError, ValueError):

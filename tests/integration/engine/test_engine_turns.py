@@ -566,3 +566,32 @@ async def test_sidebar_preview_follows_the_prompt_before_the_reply(
     assert engine.running(session.id), "the preview must arrive while the reply is still pending"
     assert any(u.session.preview.startswith("What is on the menu") for u in updates)
     await engine.wait_idle(session.id)
+
+
+async def test_tool_definitions_count_against_the_context_window(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A window that holds the messages but not the messages plus the offered tools: compact first."""
+
+    class Wordy(LookupTool):
+        spec = ToolSpec("wordy", "d" * 8000, {"type": "object", "properties": {}})  # ~2,000 tokens
+
+    engine.tools.register(Wordy())
+    replay_server.enqueue(text_reply("A1 " * 200), text_reply("A2 " * 200))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Q1")
+    await turn(engine, session.id, "Q2")
+    # ~320 tokens of messages; 4,096 reserved for the reply; the window leaves 2,300 for the rest.
+    engine.hub.remember_models("replay", [ModelInfo("gpt-4o-mini", context_window=4096 + 2300)])
+    replay_server.enqueue(text_reply("A3"))
+    await turn(engine, session.id, "Q3")
+    assert [m.kind for m in await stored_path(engine.data_dir, session.id)][-1] is MessageKind.RESPONSE
+    assert "tools" not in replay_server.requests[-1].body  # not offered: the window holds the messages
+
+    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("wordy",)))
+    replay_server.enqueue(text_reply("Summary of Q1-Q3."), text_reply("A4"))
+    events = await turn(engine, session.id, "Q4")
+    assert failure(events) is None
+    path = await stored_path(engine.data_dir, session.id)
+    assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
+    assert replay_server.requests[-1].body["tools"][0]["function"]["name"] == "wordy"

@@ -230,8 +230,12 @@ def test_nothing_fits_when_the_system_text_alone_is_too_big() -> None:
 
 def test_nothing_fits_when_last_turn_exceeds_history_cap() -> None:
     p = PathBuilder().prompt("q").reply("", call("c1")).results(ok("c1"))
-    with pytest.raises(NothingFitsError):
+    with pytest.raises(NothingFitsError) as info:
         build_request(p.build(), limits=Limits(history_cap=2))
+    # The cap, not the context window, is what the turn exceeds: the message says so.
+    text = info.value.user_message
+    assert info.value.messages == 3 and "3 messages" in text and "more than the 2" in text
+    assert "context window" not in text and "new session" in text
 
 
 def test_length_is_measured_after_the_repairs() -> None:
