@@ -13,20 +13,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
-from threadline.llm._http import httpx_module
 from threadline.llm.accumulate import AnthropicAccumulator
 from threadline.llm.base import DEFAULT_ANTHROPIC_MAX_TOKENS, ChatParams
 from threadline.llm.convert import anthropic_messages, anthropic_tools, tools_to_send
 from threadline.llm.errors import ProviderError
 from threadline.llm.events import StreamEvent
-from threadline.llm.sdk_errors import map_sdk_exception
+from threadline.llm.sdk_provider import SdkProvider, client_options
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from anthropic import AsyncAnthropic
-
-KEYLESS_PLACEHOLDER = "not-needed"
 
 
 def _sdk_base_url(base_url: str) -> str | None:
@@ -37,8 +32,10 @@ def _sdk_base_url(base_url: str) -> str | None:
     return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else trimmed
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """Streams messages from Anthropic (or a server speaking its API)."""
+
+    _client: AsyncAnthropic
 
     def __init__(
         self,
@@ -50,23 +47,9 @@ class AnthropicProvider:
     ) -> None:
         import anthropic
 
-        httpx = httpx_module()
-
-        self.name = config.name
-        self.config = config
-        self.timeout = timeout
-        self._sdk: ModuleType = anthropic
-        self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
-            api_key=api_key or KEYLESS_PLACEHOLDER,
-            base_url=_sdk_base_url(config.base_url),
-            max_retries=0,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            default_headers=dict(config.headers) or None,
-        )
-
-    @property
-    def base_url(self) -> str:
-        return str(self._client.base_url)
+        options = client_options(config, api_key, timeout=timeout, connect_timeout=connect_timeout)
+        client = anthropic.AsyncAnthropic(base_url=_sdk_base_url(config.base_url), **options)
+        super().__init__(config, anthropic, client, timeout=timeout)
 
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
@@ -116,13 +99,6 @@ class AnthropicProvider:
         yield finished
 
     async def list_models(self) -> list[ModelInfo]:
-        try:
-            models = [model async for model in self._client.models.list()]
-        except Exception as err:
-            mapped = self._map(err, "", during_stream=False)
-            if mapped is None:
-                raise
-            raise mapped from err
         return [
             ModelInfo(
                 id=m.id,
@@ -130,22 +106,5 @@ class AnthropicProvider:
                 owned_by="anthropic",
                 extra={"display_name": getattr(m, "display_name", "") or m.id},
             )
-            for m in models
+            for m in await self._sdk_models()
         ]
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def _map(
-        self, err: Exception, model: str, *, during_stream: bool, reading: bool = True
-    ) -> ProviderError | None:
-        return map_sdk_exception(
-            err,
-            self._sdk,
-            provider=self.name,
-            model=model,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            during_stream=during_stream,
-            reading=reading,
-        )

@@ -44,22 +44,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
-from threadline.llm._http import httpx_module
 from threadline.llm.accumulate import OpenAIAccumulator
 from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
 from threadline.llm.errors import ProviderError, malformed_stream, map_status_error
 from threadline.llm.events import StreamEvent
-from threadline.llm.sdk_errors import map_sdk_exception
+from threadline.llm.sdk_provider import SdkProvider, client_options
 from threadline.llm.sse import ServerSentEvent, SSEDecoder
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from openai import AsyncOpenAI
-
-KEYLESS_PLACEHOLDER = "not-needed"
-"""Sent as the key to servers that need none (the SDK insists on one)."""
 
 _VISION_HINTS = (
     "gpt-4o",
@@ -108,8 +102,10 @@ def is_official_openai(base_url: str) -> bool:
     return not base_url or "api.openai.com" in base_url
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider):
     """Streams chat completions from any OpenAI-compatible server."""
+
+    _client: AsyncOpenAI
 
     def __init__(
         self,
@@ -119,24 +115,11 @@ class OpenAIProvider:
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
     ) -> None:
-        httpx = httpx_module()
         import openai
 
-        self.name = config.name
-        self.config = config
-        self.timeout = timeout
-        self._sdk: ModuleType = openai
-        self._client: AsyncOpenAI = openai.AsyncOpenAI(
-            api_key=api_key or KEYLESS_PLACEHOLDER,
-            base_url=config.base_url or None,
-            max_retries=0,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            default_headers=dict(config.headers) or None,
-        )
-
-    @property
-    def base_url(self) -> str:
-        return str(self._client.base_url)
+        options = client_options(config, api_key, timeout=timeout, connect_timeout=connect_timeout)
+        client = openai.AsyncOpenAI(base_url=config.base_url or None, **options)
+        super().__init__(config, openai, client, timeout=timeout)
 
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
@@ -206,13 +189,7 @@ class OpenAIProvider:
         return data
 
     async def list_models(self) -> list[ModelInfo]:
-        try:
-            models = [model async for model in self._client.models.list()]
-        except Exception as err:
-            mapped = self._map(err, "", during_stream=False)
-            if mapped is None:
-                raise
-            raise mapped from err
+        models = await self._sdk_models()
         return sorted(
             (
                 ModelInfo(
@@ -223,21 +200,4 @@ class OpenAIProvider:
                 for m in models
             ),
             key=lambda info: info.id,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def _map(
-        self, err: Exception, model: str, *, during_stream: bool, reading: bool = True
-    ) -> ProviderError | None:
-        return map_sdk_exception(
-            err,
-            self._sdk,
-            provider=self.name,
-            model=model,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            during_stream=during_stream,
-            reading=reading,
         )
