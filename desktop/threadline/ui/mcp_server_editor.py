@@ -15,6 +15,7 @@ Threadline's environment when the server starts.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
@@ -103,14 +104,9 @@ class McpServerEditor(QDialog):
         self.transport.currentIndexChanged.connect(self._transport_changed)
         form.addRow("Kind", self.transport)
 
-        command_row = QHBoxLayout()
         self.command = QLineEdit()
         self.command.setPlaceholderText("e.g. uvx, npx, /usr/bin/python3")
-        browse = QPushButton("Browse…")
-        browse.setObjectName("SecondaryButton")
-        browse.clicked.connect(self._browse_command)
-        command_row.addWidget(self.command, 1)
-        command_row.addWidget(browse)
+        command_row = _with_browse_button(self.command, self._browse_command)
         form.addRow("Command", command_row)
         self.args = QLineEdit()
         self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project")
@@ -122,14 +118,9 @@ class McpServerEditor(QDialog):
         self.env.setTabChangesFocus(True)
         self.env.setFixedHeight(64)
         form.addRow("Environment", self.env)
-        cwd_row = QHBoxLayout()
         self.cwd = QLineEdit()
         self.cwd.setPlaceholderText("optional")
-        browse_cwd = QPushButton("Browse…")
-        browse_cwd.setObjectName("SecondaryButton")
-        browse_cwd.clicked.connect(self._browse_cwd)
-        cwd_row.addWidget(self.cwd, 1)
-        cwd_row.addWidget(browse_cwd)
+        cwd_row = _with_browse_button(self.cwd, self._browse_cwd)
         form.addRow("Working folder", cwd_row)
         self._stdio_rows: list[QWidget | QHBoxLayout] = [command_row, self.args, self.env, cwd_row]
 
@@ -268,3 +259,14 @@ class McpServerEditor(QDialog):
     def _error(self, text: str) -> None:
         self.message.setText(text)
         self.message.show()
+
+
+def _with_browse_button(edit: QLineEdit, browse: Callable[[], None]) -> QHBoxLayout:
+    """A field with a "Browse…" button beside it (command and working folder)."""
+    row = QHBoxLayout()
+    button = QPushButton("Browse…")
+    button.setObjectName("SecondaryButton")
+    button.clicked.connect(browse)
+    row.addWidget(edit, 1)
+    row.addWidget(button)
+    return row
