@@ -158,8 +158,8 @@ async def shoot(app: object, out: Path) -> int:
 
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
-    from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeChoice, ThemeManager
+    from threadline.ui.common.theme import ThemeChoice, ThemeManager
+    from threadline.ui.window.main_window import MainWindow
 
     async def pause(ms: int) -> None:
         await asyncio.sleep(ms / 1000)

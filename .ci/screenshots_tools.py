@@ -87,8 +87,8 @@ async def shoot(app: Any, out: Path) -> int:
     from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
     from threadline.tools.mcp_config import McpServerConfig
-    from threadline.ui.main_window import MainWindow
-    from threadline.ui.theme import ThemeChoice, ThemeManager
+    from threadline.ui.common.theme import ThemeChoice, ThemeManager
+    from threadline.ui.window.main_window import MainWindow
 
     async def pause(ms: int) -> None:
         await asyncio.sleep(ms / 1000)

@@ -87,7 +87,7 @@ def child_rss(data_dir: str) -> None:
     from threadline.app import create_application
 
     _app, theme, loop = create_application()
-    from threadline.ui.main_window import MainWindow
+    from threadline.ui.window.main_window import MainWindow
 
     async def go() -> dict[str, float]:
         window = MainWindow(theme, Path(data_dir))
@@ -114,7 +114,7 @@ def child_open_and_switch(data_dir: str, session_id: str) -> None:
 
     app, theme, loop = create_application()
     from threadline.engine.engine import Engine
-    from threadline.ui.main_window import MainWindow
+    from threadline.ui.window.main_window import MainWindow
 
     async def go() -> dict[str, float]:
         engine = await Engine.open(Path(data_dir))
@@ -189,7 +189,7 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
     _app, theme, loop = create_application()
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
-    from threadline.ui.main_window import MainWindow
+    from threadline.ui.window.main_window import MainWindow
 
     pieces = stall_pieces(tokens)
     server = subprocess.Popen(

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_command(args, data_dir, database_url)
     if args.self_test:
-        from threadline.ui.self_test import run_self_test
+        from threadline.self_test import run_self_test
 
         return run_self_test(data_dir, database_url)
     from threadline.app import run_gui

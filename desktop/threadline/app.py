@@ -139,7 +139,7 @@ def create_application() -> tuple[Any, Any, Any]:
     app.setDesktopFileName("threadline")
     app.setQuitOnLastWindowClosed(False)
 
-    from threadline.ui.theme import ThemeManager
+    from threadline.ui.common.theme import ThemeManager
 
     theme = ThemeManager(app)
     theme.apply()
@@ -159,7 +159,7 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
     _app, theme, loop = create_application()
     from PySide6.QtCore import QEvent, QObject, QTimer
 
-    from threadline.ui.main_window import MainWindow
+    from threadline.ui.window.main_window import MainWindow
 
     window = MainWindow(theme, data_dir)
     done: asyncio.Future[int] = loop.create_future()

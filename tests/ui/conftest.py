@@ -140,8 +140,8 @@ class AppHarness:
         from threadline.core.config import ProviderConfig, ProviderKind
         from threadline.engine.engine import Engine
         from threadline.llm.retry import RetryPolicy
-        from threadline.ui.main_window import MainWindow
-        from threadline.ui.theme import ThemeManager
+        from threadline.ui.common.theme import ThemeManager
+        from threadline.ui.window.main_window import MainWindow
 
         async def start() -> Any:
             retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)

@@ -1,0 +1,1 @@
+"""The inline approval bar a chat tab embeds, and one row per tool call."""

@@ -1,0 +1,1 @@
+"""One chat tab: the chat view, its conversation model, the composer, Markdown, the model catalog."""

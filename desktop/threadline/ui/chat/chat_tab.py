@@ -1,0 +1,448 @@
+"""One open conversation: the chat view, its inline error banner and the composer.
+
+A tab binds to the engine's one live conversation of its session (a reference,
+never a copy) through a ConversationModel, and turns what the user does into engine
+calls. Its own signals (title, busy, status, a reply finished) are re-emitted for
+the window only while it is the current tab (TabContainer).
+
+When a turn of this session asks the user about tool calls, the window's
+``ApprovalRouter`` calls ``ask_approval``: the tab shows its ``ApprovalBar`` above
+the composer and waits. Each tab has its own bar and its own waiting future, so
+answers never cross tabs. Stop, Esc or closing the tab cancels the turn; the
+engine then records cancelled results for the calls (DESIGN.md §1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+
+from threadline.core.messages import ContextFile, ImageBlock, MessageKind, MessageStatus, ToolCall
+from threadline.core.session import SessionInfo
+from threadline.core.turn import TurnState
+from threadline.engine.api import EngineApi, LiveConversationApi
+from threadline.engine.approval import Decision
+from threadline.engine.events import ErrorAction, RetryScheduled, UserFacingError
+from threadline.ui.approval.approval_bar import ApprovalBar
+from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.composer import Composer
+from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
+from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.theme import ThemeColors
+
+log = logging.getLogger("threadline.ui.chat.chat_tab")
+
+COMPOSER_MAX_WIDTH = 820
+SEND_SETTLE_MS = 25
+SEND_SETTLE_ATTEMPTS = 80
+
+
+class ChatTab(QWidget):
+    titleChanged = Signal(str)
+    busyChanged = Signal(bool)
+    statusChanged = Signal(str)
+    replyFinished = Signal()
+    settingsRequested = Signal(str)  # page / provider hint
+    newSessionRequested = Signal()
+    approvalChanged = Signal(bool)  # waiting for the user to answer tool calls
+
+    def __init__(
+        self,
+        engine: EngineApi,
+        live: LiveConversationApi,
+        catalog: ModelCatalog,
+        colors: ThemeColors,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChatTab")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.engine = engine
+        self.live = live
+        self.catalog = catalog
+        self._info: SessionInfo = live.info
+        self._busy = not live.conversation.ready_for_input
+        self._status = ""
+
+        self.model = ConversationModel(live, self)
+        self.view = ChatView()
+        self.view.set_colors(colors)
+        self.view.set_tool_namer(self._tool_name)
+        self.view.setModel(self.model)
+        self.banner = ErrorBanner()
+        self.approval = ApprovalBar(colors)
+        self._approval_wait: asyncio.Future[list[Decision]] | None = None
+        self.composer = Composer()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.view, 1)
+        bottom = QWidget()
+        bottom_layout = QHBoxLayout(bottom)
+        bottom_layout.setContentsMargins(16, 6, 16, 14)
+        column = QWidget()
+        column.setMaximumWidth(COMPOSER_MAX_WIDTH)
+        col = QVBoxLayout(column)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(8)
+        col.addWidget(self.banner)
+        col.addWidget(self.approval)
+        col.addWidget(self.composer)
+        bottom_layout.addStretch(1)
+        bottom_layout.addWidget(column, 100)
+        bottom_layout.addStretch(1)
+        layout.addWidget(bottom)
+
+        self.model.turnStateChanged.connect(self._turn_state)
+        self.model.turnFailed.connect(self._turn_failed)
+        self.model.retryScheduled.connect(self._retry_scheduled)
+        self.model.sessionUpdated.connect(self._session_updated)
+        self.model.messageFinished.connect(self._message_finished)
+        self.model.rowsInserted.connect(self._history_changed)
+        self.model.rowsRemoved.connect(self._history_changed)
+        self.view.actionTriggered.connect(self._message_action)
+        self.composer.submitted.connect(self._submit)
+        self.composer.stopRequested.connect(self.stop)
+        self.composer.modelChosen.connect(self._model_chosen)
+        self.composer.attachmentRefused.connect(lambda text: self._show_local_error(text, ()))
+        self.banner.actionChosen.connect(self._banner_action)
+        self.approval.decided.connect(self._approval_decided)
+        self.approval.stopRequested.connect(self.stop)
+        self.catalog.changed.connect(self._refresh_models)
+
+        self.view.escapePressed.connect(self._escape)
+        self._retry_timer = QTimer(self)
+        self._retry_timer.setInterval(1000)
+        self._retry_timer.timeout.connect(self._tick_retry)
+        self._retry_left = 0.0
+        self._retry_event: RetryScheduled | None = None
+
+        self._refresh_models()
+        self._history_changed()
+        self.composer.set_busy(self._busy)
+        self._update_status()
+
+    # -- identity ------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.live.session_id
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    @property
+    def title(self) -> str:
+        return self._info.display_title
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    @property
+    def awaiting_approval(self) -> bool:
+        return self._approval_wait is not None
+
+    def set_colors(self, colors: ThemeColors) -> None:
+        self.view.set_colors(colors)
+        self.approval.set_colors(colors)
+
+    def _tool_name(self, name: str) -> str:
+        """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
+        return self.engine.tools.policy_name(name)
+
+    def close_tab(self) -> None:
+        """Detach from the live conversation; the engine keeps it (and any turn) alive.
+
+        A turn waiting for this tab's approval is stopped: nobody is left to answer it.
+        """
+        if self._approval_wait is not None:
+            self.engine.cancel(self.session_id)
+            self._end_approval(cancel=True)
+        self.model.detach()
+
+    # -- sending -----------------------------------------------------------------------------
+
+    def _submit(
+        self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...], attempt: int = 0
+    ) -> None:
+        editing = self.composer.editing
+        try:
+            if editing is not None:
+                self.engine.edit_and_resend(self.session_id, editing, text)
+            else:
+                self.engine.send(self.session_id, text, images=images, context=context)
+        except Exception as err:
+            if (
+                self.live.conversation.ready_for_input
+                and attempt < SEND_SETTLE_ATTEMPTS
+                and type(err).__name__ == "SessionBusyError"
+            ):
+                # The turn said "idle" but its task is still finishing its last write:
+                # try again in a moment instead of refusing what the user just typed.
+                QTimer.singleShot(SEND_SETTLE_MS, lambda: self._submit(text, images, context, attempt + 1))
+                return
+            log.info("send refused: %s", err)
+            self._show_local_error(f"Not sent: {describe(err)}", ())
+            return
+        self.banner.dismiss()
+        self.composer.accept_sent()
+        self.view.scroll_to_bottom()
+
+    def stop(self) -> None:
+        if self._busy or self._approval_wait is not None:
+            self.engine.cancel(self.session_id)
+
+    def _escape(self) -> None:
+        if self._busy or self._approval_wait is not None:
+            self.stop()
+        elif self.composer.editing is not None:
+            self.composer.end_edit()
+            self.composer.edit.clear()
+
+    def retry(self) -> None:
+        self.banner.dismiss()
+        try:
+            self.engine.retry(self.session_id)
+        except Exception as err:
+            self._show_local_error(f"Could not retry: {describe(err)}", ())
+
+    # -- tool approval ------------------------------------------------------------------------------
+
+    async def ask_approval(
+        self, calls: Sequence[ToolCall], previews: Mapping[str, str | None]
+    ) -> list[Decision]:
+        """Show the calls in the approval bar and wait for the user's answers (one per call).
+
+        Raises ``CancelledError`` when the turn is stopped or the tab closes meanwhile.
+        """
+        if self._approval_wait is not None:  # a stale request (cannot happen: one turn per session)
+            self._end_approval(cancel=True)
+        wait: asyncio.Future[list[Decision]] = asyncio.get_running_loop().create_future()
+        self._approval_wait = wait
+        self.approval.ask(calls, previews)
+        self._fit_approval()
+        self.approvalChanged.emit(True)
+        self._update_status()
+        if self.isVisible() and self.window().isActiveWindow():
+            focused = QApplication.focusWidget()
+            typing = (
+                isinstance(focused, QPlainTextEdit)
+                and not focused.isReadOnly()
+                and bool(focused.toPlainText())
+            )
+            if not typing:  # never steal the keyboard from a message being written
+                self.approval.focus_first()
+        self.view.scroll_to_bottom()
+        try:
+            return await wait
+        finally:
+            if self._approval_wait is wait:
+                self._end_approval(cancel=False)
+
+    def _approval_decided(self, decisions: list[Decision]) -> None:
+        wait = self._approval_wait
+        if wait is not None and not wait.done():
+            wait.set_result(decisions)
+        self._end_approval(cancel=False)
+
+    def _end_approval(self, *, cancel: bool) -> None:
+        wait, self._approval_wait = self._approval_wait, None
+        if cancel and wait is not None and not wait.done():
+            wait.cancel()
+        focused = QApplication.focusWidget()
+        had_focus = focused is not None and self.approval.isAncestorOf(focused)
+        self.approval.clear()
+        if had_focus:
+            self.composer.focus_input()
+        if wait is not None:
+            self.approvalChanged.emit(False)
+            self._update_status()
+
+    def _fit_approval(self) -> None:
+        self.approval.set_max_rows_height(int(self.height() * 0.5))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.approval.pending:
+            self._fit_approval()
+
+    # -- per-message actions --------------------------------------------------------------------
+
+    def _message_action(self, action: str, message_id: str) -> None:
+        message = self.model.message(message_id)
+        if message is None:
+            return
+        try:
+            if action == "edit" and message.kind is MessageKind.PROMPT:
+                self.composer.begin_edit(message_id, message.text)
+            elif action in ("regenerate", "retry"):
+                self.banner.dismiss()
+                self.engine.regenerate(self.session_id, message_id)
+                self.view.scroll_to_bottom()
+            elif action == "continue":
+                self.banner.dismiss()
+                self.engine.resume(self.session_id, message_id)
+                self.view.scroll_to_bottom()
+            elif action in ("prev_version", "next_version"):
+                offset = -1 if action == "prev_version" else 1
+                spawn(
+                    self.engine.switch_version(self.session_id, message_id, offset),
+                    on_error=lambda err: self._show_local_error(describe(err), ()),
+                )
+            elif action == "copy":
+                self.statusChanged.emit("Copied to the clipboard")
+            elif action == "copy_code":
+                self.statusChanged.emit("Code copied to the clipboard")
+        except Exception as err:
+            self._show_local_error(describe(err), ())
+
+    # -- engine events -------------------------------------------------------------------------
+
+    def _turn_state(self, state: TurnState) -> None:
+        busy = state in (TurnState.STREAMING, TurnState.AWAITING_APPROVAL, TurnState.RUNNING_TOOLS)
+        if state is TurnState.STREAMING and self._retry_event is None:
+            pass
+        if not busy:
+            self._stop_retry_countdown()
+        if busy != self._busy:
+            self._busy = busy
+            self.composer.set_busy(busy)
+            self.busyChanged.emit(busy)
+        self._update_status()
+
+    def _turn_failed(self, error: UserFacingError) -> None:
+        self._stop_retry_countdown()
+        self.banner.show_error(error)
+        self._update_status()
+
+    def _retry_scheduled(self, event: RetryScheduled) -> None:
+        self._retry_event = event
+        self._retry_left = event.delay
+        self._tick_retry(initial=True)
+        self._retry_timer.start()
+
+    def _tick_retry(self, initial: bool = False) -> None:
+        event = self._retry_event
+        if event is None:
+            return
+        if not initial:
+            self._retry_left -= 1
+        if self._retry_left <= 0:
+            self._stop_retry_countdown()
+            return
+        self.banner.show_info(
+            f"{event.reason} Retrying in {int(self._retry_left + 0.5)} s (attempt {event.attempt})."
+        )
+
+    def _stop_retry_countdown(self) -> None:
+        self._retry_timer.stop()
+        if self._retry_event is not None:
+            self._retry_event = None
+            if self.banner.error is None:
+                self.banner.hide()
+
+    def _session_updated(self, info: SessionInfo) -> None:
+        old_title = self._info.display_title
+        self._info = info
+        if info.display_title != old_title:
+            self.titleChanged.emit(info.display_title)
+        self._refresh_models()
+
+    def update_info(self, info: SessionInfo) -> None:
+        """The sidebar heard about a change first (e.g. a rename): follow it."""
+        if info.id == self.session_id:
+            self._session_updated(info)
+
+    def _message_finished(self, message_id: str) -> None:
+        message = self.model.message(message_id)
+        if message is not None and message.status is not MessageStatus.STREAMING:
+            self.replyFinished.emit()
+        self._history_changed()
+
+    def _history_changed(self, *_: Any) -> None:
+        chars = sum(len(m.text) + sum(len(c.text) for c in m.context) for m in self.live.conversation.path())
+        self.composer.set_history_chars(chars)
+
+    # -- the banner's buttons --------------------------------------------------------------------
+
+    def _show_local_error(self, text: str, actions: tuple[ErrorAction, ...]) -> None:
+        self.banner.show_error(UserFacingError("local", text, actions))
+
+    def _banner_action(self, action: ErrorAction) -> None:
+        if action is ErrorAction.RETRY:
+            self.retry()
+        elif action is ErrorAction.ADD_KEY:
+            self.settingsRequested.emit(self._info.provider or "providers")
+        elif action is ErrorAction.SETTINGS:
+            self.settingsRequested.emit("providers")
+        elif action is ErrorAction.PICK_MODEL:
+            self.banner.dismiss()
+            self.composer.model_picker.setFocus()
+            self.composer.model_picker.showPopup()
+        elif action is ErrorAction.COMPACT:
+            self.banner.show_info("Compacting the conversation…")
+            spawn(
+                self.engine.compact(self.session_id),
+                on_done=lambda _r: self.banner.dismiss(),
+                on_error=lambda err: self._show_local_error(f"Could not compact: {describe(err)}", ()),
+            )
+        elif action is ErrorAction.NEW_SESSION:
+            self.newSessionRequested.emit()
+
+    # -- models -------------------------------------------------------------------------------------
+
+    def _refresh_models(self) -> None:
+        info = self._info
+        current = None
+        if info.model:
+            current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
+        self.composer.set_models(self.catalog.choices(), current)
+        self._update_status()
+
+    def _model_chosen(self, choice: ModelChoice) -> None:
+        spawn(
+            self.engine.set_session_model(self.session_id, choice.provider, choice.model),
+            on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
+        )
+
+    # -- status ---------------------------------------------------------------------------------------
+
+    def _update_status(self) -> None:
+        info = self._info
+        parts = []
+        if info.model:
+            parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
+        state = self.live.conversation.state
+        if state is TurnState.STREAMING:
+            parts.append("Replying…")
+        elif state is TurnState.AWAITING_APPROVAL or self._approval_wait is not None:
+            parts.append("Waiting for your approval")
+        elif state is TurnState.RUNNING_TOOLS:
+            parts.append("Running tools…")
+        elif state is TurnState.FAILED:
+            parts.append("The last reply failed")
+        text = "  ·  ".join(parts)
+        if text != self._status:
+            self._status = text
+            self.statusChanged.emit(text)
+
+    def focus_composer(self) -> None:
+        self.composer.focus_input()
+
+    def scroll_to_message(self, message_id: str) -> bool:
+        return self.view.scroll_to_message(message_id)

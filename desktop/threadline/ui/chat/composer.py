@@ -1,0 +1,447 @@
+"""The composer: where a prompt is written, with its attachments, model and send/stop button.
+
+Enter sends and Shift+Enter breaks the line; Esc stops a running reply (or leaves
+edit mode). The text is *not* cleared when Send is pressed: the tab clears it only
+after the engine accepted the prompt (``accept_sent``), so a refused send keeps
+every character. Files dropped or attached become context (text) or images;
+unreadable or oversized files are refused with a message, never half-attached.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.core.messages import ContextFile, ImageBlock
+from threadline.ui.chat.model_catalog import ModelChoice
+
+log = logging.getLogger("threadline.ui.chat.composer")
+
+MAX_VISIBLE_LINES = 10
+MAX_TEXT_FILE = 1_000_000
+MAX_IMAGE_FILE = 10_000_000
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+def estimate_tokens(chars: int) -> int:
+    """A rough token count (about four characters a token for English text and code)."""
+    return (chars + 3) // 4
+
+
+def _short(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 1000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return str(n)
+
+
+def read_attachment(path: Path) -> ContextFile | ImageBlock:
+    """Read a file as context text or an image; raises ValueError with a user-facing reason."""
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise ValueError(f"{path.name} cannot be read ({err.strerror or err}).") from err
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_TYPES:
+        if size > MAX_IMAGE_FILE:
+            raise ValueError(f"{path.name} is larger than {MAX_IMAGE_FILE // 1_000_000} MB.")
+        return ImageBlock(IMAGE_TYPES[suffix], base64.b64encode(path.read_bytes()).decode("ascii"), path.name)
+    if size > MAX_TEXT_FILE:
+        raise ValueError(
+            f"{path.name} is larger than {MAX_TEXT_FILE // 1_000_000} MB; attach a smaller file."
+        )
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ValueError(f"{path.name} is not a text file or an image.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return ContextFile(path.name, text)
+
+
+class _Edit(QPlainTextEdit):
+    """The text box: Enter submits, Shift+Enter is a newline, Esc escapes."""
+
+    submit = Signal()
+    escape = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier):
+                self.insertPlainText("\n")
+                return
+            self.submit.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escape.emit()
+            return
+        super().keyPressEvent(event)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if source.hasUrls() and any(u.isLocalFile() for u in source.urls()):
+            parent = self.parent()
+            while parent is not None and not isinstance(parent, Composer):
+                parent = parent.parent()
+            if isinstance(parent, Composer):
+                parent.attach_paths([Path(u.toLocalFile()) for u in source.urls() if u.isLocalFile()])
+                return
+        super().insertFromMimeData(source)
+
+
+class _Chip(QFrame):
+    removed = Signal(object)
+
+    def __init__(self, item: ContextFile | ImageBlock, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("AttachmentChip")
+        self.item = item
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 2, 2, 2)
+        layout.setSpacing(2)
+        kind = "Image" if isinstance(item, ImageBlock) else "File"
+        label = QLabel(f"{kind}: {item.name}")
+        layout.addWidget(label)
+        close = QToolButton()
+        close.setText("×")
+        close.setToolTip("Remove attachment")
+        close.setAutoRaise(True)
+        close.clicked.connect(lambda: self.removed.emit(self))
+        layout.addWidget(close)
+
+
+class ModelPicker(QComboBox):
+    """The model combo box; says when its list is about to show, so the list can be refreshed
+    then rather than at start (listing models imports the provider SDKs, DESIGN.md §9)."""
+
+    popupAboutToShow = Signal()
+
+    def showPopup(self) -> None:
+        self.popupAboutToShow.emit()
+        super().showPopup()
+
+
+class Composer(QWidget):
+    submitted = Signal(str, object, object)  # text, tuple[ImageBlock], tuple[ContextFile]
+    stopRequested = Signal()
+    editCancelled = Signal()
+    modelChosen = Signal(object)  # ModelChoice
+    modelListWanted = Signal()
+    """The model picker is opening: a good moment to refresh the list of models."""
+    attachmentRefused = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._busy = False
+        self._editing: str | None = None
+        self._history_chars = 0
+        self._models: list[ModelChoice] = []
+        self._attachments: list[ContextFile | ImageBlock] = []
+        self.setAcceptDrops(True)
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(4)
+        self.edit_banner = QLabel()
+        self.edit_banner.setObjectName("ComposerHint")
+        self.edit_banner.hide()
+        outer.addWidget(self.edit_banner)
+
+        self.frame = QFrame()
+        self.frame.setObjectName("ComposerFrame")
+        outer.addWidget(self.frame)
+        box = QVBoxLayout(self.frame)
+        box.setContentsMargins(10, 8, 8, 6)
+        box.setSpacing(4)
+
+        self.chips = QWidget()
+        self.chips_layout = QHBoxLayout(self.chips)
+        self.chips_layout.setContentsMargins(0, 0, 0, 0)
+        self.chips_layout.setSpacing(6)
+        self.chips_layout.addStretch(1)
+        self.chips.hide()
+        box.addWidget(self.chips)
+
+        self.edit = _Edit()
+        self.edit.setObjectName("ComposerEdit")
+        self.edit.setPlaceholderText("Message…  (Enter to send, Shift+Enter for a new line)")
+        self.edit.setTabChangesFocus(True)
+        self.edit.setFrameShape(QFrame.Shape.NoFrame)
+        self.edit.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.edit.document().setDocumentMargin(2)
+        self.edit.textChanged.connect(self._text_changed)
+        self.edit.submit.connect(self.submit)
+        self.edit.escape.connect(self._escape)
+        self.edit.installEventFilter(self)
+        box.addWidget(self.edit)
+
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        self.attach_button = QPushButton("Attach")
+        self.attach_button.setObjectName("FlatButton")
+        self.attach_button.setToolTip("Attach text files as context, or images")
+        self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.attach_button.clicked.connect(self._choose_files)
+        row.addWidget(self.attach_button)
+        self.model_picker = ModelPicker()
+        self.model_picker.setObjectName("ModelPicker")
+        self.model_picker.popupAboutToShow.connect(self.modelListWanted)
+        self.model_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.model_picker.setToolTip("Model for this conversation")
+        self.model_picker.activated.connect(self._model_activated)
+        row.addWidget(self.model_picker)
+        row.addStretch(1)
+        self.token_label = QLabel()
+        self.token_label.setObjectName("ComposerHint")
+        row.addWidget(self.token_label)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("SendButton")
+        self.send_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.send_button.clicked.connect(self._send_or_stop)
+        row.addWidget(self.send_button)
+        box.addLayout(row)
+
+        self._grow_timer = QTimer(self)
+        self._grow_timer.setSingleShot(True)
+        self._grow_timer.timeout.connect(self._fit_height)
+        self._fit_height()
+        self._update_buttons()
+        self._update_tokens()
+
+    # -- public -------------------------------------------------------------------------
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.edit.setPlainText(text)
+        cursor = self.edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.edit.setTextCursor(cursor)
+
+    @property
+    def editing(self) -> str | None:
+        """Id of the prompt being edited, or None when composing a new one."""
+        return self._editing
+
+    def begin_edit(self, message_id: str, text: str) -> None:
+        self._editing = message_id
+        self.edit_banner.setText(
+            "Editing an earlier message — Enter resends it as a new version, Esc cancels."
+        )
+        self.edit_banner.show()
+        self.set_text(text)
+        self.edit.setFocus()
+
+    def end_edit(self) -> None:
+        if self._editing is not None:
+            self._editing = None
+            self.edit_banner.hide()
+
+    def accept_sent(self) -> None:
+        """The engine accepted the prompt: now the box may be emptied."""
+        self.end_edit()
+        self.edit.clear()
+        self._attachments.clear()
+        self._rebuild_chips()
+
+    def set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self._update_buttons()
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def set_history_chars(self, chars: int) -> None:
+        self._history_chars = chars
+        self._update_tokens()
+
+    def set_models(self, models: list[ModelChoice], current: ModelChoice | None) -> None:
+        self._models = list(models)
+        if current is not None and not any(
+            (m.provider, m.model) == (current.provider, current.model) for m in self._models
+        ):
+            self._models.insert(0, current)
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        for m in self._models:
+            self.model_picker.addItem(m.label)
+        if not self._models:
+            self.model_picker.addItem("No model — add a provider in Settings")
+        if current is not None:
+            wanted = (current.provider, current.model)
+            idx = next(i for i, m in enumerate(self._models) if (m.provider, m.model) == wanted)
+            self.model_picker.setCurrentIndex(idx)
+        self.model_picker.blockSignals(False)
+        self._update_tokens()
+
+    def current_model(self) -> ModelChoice | None:
+        i = self.model_picker.currentIndex()
+        return self._models[i] if 0 <= i < len(self._models) else None
+
+    def attachments(self) -> list[ContextFile | ImageBlock]:
+        return list(self._attachments)
+
+    def attach_paths(self, paths: list[Path]) -> None:
+        for path in paths:
+            try:
+                item = read_attachment(path)
+            except ValueError as err:
+                self.attachmentRefused.emit(str(err))
+                continue
+            self._attachments.append(item)
+        self._rebuild_chips()
+        self._update_tokens()
+
+    def focus_input(self) -> None:
+        self.edit.setFocus()
+
+    # -- behaviour ------------------------------------------------------------------------
+
+    def submit(self) -> None:
+        text = self.text()
+        if self._busy or (not text.strip() and not self._attachments):
+            return
+        images = tuple(a for a in self._attachments if isinstance(a, ImageBlock))
+        context = tuple(a for a in self._attachments if isinstance(a, ContextFile))
+        self.submitted.emit(text, images, context)
+
+    def _send_or_stop(self) -> None:
+        if self._busy:
+            self.stopRequested.emit()
+        else:
+            self.submit()
+
+    def _escape(self) -> None:
+        if self._busy:
+            self.stopRequested.emit()
+        elif self._editing is not None:
+            self.end_edit()
+            self.edit.clear()
+            self.editCancelled.emit()
+
+    def _model_activated(self, index: int) -> None:
+        if 0 <= index < len(self._models):
+            self.modelChosen.emit(self._models[index])
+            self._update_tokens()
+
+    def _choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Attach files")
+        if files:
+            self.attach_paths([Path(f) for f in files])
+
+    def _rebuild_chips(self) -> None:
+        while self.chips_layout.count() > 1:
+            item = self.chips_layout.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None:
+                w.deleteLater()
+        for att in self._attachments:
+            chip = _Chip(att)
+            chip.removed.connect(self._remove_chip)
+            self.chips_layout.insertWidget(self.chips_layout.count() - 1, chip)
+        self.chips.setVisible(bool(self._attachments))
+        self._update_buttons()
+
+    def _remove_chip(self, chip: _Chip) -> None:
+        if chip.item in self._attachments:
+            self._attachments.remove(chip.item)
+        self._rebuild_chips()
+        self._update_tokens()
+
+    def _text_changed(self) -> None:
+        self._update_buttons()
+        self._grow_timer.start(0)
+        self._update_tokens()
+
+    def _fit_height(self) -> None:
+        fm = QFontMetrics(self.edit.font())
+        lines = max(1, int(self.edit.document().size().height()))  # in lines for a plain text layout
+        lines = min(lines, MAX_VISIBLE_LINES)
+        margins = self.edit.contentsMargins()
+        doc_margin = int(self.edit.document().documentMargin() * 2)
+        self.edit.setFixedHeight(lines * fm.lineSpacing() + doc_margin + margins.top() + margins.bottom() + 4)
+
+    def _update_buttons(self) -> None:
+        if self._busy:
+            self.send_button.setText("Stop")
+            self.send_button.setToolTip("Stop the reply (Esc)")
+            self.send_button.setEnabled(True)
+        else:
+            self.send_button.setText("Send")
+            self.send_button.setToolTip("Send (Enter)")
+            self.send_button.setEnabled(bool(self.text().strip() or self._attachments))
+        self.send_button.setProperty("stop", "true" if self._busy else "false")
+        self.send_button.style().unpolish(self.send_button)
+        self.send_button.style().polish(self.send_button)
+
+    def _update_tokens(self) -> None:
+        chars = self._history_chars + len(self.text())
+        chars += sum(len(a.text) for a in self._attachments if isinstance(a, ContextFile))
+        tokens = estimate_tokens(chars) + 800 * sum(isinstance(a, ImageBlock) for a in self._attachments)
+        model = self.current_model()
+        window = model.context_window if model else None
+        if window:
+            self.token_label.setText(f"≈ {_short(tokens)} / {_short(window)} tokens")
+            over = tokens > window
+            self.token_label.setToolTip(
+                "Over the model's context window: the oldest turns will not be sent."
+                if over
+                else "Estimated tokens of this conversation and your draft"
+            )
+        else:
+            self.token_label.setText(f"≈ {_short(tokens)} tokens")
+            self.token_label.setToolTip("Estimated tokens of this conversation and your draft")
+
+    # -- focus styling, drag and drop -------------------------------------------------------
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.edit and event.type() in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            self.frame.setProperty("focused", "true" if event.type() == QEvent.Type.FocusIn else "false")
+            self.frame.style().unpolish(self.frame)
+            self.frame.style().polish(self.frame)
+        return super().eventFilter(obj, event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            self.attach_paths(paths)
+            event.acceptProposedAction()
+
+    def sizeHint(self) -> QSize:
+        return QSize(600, super().sizeHint().height())

@@ -1,0 +1,271 @@
+"""A Qt list model over one live conversation's active path.
+
+The model is the adapter between the engine's typed events and Qt's row signals
+(DESIGN.md §2): a new message is ``rowsInserted``, a streamed token is one row's
+``dataChanged`` — coalesced to at most one per frame, because a provider can
+deliver hundreds of deltas a second and the view only needs the latest text when
+it paints. A moved active leaf (version switch, edit, regenerate) is handled as a
+diff of the old and new paths: the common prefix stays, the tail is removed and
+the new tail inserted, so even that never resets the model.
+
+Rows hold message ids; the message itself is always read from the live
+conversation's tree, the one copy of the history (tabs hold references, not copies).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+
+from threadline.core.messages import Message, MessageStatus
+from threadline.core.tree import TreeError, Version
+from threadline.core.turn import TurnState
+from threadline.engine.api import LiveConversationApi
+from threadline.engine.events import (
+    ActivePathChanged,
+    ConversationEvent,
+    MessageAdded,
+    MessageChanged,
+    RetryScheduled,
+    SessionUpdated,
+    TextDelta,
+    TurnFailed,
+    TurnStateChanged,
+)
+
+log = logging.getLogger("threadline.ui.chat.conversation_model")
+
+FRAME_MS = 16
+
+MessageRole = Qt.ItemDataRole.UserRole + 1
+MessageIdRole = Qt.ItemDataRole.UserRole + 2
+StatusRole = Qt.ItemDataRole.UserRole + 3
+VersionRole = Qt.ItemDataRole.UserRole + 4
+RevisionRole = Qt.ItemDataRole.UserRole + 5
+"""An integer that changes whenever the row's content changes (the view's cache key)."""
+IsLastRole = Qt.ItemDataRole.UserRole + 6
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class ConversationModel(QAbstractListModel):
+    """Rows = messages on the active path of one live conversation."""
+
+    turnStateChanged = Signal(object)  # TurnState
+    turnFailed = Signal(object)  # UserFacingError
+    retryScheduled = Signal(object)  # RetryScheduled
+    sessionUpdated = Signal(object)  # SessionInfo
+    messageFinished = Signal(str)  # message id of a reply that stopped streaming
+
+    def __init__(self, live: LiveConversationApi, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._live = live
+        self._ids: list[str] = [m.id for m in live.conversation.path()]
+        self._row_of: dict[str, int] = {mid: i for i, mid in enumerate(self._ids)}
+        self._revision: dict[str, int] = {}
+        self._fallback: dict[str, Message] = {}
+        self._dirty: set[str] = set()
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FRAME_MS)
+        self._flush_timer.timeout.connect(self.flush)
+        self._unsubscribe: Callable[[], None] | None = live.subscribe(self._on_event)
+
+    # -- lifetime -------------------------------------------------------------------
+
+    @property
+    def live(self) -> LiveConversationApi:
+        return self._live
+
+    @property
+    def session_id(self) -> str:
+        return self._live.session_id
+
+    def detach(self) -> None:
+        """Stop listening to the conversation (the tab is closing)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._flush_timer.stop()
+
+    # -- Qt model interface -------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._ids) or index.column() != 0:
+            return None
+        mid = self._ids[index.row()]
+        if role == MessageIdRole:
+            return mid
+        message = self.message(mid)
+        if message is None:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return message.text
+        if role == MessageRole:
+            return message
+        if role == StatusRole:
+            return message.status.value
+        if role == VersionRole:
+            return self.version(mid)
+        if role == RevisionRole:
+            return self._revision.get(mid, 0)
+        if role == IsLastRole:
+            return index.row() == len(self._ids) - 1
+        return None
+
+    def roleNames(self) -> dict[int, bytes]:
+        names = dict(super().roleNames())
+        names.update(
+            {
+                MessageRole: b"message",
+                MessageIdRole: b"messageId",
+                StatusRole: b"status",
+                VersionRole: b"version",
+                RevisionRole: b"revision",
+            }
+        )
+        return names
+
+    # -- queries --------------------------------------------------------------------------
+
+    def message(self, message_id: str) -> Message | None:
+        try:
+            return self._live.conversation.tree.get(message_id)
+        except TreeError:
+            return self._fallback.get(message_id)
+
+    def message_at(self, row: int) -> Message | None:
+        if 0 <= row < len(self._ids):
+            return self.message(self._ids[row])
+        return None
+
+    def row_of(self, message_id: str) -> int:
+        return self._row_of.get(message_id, -1)
+
+    def version(self, message_id: str) -> Version:
+        try:
+            return self._live.conversation.tree.version(message_id)
+        except (TreeError, KeyError, ValueError):
+            return Version(1, 1)
+
+    def revision(self, message_id: str) -> int:
+        return self._revision.get(message_id, 0)
+
+    @property
+    def state(self) -> TurnState:
+        return self._live.conversation.state
+
+    # -- events -------------------------------------------------------------------------
+
+    def _on_event(self, event: ConversationEvent) -> None:
+        try:
+            self._dispatch(event)
+        except Exception:  # an observer must never break the engine's loop
+            log.exception("conversation model failed on %r", type(event).__name__)
+
+    def _dispatch(self, event: ConversationEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._bump(event.message_id)
+            if event.message_id in self._row_of:
+                self._dirty.add(event.message_id)
+                if not self._flush_timer.isActive():
+                    self._flush_timer.start()
+        elif isinstance(event, MessageAdded):
+            self._fallback[event.message.id] = event.message
+            self._message_added(event.message)
+        elif isinstance(event, MessageChanged):
+            self._fallback[event.message.id] = event.message
+            self._bump(event.message.id)
+            self._dirty.discard(event.message.id)
+            self._emit_row_changed(event.message.id)
+            if event.message.is_assistant and event.message.status is not MessageStatus.STREAMING:
+                self.messageFinished.emit(event.message.id)
+        elif isinstance(event, ActivePathChanged):
+            self.sync_path()
+        elif isinstance(event, TurnStateChanged):
+            self.flush()
+            self._refresh_last_rows()
+            self.turnStateChanged.emit(event.state)
+        elif isinstance(event, TurnFailed):
+            self.flush()
+            self.turnFailed.emit(event.error)
+        elif isinstance(event, RetryScheduled):
+            self.retryScheduled.emit(event)
+        elif isinstance(event, SessionUpdated):
+            self.sessionUpdated.emit(event.session)
+
+    def _bump(self, message_id: str) -> None:
+        self._revision[message_id] = self._revision.get(message_id, 0) + 1
+
+    def _message_added(self, message: Message) -> None:
+        last = self._ids[-1] if self._ids else None
+        if message.id in self._row_of:
+            self._emit_row_changed(message.id)
+            return
+        if message.parent_id == last:
+            row = len(self._ids)
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._ids.append(message.id)
+            self._row_of[message.id] = row
+            self.endInsertRows()
+            if row > 0:  # the previous last row loses its "last" actions
+                self._emit_row_changed(self._ids[row - 1])
+            self._refresh_versions_near(row)
+        else:
+            self.sync_path()
+
+    def _refresh_versions_near(self, row: int) -> None:
+        """A new sibling changes the "n / m" of the message it sits beside."""
+        mid = self._ids[row]
+        if self.version(mid).count > 1:
+            self._bump(mid)
+            self._emit_row_changed(mid)
+
+    def sync_path(self) -> None:
+        """Bring the rows to the conversation's current active path with minimal signals."""
+        self.flush()
+        new_ids = [m.id for m in self._live.conversation.path()]
+        common = 0
+        for old, new in zip(self._ids, new_ids, strict=False):
+            if old != new:
+                break
+            common += 1
+        if common < len(self._ids):
+            self.beginRemoveRows(QModelIndex(), common, len(self._ids) - 1)
+            del self._ids[common:]
+            self._row_of = {mid: i for i, mid in enumerate(self._ids)}
+            self.endRemoveRows()
+        if common < len(new_ids):
+            self.beginInsertRows(QModelIndex(), common, len(new_ids) - 1)
+            self._ids.extend(new_ids[common:])
+            self._row_of = {mid: i for i, mid in enumerate(self._ids)}
+            self.endInsertRows()
+        for mid in self._ids[max(0, common - 1) : common + 1]:
+            self._bump(mid)
+            self._emit_row_changed(mid)
+
+    def _refresh_last_rows(self) -> None:
+        # Actions like "continue" and "regenerate" depend on the turn state.
+        for mid in self._ids[-2:]:
+            self._bump(mid)
+            self._emit_row_changed(mid)
+
+    def flush(self) -> None:
+        """Emit the pending coalesced ``dataChanged`` signals now (one per dirty row)."""
+        self._flush_timer.stop()
+        dirty, self._dirty = self._dirty, set()
+        for mid in dirty:
+            self._emit_row_changed(mid)
+
+    def _emit_row_changed(self, message_id: str) -> None:
+        row = self._row_of.get(message_id)
+        if row is None:
+            return
+        idx = self.index(row, 0)
+        self.dataChanged.emit(idx, idx)

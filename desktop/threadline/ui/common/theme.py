@@ -1,0 +1,452 @@
+"""Light and dark themes: one set of colour tokens feeding the palette, the stylesheet and the chat renderer.
+
+The theme follows the system colour scheme (``QStyleHints.colorScheme``) unless the
+user picked one. The widget style is Fusion behind a small proxy (:class:`ThemedStyle`)
+that draws check boxes and radio buttons from the theme colours — Fusion derives their
+outline from the window colour, which all but vanishes on a dark window — and underlines
+mnemonics only while Alt is held, as Windows, GNOME and KDE do by default (Fusion would
+underline them always). Everything that paints — the Qt palette for native widgets, the
+application stylesheet, the Markdown HTML of messages and the Pygments colours of
+code — reads the same :class:`ThemeColors`, so switching themes is one call that
+re-polishes the widgets and drops the chat views' rendered-document caches.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import StrEnum
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QLabel,
+    QMenuBar,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QStyleHintReturn,
+    QStyleOption,
+    QWidget,
+)
+
+log = logging.getLogger("threadline.ui.common.theme")
+
+
+class ThemeChoice(StrEnum):
+    SYSTEM = "system"
+    LIGHT = "light"
+    DARK = "dark"
+
+
+@dataclass(frozen=True, slots=True)
+class ThemeColors:
+    name: str
+    dark: bool
+    window: str
+    base: str
+    surface: str
+    """Slightly raised areas: sidebar, composer box."""
+    text: str
+    muted: str
+    border: str
+    accent: str
+    accent_text: str
+    user_bubble: str
+    code_bg: str
+    code_border: str
+    inline_code_bg: str
+    link: str
+    selection: str
+    hover: str
+    error_bg: str
+    error_border: str
+    error_text: str
+    warning: str
+    success: str
+    pygments_style: str
+
+
+LIGHT = ThemeColors(
+    name="light",
+    dark=False,
+    window="#f6f6f4",
+    base="#ffffff",
+    surface="#efefec",
+    text="#1f2328",
+    muted="#6b7078",
+    border="#d9dadc",
+    accent="#2f6fdf",
+    accent_text="#ffffff",
+    user_bubble="#eef2f8",
+    code_bg="#f5f6f8",
+    code_border="#e1e4e8",
+    inline_code_bg="#eef0f3",
+    link="#1f5fcf",
+    selection="#cfe0fb",
+    hover="#e6e7e4",
+    error_bg="#fdf0ef",
+    error_border="#f0c4c0",
+    error_text="#9b2c22",
+    warning="#a86400",
+    success="#1f7a3a",
+    pygments_style="default",
+)
+
+DARK = ThemeColors(
+    name="dark",
+    dark=True,
+    window="#1d1f22",
+    base="#232529",
+    surface="#2a2d31",
+    text="#e4e6e9",
+    muted="#9aa0a8",
+    border="#3a3d42",
+    accent="#5b93f5",
+    accent_text="#ffffff",
+    user_bubble="#2d3440",
+    code_bg="#1a1c1f",
+    code_border="#33363b",
+    inline_code_bg="#34373d",
+    link="#82aef8",
+    selection="#31476b",
+    hover="#303338",
+    error_bg="#3a2523",
+    error_border="#6b3832",
+    error_text="#f2b8b0",
+    warning="#e0a54a",
+    success="#6cc28a",
+    pygments_style="github-dark",
+)
+
+
+def system_prefers_dark() -> bool:
+    hints = QGuiApplication.styleHints()
+    return hints.colorScheme() == Qt.ColorScheme.Dark
+
+
+def resolve(choice: ThemeChoice) -> ThemeColors:
+    if choice is ThemeChoice.DARK:
+        return DARK
+    if choice is ThemeChoice.LIGHT:
+        return LIGHT
+    return DARK if system_prefers_dark() else LIGHT
+
+
+def build_palette(c: ThemeColors) -> QPalette:
+    pal = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: c.window,
+        QPalette.ColorRole.WindowText: c.text,
+        QPalette.ColorRole.Base: c.base,
+        QPalette.ColorRole.AlternateBase: c.surface,
+        QPalette.ColorRole.Text: c.text,
+        QPalette.ColorRole.Button: c.surface,
+        QPalette.ColorRole.ButtonText: c.text,
+        QPalette.ColorRole.Highlight: c.selection,
+        QPalette.ColorRole.HighlightedText: c.text,
+        QPalette.ColorRole.Link: c.link,
+        QPalette.ColorRole.ToolTipBase: c.surface,
+        QPalette.ColorRole.ToolTipText: c.text,
+        QPalette.ColorRole.PlaceholderText: c.muted,
+        QPalette.ColorRole.Mid: c.border,
+        QPalette.ColorRole.Midlight: c.hover,
+        QPalette.ColorRole.Accent: c.accent,
+    }
+    for role, colour in roles.items():
+        pal.setColor(role, QColor(colour))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, QColor(c.muted))
+    return pal
+
+
+def build_stylesheet(c: ThemeColors) -> str:
+    """The application stylesheet: flat, quiet surfaces, one accent colour."""
+    return f"""
+QMainWindow, QDialog {{ background: {c.window}; }}
+QToolTip {{ background: {c.surface}; color: {c.text}; border: 1px solid {c.border}; padding: 4px 6px; }}
+QSplitter::handle {{ background: {c.border}; }}
+QSplitter::handle:horizontal {{ width: 1px; }}
+QStatusBar {{ background: {c.window}; color: {c.muted}; border-top: 1px solid {c.border}; }}
+QStatusBar QLabel {{ color: {c.muted}; padding: 1px 6px; }}
+QMenuBar {{ background: {c.window}; color: {c.text}; }}
+QMenuBar::item:selected {{ background: {c.hover}; border-radius: 4px; }}
+QMenu {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border}; padding: 4px; }}
+QMenu::item {{ padding: 5px 22px 5px 18px; border-radius: 4px; }}
+QMenu::item:selected {{ background: {c.selection}; }}
+QMenu::separator {{ height: 1px; background: {c.border}; margin: 4px 6px; }}
+
+#Sidebar {{ background: {c.surface}; }}
+#Sidebar QListView {{ background: {c.surface}; border: none; outline: none; }}
+#SidebarFilter {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px;
+                  padding: 5px 8px; color: {c.text}; selection-background-color: {c.selection}; }}
+#SidebarFilter:focus {{ border-color: {c.accent}; }}
+#NewChatButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
+                  padding: 6px 12px; font-weight: 600; }}
+#NewChatButton:hover {{ background: {QColor(c.accent).lighter(110).name()}; }}
+#UndoBar {{ background: {c.text}; border-radius: 6px; }}
+#UndoBar QLabel {{ color: {c.base}; }}
+#UndoBar QPushButton {{ color: {c.accent if c.dark else QColor(c.accent).lighter(160).name()};
+                        background: transparent; border: none; font-weight: 600; padding: 2px 6px; }}
+
+QTabWidget::pane {{ border: none; background: {c.base}; }}
+QTabBar {{ background: {c.window}; }}
+QTabBar::tab {{ background: transparent; color: {c.muted}; padding: 7px 12px; margin: 4px 0 0 4px;
+               border: 1px solid transparent; border-bottom: none; border-top-left-radius: 6px;
+               border-top-right-radius: 6px; min-width: 60px; max-width: 220px; }}
+QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c.border}; }}
+QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
+#TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
+#TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
+
+ChatView {{ background: {c.base}; border: none; }}
+#ChatTab {{ background: {c.base}; }}
+#ComposerFrame {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 10px; }}
+#ComposerFrame[focused="true"] {{ border-color: {c.accent}; }}
+#ComposerEdit {{ background: transparent; border: none; color: {c.text};
+                 selection-background-color: {c.selection}; }}
+#ComposerHint {{ color: {c.muted}; }}
+#SendButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
+               padding: 5px 14px; font-weight: 600; }}
+#SendButton:disabled {{ background: {c.border}; color: {c.muted}; }}
+#SendButton[stop="true"] {{ background: {c.text}; color: {c.base}; }}
+#FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
+               border-radius: 5px; }}
+#FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
+#ModelPicker {{ background: transparent; border: 1px solid transparent; border-radius: 5px; color: {c.muted};
+                padding: 3px 6px; }}
+#ModelPicker:hover {{ border-color: {c.border}; color: {c.text}; }}
+#AttachmentChip {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 10px; }}
+#AttachmentChip QLabel {{ color: {c.text}; }}
+#AttachmentChip QToolButton {{ border: none; color: {c.muted}; }}
+
+#ErrorBanner {{ background: {c.error_bg}; border: 1px solid {c.error_border}; border-radius: 8px; }}
+#ErrorBanner QLabel {{ color: {c.error_text}; }}
+#ErrorBanner QPushButton {{ background: {c.base}; color: {c.text}; border: 1px solid {c.error_border};
+                           border-radius: 5px; padding: 4px 10px; }}
+#ErrorBanner QPushButton:hover {{ background: {c.hover}; }}
+#InfoBanner {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 8px; }}
+#InfoBanner QLabel {{ color: {c.text}; }}
+
+#EmptyState {{ background: {c.base}; }}
+#EmptyTitle {{ color: {c.text}; font-size: 20px; font-weight: 600; }}
+#EmptyText {{ color: {c.muted}; }}
+#PrimaryButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
+                  padding: 7px 16px; font-weight: 600; }}
+#SecondaryButton {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border}; border-radius: 6px;
+                    padding: 6px 14px; }}
+#SecondaryButton:hover {{ background: {c.hover}; }}
+#SectionTitle {{ color: {c.text}; font-weight: 600; font-size: 14px; }}
+#Hint {{ color: {c.muted}; }}
+#ProviderList {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; padding: 4px; }}
+#ProviderList::item {{ padding: 6px 8px; border-radius: 4px; color: {c.text}; }}
+#ProviderList::item:selected {{ background: {c.selection}; }}
+QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0; }}
+QScrollBar::handle:vertical {{ background: {c.border}; border-radius: 4px; min-height: 30px; margin: 2px; }}
+QScrollBar::handle:vertical:hover {{ background: {c.muted}; }}
+QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}
+QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical {{ background: transparent; }}
+"""
+
+
+def mix(colour: str, base: str, amount: float) -> QColor:
+    """``colour`` mixed into ``base`` by ``amount`` (0 = base, 1 = colour)."""
+    a, b = QColor(colour), QColor(base)
+    return QColor(
+        round(b.red() + (a.red() - b.red()) * amount),
+        round(b.green() + (a.green() - b.green()) * amount),
+        round(b.blue() + (a.blue() - b.blue()) * amount),
+    )
+
+
+PE = QStyle.PrimitiveElement
+State = QStyle.StateFlag
+
+
+class ThemedStyle(QProxyStyle):
+    """Fusion, with theme-coloured check and radio indicators and Alt-only mnemonic underlines."""
+
+    def __init__(self, colors: ThemeColors, mnemonics: MnemonicState) -> None:
+        super().__init__(QStyleFactory.create("Fusion"))
+        self.colors = colors
+        self._mnemonics = mnemonics
+
+    def styleHint(
+        self,
+        hint: QStyle.StyleHint,
+        option: QStyleOption | None = None,
+        widget: QWidget | None = None,
+        returnData: QStyleHintReturn | None = None,
+    ) -> int:
+        if hint == QStyle.StyleHint.SH_UnderlineShortcut:
+            return int(self._mnemonics.shown)
+        return super().styleHint(hint, option, widget, returnData)
+
+    def drawPrimitive(
+        self, element: PE, option: QStyleOption, painter: QPainter, widget: QWidget | None = None
+    ) -> None:
+        if element == PE.PE_IndicatorCheckBox:
+            self._indicator(option, painter, radio=False)
+        elif element == PE.PE_IndicatorRadioButton:
+            self._indicator(option, painter, radio=True)
+        else:
+            super().drawPrimitive(element, option, painter, widget)
+
+    def _indicator(self, option: QStyleOption, painter: QPainter, *, radio: bool) -> None:
+        c = self.colors
+        state = option.state
+        enabled = bool(state & State.State_Enabled)
+        on = bool(state & State.State_On)
+        partial = bool(state & State.State_NoChange)
+        marked = (on or partial) and enabled
+        rect = QRectF(option.rect)
+        side = min(rect.width(), rect.height()) - 1
+        box = QRectF(0, 0, side, side)
+        box.moveCenter(rect.center())
+        if marked:
+            fill, border = QColor(c.accent), QColor(c.accent)
+        elif not enabled:
+            fill, border = QColor(c.surface), QColor(c.border)
+        else:
+            fill = QColor(c.base)
+            border = mix(c.muted, c.base, 0.85 if c.dark else 0.7)
+            if state & State.State_MouseOver:
+                border = QColor(c.accent)
+        if (on or partial) and not enabled:
+            fill = QColor(c.border)
+        if state & State.State_Sunken and enabled:
+            fill = mix(c.accent, fill.name(), 0.25) if not marked else fill.darker(110)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        path = QPainterPath()
+        if radio:
+            path.addEllipse(box)
+        else:
+            path.addRoundedRect(box, 3, 3)
+        painter.fillPath(path, fill)
+        painter.setPen(QPen(border, 1))
+        painter.drawPath(path)
+        if state & State.State_HasFocus and state & State.State_KeyboardFocusChange:
+            ring = QPainterPath()
+            outer = box.adjusted(-2, -2, 2, 2)
+            if radio:
+                ring.addEllipse(outer)
+            else:
+                ring.addRoundedRect(outer, 4, 4)
+            painter.setPen(QPen(QColor(c.link), 1.5))
+            painter.drawPath(ring)
+        mark = QColor(c.accent_text) if enabled else QColor(c.muted)
+        if radio and on:
+            dot = box.adjusted(side * 0.3, side * 0.3, -side * 0.3, -side * 0.3)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(mark)
+            painter.drawEllipse(dot)
+        elif not radio and (on or partial):
+            pen = QPen(mark, max(1.5, side / 7))
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            painter.setPen(pen)
+            x, y, w = box.x(), box.y(), box.width()
+            if partial:
+                painter.drawLine(QPointF(x + w * 0.28, y + w * 0.5), QPointF(x + w * 0.72, y + w * 0.5))
+            else:
+                painter.drawPolyline(
+                    [
+                        QPointF(x + w * 0.26, y + w * 0.52),
+                        QPointF(x + w * 0.43, y + w * 0.69),
+                        QPointF(x + w * 0.75, y + w * 0.33),
+                    ]
+                )
+        painter.restore()
+
+
+class MnemonicState(QObject):
+    """Whether mnemonic underlines show: only while Alt is held (the platforms' default).
+
+    An application-wide event filter that only looks at Alt presses and releases (and
+    at the application losing focus, which may swallow the release); on a change it
+    repaints the widgets that draw mnemonics. The shortcuts themselves always work.
+    """
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self.setObjectName("MnemonicState")
+        self.shown = False
+        app.installEventFilter(self)
+
+    @classmethod
+    def of(cls, app: QApplication) -> MnemonicState:
+        """The application's one instance (every theme manager and style shares it)."""
+        found = app.findChild(cls, "MnemonicState")
+        return found if isinstance(found, cls) else cls(app)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
+            if event.key() == Qt.Key.Key_Alt:
+                self._set(kind == QEvent.Type.KeyPress)
+            elif self.shown and not event.modifiers() & Qt.KeyboardModifier.AltModifier:
+                self._set(False)
+        elif kind == QEvent.Type.ApplicationDeactivate and self.shown:
+            self._set(False)
+        return False
+
+    def _set(self, shown: bool) -> None:
+        if shown == self.shown:
+            return
+        self.shown = shown
+        for window in QApplication.topLevelWidgets():
+            if not window.isVisible():
+                continue
+            window.update()
+            for widget in (
+                window.findChildren(QAbstractButton)
+                + window.findChildren(QMenuBar)
+                + window.findChildren(QLabel)
+            ):
+                widget.update()
+
+
+class ThemeManager(QObject):
+    """Owns the current theme; follows the system scheme while the choice is ``system``."""
+
+    changed = Signal(object)  # ThemeColors
+
+    def __init__(self, app: QApplication, choice: ThemeChoice = ThemeChoice.SYSTEM) -> None:
+        super().__init__(app)
+        self._app = app
+        self._choice = choice
+        self._colors = resolve(choice)
+        app.styleHints().colorSchemeChanged.connect(self._system_changed)
+
+    @property
+    def colors(self) -> ThemeColors:
+        return self._colors
+
+    @property
+    def choice(self) -> ThemeChoice:
+        return self._choice
+
+    def apply(self) -> None:
+        self._app.setStyle(ThemedStyle(self._colors, MnemonicState.of(self._app)))
+        self._app.setPalette(build_palette(self._colors))
+        self._app.setStyleSheet(build_stylesheet(self._colors))
+
+    def set_choice(self, choice: ThemeChoice) -> None:
+        self._choice = choice
+        self._update()
+
+    def _system_changed(self, _scheme: Qt.ColorScheme) -> None:
+        if self._choice is ThemeChoice.SYSTEM:
+            self._update()
+
+    def _update(self) -> None:
+        colors = resolve(self._choice)
+        if colors is self._colors:
+            return
+        log.info("theme -> %s", colors.name)
+        self._colors = colors
+        self.apply()
+        self.changed.emit(colors)

@@ -1,0 +1,1 @@
+"""The sidebar: the session list model, search results, and the sidebar widget."""

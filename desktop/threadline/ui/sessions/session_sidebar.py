@@ -1,0 +1,635 @@
+"""The sidebar: new chat, a filter box that searches titles and message text, the session list.
+
+Actions on a session (context menu and keys): open (Enter), rename inline (F2),
+pin, duplicate (fork), archive, delete (Delete; undoable for a few seconds — the row
+disappears at once and the store delete runs only when the undo bar times out or
+the window closes). Choosing a search hit opens its session at that message.
+
+Archived sessions leave the list; "Archived" at the foot of the sidebar switches to
+a list of them (loaded when first shown), where a session can be opened,
+unarchived or deleted (with the same undo).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPainterPath
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMenu,
+    QPushButton,
+    QStackedWidget,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.core.session import SessionInfo
+from threadline.engine.api import EngineApi
+from threadline.engine.events import SessionRemoved, SessionUpdated
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.theme import LIGHT, ThemeColors
+from threadline.ui.sessions.search_results_model import ResultRole, SearchResultsModel, split_snippet
+from threadline.ui.sessions.session_list_model import (
+    HEADER,
+    KindRole,
+    SessionIdRole,
+    SessionListModel,
+    SessionRole,
+)
+
+log = logging.getLogger("threadline.ui.sessions.session_sidebar")
+
+UNDO_SECONDS = 6
+SEARCH_DELAY_MS = 180
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class _SessionDelegate(QStyledItemDelegate):
+    def __init__(self, sidebar: SessionSidebar) -> None:
+        super().__init__(sidebar)
+        self.sidebar = sidebar
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
+        fm = option.fontMetrics
+        if index.data(KindRole) == HEADER:
+            return QSize(100, fm.height() + 14)
+        return QSize(100, fm.height() * 2 + 16)
+
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: AnyIndex) -> None:
+        c = self.sidebar.colors
+        r: QRect = option.rect
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if index.data(KindRole) == HEADER:
+            f = QFont(option.font)
+            f.setPointSizeF(f.pointSizeF() * 0.85)
+            f.setWeight(QFont.Weight.DemiBold)
+            p.setFont(f)
+            p.setPen(QColor(c.muted))
+            p.drawText(
+                r.adjusted(14, 6, -8, 0),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                str(index.data()),
+            )
+            p.restore()
+            return
+        info: SessionInfo = index.data(SessionRole)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        box = r.adjusted(6, 1, -6, -1)
+        if selected or hovered:
+            path = QPainterPath()
+            path.addRoundedRect(box, 6, 6)
+            p.fillPath(path, QColor(c.selection if selected else c.hover))
+        fm = option.fontMetrics
+        text_rect = box.adjusted(10, 6, -10, -6)
+        title_font = QFont(option.font)
+        title_font.setWeight(QFont.Weight.Medium)
+        p.setFont(title_font)
+        p.setPen(QColor(c.text))
+        tf = QFontMetrics(title_font)
+        title = info.display_title
+        if self.sidebar.is_open(info.id):
+            title_w = text_rect.width() - 12
+        else:
+            title_w = text_rect.width()
+        p.drawText(
+            QRect(text_rect.left(), text_rect.top(), title_w, fm.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            tf.elidedText(title, Qt.TextElideMode.ElideRight, title_w),
+        )
+        if self.sidebar.is_open(info.id):
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(c.accent))
+            cy = text_rect.top() + fm.height() / 2
+            p.drawEllipse(QRect(text_rect.right() - 6, int(cy - 3), 6, 6))
+        small = QFont(option.font)
+        small.setPointSizeF(small.pointSizeF() * 0.9)
+        p.setFont(small)
+        p.setPen(QColor(c.muted))
+        sf = QFontMetrics(small)
+        preview = plain_preview(info.preview) or "No messages yet"
+        p.drawText(
+            QRect(text_rect.left(), text_rect.top() + fm.height() + 2, text_rect.width(), sf.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            sf.elidedText(preview, Qt.TextElideMode.ElideRight, text_rect.width()),
+        )
+        p.restore()
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: AnyIndex) -> QWidget:
+        editor = QLineEdit(parent)
+        editor.setObjectName("RenameEditor")
+        editor.setFrame(True)
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: AnyIndex) -> None:
+        assert isinstance(editor, QLineEdit)
+        editor.setText(str(index.data(Qt.ItemDataRole.EditRole)))
+        editor.selectAll()
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem, index: AnyIndex) -> None:
+        r = option.rect.adjusted(10, 4, -10, 0)
+        editor.setGeometry(QRect(r.left(), r.top(), r.width(), option.fontMetrics.height() + 8))
+
+
+class _HitDelegate(QStyledItemDelegate):
+    def __init__(self, sidebar: SessionSidebar) -> None:
+        super().__init__(sidebar)
+        self.sidebar = sidebar
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
+        return QSize(100, option.fontMetrics.height() * 2 + 18)
+
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: AnyIndex) -> None:
+        c = self.sidebar.colors
+        result = index.data(ResultRole)
+        r = option.rect.adjusted(6, 1, -6, -1)
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if option.state & (QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_MouseOver):
+            path = QPainterPath()
+            path.addRoundedRect(r, 6, 6)
+            selected = option.state & QStyle.StateFlag.State_Selected
+            p.fillPath(path, QColor(c.selection if selected else c.hover))
+        inner = r.adjusted(10, 6, -10, -6)
+        fm = option.fontMetrics
+        title_font = QFont(option.font)
+        title_font.setWeight(QFont.Weight.Medium)
+        p.setFont(title_font)
+        p.setPen(QColor(c.text))
+        p.drawText(
+            QRect(inner.left(), inner.top(), inner.width(), fm.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            QFontMetrics(title_font).elidedText(result.title, Qt.TextElideMode.ElideRight, inner.width()),
+        )
+        small = QFont(option.font)
+        small.setPointSizeF(small.pointSizeF() * 0.9)
+        sf = QFontMetrics(small)
+        bold = QFont(small)
+        bold.setWeight(QFont.Weight.Bold)
+        bf = QFontMetrics(bold)
+        x = inner.left()
+        y = inner.top() + fm.height() + 2
+        right = inner.right()
+        snippet = result.snippet if result.message_id else ""
+        pieces = split_snippet(" ".join(snippet.split())) if snippet else [("Title matches", False)]
+        for text, hit in pieces:
+            f, m = (bold, bf) if hit else (small, sf)
+            avail = right - x
+            if avail <= 8:
+                break
+            shown = m.elidedText(text, Qt.TextElideMode.ElideRight, avail)
+            w = m.horizontalAdvance(shown)
+            if hit:
+                path = QPainterPath()
+                path.addRoundedRect(QRect(x - 1, y, w + 2, sf.height()), 3, 3)
+                p.fillPath(path, QColor(c.selection))
+            p.setFont(f)
+            p.setPen(QColor(c.text if hit else c.muted))
+            p.drawText(QRect(x, y, w + 1, sf.height()), Qt.AlignmentFlag.AlignVCenter, shown)
+            x += w
+            if shown != text:
+                break
+        p.restore()
+
+
+@dataclass(slots=True)
+class _PendingDelete:
+    info: SessionInfo
+    timer: QTimer
+    model: SessionListModel
+
+
+class UndoBar(QFrame):
+    undo = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("UndoBar")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 4, 4)
+        self.label = QLabel()
+        layout.addWidget(self.label, 1)
+        self.button = QPushButton("Undo")
+        self.button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.button.clicked.connect(self.undo)
+        layout.addWidget(self.button)
+        self.hide()
+
+
+class _SessionList(QListView):
+    """The list with the sidebar's keys: Enter opens, F2 renames, Delete deletes."""
+
+    keyAction = Signal(str)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.state() != self.State.EditingState:
+            self.keyAction.emit("open")
+            return
+        if event.key() == Qt.Key.Key_Delete and self.state() != self.State.EditingState:
+            self.keyAction.emit("delete")
+            return
+        super().keyPressEvent(event)
+
+
+class SessionSidebar(QWidget):
+    openRequested = Signal(str, object)  # session id, message id or None
+    newRequested = Signal()
+    sessionForked = Signal(str)
+    errorMessage = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Sidebar")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.engine: EngineApi | None = None
+        self.colors: ThemeColors = LIGHT
+        self._open_ids: set[str] = set()
+        self._pending: dict[str, _PendingDelete] = {}
+        self._unsubscribe: Any = None
+        self._search_task: Any = None
+
+        self.model = SessionListModel(self)
+        self.model.renameRequested.connect(self._rename)
+        self.archived_model = SessionListModel(self, archived=True)
+        self.archived_model.renameRequested.connect(self._rename)
+        self._archived_loaded = False
+        self.showing_archived = False
+        self.results = SearchResultsModel(self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 10, 8, 8)
+        layout.setSpacing(8)
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        self.filter = QLineEdit()
+        self.filter.setObjectName("SidebarFilter")
+        self.filter.setPlaceholderText("Search chats  (Ctrl+K)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter_changed)
+        self.filter.installEventFilter(self)
+        top.addWidget(self.filter, 1)
+        self.new_button = QPushButton("New")
+        self.new_button.setObjectName("NewChatButton")
+        self.new_button.setToolTip(f"New chat ({QKeySequence(QKeySequence.StandardKey.New).toString()})")
+        self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.new_button.clicked.connect(self.newRequested)
+        top.addWidget(self.new_button)
+        layout.addLayout(top)
+
+        self.stack = QStackedWidget()
+        self.list = self._session_list(self.model)
+        self.stack.addWidget(self.list)
+        self.archived_list = self._session_list(self.archived_model)
+        self.archived_list.setObjectName("ArchivedList")
+        self.stack.addWidget(self.archived_list)
+        self.archived_empty = QLabel("No archived chats")
+        self.archived_empty.setObjectName("Hint")
+        self.archived_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.archived_empty.setContentsMargins(0, 20, 0, 0)
+        self.stack.addWidget(self.archived_empty)
+
+        self.hits = QListView()
+        self.hits.setModel(self.results)
+        self.hits.setItemDelegate(_HitDelegate(self))
+        self.hits.setMouseTracking(True)
+        self.hits.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.hits.clicked.connect(self._hit_activated)
+        self.hits.activated.connect(self._hit_activated)
+        self.stack.addWidget(self.hits)
+        self.no_results = QLabel("No matches")
+        self.no_results.setObjectName("Hint")
+        self.no_results.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.no_results.setContentsMargins(0, 20, 0, 0)
+        self.stack.addWidget(self.no_results)
+        layout.addWidget(self.stack, 1)
+
+        self.archive_toggle = QPushButton("Archived")
+        self.archive_toggle.setObjectName("FlatButton")
+        self.archive_toggle.setCheckable(True)
+        self.archive_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.archive_toggle.setToolTip("Show the archived chats")
+        self.archive_toggle.toggled.connect(self.show_archived)
+        layout.addWidget(self.archive_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+
+        self.undo_bar = UndoBar()
+        self.undo_bar.undo.connect(self.undo_delete)
+        layout.addWidget(self.undo_bar)
+
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._run_search)
+
+    def _session_list(self, model: SessionListModel) -> _SessionList:
+        view = _SessionList()
+        view.setModel(model)
+        view.setItemDelegate(_SessionDelegate(self))
+        view.setMouseTracking(True)
+        view.setUniformItemSizes(False)
+        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        view.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(lambda pos, v=view: self._context_menu(v, pos))
+        view.clicked.connect(self._activated)
+        view.keyAction.connect(lambda action, v=view: self._key_action(v, action))
+        return view
+
+    # -- engine ------------------------------------------------------------------------------------
+
+    def set_engine(self, engine: EngineApi) -> None:
+        self.engine = engine
+        self._unsubscribe = engine.subscribe_sessions(self._session_event)
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    async def load(self) -> None:
+        assert self.engine is not None
+        self.model.set_sessions(await self.engine.list_sessions())
+
+    def _session_event(self, event: SessionUpdated | SessionRemoved) -> None:
+        if isinstance(event, SessionUpdated):
+            self.model.upsert(event.session)
+            if self._archived_loaded:
+                self.archived_model.upsert(event.session)
+        else:
+            self.model.remove(event.session_id)
+            self.archived_model.remove(event.session_id)
+        if self.showing_archived and not self.filter.text():
+            self.stack.setCurrentWidget(self._session_view())  # the list, or "No archived chats"
+
+    # -- archived view ----------------------------------------------------------------------------
+
+    def show_archived(self, show: bool) -> None:
+        """Switch between the chats and the archived chats (loaded the first time)."""
+        self.showing_archived = bool(show)
+        if self.archive_toggle.isChecked() != self.showing_archived:
+            self.archive_toggle.setChecked(self.showing_archived)  # re-enters through toggled
+            return
+        self.archive_toggle.setText("Back to Chats" if show else "Archived")
+        self.archive_toggle.setToolTip("Show the chats" if show else "Show the archived chats")
+        if self.filter.text():
+            self.filter.clear()  # also shows the list
+        else:
+            self.stack.setCurrentWidget(self._session_view())
+        if show and not self._archived_loaded and self.engine is not None:
+            spawn(self.load_archived(), on_error=self._error)
+
+    async def load_archived(self) -> None:
+        assert self.engine is not None
+        self.archived_model.set_sessions(await self.engine.list_sessions(archived=True))
+        self._archived_loaded = True
+        if self.showing_archived and not self.filter.text():
+            self.stack.setCurrentWidget(self._session_view())
+
+    def _session_view(self) -> QWidget:
+        if not self.showing_archived:
+            return self.list
+        return (
+            self.archived_list
+            if self.archived_model.rowCount() or not self._archived_loaded
+            else self.archived_empty
+        )
+
+    def set_colors(self, colors: ThemeColors) -> None:
+        self.colors = colors
+        self.list.viewport().update()
+        self.archived_list.viewport().update()
+        self.hits.viewport().update()
+
+    def set_open_sessions(self, ids: set[str]) -> None:
+        self._open_ids = set(ids)
+        self.list.viewport().update()
+        self.archived_list.viewport().update()
+
+    def is_open(self, session_id: str) -> bool:
+        return session_id in self._open_ids
+
+    def select_session(self, session_id: str) -> None:
+        idx = self.model.index_of(session_id)
+        if idx.isValid():
+            self.list.setCurrentIndex(idx)
+
+    def focus_filter(self) -> None:
+        self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter.selectAll()
+
+    # -- opening ---------------------------------------------------------------------------------------
+
+    def _activated(self, index: QModelIndex) -> None:
+        sid = index.data(SessionIdRole)
+        if sid:
+            self.openRequested.emit(sid, None)
+
+    def _hit_activated(self, index: QModelIndex) -> None:
+        result = index.data(ResultRole)
+        if result is not None:
+            self.openRequested.emit(result.session_id, result.message_id)
+
+    def _key_action(self, view: QListView, action: str) -> None:
+        index = view.currentIndex()
+        sid = index.data(SessionIdRole) if index.isValid() else None
+        if not sid:
+            return
+        if action == "open":
+            self.openRequested.emit(sid, None)
+        elif action == "delete":
+            self.delete(sid)
+
+    # -- filter ------------------------------------------------------------------------------------------
+
+    def _filter_changed(self, text: str) -> None:
+        if not text.strip():
+            self._search_timer.stop()
+            self.results.clear()
+            self.stack.setCurrentWidget(self._session_view())
+            return
+        self._search_timer.start()
+
+    def _run_search(self) -> None:
+        query = self.filter.text().strip()
+        if not query or self.engine is None:
+            return
+        titles = [s for s in self.model.sessions() if query.lower() in s.display_title.lower()]
+
+        def show(hits: list[Any]) -> None:
+            if self.filter.text().strip() != query:
+                return  # a newer query is on its way
+            self.results.set_results(query, titles, hits)
+            self.stack.setCurrentWidget(self.hits if self.results.rowCount() else self.no_results)
+
+        def failed(err: BaseException) -> None:
+            show([])
+            self.errorMessage.emit(f"Search failed: {describe(err)}")
+
+        self._search_task = spawn(self.engine.search(query, limit=50), on_done=show, on_error=failed)
+
+    def eventFilter(self, obj: Any, event: QEvent) -> bool:
+        if obj is self.filter and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if event.key() == Qt.Key.Key_Escape:
+                self.filter.clear()
+                return True
+            if event.key() == Qt.Key.Key_Down:
+                current = self.stack.currentWidget()
+                view = current if isinstance(current, QListView) else self.list
+                view.setFocus()
+                if not view.currentIndex().isValid() and view.model().rowCount():
+                    first = 1 if view is not self.hits and view.model().rowCount() > 1 else 0
+                    view.setCurrentIndex(view.model().index(first, 0))
+                return True
+            enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            if enter and self.stack.currentWidget() is self.hits:
+                if self.results.rowCount():
+                    self._hit_activated(self.results.index(0, 0))
+                return True
+        return super().eventFilter(obj, event)
+
+    # -- session actions -----------------------------------------------------------------------------------
+
+    def _context_menu(self, view: QListView, pos: QPoint) -> None:
+        index = view.indexAt(pos)
+        info: SessionInfo | None = index.data(SessionRole) if index.isValid() else None
+        if info is None:
+            return
+        menu = self.build_menu(info)
+        menu.exec(view.viewport().mapToGlobal(pos))
+
+    def build_menu(self, info: SessionInfo) -> QMenu:
+        menu = QMenu(self)
+        if info.archived:
+            menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
+            menu.addAction("Unarchive", lambda: self.unarchive(info.id))
+            menu.addSeparator()
+            delete = menu.addAction("Delete", lambda: self.delete(info.id))
+            delete.setShortcut(QKeySequence(Qt.Key.Key_Delete))
+            return menu
+        menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
+        menu.addAction("Rename", lambda: self.rename_inline(info.id)).setShortcut(QKeySequence(Qt.Key.Key_F2))
+        menu.addAction("Unpin" if info.pinned else "Pin", lambda: self.set_pinned(info.id, not info.pinned))
+        menu.addAction("Duplicate", lambda: self.fork(info.id))
+        menu.addSeparator()
+        menu.addAction("Archive", lambda: self.archive(info.id))
+        menu.addAction("Delete", lambda: self.delete(info.id)).setShortcut(QKeySequence(Qt.Key.Key_Delete))
+        return menu
+
+    def rename_inline(self, session_id: str) -> None:
+        idx = self.model.index_of(session_id)
+        if idx.isValid():
+            self.list.setCurrentIndex(idx)
+            self.list.edit(idx)
+
+    def _rename(self, session_id: str, title: str) -> None:
+        if self.engine is not None:
+            spawn(self.engine.rename_session(session_id, title), on_error=self._error)
+
+    def set_pinned(self, session_id: str, pinned: bool) -> None:
+        if self.engine is not None:
+            spawn(self.engine.pin_session(session_id, pinned), on_error=self._error)
+
+    def archive(self, session_id: str) -> None:
+        if self.engine is not None:
+            spawn(self.engine.archive_session(session_id, True), on_error=self._error)
+
+    def unarchive(self, session_id: str) -> None:
+        if self.engine is not None:
+            spawn(self.engine.archive_session(session_id, False), on_error=self._error)
+
+    def fork(self, session_id: str) -> None:
+        if self.engine is not None:
+            spawn(
+                self.engine.fork_session(session_id),
+                on_done=lambda info: self.sessionForked.emit(info.id),
+                on_error=self._error,
+            )
+
+    def delete(self, session_id: str) -> None:
+        """Hide now, delete for real when the undo window closes."""
+        model = self.archived_model if self.archived_model.session(session_id) else self.model
+        info = model.hide(session_id)
+        if info is None:
+            return
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(UNDO_SECONDS * 1000)
+        timer.timeout.connect(lambda sid=session_id: self._commit_delete(sid))
+        timer.start()
+        for other in list(self._pending):
+            self._commit_delete(other)  # one undo at a time, like mail clients
+        self._pending[session_id] = _PendingDelete(info, timer, model)
+        self.undo_bar.label.setText(f"Deleted “{_short(info.display_title)}”")
+        self.undo_bar.show()
+
+    def undo_delete(self) -> None:
+        for sid, pending in list(self._pending.items()):
+            pending.timer.stop()
+            del self._pending[sid]
+            pending.model.unhide(sid)
+            self.select_session(sid)
+        self.undo_bar.hide()
+
+    def _commit_delete(self, session_id: str) -> None:
+        pending = self._pending.pop(session_id, None)
+        if pending is None:
+            return
+        pending.timer.stop()
+        if not self._pending:
+            self.undo_bar.hide()
+        if self.engine is not None:
+            spawn(self.engine.delete_session(session_id), on_error=self._error)
+
+    async def flush_deletes(self) -> None:
+        """Carry out deletes still waiting for their undo window (the window is closing)."""
+        for sid in list(self._pending):
+            pending = self._pending.pop(sid)
+            pending.timer.stop()
+            if self.engine is not None:
+                try:
+                    await self.engine.delete_session(sid)
+                except Exception as err:
+                    log.warning("could not delete %s at shutdown: %s", sid, err)
+        self.undo_bar.hide()
+
+    def pending_deletes(self) -> list[str]:
+        return list(self._pending)
+
+    def _error(self, err: BaseException) -> None:
+        self.errorMessage.emit(describe(err))
+
+
+_MARKUP = re.compile(r"(\*\*|__|`+|^#+\s*|^>\s*|\[([^\]]*)\]\([^)]*\))", re.MULTILINE)
+
+
+def plain_preview(text: str) -> str:
+    """One line of a message without its Markdown punctuation (bold marks, backticks, links)."""
+    cleaned = _MARKUP.sub(lambda m: m.group(2) or "", text)
+    return " ".join(cleaned.split())
+
+
+def _short(text: str, limit: int = 32) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

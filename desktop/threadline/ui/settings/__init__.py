@@ -1,0 +1,1 @@
+"""The settings dialog, one file a page."""

@@ -1,0 +1,272 @@
+"""Add or edit one MCP server: a local command (stdio) or a remote URL (streamable HTTP).
+
+The record is validated by ``McpServerConfig.validate`` and saved through the
+engine's server manager; a problem is shown in the dialog, next to the fields,
+and nothing is saved until it is fixed. Environment variables and headers are
+typed one per line (``NAME=value``, ``Header: value``).
+
+Secret-looking values (tokens, keys, passwords, ``Authorization``) are kept in
+the system keychain by the server manager; a stored one is shown only as
+``•••• stored in keychain`` and kept as long as that text is left in place, the
+way the Providers page treats API keys. ``${VAR}`` reads a value from
+Threadline's environment when the server starts.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.engine.api import EngineApi
+from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp_secrets import STORED_IN_KEYCHAIN
+from threadline.ui.common.tasks import describe, spawn
+
+
+def parse_pairs(text: str, separator: str) -> dict[str, str]:
+    """``NAME=value`` / ``Header: value`` lines; blank lines and ``#`` comments are skipped."""
+    pairs: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(separator)
+        if not sep or not key.strip():
+            raise InvalidServerConfig(f"Line {number} (“{line}”) should look like NAME{separator}value.")
+        value = value.strip()
+        if value != STORED_IN_KEYCHAIN and STORED_IN_KEYCHAIN.lstrip("• ") in value:
+            raise InvalidServerConfig(
+                f"Line {number}: the stored value of {key.strip()} was partly edited. Leave "
+                f"“{STORED_IN_KEYCHAIN}” as it is to keep it, or replace all of it with the new value."
+            )
+        pairs[key.strip()] = value
+    return pairs
+
+
+def format_pairs(pairs: dict[str, str], separator: str) -> str:
+    joiner = ": " if separator == ":" else separator
+    return "\n".join(f"{k}{joiner}{v}" for k, v in pairs.items())
+
+
+_SECRETS_TIP = (
+    "Values of secret-looking names (…KEY, …TOKEN, …SECRET, …PASSWORD, Authorization, …) are kept in the "
+    f"system keychain and shown as “{STORED_IN_KEYCHAIN}”: leave that to keep the value, or type a new one. "
+    "Write ${VAR} to read a value from Threadline's environment instead (needed where there is no keychain)."
+)
+
+
+class McpServerEditor(QDialog):
+    def __init__(
+        self, engine: EngineApi, config: McpServerConfig | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.original = config
+        self.saved: McpServerConfig | None = None
+        self.setWindowTitle("Edit MCP server" if config else "Add MCP server")
+        self.setObjectName("McpServerEditor")
+        self.setMinimumWidth(560)
+
+        v = QVBoxLayout(self)
+        v.setContentsMargins(18, 16, 18, 12)
+        v.setSpacing(10)
+        # One form for every field, so the labels line up; rows of the other kind are hidden.
+        form = self.form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        form.setVerticalSpacing(8)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("e.g. git or time — its tools are named name/tool")
+        form.addRow("Name", self.name)
+        self.transport = QComboBox()
+        self.transport.addItem("Local command (stdio)", Transport.STDIO.value)
+        self.transport.addItem("Remote server (streamable HTTP)", Transport.HTTP.value)
+        self.transport.currentIndexChanged.connect(self._transport_changed)
+        form.addRow("Kind", self.transport)
+
+        self.command = QLineEdit()
+        self.command.setPlaceholderText("e.g. uvx, npx, /usr/bin/python3")
+        command_row = _with_browse_button(self.command, self._browse_command)
+        form.addRow("Command", command_row)
+        self.args = QLineEdit()
+        self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project")
+        self.args.setToolTip('Quoted as in a shell: "two words" stays one argument')
+        form.addRow("Arguments", self.args)
+        self.env = QPlainTextEdit()
+        self.env.setPlaceholderText("NAME=value, one per line")
+        self.env.setToolTip(_SECRETS_TIP)
+        self.env.setTabChangesFocus(True)
+        self.env.setFixedHeight(64)
+        form.addRow("Environment", self.env)
+        self.cwd = QLineEdit()
+        self.cwd.setPlaceholderText("optional")
+        cwd_row = _with_browse_button(self.cwd, self._browse_cwd)
+        form.addRow("Working folder", cwd_row)
+        self._stdio_rows: list[QWidget | QHBoxLayout] = [command_row, self.args, self.env, cwd_row]
+
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("https://example.com/mcp")
+        form.addRow("URL", self.url)
+        self.headers = QPlainTextEdit()
+        self.headers.setPlaceholderText("Header: value, one per line (e.g. Authorization: Bearer …)")
+        self.headers.setToolTip(_SECRETS_TIP)
+        self.headers.setTabChangesFocus(True)
+        self.headers.setFixedHeight(64)
+        form.addRow("Headers", self.headers)
+        self._http_rows = [self.url, self.headers]
+
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 3600)
+        self.timeout.setDecimals(0)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(DEFAULT_CALL_TIMEOUT)
+        self.timeout.setFixedWidth(110)
+        form.addRow("Time limit per call", self.timeout)
+        self.autostart = QCheckBox("Start with Threadline (otherwise when a chat first needs it)")
+        form.addRow("", self.autostart)
+        self.enabled = QCheckBox("Enabled")
+        self.enabled.setChecked(True)
+        form.addRow("", self.enabled)
+        v.addLayout(form)
+
+        self.message = QLabel()
+        self.message.setObjectName("FormError")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        v.addWidget(self.message)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        for b in self.buttons.buttons():
+            b.setObjectName("SecondaryButton")
+            b.setIcon(QIcon())
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("PrimaryButton")
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        v.addWidget(self.buttons)
+        if config is not None:
+            self._show(config)
+        self._transport_changed()
+
+    def _show(self, c: McpServerConfig) -> None:
+        self.name.setText(c.name)
+        self.transport.setCurrentIndex(self.transport.findData(c.transport.value))
+        self.command.setText(c.command)
+        self.args.setText(shlex.join(c.args))
+        self.env.setPlainText(format_pairs(c.env, "="))
+        self.cwd.setText(c.cwd)
+        self.url.setText(c.url)
+        self.headers.setPlainText(format_pairs(c.headers, ":"))
+        self.timeout.setValue(c.call_timeout)
+        self.autostart.setChecked(c.autostart)
+        self.enabled.setChecked(c.enabled)
+
+    def _transport_changed(self, *_: object) -> None:
+        stdio = Transport(self.transport.currentData()) is Transport.STDIO
+        for row in self._stdio_rows:
+            if isinstance(row, QWidget):
+                self.form.setRowVisible(row, stdio)
+            else:
+                self.form.setRowVisible(row, stdio)
+        for field in self._http_rows:
+            self.form.setRowVisible(field, not stdio)
+
+    def _browse_command(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Program that starts the server")
+        if path:
+            self.command.setText(path)
+
+    def _browse_cwd(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Working folder of the server")
+        if folder:
+            self.cwd.setText(folder)
+
+    def config(self) -> McpServerConfig:
+        """The record in the form, validated (raises ``InvalidServerConfig`` with a message for the user)."""
+        transport = Transport(self.transport.currentData())
+        try:
+            args = tuple(shlex.split(self.args.text()))
+        except ValueError as err:
+            raise InvalidServerConfig(f"The arguments could not be read: {err}.") from err
+        base = self.original or McpServerConfig(name="")
+        return replace(
+            base,
+            name=self.name.text().strip(),
+            transport=transport,
+            command=self.command.text().strip() if transport is Transport.STDIO else "",
+            args=args if transport is Transport.STDIO else (),
+            env=parse_pairs(self.env.toPlainText(), "=") if transport is Transport.STDIO else {},
+            cwd=self.cwd.text().strip() if transport is Transport.STDIO else "",
+            url=self.url.text().strip() if transport is Transport.HTTP else "",
+            headers=parse_pairs(self.headers.toPlainText(), ":") if transport is Transport.HTTP else {},
+            call_timeout=float(self.timeout.value()),
+            autostart=self.autostart.isChecked(),
+            enabled=self.enabled.isChecked(),
+        ).validate()
+
+    def save(self) -> None:
+        try:
+            config = self.config()
+        except InvalidServerConfig as err:
+            self._error(str(err))
+            return
+        previous = self.original.name if self.original else None
+        if previous is None and config.name in self._existing:
+            self._error(f"There is already a server named {config.name!r}.")
+            return
+        self.save_button.setEnabled(False)
+
+        def done(_r: object) -> None:
+            self.saved = config
+            self.accept()
+
+        def failed(err: BaseException) -> None:
+            self.save_button.setEnabled(True)
+            self._error(f"Not saved: {describe(err)}")
+
+        spawn(
+            self.engine.tool_servers.save_server(config, previous_name=previous),
+            on_done=done,
+            on_error=failed,
+        )
+
+    _existing: frozenset[str] = frozenset()
+
+    def set_existing_names(self, names: set[str]) -> None:
+        self._existing = frozenset(names)
+
+    def _error(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.show()
+
+
+def _with_browse_button(edit: QLineEdit, browse: Callable[[], None]) -> QHBoxLayout:
+    """A field with a "Browse…" button beside it (command and working folder)."""
+    row = QHBoxLayout()
+    button = QPushButton("Browse…")
+    button.setObjectName("SecondaryButton")
+    button.clicked.connect(browse)
+    row.addWidget(edit, 1)
+    row.addWidget(button)
+    return row

@@ -1,0 +1,525 @@
+"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers, theme, data.
+
+Keys go to the engine, which keeps them in the system keychain; the dialog never
+reads one back — a stored key shows as "stored in the keychain" and an empty key
+field means "keep it". Testing a connection lists the provider's models, which
+also fills the default-model choice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QIcon
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QSizePolicy,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.core.config import AgentConfig, ProviderConfig, ProviderKind
+from threadline.engine.api import EngineApi
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.settings.settings_mcp_page import McpServersPage
+from threadline.ui.settings.settings_tools_page import ToolsPage
+
+log = logging.getLogger("threadline.ui.settings.settings_dialog")
+
+DEFAULT_URLS = {
+    ProviderKind.OPENAI: "https://api.openai.com/v1",
+    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+}
+
+
+class ProvidersPage(QWidget):
+    changed = Signal()
+
+    def __init__(self, engine: EngineApi, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.providers: list[ProviderConfig] = []
+        self._editing: str | None = None  # name of the provider in the form, None = new
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 12, 12, 12)
+        layout.setSpacing(14)
+
+        left = QVBoxLayout()
+        self.list = QListWidget()
+        self.list.setObjectName("ProviderList")
+        self.list.setMinimumWidth(170)
+        self.list.currentItemChanged.connect(self._selected)
+        left.addWidget(self.list, 1)
+        self.add_button = QPushButton("Add provider")
+        self.add_button.setObjectName("SecondaryButton")
+        self.add_button.clicked.connect(self.new_provider)
+        left.addWidget(self.add_button)
+        layout.addLayout(left)
+
+        right = QVBoxLayout()
+        right.setSpacing(8)
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("e.g. openai, ollama, work-claude")
+        form.addRow("Name", self.name)
+        self.kind = QComboBox()
+        self.kind.addItem("OpenAI-compatible (OpenAI, Ollama, LM Studio, vLLM…)", ProviderKind.OPENAI.value)
+        self.kind.addItem("Anthropic", ProviderKind.ANTHROPIC.value)
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        form.addRow("Kind", self.kind)
+        self.base_url = QLineEdit()
+        form.addRow("Server URL", self.base_url)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        form.addRow("API key", self.api_key)
+        self.key_env = QLineEdit()
+        self.key_env.setPlaceholderText("optional: read the key from this environment variable")
+        form.addRow("Key variable", self.key_env)
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.model.setMinimumContentsLength(24)
+        model_edit = self.model.lineEdit()
+        if model_edit is not None:
+            model_edit.setPlaceholderText("test the connection to list models")
+        form.addRow("Default model", self.model)
+        right.addLayout(form)
+        self.message = QLabel()
+        self.message.setObjectName("Hint")
+        self.message.setWordWrap(True)
+        right.addWidget(self.message)
+        buttons = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setObjectName("SecondaryButton")
+        self.test_button.clicked.connect(self.test_connection)
+        buttons.addWidget(self.test_button)
+        buttons.addStretch(1)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setObjectName("SecondaryButton")
+        self.remove_button.clicked.connect(self.remove)
+        buttons.addWidget(self.remove_button)
+        self.save_button = QPushButton("Save provider")
+        self.save_button.setObjectName("PrimaryButton")
+        self.save_button.clicked.connect(self.save)
+        buttons.addWidget(self.save_button)
+        right.addLayout(buttons)
+        right.addStretch(1)
+        layout.addLayout(right, 1)
+        self.new_provider()
+
+    async def load(self) -> None:
+        self.providers = await self.engine.list_providers()
+        self._fill_list()
+
+    def _fill_list(self, select: str | None = None, *, quiet: bool = False) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for p in self.providers:
+            item = QListWidgetItem(p.name)
+            item.setData(Qt.ItemDataRole.UserRole, p.name)
+            self.list.addItem(item)
+        self.list.blockSignals(quiet)
+        try:
+            self._select_in_list(select)
+        finally:
+            self.list.blockSignals(False)
+
+    def _select_in_list(self, select: str | None) -> None:
+        if select is not None:
+            for i in range(self.list.count()):
+                if self.list.item(i).data(Qt.ItemDataRole.UserRole) == select:
+                    self.list.setCurrentRow(i)
+        elif self.providers and self._editing is None:
+            self.list.setCurrentRow(0)
+
+    def _selected(self, item: QListWidgetItem | None, _prev: QListWidgetItem | None = None) -> None:
+        if item is None:
+            return
+        name = item.data(Qt.ItemDataRole.UserRole)
+        config = next((p for p in self.providers if p.name == name), None)
+        if config is not None:
+            self.show_provider(config)
+
+    def show_provider(self, config: ProviderConfig) -> None:
+        self._editing = config.name
+        self.name.setText(config.name)
+        self.kind.setCurrentIndex(self.kind.findData(config.kind.value))
+        self.base_url.setText(config.base_url)
+        self.key_env.setText(config.api_key_env)
+        self.api_key.clear()
+        stored = self.engine.has_api_key(config.name)
+        self.api_key.setPlaceholderText(
+            "stored in the system keychain — type to replace" if stored else "not set"
+        )
+        self.model.clear()
+        self.model.setEditText(config.default_model)
+        self.remove_button.setEnabled(True)
+        self.message.setText("")
+
+    def new_provider(self) -> None:
+        self._editing = None
+        self.list.clearSelection()
+        self.name.clear()
+        self.kind.setCurrentIndex(0)
+        self.base_url.clear()
+        self._kind_changed()
+        self.api_key.clear()
+        self.api_key.setPlaceholderText("not needed for local servers")
+        self.key_env.clear()
+        self.model.clear()
+        self.model.setEditText("")
+        self.remove_button.setEnabled(False)
+        self.message.setText("")
+        self.name.setFocus()
+
+    def _kind_changed(self, *_: object) -> None:
+        kind = ProviderKind(self.kind.currentData())
+        self.base_url.setPlaceholderText(f"default: {DEFAULT_URLS[kind]}")
+
+    def config(self) -> ProviderConfig:
+        return ProviderConfig(
+            name=self.name.text().strip(),
+            kind=ProviderKind(self.kind.currentData()),
+            base_url=self.base_url.text().strip(),
+            api_key_env=self.key_env.text().strip(),
+            default_model=self.model.currentText().strip(),
+        )
+
+    def save(self) -> None:
+        config = self.config()
+        if not config.name:
+            self.message.setText("Give the provider a name.")
+            return
+        key = self.api_key.text().strip() or None
+
+        async def do() -> None:
+            if self._editing and self._editing != config.name:
+                await self.engine.remove_provider(self._editing)
+            await self.engine.save_provider(config, key)
+            self._editing = config.name
+            await self.load()
+            self._fill_list(select=config.name)
+
+        def done(_r: object) -> None:
+            self.message.setText(f"Saved {config.name}.")
+            self.changed.emit()
+
+        def failed(err: BaseException) -> None:
+            text = describe(err)
+            if "keyring" in type(err).__module__ or "keyring" in text.lower():
+                text = (
+                    "No system keychain is available to store the key. Put the key in an environment "
+                    "variable and enter its name under “Key variable”."
+                )
+            self.message.setText(f"Not saved: {text}")
+
+        spawn(do(), on_done=done, on_error=failed)
+
+    def test_connection(self) -> None:
+        config = self.config()
+        if not config.name:
+            self.message.setText("Give the provider a name first.")
+            return
+        key = self.api_key.text().strip() or None
+        self.message.setText("Connecting…")
+        self.test_button.setEnabled(False)
+
+        async def do() -> list[str]:
+            # The engine lists models of saved providers: save first (keys go to the keychain).
+            if self._editing and self._editing != config.name:
+                await self.engine.remove_provider(self._editing)
+            await self.engine.save_provider(config, key)
+            self._editing = config.name
+            models = await self.engine.list_models(config.name)
+            return [m.id for m in models]
+
+        def done(models: list[str]) -> None:
+            self.test_button.setEnabled(True)
+            current = self.model.currentText()
+            self.model.clear()
+            self.model.addItems(models)
+            self.model.setEditText(current or (models[0] if models else ""))
+            self.message.setText(
+                f"Connected — {len(models)} model{'s' if len(models) != 1 else ''} available."
+            )
+            self.api_key.clear()
+            self.api_key.setPlaceholderText(
+                "stored in the system keychain — type to replace"
+                if self.engine.has_api_key(config.name)
+                else "not set"
+            )
+            spawn(self._reload_keep(config.name))
+            self.changed.emit()
+
+        def failed(err: BaseException) -> None:
+            self.test_button.setEnabled(True)
+            self.message.setText(f"Could not connect: {describe(err)}")
+
+        spawn(do(), on_done=done, on_error=failed)
+
+    async def _reload_keep(self, name: str) -> None:
+        """Refresh the list after a test without resetting the form the user is filling."""
+        self.providers = await self.engine.list_providers()
+        self._fill_list(select=name, quiet=True)
+
+    def remove(self) -> None:
+        name = self._editing
+        if not name:
+            return
+
+        async def do() -> None:
+            await self.engine.remove_provider(name)
+            await self.load()
+
+        def done(_r: object) -> None:
+            self.new_provider()
+            self.message.setText(f"Removed {name}.")
+            self.changed.emit()
+
+        spawn(do(), on_done=done, on_error=lambda err: self.message.setText(f"Not removed: {describe(err)}"))
+
+
+class AgentPage(QWidget):
+    def __init__(self, engine: EngineApi, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.agent: AgentConfig | None = None
+        form = QFormLayout(self)
+        form.setContentsMargins(12, 12, 12, 12)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.default_model = QComboBox()
+        self.default_model.setMinimumWidth(280)
+        form.addRow("Default model for new chats", self.default_model)
+        self.system_prompt = QPlainTextEdit()
+        self.system_prompt.setPlaceholderText("Instructions the model sees at the start of every chat")
+        self.system_prompt.setMinimumHeight(140)
+        form.addRow("System prompt", self.system_prompt)
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(-0.1, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setSpecialValueText("model default")
+        self.temperature.setValue(-0.1)
+        form.addRow("Temperature", self.temperature)
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(0, 1_000_000)
+        self.max_tokens.setSingleStep(256)
+        self.max_tokens.setSpecialValueText("model default")
+        form.addRow("Maximum reply tokens", self.max_tokens)
+
+    async def load(self) -> None:
+        self.agent = await self.engine.get_agent()
+        a = self.agent
+        self.system_prompt.setPlainText(a.system_prompt)
+        self.temperature.setValue(a.temperature if a.temperature is not None else -0.1)
+        self.max_tokens.setValue(a.max_tokens or 0)
+        provider = await self.engine.get_setting("default_provider", "") or ""
+        model = await self.engine.get_setting("default_model", "") or ""
+        self.default_model.clear()
+        self.default_model.addItem("(the provider's default)", ("", ""))
+        for p in await self.engine.list_providers():
+            if p.default_model:
+                self.default_model.addItem(f"{p.default_model}  ·  {p.name}", (p.name, p.default_model))
+        if model and self.default_model.findData((provider, model)) < 0:
+            self.default_model.addItem(f"{model}  ·  {provider}", (provider, model))
+        index = self.default_model.findData((provider, model))
+        self.default_model.setCurrentIndex(max(0, index))
+
+    async def save(self) -> None:
+        if self.agent is None:
+            return
+        temperature = self.temperature.value()
+        # Read the stored agent again: the Tools pages (and a turn's "Always allow") change it meanwhile.
+        stored = await self.engine.get_agent(self.agent.id)
+        agent = replace(
+            stored,
+            system_prompt=self.system_prompt.toPlainText(),
+            temperature=None if temperature < 0 else round(temperature, 2),
+            max_tokens=self.max_tokens.value() or None,
+        )
+        if agent != stored:
+            await self.engine.save_agent(agent)
+            self.agent = agent
+        provider, model = self.default_model.currentData() or ("", "")
+        await self.engine.set_setting("default_provider", provider)
+        await self.engine.set_setting("default_model", model)
+
+
+class SettingsDialog(QDialog):
+    providersChanged = Signal()
+    themeChosen = Signal(object)  # ThemeChoice
+
+    def __init__(
+        self, engine: EngineApi, theme: ThemeManager, data_dir: Path | None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setObjectName("SettingsDialog")
+        self.resize(860, 640)
+        self.theme = theme
+        self.engine = engine
+        self.data_dir = data_dir
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 10)
+        self.pages = QTabWidget()
+        self.providers = ProvidersPage(engine)
+        self.providers.changed.connect(self.providersChanged)
+        self.pages.addTab(self.providers, "Providers")
+        self.agent = AgentPage(engine)
+        self.pages.addTab(self.agent, "Model && agent")
+        self.tools = ToolsPage(engine)
+        self.pages.addTab(self.tools, "Tools")
+        self.mcp = McpServersPage(engine, theme.colors)
+        self.pages.addTab(self.mcp, "MCP servers")
+        self.pages.addTab(self._appearance(theme), "Appearance")
+        self.pages.addTab(self._data_page(), "Data")
+        layout.addWidget(self.pages, 1)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        for b in self.buttons.buttons():
+            b.setIcon(QIcon())
+            b.setObjectName("SecondaryButton")
+        self.buttons.rejected.connect(self.close_and_save)
+        self.buttons.accepted.connect(self.close_and_save)
+        layout.addWidget(self.buttons)
+        self._apply_colors(theme.colors)
+        theme.changed.connect(self._apply_colors)
+        self.finished.connect(self._finished)
+        self.loaded = spawn(self._load(), on_error=lambda err: self.providers.message.setText(describe(err)))
+
+    async def _load(self) -> None:
+        await self.providers.load()
+        await self.agent.load()
+        await self.tools.load()
+        await self.mcp.load()
+
+    def _apply_colors(self, c: ThemeColors) -> None:
+        """Styles of the Tools pages (the application stylesheet covers the rest)."""
+        self.setStyleSheet(f"""
+#FormError {{ color: {c.error_text}; }}
+#SubTitle {{ color: {c.muted}; font-weight: 600; }}
+#RulesTable {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; color: {c.text};
+               selection-background-color: {c.selection}; selection-color: {c.text}; }}
+#RulesTable QHeaderView::section {{ background: {c.surface}; color: {c.muted}; border: none;
+    border-bottom: 1px solid {c.border}; padding: 5px 8px; font-weight: 600; }}
+#RulesTable QComboBox {{ margin: 2px 4px; }}
+#RulesTable::item {{ padding: 0 6px; }}
+#RemoveRule {{ border: none; border-radius: 4px; color: {c.muted}; font-size: 15px; padding: 0 5px; }}
+#RemoveRule:hover {{ background: {c.hover}; color: {c.error_text}; }}
+#SettingsPageBody {{ background: transparent; }}
+#SecondaryButton:disabled {{ color: {c.muted}; background: {c.window}; }}
+""")
+        self.mcp.set_colors(c)
+
+    def _finished(self, _result: int) -> None:
+        self.mcp.detach()
+        with contextlib.suppress(RuntimeError, TypeError):
+            self.theme.changed.disconnect(self._apply_colors)
+
+    def open_page(self, page: str) -> None:
+        if page in ("", "providers"):
+            self.pages.setCurrentWidget(self.providers)
+        elif page == "agent":
+            self.pages.setCurrentWidget(self.agent)
+        elif page == "tools":
+            self.pages.setCurrentWidget(self.tools)
+        elif page == "mcp":
+            self.pages.setCurrentWidget(self.mcp)
+        else:  # a provider name: show it
+            self.pages.setCurrentWidget(self.providers)
+
+            async def select() -> None:
+                await self.loaded
+                self.providers._fill_list(select=page)
+                self.providers.api_key.setFocus()
+
+            spawn(select())
+
+    def _appearance(self, theme: ThemeManager) -> QWidget:
+        page = QWidget()
+        v = QVBoxLayout(page)
+        v.setContentsMargins(12, 12, 12, 12)
+        title = QLabel("Theme")
+        title.setObjectName("SectionTitle")
+        v.addWidget(title)
+        self.theme_buttons = QButtonGroup(page)
+        for choice, label in (
+            (ThemeChoice.SYSTEM, "Follow the system"),
+            (ThemeChoice.LIGHT, "Light"),
+            (ThemeChoice.DARK, "Dark"),
+        ):
+            b = QRadioButton(label)
+            b.setChecked(theme.choice is choice)
+            b.toggled.connect(lambda on, c=choice: self._theme_toggled(on, c))
+            self.theme_buttons.addButton(b)
+            v.addWidget(b)
+        v.addStretch(1)
+        return page
+
+    def _theme_toggled(self, on: bool, choice: ThemeChoice) -> None:
+        if on:
+            self.themeChosen.emit(choice)
+
+    def _data_page(self) -> QWidget:
+        page = QWidget()
+        v = QVBoxLayout(page)
+        v.setContentsMargins(12, 12, 12, 12)
+        title = QLabel("Data folder")
+        title.setObjectName("SectionTitle")
+        v.addWidget(title)
+        path = QLabel(str(self.data_dir) if self.data_dir else "(unknown)")
+        path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        path.setObjectName("DataPath")
+        v.addWidget(path)
+        hint = QLabel(
+            "Conversations, logs and backups are kept here. API keys are not: they live in the "
+            "system keychain."
+        )
+        hint.setObjectName("Hint")
+        hint.setWordWrap(True)
+        v.addWidget(hint)
+        row = QHBoxLayout()
+        self.open_folder = QPushButton("Open folder")
+        self.open_folder.setObjectName("SecondaryButton")
+        self.open_folder.clicked.connect(self._open_folder)
+        row.addWidget(self.open_folder)
+        row.addStretch(1)
+        v.addLayout(row)
+        v.addStretch(1)
+        return page
+
+    def _open_folder(self) -> None:
+        if self.data_dir is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
+
+    def close_and_save(self) -> None:
+        def done(_r: object) -> None:
+            self.providersChanged.emit()
+            self.accept()
+
+        spawn(
+            self.agent.save(),
+            on_done=done,
+            on_error=lambda err: self.providers.message.setText(f"Not saved: {describe(err)}"),
+        )

@@ -1,0 +1,548 @@
+"""The main window: sidebar | tabs, menus with standard shortcuts, status bar, saved layout.
+
+The window paints before the engine exists (an empty sidebar and a "loading" start
+page) and becomes live in ``attach_engine``; that keeps the first frame fast
+(DESIGN.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
+the current one are stored through the engine's settings and restored at the next
+start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
+only on a clean close, so a crash brings back the layout of a moment before.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDesktopServices,
+    QKeySequence,
+    QMoveEvent,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+)
+
+from threadline.core.config import ProviderConfig
+from threadline.engine.api import EngineApi
+from threadline.ui.chat.model_catalog import ModelCatalog
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.sessions.session_sidebar import SessionSidebar
+from threadline.ui.window.approval_router import ApprovalRouter
+from threadline.ui.window.empty_state import EmptyState
+from threadline.ui.window.tab_container import TabContainer
+
+if TYPE_CHECKING:
+    from threadline.ui.chat.chat_tab import ChatTab
+
+log = logging.getLogger("threadline.ui.window.main_window")
+
+WINDOW_STATE_KEY = "ui.window"
+THEME_KEY = "ui.theme"
+SAVE_DELAY_MS = 700
+"""How long the layout must stay unchanged before it is saved (a drag saves once)."""
+
+
+class MainWindow(QMainWindow):
+    closed = Signal()
+    """Emitted once the window has saved its state and may be torn down."""
+
+    def __init__(self, theme: ThemeManager, data_dir: Path | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("Threadline")
+        self.resize(1180, 760)
+        self.setMinimumSize(640, 420)
+        self.theme = theme
+        self.data_dir = data_dir
+        self.engine: EngineApi | None = None
+        self.catalog = ModelCatalog(self)
+        self._closing = False
+        self._opening: set[str] = set()
+        self._has_provider = False
+        self._restoring = False
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self._save_layout_now)
+        self.saves = 0
+        """How many times the layout was written (tests read it)."""
+
+        self.sidebar = SessionSidebar()
+        self.sidebar.setMinimumWidth(200)
+        self.tabs = TabContainer()
+        self.empty = EmptyState()
+        self.right = QStackedWidget()
+        self.right.addWidget(self.empty)
+        self.right.addWidget(self.tabs)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setHandleWidth(1)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.right)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([280, 900])
+        self.setCentralWidget(self.splitter)
+
+        self.status_label = QLabel()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().setSizeGripEnabled(False)
+
+        self._build_actions()
+        self._build_menus()
+        self._connect()
+        self.set_colors(theme.colors)
+        theme.changed.connect(self.set_colors)
+        self._set_engine_actions(False)
+
+    # -- actions and menus ------------------------------------------------------------------------
+
+    def _action(
+        self, text: str, slot: Any, shortcuts: list[QKeySequence] | None = None, tip: str = ""
+    ) -> QAction:
+        action = QAction(text, self)
+        if shortcuts:
+            action.setShortcuts(shortcuts)
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QKeySequence
+        SK = QKeySequence.StandardKey
+        self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
+        self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
+        self.act_export = self._action("&Export as Markdown…", self.export_current)
+        self.act_settings = self._action("&Settings…", self.open_settings, [K(SK.Preferences), K("Ctrl+,")])
+        self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
+        self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K"), K(SK.Find)])
+        self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
+        self.act_prev_tab = self._action(
+            "&Previous Tab", self.tabs.previous_tab, [K(SK.PreviousChild), K("Ctrl+PgUp")]
+        )
+        # Esc is handled by the composer and the chat view themselves (a window-wide Esc
+        # shortcut would steal it from the search box and from dialogs).
+        self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
+        self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
+        self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
+        self.act_toggle_sidebar.setCheckable(True)
+        self.act_toggle_sidebar.setChecked(True)
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[ThemeChoice, QAction] = {}
+        for choice, label in (
+            (ThemeChoice.SYSTEM, "Follow &System"),
+            (ThemeChoice.LIGHT, "&Light"),
+            (ThemeChoice.DARK, "&Dark"),
+        ):
+            a = QAction(label, self, checkable=True)
+            a.triggered.connect(lambda _=False, c=choice: self.set_theme(c))
+            self.theme_group.addAction(a)
+            self.theme_actions[choice] = a
+        self.theme_actions[self.theme.choice].setChecked(True)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.act_new)
+        file_menu.addAction(self.act_close_tab)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_export)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_settings)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.act_find)
+        edit_menu.addAction(self.act_focus_composer)
+        edit_menu.addAction(self.act_stop)
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.act_next_tab)
+        view_menu.addAction(self.act_prev_tab)
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_toggle_sidebar)
+        theme_menu = view_menu.addMenu("&Theme")
+        for a in self.theme_actions.values():
+            theme_menu.addAction(a)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction("&About Threadline", self.about)
+
+    def _connect(self) -> None:
+        self.sidebar.openRequested.connect(self.open_session)
+        self.sidebar.newRequested.connect(self.new_chat)
+        self.sidebar.sessionForked.connect(lambda sid: self.open_session(sid))
+        self.sidebar.errorMessage.connect(self.show_message)
+        self.tabs.cur_title_changed.connect(self._title_changed)
+        self.tabs.cur_status_changed.connect(self.status_label.setText)
+        self.tabs.cur_tab_changed.connect(self._current_tab_changed)
+        self.tabs.tabs_changed.connect(self._tabs_changed)
+        self.splitter.splitterMoved.connect(lambda _pos, _index: self.schedule_save())
+        self.tabs.settings_requested.connect(self.open_settings)
+        self.tabs.new_session_requested.connect(self.new_chat)
+        self.empty.newChatRequested.connect(self.new_chat)
+        self.empty.addProviderRequested.connect(lambda: self.open_settings("providers"))
+        self.empty.useDetectedRequested.connect(self._use_detected)
+
+    def _set_engine_actions(self, enabled: bool) -> None:
+        for a in (self.act_new, self.act_export, self.act_settings):
+            a.setEnabled(enabled)
+        self.sidebar.new_button.setEnabled(enabled)
+
+    # -- theme -------------------------------------------------------------------------------------
+
+    def set_colors(self, colors: ThemeColors) -> None:
+        self.tabs.set_colors(colors)
+        self.sidebar.set_colors(colors)
+
+    def set_theme(self, choice: ThemeChoice) -> None:
+        self.theme.set_choice(choice)
+        self.theme_actions[choice].setChecked(True)
+        if self.engine is not None:
+            spawn(self.engine.set_setting(THEME_KEY, choice.value), on_error=self._error)
+
+    # -- engine ------------------------------------------------------------------------------------
+
+    async def attach_engine(self, engine: EngineApi) -> None:
+        """Make the painted window live: sessions, saved layout, tabs, first-run help."""
+        self.engine = engine
+        self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
+        self.closed.connect(self.approvals.detach)
+        self.sidebar.set_engine(engine)
+        saved_theme = await engine.get_setting(THEME_KEY, None)
+        if saved_theme in {c.value for c in ThemeChoice} and saved_theme != self.theme.choice.value:
+            self.theme.set_choice(ThemeChoice(saved_theme))
+            self.theme_actions[ThemeChoice(saved_theme)].setChecked(True)
+        await self.sidebar.load()
+        state = await engine.get_setting(WINDOW_STATE_KEY, None)
+        self._restoring = True
+        try:
+            await self._restore(state if isinstance(state, dict) else {})
+        finally:
+            self._restoring = False
+        self._set_engine_actions(True)
+        providers = await engine.list_providers()
+        self._has_provider = bool(providers)
+        self.empty.show_ready(
+            has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
+        )
+        self._update_right()
+        spawn(self.catalog.load(engine), on_error=self._error)
+        spawn(engine.tool_servers.start_autostart(), on_error=self._error)
+        if not providers:
+            spawn(
+                engine.detect_local_servers(),
+                on_done=self.empty.show_detected,
+                on_error=lambda err: log.info("local server detection failed: %s", err),
+            )
+
+    async def _restore(self, state: dict[str, Any]) -> None:
+        geometry = state.get("geometry")
+        if isinstance(geometry, str) and geometry:
+            self.restoreGeometry(QByteArray(base64.b64decode(geometry)))
+        sizes = state.get("splitter")
+        if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) for s in sizes):
+            self.splitter.setSizes(sizes)
+            # The restored geometry is applied by a later resize, which redistributes the
+            # splitter; set the sizes again once that has happened.
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(sizes))
+        if state.get("sidebar_hidden"):
+            self.toggle_sidebar(False)
+        tabs = [t for t in state.get("tabs", []) if isinstance(t, str)]
+        current = state.get("current")
+        for sid in tabs:
+            if self.sidebar.model.session(sid) is None and not await self._exists(sid):
+                continue
+            await self._open(sid, focus=False)
+        if isinstance(current, str):
+            self.tabs.focus_tab(current)
+
+    async def _exists(self, session_id: str) -> bool:
+        assert self.engine is not None
+        try:
+            await self.engine.open_session(session_id)
+            return True
+        except (KeyError, LookupError):
+            return False
+
+    def window_state(self) -> dict[str, Any]:
+        current = self.tabs.current_tab()
+        return {
+            "geometry": base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
+            "splitter": [int(s) for s in self.splitter.sizes()],
+            "sidebar_hidden": not self.sidebar.isVisible() and self.isVisible(),
+            "tabs": [t.session_id for t in self.tabs.tabs()],
+            "current": current.session_id if current else None,
+        }
+
+    async def save_state(self) -> None:
+        if self.engine is not None:
+            self._save_timer.stop()
+            self.saves += 1
+            await self.engine.set_setting(WINDOW_STATE_KEY, self.window_state())
+
+    def schedule_save(self) -> None:
+        """Save the layout once it has been still for ``SAVE_DELAY_MS`` (tabs, splitter, geometry)."""
+        if self.engine is None or self._restoring or self._closing:
+            return
+        self._save_timer.start()
+
+    def _save_layout_now(self) -> None:
+        if self.engine is not None and not self._closing:
+            spawn(self.save_state(), on_error=lambda err: log.warning("could not save the layout: %s", err))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.schedule_save()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        super().moveEvent(event)
+        self.schedule_save()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.WindowStateChange:
+            self.schedule_save()
+
+    # -- sessions and tabs ----------------------------------------------------------------------------
+
+    def open_session(self, session_id: str, message_id: str | None = None) -> None:
+        tab = self.tabs.focus_tab(session_id)
+        if tab is not None:
+            if message_id:
+                self._jump(tab, message_id)
+            tab.focus_composer()
+            return
+        if self.engine is None or session_id in self._opening:
+            return
+
+        def opened(tab: ChatTab | None) -> None:
+            if tab is not None and message_id:
+                QTimer.singleShot(0, lambda: self._jump(tab, message_id))
+
+        spawn(
+            self._open(session_id, focus=True),
+            on_done=opened,
+            on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
+        )
+
+    async def _open(self, session_id: str, *, focus: bool) -> ChatTab | None:
+        assert self.engine is not None
+        existing = self.tabs.tab_for(session_id)
+        if existing is not None:
+            if focus:
+                self.tabs.setCurrentWidget(existing)
+            return existing
+        self._opening.add(session_id)
+        try:
+            live = await self.engine.open_session(session_id)
+        finally:
+            self._opening.discard(session_id)
+        existing = self.tabs.tab_for(session_id)
+        if existing is not None:
+            return existing
+        # Imported with the first tab: the chat view brings Markdown and the composer, which
+        # an empty window does not need before its first frame (DESIGN.md §5).
+        from threadline.ui.chat.chat_tab import ChatTab
+
+        tab = ChatTab(self.engine, live, self.catalog, self.theme.colors)
+        tab.composer.modelListWanted.connect(self._refresh_models)
+        self.tabs.add_tab(tab, focus=focus)
+        self._update_right()
+        if focus:
+            tab.focus_composer()
+        return tab
+
+    def _jump(self, tab: ChatTab, message_id: str) -> None:
+        if tab.scroll_to_message(message_id):
+            return
+        # The hit is on another branch: make it the active path, then show it.
+        if self.engine is None or message_id not in tab.live.conversation.tree:
+            return
+        leaf = tab.live.conversation.tree.newest_leaf_under(message_id)
+
+        def show(_moved: None) -> None:
+            tab.scroll_to_message(message_id)
+
+        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
+
+    def new_chat(self) -> None:
+        if self.engine is None:
+            return
+
+        async def create() -> None:
+            assert self.engine is not None
+            info = await self.engine.new_session()
+            self.sidebar.model.upsert(info)
+            await self._open(info.id, focus=True)
+            self.sidebar.select_session(info.id)
+
+        spawn(create(), on_error=lambda err: self.show_message(f"Could not start a chat: {describe(err)}"))
+
+    def close_current_tab(self) -> None:
+        tab = self.tabs.current_tab()
+        if tab is not None:
+            self.tabs.request_close(self.tabs.indexOf(tab))
+
+    def stop_current(self) -> None:
+        tab = self.tabs.current_tab()
+        if tab is not None:
+            tab.stop()
+
+    def focus_composer(self) -> None:
+        tab = self.tabs.current_tab()
+        if tab is not None:
+            tab.focus_composer()
+
+    def toggle_sidebar(self, visible: bool | None = None) -> None:
+        show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
+        self.sidebar.setVisible(show)
+        self.act_toggle_sidebar.setChecked(show)
+        self.schedule_save()
+
+    def _title_changed(self, title: str) -> None:
+        self.setWindowTitle(f"{title} — Threadline" if title else "Threadline")
+
+    def _current_tab_changed(self, tab: ChatTab | None) -> None:
+        self.schedule_save()
+        if tab is None:
+            self.setWindowTitle("Threadline")
+            self.status_label.setText("")
+        else:
+            self.sidebar.select_session(tab.session_id)
+
+    def _tabs_changed(self) -> None:
+        self.schedule_save()
+        self.sidebar.set_open_sessions({t.session_id for t in self.tabs.tabs()})
+        self._update_right()
+
+    def _update_right(self) -> None:
+        self.right.setCurrentWidget(self.tabs if self.tabs.count() else self.empty)
+        if self.engine is not None and not self.tabs.count():
+            self.empty.show_ready(
+                has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
+            )
+
+    def export_current(self) -> None:
+        tab = self.tabs.current_tab()
+        if tab is None or self.engine is None:
+            self.show_message("Open a chat to export it.")
+            return
+        name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in tab.title).strip() or "chat"
+        path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"{name}.md", "Markdown (*.md)")
+        if not path:
+            return
+
+        def write(text: str) -> None:
+            try:
+                Path(path).write_text(text, encoding="utf-8")
+            except OSError as err:
+                self.show_message(f"Could not write {path}: {err.strerror or err}")
+                return
+            self.show_message(f"Exported to {path}")
+
+        spawn(self.engine.export_markdown(tab.session_id), on_done=write, on_error=self._error)
+
+    # -- settings and first run ------------------------------------------------------------------------
+
+    def open_settings(self, page: str = "") -> None:
+        if self.engine is None:
+            return
+        from threadline.ui.settings.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self)
+        dialog.providersChanged.connect(self._providers_changed)
+        dialog.themeChosen.connect(self.set_theme)
+        dialog.open_page(page)
+        dialog.open()
+        self._settings_dialog = dialog
+
+    def _refresh_models(self) -> None:
+        if self.engine is not None:
+            self.catalog.refresh_if_stale(self.engine)
+
+    def _providers_changed(self) -> None:
+        if self.engine is None:
+            return
+
+        async def refresh() -> None:
+            assert self.engine is not None
+            providers = await self.engine.list_providers()
+            self._has_provider = bool(providers)
+            self._update_right()
+            await self.catalog.refresh(self.engine)
+
+        spawn(refresh(), on_error=self._error)
+
+    def _use_detected(self, config: ProviderConfig) -> None:
+        if self.engine is None:
+            return
+
+        async def use() -> None:
+            assert self.engine is not None
+            await self.engine.save_provider(config)
+            if config.default_model:
+                await self.engine.set_setting("default_provider", config.name)
+                await self.engine.set_setting("default_model", config.default_model)
+            self.show_message(f"Connected to {config.name}.")
+            self._providers_changed()
+
+        spawn(use(), on_error=lambda err: self.show_message(f"Could not add {config.name}: {describe(err)}"))
+
+    # -- messages -----------------------------------------------------------------------------------------
+
+    def show_message(self, text: str, timeout_ms: int = 6000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def _error(self, err: BaseException) -> None:
+        self.show_message(describe(err))
+
+    def about(self) -> None:
+        from threadline import __version__
+
+        QMessageBox.about(
+            self,
+            "About Threadline",
+            f"<b>Threadline</b> {__version__}<br>A desktop conversation manager for language models.",
+        )
+
+    def open_data_folder(self) -> None:
+        if self.data_dir is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._closing or self.engine is None:
+            self._closing = True
+            event.accept()
+            self.closed.emit()
+            return
+        event.ignore()
+        self._closing = True
+        spawn(self._shutdown(), on_error=lambda err: log.warning("saving state failed: %s", err))
+
+    async def _shutdown(self) -> None:
+        try:
+            await self.save_state()
+            await self.sidebar.flush_deletes()
+        finally:
+            self.sidebar.detach()
+            for tab in self.tabs.tabs():
+                tab.close_tab()
+            self.hide()
+            self.closed.emit()

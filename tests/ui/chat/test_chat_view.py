@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from tests.support.ui_fakes import FakeLive
+
+from threadline.core.messages import MessageStatus, ToolCall
+from threadline.core.request import ToolSpec
+from threadline.engine.events import ActivePathChanged
+from threadline.tools.registry import ToolRegistry
+from threadline.ui.chat.chat_view import ChatView, _speaker, arguments_summary, fallback_tool_name
+from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.markdown import stable_boundary
+
+
+def make(qtbot: Any, live: FakeLive) -> tuple[ConversationModel, ChatView]:
+    model = ConversationModel(live)
+    view = ChatView()
+    view.setModel(model)
+    view.resize(700, 500)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    return model, view
+
+
+def test_streaming_reply_renders_incrementally_and_follows_the_bottom(qtbot: Any) -> None:
+    live = FakeLive()
+    for i in range(20):
+        live.exchange(f"question {i}", f"answer {i}\n\nwith two paragraphs")
+    model, view = make(qtbot, live)
+    view.viewport().repaint()
+    assert view.following
+    live.user_says("stream please")
+    reply = live.begin()
+    for i in range(60):
+        live.delta(f"word{i} " + ("\n\n" if i % 10 == 9 else ""))
+        model.flush()
+        view.viewport().repaint()
+    assert reply.id in view.visible_message_ids()  # followed the stream
+    doc = view._docs[reply.id].doc
+    assert "word59" in doc.toPlainText() and "word0" in doc.toPlainText()
+    assert view._docs[reply.id].stable_len > 0  # finished paragraphs were not re-rendered
+    live.finish()
+    view.viewport().repaint()
+    assert view._docs[reply.id].doc.toPlainText().count("word") == 60
+
+
+def test_scrolled_up_view_does_not_follow(qtbot: Any) -> None:
+    live = FakeLive()
+    for i in range(30):
+        live.exchange(f"q{i}", f"a{i}\n\nmore text here")
+    model, view = make(qtbot, live)
+    assert view.visible_message_ids()  # laid out at the bottom
+    assert view.verticalScrollBar().value() > 0
+    view.verticalScrollBar().setValue(0)
+    first_visible = view.visible_message_ids()[0]
+    live.user_says("new")
+    live.begin()
+    for _ in range(10):
+        live.delta("x ")
+    model.flush()
+    assert view.visible_message_ids()[0] == first_visible
+    assert not view.following
+
+
+def test_copy_code_button_and_unsafe_links(qtbot: Any) -> None:
+    live = FakeLive()
+    live.exchange(
+        "code?", "Here:\n\n```python\nprint('hi')\n```\n\n[bad](file:///etc/passwd) [ok](https://example.com)"
+    )
+    _model, view = make(qtbot, live)
+    reply_id = live.conversation.path()[-1].id
+    rect = view.anchor_rect(reply_id, "copy-code:0")
+    assert rect is not None
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert QGuiApplication.clipboard().text() == "print('hi')\n"
+    assert view.anchor_rect(reply_id, "file:///etc/passwd") is None
+
+
+def test_stable_boundary_never_cuts_inside_a_fence() -> None:
+    text = "one\n\n```py\na\n\nb\n```\n\ntail"
+    b = stable_boundary(text)
+    assert text[:b].endswith("```\n\n") and text[b:] == "tail"
+    assert stable_boundary("no newline yet") == 0
+
+
+class _NotebookTool:
+    """A registered tool whose policy name differs from what the wire-name fallback would guess."""
+
+    spec = ToolSpec(name="nb__add", description="Add a note")
+    policy_name = "notebook/add"
+
+    async def call(self, arguments: dict[str, Any]) -> Any:
+        raise AssertionError("not run here")
+
+
+def test_tool_calls_show_policy_names_and_a_one_line_argument_summary(qtbot: Any) -> None:
+    live = FakeLive()
+    live.user_says("note it and tell me the time")
+    live.begin()
+    live.delta("On it.")
+    calls = (
+        ToolCall("c1", "nb__add", json.dumps({"text": "buy milk", "tags": ["home"]})),
+        ToolCall("c2", "time__get_current_time", json.dumps({"timezone": "Europe/Oslo"})),
+        ToolCall("c3", "shell", json.dumps({"command": "echo " + "x" * 200})),
+    )
+    reply = live.finish(tool_calls=calls)
+    live.cancel()  # the calls get cancelled results, named like the calls
+    _model, view = make(qtbot, live)
+    view.set_tool_namer(ToolRegistry([_NotebookTool()]).policy_name)
+    assert reply.id in view.visible_message_ids()
+    text = view._docs[reply.id].doc.toPlainText()
+    assert "Tool call: notebook/add" in text  # the registry's policy name
+    assert "Tool call: time/get_current_time" in text  # no longer registered: server/tool
+    assert "time__" not in text and "nb__" not in text
+    assert 'text: "buy milk", tags: ["home"]' in text  # collapsed: the arguments on one line
+    assert 'timezone: "Europe/Oslo"' in text
+    assert "{" not in text  # no dangling brace of pretty-printed JSON
+    shell_line = next(line for line in text.splitlines() if "Tool call: shell" in line)
+    assert shell_line.endswith("…") and len(shell_line) < 140  # long arguments are elided
+    results = live.conversation.path()[-1]
+    results_text = view._docs[results.id].doc.toPlainText()
+    assert "notebook/add" in results_text and "time/get_current_time" in results_text
+    # Expanded, the block shows the full pretty-printed arguments.
+    rect = view.anchor_rect(reply.id, f"toggle:{reply.id}:c1")
+    assert rect is not None
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert reply.id in view.visible_message_ids()
+    expanded = view._docs[reply.id].doc.toPlainText()
+    assert '"text": "buy milk"' in expanded and "{" in expanded
+
+
+def test_wire_name_fallback_and_argument_summary() -> None:
+    assert fallback_tool_name("git__status") == "git/status"
+    assert fallback_tool_name("read_file") == "read_file"
+    assert fallback_tool_name("__odd") == "__odd"
+    assert arguments_summary('{"city": "Oslo", "days": 3}') == 'city: "Oslo", days: 3'
+    assert arguments_summary("{}") == "no arguments"
+    assert arguments_summary('{"a": "x\\ny"}') == 'a: "x\\ny"'  # one line
+    assert arguments_summary('{"broken') == '{"broken'
+
+
+def test_failed_stopped_and_interrupted_replies_look_alike(qtbot: Any) -> None:
+    live = FakeLive()
+    live.exchange("first", "fine")
+    live.user_says("second")
+    live.begin(model="", provider="")  # like the engine's record of a turn that failed before a reply
+    live.fail("replay rejected the API key.")
+    failed = live.conversation.path()[-1]
+    _model, view = make(qtbot, live)
+    assert failed.id in view.visible_message_ids()
+    assert failed.status is MessageStatus.FAILED
+    assert _speaker(failed) == "Assistant"
+    assert view._status(failed)[0] == "Failed"  # a short label; the reason is in the body
+    assert "replay rejected the API key." in view._docs[failed.id].doc.toPlainText()
+    assert view.action_rect(failed.id, "retry") is not None
+    assert view.action_rect(failed.id, "regenerate") is None
+    with qtbot.waitSignal(view.actionTriggered) as signal:
+        click_rect(qtbot, view, view.action_rect(failed.id, "retry"))
+    assert signal.args == ["retry", failed.id]
+
+    live.conversation.regenerate(failed.id)
+    live.emit(ActivePathChanged(live.session_id, failed.parent_id))
+    live.begin()
+    live.delta("partial answer")
+    live.cancel()
+    stopped = live.conversation.path()[-1]
+    assert stopped.id in view.visible_message_ids()
+    assert view._status(stopped)[0] == "Stopped"
+    assert _speaker(stopped) == "test-model"
+    assert view.action_rect(stopped.id, "continue") is not None
+    assert view.action_rect(stopped.id, "regenerate") is not None
+
+
+def click_rect(qtbot: Any, view: ChatView, rect: Any) -> None:
+    assert rect is not None
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())

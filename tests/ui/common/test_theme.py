@@ -1,0 +1,85 @@
+"""The application style: readable check boxes in both themes, mnemonics underlined only with Alt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QColor, QKeyEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QCheckBox, QPushButton, QStyle, QStyleOptionButton, QWidget
+
+from threadline.ui.common.theme import DARK, LIGHT, MnemonicState, ThemeChoice, ThemeColors, ThemeManager
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours."""
+
+    def luminance(c: QColor) -> float:
+        def channel(v: float) -> float:
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF())
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.fixture
+def theme(qapp: Any) -> Any:
+    manager = ThemeManager(qapp, ThemeChoice.LIGHT)
+    manager.apply()
+    yield manager
+    manager.set_choice(ThemeChoice.LIGHT)
+
+
+@pytest.mark.parametrize("colors", [LIGHT, DARK], ids=["light", "dark"])
+def test_unchecked_check_box_outline_is_visible(qtbot: Any, theme: Any, colors: ThemeColors) -> None:
+    theme.set_choice(ThemeChoice.DARK if colors.dark else ThemeChoice.LIGHT)
+    page = QWidget()
+    qtbot.addWidget(page)
+    box = QCheckBox("Search in files", page)
+    box.adjustSize()
+    page.resize(box.width() + 10, box.height() + 10)
+    image = page.grab().toImage()
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    indicator = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    window = QColor(colors.window)
+    # The strongest edge of the indicator against the window behind it.
+    centre_y = indicator.center().y()
+    best = max(
+        contrast(image.pixelColor(QPoint(x, centre_y)), window)
+        for x in range(indicator.left(), indicator.left() + 3)
+    )
+    assert best >= 1.8, f"indicator outline barely visible ({best:.2f}:1) in the {colors.name} theme"
+    box.setChecked(True)
+    image = page.grab().toImage()
+    inside = image.pixelColor(QPoint(indicator.left() + 3, indicator.top() + 3))
+    assert contrast(inside, window) >= 2.5  # a checked box reads as checked at a glance
+
+
+def test_mnemonics_are_underlined_only_while_alt_is_held(qtbot: Any, theme: Any) -> None:
+    button = QPushButton("&Allow once")
+    qtbot.addWidget(button)
+    button.show()
+    style = QApplication.style()
+    hint = QStyle.StyleHint.SH_UnderlineShortcut
+    assert style.styleHint(hint, None, button) == 0
+    QApplication.sendEvent(
+        button, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
+    )
+    assert style.styleHint(hint, None, button) == 1
+    QApplication.sendEvent(
+        button, QKeyEvent(QEvent.Type.KeyRelease, Qt.Key.Key_Alt, Qt.KeyboardModifier.NoModifier)
+    )
+    assert style.styleHint(hint, None, button) == 0
+    assert MnemonicState.of(QApplication.instance()) is MnemonicState.of(
+        QApplication.instance()
+    )  # one filter
+    # The mnemonic still works without the underline.
+    button.activateWindow()
+    qtbot.waitActive(button)
+    with qtbot.waitSignal(button.clicked, timeout=1000):  # through the window, as shortcuts are
+        QTest.keyClick(button.windowHandle(), Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)

@@ -1,0 +1,304 @@
+"""Settings → Tools and MCP servers, clicked through with the real Engine.
+
+The MCP flow starts the real ``mcp-server-time`` from PyPI over stdio.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import keyring
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QMessageBox, QToolButton
+from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
+from tests.support.ui_driving import type_and_send
+
+from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.tools.mcp_client import ServerStatus
+from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp_secrets import SERVICE, STORED_IN_KEYCHAIN
+from threadline.ui.settings.mcp_server_editor import parse_pairs
+
+
+def open_settings(harness: Any, page: str) -> Any:
+    window = harness.window
+    window.open_settings(page)
+    dialog = window._settings_dialog
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=5000)
+    assert dialog.loaded.exception() is None
+    return dialog
+
+
+def agent(harness: Any) -> AgentConfig:
+    stored: AgentConfig = harness.run(harness.engine.get_agent())
+    return stored
+
+
+def click(harness: Any, widget: Any) -> None:
+    assert widget.isVisible() and widget.isEnabled(), widget
+    if isinstance(widget, QCheckBox):  # on its box, as a user does (the widget may be wider than its text)
+        harness.qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=QPoint(8, widget.height() // 2))
+    else:
+        harness.qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def test_builtin_tools_and_allowed_folders(
+    harness: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness.open()
+    dialog = open_settings(harness, "tools")
+    page = dialog.tools
+    assert dialog.pages.currentWidget() is page
+    assert not any(box.isChecked() for box in page.builtin.values())  # off unless turned on
+    click(harness, page.builtin["read_file"])
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file",), timeout=5000)
+    click(harness, page.builtin["shell"])
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file", "shell"), timeout=5000)
+    click(harness, page.builtin["read_file"])
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("shell",), timeout=5000)
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(folder)))
+    click(harness, page.add_folder_button)
+    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (str(folder),), timeout=5000)
+    harness.qtbot.waitUntil(lambda: page.folders.count() == 1, timeout=5000)
+    assert not page.remove_folder_button.isEnabled()  # nothing selected yet
+    page.folders.setCurrentRow(0)
+    click(harness, page.remove_folder_button)
+    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (), timeout=5000)
+    # closing the dialog saves the agent page without undoing the tool changes
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert agent(harness).enabled_tools == ("shell",)
+
+
+def test_rules_add_edit_and_revoke_always_allow(harness: Any, tmp_path: Path) -> None:
+    """An "Always allow" rule shows in settings; removing it makes the tool ask again."""
+    work = tmp_path / "work"
+    work.mkdir()
+    harness.open()
+    always = ApprovalRule("shell", Approval.ALLOW, argument_pattern="echo hi")
+    harness.run(
+        harness.engine.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("shell",),
+                allowed_folders=(str(work),),
+                approval_rules=(always,),
+            )
+        )
+    )
+    dialog = open_settings(harness, "tools")
+    page = dialog.tools
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=5000)
+    assert page.rules.item(0, 0).text() == "shell"
+    assert page.rules.item(0, 1).text() == "echo hi"
+    assert page.rules.cellWidget(0, 2).currentText() == "Allow"
+
+    # add a rule with the form (Enter in the field)
+    page.new_pattern.setFocus()
+    harness.qtbot.keyClicks(page.new_pattern, "git/*")
+    page.new_approval.setCurrentIndex(page.new_approval.findData("deny"))
+    harness.qtbot.keyClick(page.new_pattern, Qt.Key.Key_Return)
+    harness.qtbot.waitUntil(lambda: len(agent(harness).approval_rules) == 2, timeout=5000)
+    assert agent(harness).approval_rules[0] == ApprovalRule("git/*", Approval.DENY)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=5000)
+
+    # change its approval in the table
+    combo = page.rules.cellWidget(0, 2)
+    assert isinstance(combo, QComboBox)
+    combo.setCurrentIndex(combo.findData("ask"))
+    harness.qtbot.waitUntil(
+        lambda: agent(harness).approval_rules[0] == ApprovalRule("git/*", Approval.ASK), timeout=5000
+    )
+
+    # revoke the "Always allow" rule with its × button
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=5000)
+    remove = page.rules.cellWidget(1, 3)
+    assert isinstance(remove, QToolButton) and "shell" in remove.toolTip()
+    click(harness, remove)
+    harness.qtbot.waitUntil(
+        lambda: agent(harness).approval_rules == (ApprovalRule("git/*", Approval.ASK),), timeout=5000
+    )
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=5000)
+    assert "asks again" in page.message.text()
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+    # ...and the same command asks again
+    harness.server.enqueue(
+        sse_response(openai_tool_call_stream([("c1", "shell", {"command": "echo hi"})])),
+        sse_response(openai_text_stream(["ok"])),
+    )
+    window = harness.window
+    harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=5000)
+    tab = window.tabs.current_tab()
+    type_and_send(harness.qtbot, tab, "say hi")
+    harness.qtbot.waitUntil(lambda: tab.awaiting_approval, timeout=10000)
+    click(harness, tab.approval.rows[0].allow_button)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "ok", timeout=10000)
+
+
+def test_always_allow_from_a_turn_appears_while_settings_are_open(harness: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    harness.open()
+    harness.run(
+        harness.engine.save_agent(
+            AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(work),))
+        )
+    )
+    dialog = open_settings(harness, "tools")
+    page = dialog.tools
+    assert page.rules.rowCount() == 0 and page.no_rules.isVisible()
+    # a turn's "Always allow" is stored while the page is open; editing the page keeps it
+    harness.run(
+        harness.engine.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("shell",),
+                allowed_folders=(str(work),),
+                approval_rules=(ApprovalRule("shell", Approval.ALLOW, "ls"),),
+            )
+        )
+    )
+    click(harness, page.builtin["notes"])
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=5000)
+    stored = agent(harness)
+    assert stored.enabled_tools == ("shell", "notes")
+    assert stored.approval_rules == (ApprovalRule("shell", Approval.ALLOW, "ls"),)
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert agent(harness).approval_rules == stored.approval_rules
+
+
+def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
+    harness: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness.open()
+    dialog = open_settings(harness, "mcp")
+    page = dialog.mcp
+    assert dialog.pages.currentWidget() is page
+    assert page.empty.isVisible()
+    click(harness, page.add_button)
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    # a name with a double underscore is refused in the dialog
+    harness.qtbot.keyClicks(editor.name, "my__time")
+    click(harness, editor.save_button)
+    assert editor.isVisible() and editor.message.isVisible() and "name" in editor.message.text().lower()
+    editor.name.clear()
+    harness.qtbot.keyClicks(editor.name, "time")
+    harness.qtbot.keyClicks(editor.command, sys.executable)
+    harness.qtbot.keyClicks(editor.args, "-m mcp_server_time --local-timezone Europe/Paris")
+    harness.qtbot.keyClicks(editor.env, "PYTHONUNBUFFERED=1")
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    servers = harness.run(harness.engine.tool_servers.list_servers())
+    assert servers == [
+        McpServerConfig(
+            "time",
+            Transport.STDIO,
+            command=sys.executable,
+            args=("-m", "mcp_server_time", "--local-timezone", "Europe/Paris"),
+            env={"PYTHONUNBUFFERED": "1"},
+        )
+    ]
+    harness.qtbot.waitUntil(lambda: page.current_name() == "time", timeout=5000)
+    assert page.status.text().startswith("Stopped")
+    assert "mcp_server_time" in page.where.text()
+
+    click(harness, page.start_button)
+    harness.qtbot.waitUntil(lambda: page.states["time"].status is ServerStatus.READY, timeout=30000)
+    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Ready"), timeout=5000)
+    tools = [page.tools.item(i).data(Qt.ItemDataRole.UserRole) for i in range(page.tools.count())]
+    assert "time/get_current_time" in tools and "time/convert_time" in tools
+    assert page.stop_button.isEnabled() and not page.start_button.isEnabled()
+
+    assert not page.offer.isChecked()
+    click(harness, page.offer)
+    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=5000)
+    click(harness, page.offer)
+    harness.qtbot.waitUntil(lambda: "time/*" not in agent(harness).enabled_tools, timeout=5000)
+    click(harness, page.offer)
+    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=5000)
+
+    click(harness, page.stop_button)
+    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Stopped"), timeout=10000)
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    click(harness, page.remove_button)
+    harness.qtbot.waitUntil(lambda: not harness.run(harness.engine.tool_servers.list_servers()), timeout=5000)
+    harness.qtbot.waitUntil(lambda: page.list.count() == 0 and page.empty.isVisible(), timeout=5000)
+    assert "time/*" not in agent(harness).enabled_tools
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+
+def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: Path) -> None:
+    harness.open()
+    missing = str(tmp_path / "no-such-server")
+    harness.run(
+        harness.engine.tool_servers.save_server(
+            McpServerConfig("broken", command=missing, startup_timeout=10)
+        )
+    )
+    harness.run(harness.engine.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*",))))
+    dialog = open_settings(harness, "mcp")
+    page = dialog.mcp
+    harness.qtbot.waitUntil(lambda: page.current_name() == "broken", timeout=5000)
+    assert page.offer.isChecked()
+    click(harness, page.start_button)
+    harness.qtbot.waitUntil(lambda: page.states["broken"].status is ServerStatus.FAILED, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.error.isVisible(), timeout=5000)
+    assert page.status.text().startswith("Failed")
+    assert page.error.text().startswith("Last error:") and len(page.error.text()) > len("Last error: ")
+
+    click(harness, page.edit_button)
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    assert editor.name.text() == "broken" and editor.command.text() == missing
+    editor.name.selectAll()
+    harness.qtbot.keyClicks(editor.name, "fixed")
+    editor.transport.setCurrentIndex(editor.transport.findData("http"))
+    harness.qtbot.keyClicks(editor.url, "http://127.0.0.1:9/mcp")
+    harness.qtbot.keyClicks(editor.headers, "Authorization: Bearer x")
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "fixed", timeout=5000)
+    (server,) = harness.run(harness.engine.tool_servers.list_servers())
+    assert (server.name, server.transport, server.url, server.headers, server.command) == (
+        "fixed",
+        Transport.HTTP,
+        "http://127.0.0.1:9/mcp",
+        {"Authorization": STORED_IN_KEYCHAIN},  # the token itself went to the keychain
+        "",
+    )
+    assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
+
+    click(harness, page.edit_button)  # a stored secret is shown masked and kept when left alone
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    assert editor.headers.toPlainText() == f"Authorization: {STORED_IN_KEYCHAIN}"
+    editor.headers.setPlainText(editor.headers.toPlainText() + "\nX-Trace: on")
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    (server,) = harness.run(harness.engine.tool_servers.list_servers())
+    assert server.headers == {"Authorization": STORED_IN_KEYCHAIN, "X-Trace": "on"}
+    assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
+    assert agent(harness).enabled_tools == ("fixed/*",)  # the offer follows the rename
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+
+def test_editor_pairs_keep_the_keychain_marker_and_refuse_a_half_edited_one() -> None:
+    assert parse_pairs(f"Authorization: {STORED_IN_KEYCHAIN}", ":") == {"Authorization": STORED_IN_KEYCHAIN}
+    with pytest.raises(InvalidServerConfig, match="partly edited"):
+        parse_pairs("TOKEN=•• stored in keychain", "=")
