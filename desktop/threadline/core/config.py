@@ -29,6 +29,10 @@ class ProviderConfig:
     """Name of an environment variable holding the key, used when no keychain entry exists."""
     default_model: str = ""
     headers: tuple[tuple[str, str], ...] = ()
+    connect_timeout: float | None = None
+    """Seconds to open a connection; ``None`` is the app's default."""
+    first_byte_timeout: float | None = None
+    """Seconds to wait for the first byte of a reply; ``None`` is the app's default."""
 
 
 class Approval(StrEnum):

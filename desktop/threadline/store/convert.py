@@ -203,6 +203,8 @@ def provider_to_row(config: ProviderConfig) -> ProviderRow:
         api_key_env=config.api_key_env,
         default_model=config.default_model,
         headers=[[k, v] for k, v in safe_headers(config.headers)],
+        connect_timeout=config.connect_timeout,
+        first_byte_timeout=config.first_byte_timeout,
     )
 
 
@@ -214,6 +216,8 @@ def provider_from_row(row: ProviderRow) -> ProviderConfig:
         api_key_env=row.api_key_env,
         default_model=row.default_model,
         headers=tuple((str(k), str(v)) for k, v in row.headers),
+        connect_timeout=row.connect_timeout,
+        first_byte_timeout=row.first_byte_timeout,
     )
 
 

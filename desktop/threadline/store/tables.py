@@ -121,6 +121,8 @@ class ProviderRow(SQLModel, table=True):
     api_key_env: str = Field(default="")
     default_model: str = Field(default="")
     headers: list[list[str]] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
+    connect_timeout: float | None = Field(default=None)
+    first_byte_timeout: float | None = Field(default=None)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
