@@ -28,6 +28,7 @@ from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
+from threadline.engine.errors import SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
     MessageAdded,
@@ -52,10 +53,6 @@ log = logging.getLogger("threadline.engine")
 
 DATABASE_FILENAME = "threadline.db"
 SessionObserver = Callable[[SessionUpdated | SessionRemoved], None]
-
-
-class SessionBusyError(RuntimeError):
-    """A turn (or compaction) is already running in this session."""
 
 
 class Engine:
@@ -381,9 +378,9 @@ class Engine:
     def _ready(self, session_id: str) -> LiveConversation:
         live = self._live.get(session_id)
         if live is None:
-            raise KeyError(f"session {session_id!r} is not open")
+            raise SessionClosedError()
         if self.running(session_id) or not live.conversation.ready_for_input:
-            raise SessionBusyError("a reply is still running in this session")
+            raise SessionBusyError()
         return live
 
     def _start(

@@ -1,0 +1,33 @@
+"""Errors the engine raises to its callers (the window, the command line) on purpose.
+
+They live apart from ``engine.py`` so the UI can match them by type, importing
+nothing heavy: a caller tells "this session is busy" from a real failure with
+``isinstance``, never by comparing class names.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base of the engine's own errors; ``user_message`` is what to show as is."""
+
+    default_message = "Threadline could not do that."
+
+    def __init__(self, user_message: str = "") -> None:
+        super().__init__(user_message or self.default_message)
+        self.user_message = user_message or self.default_message
+
+
+class SessionBusyError(EngineError):
+    """A turn (or compaction) is already running in this session, or its last writes are being saved."""
+
+    default_message = "A reply is still running in this chat. Wait for it to finish, or press Stop."
+
+
+class SessionClosedError(EngineError, KeyError):
+    """The session is not open in the engine (deleted, or never opened)."""
+
+    default_message = "This chat is no longer open; it may have been deleted."
+
+    def __str__(self) -> str:
+        return self.user_message
