@@ -2,7 +2,9 @@
 
 It needs the user's trust (asks unless a rule names ``shell``; argument rules
 match the command line, e.g. ``git status*``). The command runs in its own
-process group so a timeout or an interrupt kills everything it started.
+process group so a timeout or a Stop kills everything it started: SIGTERM, then
+SIGKILL a moment later, and the tool returns without waiting for the output pipe
+to close (a child that escaped the group with ``setsid`` would hold it open).
 Output beyond the cap is drained and dropped, so a chatty command cannot block
 on a full pipe nor flood the conversation.
 """
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 from typing import Any
 
@@ -23,6 +26,12 @@ from threadline.tools.registry import ToolOutput
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
+TERM_GRACE = 0.2
+"""Seconds a stopped command has between SIGTERM and SIGKILL (Stop must settle within 0.5 s)."""
+DRAIN_GRACE = 0.5
+"""Seconds to read output left in the pipe after the command exited (a child may hold it open)."""
+REAP_WAIT = 2.0
+"""At most this long for asyncio to see a killed process gone (it takes milliseconds)."""
 
 
 class ShellTool:
@@ -74,54 +83,108 @@ class ShellTool:
             options["creationflags"] = 0x00000200  # CREATE_NEW_PROCESS_GROUP
         else:
             options["start_new_session"] = True
-        process = await asyncio.create_subprocess_shell(
+        loop = asyncio.get_running_loop()
+        transport, collector = await loop.subprocess_shell(
+            lambda: _Collector(loop, self.output_limit),
             command,
             cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             **options,
         )
-        kept = bytearray()
-        dropped = 0
-
-        async def collect() -> None:
-            nonlocal dropped
-            assert process.stdout is not None
-            while chunk := await process.stdout.read(65536):
-                room = self.output_limit - len(kept)
-                kept.extend(chunk[: max(room, 0)])
-                dropped += max(len(chunk) - max(room, 0), 0)
-            await process.wait()
-
         timed_out = False
         try:
-            await asyncio.wait_for(collect(), limit)
-        except TimeoutError:
-            timed_out = True
+            try:
+                await asyncio.wait_for(asyncio.shield(collector.exited), limit)
+            except TimeoutError:
+                timed_out = True
+            else:  # what it printed is in the pipe: read to the end unless an escaped child holds it
+                _signal_group(transport, signal.SIGKILL)  # background jobs it left behind
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(collector.output_closed), DRAIN_GRACE)
         finally:
-            _kill_group(process)
-            with contextlib.suppress(ProcessLookupError, TimeoutError):
-                await asyncio.shield(asyncio.wait_for(process.wait(), 5))
-        output = kept.decode("utf-8", errors="replace")
-        if dropped:
-            output += f"\n[output truncated: {dropped} more bytes were not kept (limit {self.output_limit})]"
+            await _stop(transport, collector)  # also on cancel (Stop): the turn moves on at once
+        output = collector.text()
         if timed_out:
             return ToolOutput(
                 f"{output}\n[the command did not finish within {limit:g} s and was killed]".lstrip(),
                 is_error=True,
             )
-        code = process.returncode
+        code = transport.get_returncode()
         footer = f"[exit code {code}]"
         return ToolOutput(f"{output}\n{footer}" if output else footer, is_error=code != 0)
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """Kill the command and everything it started (it leads its own process group)."""
-    if process.returncode is not None and sys.platform == "win32":  # pragma: no cover
-        return
+class _Collector(asyncio.SubprocessProtocol):
+    """Keeps the first ``limit`` bytes of output and counts the rest; tells exit and end of output.
+
+    The process's exit and the end of its output are separate: a child that left
+    the process group can hold the pipe open long after the command ended, and
+    nobody should wait for it.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.dropped = 0
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.output_closed: asyncio.Future[None] = loop.create_future()
+        self.finished: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        room = max(self.limit - len(self.kept), 0)
+        self.kept.extend(data[:room])
+        self.dropped += max(len(data) - room, 0)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        _settle(self.output_closed)
+
+    def process_exited(self) -> None:
+        _settle(self.exited)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        _settle(self.output_closed)
+        _settle(self.finished)
+
+    def text(self) -> str:
+        output = self.kept.decode("utf-8", errors="replace")
+        if self.dropped:
+            output += f"\n[output truncated: {self.dropped} more bytes were not kept (limit {self.limit})]"
+        return output
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def _stop(transport: asyncio.SubprocessTransport, collector: _Collector) -> None:
+    """End the command and everything in its process group, without waiting on anyone's pipes.
+
+    SIGTERM first so a command can clean up, SIGKILL after ``TERM_GRACE`` for what
+    is left; then our end of the pipe is closed (a child that escaped the group
+    keeps running but is no longer read). The last wait, for the transport to
+    finish, only lets asyncio reap the process before the caller goes on.
+    """
+    try:
+        if not collector.exited.done():
+            _signal_group(transport, signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(collector.exited), TERM_GRACE)
+    finally:
+        _signal_group(transport, signal.SIGKILL)
+        transport.close()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(collector.finished), REAP_WAIT)
+
+
+def _signal_group(transport: asyncio.SubprocessTransport, signum: int) -> None:
+    """Signal the command and everything it started (it leads its own process group)."""
+    pid = transport.get_pid()
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
         if sys.platform == "win32":  # pragma: no cover
-            process.kill()
+            if transport.get_returncode() is None:
+                transport.kill()
         else:
-            os.killpg(process.pid, signal.SIGKILL)
+            os.killpg(pid, signum)

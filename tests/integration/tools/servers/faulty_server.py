@@ -3,6 +3,7 @@
 Run over stdio (default) or streamable HTTP (``--http PORT``; requests must carry
 ``X-Test-Token: secret``, which proves configured headers are sent).
 Tools: echo, pid, crash (the process exits mid-call), hang (never answers),
+wait (writes a file when it starts, and another when it is cancelled),
 fail (a tool error), picture (an image), weather (structured content only).
 """
 
@@ -13,6 +14,7 @@ import asyncio
 import base64
 import os
 import sys
+from pathlib import Path
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -56,6 +58,18 @@ async def hang() -> str:
     """Never answer."""
     await asyncio.sleep(3600)
     return "too late"
+
+
+@server.tool()
+async def wait(started: str, seconds: float = 3600) -> str:
+    """Write ``started`` (a file path), then sleep; a cancellation writes ``started``.cancelled."""
+    Path(started).write_text(str(os.getpid()))
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        Path(f"{started}.cancelled").write_text("cancelled")
+        raise
+    return "waited"
 
 
 @server.tool()
