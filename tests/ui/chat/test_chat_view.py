@@ -11,9 +11,11 @@ from threadline.core.messages import MessageStatus, ToolCall
 from threadline.core.request import ToolSpec
 from threadline.engine.events import ActivePathChanged
 from threadline.tools.registry import ToolRegistry
-from threadline.ui.chat.chat_view import ChatView, _speaker, arguments_summary, fallback_tool_name
+from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.markdown import stable_boundary
+from threadline.ui.chat.message_html import arguments_summary, fallback_tool_name
+from threadline.ui.chat.message_labels import speaker
 
 
 def make(qtbot: Any, live: FakeLive) -> tuple[ConversationModel, ChatView]:
@@ -154,7 +156,7 @@ def test_failed_stopped_and_interrupted_replies_look_alike(qtbot: Any) -> None:
     _model, view = make(qtbot, live)
     assert failed.id in view.visible_message_ids()
     assert failed.status is MessageStatus.FAILED
-    assert _speaker(failed) == "Assistant"
+    assert speaker(failed) == "Assistant"
     assert view._status(failed)[0] == "Failed"  # a short label; the reason is in the body
     assert "replay rejected the API key." in view._docs[failed.id].doc.toPlainText()
     assert view.action_rect(failed.id, "retry") is not None
@@ -171,7 +173,7 @@ def test_failed_stopped_and_interrupted_replies_look_alike(qtbot: Any) -> None:
     stopped = live.conversation.path()[-1]
     assert stopped.id in view.visible_message_ids()
     assert view._status(stopped)[0] == "Stopped"
-    assert _speaker(stopped) == "test-model"
+    assert speaker(stopped) == "test-model"
     assert view.action_rect(stopped.id, "continue") is not None
     assert view.action_rect(stopped.id, "regenerate") is not None
 

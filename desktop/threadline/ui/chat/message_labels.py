@@ -1,0 +1,51 @@
+"""The words around a message's body: who spoke, when, and a short status label.
+
+Pure functions of the message (and the theme's colour strings), so the header a row
+paints is decided — and tested — apart from the painting.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.ui.common.theme import ThemeColors
+
+
+def speaker(message: Message) -> str:
+    """Who a message is from: "You", the model that answered, or what kind of record it is."""
+    if message.kind is MessageKind.SUMMARY:
+        return "Summary of earlier messages"
+    if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
+        return "Tool results"
+    if message.is_user:
+        return "You"
+    model = message.metadata.model if message.metadata else ""
+    return model or (message.metadata.provider if message.metadata else "") or "Assistant"
+
+
+def time_label(message: Message) -> str:
+    """The local time a message was created (``14:05``)."""
+    when: datetime = message.created_at
+    try:
+        local = when.astimezone()
+    except (ValueError, OSError):
+        local = when
+    return local.strftime("%H:%M")
+
+
+def status_label(message: Message, c: ThemeColors) -> tuple[str, str]:
+    """A short label for a reply that is not simply complete, and its colour ("" when complete).
+
+    A failed reply says only "Failed" here: the reason is in its body (and the tab's banner).
+    """
+    s = message.status
+    if s is MessageStatus.STREAMING:
+        return "Streaming…", c.accent
+    if s is MessageStatus.CANCELLED:
+        return "Stopped", c.warning
+    if s is MessageStatus.INTERRUPTED:
+        return "Interrupted", c.warning
+    if s is MessageStatus.FAILED:
+        return "Failed", c.error_text
+    return "", c.muted

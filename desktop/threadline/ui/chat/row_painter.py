@@ -1,0 +1,202 @@
+"""Painting one chat row: header, body document, status label and footer buttons.
+
+The row painter owns the fonts derived from the view's font (body, small, header) and
+their metrics, so the layout's estimates and the painting use the same numbers. It
+returns the :class:`RowGeometry` of what it drew, which hit-testing reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QTextDocument,
+)
+
+from threadline.core.messages import Message
+from threadline.core.tree import Version
+from threadline.ui.chat.hit_testing import RowGeometry
+from threadline.ui.chat.message_actions import ACTION_LABELS, VERSION
+from threadline.ui.chat.message_labels import speaker, status_label, time_label
+from threadline.ui.chat.view_layout import (
+    BUBBLE_PAD_X,
+    BUBBLE_PAD_Y,
+    FOOTER_H,
+    HEADER_GAP,
+    ROW_TOP,
+    TextMetrics,
+)
+from threadline.ui.common.theme import ThemeColors, mix
+
+STATUS_PAD_X = 7
+
+
+@dataclass(frozen=True, slots=True)
+class FrameState:
+    """What every row of one frame is painted with."""
+
+    colors: ThemeColors
+    left: int
+    """Left edge of the message column."""
+    width: int
+    """Width of the message column."""
+    viewport_width: int
+    viewport_height: int
+    hover: tuple[str, str] | None = None
+    """(message id, action) of the button under the pointer."""
+    flash_id: str | None = None
+    """A message briefly highlighted (a search hit brought into view)."""
+
+
+class RowPainter:
+    """Fonts and metrics of the rows, and the painting of one row."""
+
+    def __init__(self, base: QFont) -> None:
+        self.set_font(base)
+
+    def set_font(self, base: QFont) -> None:
+        self.body_font = QFont(base)
+        self.small_font = QFont(base)
+        self.small_font.setPointSizeF(max(7.5, base.pointSizeF() * 0.88))
+        self.header_font = QFont(self.small_font)
+        self.header_font.setWeight(QFont.Weight.DemiBold)
+        self._fm_body = QFontMetrics(self.body_font)
+        self._fm_small = QFontMetrics(self.small_font)
+        self._fm_header = QFontMetrics(self.header_font)
+        self.header_height = self._fm_header.height() + 2
+        self.metrics = TextMetrics(
+            average_char_width=max(5, self._fm_body.averageCharWidth()),
+            line_height=self._fm_body.lineSpacing(),
+            header_height=self.header_height,
+        )
+
+    def paint_row(
+        self,
+        p: QPainter,
+        frame: FrameState,
+        row: int,
+        top: int,
+        height: int,
+        message: Message,
+        doc: QTextDocument,
+        *,
+        bubble: bool,
+        actions: list[str],
+        version: Version | None,
+    ) -> RowGeometry:
+        c = frame.colors
+        left, width = frame.left, frame.width
+        if message.id == frame.flash_id:
+            p.fillRect(QRect(0, top, frame.viewport_width, height), QColor(c.selection))
+        # Header: who, and quiet metadata.
+        y = top + ROW_TOP
+        p.setFont(self.header_font)
+        p.setPen(QColor(c.text))
+        who = speaker(message)
+        p.drawText(QRect(left, y, width, self.header_height), Qt.AlignmentFlag.AlignVCenter, who)
+        x = left + self._fm_header.horizontalAdvance(who) + 10
+        status_text, status_colour = status_label(message, c)
+        p.setFont(self.small_font)
+        meta = time_label(message)
+        if meta:
+            p.setPen(QColor(c.muted))
+            p.drawText(QRect(x, y, width, self.header_height), Qt.AlignmentFlag.AlignVCenter, meta)
+            x += self._fm_small.horizontalAdvance(meta) + 10
+        if status_text:
+            self._paint_status(p, c, x, y, status_text, status_colour)
+        y += self.header_height + HEADER_GAP
+        # Body.
+        doc_h = doc.size().height()
+        bubble_rect: QRectF | None = None
+        if bubble:
+            bubble_rect = QRectF(left, y, width, doc_h + 2 * BUBBLE_PAD_Y)
+            path = QPainterPath()
+            path.addRoundedRect(bubble_rect, 10, 10)
+            p.fillPath(path, QColor(c.user_bubble))
+            doc_rect = QRectF(left + BUBBLE_PAD_X, y + BUBBLE_PAD_Y, doc.textWidth(), doc_h)
+        else:
+            doc_rect = QRectF(left, y, doc.textWidth(), doc_h)
+        p.save()
+        p.translate(doc_rect.topLeft())
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.ColorRole.Text, QColor(c.text))
+        ctx.clip = QRectF(
+            0,
+            max(0.0, -doc_rect.top()),
+            doc_rect.width(),
+            min(doc_h, frame.viewport_height - doc_rect.top()),
+        )
+        doc.documentLayout().draw(p, ctx)
+        p.restore()
+        # Footer: actions.
+        geo = RowGeometry(row, message.id, top, height, doc_rect, bubble_rect)
+        fy = int(doc_rect.bottom() + (BUBBLE_PAD_Y if bubble_rect else 0)) + 4
+        self._paint_actions(p, frame, geo, left, fy, actions, version)
+        return geo
+
+    def _paint_status(self, p: QPainter, c: ThemeColors, x: int, y: int, text: str, colour: str) -> None:
+        """A small quiet label (Stopped, Interrupted, Failed): the status colour on a faint tint of it."""
+        w = self._fm_small.horizontalAdvance(text) + 2 * STATUS_PAD_X
+        h = self._fm_small.height() + 2
+        rect = QRectF(x, y + (self.header_height - h) / 2, w, h)
+        path = QPainterPath()
+        path.addRoundedRect(rect, h / 2, h / 2)
+        p.fillPath(path, mix(colour, c.base, 0.14 if c.dark else 0.10))
+        p.setPen(QColor(colour))
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _paint_actions(
+        self,
+        p: QPainter,
+        frame: FrameState,
+        geo: RowGeometry,
+        left: int,
+        fy: int,
+        actions: list[str],
+        version: Version | None,
+    ) -> None:
+        c = frame.colors
+        p.setFont(self.small_font)
+        x = left
+        h = FOOTER_H - 4
+        for action in actions:
+            if action == VERSION:
+                if version is None:
+                    continue
+                for part in ("prev_version", "label", "next_version"):
+                    text = f"{version.index} / {version.count}" if part == "label" else ACTION_LABELS[part]
+                    w = self._fm_small.horizontalAdvance(text) + (8 if part != "label" else 6)
+                    rect = QRectF(x, fy, w, h)
+                    if part == "label":
+                        p.setPen(QColor(c.muted))
+                        geo.version_label = (rect, text)
+                    else:
+                        hovered = frame.hover == (geo.message_id, part)
+                        if hovered:
+                            p.fillRect(rect, QColor(c.hover))
+                        p.setPen(QColor(c.text if hovered else c.muted))
+                        geo.actions.append((rect, part))
+                    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+                    x += int(w)
+                x += 10
+                continue
+            text = ACTION_LABELS[action]
+            w = self._fm_small.horizontalAdvance(text) + 12
+            rect = QRectF(x, fy, w, h)
+            hovered = frame.hover == (geo.message_id, action)
+            if hovered:
+                path = QPainterPath()
+                path.addRoundedRect(rect, 4, 4)
+                p.fillPath(path, QColor(c.hover))
+            p.setPen(QColor(c.text if hovered else c.muted))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+            geo.actions.append((rect, action))
+            x += int(w) + 2
