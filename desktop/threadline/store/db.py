@@ -1,15 +1,24 @@
-"""Creating the SQLAlchemy engine and turning driver errors into store errors.
+"""Creating the SQLAlchemy engine and opening read and write transactions.
 
-SQLite is tuned per connection (DESIGN.md §3): WAL so readers never wait for the
-writer, ``synchronous=NORMAL`` (durable at each checkpoint, safe with WAL, far
-cheaper than FULL for the streaming writes), foreign keys on (SQLite defaults
-them off, and the message cascade relies on them) and a busy timeout so a second
-app instance on the same file waits instead of failing at once.
+SQLite is tuned per connection: WAL so readers never wait for the writer,
+``synchronous=NORMAL`` (durable at each checkpoint, safe with WAL, far cheaper
+than FULL for the streaming writes), foreign keys on (SQLite defaults them off,
+and the message cascade relies on them) and a busy timeout so a second app
+instance on the same file waits instead of failing at once.
+
+A transaction that will write begins ``BEGIN IMMEDIATE``: it takes the write
+lock first, waiting for it under the busy timeout. A plain (deferred) ``BEGIN``
+would read first and then ask for the lock mid-transaction, and SQLite answers
+that upgrade with "database is locked" at once, without waiting, because
+waiting could deadlock two such readers-turned-writers. Reads stay deferred so
+they never queue behind a writer.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +27,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.pool import StaticPool
 
-from threadline.store.errors import CorruptDatabaseError, StorageFullError, StoreError
-
 BUSY_TIMEOUT_MS = 5000
-
-_CORRUPT_MARKERS = ("file is not a database", "database disk image is malformed", "not a database")
-_FULL_MARKERS = ("database or disk is full", "disk full", "no space left on device")
+WRITE_OPTION = "threadline_write"
+"""Execution option on a connection whose next transaction will write (``BEGIN IMMEDIATE``)."""
 
 
 def sqlite_url(path: Path) -> str:
@@ -66,37 +72,29 @@ def _configure_sqlite(dbapi_connection: sqlite3.Connection, _record: object) -> 
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            cursor.execute("PRAGMA journal_mode=WAL")  # a write: only when the file is not WAL yet
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     finally:
         cursor.close()
 
 
 def _begin_sqlite(connection: sa.Connection) -> None:
-    connection.exec_driver_sql("BEGIN")
+    writes = connection.get_execution_options().get(WRITE_OPTION, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
 
-def translate_error(error: BaseException) -> StoreError | None:
-    """The store error a driver or SQLAlchemy error stands for, or ``None`` if it is not one."""
-    if isinstance(error, StoreError):
-        return error
-    if not isinstance(error, sa.exc.SQLAlchemyError | sqlite3.Error):
-        return None
-    original = getattr(error, "orig", None) or error
-    text = str(original).lower()
-    sqlstate = getattr(original, "sqlstate", None)
-    if any(m in text for m in _FULL_MARKERS) or sqlstate in ("53100", "53200"):
-        return StorageFullError(str(original))
-    if any(m in text for m in _CORRUPT_MARKERS):
-        return CorruptDatabaseError(str(original))
-    if isinstance(error, sa.exc.OperationalError | sqlite3.OperationalError):
-        return StoreError(
-            str(original),
-            user_message=(
-                "The conversation database could not be reached or written. "
-                "Check that its folder is writable (or that the server is running) and try again."
-            ),
-        )
-    return StoreError(str(original))
+def mark_writing(connection: sa.Connection) -> sa.Connection:
+    """Flag ``connection`` so its transactions begin ``IMMEDIATE`` on SQLite (no effect elsewhere)."""
+    return connection.execution_options(**{WRITE_OPTION: True})
+
+
+@contextmanager
+def writing(engine: Engine) -> Iterator[sa.Connection]:
+    """A connection inside a transaction that holds the write lock from its start."""
+    with engine.connect() as connection:
+        mark_writing(connection)
+        with connection.begin():
+            yield connection

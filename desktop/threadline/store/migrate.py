@@ -11,14 +11,13 @@ it is refused untouched.
 from __future__ import annotations
 
 import logging
-import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from threadline.store import backups, db
 from threadline.store.errors import SchemaTooNewError
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ def ensure_schema(engine: Engine, *, sqlite_file: Path | None, backup_dir: Path 
         raise SchemaTooNewError(unknown[0], location=str(sqlite_file or engine.url.render_as_string()))
     backup = None
     if has_tables and sqlite_file is not None:
-        backup = backup_sqlite(sqlite_file, backup_dir or sqlite_file.parent / "backups", revisions)
+        backup = backup_sqlite(sqlite_file, backup_dir or backups.backups_dir(sqlite_file), revisions)
     elif has_tables:
         log.warning("upgrading %s without a backup: back up server databases yourself", engine.url)
     run_alembic_upgrade(engine)
@@ -68,25 +67,8 @@ KEPT_BACKUPS = 5
 
 def backup_sqlite(path: Path, directory: Path, revisions: list[str]) -> Path:
     """A consistent copy of a SQLite file (WAL content included), named by time and revision."""
-    directory.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     revision = "-".join(revisions) or "base"
-    suffix = path.suffix or ".sqlite3"
-    target = directory / f"{path.stem}-{stamp}-rev-{revision}{suffix}"
-    counter = 1
-    while target.exists():
-        counter += 1
-        target = directory / f"{path.stem}-{stamp}-rev-{revision}-{counter}{suffix}"
-    source = sqlite3.connect(path)
-    try:
-        destination = sqlite3.connect(target)
-        try:
-            source.backup(destination)
-        finally:
-            destination.close()
-    finally:
-        source.close()
-    log.info("backed up %s to %s before upgrading its schema", path, target)
+    target = backups.make_backup(path, f"rev-{revision}", directory=directory)
     prune_backups(directory, path.stem)
     return target
 
@@ -105,7 +87,7 @@ def alembic_config(connection: sa.Connection | None = None) -> Config:
 def run_alembic_upgrade(engine: Engine, target: str = "head") -> None:
     from alembic import command
 
-    with engine.begin() as connection:
+    with db.writing(engine) as connection:
         command.upgrade(alembic_config(connection), target)
 
 
@@ -114,7 +96,7 @@ def prune_backups(directory: Path, stem: str, keep: int = KEPT_BACKUPS) -> None:
 
     Oldest first by modification time (each file is written once), then by name.
     """
-    backups = sorted(directory.glob(f"{stem}-[0-9]*-rev-*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-    for old in backups[: max(0, len(backups) - keep)]:
+    found = sorted(directory.glob(f"{stem}-[0-9]*-rev-*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    for old in found[: max(0, len(found) - keep)]:
         old.unlink(missing_ok=True)
         log.info("removed old backup %s", old)

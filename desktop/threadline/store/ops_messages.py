@@ -92,10 +92,15 @@ def next_ordinal(session: Session, session_id: str) -> int:
 
 
 def append_messages(session: Session, session_id: str, messages: Sequence[Message]) -> None:
-    """Insert messages in order after the session's last one; the last becomes the active leaf."""
+    """Insert messages in order after the session's last one; the last becomes the active leaf.
+
+    The session row is locked first (``FOR UPDATE`` on PostgreSQL; on SQLite the
+    transaction already holds the database's write lock), so two writers appending
+    to one session take turns instead of both reading the same highest ordinal.
+    """
     if not messages:
         return
-    row = require_session(session, session_id)
+    row = require_session(session, session_id, lock=True)
     ordinal = next_ordinal(session, session_id)
     rows = [message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)]
     for row_ in rows:
@@ -150,6 +155,14 @@ def touch_message(session: Session, message_id: str) -> None:
         .where(col(MessageRow.id) == message_id)
         .values(writer=this_writer(), heartbeat_at=utcnow())
     )
+
+
+def has_streaming(session: Session) -> bool:
+    """Whether any reply is marked ``streaming`` (a cheap read before ``mark_interrupted``)."""
+    found = session.exec(
+        select(MessageRow.id).where(col(MessageRow.status) == MessageStatus.STREAMING.value).limit(1)
+    ).first()
+    return found is not None
 
 
 def mark_interrupted(session: Session) -> int:

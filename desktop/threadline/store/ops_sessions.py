@@ -16,8 +16,13 @@ from threadline.store.errors import NotFoundError
 from threadline.store.tables import SessionRow
 
 
-def require_session(session: Session, session_id: str) -> SessionRow:
-    row = session.get(SessionRow, session_id)
+def require_session(session: Session, session_id: str, *, lock: bool = False) -> SessionRow:
+    """The session's row; ``lock`` holds it (``SELECT … FOR UPDATE``) until the transaction ends."""
+    if lock:
+        statement = select(SessionRow).where(col(SessionRow.id) == session_id).with_for_update()
+        row = session.exec(statement).first()
+    else:
+        row = session.get(SessionRow, session_id)
     if row is None:
         raise NotFoundError(f"no session {session_id!r}")
     return row

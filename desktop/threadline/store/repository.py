@@ -5,6 +5,12 @@ the writes (SQLite has a single writer anyway, and ordering of "append, then
 update text" must hold), and the asyncio/Qt thread only ever awaits, so it
 never blocks on disk or network (DESIGN.md §3). Underneath is plain synchronous
 SQLAlchemy/SQLModel, one transaction per call, in the ``ops_*`` modules.
+
+Each call is either a read (a deferred transaction) or a write, whose
+transaction takes the write lock from its start (``db.writing``) so SQLite's
+busy timeout applies to it. A call that fails transiently (busy, a lost server
+connection, a lost race for an ordinal) is retried on the worker thread for a
+bounded time (``retry.py``) before its typed error is raised.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,9 +31,11 @@ from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.tree import ConversationTree
-from threadline.store import db, migrate, ops_config, ops_messages, ops_sessions, search
-from threadline.store.errors import StoreClosedError, StoreError
+from threadline.store import backups, db, integrity, migrate, ops_config, ops_messages, ops_sessions, search
+from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
+from threadline.store.retry import RetryPolicy, run_with_retries
 from threadline.store.tables import SettingRow, UIStateRow
+from threadline.store.translate import translate_error
 
 log = logging.getLogger("threadline.store")
 
@@ -37,11 +46,25 @@ T = TypeVar("T")
 class Store:
     """Sessions, messages, search and configuration, persisted; create with ``await Store.open(url)``."""
 
-    def __init__(self, url: str, engine: Engine, executor: ThreadPoolExecutor) -> None:
+    def __init__(
+        self,
+        url: str,
+        engine: Engine,
+        executor: ThreadPoolExecutor,
+        *,
+        retry: RetryPolicy | None = None,
+        backup_dir: Path | None = None,
+    ) -> None:
         self._url = url
         self._engine = engine
         self._executor = executor
         self._closed = False
+        self._closing = threading.Event()
+        self._retry = retry or RetryPolicy()
+        self.sqlite_file = db.sqlite_path(url)
+        """The SQLite file behind the store, or ``None`` (a server, or in memory)."""
+        self.backup_dir = backup_dir or (backups.backups_dir(self.sqlite_file) if self.sqlite_file else None)
+        """Where backups of the SQLite file go (``backups/`` beside it unless chosen)."""
         self.backup_path: Path | None = None
         """The backup written before a schema upgrade at open, if one was."""
         self.interrupted_at_open = 0
@@ -50,11 +73,21 @@ class Store:
     # -- lifecycle ---------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, url: str, *, backup_dir: Path | None = None) -> Store:
+    async def open(
+        cls,
+        url: str,
+        *,
+        backup_dir: Path | None = None,
+        retry: RetryPolicy | None = None,
+        keep_daily_backups: int = 7,
+    ) -> Store:
         """Open (creating if needed) and migrate the database, then mark crashed replies.
 
-        Raises ``SchemaTooNewError``, ``CorruptDatabaseError``, ``StorageFullError``
-        or another ``StoreError``; on failure nothing is left running.
+        A SQLite file that holds anything then gets its daily backup, in the
+        background on the store's thread (a failed backup is logged, never fatal).
+        Raises ``SchemaTooNewError``, ``CorruptDatabaseError``, ``StorageFullError``,
+        ``ReadOnlyDatabaseError`` or another ``StoreError``; on failure nothing is
+        left running.
         """
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="threadline-store")
         loop = asyncio.get_running_loop()
@@ -63,13 +96,15 @@ class Store:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        store = cls(url, engine, executor)
+        store = cls(url, engine, executor, retry=retry, backup_dir=backup_dir)
         store.backup_path = backup
         try:
             store.interrupted_at_open = await store.mark_interrupted()
         except BaseException:
             await store.close()
             raise
+        if store.sqlite_file is not None and keep_daily_backups > 0:
+            executor.submit(_daily_backup, engine, store.sqlite_file, store.backup_dir, keep_daily_backups)
         return store
 
     @staticmethod
@@ -89,6 +124,7 @@ class Store:
         if self._closed:
             return
         self._closed = True
+        self._closing.set()  # a write being retried gives up now
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._executor, _shut_down, self._engine)
@@ -106,7 +142,7 @@ class Store:
         model: str = "",
         session_id: str | None = None,
     ) -> SessionInfo:
-        return await self._run(
+        return await self._write(
             ops_sessions.create_session,
             title=title,
             agent_id=agent_id,
@@ -116,24 +152,24 @@ class Store:
         )
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
-        return await self._run(ops_sessions.get_session, session_id)
+        return await self._read(ops_sessions.get_session, session_id)
 
     async def list_sessions(
         self, *, archived: bool = False, limit: int = 500, offset: int = 0
     ) -> list[SessionInfo]:
-        return await self._run(ops_sessions.list_sessions, archived=archived, limit=limit, offset=offset)
+        return await self._read(ops_sessions.list_sessions, archived=archived, limit=limit, offset=offset)
 
     async def rename_session(self, session_id: str, title: str, *, by_user: bool = True) -> SessionInfo:
-        return await self._run(ops_sessions.rename_session, session_id, title, by_user=by_user)
+        return await self._write(ops_sessions.rename_session, session_id, title, by_user=by_user)
 
     async def pin_session(self, session_id: str, pinned: bool) -> SessionInfo:
-        return await self._run(ops_sessions.pin_session, session_id, pinned)
+        return await self._write(ops_sessions.pin_session, session_id, pinned)
 
     async def archive_session(self, session_id: str, archived: bool) -> SessionInfo:
-        return await self._run(ops_sessions.archive_session, session_id, archived)
+        return await self._write(ops_sessions.archive_session, session_id, archived)
 
     async def delete_session(self, session_id: str) -> None:
-        await self._run(ops_sessions.delete_session, session_id)
+        await self._write(ops_sessions.delete_session, session_id)
 
     async def update_session(
         self,
@@ -144,7 +180,7 @@ class Store:
         agent_id: str | None = None,
         checkpoints: dict[str, str] | None = None,
     ) -> SessionInfo:
-        return await self._run(
+        return await self._write(
             ops_sessions.update_session,
             session_id,
             provider=provider,
@@ -154,106 +190,170 @@ class Store:
         )
 
     async def set_active_leaf(self, session_id: str, leaf_id: str | None) -> None:
-        await self._run(ops_sessions.set_active_leaf, session_id, leaf_id)
+        await self._write(ops_sessions.set_active_leaf, session_id, leaf_id)
 
     # -- messages ----------------------------------------------------------------------------
 
     async def append_message(self, session_id: str, message: Message) -> None:
-        await self._run(ops_messages.append_messages, session_id, (message,))
+        await self._write(ops_messages.append_messages, session_id, (message,))
 
     async def append_messages(self, session_id: str, messages: Sequence[Message]) -> None:
-        await self._run(ops_messages.append_messages, session_id, tuple(messages))
+        await self._write(ops_messages.append_messages, session_id, tuple(messages))
 
     async def update_message(self, message: Message) -> None:
-        await self._run(ops_messages.update_message, message)
+        await self._write(ops_messages.update_message, message)
 
     async def update_message_text(self, message_id: str, text: str) -> None:
-        await self._run(ops_messages.update_message_text, message_id, text)
+        await self._write(ops_messages.update_message_text, message_id, text)
 
     async def touch_message(self, message_id: str) -> None:
         """Tell other instances sharing the database that this streaming reply is still alive."""
-        await self._run(ops_messages.touch_message, message_id)
+        await self._write(ops_messages.touch_message, message_id)
 
     async def load_tree(self, session_id: str) -> ConversationTree:
-        return await self._run(ops_messages.load_tree, session_id)
+        return await self._read(ops_messages.load_tree, session_id)
 
     async def message_count(self, session_id: str) -> int:
-        return await self._run(ops_messages.message_count, session_id)
+        return await self._read(ops_messages.message_count, session_id)
 
     async def mark_interrupted(self) -> int:
-        return await self._run(ops_messages.mark_interrupted)
+        """Mark replies left ``streaming`` by a dead writer as interrupted; returns how many.
+
+        Looks first with a read, so a database that may only be read (or is busy)
+        still opens when there is nothing to mark.
+        """
+        if not await self._read(ops_messages.has_streaming):
+            return 0
+        return await self._write(ops_messages.mark_interrupted)
+
+    # -- health ------------------------------------------------------------------------------
+
+    async def check_integrity(self) -> list[str]:
+        """Problems found in the database (``[]`` when healthy); see ``integrity``.
+
+        On SQLite this reads every page, so it takes a while on a big file.
+        """
+        try:
+            return await self._write(_check_integrity)
+        except CorruptDatabaseError as error:
+            return [error.detail or error.user_message]
 
     # -- search ------------------------------------------------------------------------------
 
     async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         """Messages matching ``query`` (see ``search``), newest first."""
-        return await self._run(search.search_messages, query, limit)
+        return await self._read(search.search_messages, query, limit)
 
     async def search_sessions(self, query: str, *, limit: int = 50) -> list[SessionInfo]:
         """Sessions whose title contains every word of ``query``, for the sidebar filter."""
-        return await self._run(search.search_session_titles, query, limit)
+        return await self._read(search.search_session_titles, query, limit)
 
     # -- configuration ---------------------------------------------------------------------------
 
     async def list_providers(self) -> list[ProviderConfig]:
-        return await self._run(ops_config.list_providers)
+        return await self._read(ops_config.list_providers)
 
     async def get_provider(self, name: str) -> ProviderConfig | None:
-        return await self._run(ops_config.get_provider, name)
+        return await self._read(ops_config.get_provider, name)
 
     async def save_provider(self, config: ProviderConfig) -> None:
-        await self._run(ops_config.save_provider, config)
+        await self._write(ops_config.save_provider, config)
 
     async def remove_provider(self, name: str) -> None:
-        await self._run(ops_config.remove_provider, name)
+        await self._write(ops_config.remove_provider, name)
 
     async def list_agents(self) -> list[AgentConfig]:
-        return await self._run(ops_config.list_agents)
+        return await self._read(ops_config.list_agents)
 
     async def get_agent(self, agent_id: str) -> AgentConfig | None:
-        return await self._run(ops_config.get_agent, agent_id)
+        return await self._read(ops_config.get_agent, agent_id)
 
     async def save_agent(self, agent: AgentConfig) -> None:
-        await self._run(ops_config.save_agent, agent)
+        await self._write(ops_config.save_agent, agent)
 
     async def remove_agent(self, agent_id: str) -> None:
-        await self._run(ops_config.remove_agent, agent_id)
+        await self._write(ops_config.remove_agent, agent_id)
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
-        return await self._run(ops_config.get_value, SettingRow, key, default)
+        return await self._read(ops_config.get_value, SettingRow, key, default)
 
     async def set_setting(self, key: str, value: Any) -> None:
-        await self._run(ops_config.set_value, SettingRow, key, value)
+        await self._write(ops_config.set_value, SettingRow, key, value)
 
     async def get_ui_state(self, key: str, default: Any = None) -> Any:
-        return await self._run(ops_config.get_value, UIStateRow, key, default)
+        return await self._read(ops_config.get_value, UIStateRow, key, default)
 
     async def set_ui_state(self, key: str, value: Any) -> None:
-        await self._run(ops_config.set_value, UIStateRow, key, value)
+        await self._write(ops_config.set_value, UIStateRow, key, value)
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    async def _run(
+    async def _read(
         self, operation: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        """Run ``operation`` in one transaction on the worker thread; errors become ``StoreError``."""
+        """Run ``operation`` in one read transaction on the worker thread."""
+        return await self._submit(False, operation, *args, **kwargs)
+
+    async def _write(
+        self, operation: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Run ``operation`` in one transaction holding the write lock from its start."""
+        return await self._submit(True, operation, *args, **kwargs)
+
+    async def _submit(
+        self,
+        writes: bool,
+        operation: Callable[Concatenate[Session, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
         if self._closed:
             raise StoreClosedError("the store is closed")
-        call = functools.partial(_in_transaction, self._engine, operation, *args, **kwargs)
+        once = functools.partial(self._in_transaction, writes, operation, *args, **kwargs)
+        call = functools.partial(run_with_retries, once, self._retry, stop=self._closing)
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
+    def _in_transaction(
+        self,
+        writes: bool,
+        operation: Callable[Concatenate[Session, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """One attempt (worker thread); driver errors become typed ``StoreError``s."""
+        try:
+            with self._engine.connect() as connection:
+                if writes:
+                    db.mark_writing(connection)
+                with Session(bind=connection, expire_on_commit=False) as session, session.begin():
+                    return operation(session, *args, **kwargs)
+        except Exception as error:
+            translated = translate_error(error, sqlite_file=self.sqlite_file, backup_dir=self.backup_dir)
+            if translated is None or translated is error:
+                raise
+            raise translated from error
 
-def _in_transaction(
-    engine: Engine, operation: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
-) -> T:
+
+def _check_integrity(session: Session) -> list[str]:
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        raw = connection.connection.dbapi_connection
+        assert raw is not None
+        return integrity.check_sqlite(raw)  # type: ignore[arg-type]
+    return integrity.check_server_tables(connection)
+
+
+def _daily_backup(engine: Engine, sqlite_file: Path, directory: Path | None, keep_days: int) -> None:
+    """Today's backup of a SQLite file that holds something (worker thread; never raises)."""
     try:
-        with Session(engine, expire_on_commit=False) as session, session.begin():
-            return operation(session, *args, **kwargs)
-    except Exception as error:
-        translated = db.translate_error(error)
-        if translated is None or translated is error:
-            raise
-        raise translated from error
+        with engine.connect() as connection:
+            holds_data = connection.exec_driver_sql(
+                "SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM providers)"
+            ).scalar()
+        if holds_data:
+            backups.daily_backup(sqlite_file, keep_days, directory=directory)
+    except Exception as error:  # a backup must never take the store down with it
+        log.warning("the daily backup of %s failed: %s", sqlite_file, error)
 
 
 def _shut_down(engine: Engine) -> None:
@@ -273,12 +373,19 @@ def _open_sync(url: str, backup_dir: Path | None) -> tuple[Engine, Path | None]:
     try:
         engine = db.create_engine(url)
     except Exception as error:
-        raise StoreError(str(error), user_message=f"The database address is not usable: {error}") from error
+        raise StoreError(
+            str(error),
+            user_message=(
+                "The database address is not usable. Use a file path or a URL such as "
+                "postgresql+psycopg://user@host/threadline, and check that its driver is installed."
+            ),
+        ) from error
+    sqlite_file = db.sqlite_path(url)
     try:
-        backup = migrate.ensure_schema(engine, sqlite_file=db.sqlite_path(url), backup_dir=backup_dir)
+        backup = migrate.ensure_schema(engine, sqlite_file=sqlite_file, backup_dir=backup_dir)
     except Exception as error:
         engine.dispose()
-        translated = db.translate_error(error)
+        translated = translate_error(error, sqlite_file=sqlite_file, backup_dir=backup_dir)
         if translated is None or translated is error:
             raise
         raise translated from error

@@ -1,0 +1,67 @@
+"""Trying a database operation again while its failure is transient.
+
+A busy SQLite file (another window or ``threadline ask`` holding the write lock
+past the busy timeout), a PostgreSQL serialization failure or deadlock, two
+writers racing for the same message ordinal, or a dropped server connection all
+clear up by themselves. The store retries such operations on its own thread —
+which keeps every later operation queued behind, so "append, then update the
+text" still happens in order — with jittered exponential backoff, for a bounded
+time (about 30 s by default: long enough to ride out another program's write,
+short enough that a window does not look hung). Then the last error is raised;
+its ``transient`` flag tells the caller the same write may succeed later.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from threadline.store.errors import StoreError
+
+log = logging.getLogger("threadline.store")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long and how often to retry transient failures."""
+
+    total: float = 30.0
+    """Seconds of trying, counted from the first attempt, after which the error is raised."""
+    first_delay: float = 0.05
+    max_delay: float = 1.0
+
+
+def run_with_retries(
+    attempt: Callable[[], T], policy: RetryPolicy, *, stop: threading.Event | None = None
+) -> T:
+    """Call ``attempt`` until it succeeds, fails for good, ``policy.total`` is spent or ``stop`` is set.
+
+    ``attempt`` raises ``StoreError``; only ``transient`` ones are retried.
+    """
+    deadline = time.monotonic() + policy.total
+    delay = policy.first_delay
+    failures = 0
+    while True:
+        try:
+            return attempt()
+        except StoreError as error:
+            failures += 1
+            pause = random.uniform(delay / 2, delay)
+            if not error.transient or time.monotonic() + pause > deadline or (stop and stop.is_set()):
+                if error.transient:
+                    log.warning("database write gave up after %d attempts: %s", failures, error.detail)
+                raise
+            if failures in (1, 10, 50):
+                log.info("database busy (%s); retrying (attempt %d)", error.detail, failures + 1)
+            if stop is not None:
+                stop.wait(pause)
+            else:
+                time.sleep(pause)
+            delay = min(delay * 2, policy.max_delay)
