@@ -1,10 +1,14 @@
 """Running engine coroutines from Qt slots, and where their errors go.
 
-A slot cannot ``await``; it spawns a task on the qasync loop. Errors the user can
-meet (a session that vanished, a busy session, a network failure, a keychain that
-is not there) are *expected*: they go to the given ``on_error`` callback, which
-shows them calmly in the window (one message bridge, as qutebrowser has). Anything
-else is a bug and goes to ``sys.excepthook`` — the crash handler, which logs it.
+A slot cannot ``await``; it spawns a task on the qasync loop. What happens to an
+error depends on one thing only: whether it carries a ``user_message``. Store,
+engine, provider and keychain errors do — they are *expected* (a session that
+vanished, a busy session, a network failure, a full disk) and go to ``on_error``,
+or, without one, to the window's message bridge. Anything else is a bug: it goes
+to ``sys.excepthook``, which the app points at its crash handler (it logs the
+traceback and tells the user). Matching by class or module name is deliberately
+gone: a ``ValueError`` from deep inside a library is not something the user caused
+or can fix, and its text is not fit to show.
 """
 
 from __future__ import annotations
@@ -15,50 +19,33 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from threadline.ui.common.message_bridge import MessageBridge, user_message_of
+
 log = logging.getLogger("threadline.ui.common.tasks")
 
 T = TypeVar("T")
 
 ErrorCallback = Callable[[BaseException], None]
 
-_EXPECTED: tuple[type[BaseException], ...] = (
-    LookupError,
-    ValueError,
-    RuntimeError,
-    OSError,
-    TimeoutError,
-)
+GENERIC_MESSAGE = "Threadline could not do that. The details are in the log."
+"""Shown by ``describe`` for an error without a user message (it is also sent to the crash handler)."""
 
 _running: set[asyncio.Task[Any]] = set()
 
 
 def is_expected(err: BaseException) -> bool:
-    if isinstance(err, _EXPECTED):
-        return True
-    # Provider and store errors have their own hierarchies; their names say what they are.
-    return any(
-        cls.__module__.startswith(
-            (
-                "threadline.llm",
-                "threadline.store",
-                "threadline.engine",
-                "keyring",
-                "openai",
-                "anthropic",
-                "httpx",
-                "sqlalchemy",
-            )
-        )
-        for cls in type(err).__mro__
-    )
+    """True when ``err`` carries a ``user_message``: the user is told, nothing crashed."""
+    return user_message_of(err) is not None
 
 
 def describe(err: BaseException) -> str:
-    """A sentence for the user: the error's message without a traceback or class path."""
-    text = str(err).strip().strip("'\"")
-    if isinstance(err, KeyError) and text:
-        return text
-    return text or type(err).__name__
+    """The sentence to show for ``err``: its ``user_message``, never its driver text or class."""
+    return user_message_of(err) or GENERIC_MESSAGE
+
+
+def report_unexpected(err: BaseException) -> None:
+    """Hand a bug to the crash handler (``sys.excepthook``), which logs it with its traceback."""
+    sys.excepthook(type(err), err, err.__traceback__)
 
 
 def spawn(
@@ -66,9 +53,17 @@ def spawn(
     *,
     on_done: Callable[[T], None] | None = None,
     on_error: ErrorCallback | None = None,
+    bridge: MessageBridge | None = None,
+    context: str = "",
+    session_id: str | None = None,
     name: str = "",
 ) -> asyncio.Task[T]:
-    """Run ``coro`` on the running loop; results and errors come back through callbacks."""
+    """Run ``coro`` on the running loop; its result and errors come back through callbacks.
+
+    An expected error goes to ``on_error`` if given, else to ``bridge`` (prefixed with
+    ``context``, about ``session_id``), else to the log. An unexpected one always goes to
+    the crash handler, whatever callbacks were given.
+    """
     loop = asyncio.get_event_loop()
     task = loop.create_task(coro, name=name or getattr(coro, "__qualname__", "ui-task"))
     _running.add(task)
@@ -82,13 +77,15 @@ def spawn(
             if on_done is not None:
                 on_done(t.result())
             return
-        if is_expected(err) and on_error is not None:
-            log.info("expected error in %s: %s", t.get_name(), err)
+        if not is_expected(err):
+            report_unexpected(err)
+        elif on_error is not None:
+            log.info("expected error in %s: %s", t.get_name(), user_message_of(err))
             on_error(err)
-        elif is_expected(err):
-            log.warning("unhandled expected error in %s: %s", t.get_name(), err)
+        elif bridge is not None:
+            bridge.report(err, context=context, session_id=session_id)
         else:
-            sys.excepthook(type(err), err, err.__traceback__)
+            log.warning("expected error in %s, shown to nobody: %s", t.get_name(), user_message_of(err))
 
     task.add_done_callback(done)
     return task
@@ -96,3 +93,15 @@ def spawn(
 
 def running_tasks() -> set[asyncio.Task[Any]]:
     return set(_running)
+
+
+async def cancel_running(limit_s: float = 5.0) -> None:
+    """Cancel every task spawned here and wait (at most ``limit_s``) until they have ended.
+
+    Shut-down calls it so no task is left pending when the loop closes.
+    """
+    tasks = [t for t in _running if not t.done() and t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=limit_s)

@@ -1,0 +1,150 @@
+"""The app's log: the root logger to a rotating file in the data folder, with secrets masked.
+
+Set up first thing in ``app.run_gui``, before Qt and the window, so everything that
+follows — Qt's own messages (routed here by ``ui.common.qt_messages``), exceptions in
+threads (``threading.excepthook``), errors the asyncio loop could not hand to anyone
+(its exception handler) and the crash handler's tracebacks — lands in one file the user
+can send: ``<data dir>/logs/threadline.log``, rotated at ``MAX_BYTES`` with
+``BACKUP_COUNT`` older files kept.
+
+Secrets: nothing in the app formats an API key into a log message on purpose, but an
+exception text or a URL may carry one (``Authorization: Bearer …``, ``?api_key=…``,
+``sk-…``). The formatter masks those in the final line, tracebacks included, so the
+file is safe to attach to a bug report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import logging.handlers
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("threadline.logging_setup")
+asyncio_log = logging.getLogger("threadline.asyncio")
+
+LOG_DIR_NAME = "logs"
+LOG_FILE_NAME = "threadline.log"
+MAX_BYTES = 2 * 1024 * 1024
+BACKUP_COUNT = 4
+FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
+
+_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # "Authorization: Bearer abc", "x-api-key: abc", "api_key=abc", '"api_key": "abc"'
+    (
+        re.compile(
+            r"""(?i)((?:authorization|proxy-authorization|x-api-key|api[_-]?key|access[_-]?token|"""
+            r"""secret|password|token)["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',;&}]+"""
+        ),
+        r"\1***",
+    ),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
+    # Vendor key shapes: OpenAI / Anthropic "sk-…", OpenRouter "sk-or-…", Groq "gsk_…", Google "AIza…".
+    (re.compile(r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9_-]{8,}"), "***"),
+    (re.compile(r"\bAIza[A-Za-z0-9_-]{20,}"), "***"),
+    # user:password@ in URLs (PostgreSQL addresses).
+    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), r"\1***@"),
+)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with anything shaped like a credential replaced by ``***``."""
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class SecretMaskingFormatter(logging.Formatter):
+    """A formatter whose output (message, arguments and traceback alike) has secrets masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return mask_secrets(super().format(record))
+
+
+@dataclass
+class LoggingSetup:
+    """What ``setup_logging`` installed, so it can be undone (tests, a second window in-process)."""
+
+    log_path: Path | None
+    handler: logging.Handler
+    previous_level: int
+    previous_thread_hook: Callable[[threading.ExceptHookArgs], Any]
+    extras: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        root = logging.getLogger()
+        root.removeHandler(self.handler)
+        root.setLevel(self.previous_level)
+        self.handler.close()
+        if threading.excepthook is _thread_exception:
+            threading.excepthook = self.previous_thread_hook
+        for undo in reversed(self.extras):
+            undo()
+
+
+def log_dir(data_dir: Path) -> Path:
+    return data_dir / LOG_DIR_NAME
+
+
+def setup_logging(data_dir: Path, *, level: int = logging.INFO) -> LoggingSetup:
+    """Send the root logger to ``<data_dir>/logs/threadline.log`` (stderr if that cannot be written)."""
+    path: Path | None = log_dir(data_dir) / LOG_FILE_NAME
+    handler: logging.Handler
+    try:
+        assert path is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8", delay=False
+        )
+    except OSError as err:
+        path = None
+        handler = logging.StreamHandler(sys.stderr)
+        sys.stderr.write(f"threadline: cannot write the log in {data_dir}: {err.strerror or err}\n")
+    handler.setFormatter(SecretMaskingFormatter(FORMAT))
+    root = logging.getLogger()
+    setup = LoggingSetup(path, handler, root.level, threading.excepthook)
+    root.addHandler(handler)
+    root.setLevel(level)
+    threading.excepthook = _thread_exception
+    log.info("log started (%s)", path or "stderr")
+    return setup
+
+
+def _thread_exception(args: threading.ExceptHookArgs) -> None:
+    """An exception that ended a thread: log it, then let the crash handler (``sys.excepthook``) see it."""
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    if args.exc_value is None:
+        log.error("thread %s ended with %s", name, args.exc_type.__name__)
+        return
+    sys.excepthook(args.exc_type, args.exc_value, args.exc_traceback)
+
+
+def install_loop_exception_handler(loop: asyncio.AbstractEventLoop) -> None:
+    """Route the loop's own error reports (a task's exception nobody retrieved, a failing callback).
+
+    A task that died with an exception nobody awaited is a bug like any other: it goes to
+    the crash handler. Transport noise the loop reports (a peer closing a socket: an
+    ``OSError``) is logged as a warning; anything else the loop reports, as an error.
+    """
+
+    def handler(_loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        err = context.get("exception")
+        message = str(context.get("message") or "asyncio error")
+        is_task = "task" in context or "future" in context or "handle" in context
+        if isinstance(err, Exception) and is_task and not isinstance(err, OSError):
+            asyncio_log.warning("%s (handed to the crash handler)", message)
+            sys.excepthook(type(err), err, err.__traceback__)
+            return
+        level = logging.WARNING if isinstance(err, OSError) else logging.ERROR
+        exc_info = (type(err), err, err.__traceback__) if err is not None else None
+        asyncio_log.log(level, "%s", message, exc_info=exc_info)
+
+    loop.set_exception_handler(handler)

@@ -1,0 +1,107 @@
+"""spawn: an error is expected exactly when it carries a user message; the rest goes to the crash handler."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+from threadline.engine.errors import SessionClosedError
+from threadline.llm.errors import ProviderError
+from threadline.store.errors import StoreBusyError
+from threadline.ui.common.message_bridge import MessageBridge, UserMessage
+from threadline.ui.common.tasks import cancel_running, describe, is_expected, running_tasks, spawn
+
+HookCall = tuple[type[BaseException], BaseException, TracebackType | None]
+
+
+@pytest.fixture
+def hook_calls() -> Iterator[list[HookCall]]:
+    """What reached ``sys.excepthook`` (the crash handler's place) during the test."""
+    calls: list[HookCall] = []
+    previous = sys.excepthook
+    sys.excepthook = lambda kind, err, tb: calls.append((kind, err, tb))
+    try:
+        yield calls
+    finally:
+        sys.excepthook = previous
+
+
+async def _fail(err: BaseException) -> None:
+    await asyncio.sleep(0)
+    raise err
+
+
+def _provider_error() -> ProviderError:
+    return ProviderError("The server refused the key. Check it in Settings.", provider="p")
+
+
+@pytest.mark.parametrize(
+    "err",
+    [SessionClosedError(), StoreBusyError("database is locked"), "provider"],
+    ids=["engine", "store", "provider"],
+)
+def test_an_error_with_a_user_message_goes_to_on_error(
+    err: Any, qloop: Any, qtbot: Any, hook_calls: list[HookCall]
+) -> None:
+    err = _provider_error() if err == "provider" else err
+    got: list[BaseException] = []
+    task = spawn(_fail(err), on_error=got.append)
+    qtbot.waitUntil(task.done, timeout=10000)
+    qtbot.waitUntil(lambda: bool(got), timeout=10000)
+    assert got == [err]
+    assert hook_calls == []
+    assert is_expected(err) and describe(err) == err.user_message
+
+
+def test_without_on_error_the_bridge_tells_the_user(
+    qloop: Any, qtbot: Any, hook_calls: list[HookCall]
+) -> None:
+    bridge = MessageBridge()
+    seen: list[UserMessage] = []
+    bridge.shown.connect(seen.append)
+    spawn(_fail(SessionClosedError()), bridge=bridge, context="Could not open the chat", session_id="s9")
+    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    assert seen[0].text == f"Could not open the chat: {SessionClosedError.default_message}"
+    assert seen[0].session_id == "s9"
+    assert hook_calls == []
+
+
+@pytest.mark.parametrize("err", [ValueError("x"), KeyError("no session 'a'"), OSError(5, "I/O error")])
+def test_an_error_without_a_user_message_goes_to_the_crash_handler(
+    err: BaseException, qloop: Any, qtbot: Any, hook_calls: list[HookCall]
+) -> None:
+    bridge = MessageBridge()
+    seen: list[UserMessage] = []
+    bridge.shown.connect(seen.append)
+    got: list[BaseException] = []
+    spawn(_fail(err), on_error=got.append, bridge=bridge)
+    qtbot.waitUntil(lambda: bool(hook_calls), timeout=10000)
+    assert hook_calls[0][1] is err
+    assert hook_calls[0][2] is not None  # with its traceback, for the log
+    assert got == [] and seen == []  # never shown as if the user could fix it
+    assert not is_expected(err)
+    assert "I/O" not in describe(err) and "no session" not in describe(err)
+
+
+def test_results_come_back_and_cancel_running_leaves_nothing_pending(
+    qloop: Any, qtbot: Any, run: Any
+) -> None:
+    results: list[int] = []
+
+    async def answer() -> int:
+        return 42
+
+    spawn(answer(), on_done=results.append)
+    qtbot.waitUntil(lambda: results == [42], timeout=10000)
+
+    forever = asyncio.Event()
+    task = spawn(forever.wait())
+    assert task in running_tasks()
+    run(cancel_running())
+    assert task.cancelled()
+    assert task not in running_tasks()
