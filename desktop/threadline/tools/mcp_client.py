@@ -6,7 +6,9 @@ lives in its own long-running asyncio task (``McpConnection._serve``): it
 starts the transport, initialises, lists the tools, reports ready, then waits
 for a stop request and leaves the context managers in order. Calls are made
 from the turn's task on the live session (the SDK correlates responses), each
-with the server's call timeout.
+with the server's call timeout. A stopped call returns at once: its request
+goes on in a task of its own just long enough for the SDK to send the server
+``notifications/cancelled`` (over HTTP that is a request of its own).
 
 A server that dies (the SDK answers "Connection closed") is marked failed with
 its exit reason and the tail of its stderr; the next call restarts it, up to
@@ -25,11 +27,11 @@ import json
 import logging
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
 log = logging.getLogger("threadline.tools.mcp")
+
+T = TypeVar("T")
 
 MAX_RESTARTS = 3
 STDERR_TAIL_CHARS = 2000
@@ -168,6 +172,8 @@ class McpConnection:
         self._last_stderr = ""
         self._http_status = ""
         self._lock = asyncio.Lock()
+        self._abandoned: set[asyncio.Future[Any]] = set()
+        """Calls stopped by the user whose cancellation is still reaching the server."""
 
     @property
     def name(self) -> str:
@@ -248,6 +254,7 @@ class McpConnection:
         except Exception:
             pass
         self._session = None
+        await asyncio.gather(*self._abandoned, return_exceptions=True)  # ended with the session
 
     async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event, config: McpServerConfig) -> None:
         """The connection's own task: enter the SDK's context managers, wait, leave them here."""
@@ -326,7 +333,7 @@ class McpConnection:
             raise McpServerError(f"MCP server {self.name!r} is not running.")
         timeout = self.config.call_timeout
         try:
-            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            result = await self._detachable(session.call_tool(tool, arguments, read_timeout_seconds=timeout))
         except MCPError as err:
             if err.code == REQUEST_TIMEOUT:
                 return ToolOutput(
@@ -343,6 +350,24 @@ class McpConnection:
             return ToolOutput(f"MCP server {self.name!r} failed on {tool!r}: {err}", is_error=True)
         self.restarts = 0
         return convert_result(result)
+
+    async def _detachable(self, request: Coroutine[Any, Any, T]) -> T:
+        """Await ``request`` in a task of its own, so a Stop does not wait for the server.
+
+        Cancelling the caller cancels the request's task and returns at once; in
+        that task the SDK tells the server (``notifications/cancelled``) and stops
+        waiting for its answer. The task is kept until it ends and awaited when
+        the connection stops, so none is left pending.
+        """
+        task = asyncio.ensure_future(request)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            if not task.done():
+                self._abandoned.add(task)
+                task.add_done_callback(self._abandoned.discard)
+            raise
 
     async def ensure_running(self) -> None:
         """Start the server unless it runs; a failed one counts as a restart, up to ``MAX_RESTARTS``."""

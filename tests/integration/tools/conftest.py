@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,32 @@ def git_repository(tmp_path: Path) -> Path:
     git("commit", "-q", "-m", "Initial commit for the MCP test")
     (repository / "README.md").write_text("# Threadline test\nchanged\n")
     return repository
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The faulty server over streamable HTTP (requests need ``X-Test-Token: secret``); its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FAULTY_SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
-from tests.integration.tools.conftest import FAULTY_SERVER, faulty_server
+from tests.integration.tools.conftest import faulty_server
 from tests.integration.tools.tool_turns import failure, run_turn, sent_tool_results
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
@@ -203,34 +199,6 @@ async def test_removing_a_server_removes_its_tools(engine: Engine) -> None:
 
 
 # -- streamable HTTP ----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FAULTY_SERVER), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 async def test_streamable_http_server_with_headers(engine: Engine, http_server: str) -> None:

@@ -23,6 +23,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule, Provider
 from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageKind
 from threadline.core.turn import TurnState
 from threadline.engine.engine import Engine
+from threadline.tools.mcp_config import McpServerConfig, Transport
 
 pytestmark = pytest.mark.asyncio
 OPENAI = ProviderKind.OPENAI
@@ -115,13 +116,23 @@ async def test_stop_during_a_shell_command_whose_child_escaped_settles_at_once(
     await assert_cancelled_and_usable(engine, replay_server, session.id, "s1")
 
 
+@pytest.mark.parametrize("transport", [Transport.STDIO, Transport.HTTP])
 async def test_stop_during_an_mcp_tool_settles_at_once_and_tells_the_server(
-    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+    engine: Engine,
+    replay_server: ReplayServer,
+    tmp_path: Path,
+    transport: Transport,
+    request: pytest.FixtureRequest,
 ) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
     marker = folder / "waiting"
-    await engine.tool_servers.save_server(faulty_server())
+    if transport is Transport.HTTP:
+        url = request.getfixturevalue("http_server")
+        config = McpServerConfig("faulty", transport=transport, url=url, headers={"X-Test-Token": "secret"})
+    else:
+        config = faulty_server()
+    await engine.tool_servers.save_server(config)
     await allow(engine, folder, "faulty/*")
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("m1", "faulty__wait", {"started": str(marker), "seconds": 3600})])
@@ -131,7 +142,7 @@ async def test_stop_during_an_mcp_tool_settles_at_once_and_tells_the_server(
     engine.send(session.id, "wait for it")
     await appears(marker)
 
-    settle = await stop_and_measure(engine, session.id, "an MCP tool")
+    settle = await stop_and_measure(engine, session.id, f"an MCP tool over {transport.value}")
 
     assert settle < SETTLE_BOUND
     await appears(marker.with_name("waiting.cancelled"))  # the server was told, and stopped the tool
