@@ -151,9 +151,12 @@ class ProviderHub:
             await self._worker.call(client.aclose)
 
     async def aclose(self) -> None:
-        for name in list(self._clients):
-            await self.forget(name)
-        await self._worker.aclose()
+        """Close the clients on the loop they live on, then stop that loop (even if a close failed)."""
+        try:
+            for name in list(self._clients):
+                await self.forget(name)
+        finally:
+            await self._worker.aclose()
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, callback: OnRetry, *args: object) -> None:
