@@ -1,7 +1,7 @@
 """Persistence: SQLModel tables, converters, Alembic migrations, search and the async ``Store``.
 
 Only the errors are imported eagerly; ``Store`` (and with it SQLAlchemy and
-SQLModel, ~0.5 s) loads on first use so the window can paint first (DESIGN.md §9).
+SQLModel, ~0.5 s) loads on first use so the window can paint first.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from threadline.store.errors import (
     CorruptDatabaseError,
+    DatabaseUnreachableError,
     NotFoundError,
+    ReadOnlyDatabaseError,
     SchemaTooNewError,
     StorageFullError,
+    StoreBusyError,
     StoreClosedError,
     StoreError,
 )
@@ -22,10 +25,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CorruptDatabaseError",
+    "DatabaseUnreachableError",
     "NotFoundError",
+    "ReadOnlyDatabaseError",
     "SchemaTooNewError",
     "StorageFullError",
     "Store",
+    "StoreBusyError",
     "StoreClosedError",
     "StoreError",
 ]

@@ -37,7 +37,7 @@ log = logging.getLogger("threadline.store")
 PREVIEW_LIMIT = 120
 
 SECRET_HEADER_WORDS = ("authorization", "key", "token", "secret", "cookie", "password", "auth")
-"""Header names containing one of these are never written to the database (DESIGN.md §3)."""
+"""Header names containing one of these are never written to the database."""
 
 
 class MessageRecord(Protocol):

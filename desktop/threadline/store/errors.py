@@ -59,9 +59,9 @@ class ReadOnlyDatabaseError(StoreError):
     """The database may be read but not written (file or folder permissions, a read-only server)."""
 
     default_message = (
-        "The conversation database can be read but not changed: the file or its folder is "
-        "read-only, or the server only allows reading. Make it writable (or choose another "
-        "data folder) and try again; nothing new was saved."
+        "The conversation database cannot be changed: the file or its folder is read-only "
+        "(or on a read-only disk), or the server only allows reading. Make it writable, or "
+        "choose another data folder, and try again; nothing new was saved."
     )
 
 

@@ -1,6 +1,6 @@
 """Providers, agents, settings and UI state: small keyed records, upserted whole.
 
-Providers never carry secrets (DESIGN.md §3): the key lives in the OS keychain
+Providers never carry secrets: the key lives in the OS keychain
 and ``convert.safe_headers`` drops credential-looking headers before they reach
 a row. Setting and UI-state values are any JSON value.
 """

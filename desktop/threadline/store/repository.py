@@ -3,7 +3,7 @@
 Every database call runs on one dedicated worker thread. One thread serialises
 the writes (SQLite has a single writer anyway, and ordering of "append, then
 update text" must hold), and the asyncio/Qt thread only ever awaits, so it
-never blocks on disk or network (DESIGN.md §3). Underneath is plain synchronous
+never blocks on disk or network. Underneath is plain synchronous
 SQLAlchemy/SQLModel, one transaction per call, in the ``ops_*`` modules.
 
 Each call is either a read (a deferred transaction) or a write, whose

@@ -5,7 +5,7 @@ the rest. The core dataclasses stay free of SQL; ``convert`` maps between them.
 The schema itself is owned by the Alembic migrations (``migrations/versions``);
 these classes must describe the same tables, which a test checks.
 
-Indexes exist for the two hot reads of DESIGN.md §5: the sidebar page
+Indexes exist for the two hot reads (the budgets): the sidebar page
 (``ix_sessions_list``: archived filter, then pinned and recency, scanned in
 reverse) and loading one session's tree (``uq_messages_session_ordinal``, which
 also gives the next ordinal with one index probe).
@@ -111,7 +111,7 @@ class AgentRow(SQLModel, table=True):
 
 
 class ProviderRow(SQLModel, table=True):
-    """Where a provider lives. Never a key: keys are in the OS keychain (DESIGN.md §3)."""
+    """Where a provider lives. Never a key: keys are in the OS keychain."""
 
     __tablename__ = "providers"
 

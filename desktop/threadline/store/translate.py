@@ -10,6 +10,7 @@ its class.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def translate_error(
     original = getattr(error, "orig", None) or error
     detail = str(original).strip()
     if isinstance(original, sqlite3.Error):
-        translated = _from_sqlite(original, detail)
+        translated = _from_sqlite(original, detail, sqlite_file)
     else:
         translated = _from_server(error, original, detail)
     if translated is None:
@@ -91,7 +92,7 @@ def corrupt_error(detail: str, sqlite_file: Path, backup_dir: Path | None = None
     return CorruptDatabaseError(detail, backup=newest, database=sqlite_file)
 
 
-def _from_sqlite(error: sqlite3.Error, detail: str) -> StoreError | None:
+def _from_sqlite(error: sqlite3.Error, detail: str, sqlite_file: Path | None) -> StoreError | None:
     code = getattr(error, "sqlite_errorcode", None)
     if code is None:
         return None
@@ -105,6 +106,8 @@ def _from_sqlite(error: sqlite3.Error, detail: str) -> StoreError | None:
     if primary == _SQLITE_FULL:
         return StorageFullError(detail)
     if primary == _SQLITE_CANTOPEN:
+        if sqlite_file is not None and _not_writable(sqlite_file):
+            return ReadOnlyDatabaseError(detail)  # e.g. WAL needs its -shm file beside the database
         return StoreError(detail, user_message=_UNUSABLE)
     if primary == _SQLITE_IOERR:
         if "full" in detail.lower():
@@ -113,6 +116,16 @@ def _from_sqlite(error: sqlite3.Error, detail: str) -> StoreError | None:
     if primary == _SQLITE_CONSTRAINT and "messages.session_id, messages.ordinal" in detail:
         return StoreBusyError(detail)  # another writer took the ordinal first: retry
     return None
+
+
+def _not_writable(sqlite_file: Path) -> bool:
+    """Whether an existing database file, or its folder, cannot be written by this process."""
+    try:
+        return sqlite_file.exists() and not (
+            os.access(sqlite_file, os.W_OK) and os.access(sqlite_file.parent, os.W_OK)
+        )
+    except OSError:
+        return False
 
 
 def _from_server(error: BaseException, original: BaseException, detail: str) -> StoreError | None:

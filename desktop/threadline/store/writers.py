@@ -1,7 +1,7 @@
 """Who is writing a streaming reply, and whether that writer can still be alive.
 
 Two app instances may share one database (a second window, or two machines on
-one PostgreSQL server, DESIGN.md §1). When a store opens, a reply still marked
+one PostgreSQL server). When a store opens, a reply still marked
 ``streaming`` is either being written right now by another live instance, or
 was left behind by a process that died. Each streaming reply therefore records
 its writer (host and process id) and a heartbeat that the writer refreshes while
