@@ -138,9 +138,8 @@ async def test_a_lock_held_past_the_retry_bound_raises_store_busy(
     store, session_id, prompt = await _store_with_a_prompt(path, retry=RetryPolicy(total=0.6))
     late = Message.prompt("sent while locked", parent_id=prompt.id)
     try:
-        with write_lock_held(path):
-            with pytest.raises(StoreBusyError) as caught:
-                await store.append_message(session_id, late)
+        with write_lock_held(path), pytest.raises(StoreBusyError) as caught:
+            await store.append_message(session_id, late)
         error = caught.value
         assert isinstance(error, StoreError) and error.transient
         assert error.user_message.startswith("The database is busy: another Threadline window or program")
@@ -158,10 +157,10 @@ async def test_closing_stops_a_write_being_retried(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 100)
     path = tmp_path / "t.sqlite3"
-    store, session_id, prompt = await _store_with_a_prompt(path, retry=RetryPolicy(total=120))
+    store, session_id, _ = await _store_with_a_prompt(path, retry=RetryPolicy(total=120))
     with write_lock_held(path):
         pending = asyncio.ensure_future(store.append_message(session_id, Message.prompt("x")))
-        await asyncio.sleep(0.3)  # let it fail once and start retrying
+        await asyncio.sleep(0.3)  # let the write reach the store thread (it fails the same either way)
         started = time.monotonic()
         await store.close()
         with pytest.raises(StoreBusyError):

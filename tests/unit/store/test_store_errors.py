@@ -170,7 +170,8 @@ async def test_a_read_only_postgres_database(postgres_server: object) -> None:
             assert await store.get_session(info.id) is not None
             with pytest.raises(ReadOnlyDatabaseError) as caught:
                 await store.append_message(info.id, Message.prompt("not saved"))
-            assert "INSERT" not in caught.value.user_message and "read-only transaction" in caught.value.detail
+            assert "INSERT" not in caught.value.user_message
+            assert "read-only transaction" in caught.value.detail
         finally:
             await store.close()
     finally:
