@@ -1,13 +1,20 @@
-"""Start the window: QApplication + qasync loop, first paint, then the engine.
+"""Start the window: log, QApplication + qasync loop, crash handler, first paint, then the engine.
 
-Order matters for the first-frame budget (DESIGN.md §5, §9): Qt and the window
-skeleton come first; the engine (SQLAlchemy, Alembic, provider SDKs) is imported
-and opened only after the window has painted. Shutdown saves the layout, cancels
-running turns (the engine keeps their partial replies) and closes the store.
+Order matters:
 
-A crash handler (``sys.excepthook``) writes unexpected errors to ``crash.log`` in
-the data folder and shows one calm dialog; expected errors never reach it (they
-are shown in the tab or the status bar, see ``ui.tasks``).
+1. The log (``logging_setup``) comes first, before Qt, so nothing that follows is lost.
+2. Then Qt and the qasync loop; Qt's own messages and the loop's unhandled errors are
+   routed to the log, and the crash handler becomes ``sys.excepthook`` — all before the
+   window paints, so an error in the first frame is caught like any other.
+3. The window skeleton paints; only then is the engine (SQLAlchemy, Alembic, provider
+   SDKs) imported and opened, because the first-frame budget allows nothing heavier.
+   If the conversations cannot be opened, ``StartupRecovery`` asks the user what to do
+   (the store's advice, the data folder, a backup) and tries again.
+4. Shut-down saves the layout, cancels running turns (the engine keeps their partial
+   replies), waits for the UI's own tasks to end and closes the store.
+
+One ``MessageBridge`` is created here and passed to the window, which hands it to its
+tabs and dialogs: everything a user must be told goes through it.
 """
 
 from __future__ import annotations
@@ -17,11 +24,21 @@ import logging
 import os
 import sys
 import time
-import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import qasync
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from threadline.engine.engine import Engine
+    from threadline.ui.common.crash_handler import CrashHandler
+    from threadline.ui.common.message_bridge import MessageBridge
+    from threadline.ui.common.theme import ThemeManager
+    from threadline.ui.window.main_window import MainWindow
 
 log = logging.getLogger("threadline.app")
 
@@ -42,98 +59,14 @@ def process_start_time() -> float:
         return _IMPORT_TIME
 
 
-def main(argv_namespace: Any) -> int:
-    """Entry from an argparse namespace with ``data_dir``, ``database_url``, ``startup_probe``."""
-    from threadline.paths import default_data_dir
-
-    data_dir = getattr(argv_namespace, "data_dir", None) or default_data_dir()
-    return run_gui(
-        Path(data_dir),
-        getattr(argv_namespace, "database_url", None),
-        startup_probe=bool(getattr(argv_namespace, "startup_probe", False)),
-    )
-
-
-def _setup_logging(data_dir: Path) -> None:
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(data_dir / "threadline.log", encoding="utf-8")
-    except OSError:
-        handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("threadline")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-
-
-class CrashHandler:
-    """Logs unexpected exceptions to the data folder and tells the user once, calmly."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.log_path = data_dir / "crash.log"
-        self._showing = False
-        self._previous = sys.excepthook
-        self.count = 0
-
-    def install(self) -> None:
-        sys.excepthook = self
-
-    def uninstall(self) -> None:
-        if sys.excepthook is self:
-            sys.excepthook = self._previous
-
-    def __call__(self, kind: type[BaseException], err: BaseException, tb: TracebackType | None) -> None:
-        if issubclass(kind, KeyboardInterrupt):
-            self._previous(kind, err, tb)
-            return
-        self.count += 1
-        text = "".join(traceback.format_exception(kind, err, tb))
-        log.error("unexpected error:\n%s", text)
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.log_path.open("a", encoding="utf-8") as f:
-                f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n{text}\n")
-        except OSError:
-            sys.stderr.write(text)
-        self._show()
-
-    def _show(self) -> None:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-        from PySide6.QtWidgets import QApplication, QMessageBox
-
-        offscreen = os.environ.get("QT_QPA_PLATFORM") == "offscreen"
-        if self._showing or QApplication.instance() is None or offscreen:
-            return
-        self._showing = True
-        try:
-            box = QMessageBox(
-                QMessageBox.Icon.Warning,
-                "Something went wrong",
-                "Threadline ran into an unexpected problem. Your conversations are saved, "
-                "and you can keep working.\n\nThe details were written to a log file.",
-            )
-            open_button = box.addButton("Show Log", QMessageBox.ButtonRole.ActionRole)
-            box.addButton("Continue", QMessageBox.ButtonRole.AcceptRole)
-            box.exec()
-            if box.clickedButton() is open_button:
-                QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path.parent)))
-        finally:
-            self._showing = False
-
-
-def create_application() -> tuple[Any, Any, Any]:
-    """QApplication, applied theme and qasync loop, as the window starts (the benchmarks use it too).
-
-    Returns ``(QApplication, ThemeManager, qasync.QEventLoop)``; typed loosely so this
-    module stays importable without Qt.
-    """
+def create_application() -> tuple[QApplication, ThemeManager, qasync.QEventLoop]:
+    """QApplication, applied theme and qasync loop, as the window starts (the benchmarks use it too)."""
     from PySide6.QtWidgets import QApplication
 
-    import threadline.ui  # noqa: F401  (first: tames PySide6's import hook, see ui.qt_runtime)
+    import threadline.ui  # noqa: F401  (first: tames PySide6's import hook, see ui.common.qt_runtime)
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(app, QApplication)
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Threadline")
     app.setOrganizationName("Threadline")
     app.setDesktopFileName("threadline")
@@ -154,16 +87,91 @@ def create_application() -> tuple[Any, Any, Any]:
     return app, theme, loop
 
 
-def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
-    started = process_start_time()
-    _app, theme, loop = create_application()
-    from PySide6.QtCore import QEvent, QObject, QTimer
+def install_error_routes(
+    loop: asyncio.AbstractEventLoop, log_path: Path | None
+) -> tuple[CrashHandler, Callable[[], None]]:
+    """Qt messages and loop errors to the log, the crash handler as ``sys.excepthook``.
 
+    Returns the handler and a function that undoes all three (the process may go on:
+    the self-test and the tests run more than one window).
+    """
+    from threadline.logging_setup import install_loop_exception_handler
+    from threadline.ui.common.crash_handler import CrashHandler
+    from threadline.ui.common.qt_messages import install_qt_message_handler
+
+    restore_qt = install_qt_message_handler()
+    install_loop_exception_handler(loop)
+    crash = CrashHandler(log_path)
+    crash.install()
+
+    def undo() -> None:
+        crash.uninstall()
+        loop.set_exception_handler(None)
+        restore_qt()
+
+    return crash, undo
+
+
+def build_window(theme: ThemeManager, data_dir: Path, bridge: MessageBridge) -> MainWindow:
     from threadline.ui.window.main_window import MainWindow
 
-    window = MainWindow(theme, data_dir)
+    return MainWindow(theme, data_dir, bridge=bridge)
+
+
+def save_tabs_after_crash(window: MainWindow) -> None:
+    """The crash handler's ``save_session``: write the layout and open tabs now, not after the debounce."""
+    if window.engine is None:
+        return
+    from threadline.ui.common.tasks import spawn
+
+    spawn(
+        window.save_state(),
+        on_error=lambda err: log.warning("could not save the open tabs: %s", err),
+        name="save-tabs-after-crash",
+    )
+
+
+async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
+    from threadline.engine.engine import Engine
+
+    return await Engine.open(data_dir, database_url=database_url)
+
+
+def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
+    started = process_start_time()
+    from threadline.logging_setup import setup_logging
+
+    logging_setup = setup_logging(data_dir)
+    app, theme, loop = create_application()
+    crash, undo_routes = install_error_routes(loop, logging_setup.log_path)
+    try:
+        return _run_window(app, theme, loop, crash, data_dir, database_url, started, startup_probe)
+    finally:
+        undo_routes()
+        logging_setup.close()
+
+
+def _run_window(
+    app: QApplication,
+    theme: ThemeManager,
+    loop: qasync.QEventLoop,
+    crash: CrashHandler,
+    data_dir: Path,
+    database_url: str | None,
+    started: float,
+    startup_probe: bool,
+) -> int:
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    from threadline.ui.common.message_bridge import MessageBridge
+    from threadline.ui.common.tasks import cancel_running
+
+    bridge = MessageBridge(app)
+    window = build_window(theme, data_dir, bridge)
+    crash.save_session = lambda: save_tabs_after_crash(window)
+    crash.quitRequested.connect(window.close)
     done: asyncio.Future[int] = loop.create_future()
-    engine_box: list[Any] = []
+    engine_box: list[Engine] = []
 
     class FirstPaint(QObject):
         def __init__(self) -> None:
@@ -179,47 +187,38 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
     first_paint = FirstPaint()
     window.installEventFilter(first_paint)
 
+    def finish(code: int) -> None:
+        if not done.done():
+            done.set_result(code)
+
     def after_first_paint() -> None:
         window.removeEventFilter(first_paint)
         if startup_probe:
             print(f"{(time.time() - started) * 1000:.0f}")
             sys.stdout.flush()
-            if not done.done():
-                done.set_result(0)
+            finish(0)
             return
         loop.create_task(start_engine())
 
     async def start_engine() -> None:
-        _setup_logging(data_dir)
-        crash = CrashHandler(data_dir)
-        crash.install()
-        try:
-            from threadline.engine.engine import Engine
+        from threadline.ui.window.startup_dialog import StartupRecovery
 
-            engine = await Engine.open(data_dir, database_url=database_url)
-        except Exception as err:
-            log.exception("could not open the data folder")
-            from PySide6.QtWidgets import QMessageBox
-
-            QMessageBox.critical(
-                window,
-                "Threadline cannot start",
-                f"The conversations in {database_url or data_dir} could not be opened:\n\n{err}",
-            )
-            if not done.done():
-                done.set_result(1)
+        recovery = StartupRecovery(data_dir, database_url, opener=open_engine, parent_widget=window)
+        engine = await recovery.open_engine()
+        if engine is None:
+            finish(1)
             return
         engine_box.append(engine)
         await window.attach_engine(engine)
 
     async def shutdown() -> None:
+        await cancel_running()
         for engine in engine_box:
             try:
                 await engine.aclose()
             except Exception:
                 log.exception("engine close failed")
-        if not done.done():
-            done.set_result(0)
+        finish(0)
 
     window.closed.connect(lambda: loop.create_task(shutdown()))
     window.show()
@@ -227,3 +226,77 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
         code: int = loop.run_until_complete(done)
     window.deleteLater()
     return code
+
+
+# -- the part of ``--self-test`` that needs Qt ------------------------------------------------------
+
+
+def load_app_icon() -> QIcon:
+    """The window icon from the bundled PNGs; raises ``RuntimeError`` if none loads (plugins missing)."""
+    from PySide6.QtGui import QIcon
+
+    from threadline.resources import app_icon_paths
+
+    icon = QIcon()
+    for path in app_icon_paths():
+        if path.suffix == ".png":
+            icon.addFile(str(path))
+    if icon.isNull() or icon.pixmap(48, 48).isNull():
+        raise RuntimeError("the app icon did not load (resources or Qt image plugins missing)")
+    return icon
+
+
+def self_test_window(
+    data_dir: Path,
+    database_url: str | None,
+    set_step: Callable[[str], None],
+) -> str:
+    """Paint the real window offscreen on the real engine, open and delete a chat in a tab.
+
+    ``set_step`` is told each step as it starts (the caller reports the one that failed).
+    Returns a description of Qt ("Qt 6.8.1 (offscreen)"). Raises on the first failure.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    set_step("starting Qt")
+    from PySide6.QtCore import qVersion
+
+    app, theme, loop = create_application()
+    set_step("loading the app icon")
+    app.setWindowIcon(load_app_icon())
+    qt = f"Qt {qVersion()} ({app.platformName()})"
+
+    from threadline.ui.common.message_bridge import MessageBridge
+
+    async def check() -> None:
+        set_step("opening the database")
+        engine = await open_engine(data_dir, database_url)
+        set_step("building the main window")
+        window = build_window(theme, data_dir, MessageBridge(app))
+        try:
+            window.show()
+            await window.attach_engine(engine)
+            set_step("creating a session")
+            info = await engine.new_session("self-test")
+            set_step("opening the session in a tab")
+            tab = await window._open(info.id, focus=True)
+            if tab is None or window.tabs.tab_for(info.id) is None:
+                raise RuntimeError("the session did not open in a tab")
+            window.grab()
+            window.tabs.close_tab(tab)
+            set_step("deleting the session")
+            await engine.delete_session(info.id)
+            remaining = [s.id for s in await engine.list_sessions(limit=10_000)]
+            if info.id in remaining:
+                raise RuntimeError("the session was not deleted")
+        finally:
+            window.sidebar.detach()
+            window.hide()
+            window.deleteLater()
+            await engine.aclose()
+
+    try:
+        with loop:
+            loop.run_until_complete(check())
+    finally:
+        asyncio.set_event_loop(None)
+    return qt

@@ -18,9 +18,20 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractScrollArea,
     QApplication,
     QLabel,
     QMenuBar,
@@ -450,3 +461,93 @@ class ThemeManager(QObject):
         self._colors = colors
         self.apply()
         self.changed.emit(colors)
+
+
+ZOOM_KEY = "ui.text_zoom"
+"""The setting that remembers the text size across restarts (points added to the base size)."""
+
+
+class TextZoom(QObject):
+    """The text size of the conversation: the chat views and composers follow one level.
+
+    The level is a number of points added to the application's base font (0 = normal),
+    kept between ``MIN_LEVEL`` and ``MAX_LEVEL``. Widgets are attached once (a tab's
+    chat view and composer); they get the zoomed font now and at every change, and
+    Ctrl+wheel over them zooms (the view re-lays out its messages on ``FontChange``).
+    Saving the level is the window's job: it listens to ``changed``.
+    """
+
+    changed = Signal(int)
+    MIN_LEVEL = -4
+    MAX_LEVEL = 16
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._level = 0
+        self._widgets: list[QWidget] = []
+        self._wheel_targets: set[QObject] = set()
+
+    @property
+    def level(self) -> int:
+        return self._level
+
+    def set_level(self, level: int) -> None:
+        level = max(self.MIN_LEVEL, min(self.MAX_LEVEL, int(level)))
+        if level == self._level:
+            return
+        self._level = level
+        for widget in self._widgets:
+            self._apply(widget)
+        self.changed.emit(level)
+
+    def zoom_in(self) -> None:
+        self.set_level(self._level + 1)
+
+    def zoom_out(self) -> None:
+        self.set_level(self._level - 1)
+
+    def reset(self) -> None:
+        self.set_level(0)
+
+    def font(self) -> QFont:
+        """The application font at the current level."""
+        font = QFont(QApplication.font())
+        base = font.pointSizeF() if font.pointSizeF() > 0 else 10.0
+        font.setPointSizeF(max(6.0, base + self._level))
+        return font
+
+    def attach(self, *widgets: QWidget) -> None:
+        """Give ``widgets`` the zoomed font from now on; Ctrl+wheel over them zooms."""
+        for widget in widgets:
+            if widget in self._widgets:
+                continue
+            self._widgets.append(widget)
+            target: QObject = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
+            target.installEventFilter(self)
+            self._wheel_targets.add(target)
+            widget.destroyed.connect(lambda _obj=None, w=widget, t=target: self._forget(w, t))
+            self._apply(widget)
+
+    def _forget(self, widget: QWidget, target: QObject) -> None:
+        if widget in self._widgets:
+            self._widgets.remove(widget)
+        self._wheel_targets.discard(target)
+
+    def _apply(self, widget: QWidget) -> None:
+        widget.setFont(self.font())
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.Wheel
+            and isinstance(event, QWheelEvent)
+            and obj in self._wheel_targets
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            delta = event.angleDelta().y()
+            if delta > 0:
+                self.zoom_in()
+            elif delta < 0:
+                self.zoom_out()
+            event.accept()
+            return True
+        return False

@@ -1,0 +1,100 @@
+"""Key sequences without conflicts.
+
+Qt refuses a key that two enabled shortcuts claim in overlapping contexts: it does
+nothing and prints "Ambiguous shortcut overload". The easy way to get there is to list
+a standard key and its usual spelling together — ``[StandardKey.Close, "Ctrl+W"]``
+expands to ``Ctrl+F4, Ctrl+W, Ctrl+W`` on Linux, and ``[StandardKey.Quit, "Ctrl+Q"]``
+to ``Ctrl+Q, Ctrl+Q`` on GNOME and KDE — so ``unique_sequences`` drops repeats, and
+``shortcut_conflicts`` finds the ones left between different actions (the shortcut
+test walks the main window with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QWidget
+
+KeySpec = QKeySequence | QKeySequence.StandardKey | str
+
+
+def unique_sequences(specs: Iterable[KeySpec]) -> list[QKeySequence]:
+    """Each spec expanded (a standard key may stand for several), empties and repeats dropped, in order."""
+    seen: set[str] = set()
+    out: list[QKeySequence] = []
+    for spec in specs:
+        if isinstance(spec, QKeySequence.StandardKey):
+            expanded = QKeySequence.keyBindings(spec)
+        else:
+            expanded = [QKeySequence(spec)]
+        for sequence in expanded:
+            text = sequence.toString(QKeySequence.SequenceFormat.PortableText)
+            if sequence.isEmpty() or text in seen:
+                continue
+            seen.add(text)
+            out.append(sequence)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ShortcutOwner:
+    """One action or QShortcut that claims a key, and where it applies."""
+
+    name: str
+    context: Qt.ShortcutContext
+    scope: QWidget | None
+    """The widget the context is about (the action's or shortcut's parent widget)."""
+
+
+def _owners(root: QWidget) -> Iterable[tuple[ShortcutOwner, list[QKeySequence]]]:
+    objects: list[QObject] = [root, *root.findChildren(QObject)]
+    seen: set[QObject] = set()
+    for obj in objects:
+        if isinstance(obj, QWidget):
+            candidates: list[QObject] = [*obj.actions()]
+        else:
+            candidates = []
+        candidates.append(obj)
+        for item in candidates:
+            if item in seen:
+                continue
+            if isinstance(item, QAction):
+                seen.add(item)
+                parent = item.parent()
+                scope = parent if isinstance(parent, QWidget) else None
+                owner = ShortcutOwner(item.text() or item.objectName(), item.shortcutContext(), scope)
+                yield owner, list(item.shortcuts())
+            elif isinstance(item, QShortcut):
+                seen.add(item)
+                parent = item.parent()
+                scope = parent if isinstance(parent, QWidget) else None
+                owner = ShortcutOwner(item.objectName() or "QShortcut", item.context(), scope)
+                yield owner, [item.key(), *[k for k in list(item.keys()) if k != item.key()]]
+
+
+def _overlap(a: ShortcutOwner, b: ShortcutOwner) -> bool:
+    """Whether two owners can be live at once for the same key press (conservatively: yes, unless
+    both are bound to widgets that are not the same and neither contains the other)."""
+    wide = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut)
+    if a.context in wide or b.context in wide or a.scope is None or b.scope is None:
+        return True
+    return a.scope is b.scope or a.scope.isAncestorOf(b.scope) or b.scope.isAncestorOf(a.scope)
+
+
+def shortcut_conflicts(root: QWidget) -> list[str]:
+    """Every key claimed twice under ``root`` (within one action, or by two actions that overlap)."""
+    problems: list[str] = []
+    claims: dict[str, list[ShortcutOwner]] = {}
+    for owner, sequences in _owners(root):
+        texts = [s.toString(QKeySequence.SequenceFormat.PortableText) for s in sequences if not s.isEmpty()]
+        for text in sorted({t for t in texts if texts.count(t) > 1}):
+            problems.append(f"{text}: listed twice by {owner.name!r}")
+        for text in dict.fromkeys(texts):
+            for other in claims.get(text, []):
+                if _overlap(owner, other):
+                    problems.append(f"{text}: claimed by both {other.name!r} and {owner.name!r}")
+            claims.setdefault(text, []).append(owner)
+    return problems
