@@ -35,6 +35,7 @@ from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
 
@@ -61,9 +62,13 @@ class ChatTab(QWidget):
         catalog: ModelCatalog,
         colors: ThemeColors,
         parent: QWidget | None = None,
+        *,
+        bridge: MessageBridge | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("ChatTab")
+        self.bridge = bridge
+        """The window's message bridge: errors about this tab's session show in its banner too."""
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.engine = engine
         self.live = live
@@ -118,6 +123,8 @@ class ChatTab(QWidget):
         self.approval.decided.connect(self._approval_decided)
         self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
+        if bridge is not None:
+            bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
         self._retry_timer = QTimer(self)
@@ -379,6 +386,10 @@ class ChatTab(QWidget):
         self.composer.set_history_chars(chars)
 
     # -- the banner's buttons --------------------------------------------------------------------
+
+    def _bridge_message(self, message: UserMessage) -> None:
+        if message.session_id == self.session_id and message.level is not MessageLevel.INFO:
+            self._show_local_error(message.text, ())
 
     def _show_local_error(self, text: str, actions: tuple[ErrorAction, ...]) -> None:
         self.banner.show_error(UserFacingError("local", text, actions))

@@ -37,8 +37,10 @@ from PySide6.QtWidgets import (
 from threadline.core.config import ProviderConfig
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.model_catalog import ModelCatalog
+from threadline.ui.common.message_bridge import MessageBridge, UserMessage
+from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
-from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.sessions.session_sidebar import SessionSidebar
 from threadline.ui.window.approval_router import ApprovalRouter
 from threadline.ui.window.empty_state import EmptyState
@@ -59,8 +61,13 @@ class MainWindow(QMainWindow):
     closed = Signal()
     """Emitted once the window has saved its state and may be torn down."""
 
-    def __init__(self, theme: ThemeManager, data_dir: Path | None = None) -> None:
+    def __init__(
+        self, theme: ThemeManager, data_dir: Path | None = None, *, bridge: MessageBridge | None = None
+    ) -> None:
         super().__init__()
+        self.bridge = bridge if bridge is not None else MessageBridge(self)
+        """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
+        self.zoom = TextZoom(self)
         self.setWindowTitle("Threadline")
         self.resize(1180, 760)
         self.setMinimumSize(640, 420)
@@ -109,12 +116,12 @@ class MainWindow(QMainWindow):
 
     # -- actions and menus ------------------------------------------------------------------------
 
-    def _action(
-        self, text: str, slot: Any, shortcuts: list[QKeySequence] | None = None, tip: str = ""
-    ) -> QAction:
+    def _action(self, text: str, slot: Any, shortcuts: list[KeySpec] | None = None, tip: str = "") -> QAction:
         action = QAction(text, self)
         if shortcuts:
-            action.setShortcuts(shortcuts)
+            # A standard key often expands to the spelled-out one too (Close is Ctrl+F4 and
+            # Ctrl+W): a key listed twice is ambiguous to Qt and then does nothing.
+            action.setShortcuts(unique_sequences(shortcuts))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         if tip:
             action.setStatusTip(tip)
@@ -143,6 +150,9 @@ class MainWindow(QMainWindow):
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
         self.act_toggle_sidebar.setChecked(True)
+        self.act_zoom_in = self._action("Zoom &In", self.zoom.zoom_in, [SK.ZoomIn, "Ctrl++", "Ctrl+="])
+        self.act_zoom_out = self._action("Zoom &Out", self.zoom.zoom_out, [SK.ZoomOut, "Ctrl+-"])
+        self.act_zoom_reset = self._action("&Actual Size", self.zoom.reset, ["Ctrl+0"])
         self.theme_group = QActionGroup(self)
         self.theme_actions: dict[ThemeChoice, QAction] = {}
         for choice, label in (
@@ -176,6 +186,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.act_prev_tab)
         view_menu.addSeparator()
         view_menu.addAction(self.act_toggle_sidebar)
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_zoom_in)
+        view_menu.addAction(self.act_zoom_out)
+        view_menu.addAction(self.act_zoom_reset)
         theme_menu = view_menu.addMenu("&Theme")
         for a in self.theme_actions.values():
             theme_menu.addAction(a)
@@ -183,6 +197,8 @@ class MainWindow(QMainWindow):
         help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
+        self.bridge.shown.connect(self._show_in_status_bar)
+        self.zoom.changed.connect(self._zoom_changed)
         self.sidebar.openRequested.connect(self.open_session)
         self.sidebar.newRequested.connect(self.new_chat)
         self.sidebar.sessionForked.connect(lambda sid: self.open_session(sid))
@@ -223,6 +239,9 @@ class MainWindow(QMainWindow):
         self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
         self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
+        saved_zoom = await engine.get_setting(ZOOM_KEY, 0)
+        if isinstance(saved_zoom, int):
+            self.zoom.set_level(saved_zoom)
         saved_theme = await engine.get_setting(THEME_KEY, None)
         if saved_theme in {c.value for c in ThemeChoice} and saved_theme != self.theme.choice.value:
             self.theme.set_choice(ThemeChoice(saved_theme))
@@ -359,7 +378,8 @@ class MainWindow(QMainWindow):
         # an empty window does not need before its first frame (DESIGN.md §5).
         from threadline.ui.chat.chat_tab import ChatTab
 
-        tab = ChatTab(self.engine, live, self.catalog, self.theme.colors)
+        tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
+        self.zoom.attach(tab.view, tab.composer.edit)
         tab.composer.modelListWanted.connect(self._refresh_models)
         self.tabs.add_tab(tab, focus=focus)
         self._update_right()
@@ -505,11 +525,18 @@ class MainWindow(QMainWindow):
 
     # -- messages -----------------------------------------------------------------------------------------
 
-    def show_message(self, text: str, timeout_ms: int = 6000) -> None:
-        self.statusBar().showMessage(text, timeout_ms)
+    def show_message(self, text: str) -> None:
+        self.bridge.info(text)
+
+    def _show_in_status_bar(self, message: UserMessage) -> None:
+        self.statusBar().showMessage(message.text, message.timeout_ms)
 
     def _error(self, err: BaseException) -> None:
-        self.show_message(describe(err))
+        self.bridge.error(describe(err))
+
+    def _zoom_changed(self, level: int) -> None:
+        if self.engine is not None:
+            spawn(self.engine.set_setting(ZOOM_KEY, level), on_error=self._error)
 
     def about(self) -> None:
         from threadline import __version__
