@@ -18,7 +18,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 
 from threadline.core.messages import Message, MessageStatus
 from threadline.core.tree import TreeError, Version
@@ -119,15 +128,15 @@ class ConversationModel(QAbstractListModel):
             return index.row() == len(self._ids) - 1
         return None
 
-    def roleNames(self) -> dict[int, bytes]:
+    def roleNames(self) -> dict[int, QByteArray]:
         names = dict(super().roleNames())
         names.update(
             {
-                MessageRole: b"message",
-                MessageIdRole: b"messageId",
-                StatusRole: b"status",
-                VersionRole: b"version",
-                RevisionRole: b"revision",
+                MessageRole: QByteArray(b"message"),
+                MessageIdRole: QByteArray(b"messageId"),
+                StatusRole: QByteArray(b"status"),
+                VersionRole: QByteArray(b"version"),
+                RevisionRole: QByteArray(b"revision"),
             }
         )
         return names

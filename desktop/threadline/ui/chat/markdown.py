@@ -19,18 +19,25 @@ still changing and Pygments is the expensive part.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
     from markdown_it.utils import EnvType, OptionsDict
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
 
     from threadline.ui.common.theme import ThemeColors
+
+Rule = Callable[["list[Token]", int], str]
+"""One of the renderer's own rules: the HTML of token N of a token list."""
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_CODE_SCHEME = "copy-code"
@@ -68,24 +75,25 @@ def _parser() -> MarkdownIt:
 
 
 @lru_cache(maxsize=4)
-def _formatter(style: str) -> Any:
+def _formatter(style: str) -> HtmlFormatter[str]:
     from pygments.formatters import HtmlFormatter
 
     return HtmlFormatter(nowrap=True, noclasses=True, style=style)
 
 
-@lru_cache(maxsize=1)
-def _pygments_highlight() -> Any:
+def _pygments_highlight(code: str, lexer: Lexer, formatter: HtmlFormatter[str]) -> str:
+    # Imported here, not at the top: importing Pygments costs more than a frame, and a
+    # conversation without code never needs it (prepare_highlighting imports it after a frame).
     from pygments import highlight
 
-    return highlight
+    return highlight(code, lexer, formatter)
 
 
-_lexers: dict[str, Any] = {}
+_lexers: dict[str, Lexer | None] = {}
 """Built Pygments lexers by language name (None: no lexer for that name)."""
 
 
-def _lexer(language: str) -> Any:
+def _lexer(language: str) -> Lexer | None:
     if language not in _lexers:
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
@@ -108,7 +116,7 @@ def prepare_highlighting(languages: set[str], style: str) -> None:
     for language in languages:
         _lexer(language.lower())
     _formatter(style)
-    _pygments_highlight()
+    import pygments  # noqa: F401 - imported now so the first highlight does not pay for it
 
 
 def highlight_code(code: str, language: str, style: str) -> str:
@@ -116,8 +124,7 @@ def highlight_code(code: str, language: str, style: str) -> str:
     lexer = _lexer(language.lower()) if language else None
     if lexer is None:
         return html.escape(code)
-    out: str = _pygments_highlight()(code, lexer, _formatter(style))
-    return out
+    return _pygments_highlight(code, lexer, _formatter(style))
 
 
 def document_css(c: ThemeColors, *, base_pt: float = 10.5) -> str:
@@ -245,7 +252,9 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
     # Rules are per call (they close over the renderer's state), so they are passed in
     # through a fresh rules dict rather than installed on the shared parser.
     base = md.renderer
-    custom = {
+    if not isinstance(base, RendererHTML):  # the parser is built with the default renderer
+        raise TypeError(f"unexpected markdown-it renderer {type(base).__name__}")
+    custom: dict[str, Rule] = {
         "fence": lambda toks, i: r.code_block(toks, i),
         "code_block": lambda toks, i: r.code_block(toks, i),
         "image": lambda toks, i: r.image(toks, i),
@@ -267,7 +276,7 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
 
 
 def _render_inline(
-    base: Any, tokens: list[Token], options: OptionsDict, env: EnvType, custom: dict[str, Any]
+    base: RendererHTML, tokens: list[Token], options: OptionsDict, env: EnvType, custom: dict[str, Rule]
 ) -> str:
     out: list[str] = []
     for i, token in enumerate(tokens):
