@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from tests.support.ui_fakes import FakeLive
 
-from threadline.core.messages import MessageStatus, ToolCall
+from threadline.core.messages import Message, MessageKind, MessageStatus, Role, ToolCall
 from threadline.core.request import ToolSpec
 from threadline.engine.events import ActivePathChanged
 from threadline.tools.registry import ToolRegistry
@@ -16,6 +16,7 @@ from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.markdown import stable_boundary
 from threadline.ui.chat.message_html import arguments_summary, fallback_tool_name
 from threadline.ui.chat.message_labels import speaker
+from threadline.ui.chat.view_layout import RowLayout, TextMetrics, estimate_heights
 
 
 def make(qtbot: Any, live: FakeLive) -> tuple[ConversationModel, ChatView]:
@@ -181,3 +182,47 @@ def test_failed_stopped_and_interrupted_replies_look_alike(qtbot: Any) -> None:
 def click_rect(qtbot: Any, view: ChatView, rect: Any) -> None:
     assert rect is not None
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_row_layout_keeps_the_anchor_when_rows_change_above_it() -> None:
+    rows = RowLayout()
+    rows.reset([100] * 10)
+    rows.stick = False
+    assert rows.anchor_at(450)  # row 4, 50 px into it
+    assert (rows.anchor_row, rows.anchor_off) == (4, 50)
+    rows.insert(0, [80, 80])  # older messages loaded above
+    rows.set_measured(3, 300, 700)  # an estimate above the anchor corrected
+    assert (rows.anchor_row, rows.anchor_off) == (6, 50)  # the same message, the same offset
+    assert rows.total_height() == 2 * 80 + 9 * 100 + 300
+    rows.remove(5, 7)  # the anchored row itself goes away
+    assert (rows.anchor_row, rows.anchor_off) == (5, 0)
+
+
+def test_row_layout_fills_from_the_bottom_and_measures_only_what_shows() -> None:
+    rows = RowLayout()
+    rows.reset([100] * 1000)
+    measured: list[int] = []
+
+    def measure(row: int) -> int:
+        measured.append(row)
+        rows.set_measured(row, 120, 700)
+        return 120
+
+    rows.fill(500, measure)  # sticks to the bottom: the last rows fill 500 px
+    assert measured == [999, 998, 997, 996, 995]
+    assert (rows.anchor_row, rows.anchor_off) == (995, 100)
+    assert rows.scroll_value() == rows.total_height() - 500
+    rows.stick = False
+    measured.clear()
+    rows.anchor_at(0)
+    rows.fill(500, measure)
+    assert measured == [0, 1, 2, 3, 4]  # from the top: five rows, never the other 995
+
+
+def test_estimates_grow_with_text_and_tool_calls() -> None:
+    metrics = TextMetrics(average_char_width=7, line_height=18, header_height=16)
+    short = Message.prompt("hi")
+    long_ = Message(id="a", parent_id=None, role=Role.ASSISTANT, kind=MessageKind.RESPONSE, text="x" * 2000)
+    heights = estimate_heights([short, long_, None], 700, metrics)
+    assert heights[0] < heights[1]
+    assert heights[2] > 0  # an unreadable row still has a height

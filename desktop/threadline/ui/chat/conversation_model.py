@@ -1,7 +1,7 @@
 """A Qt list model over one live conversation's active path.
 
 The model is the adapter between the engine's typed events and Qt's row signals
-(DESIGN.md §2): a new message is ``rowsInserted``, a streamed token is one row's
+(docs/design.md §2): a new message is ``rowsInserted``, a streamed token is one row's
 ``dataChanged`` — coalesced to at most one per frame, because a provider can
 deliver hundreds of deltas a second and the view only needs the latest text when
 it paints. A moved active leaf (version switch, edit, regenerate) is handled as a

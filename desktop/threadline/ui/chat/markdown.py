@@ -1,6 +1,6 @@
 """Markdown of messages to the HTML subset QTextDocument renders, safely.
 
-Model output is untrusted (DESIGN.md §6), so the renderer:
+Model output is untrusted (docs/design.md §6), so the renderer:
 
 * never emits raw HTML from the text (markdown-it's ``html`` option is off: ``<b>`` shows
   as text);
