@@ -37,10 +37,11 @@ def check_sqlite(connection: sqlite3.Connection) -> list[str]:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (FTS_TABLE,)
         ).fetchone()
         if has_fts:
-            # A command, not a row: it raises when the index disagrees with the messages.
-            connection.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')")
+            # A command, not a row: it raises when the index is inconsistent or (rank 1)
+            # disagrees with the messages it indexes.
+            connection.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)")
     except sqlite3.Error as error:
-        problems.append(f"search index: {error}")
+        problems.append(f"search index does not match the messages: {error}")
     return problems
 
 
@@ -72,3 +73,28 @@ def check_server_tables(connection: sa.Connection) -> list[str]:
         except sa.exc.SQLAlchemyError as error:
             problems.append(f"table {table.name}: {getattr(error, 'orig', None) or error}")
     return problems
+
+
+def check_database(url: str) -> list[str]:
+    """The problems in the database at ``url`` (``[]`` when healthy); for ``--self-test``.
+
+    A SQLite file is checked directly (a missing file has nothing to check); a
+    server database through an opened ``Store``. Call it outside a running event loop.
+    """
+    from threadline.store.db import sqlite_path
+
+    path = sqlite_path(url)
+    if path is not None:
+        return check_sqlite_file(path) if path.exists() else []
+    import asyncio
+
+    from threadline.store.repository import Store
+
+    async def check() -> list[str]:
+        store = await Store.open(url)
+        try:
+            return await store.check_integrity()
+        finally:
+            await store.close()
+
+    return asyncio.run(check())
