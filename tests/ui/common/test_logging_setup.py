@@ -103,7 +103,8 @@ def test_secrets_in_a_traceback_are_masked_in_the_file(logged: LoggingSetup) -> 
     assert "0123456789abcdef" not in text
 
 
-def test_qt_messages_reach_the_log(logged: LoggingSetup, qapp: Any, fail_on_qt_warnings: list[str]) -> None:
+@pytest.mark.expected_log_warnings("threadline.qt: QPainter::begin")
+def test_qt_messages_reach_the_log(logged: LoggingSetup, qapp: Any) -> None:
     restore = install_qt_message_handler()
     try:
         qWarning("QPainter::begin: a widget painted outside paintEvent")
@@ -112,6 +113,10 @@ def test_qt_messages_reach_the_log(logged: LoggingSetup, qapp: Any, fail_on_qt_w
     assert "WARNING threadline.qt: QPainter::begin: a widget painted outside paintEvent" in _text(logged)
 
 
+@pytest.mark.expected_log_warnings(
+    "Task exception was never retrieved", "Fatal read error on socket transport"
+)
+@pytest.mark.expected_log_warnings("threadline.asyncio: (Task exception|Fatal read error)")
 def test_an_exception_nobody_awaited_goes_to_the_crash_handler(
     logged: LoggingSetup, qloop: Any, qtbot: Any
 ) -> None:
