@@ -12,7 +12,8 @@ from typing import Any
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut, QWheelEvent
 from PySide6.QtWidgets import QApplication, QWidget
-from tests.support.ui_driving import new_tab_by_shortcut
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
 
 from threadline.ui.common.shortcuts import shortcut_conflicts, unique_sequences
 
@@ -122,3 +123,25 @@ def test_zoom_keys_and_ctrl_wheel_change_the_text_size_and_it_is_remembered(harn
     qtbot.waitUntil(lambda: window.tabs.tab_for(session) is not None, timeout=10000)
     assert window.zoom.level == 1  # ...and comes back with the tabs
     assert _sizes(window.tabs.tab_for(session)) == (base + 1, base + 1)
+
+
+def test_zooming_lays_the_messages_out_again(harness: Any) -> None:
+    harness.server.enqueue(sse_response(openai_text_stream(split_text("A reply. " * 30, 8))))
+    window = harness.open()
+    tab = new_tab_by_shortcut(harness)
+    type_and_send(harness.qtbot, tab, "A question")
+    wait_idle(harness, tab)
+    prompt, answer = tab.live.conversation.path()
+
+    def gap() -> int:
+        """Vertical distance between the two messages' Copy buttons: the reply's height."""
+        top = tab.view.action_rect(prompt.id, "copy")
+        bottom = tab.view.action_rect(answer.id, "copy")
+        return -1 if top is None or bottom is None else bottom.top() - top.top()
+
+    harness.qtbot.waitUntil(lambda: gap() > 0, timeout=5000)
+    before = gap()
+    for _ in range(4):
+        harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Plus, CTRL)
+    harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=5000)
+    assert window.zoom.level == 4
