@@ -45,6 +45,8 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"\1***",
     ),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
+    # "?key=…" in a URL (Google-style APIs), whatever the parameter's spelling.
+    (re.compile(r"(?i)([?&](?:key|apikey|api_key|token|access_token|auth)=)[^&\s\"']+"), r"\1***"),
     # Vendor key shapes: OpenAI / Anthropic "sk-…", OpenRouter "sk-or-…", Groq "gsk_…", Google "AIza…".
     (re.compile(r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9_-]{8,}"), "***"),
     (re.compile(r"\bAIza[A-Za-z0-9_-]{20,}"), "***"),

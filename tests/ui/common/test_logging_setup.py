@@ -79,6 +79,10 @@ def test_an_unwritable_folder_falls_back_to_stderr(tmp_path: Path, capsys: Any) 
         ("key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA was refused", "AAAAAAAAAAAA"),
         ("postgresql+psycopg://alice:s3cret-pw@db.example/threadline", "s3cret-pw"),
         ("groq gsk_0123456789abcdefghij", "0123456789abcdef"),
+        (
+            'HTTP Request: GET https://g.example/v1/models?key=AIzaSyA0123456789abcdefgh "200 OK"',
+            "0123456789abc",
+        ),
     ],
 )
 def test_secrets_are_masked(line: str, secret: str) -> None:
