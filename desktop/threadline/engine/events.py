@@ -97,9 +97,29 @@ class SessionUpdated:
 
 @dataclass(frozen=True, slots=True)
 class SessionRemoved:
-    """A session was deleted: the sidebar drops its row and an open tab closes."""
+    """A session was deleted: the sidebar drops its row and an open tab closes.
+
+    Sent the moment ``Engine.delete_session`` is called; the stored session stays
+    until the undo window ends, so ``SessionRestored`` may still follow.
+    """
 
     session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStateChanged:
+    """Whether the turn's writes are behind because the store refused them.
+
+    ``saving`` is true from the first failed write of a turn (``error`` says what
+    is wrong, e.g. the disk is full) until everything is stored again, when a
+    second event with ``saving=False`` and no error follows. Meanwhile the text
+    stays in memory and is retried, and the session refuses new sends
+    (``SessionBusyError``): the turn ends (its final state event) only once saved.
+    """
+
+    session_id: str
+    saving: bool
+    error: UserFacingError | None = None
 
 
 ConversationEvent = (
@@ -111,4 +131,25 @@ ConversationEvent = (
     | TurnFailed
     | RetryScheduled
     | SessionUpdated
+    | SaveStateChanged
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRestored:
+    """A pending delete was undone (``Engine.restore_session``): the row comes back and a
+    window that closed the session's tab for the delete opens it again."""
+
+    session: SessionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class SessionForked:
+    """``Engine.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
+
+    source_id: str
+    session: SessionInfo
+
+
+SessionEvent = SessionUpdated | SessionRemoved | SessionRestored | SessionForked
+"""What ``subscribe_sessions`` observers hear: the listing of every session, not one conversation."""

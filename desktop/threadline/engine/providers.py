@@ -72,7 +72,15 @@ class ProviderHub:
                         (ErrorAction.PICK_MODEL, ErrorAction.SETTINGS),
                     )
                 )
-            name = next(iter(configs))
+            # A session with no provider (made before any existed) asks; it never takes
+            # "the first provider", which would change whenever a provider is added.
+            raise SetupError(
+                UserFacingError(
+                    "no_model",
+                    "No model is chosen for this chat. Pick one in the model menu below the message box.",
+                    (ErrorAction.PICK_MODEL,),
+                )
+            )
         config = configs[name]
         model = (
             (session.model if session.provider in ("", name) else "")

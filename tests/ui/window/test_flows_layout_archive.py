@@ -114,13 +114,13 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     lst.setFocus()
     lst.setCurrentIndex(sidebar.archived_model.index_of(old.id))
     harness.qtbot.keyClick(lst, Qt.Key.Key_Delete)
-    assert sidebar.archived_model.session(old.id) is None and sidebar.undo_bar.isVisible()
+    harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is None, timeout=5000)
+    assert sidebar.undo_bar.isVisible()
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    assert sidebar.archived_model.session(old.id) is not None
+    harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is not None, timeout=5000)
+    harness.engine.undo_seconds = 0.05  # the undo window passes quickly: deleted from the store
     sidebar.delete(old.id)
-    sidebar._pending[old.id].timer.setInterval(50)
-    sidebar._pending[old.id].timer.start()
-    harness.qtbot.waitUntil(lambda: not run(harness.engine.list_sessions(archived=True)), timeout=5000)
+    harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(old.id)) is None, timeout=5000)
     # back to the chats
     harness.qtbot.mouseClick(sidebar.archive_toggle, Qt.MouseButton.LeftButton)
     assert sidebar.stack.currentWidget() is sidebar.list

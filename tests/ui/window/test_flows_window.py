@@ -161,18 +161,15 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     lst.setFocus()
     lst.setCurrentIndex(sidebar.model.index_of(b.id))
     harness.qtbot.keyClick(lst, Qt.Key.Key_Delete)
-    assert sidebar.model.session(b.id) is None
+    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is None, timeout=5000)
     assert sidebar.undo_bar.isVisible()
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    assert sidebar.model.session(b.id) is not None
+    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is not None, timeout=5000)
     assert not sidebar.undo_bar.isVisible()
     # delete again and let the undo window pass: gone from the store
+    harness.engine.undo_seconds = 0.05
     sidebar.delete(b.id)
-    sidebar._pending[b.id].timer.setInterval(50)
-    sidebar._pending[b.id].timer.start()
-    harness.qtbot.waitUntil(
-        lambda: b.id not in [s.id for s in run(harness.engine.list_sessions())], timeout=5000
-    )
+    harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(b.id)) is None, timeout=5000)
     assert sidebar.model.session(b.id) is None
 
 

@@ -10,6 +10,14 @@ When a turn of this session asks the user about tool calls, the window's
 the composer and waits. Each tab has its own bar and its own waiting future, so
 answers never cross tabs. Stop, Esc or closing the tab cancels the turn; the
 engine then records cancelled results for the calls (DESIGN.md §1).
+
+Whether a turn is running comes only from the engine's events (``TurnStateChanged``,
+and ``SaveStateChanged`` while its writes are being retried: "Saving…", sending
+held); the tab never guesses or retries a refused send. A session whose model
+cannot be used (none chosen, its provider or model removed) says so in the banner,
+the picker and the status line, and Send asks for a model instead of failing.
+The composer's text and attachments are the session's draft, saved through the
+engine shortly after each change and put back when the tab opens.
 """
 
 from __future__ import annotations
@@ -28,7 +36,15 @@ from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.engine.approval import Decision
-from threadline.engine.events import ErrorAction, RetryScheduled, UserFacingError
+from threadline.engine.drafts import Draft
+from threadline.engine.errors import EngineError, SessionBusyError
+from threadline.engine.events import (
+    ConversationEvent,
+    ErrorAction,
+    RetryScheduled,
+    SaveStateChanged,
+    UserFacingError,
+)
 from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.composer import Composer
@@ -42,8 +58,8 @@ from threadline.ui.common.theme import ThemeColors
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
 COMPOSER_MAX_WIDTH = 820
-SEND_SETTLE_MS = 25
-SEND_SETTLE_ATTEMPTS = 80
+DRAFT_SAVE_MS = 600
+"""How long typing must pause before the draft is saved (one write per pause, not per key)."""
 
 
 class ChatTab(QWidget):
@@ -76,6 +92,10 @@ class ChatTab(QWidget):
         self._info: SessionInfo = live.info
         self._busy = not live.conversation.ready_for_input
         self._status = ""
+        self._saving = False
+        self._model_problem = ""
+        self._draft_dirty = False
+        self._draft_loaded = False
 
         self.model = ConversationModel(live, self)
         self.view = ChatView()
@@ -123,6 +143,13 @@ class ChatTab(QWidget):
         self.approval.decided.connect(self._approval_decided)
         self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
+        self.composer.draftChanged.connect(self._draft_changed)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_SAVE_MS)
+        self._draft_timer.timeout.connect(self._save_draft_later)
+        self._unsubscribe_saves: Any = live.subscribe(self._engine_event)
+        spawn(engine.get_draft(self.session_id), on_done=self._restore_draft, on_error=self._draft_failed)
         if bridge is not None:
             bridge.shown.connect(self._bridge_message)
 
@@ -181,28 +208,75 @@ class ChatTab(QWidget):
             self.engine.cancel(self.session_id)
             self._end_approval(cancel=True)
         self.model.detach()
+        if self._unsubscribe_saves is not None:
+            self._unsubscribe_saves()
+            self._unsubscribe_saves = None
+        self._draft_timer.stop()
+        if self._draft_dirty:  # saved by the engine alone: this widget is about to be deleted
+            self._draft_dirty = False
+            spawn(
+                self.engine.save_draft(self.session_id, self.composer.draft()),
+                on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
+            )
+
+    # -- the draft -------------------------------------------------------------------------------
+
+    def _restore_draft(self, draft: Draft | None) -> None:
+        if self._unsubscribe_saves is None:
+            return  # the tab closed while the draft was being read
+        self._draft_loaded = True
+        if draft is not None and self.composer.draft().empty:  # never over what was typed meanwhile
+            self.composer.set_draft(draft)
+            self._draft_timer.stop()
+            self._draft_dirty = False
+
+    def _draft_failed(self, err: BaseException) -> None:
+        self._draft_loaded = True
+        log.warning("could not read the draft of %s: %s", self.session_id, describe(err))
+
+    def _draft_changed(self) -> None:
+        if self._draft_loaded or not self.composer.draft().empty:
+            self._draft_dirty = True
+            self._draft_timer.start()
+
+    def _save_draft_later(self) -> None:
+        self._draft_timer.stop()
+        spawn(
+            self.save_draft_now(),
+            on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
+        )
+
+    async def save_draft_now(self) -> None:
+        """Store the draft if it changed since it was last stored (the window calls it on close)."""
+        self._draft_timer.stop()
+        if not self._draft_dirty:
+            return
+        self._draft_dirty = False
+        await self.engine.save_draft(self.session_id, self.composer.draft())
 
     # -- sending -----------------------------------------------------------------------------
 
-    def _submit(
-        self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...], attempt: int = 0
-    ) -> None:
+    def _submit(self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...]) -> None:
+        if not self._info.model or self._model_problem:
+            # Nothing is staged: the text stays in the box while the user picks a model.
+            problem = self._model_problem or "Pick a model for this chat first."
+            self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
+            return
         editing = self.composer.editing
         try:
             if editing is not None:
                 self.engine.edit_and_resend(self.session_id, editing, text)
             else:
                 self.engine.send(self.session_id, text, images=images, context=context)
+        except SessionBusyError as err:
+            # The engine says a turn runs although no event said so: tell it as it is.
+            log.warning("send refused as busy in %s", self.session_id)
+            self._show_local_error(f"Not sent: {err.user_message}", ())
+            return
+        except EngineError as err:
+            self._show_local_error(f"Not sent: {err.user_message}", ())
+            return
         except Exception as err:
-            if (
-                self.live.conversation.ready_for_input
-                and attempt < SEND_SETTLE_ATTEMPTS
-                and type(err).__name__ == "SessionBusyError"
-            ):
-                # The turn said "idle" but its task is still finishing its last write:
-                # try again in a moment instead of refusing what the user just typed.
-                QTimer.singleShot(SEND_SETTLE_MS, lambda: self._submit(text, images, context, attempt + 1))
-                return
             log.info("send refused: %s", err)
             self._show_local_error(f"Not sent: {describe(err)}", ())
             return
@@ -422,8 +496,24 @@ class ChatTab(QWidget):
         current = None
         if info.model:
             current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
-        self.composer.set_models(self.catalog.choices(), current)
+        problem = self.catalog.problem(info.provider, info.model)
+        self.composer.set_models(self.catalog.choices(), current, problem=problem)
+        if problem != self._model_problem:
+            old, self._model_problem = self._model_problem, problem
+            if problem:
+                self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
+            elif self.banner.error is not None and self.banner.error.message == old:
+                self.banner.dismiss()
         self._update_status()
+
+    def _engine_event(self, event: ConversationEvent) -> None:
+        """Events the conversation model does not relay: the save state of the turn."""
+        if isinstance(event, SaveStateChanged):
+            self._saving = event.saving
+            self.composer.set_held("Saving…" if event.saving else "")
+            if event.error is not None:
+                self.banner.show_error(event.error)
+            self._update_status()
 
     def _model_chosen(self, choice: ModelChoice) -> None:
         spawn(
@@ -436,8 +526,14 @@ class ChatTab(QWidget):
     def _update_status(self) -> None:
         info = self._info
         parts = []
-        if info.model:
+        if self._model_problem:
+            parts.append(self._model_problem)
+        elif info.model:
             parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
+        else:
+            parts.append("No model chosen")
+        if self._saving:
+            parts.append("Saving…")
         state = self.live.conversation.state
         if state is TurnState.STREAMING:
             parts.append("Replying…")

@@ -5,6 +5,13 @@ edit mode). The text is *not* cleared when Send is pressed: the tab clears it on
 after the engine accepted the prompt (``accept_sent``), so a refused send keeps
 every character. Files dropped or attached become context (text) or images;
 unreadable or oversized files are refused with a message, never half-attached.
+
+What is typed and attached is the session's draft: ``draftChanged`` tells the tab,
+which saves it through the engine so it survives a restart (``draft``/``set_draft``).
+
+The model picker shows the session's own model. When the session has none, or its
+model or provider was removed, the picker says so ("Pick a model") instead of
+showing some other model that the session would not use.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.messages import ContextFile, ImageBlock
+from threadline.engine.drafts import Draft
 from threadline.ui.chat.model_catalog import ModelChoice
 
 log = logging.getLogger("threadline.ui.chat.composer")
@@ -157,13 +165,17 @@ class Composer(QWidget):
     modelListWanted = Signal()
     """The model picker is opening: a good moment to refresh the list of models."""
     attachmentRefused = Signal(str)
+    draftChanged = Signal()
+    """The text or the attachments changed (the tab saves the draft, debounced)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._busy = False
+        self._held = ""
         self._editing: str | None = None
         self._history_chars = 0
-        self._models: list[ModelChoice] = []
+        self._models: list[ModelChoice | None] = []
+        """The picker's entries in order; ``None`` is the "Pick a model" entry."""
         self._attachments: list[ContextFile | ImageBlock] = []
         self.setAcceptDrops(True)
 
@@ -274,10 +286,27 @@ class Composer(QWidget):
         self.edit.clear()
         self._attachments.clear()
         self._rebuild_chips()
+        self.draftChanged.emit()
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
         self._update_buttons()
+
+    def set_held(self, reason: str) -> None:
+        """Hold sending (``reason`` is the Send button's tooltip, e.g. "Saving…"); "" releases it."""
+        self._held = reason
+        self._update_buttons()
+
+    def draft(self) -> Draft:
+        return Draft(self.text(), tuple(self._attachments))
+
+    def set_draft(self, draft: Draft) -> None:
+        """Put a saved draft back (text and attachments)."""
+        self.set_text(draft.text)
+        self._attachments = list(draft.attachments)
+        self._rebuild_chips()
+        self._update_tokens()
+        self.draftChanged.emit()
 
     @property
     def busy(self) -> bool:
@@ -287,22 +316,34 @@ class Composer(QWidget):
         self._history_chars = chars
         self._update_tokens()
 
-    def set_models(self, models: list[ModelChoice], current: ModelChoice | None) -> None:
-        self._models = list(models)
-        if current is not None and not any(
-            (m.provider, m.model) == (current.provider, current.model) for m in self._models
-        ):
-            self._models.insert(0, current)
+    def set_models(
+        self, models: list[ModelChoice], current: ModelChoice | None, *, problem: str = ""
+    ) -> None:
+        """Offer ``models`` with the session's ``current`` one selected.
+
+        With no ``current`` model, or a ``problem`` with it (its provider or model was
+        removed), the selected entry is "Pick a model" (the problem as its text), so the
+        picker never shows a model the next send would not use.
+        """
+        entries: list[ModelChoice | None] = list(models)
+        wanted = (current.provider, current.model) if current is not None and not problem else None
+        if wanted is not None and not any(m is not None and (m.provider, m.model) == wanted for m in entries):
+            entries.insert(0, current)
+        if wanted is None and (models or problem):
+            entries.insert(0, None)
+        self._models = entries
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
-        for m in self._models:
-            self.model_picker.addItem(m.label)
-        if not self._models:
+        for m in entries:
+            self.model_picker.addItem(m.label if m is not None else (problem or "Pick a model"))
+        if not entries:
             self.model_picker.addItem("No model — add a provider in Settings")
-        if current is not None:
-            wanted = (current.provider, current.model)
-            idx = next(i for i, m in enumerate(self._models) if (m.provider, m.model) == wanted)
+        if wanted is not None:
+            idx = next(i for i, m in enumerate(entries) if m is not None and (m.provider, m.model) == wanted)
             self.model_picker.setCurrentIndex(idx)
+        else:
+            self.model_picker.setCurrentIndex(0)
+        self.model_picker.setToolTip(problem or "Model for this conversation")
         self.model_picker.blockSignals(False)
         self._update_tokens()
 
@@ -323,6 +364,7 @@ class Composer(QWidget):
             self._attachments.append(item)
         self._rebuild_chips()
         self._update_tokens()
+        self.draftChanged.emit()
 
     def focus_input(self) -> None:
         self.edit.setFocus()
@@ -331,7 +373,7 @@ class Composer(QWidget):
 
     def submit(self) -> None:
         text = self.text()
-        if self._busy or (not text.strip() and not self._attachments):
+        if self._busy or self._held or (not text.strip() and not self._attachments):
             return
         images = tuple(a for a in self._attachments if isinstance(a, ImageBlock))
         context = tuple(a for a in self._attachments if isinstance(a, ContextFile))
@@ -352,8 +394,9 @@ class Composer(QWidget):
             self.editCancelled.emit()
 
     def _model_activated(self, index: int) -> None:
-        if 0 <= index < len(self._models):
-            self.modelChosen.emit(self._models[index])
+        choice = self._models[index] if 0 <= index < len(self._models) else None
+        if choice is not None:
+            self.modelChosen.emit(choice)
             self._update_tokens()
 
     def _choose_files(self) -> None:
@@ -379,11 +422,13 @@ class Composer(QWidget):
             self._attachments.remove(chip.item)
         self._rebuild_chips()
         self._update_tokens()
+        self.draftChanged.emit()
 
     def _text_changed(self) -> None:
         self._update_buttons()
         self._grow_timer.start(0)
         self._update_tokens()
+        self.draftChanged.emit()
 
     def _fit_height(self) -> None:
         fm = QFontMetrics(self.edit.font())
@@ -400,8 +445,8 @@ class Composer(QWidget):
             self.send_button.setEnabled(True)
         else:
             self.send_button.setText("Send")
-            self.send_button.setToolTip("Send (Enter)")
-            self.send_button.setEnabled(bool(self.text().strip() or self._attachments))
+            self.send_button.setToolTip(self._held or "Send (Enter)")
+            self.send_button.setEnabled(not self._held and bool(self.text().strip() or self._attachments))
         self.send_button.setProperty("stop", "true" if self._busy else "false")
         self.send_button.style().unpolish(self.send_button)
         self.send_button.style().polish(self.send_button)

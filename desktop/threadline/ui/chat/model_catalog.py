@@ -7,6 +7,10 @@ the list saved by the last refresh (a setting), without touching an SDK.
 ``refresh`` asks the providers; the window calls it when a model picker opens
 (at most once per ``REFRESH_AFTER`` seconds) and when providers change in Settings,
 and saves what it found for the next start.
+
+``problem`` tells a tab when its session's model can no longer be used: the
+provider was removed, or the provider's listing no longer has the model. Without a
+listing nothing is claimed (a model may exist that was never listed here).
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ class ModelCatalog(QObject):
         super().__init__(parent)
         self.providers: list[ProviderConfig] = []
         self._choices: list[ModelChoice] = []
+        self._listed: dict[str, set[str]] = {}
+        self._names: list[str] = []
+        """Per provider, the model ids its last listing had (providers never listed: absent)."""
         self.loaded = False
         self.refreshed_at: float | None = None
         """``time.monotonic()`` of the last listing from the providers (None: not this run)."""
@@ -62,6 +69,17 @@ class ModelCatalog(QObject):
 
     def find(self, provider: str, model: str) -> ModelChoice | None:
         return next((c for c in self._choices if c.provider == provider and c.model == model), None)
+
+    def problem(self, provider: str, model: str) -> str:
+        """What is wrong with a session's model, as the tab says it; "" when it looks usable."""
+        if not self.loaded or not model:
+            return ""
+        if provider and provider not in {p.name for p in self.providers}:
+            return f"Pick a model — '{provider}' was removed"
+        listed = self._listed.get(provider)
+        if listed and model not in listed and self.find(provider, model) is None:
+            return f"Pick a model — '{model}' was removed"
+        return ""
 
     @property
     def refreshing(self) -> bool:
@@ -114,6 +132,7 @@ class ModelCatalog(QObject):
         )
 
     def _merge(self, listed: dict[str, list[ModelInfo]]) -> list[ModelChoice]:
+        self._listed = {name: {m.id for m in models} for name, models in listed.items() if models}
         choices: list[ModelChoice] = []
         for provider in self.providers:
             models = listed.get(provider.name, [])
@@ -136,7 +155,9 @@ class ModelCatalog(QObject):
         return choices
 
     def _set(self, choices: list[ModelChoice]) -> None:
-        changed = choices != self._choices or not self.loaded
+        names = [p.name for p in self.providers]
+        changed = choices != self._choices or not self.loaded or names != self._names
+        self._names = names  # a removed provider that offered no model still changes what tabs say
         self._choices = choices
         self.loaded = True
         if changed:

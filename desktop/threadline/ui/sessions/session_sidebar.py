@@ -1,9 +1,13 @@
 """The sidebar: new chat, a filter box that searches titles and message text, the session list.
 
 Actions on a session (context menu and keys): open (Enter), rename inline (F2),
-pin, duplicate (fork), archive, delete (Delete; undoable for a few seconds — the row
-disappears at once and the store delete runs only when the undo bar times out or
-the window closes). Choosing a search hit opens its session at that message.
+pin, duplicate (fork), archive, delete (Delete). Each goes to the engine, which owns
+the session's state: the row changes when the engine's session event arrives, in
+this window and in any other. Delete and archive show an undo bar for a few
+seconds; its Undo asks the engine to restore the session (``restore_session``, a
+pending delete is the engine's, not the sidebar's) or to unarchive it, and the
+window reopens the tab it closed. Choosing a search hit opens its session at that
+message.
 
 Archived sessions leave the list; "Archived" at the foot of the sidebar switches to
 a list of them (loaded when first shown), where a session can be opened,
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -48,7 +51,7 @@ from PySide6.QtWidgets import (
 
 from threadline.core.session import SessionInfo
 from threadline.engine.api import EngineApi
-from threadline.engine.events import SessionRemoved, SessionUpdated
+from threadline.engine.events import SessionEvent, SessionRemoved, SessionRestored, SessionUpdated
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.search_results_model import ResultRole, SearchResultsModel, split_snippet
@@ -63,6 +66,7 @@ from threadline.ui.sessions.session_list_model import (
 log = logging.getLogger("threadline.ui.sessions.session_sidebar")
 
 UNDO_SECONDS = 6
+"""How long the undo bar stays; the engine keeps a deleted session restorable a little longer."""
 SEARCH_DELAY_MS = 180
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -216,13 +220,6 @@ class _HitDelegate(QStyledItemDelegate):
         p.restore()
 
 
-@dataclass(slots=True)
-class _PendingDelete:
-    info: SessionInfo
-    timer: QTimer
-    model: SessionListModel
-
-
 class UndoBar(QFrame):
     undo = Signal()
 
@@ -258,7 +255,8 @@ class _SessionList(QListView):
 class SessionSidebar(QWidget):
     openRequested = Signal(str, object)  # session id, message id or None
     newRequested = Signal()
-    sessionForked = Signal(str)
+    archiveUndone = Signal(str)
+    """Undo of an archive: the session is back in the list, the window reopens its tab."""
     errorMessage = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -268,7 +266,7 @@ class SessionSidebar(QWidget):
         self.engine: EngineApi | None = None
         self.colors: ThemeColors = LIGHT
         self._open_ids: set[str] = set()
-        self._pending: dict[str, _PendingDelete] = {}
+        self._undo: tuple[str, str] | None = None  # ("delete" | "archive", session id)
         self._unsubscribe: Any = None
         self._search_task: Any = None
 
@@ -336,8 +334,12 @@ class SessionSidebar(QWidget):
         layout.addWidget(self.archive_toggle, 0, Qt.AlignmentFlag.AlignLeft)
 
         self.undo_bar = UndoBar()
-        self.undo_bar.undo.connect(self.undo_delete)
+        self.undo_bar.undo.connect(self.undo)
         layout.addWidget(self.undo_bar)
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.setInterval(UNDO_SECONDS * 1000)
+        self._undo_timer.timeout.connect(self._undo_expired)
 
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -373,14 +375,18 @@ class SessionSidebar(QWidget):
         assert self.engine is not None
         self.model.set_sessions(await self.engine.list_sessions())
 
-    def _session_event(self, event: SessionUpdated | SessionRemoved) -> None:
-        if isinstance(event, SessionUpdated):
+    def _session_event(self, event: SessionEvent) -> None:
+        if isinstance(event, SessionUpdated | SessionRestored):
             self.model.upsert(event.session)
             if self._archived_loaded:
                 self.archived_model.upsert(event.session)
-        else:
+            if isinstance(event, SessionRestored):
+                self.select_session(event.session.id)
+        elif isinstance(event, SessionRemoved):
             self.model.remove(event.session_id)
             self.archived_model.remove(event.session_id)
+        else:
+            return  # a fork: its row comes with its SessionUpdated
         if self.showing_archived and not self.filter.text():
             self.stack.setCurrentWidget(self._session_view())  # the list, or "No archived chats"
 
@@ -553,70 +559,62 @@ class SessionSidebar(QWidget):
             spawn(self.engine.pin_session(session_id, pinned), on_error=self._error)
 
     def archive(self, session_id: str) -> None:
-        if self.engine is not None:
-            spawn(self.engine.archive_session(session_id, True), on_error=self._error)
+        """Archive through the engine (the window closes an open tab); Undo brings it back."""
+        if self.engine is None:
+            return
+        info = self.model.session(session_id)
+        spawn(self.engine.archive_session(session_id, True), on_error=self._error)
+        self._offer_undo("archive", session_id, f"Archived “{_short(info.display_title if info else '')}”")
 
     def unarchive(self, session_id: str) -> None:
         if self.engine is not None:
             spawn(self.engine.archive_session(session_id, False), on_error=self._error)
 
     def fork(self, session_id: str) -> None:
+        """Duplicate through the engine; the window opens the copy on ``SessionForked``."""
         if self.engine is not None:
+            spawn(self.engine.fork_session(session_id), on_error=self._error)
+
+    def delete(self, session_id: str) -> None:
+        """Delete through the engine (the row and an open tab go at once); Undo restores it."""
+        if self.engine is None:
+            return
+        info = self.model.session(session_id) or self.archived_model.session(session_id)
+        if info is None:
+            return
+        spawn(self.engine.delete_session(session_id), on_error=self._error)
+        self._offer_undo("delete", session_id, f"Deleted “{_short(info.display_title)}”")
+
+    def _offer_undo(self, kind: str, session_id: str, text: str) -> None:
+        self._undo = (kind, session_id)  # one undo at a time, like mail clients
+        self.undo_bar.label.setText(text)
+        self.undo_bar.show()
+        self._undo_timer.start()
+
+    def undo(self) -> None:
+        """The undo bar's button: restore the deleted session, or unarchive the archived one."""
+        undo, self._undo = self._undo, None
+        self._undo_timer.stop()
+        self.undo_bar.hide()
+        if undo is None or self.engine is None:
+            return
+        kind, session_id = undo
+        if kind == "delete":
+            spawn(self.engine.restore_session(session_id), on_done=self._restored, on_error=self._error)
+        else:
             spawn(
-                self.engine.fork_session(session_id),
-                on_done=lambda info: self.sessionForked.emit(info.id),
+                self.engine.archive_session(session_id, False),
+                on_done=lambda _none: self.archiveUndone.emit(session_id),
                 on_error=self._error,
             )
 
-    def delete(self, session_id: str) -> None:
-        """Hide now, delete for real when the undo window closes."""
-        model = self.archived_model if self.archived_model.session(session_id) else self.model
-        info = model.hide(session_id)
+    def _restored(self, info: SessionInfo | None) -> None:
         if info is None:
-            return
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        timer.setInterval(UNDO_SECONDS * 1000)
-        timer.timeout.connect(lambda sid=session_id: self._commit_delete(sid))
-        timer.start()
-        for other in list(self._pending):
-            self._commit_delete(other)  # one undo at a time, like mail clients
-        self._pending[session_id] = _PendingDelete(info, timer, model)
-        self.undo_bar.label.setText(f"Deleted “{_short(info.display_title)}”")
-        self.undo_bar.show()
+            self.errorMessage.emit("That chat was already deleted; it cannot be brought back.")
 
-    def undo_delete(self) -> None:
-        for sid, pending in list(self._pending.items()):
-            pending.timer.stop()
-            del self._pending[sid]
-            pending.model.unhide(sid)
-            self.select_session(sid)
+    def _undo_expired(self) -> None:
+        self._undo = None
         self.undo_bar.hide()
-
-    def _commit_delete(self, session_id: str) -> None:
-        pending = self._pending.pop(session_id, None)
-        if pending is None:
-            return
-        pending.timer.stop()
-        if not self._pending:
-            self.undo_bar.hide()
-        if self.engine is not None:
-            spawn(self.engine.delete_session(session_id), on_error=self._error)
-
-    async def flush_deletes(self) -> None:
-        """Carry out deletes still waiting for their undo window (the window is closing)."""
-        for sid in list(self._pending):
-            pending = self._pending.pop(sid)
-            pending.timer.stop()
-            if self.engine is not None:
-                try:
-                    await self.engine.delete_session(sid)
-                except Exception as err:
-                    log.warning("could not delete %s at shutdown: %s", sid, err)
-        self.undo_bar.hide()
-
-    def pending_deletes(self) -> list[str]:
-        return list(self._pending)
 
     def _error(self, err: BaseException) -> None:
         self.errorMessage.emit(describe(err))

@@ -6,6 +6,12 @@ page) and becomes live in ``attach_engine``; that keeps the first frame fast
 the current one are stored through the engine's settings and restored at the next
 start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
 only on a clean close, so a crash brings back the layout of a moment before.
+
+Tabs follow the engine's session events, whoever caused them (this window's
+sidebar, another window, the command line): a deleted or archived session's tab
+closes at once, and its place is remembered so that an undo (``SessionRestored``,
+or the sidebar's undo of an archive) reopens it there; a fork opens the copy in a
+tab beside its source.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import ProviderConfig
 from threadline.engine.api import EngineApi
+from threadline.engine.events import SessionEvent, SessionForked, SessionRemoved, SessionRestored
 from threadline.ui.chat.model_catalog import ModelCatalog
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.shortcuts import KeySpec, unique_sequences
@@ -77,6 +84,9 @@ class MainWindow(QMainWindow):
         self.catalog = ModelCatalog(self)
         self._closing = False
         self._opening: set[str] = set()
+        self._closed_for_undo: dict[str, tuple[int, bool]] = {}
+        """Tabs closed because their session was deleted or archived: index, was current."""
+        self._unsubscribe_sessions: Any = None
         self._has_provider = False
         self._restoring = False
         self._save_timer = QTimer(self)
@@ -201,7 +211,7 @@ class MainWindow(QMainWindow):
         self.zoom.changed.connect(self._zoom_changed)
         self.sidebar.openRequested.connect(self.open_session)
         self.sidebar.newRequested.connect(self.new_chat)
-        self.sidebar.sessionForked.connect(lambda sid: self.open_session(sid))
+        self.sidebar.archiveUndone.connect(self._reopen_closed_tab)
         self.sidebar.errorMessage.connect(self.show_message)
         self.tabs.cur_title_changed.connect(self._title_changed)
         self.tabs.cur_status_changed.connect(self.status_label.setText)
@@ -239,6 +249,7 @@ class MainWindow(QMainWindow):
         self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
         self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
+        self._unsubscribe_sessions = engine.subscribe_sessions(self._session_event)
         saved_zoom = await engine.get_setting(ZOOM_KEY, 0)
         if isinstance(saved_zoom, int):
             self.zoom.set_level(saved_zoom)
@@ -359,7 +370,7 @@ class MainWindow(QMainWindow):
             on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
         )
 
-    async def _open(self, session_id: str, *, focus: bool) -> ChatTab | None:
+    async def _open(self, session_id: str, *, focus: bool, index: int | None = None) -> ChatTab | None:
         assert self.engine is not None
         existing = self.tabs.tab_for(session_id)
         if existing is not None:
@@ -381,7 +392,7 @@ class MainWindow(QMainWindow):
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
         self.zoom.attach(tab.view, tab.composer.edit)
         tab.composer.modelListWanted.connect(self._refresh_models)
-        self.tabs.add_tab(tab, focus=focus)
+        self.tabs.add_tab(tab, focus=focus, index=index)
         self._update_right()
         if focus:
             tab.focus_composer()
@@ -399,6 +410,41 @@ class MainWindow(QMainWindow):
             tab.scroll_to_message(message_id)
 
         spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
+
+    # -- the engine's session events -------------------------------------------------------
+
+    def _session_event(self, event: SessionEvent) -> None:
+        if isinstance(event, SessionRemoved):
+            self._close_for_undo(event.session_id)
+        elif isinstance(event, SessionRestored):
+            self._reopen_closed_tab(event.session.id)
+        elif isinstance(event, SessionForked):
+            source = self.tabs.tab_for(event.source_id)
+            index = self.tabs.indexOf(source) + 1 if source is not None else None
+            self._spawn_open(event.session.id, index=index)
+        elif event.session.archived:
+            self._close_for_undo(event.session.id)
+
+    def _close_for_undo(self, session_id: str) -> None:
+        """Close the session's tab now (no question: the session is gone), remembering its place."""
+        tab = self.tabs.tab_for(session_id)
+        if tab is None:
+            return
+        self._closed_for_undo[session_id] = (self.tabs.indexOf(tab), tab is self.tabs.current_tab())
+        self.tabs.close_tab(tab)
+
+    def _reopen_closed_tab(self, session_id: str) -> None:
+        place = self._closed_for_undo.pop(session_id, None)
+        if place is not None:
+            self._spawn_open(session_id, index=place[0], focus=place[1])
+
+    def _spawn_open(self, session_id: str, *, index: int | None, focus: bool = True) -> None:
+        if self.engine is None or self._closing:
+            return
+        spawn(
+            self._open(session_id, focus=focus, index=index),
+            on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
+        )
 
     def new_chat(self) -> None:
         if self.engine is None:
@@ -504,6 +550,7 @@ class MainWindow(QMainWindow):
             providers = await self.engine.list_providers()
             self._has_provider = bool(providers)
             self._update_right()
+            await self.catalog.load(self.engine)  # at once: a removed provider's chats say so
             await self.catalog.refresh(self.engine)
 
         spawn(refresh(), on_error=self._error)
@@ -566,8 +613,14 @@ class MainWindow(QMainWindow):
     async def _shutdown(self) -> None:
         try:
             await self.save_state()
-            await self.sidebar.flush_deletes()
+            for tab in self.tabs.tabs():
+                await tab.save_draft_now()
+            if self.engine is not None:
+                await self.engine.purge_deleted()
         finally:
+            if self._unsubscribe_sessions is not None:
+                self._unsubscribe_sessions()
+                self._unsubscribe_sessions = None
             self.sidebar.detach()
             for tab in self.tabs.tabs():
                 tab.close_tab()

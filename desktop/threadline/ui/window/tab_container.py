@@ -75,9 +75,13 @@ class TabContainer(QTabWidget):
     def current_tab(self) -> ChatTab | None:
         return self._as_tab(self.currentWidget())
 
-    def add_tab(self, tab: ChatTab, *, focus: bool = True) -> int:
+    def add_tab(self, tab: ChatTab, *, focus: bool = True, index: int | None = None) -> int:
+        """Add a tab at the end, or at ``index`` (a reopened tab goes back to its place)."""
         self._members.add(tab)
-        index = self.addTab(tab, tab.title)
+        if index is None or not 0 <= index <= self.count():
+            index = self.addTab(tab, tab.title)
+        else:
+            index = self.insertTab(index, tab, tab.title)
         self.setTabToolTip(index, tab.title)
         close = QToolButton()
         close.setObjectName("TabClose")
