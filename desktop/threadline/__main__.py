@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from threadline import version
+from threadline.cli_options import add_timeout_options
 
 
 class _VersionAction(argparse.Action):
@@ -83,17 +84,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     provider = commands.add_parser("provider", parents=[common], help="add, list or remove model providers")
     actions = provider.add_subparsers(dest="provider_command", metavar="ACTION", required=True)
-    add = actions.add_parser("add", parents=[common], help="add or update a provider")
+    add = actions.add_parser(
+        "add", parents=[common], help="add a provider, or update one (options not given keep their value)"
+    )
     add.add_argument("name")
-    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
-    add.add_argument("--base-url", default="", metavar="URL", help="server URL (default: the vendor's)")
-    add.add_argument("--api-key-env", default="", metavar="VAR", help="read the API key from this variable")
+    add.add_argument("--kind", choices=["openai", "anthropic"], help="API format (needed for a new provider)")
+    add.add_argument("--base-url", metavar="URL", help="server URL (default: the vendor's)")
+    add.add_argument("--api-key-env", metavar="VAR", help="read the API key from this variable")
     add.add_argument(
         "--api-key-stdin",
         action="store_true",
         help="read the API key from standard input and keep it in the system keychain",
     )
-    add.add_argument("--model", default="", metavar="M", help="default model for this provider")
+    add.add_argument("--model", metavar="M", help="default model for this provider")
+    add_timeout_options(add)
     actions.add_parser("list", parents=[common], help="list providers (keys are never shown)")
     remove = actions.add_parser("remove", parents=[common], help="remove a provider and its stored key")
     remove.add_argument("name")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
@@ -20,9 +21,10 @@ from threadline.engine.events import ErrorAction, UserFacingError
 from threadline.engine.stream_worker import StreamWorker
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams, Provider
-from threadline.llm.errors import ProviderError
+from threadline.llm.errors import ProviderError, timeout_error
 from threadline.llm.events import StreamEvent
 from threadline.llm.retry import OnRetry, RetryPolicy, stream_with_retries
+from threadline.llm.timeouts import DEFAULT_STALL_TIMEOUT
 from threadline.store.repository import Store
 
 log = logging.getLogger("threadline.engine")
@@ -40,7 +42,14 @@ class SetupError(Exception):
 
 
 class ProviderHub:
-    def __init__(self, store: Store, *, timeout: float = 120.0, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, store: Store, *, timeout: float = DEFAULT_STALL_TIMEOUT, connect_timeout: float | None = None
+    ) -> None:
+        """``timeout`` is the app-wide stall bound, which also caps the default first-byte wait.
+
+        Each provider's own connect and first-byte timeouts (Settings, ``provider
+        add --timeout``) win over these defaults; see ``threadline.llm.timeouts``.
+        """
         self._store = store
         self._timeout = timeout
         self._connect_timeout = connect_timeout
@@ -130,8 +139,18 @@ class ProviderHub:
             if on_retry is not None:
                 home.call_soon_threadsafe(_call_soon, home, on_retry, attempt, delay, err)
 
+        def budget_spent(seconds: float) -> ProviderError:
+            return timeout_error(provider.name, seconds, model=params.model)
+
+        if policy.budget is None:  # the wait before the first words follows this provider's timeout
+            policy = replace(policy, budget=provider.timeouts.retry_budget)
         return self._worker.stream(
-            lambda: stream_with_retries(lambda: provider.stream(request, params, tools), policy, retry_noted)
+            lambda: stream_with_retries(
+                lambda: provider.stream(request, params, tools),
+                policy,
+                retry_noted,
+                budget_spent=budget_spent,
+            )
         )
 
     async def list_models(self, config: ProviderConfig) -> list[ModelInfo]:

@@ -154,8 +154,15 @@ class OpenAIAccumulator:
             return ToolCallDelta(index, partial.id, partial.name, arguments)
         return ToolCallDelta(index, "", "", arguments)
 
-    def finish(self) -> StreamFinished:
-        if self.finish_reason is None:
+    def finish(self, *, done: bool = False) -> StreamFinished:
+        """The end of the reply; ``done``: the stream's ``data: [DONE]`` arrived.
+
+        Some servers (older llama.cpp and vLLM builds, proxies that rewrite chunks)
+        never send a ``finish_reason``. ``[DONE]`` is the server saying the reply is
+        over, so it completes the reply with the ordinary stop reason. Without
+        either, the body simply ended: a cut connection, reported as incomplete.
+        """
+        if self.finish_reason is None and not done:
             raise malformed_stream(
                 self.provider, "the stream ended before the reply was finished", model=self.model
             )

@@ -19,9 +19,12 @@ from threadline.llm.convert import anthropic_messages, anthropic_tools, tools_to
 from threadline.llm.errors import ProviderError
 from threadline.llm.events import StreamEvent
 from threadline.llm.sdk_provider import SdkProvider, client_options
+from threadline.llm.timeouts import Timeouts
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+
+_END = object()
 
 
 def _sdk_base_url(base_url: str) -> str | None:
@@ -37,19 +40,13 @@ class AnthropicProvider(SdkProvider):
 
     _client: AsyncAnthropic
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        api_key: str | None,
-        *,
-        timeout: float = 60.0,
-        connect_timeout: float = 10.0,
-    ) -> None:
+    def __init__(self, config: ProviderConfig, api_key: str | None, *, timeouts: Timeouts) -> None:
         import anthropic
 
-        options = client_options(config, api_key, timeout=timeout, connect_timeout=connect_timeout)
-        client = anthropic.AsyncAnthropic(base_url=_sdk_base_url(config.base_url), **options)
-        super().__init__(config, anthropic, client, timeout=timeout)
+        client = anthropic.AsyncAnthropic(
+            base_url=_sdk_base_url(config.base_url), **client_options(config, api_key, timeouts)
+        )
+        super().__init__(config, anthropic, client, timeouts=timeouts)
 
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
@@ -77,19 +74,30 @@ class AnthropicProvider(SdkProvider):
         body = self.request_body(request, params, tools)
         accumulator = AnthropicAccumulator(provider=self.name, model=params.model)
         sdk_stream: Any = None
-        reading = False
-        try:
+        reading = streaming = False
+
+        async def open_stream() -> tuple[AsyncIterator[Any], Any]:
+            nonlocal sdk_stream, reading
             sdk_stream = await cast(Any, self._client.messages).create(**body)
             reading = True
+            events = aiter(sdk_stream)
+            return events, await anext(events, _END)
+
+        try:
+            events, event = await self.first_byte(open_stream(), params.model)
+            streaming = True
             accumulator.request_id = sdk_stream.response.headers.get("request-id") or ""
-            async for event in sdk_stream:
+            while event is not _END:
                 for out in accumulator.feed(event):
                     yield out
+                event = await anext(events, _END)
             finished = accumulator.finish()
         except ProviderError:
             raise
         except Exception as err:
-            mapped = self._map(err, params.model, during_stream=accumulator.has_output, reading=reading)
+            mapped = self._map(
+                err, params.model, during_stream=accumulator.has_output, reading=reading, streaming=streaming
+            )
             if mapped is None:
                 raise
             raise mapped from err

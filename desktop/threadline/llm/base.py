@@ -16,6 +16,7 @@ from typing import Protocol
 from threadline.core.config import ModelInfo
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.llm.events import StreamEvent
+from threadline.llm.timeouts import Timeouts
 
 DEFAULT_ANTHROPIC_MAX_TOKENS = 4096
 
@@ -33,6 +34,8 @@ class Provider(Protocol):
     """One configured provider: streams replies and lists models."""
 
     name: str
+    timeouts: Timeouts
+    """Its connect, first-byte and stall bounds; the retries' time budget follows the first-byte one."""
 
     def stream(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()

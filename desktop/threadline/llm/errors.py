@@ -16,12 +16,15 @@ one place.
 
 from __future__ import annotations
 
+import copy
 import email.utils
 import math
 import re
 import time
 from collections.abc import Mapping
 from typing import ClassVar
+
+from threadline.llm.timeouts import CONNECT_FLAG, CONNECT_SETTING, FIRST_BYTE_FLAG, FIRST_BYTE_SETTING
 
 _MAX_DETAIL = 300
 
@@ -40,6 +43,7 @@ class ProviderError(Exception):
         provider: str = "",
         model: str = "",
         detail: str = "",
+        reason: str = "",
     ) -> None:
         super().__init__(user_message)
         self.user_message = user_message
@@ -48,6 +52,25 @@ class ProviderError(Exception):
         self.model = model
         self.detail = detail
         """The provider's own words (for logs and a "details" disclosure), possibly empty."""
+        self.reason = reason or _first_sentence(user_message)
+        """What happened, without advice (e.g. "Ollama is rate limiting requests").
+
+        The retry line shows this while the app retries by itself; advice such as
+        "try again" belongs only to ``user_message``, shown once the app gave up.
+        """
+
+    def after_attempts(self, attempts: int) -> ProviderError:
+        """This error as told after ``attempts`` tries: "… did not answer within 60 s (2 attempts). …"."""
+        if attempts < 2 or not self.user_message.startswith(self.reason):
+            return self
+        told = copy.copy(self)
+        told.user_message = f"{self.reason} ({attempts} attempts){self.user_message[len(self.reason) :]}"
+        told.args = (told.user_message,)
+        return told
+
+
+def _first_sentence(message: str) -> str:
+    return message.split(". ", 1)[0].rstrip(".")
 
 
 class NetworkError(ProviderError):
@@ -91,8 +114,16 @@ class RateLimitError(ProviderError):
         provider: str = "",
         model: str = "",
         detail: str = "",
+        reason: str = "",
     ) -> None:
-        super().__init__(user_message, status_code=status_code, provider=provider, model=model, detail=detail)
+        super().__init__(
+            user_message,
+            status_code=status_code,
+            provider=provider,
+            model=model,
+            detail=detail,
+            reason=reason,
+        )
         self.retry_after = retry_after
         """Seconds the provider asked us to wait (``Retry-After``), when it said."""
 
@@ -219,13 +250,14 @@ def map_status_error(
     detail = _detail(message)
     said = f" ({detail})" if detail else ""
 
-    def make(cls: type[ProviderError], text: str) -> ProviderError:
-        return cls(text, status_code=status, provider=provider, model=model, detail=detail)
+    def make(cls: type[ProviderError], text: str, reason: str = "") -> ProviderError:
+        return cls(text, status_code=status, provider=provider, model=model, detail=detail, reason=reason)
 
     if kind == "overloaded_error" or status in (503, 529):
         return make(
             OverloadedError,
             f"{provider} is overloaded right now. Try again in a moment, or pick another model.",
+            f"{provider} is overloaded right now",
         )
     if kind == "rate_limit_error" or status == 429:
         if "insufficient_quota" in (code, kind):
@@ -235,9 +267,11 @@ def map_status_error(
                 f"for this API key, or use another provider.",
             )
         retry_after = parse_retry_after(headers)
-        when = f"try again in {format_seconds(retry_after)}" if retry_after is not None else "wait a moment"
+        reason = f"{provider} is rate limiting requests"
+        asked = f"It asked to wait {format_seconds(retry_after)}; send" if retry_after is not None else "Send"
         return RateLimitError(
-            f"{provider} is rate limiting requests; {when}.",
+            f"{reason}. {asked} again in a moment, or pick another model.",
+            reason=reason,
             retry_after=retry_after,
             status_code=status,
             provider=provider,
@@ -272,11 +306,14 @@ def map_status_error(
         )
     if kind == "api_error" or (status is not None and status >= 500):
         code_text = f" ({status})" if status and status >= 500 else ""
-        return make(ServerError, f"{provider} had a server error{code_text}. Try again in a moment.")
+        reason = f"{provider} had a server error{code_text}"
+        return make(ServerError, f"{reason}. Try again in a moment.", reason)
     if status == 408:
-        return make(ProviderTimeoutError, f"{provider} timed out handling the request. Try again.")
+        reason = f"{provider} timed out handling the request"
+        return make(ProviderTimeoutError, f"{reason}. Try again.", reason)
     if status is None or status < 400:
-        return make(ServerError, f"{provider} reported an error while streaming the reply{said}. Try again.")
+        reason = f"{provider} reported an error while streaming the reply{said}"
+        return make(ServerError, f"{reason}. Try again.", reason)
     return make(BadRequestError, f"{provider} rejected the request for model '{model}'{said}.")
 
 
@@ -285,33 +322,52 @@ def network_error(
 ) -> NetworkError:
     where = f" at {base_url}" if base_url else ""
     if during_stream:
-        text = (
-            f"The connection to {provider} broke while the reply was streaming. "
-            f"The partial reply was kept; try again."
-        )
+        reason = f"The connection to {provider} broke while the reply was streaming"
+        text = f"{reason}. The partial reply was kept; try again."
     else:
-        text = (
-            f"Could not connect to {provider}{where}. Check your network connection, "
-            f"or that the server is running."
-        )
-    return NetworkError(text, provider=provider, model=model)
+        reason = f"Could not connect to {provider}{where}"
+        text = f"{reason}. Check your network connection, or that the server is running."
+    return NetworkError(text, provider=provider, model=model, reason=reason)
+
+
+def _more_time(provider: str, setting: str, flag: str) -> str:
+    """Where the bound really is set: the Settings field and the ``provider add`` option."""
+    return (
+        f"give it longer under “{setting}” for {provider} in Settings → Providers "
+        f"(or `threadline provider add {provider} {flag} SECONDS`)"
+    )
 
 
 def timeout_error(
     provider: str, seconds: float | None, *, model: str = "", during_stream: bool = False
 ) -> ProviderTimeoutError:
+    """Nothing arrived in time: before the reply (the first-byte bound) or in the middle of it."""
     waited = f" for {format_seconds(seconds)}" if seconds else ""
     if during_stream:
-        text = (
-            f"{provider} stopped sending the reply (nothing arrived{waited}). "
-            f"The partial reply was kept; try again."
-        )
+        reason = f"{provider} stopped sending the reply (nothing arrived{waited})"
+        text = f"{reason}. The partial reply was kept; try again."
     else:
+        within = f" within {format_seconds(seconds)}" if seconds else " in time"
+        reason = f"{provider} did not answer{within}"
         text = (
-            f"{provider} did not answer{waited}. "
-            f"Try again, or raise the timeout for this provider in Settings."
+            f"{reason}. Check that the server is running, or "
+            f"{_more_time(provider, FIRST_BYTE_SETTING, FIRST_BYTE_FLAG)}."
         )
-    return ProviderTimeoutError(text, provider=provider, model=model)
+    return ProviderTimeoutError(text, provider=provider, model=model, reason=reason)
+
+
+def connect_timeout_error(
+    provider: str, base_url: str, seconds: float | None, *, model: str = ""
+) -> ProviderTimeoutError:
+    """The connection itself could not be opened in time (host unreachable, firewall, wrong address)."""
+    where = f" at {base_url}" if base_url else ""
+    within = f" within {format_seconds(seconds)}" if seconds else ""
+    reason = f"Could not connect to {provider}{where}{within}"
+    text = (
+        f"{reason}. Check the network and the server URL, or "
+        f"{_more_time(provider, CONNECT_SETTING, CONNECT_FLAG)}."
+    )
+    return ProviderTimeoutError(text, provider=provider, model=model, reason=reason)
 
 
 def malformed_stream(provider: str, what: str, *, model: str = "") -> MalformedStreamError:

@@ -51,6 +51,7 @@ from threadline.llm.errors import ProviderError, malformed_stream, map_status_er
 from threadline.llm.events import StreamEvent
 from threadline.llm.sdk_provider import SdkProvider, client_options
 from threadline.llm.sse import ServerSentEvent, SSEDecoder
+from threadline.llm.timeouts import Timeouts
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -107,19 +108,13 @@ class OpenAIProvider(SdkProvider):
 
     _client: AsyncOpenAI
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        api_key: str | None,
-        *,
-        timeout: float = 60.0,
-        connect_timeout: float = 10.0,
-    ) -> None:
+    def __init__(self, config: ProviderConfig, api_key: str | None, *, timeouts: Timeouts) -> None:
         import openai
 
-        options = client_options(config, api_key, timeout=timeout, connect_timeout=connect_timeout)
-        client = openai.AsyncOpenAI(base_url=config.base_url or None, **options)
-        super().__init__(config, openai, client, timeout=timeout)
+        client = openai.AsyncOpenAI(
+            base_url=config.base_url or None, **client_options(config, api_key, timeouts)
+        )
+        super().__init__(config, openai, client, timeouts=timeouts)
 
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
@@ -146,31 +141,43 @@ class OpenAIProvider(SdkProvider):
     ) -> AsyncIterator[StreamEvent]:
         body = self.request_body(request, params, tools)
         accumulator = OpenAIAccumulator(provider=self.name, model=params.model)
-        reading = False
+        reading = streaming = False
         try:
             opened = cast(Any, self._client.chat.completions).with_streaming_response.create(**body)
-            async with opened as response:  # closes the response however this generator ends
-                reading = True
+            async with contextlib.AsyncExitStack() as stack:  # closes the response however this ends
+
+                async def open_body() -> tuple[Any, AsyncIterator[bytes], bytes | None]:
+                    nonlocal reading
+                    response = await stack.enter_async_context(opened)
+                    reading = True
+                    chunks = await stack.enter_async_context(aclosing(response.iter_bytes()))
+                    return response, chunks, await anext(chunks, None)
+
+                response, body_chunks, first = await self.first_byte(open_body(), params.model)
+                streaming = True
                 accumulator.request_id = response.headers.get("x-request-id") or ""
-                async with aclosing(response.iter_bytes()) as body_chunks:
-                    done = False
-                    decoder = SSEDecoder()
-                    async for chunk in body_chunks:
-                        for sse in decoder.feed(chunk):
-                            if sse.data.startswith(b"[DONE]"):
-                                done = True
-                                break
-                            for event in accumulator.feed(self._chunk(sse, params.model)):
-                                yield event
-                        if done:
+                decoder = SSEDecoder()
+                done = False
+                chunk = first
+                while chunk is not None:
+                    for sse in decoder.feed(chunk):
+                        if sse.data.startswith(b"[DONE]"):
+                            done = True
                             break
-                    finished = accumulator.finish()
+                        for event in accumulator.feed(self._chunk(sse, params.model)):
+                            yield event
                     if done:
-                        await _drain(body_chunks)
+                        break
+                    chunk = await anext(body_chunks, None)
+                finished = accumulator.finish(done=done)
+                if done:
+                    await _drain(body_chunks)
         except ProviderError:
             raise
         except Exception as err:
-            mapped = self._map(err, params.model, during_stream=accumulator.has_output, reading=reading)
+            mapped = self._map(
+                err, params.model, during_stream=accumulator.has_output, reading=reading, streaming=streaming
+            )
             if mapped is None:
                 raise
             raise mapped from err

@@ -5,7 +5,15 @@ server) are retried, and only while the stream has yielded nothing: once text
 reached the user, a retry would repeat it, so the error goes up and the partial
 reply is kept. The wait is exponential with jitter, or what the provider asked
 for in ``Retry-After``. Each retry is announced through ``on_retry`` so the user
-sees "retrying in 4 s" instead of a frozen tab.
+sees "Retrying (2 of 4) in 4 s" instead of a frozen tab.
+
+Attempts are bounded twice: by count (``max_attempts``) and by time
+(``budget``): the seconds from the first attempt until the user gets the first
+event or the error. Without the time bound a server that accepts connections
+but never answers cost every attempt's whole first-byte timeout plus the
+backoff (four attempts of 120 s: over eight minutes of silence). With it, an
+attempt still waiting when the budget is spent is cut short, and no retry is
+scheduled whose wait alone would reach past the budget.
 """
 
 from __future__ import annotations
@@ -17,13 +25,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from threadline.llm.errors import ProviderError, RateLimitError, format_seconds
+from threadline.llm.errors import ProviderError, ProviderTimeoutError, RateLimitError, format_seconds
 from threadline.llm.events import StreamEvent
 
 OnRetry = Callable[[int, float, ProviderError], Awaitable[None] | None]
 """``(attempt, delay, error)``: ``attempt`` is the number of the attempt about to be made (2, 3, …)."""
 
 Sleep = Callable[[float], Awaitable[None]]
+
+BudgetSpent = Callable[[float], ProviderError]
+"""The error to raise when ``budget`` seconds passed with nothing from the provider."""
+
+_END = object()
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,9 @@ class RetryPolicy:
     max_delay: float = 30.0
     max_retry_after: float = 120.0
     """A longer ``Retry-After`` than this is not waited for: the error goes to the user."""
+    budget: float | None = None
+    """Seconds from the first attempt until giving up while nothing arrived; ``None``: the
+    provider's own (``Timeouts.retry_budget``, set by the engine), or no bound at all."""
 
     def delay(
         self, attempt: int, error: ProviderError, rng: Callable[[], float] = random.random
@@ -50,13 +66,10 @@ class RetryPolicy:
         return backoff / 2 + rng() * backoff / 2  # "equal jitter": at least half the backoff
 
 
-def describe_retry(
-    attempt: int, delay: float, error: ProviderError, policy: RetryPolicy | None = None
-) -> str:
-    """A status line for the tab, e.g. "… rate limiting requests; retrying in 12 s (attempt 2 of 4)"."""
-    total = f" of {policy.max_attempts}" if policy else ""
-    reason = error.user_message.split(";")[0].split(". ")[0].rstrip(".")
-    return f"{reason}; retrying in {format_seconds(delay)} (attempt {attempt}{total})."
+def budget_spent_error(seconds: float) -> ProviderError:
+    """The default ``BudgetSpent`` (callers that know the provider's name pass their own)."""
+    reason = f"The provider did not answer within {format_seconds(seconds)}"
+    return ProviderTimeoutError(f"{reason}. Try again.", reason=reason)
 
 
 async def stream_with_retries(
@@ -64,27 +77,57 @@ async def stream_with_retries(
     policy: RetryPolicy | None = None,
     on_retry: OnRetry | None = None,
     *,
+    budget_spent: BudgetSpent = budget_spent_error,
     sleep: Sleep = asyncio.sleep,
     rng: Callable[[], float] = random.random,
 ) -> AsyncIterator[StreamEvent]:
-    """The events of ``open_stream()``, opened again after a transient error before any output."""
+    """The events of ``open_stream()``, opened again after a transient error before any output.
+
+    The error that ends the attempts tells how many there were ("… (3 attempts).").
+    """
     policy = policy or RetryPolicy()
+    loop = asyncio.get_running_loop()
+    deadline = None if policy.budget is None else loop.time() + policy.budget
     attempt = 1
     while True:
         started = False
         try:
             async with aclosing(open_stream()) as stream:  # type: ignore[type-var]
+                first = await _first_event(stream, deadline, policy.budget, budget_spent)
+                if first is _END:
+                    return
+                started = True
+                yield first  # type: ignore[misc]
                 async for event in stream:
-                    started = True
                     yield event
             return
         except ProviderError as err:
-            delay = None if started else policy.delay(attempt, err, rng)
-            if delay is None:
+            if started:
                 raise
+            delay = policy.delay(attempt, err, rng)
+            if delay is not None and deadline is not None and loop.time() + delay >= deadline:
+                delay = None  # the wait alone would spend the budget
+            if delay is None:
+                told = err.after_attempts(attempt)
+                if told is err:
+                    raise
+                raise told from err
             attempt += 1
             if on_retry is not None:
                 result = on_retry(attempt, delay, err)
                 if inspect.isawaitable(result):
                     await result
             await sleep(delay)
+
+
+async def _first_event(
+    stream: AsyncIterator[StreamEvent], deadline: float | None, budget: float | None, spent: BudgetSpent
+) -> StreamEvent | object:
+    """The stream's first event (``_END`` if none), waited for no later than ``deadline``."""
+    if deadline is None or budget is None:
+        return await anext(stream, _END)
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await anext(stream, _END)
+    except TimeoutError as err:
+        raise spent(budget) from err

@@ -17,6 +17,7 @@ from types import ModuleType
 from threadline.llm._http import httpx_module
 from threadline.llm.errors import (
     ProviderError,
+    connect_timeout_error,
     malformed_stream,
     map_status_error,
     network_error,
@@ -34,11 +35,14 @@ def map_sdk_exception(
     timeout: float | None,
     during_stream: bool,
     reading: bool = True,
+    connect_timeout: float | None = None,
 ) -> ProviderError | None:
     """The ``ProviderError`` for ``err`` (the caller raises it ``from err``).
 
     ``None`` when ``err`` is no provider failure but a bug on our side (a wrong
     argument before anything was sent, ``reading=False``): it must surface as is.
+    ``timeout`` is the bound that applied to the wait that ran out (first byte
+    or stall), ``connect_timeout`` the one for opening the connection.
     """
     httpx = httpx_module()
 
@@ -47,6 +51,8 @@ def map_sdk_exception(
     if isinstance(err, sdk.APIStatusError):
         headers = dict(err.response.headers.items())
         return map_status_error(err.status_code, err.body, headers, provider=provider, model=model)
+    if isinstance(err, httpx.ConnectTimeout) or isinstance(err.__cause__, httpx.ConnectTimeout):
+        return connect_timeout_error(provider, base_url, connect_timeout, model=model)
     if isinstance(err, sdk.APITimeoutError | httpx.TimeoutException):
         return timeout_error(provider, timeout, model=model, during_stream=during_stream)
     if isinstance(err, sdk.APIConnectionError | httpx.TransportError):

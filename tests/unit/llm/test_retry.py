@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -9,10 +10,11 @@ from llm_helpers import OPENAI, Api, collect, simple_request
 from tests.support import sse_streams as s
 from tests.support.sse_server import ReplayServer
 
+from threadline.engine.events import RetryScheduled
 from threadline.llm import errors
 from threadline.llm.base import ChatParams
 from threadline.llm.events import StreamEvent, StreamFinished, TextDelta
-from threadline.llm.retry import RetryPolicy, describe_retry, stream_with_retries
+from threadline.llm.retry import RetryPolicy, stream_with_retries
 
 FINISHED = StreamFinished("end", (), "r", "m", None)
 
@@ -109,7 +111,9 @@ async def test_gives_up_after_max_attempts() -> None:
     recorder = Recorder()
     with pytest.raises(errors.ServerError) as caught:
         await drain(script, recorder, RetryPolicy(max_attempts=3))
-    assert str(caught.value) == "s2"
+    assert str(caught.value) == "s2 (3 attempts)"  # the last error, telling how often it was tried
+    assert caught.value.user_message == str(caught.value)
+    assert isinstance(caught.value.__cause__, errors.ServerError)
     assert script.opened == 3
     assert len(recorder.sleeps) == 2
 
@@ -168,13 +172,6 @@ async def test_on_retry_may_be_synchronous() -> None:
     assert calls == [2]
 
 
-def test_describe_retry() -> None:
-    err = errors.RateLimitError("OpenAI is rate limiting requests; try again in 12 s.", retry_after=12)
-    assert describe_retry(2, 12.2, err, RetryPolicy()) == (
-        "OpenAI is rate limiting requests; retrying in 13 s (attempt 2 of 4)."
-    )
-
-
 @pytest.mark.asyncio
 async def test_retry_against_the_server_after_429_and_503(replay_server: ReplayServer) -> None:
     api: Api = OPENAI
@@ -195,3 +192,109 @@ async def test_retry_against_the_server_after_429_and_503(replay_server: ReplayS
     assert [k for _, _, k in recorder.retries] == ["rate_limit", "overloaded"]
     assert recorder.sleeps[0] >= 2
     assert len(replay_server.stream_requests()) == 3
+
+
+class Hanging:
+    """Every attempt waits forever for its first event (a server that never answers)."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+        self.closed = 0
+
+    def open(self) -> AsyncIterator[StreamEvent]:
+        self.opened += 1
+        return self._wait()
+
+    async def _wait(self) -> AsyncIterator[StreamEvent]:
+        try:
+            await asyncio.Event().wait()
+            yield FINISHED  # never reached
+        finally:
+            self.closed += 1
+
+
+@pytest.mark.asyncio
+async def test_the_budget_cuts_an_attempt_that_waits_too_long() -> None:
+    hanging = Hanging()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(errors.ProviderTimeoutError) as caught:
+        async for _ in stream_with_retries(hanging.open, RetryPolicy(max_attempts=10, budget=0.3)):
+            pass
+    assert 0.25 <= loop.time() - started < 0.3 + 2.0
+    assert hanging.opened == 1 and hanging.closed == 1  # the cut attempt was closed
+    assert caught.value.user_message == "The provider did not answer within 1 s. Try again."
+
+
+@pytest.mark.asyncio
+async def test_the_budget_spent_error_comes_from_the_caller() -> None:
+    def spent(seconds: float) -> errors.ProviderError:
+        return errors.timeout_error("Ollama", seconds)
+
+    with pytest.raises(errors.ProviderTimeoutError) as caught:
+        async for _ in stream_with_retries(Hanging().open, RetryPolicy(budget=0.2), budget_spent=spent):
+            pass
+    assert caught.value.reason == "Ollama did not answer within 1 s"
+
+
+@pytest.mark.asyncio
+async def test_no_retry_is_scheduled_whose_wait_would_spend_the_budget() -> None:
+    script = Script(errors.ServerError("s1"), errors.ServerError("s2"), [FINISHED])
+    recorder = Recorder()
+    with pytest.raises(errors.ServerError) as caught:
+        await drain(script, recorder, RetryPolicy(base_delay=60.0, max_delay=120.0, budget=30.0))
+    assert script.opened == 1
+    assert recorder.retries == [] and recorder.sleeps == []
+    assert str(caught.value) == "s1"  # one attempt: nothing to count
+
+
+@pytest.mark.asyncio
+async def test_retries_within_the_budget_go_on() -> None:
+    script = Script(errors.ServerError("s1"), errors.NetworkError("n"), [TextDelta("ok"), FINISHED])
+    recorder = Recorder()
+    events = await drain(script, recorder, RetryPolicy(base_delay=1.0, budget=30.0))
+    assert events == [TextDelta("ok"), FINISHED]
+    assert [a for a, _, _ in recorder.retries] == [2, 3]
+
+
+def test_a_rate_limit_reason_gives_no_advice_the_retry_would_contradict() -> None:
+    err = errors.map_status_error(
+        429, {"error": {"message": "slow down"}}, {"retry-after": "1"}, provider="Groq", model="m"
+    )
+    assert isinstance(err, errors.RateLimitError) and err.retry_after == 1
+    assert err.reason == "Groq is rate limiting requests"
+    line = RetryScheduled("s", 2, 2.4, err.reason, 4).describe()
+    assert line == "Retrying (2 of 4) in 3 s: Groq is rate limiting requests."
+    assert "try again" not in line.lower()
+    # Once the app stopped retrying, the message may say what the provider asked for.
+    assert err.user_message == (
+        "Groq is rate limiting requests. It asked to wait 1 s; send again in a moment, or pick another model."
+    )
+    told = err.after_attempts(4)
+    assert told.user_message.startswith("Groq is rate limiting requests (4 attempts). It asked")
+    assert isinstance(told, errors.RateLimitError) and told.retry_after == 1
+
+
+def test_the_retry_line_counts_down_and_works_without_a_known_total() -> None:
+    event = RetryScheduled("s", 3, 8.0, "Could not connect to Ollama at http://127.0.0.1:11434/v1")
+    assert event.describe(4.2) == (
+        "Retrying (attempt 3) in 5 s: Could not connect to Ollama at http://127.0.0.1:11434/v1."
+    )
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        errors.network_error("Ollama", "http://127.0.0.1:11434/v1"),
+        errors.timeout_error("Ollama", 60),
+        errors.map_status_error(503, {}, None, provider="Ollama", model="m"),
+        errors.map_status_error(500, {}, None, provider="Ollama", model="m"),
+        errors.map_status_error(429, {}, None, provider="Ollama", model="m"),
+    ],
+)
+def test_every_retryable_reason_is_a_plain_statement(err: errors.ProviderError) -> None:
+    assert err.retryable
+    assert "Ollama" in err.reason
+    assert err.user_message.startswith(err.reason + ". ")
+    for advice in ("try again", "Try again", "wait", "Check", "retry"):
+        assert advice not in err.reason, err.reason

@@ -426,9 +426,7 @@ class ChatTab(QWidget):
         if self._retry_left <= 0:
             self._stop_retry_countdown()
             return
-        self.banner.show_info(
-            f"{event.reason} Retrying in {int(self._retry_left + 0.5)} s (attempt {event.attempt})."
-        )
+        self.banner.show_info(event.describe(self._retry_left))
 
     def _stop_retry_countdown(self) -> None:
         self._retry_timer.stop()
