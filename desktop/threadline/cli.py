@@ -3,14 +3,23 @@
 ``ask`` runs one turn through the same engine and store as the window, printing
 the reply as it streams: for scripting, and for testing the engine without a
 window. Failures print one line to standard error and exit non-zero.
+
+``ask`` exits 0 only once the reply is stored. When the database refuses the
+writes it keeps trying (as the window does) for ``ASK_SAVE_PATIENCE`` seconds,
+then says so in one ``threadline:`` line and exits 1; a prompt that could not
+be stored is never sent. Ctrl+C stops the turn the way the Stop button does:
+the partial reply and cancelled tool results are stored, and ``ask`` exits 130
+(a second Ctrl+C gives up waiting for the store).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
-from dataclasses import replace
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -21,16 +30,20 @@ from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
     RetryScheduled,
+    SaveStateChanged,
     TextDelta,
     TurnFailed,
     UserFacingError,
 )
+from threadline.store.errors import StoreError
 
 if TYPE_CHECKING:
     from threadline.engine.engine import Engine
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
+ASK_SAVE_PATIENCE = 20.0
+"""Seconds ``ask`` keeps waiting for a database that refuses the reply's writes before giving up."""
 
 
 class CommandError(Exception):
@@ -42,8 +55,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
         if args.command == "ask":
             return asyncio.run(ask(args, data_dir, database_url))
         return asyncio.run(provider_command(args, data_dir, database_url))
-    except KeyboardInterrupt:
-        print("threadline: interrupted; the partial reply was kept", file=sys.stderr)
+    except KeyboardInterrupt:  # before the turn started (during the ask, Ctrl+C stops the turn)
+        print("threadline: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except CommandError as err:
         print(f"threadline: {err}", file=sys.stderr)
@@ -66,34 +79,96 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
     engine = await _open_engine(data_dir, database_url)
     try:
-        if args.session:
-            if await engine.store.get_session(args.session) is None:
-                raise CommandError(f"no session {args.session!r}")
-            session_id = args.session
-        else:
-            session_id = (await engine.new_session()).id
-        if args.provider or args.model:
-            info = await engine.store.get_session(session_id)
-            assert info is not None
-            provider = args.provider or info.provider
-            if provider and await engine.store.get_provider(provider) is None:
-                raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
-            await engine.set_session_model(session_id, provider, args.model or "")
-        if args.yes:
-            engine.set_approval_handler(_allow_all)
-        live = await engine.open_session(session_id)
-        printer = _StreamPrinter(sys.stdout, sys.stderr)
-        live.subscribe(printer)
-        print(f"session {session_id}", file=sys.stderr)
-        engine.send(session_id, prompt)
-        await engine.wait_idle(session_id)
-        printer.end()
-        if printer.error is not None:
-            print(f"threadline: {printer.error.message}", file=sys.stderr)
-            return EXIT_FAILURE
-        return 0
+        return await _ask(engine, args, prompt)
+    except StoreError as err:  # creating or reading the session, the prompt's own write
+        raise CommandError(err.user_message) from err
     finally:
         await engine.aclose()
+
+
+async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
+    if args.session:
+        if await engine.store.get_session(args.session) is None:
+            raise CommandError(f"no session {args.session!r}")
+        session_id = args.session
+    else:
+        session_id = (await engine.new_session()).id
+    if args.provider or args.model:
+        info = await engine.store.get_session(session_id)
+        assert info is not None
+        provider = args.provider or info.provider
+        if provider and await engine.store.get_provider(provider) is None:
+            raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
+        await engine.set_session_model(session_id, provider, args.model or "")
+    if args.yes:
+        engine.set_approval_handler(_allow_all)
+    live = await engine.open_session(session_id)
+    printer = _StreamPrinter(sys.stdout, sys.stderr)
+    live.subscribe(printer)
+    print(f"session {session_id}", file=sys.stderr)
+    with _StopOnInterrupt(engine, session_id) as stop:
+        engine.send(session_id, prompt)
+        saved = await _wait_until_saved(engine, session_id, printer, stop)
+    printer.end()
+    if not saved:
+        if stop.gave_up:
+            print("threadline: interrupted before the reply was saved", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        from threadline.engine.turn_runner import KEPT_IN_MEMORY
+
+        assert printer.save_error is not None
+        what = printer.save_error.message.removesuffix(KEPT_IN_MEMORY).strip()
+        print(f"threadline: the reply was not saved (only printed). {what}", file=sys.stderr)
+        return EXIT_FAILURE
+    if printer.error is not None:
+        print(f"threadline: {printer.error.message}", file=sys.stderr)
+        return EXIT_FAILURE
+    if stop.interrupted:
+        print("threadline: stopped; the partial reply is saved", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+async def _wait_until_saved(
+    engine: Engine, session_id: str, printer: _StreamPrinter, stop: _StopOnInterrupt
+) -> bool:
+    """Wait for the turn to end and be stored; ``False`` when giving up on a refusing store."""
+    idle = asyncio.ensure_future(engine.wait_idle(session_id))
+    try:
+        while not idle.done():
+            await asyncio.wait({idle}, timeout=0.2)
+            failing_for = printer.save_failing_for()
+            if stop.gave_up or (failing_for is not None and failing_for > ASK_SAVE_PATIENCE):
+                return False  # ``aclose`` gives the unsaved writes up (and logs it)
+        idle.result()  # an unexpected failure of the turn is raised, never taken for success
+        return True
+    finally:
+        idle.cancel()
+
+
+class _StopOnInterrupt:
+    """Ctrl+C stops the turn (partial reply stored); a second one stops waiting for the store."""
+
+    def __init__(self, engine: Engine, session_id: str) -> None:
+        self._engine = engine
+        self._session_id = session_id
+        self.interrupted = False
+        self.gave_up = False
+
+    def __enter__(self) -> _StopOnInterrupt:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._on_interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def _on_interrupt(self) -> None:
+        if self.interrupted:
+            self.gave_up = True
+        self.interrupted = True
+        self._engine.cancel(self._session_id)
 
 
 async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:
@@ -108,6 +183,8 @@ class _StreamPrinter:
         self._err = err
         self._at_line_start = True
         self.error: UserFacingError | None = None
+        self.save_error: UserFacingError | None = None
+        self._save_failing_since: float | None = None
 
     def __call__(self, event: ConversationEvent) -> None:
         if isinstance(event, TextDelta):
@@ -123,9 +200,26 @@ class _StreamPrinter:
                 state = "error" if result.is_error else "ok"
                 self._err.write(f"[tool {result.tool_name or result.call_id}: {state}]\n")
         elif isinstance(event, RetryScheduled):
-            self._err.write(f"[{event.describe()}]\n")
+            self._err.write(f"[{event.reason} — retrying in {event.delay:.0f} s]\n")
         elif isinstance(event, TurnFailed):
             self.error = event.error
+        elif isinstance(event, SaveStateChanged):
+            self._saving(event)
+
+    def _saving(self, event: SaveStateChanged) -> None:
+        if event.saving and event.error is not None:
+            if self._save_failing_since is None:
+                self._save_failing_since = time.monotonic()
+                self.end()
+                self._err.write(f"[not saved yet: {event.error.message} Still trying.]\n")
+            self.save_error = event.error
+        elif not event.saving:
+            self._save_failing_since = None
+            self._err.write("[saved]\n")
+
+    def save_failing_for(self) -> float | None:
+        """Seconds the store has been refusing the turn's writes, or ``None`` while they go through."""
+        return None if self._save_failing_since is None else time.monotonic() - self._save_failing_since
 
     def end(self) -> None:
         if not self._at_line_start:
@@ -143,7 +237,13 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             key = sys.stdin.readline().strip() if args.api_key_stdin else None
             if args.api_key_stdin and not key:
                 raise CommandError("--api-key-stdin was given but standard input held no key")
-            config = _provider_from_args(args, await engine.store.get_provider(args.name))
+            config = ProviderConfig(
+                name=args.name,
+                kind=ProviderKind(args.kind),
+                base_url=args.base_url,
+                api_key_env=args.api_key_env,
+                default_model=args.model,
+            )
             try:
                 await engine.save_provider(config, key)
             except credentials.KeychainUnavailableError as err:
@@ -159,7 +259,6 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
                             config.base_url or "(default URL)",
                             config.default_model or "-",
                             _key_source(config),
-                            _timeouts_shown(config),
                         ]
                     )
                 )
@@ -182,47 +281,6 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
         return 0
     finally:
         await engine.aclose()
-
-
-def _provider_from_args(args: argparse.Namespace, stored: ProviderConfig | None) -> ProviderConfig:
-    """The provider ``provider add`` saves: the options given, over the stored provider's values.
-
-    So ``provider add NAME --timeout 120`` changes one setting of an existing
-    provider (the timeout messages point at that command). A timeout of 0 goes
-    back to the app's default.
-    """
-    if stored is None:
-        if args.kind is None:
-            raise CommandError(f"--kind is required to add the new provider {args.name!r}")
-        stored = ProviderConfig(name=args.name, kind=ProviderKind(args.kind))
-
-    def timeout(given: float | None, kept: float | None) -> float | None:
-        return kept if given is None else (given or None)
-
-    return replace(
-        stored,
-        kind=stored.kind if args.kind is None else ProviderKind(args.kind),
-        base_url=stored.base_url if args.base_url is None else args.base_url,
-        api_key_env=stored.api_key_env if args.api_key_env is None else args.api_key_env,
-        default_model=stored.default_model if args.model is None else args.model,
-        first_byte_timeout=timeout(args.timeout, stored.first_byte_timeout),
-        connect_timeout=timeout(args.connect_timeout, stored.connect_timeout),
-    )
-
-
-def _timeouts_shown(config: ProviderConfig) -> str:
-    """E.g. "timeouts: connect 10 s (default), first byte 45 s" for ``provider list``."""
-    from threadline.llm.timeouts import Timeouts
-
-    effective = Timeouts.for_provider(config)
-
-    def shown(own: float | None, value: float) -> str:
-        return f"{value:g} s" + ("" if own else " (default)")
-
-    return (
-        f"timeouts: connect {shown(config.connect_timeout, effective.connect)}, "
-        f"first byte {shown(config.first_byte_timeout, effective.first_byte)}"
-    )
 
 
 def _key_source(config: ProviderConfig) -> str:

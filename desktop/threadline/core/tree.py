@@ -57,6 +57,23 @@ class ConversationTree:
             self._active_leaf = message.id
         return message
 
+    def remove_leaf(self, message_id: str) -> Message:
+        """Take out a message without children, one the store never accepted (an unsaved prompt).
+
+        Stored messages are never removed this way; the active leaf falls back to
+        the newest branch under the parent.
+        """
+        message = self.get(message_id)
+        if self._children.get(message_id):
+            raise TreeError(f"message {message_id!r} has replies and cannot be removed")
+        del self._messages[message_id]
+        del self._children[message_id]
+        self._children[message.parent_id].remove(message_id)
+        if self._active_leaf == message_id:
+            parent = message.parent_id
+            self._active_leaf = self.newest_leaf_under(parent) if parent is not None else self._default_leaf()
+        return message
+
     # -- queries ------------------------------------------------------------------
 
     def __len__(self) -> int:

@@ -3,27 +3,6 @@
 This is the implementation of ``threadline.engine.api.EngineApi``, used by the
 window and by the command line alike. It owns the store, the provider clients
 and the tool registry, and is passed to whoever needs it (no global object).
-
-Session lifecycle (the registry is the one owner of a session's state):
-
-* A session stores its agent, provider and model from the moment it is created:
-  ``new_session`` takes the ones used last (``LAST_USED_SETTING``, updated when a
-  model is picked or a prompt is sent) and only when nothing was ever used the
-  default provider. Adding or removing a provider never changes a session; a
-  session whose provider is gone keeps its history and asks for a model.
-* Deleting is undoable and owned here, not by a window: ``delete_session`` takes
-  the session out of the registry at once (a running turn is cancelled, its
-  partial reply stored), emits ``SessionRemoved`` to every session observer, and
-  deletes the stored session only after ``undo_seconds`` or at ``aclose``
-  (``purge_deleted``). Meanwhile it is absent from listings and search and cannot
-  be opened; ``restore_session`` cancels the delete and emits ``SessionRestored``,
-  which a window uses to reopen the tab it closed. The CLI and every window thus
-  agree on what exists.
-* Archiving cancels a running turn and closes the live conversation (a window
-  closes the tab on the ``SessionUpdated`` with ``archived``); forking emits
-  ``SessionForked`` so the window opens the copy.
-* Drafts (unsent text and attachments) are stored per session (``get_draft``,
-  ``save_draft``) and removed with the session.
 """
 
 from __future__ import annotations
@@ -49,26 +28,23 @@ from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
-from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
     MessageAdded,
     MessageChanged,
-    SessionEvent,
-    SessionForked,
     SessionRemoved,
-    SessionRestored,
     SessionUpdated,
     TurnFailed,
     TurnStateChanged,
 )
 from threadline.engine.live import LiveConversation
-from threadline.engine.providers import DEFAULT_MODEL_SETTING, DEFAULT_PROVIDER_SETTING, ProviderHub
+from threadline.engine.providers import ProviderHub
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
+from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -77,12 +53,9 @@ from threadline.tools.registry import ToolRegistry
 log = logging.getLogger("threadline.engine")
 
 DATABASE_FILENAME = "threadline.db"
-SessionObserver = Callable[[SessionEvent], None]
-
-LAST_USED_SETTING = "last_used_model"
-"""``{"agent_id", "provider", "model"}`` of the last pick or send: what a new chat starts with."""
-UNDO_SECONDS = 10.0
-"""How long a deleted session can be restored before it is deleted from the store."""
+CLOSE_SAVE_GRACE = 5.0
+"""Seconds ``aclose`` lets cancelled turns store their endings before giving unsaved writes up."""
+SessionObserver = Callable[[SessionUpdated | SessionRemoved], None]
 
 
 class Engine:
@@ -94,12 +67,8 @@ class Engine:
         tools: ToolRegistry | None = None,
         retry_policy: RetryPolicy | None = None,
         provider_timeout: float = 120.0,
-        undo_seconds: float = UNDO_SECONDS,
     ) -> None:
         self.store = store
-        self.undo_seconds = undo_seconds
-        self._pending_deletes: dict[str, asyncio.TimerHandle] = {}
-        self._last_used: tuple[str, str, str] | None = None
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
@@ -129,11 +98,7 @@ class Engine:
 
     async def aclose(self) -> None:
         """Cancel running turns (their partial replies are stored) and close everything."""
-        await self.purge_deleted()  # deletes still waiting for their undo window happen now
-        tasks = list(self._tasks.values()) + list(self._background)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._stop_tasks()
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()
@@ -141,8 +106,6 @@ class Engine:
     # -- the registry: one live conversation per session ---------------------------------
 
     async def open_session(self, session_id: str) -> LiveConversation:
-        if session_id in self._pending_deletes:
-            raise SessionClosedError()
         live = self._live.get(session_id)
         if live is not None:
             return live
@@ -175,10 +138,18 @@ class Engine:
         return task is not None and not task.done()
 
     async def wait_idle(self, session_id: str) -> None:
-        """Wait for the running turn of a session, if any, to end (for the CLI and tests)."""
+        """Wait for the running turn of a session, if any, to end and be stored (CLI and tests).
+
+        A turn that ended with an error the user sees (``TurnFailed``) returns normally;
+        an unexpected exception of the turn's task is raised here, not swallowed.
+        Cancelling the waiter does not cancel the turn.
+        """
         task = self._tasks.get(session_id)
-        if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
+        if task is None:
+            return
+        await asyncio.wait({task})
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
     async def close_session(self, session_id: str) -> None:
         """Forget the live conversation; a running turn is cancelled first (its text is kept)."""
@@ -191,46 +162,16 @@ class Engine:
     # -- sessions ------------------------------------------------------------------------------
 
     async def new_session(self, title: str = "") -> SessionInfo:
-        """A session pinned to the agent, provider and model used last (see the module doc)."""
-        agent_id, provider, model = await self._initial_model()
-        info = await self.store.create_session(title=title, agent_id=agent_id, provider=provider, model=model)
+        provider = await self.store.get_setting("default_provider", "")
+        model = await self.store.get_setting("default_model", "")
+        info = await self.store.create_session(title=title, provider=provider, model=model)
         self._session_changed(info)
         return info
-
-    async def _initial_model(self) -> tuple[str, str, str]:
-        providers = {p.name: p for p in await self.store.list_providers()}
-        last = await self.store.get_setting(LAST_USED_SETTING, None)
-        if isinstance(last, dict):
-            agent_id, provider, model = (str(last.get(k) or "") for k in ("agent_id", "provider", "model"))
-            if provider in providers and model:
-                return agent_id, provider, model
-        agent = await self.get_agent()
-        if agent.provider in providers and agent.model:
-            return "", agent.provider, agent.model
-        default = await self.store.get_setting(DEFAULT_PROVIDER_SETTING, "")
-        name = default if default in providers else next(iter(providers), "")
-        if not name:
-            return "", "", ""  # no provider yet: the chat asks for a model once there is one
-        model = providers[name].default_model
-        if not model and name == default:
-            model = str(await self.store.get_setting(DEFAULT_MODEL_SETTING, "") or "")
-        return "", name, model
-
-    async def _remember_last_used(self, info: SessionInfo) -> None:
-        """Make a session's agent, provider and model the ones the next new chat starts with."""
-        used = (info.agent_id, info.provider, info.model)
-        if not info.provider or not info.model or used == self._last_used:
-            return
-        self._last_used = used
-        await self.store.set_setting(
-            LAST_USED_SETTING, {"agent_id": info.agent_id, "provider": info.provider, "model": info.model}
-        )
 
     async def list_sessions(
         self, *, archived: bool = False, limit: int = 500, offset: int = 0
     ) -> list[SessionInfo]:
-        sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
-        return [s for s in sessions if s.id not in self._pending_deletes]
+        return await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
 
     async def rename_session(self, session_id: str, title: str) -> None:
         self._session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
@@ -239,63 +180,20 @@ class Engine:
         self._session_changed(await self.store.pin_session(session_id, pinned))
 
     async def archive_session(self, session_id: str, archived: bool) -> None:
-        """Archive (or bring back) a session; archiving stops its running turn (the text is kept)
-        and closes its live conversation, so an open tab closes on the ``SessionUpdated``."""
         self._session_changed(await self.store.archive_session(session_id, archived))
-        if archived:
-            await self.close_session(session_id)
 
     async def delete_session(self, session_id: str) -> None:
-        """Remove a session now, undoably: see the module doc (``restore_session``, ``purge_deleted``)."""
-        if session_id in self._pending_deletes:
-            return
-        timer = asyncio.get_running_loop().call_later(
-            self.undo_seconds, lambda: self._spawn(self._purge(session_id))
-        )
-        self._pending_deletes[session_id] = timer
-        self._tell_sessions(SessionRemoved(session_id))  # before any wait: the tab closes at once
         await self.close_session(session_id)
-
-    async def restore_session(self, session_id: str) -> SessionInfo | None:
-        """Undo a pending delete; ``None`` when there is none (never deleted, or too late)."""
-        timer = self._pending_deletes.pop(session_id, None)
-        if timer is None:
-            return None
-        timer.cancel()
-        info = await self.store.get_session(session_id)
-        if info is not None:
-            self._tell_sessions(SessionRestored(info))
-        return info
-
-    def pending_deletes(self) -> list[str]:
-        """Sessions deleted but still restorable."""
-        return list(self._pending_deletes)
-
-    async def purge_deleted(self) -> None:
-        """Carry out every pending delete now (closing); a failure is logged, never raised."""
-        for session_id in list(self._pending_deletes):
-            try:
-                await self._purge(session_id)
-            except Exception:
-                log.exception("could not delete session %s", session_id)
-
-    async def _purge(self, session_id: str) -> None:
-        timer = self._pending_deletes.pop(session_id, None)
-        if timer is None:
-            return
-        timer.cancel()
         await self.store.delete_session(session_id)
-        await self.store.set_ui_state(draft_key(session_id), None)
+        event = SessionRemoved(session_id)
+        for observer in list(self._session_observers):
+            self._notify(observer, event)
 
     async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
-        """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf).
-
-        The copy keeps the source's agent, provider and model; ``SessionForked`` tells the
-        windows to open it.
-        """
+        """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf)."""
         source = await self.store.get_session(session_id)
-        if source is None or session_id in self._pending_deletes:
-            raise SessionClosedError()
+        if source is None:
+            raise KeyError(f"no session {session_id!r}")
         tree = await self._tree(session_id)
         copies = tree.fork_path(leaf_id)
         info = await self.store.create_session(
@@ -306,16 +204,14 @@ class Engine:
         )
         if copies:
             await self.store.append_messages(info.id, copies)
-        fresh = await self.store.get_session(info.id) or info
-        self._session_changed(fresh)
-        self._tell_sessions(SessionForked(session_id, fresh))
-        return fresh
+        fresh = await self.store.get_session(info.id)
+        self._session_changed(fresh or info)
+        return fresh or info
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         if not query.strip():
             return []
-        hits = await self.store.search(query, limit=limit)
-        return [h for h in hits if h.session_id not in self._pending_deletes]
+        return await self.store.search(query, limit=limit)
 
     async def export_markdown(self, session_id: str) -> str:
         info = await self.store.get_session(session_id)
@@ -332,19 +228,7 @@ class Engine:
         return unsubscribe
 
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
-        """Pin another model to the session; it also becomes the model new chats start with."""
-        info = await self.store.update_session(session_id, provider=provider, model=model)
-        self._session_changed(info)
-        await self._remember_last_used(info)
-
-    async def get_draft(self, session_id: str) -> Draft | None:
-        """The unsent text and attachments of a session, if any."""
-        return Draft.from_json(await self.store.get_ui_state(draft_key(session_id), None))
-
-    async def save_draft(self, session_id: str, draft: Draft | None) -> None:
-        """Keep (or with ``None`` or an empty draft, forget) a session's unsent prompt."""
-        value = draft.to_json() if draft is not None and not draft.empty else None
-        await self.store.set_ui_state(draft_key(session_id), value)
+        self._session_changed(await self.store.update_session(session_id, provider=provider, model=model))
 
     # -- turns -------------------------------------------------------------------------------------
 
@@ -362,10 +246,7 @@ class Engine:
         live = self._ready(session_id)
         prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
         live.emit(MessageAdded(session_id, prompt))
-        self._spawn(self._remember_last_used(live.info))
-        self._start(live, stored_first=(prompt,))
-        if not live.info.title:
-            self._spawn(self._automatic_title(live, text))
+        self._start(live, stored_first=(prompt,), title_from=text)
 
     def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None:
         live = self._ready(session_id)
@@ -399,8 +280,13 @@ class Engine:
         self._start(live)
 
     def cancel(self, session_id: str) -> None:
+        """Stop the running turn or compaction; its partial reply and cancelled results are stored.
+
+        A turn that has already ended and only waits for the store to accept its
+        last writes is not cancelled: that would lose them (the tab says "Saving…").
+        """
         task = self._tasks.get(session_id)
-        if task is not None and not task.done():
+        if task is not None and not task.done() and not self.runner.saving(session_id):
             task.cancel()
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
@@ -509,27 +395,71 @@ class Engine:
         return live
 
     def _start(
-        self, live: LiveConversation, *, stored_first: Sequence[Message] = (), resuming: bool = False
+        self,
+        live: LiveConversation,
+        *,
+        stored_first: Sequence[Message] = (),
+        resuming: bool = False,
+        title_from: str = "",
     ) -> None:
         live.emit(TurnStateChanged(live.session_id, live.conversation.state))
         task = asyncio.create_task(
-            self._run_turn(live, stored_first, resuming), name=f"turn-{live.session_id}"
+            self._run_turn(live, stored_first, resuming, title_from), name=f"turn-{live.session_id}"
         )
         self._tasks[live.session_id] = task
+        task.add_done_callback(self._turn_done)
 
     async def _run_turn(
-        self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool
+        self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool, title_from: str
     ) -> None:
+        """Run the turn, then (only then) announce its final state.
+
+        "Idle" means saved: the runner returns once its writer has stored everything,
+        and this task leaves ``_tasks`` before the final ``TurnStateChanged``, so an
+        observer may send again from inside that very event.
+        """
+        session_id = live.session_id
+
+        def prompt_stored() -> None:
+            self._spawn(self._refresh_info(session_id))
+            if title_from and not live.info.title:
+                self._spawn(self._automatic_title(live, title_from))
+
         try:
-            await self.runner.run(
-                live,
-                stored_first=stored_first,
-                resuming=resuming,
-                on_stored=lambda: self._spawn(self._refresh_info(live.session_id)),
-            )
+            await self.runner.run(live, stored_first=stored_first, resuming=resuming, on_stored=prompt_stored)
         finally:
-            self._tasks.pop(live.session_id, None)
-            self._spawn(self._refresh_info(live.session_id))
+            if self._tasks.get(session_id) is asyncio.current_task():
+                del self._tasks[session_id]
+            self._spawn(self._refresh_info(session_id))
+            live.emit(TurnStateChanged(session_id, live.conversation.state))
+
+    async def _stop_tasks(self) -> None:
+        """Cancel turns and background work, letting cancelled turns store their endings.
+
+        A turn the store keeps refusing is given ``CLOSE_SAVE_GRACE`` seconds, then
+        cancelled again, which gives its unsaved writes up (logged). Work the
+        cancelled tasks spawn on their way out is cancelled too: nothing is left
+        pending when the store closes.
+        """
+        turns = list(self._tasks.values())
+        for task in turns:
+            task.cancel()
+        if turns:
+            _, late = await asyncio.wait(turns, timeout=CLOSE_SAVE_GRACE)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*turns, return_exceptions=True)
+        while self._background:
+            background = list(self._background)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+
+    @staticmethod
+    def _turn_done(task: asyncio.Task[None]) -> None:
+        """Retrieve a turn's unexpected exception (``wait_idle`` raises it too), so none goes unseen."""
+        if not task.cancelled() and task.exception() is not None:
+            log.error("turn task %s failed", task.get_name(), exc_info=task.exception())
 
     async def _automatic_title(self, live: LiveConversation, prompt: str) -> None:
         title = automatic_title(prompt)
@@ -546,21 +476,16 @@ class Engine:
         return live.conversation.tree if live else await self.store.load_tree(session_id)
 
     def _session_changed(self, info: SessionInfo) -> None:
-        if info.id in self._pending_deletes:
-            return  # a late update (a cancelled turn's last write) must not bring the row back
         event = SessionUpdated(info)
         live = self._live.get(info.id)
         if live is not None:
             live.info = info
             live.emit(event)
-        self._tell_sessions(event)
-
-    def _tell_sessions(self, event: SessionEvent) -> None:
         for observer in list(self._session_observers):
             self._notify(observer, event)
 
     @staticmethod
-    def _notify(observer: SessionObserver, event: SessionEvent) -> None:
+    def _notify(observer: SessionObserver, event: SessionUpdated | SessionRemoved) -> None:
         try:
             observer(event)
         except Exception:
@@ -573,8 +498,11 @@ class Engine:
 
     def _background_done(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
+        error = None if task.cancelled() else task.exception()
+        if isinstance(error, StoreError):  # a listing refresh or title the store refused: not a bug
+            log.warning("background store work failed: %s", error)
+        elif error is not None:
+            log.error("background task failed", exc_info=error)
 
 
 if TYPE_CHECKING:

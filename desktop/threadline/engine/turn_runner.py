@@ -11,6 +11,7 @@ second cancel cannot lose them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -31,10 +32,12 @@ from threadline.core.request import (
 from threadline.core.turn import TurnState
 from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
 from threadline.engine.events import (
+    ActivePathChanged,
     ErrorAction,
     MessageAdded,
     MessageChanged,
     RetryScheduled,
+    SaveStateChanged,
     TextDelta,
     TurnFailed,
     TurnStateChanged,
@@ -42,11 +45,12 @@ from threadline.engine.events import (
 )
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub, SetupError
-from threadline.engine.text_writer import CoalescedTextWriter
+from threadline.engine.text_writer import TurnWriter
 from threadline.llm import errors as llm_errors
 from threadline.llm import events as llm_events
 from threadline.llm.base import ChatParams, Provider
 from threadline.llm.retry import RetryPolicy
+from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.context import tool_context
 from threadline.tools.registry import ToolRegistry
@@ -59,6 +63,8 @@ REPLY_RESERVE_TOKENS = 4096
 MAX_TOOL_ROUNDS = 25
 COMPACT_THRESHOLD = 0.85
 """Compact before sending when the estimate passes this share of the model's budget."""
+SAVE_ON_CLOSE_GRACE = 5.0
+"""Seconds a turn closed while its writes are still going through (and not failing) waits for them."""
 
 
 class TurnStopped(Exception):
@@ -98,8 +104,28 @@ def user_error(err: Exception) -> UserFacingError:
         actions = next((a for t, a in _ERROR_ACTIONS.items() if isinstance(err, t)), (ErrorAction.RETRY,))
         retry_after = err.retry_after if isinstance(err, llm_errors.RateLimitError) else None
         return UserFacingError(err.kind, err.user_message, actions, retry_after)
+    if isinstance(err, StoreError):
+        return UserFacingError("storage", err.user_message)
     return UserFacingError(
-        "internal", f"Something went wrong inside Threadline: {err}. Your messages are saved; try again."
+        "internal",
+        "Something went wrong inside Threadline and the reply stopped. Try again; if it keeps "
+        "happening, the log file in the data folder has the details.",
+    )
+
+
+KEPT_IN_MEMORY = "The reply so far is kept in memory and will be saved as soon as the database accepts it."
+
+
+def saving_error(err: Exception) -> UserFacingError:
+    """What the tab says while a turn's writes are failing and being retried: the store's words, then ours."""
+    what = err.user_message if isinstance(err, StoreError) else "The conversation database refused a write."
+    return UserFacingError("storage", f"{what} {KEPT_IN_MEMORY}", actions=())
+
+
+def unsent_prompt_error(err: StoreError) -> UserFacingError:
+    """The prompt could not be stored, so nothing was sent (the text goes back to the composer)."""
+    return UserFacingError(
+        "storage", f"Your message was not sent, because it could not be saved first. {err.user_message}", ()
     )
 
 
@@ -123,6 +149,7 @@ class TurnRunner:
         self._approval_handler = approval_handler
         self._retry = retry_policy or RetryPolicy()
         self._ran: dict[str, list[ToolResult]] = {}
+        self._saving: set[str] = set()
 
     async def run(
         self,
@@ -132,24 +159,35 @@ class TurnRunner:
         resuming: bool = False,
         on_stored: Callable[[], None] | None = None,
     ) -> None:
-        """Drive the staged turn of ``live`` to its end (commit, cancel or failure).
+        """Drive the staged turn of ``live`` to its end (commit, cancel or failure), and store it.
 
         ``stored_first`` are the messages the turn's start added (the prompt); they
-        are written before anything else can fail, then ``on_stored`` is called (the
-        sidebar's preview can follow before the reply, which may wait for approval).
+        are written before anything is sent. If the store refuses them, the turn
+        fails at once with ``TurnFailed.unsent_prompt`` set and nothing is sent.
+        Once stored, ``on_stored`` is called (the sidebar's preview can follow
+        before the reply, which may wait for approval).
+
+        Every later write goes through the turn's ``TurnWriter``: a failure there
+        does not stop the turn, it is retried (``SaveStateChanged`` tells the tab),
+        and this method returns only when everything is stored; the engine then
+        announces the final state. Cancelling while only saving remains abandons
+        the unsaved writes (the engine does that only when closing the session).
         """
         conversation = live.conversation
-        writer = CoalescedTextWriter(self._store.update_message_text, touch=self._store.touch_message)
+        session_id = live.session_id
+        writer = TurnWriter(
+            self._store, session_id, on_save_state=lambda err: live.emit(_save_state(session_id, err))
+        )
         target = RequestMetadata()  # provider and model, once known, for a failure record
         try:
-            for message in stored_first:
-                await self._store.append_message(live.session_id, message)
+            if not await self._store_prompt(live, stored_first):
+                return
             if stored_first and on_stored is not None:
                 on_stored()
             if not stored_first:
-                await self._store.set_active_leaf(live.session_id, conversation.tree.active_leaf)
+                writer.set_active_leaf(conversation.tree.active_leaf)
             if resuming and conversation.reply is not None:
-                await self._store.update_message(conversation.reply)
+                writer.update(conversation.reply)
             agent = await self._load_agent(live.info.agent_id)
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             config, model = await self._hub.resolve(live.info, agent)
@@ -180,25 +218,67 @@ class TurnRunner:
                         "stopped. Send a message to let it continue.",
                         kind="tool_loop",
                     )
-                await self._tool_round(live, agent)
+                await self._tool_round(live, agent, writer)
         except asyncio.CancelledError:
             reply = conversation.reply
             ran = tuple(self._ran.pop(live.session_id, ()))  # results of calls that finished before the stop
-            await asyncio.shield(self._record_ending(live, writer, reply, conversation.cancel(completed=ran)))
+            self._record_ending(live, writer, reply, conversation.cancel(completed=ran))
             raise
         except Exception as err:
-            if not isinstance(err, llm_errors.ProviderError | SetupError | NothingFitsError | TurnStopped):
+            if not isinstance(
+                err, llm_errors.ProviderError | SetupError | NothingFitsError | TurnStopped | StoreError
+            ):
                 log.exception("turn in session %s failed", live.session_id)
             error = user_error(err)
             reply = conversation.reply
             changed = conversation.fail(error.message, completed=tuple(self._ran.pop(live.session_id, ())))
             if reply is None:
                 changed.append(self._failure_record(live, error, target))
-            await asyncio.shield(self._record_ending(live, writer, reply, changed))
+            self._record_ending(live, writer, reply, changed)
             live.emit(TurnFailed(live.session_id, error))
         finally:
             self._ran.pop(live.session_id, None)
+            await self._save(live, writer)
+
+    def saving(self, session_id: str) -> bool:
+        """Whether the turn of ``session_id`` has ended and only waits for its writes to be stored."""
+        return session_id in self._saving
+
+    async def _store_prompt(self, live: LiveConversation, stored_first: Sequence[Message]) -> bool:
+        """Store the prompt before anything is sent; if the store refuses, take it back and fail."""
+        try:
+            for message in stored_first:
+                # Shielded: a Stop pressed at once must not leave the prompt half-way.
+                await asyncio.shield(self._store.append_message(live.session_id, message))
+        except StoreError as err:
+            log.warning("session %s: the prompt could not be stored: %s", live.session_id, err)
+            conversation = live.conversation
+            for message in reversed(stored_first):
+                conversation.tree.remove_leaf(message.id)
+            conversation.fail(str(err))
+            live.emit(ActivePathChanged(live.session_id, conversation.tree.active_leaf))
+            prompt = stored_first[0] if stored_first else None
+            live.emit(TurnFailed(live.session_id, unsent_prompt_error(err), unsent_prompt=prompt))
+            return False
+        return True
+
+    async def _save(self, live: LiveConversation, writer: TurnWriter) -> None:
+        """Wait until the writer stored everything; a forced close gives up (and says what was lost)."""
+        self._saving.add(live.session_id)
+        try:
             await writer.stop()
+        except asyncio.CancelledError:
+            if writer.failing is None:  # healthy, just not finished: a close waits for it, briefly
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(writer.drain()), SAVE_ON_CLOSE_GRACE)
+            if writer.abandon():
+                log.error(
+                    "session %s was closed before its last changes could be saved; they are lost",
+                    live.session_id,
+                )
+            raise
+        finally:
+            self._saving.discard(live.session_id)
 
     # -- one request --------------------------------------------------------------------
 
@@ -209,7 +289,7 @@ class TurnRunner:
         config: ProviderConfig,
         provider: Provider,
         params: ChatParams,
-        writer: CoalescedTextWriter,
+        writer: TurnWriter,
         resuming: bool,
     ) -> None:
         conversation = live.conversation
@@ -223,7 +303,7 @@ class TurnRunner:
             writer.track(reply)
 
         async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
-            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, self._retry.max_attempts))
+            live.emit(RetryScheduled(live.session_id, attempt, delay, err.user_message))
 
         finished: llm_events.StreamFinished | None = None
         stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
@@ -232,12 +312,13 @@ class TurnRunner:
                 metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
                 reply = conversation.begin_reply(metadata)
                 live.emit(MessageAdded(live.session_id, reply))
-                await self._store.append_message(live.session_id, reply)
+                writer.append(reply)
                 writer.track(reply)
             if isinstance(event, llm_events.TextDelta):
                 if first_token is None:
                     first_token = (time.perf_counter() - clock) * 1000
                 conversation.append_text(event.text)
+                writer.text_changed()
                 live.emit(TextDelta(live.session_id, reply.id, event.text))
             elif isinstance(event, llm_events.StreamFinished):
                 finished = event
@@ -246,7 +327,6 @@ class TurnRunner:
                 f"The reply from {config.name} ended before it was complete. Retry to ask again.",
                 kind="incomplete_reply",
             )
-        await writer.flush()
         usage = finished.usage
         metadata = replace(
             reply.metadata or RequestMetadata(),
@@ -259,9 +339,10 @@ class TurnRunner:
             stop_reason=finished.stop_reason,
         )
         conversation.finish_reply(tool_calls=finished.tool_calls, metadata=metadata)
-        await self._store.update_message(reply)
+        writer.update(reply)
         live.emit(MessageChanged(live.session_id, reply))
-        live.emit(TurnStateChanged(live.session_id, conversation.state))
+        if conversation.turn.busy:  # tool calls; the end of the turn is announced by the engine once saved
+            live.emit(TurnStateChanged(live.session_id, conversation.state))
 
     async def _build(
         self, live: LiveConversation, agent: AgentConfig, provider: str, model: str, *, continue_reply: bool
@@ -291,7 +372,7 @@ class TurnRunner:
 
     # -- tools ----------------------------------------------------------------------------
 
-    async def _tool_round(self, live: LiveConversation, agent: AgentConfig) -> None:
+    async def _tool_round(self, live: LiveConversation, agent: AgentConfig, writer: TurnWriter) -> None:
         conversation = live.conversation
         calls = conversation.pending_tool_calls()
         with tool_context(live.session_id, conversation.path(), agent.allowed_folders):  # for previews
@@ -313,9 +394,9 @@ class TurnRunner:
                 results.append(await self._tools.run(call))
         del self._ran[live.session_id]
         message = conversation.record_tool_results(tuple(results), refused_reason=refusal_reason(decisions))
+        writer.append(message)
         live.emit(MessageAdded(live.session_id, message))
         live.emit(TurnStateChanged(live.session_id, conversation.state))
-        await self._store.append_message(live.session_id, message)
 
     # -- compaction -------------------------------------------------------------------------
 
@@ -409,20 +490,28 @@ class TurnRunner:
         live.conversation.tree.add(failed)
         return failed
 
-    async def _record_ending(
+    def _record_ending(
         self,
         live: LiveConversation,
-        writer: CoalescedTextWriter,
+        writer: TurnWriter,
         reply: Message | None,
         changed: list[Message],
     ) -> None:
-        """Store and announce how a turn ended early: the partial reply, then new messages."""
-        await writer.stop()
+        """Queue and announce how a turn ended early: the partial reply, then new messages.
+
+        Nothing here awaits or raises for the store: the writes are queued behind
+        the reply's text and stored (or retried) before the turn is over.
+        """
         for message in changed:
             if message is reply:
-                await self._store.update_message(message)
+                writer.update(message)
                 live.emit(MessageChanged(live.session_id, message))
             else:
-                await self._store.append_message(live.session_id, message)
+                writer.append(message)
                 live.emit(MessageAdded(live.session_id, message))
-        live.emit(TurnStateChanged(live.session_id, live.conversation.state))
+
+
+def _save_state(session_id: str, err: Exception | None) -> SaveStateChanged:
+    if err is None:
+        return SaveStateChanged(session_id, saving=False)
+    return SaveStateChanged(session_id, saving=True, error=saving_error(err))
