@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
@@ -55,6 +55,8 @@ class ProviderHub:
         self._connect_timeout = connect_timeout
         self._clients: dict[str, Provider] = {}
         self._models: dict[str, list[ModelInfo]] = {}
+        self._generations: dict[str, int] = {}
+        """Bumped by ``forget``: a client made across a bump is from old settings."""
         self._worker = StreamWorker()
 
     async def resolve(self, session: SessionInfo, agent: AgentConfig) -> tuple[ProviderConfig, str]:
@@ -108,20 +110,36 @@ class ProviderHub:
         return config, model
 
     async def client(self, config: ProviderConfig) -> Provider:
-        client = self._clients.get(config.name)
-        if client is None:
-            key = credentials.get_api_key(config)
+        """The cached client of ``config``'s provider, made on the worker loop on first use.
 
-            async def create() -> Provider:
-                from threadline.llm.factory import make_provider  # SDK imports on first use
+        A client made while another call made one too, or while ``forget`` dropped
+        the provider (its settings changed), is closed rather than cached: a client
+        left to the garbage collector closes itself in a task nobody awaits, and one
+        made from old settings would keep old timeouts. After a ``forget`` the
+        provider's settings are read again.
+        """
+        while True:
+            cached = self._clients.get(config.name)
+            if cached is not None:
+                return cached
+            generation = self._generations.get(config.name, 0)
+            made = await self._worker.call(self._maker(config))
+            if self._generations.get(config.name, 0) == generation and config.name not in self._clients:
+                self._clients[config.name] = made
+                return made
+            await self._worker.call(made.aclose)
+            if self._generations.get(config.name, 0) != generation:
+                config = await self._store.get_provider(config.name) or config
 
-                return make_provider(
-                    config, key, timeout=self._timeout, connect_timeout=self._connect_timeout
-                )
+    def _maker(self, config: ProviderConfig) -> Callable[[], Awaitable[Provider]]:
+        key = credentials.get_api_key(config)
 
-            client = await self._worker.call(create)
-            self._clients.setdefault(config.name, client)
-        return self._clients[config.name]
+        async def create() -> Provider:
+            from threadline.llm.factory import make_provider  # SDK imports on first use
+
+            return make_provider(config, key, timeout=self._timeout, connect_timeout=self._connect_timeout)
+
+        return create
 
     def stream(
         self,
@@ -172,6 +190,7 @@ class ProviderHub:
 
     async def forget(self, name: str) -> None:
         """Drop a cached client after its settings or key changed."""
+        self._generations[name] = self._generations.get(name, 0) + 1
         client = self._clients.pop(name, None)
         self._models.pop(name, None)
         if client is not None:

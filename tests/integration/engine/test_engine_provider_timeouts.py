@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,18 @@ async def test_no_done_and_no_finish_reason_is_an_incomplete_reply(
     assert failed is not None and "ended before the reply was finished" in failed.error.message
     reply = (await stored_path(engine.data_dir, session.id))[-1]
     assert reply.text == "Cut off" and reply.status is MessageStatus.FAILED
+
+
+async def test_saved_timeouts_reach_the_next_client_and_one_client_is_made(engine: Engine) -> None:
+    config = await engine.store.get_provider("slowpoke")
+    assert config is not None
+    first, second = await asyncio.gather(engine.hub.client(config), engine.hub.client(config))
+    assert first is second  # two callers at once share one client (the other one is closed)
+    assert first.timeouts.first_byte == FIRST_BYTE
+
+    await engine.save_provider(replace(config, first_byte_timeout=45.0, connect_timeout=2.0))
+    saved = await engine.store.get_provider("slowpoke")
+    assert saved is not None
+    changed = await engine.hub.client(saved)
+    assert changed is not first  # saving dropped the old client
+    assert (changed.timeouts.connect, changed.timeouts.first_byte) == (2.0, 45.0)

@@ -39,6 +39,12 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import AgentConfig, ProviderConfig, ProviderKind
 from threadline.engine.api import EngineApi
+from threadline.llm.timeouts import (
+    CONNECT_SETTING,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_FIRST_BYTE_TIMEOUT,
+    FIRST_BYTE_SETTING,
+)
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.settings.settings_mcp_page import McpServersPage
@@ -50,6 +56,31 @@ DEFAULT_URLS = {
     ProviderKind.OPENAI: "https://api.openai.com/v1",
     ProviderKind.ANTHROPIC: "https://api.anthropic.com",
 }
+
+
+MAX_TIMEOUT = 3600.0
+TIMEOUTS_HINT = (
+    "How long to wait for the server to accept the connection, and for the first words of a "
+    "reply: a local server may need a minute to load a model. When time runs out the reply is "
+    "retried, so the total wait before an error is at most twice the second value."
+)
+
+
+def timeout_box(default: float) -> QDoubleSpinBox:
+    """Seconds, with 0 shown as "default (N s)": a provider without its own value follows the app's."""
+    box = QDoubleSpinBox()
+    box.setRange(0, MAX_TIMEOUT)
+    box.setDecimals(1)
+    box.setSingleStep(5)
+    box.setSuffix(" s")
+    box.setSpecialValueText(f"default ({default:g} s)")
+    box.setValue(0)
+    box.setFixedWidth(140)
+    return box
+
+
+def timeout_value(box: QDoubleSpinBox) -> float | None:
+    return box.value() or None
 
 
 class ProvidersPage(QWidget):
@@ -106,6 +137,16 @@ class ProvidersPage(QWidget):
         if model_edit is not None:
             model_edit.setPlaceholderText("test the connection to list models")
         form.addRow("Default model", self.model)
+        self.connect_timeout = timeout_box(DEFAULT_CONNECT_TIMEOUT)
+        self.connect_timeout.setObjectName("ConnectTimeout")
+        form.addRow(CONNECT_SETTING, self.connect_timeout)
+        self.first_byte_timeout = timeout_box(DEFAULT_FIRST_BYTE_TIMEOUT)
+        self.first_byte_timeout.setObjectName("FirstByteTimeout")
+        form.addRow(FIRST_BYTE_SETTING, self.first_byte_timeout)
+        self.timeouts_hint = QLabel(TIMEOUTS_HINT)
+        self.timeouts_hint.setObjectName("Hint")
+        self.timeouts_hint.setWordWrap(True)
+        form.addRow("", self.timeouts_hint)
         right.addLayout(form)
         self.message = QLabel()
         self.message.setObjectName("Hint")
@@ -176,6 +217,8 @@ class ProvidersPage(QWidget):
         )
         self.model.clear()
         self.model.setEditText(config.default_model)
+        self.connect_timeout.setValue(config.connect_timeout or 0)
+        self.first_byte_timeout.setValue(config.first_byte_timeout or 0)
         self.remove_button.setEnabled(True)
         self.message.setText("")
 
@@ -191,6 +234,8 @@ class ProvidersPage(QWidget):
         self.key_env.clear()
         self.model.clear()
         self.model.setEditText("")
+        self.connect_timeout.setValue(0)
+        self.first_byte_timeout.setValue(0)
         self.remove_button.setEnabled(False)
         self.message.setText("")
         self.name.setFocus()
@@ -206,7 +251,15 @@ class ProvidersPage(QWidget):
             base_url=self.base_url.text().strip(),
             api_key_env=self.key_env.text().strip(),
             default_model=self.model.currentText().strip(),
+            headers=self._stored_headers(),
+            connect_timeout=timeout_value(self.connect_timeout),
+            first_byte_timeout=timeout_value(self.first_byte_timeout),
         )
+
+    def _stored_headers(self) -> tuple[tuple[str, str], ...]:
+        """Headers are not edited here: keep what the provider has (set by config files or a script)."""
+        stored = next((p for p in self.providers if p.name == self._editing), None)
+        return stored.headers if stored is not None else ()
 
     def save(self) -> None:
         config = self.config()
