@@ -101,6 +101,8 @@ def append_messages(session: Session, session_id: str, messages: Sequence[Messag
     if not messages:
         return
     row = require_session(session, session_id, lock=True)
+    if _already_stored(session, session_id, messages):
+        return  # an earlier attempt committed before its connection was lost: retrying is a no-op
     ordinal = next_ordinal(session, session_id)
     rows = [message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)]
     for row_ in rows:
@@ -114,6 +116,16 @@ def append_messages(session: Session, session_id: str, messages: Sequence[Messag
         row.preview = preview
     session.add(row)
     session.flush()
+
+
+def _already_stored(session: Session, session_id: str, messages: Sequence[Message]) -> bool:
+    ids = [m.id for m in messages]
+    found = session.exec(
+        select(func.count())
+        .select_from(MessageRow)
+        .where(col(MessageRow.id).in_(ids), col(MessageRow.session_id) == session_id)
+    ).one()
+    return int(found) == len(ids)
 
 
 def update_message(session: Session, message: Message) -> None:

@@ -129,6 +129,7 @@ async def test_a_write_is_retried_past_the_busy_timeout(
         await store.close()
 
 
+@pytest.mark.expected_log_warnings("gave up after")
 @pytest.mark.asyncio
 async def test_a_lock_held_past_the_retry_bound_raises_store_busy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -151,6 +152,7 @@ async def test_a_lock_held_past_the_retry_bound_raises_store_busy(
         await store.close()
 
 
+@pytest.mark.expected_log_warnings("gave up after")
 @pytest.mark.asyncio
 async def test_closing_stops_a_write_being_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
@@ -166,3 +168,14 @@ async def test_closing_stops_a_write_being_retried(tmp_path: Path, monkeypatch: 
         with pytest.raises(StoreBusyError):
             await pending
         assert time.monotonic() - started < 30
+
+
+@pytest.mark.asyncio
+async def test_an_append_repeated_after_it_was_committed_is_harmless(tmp_path: Path) -> None:
+    """A retry after a connection lost during COMMIT may repeat an append that did land."""
+    store, session_id, prompt = await _store_with_a_prompt(tmp_path / "t.sqlite3")
+    try:
+        await store.append_message(session_id, prompt)
+        assert await store.message_count(session_id) == 1
+    finally:
+        await store.close()

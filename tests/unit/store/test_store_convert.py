@@ -65,6 +65,7 @@ def test_agent_round_trip() -> None:
     assert agent_from_row(agent_to_row(agent)) == agent
 
 
+@pytest.mark.expected_log_warnings("not storing header")
 def test_provider_round_trip_drops_credential_headers() -> None:
     config = ProviderConfig(
         name="local",

@@ -183,6 +183,7 @@ async def test_datetimes_are_aware_utc(store: Store) -> None:
         assert message.created_at.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
 
 
+@pytest.mark.expected_log_warnings("has no parent")
 async def test_a_message_whose_parent_is_missing_is_skipped_not_fatal(store: Store) -> None:
     info = await store.create_session()
     root = Message.prompt("root")
