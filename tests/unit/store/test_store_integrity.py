@@ -32,7 +32,7 @@ def damage_a_messages_page(path: Path) -> int:
     connection = sqlite3.connect(path)
     try:
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
-        pages = [r[0] for r in connection.execute("SELECT pageno FROM dbstat WHERE name = 'messages'")]
+        pages = [int(r[0]) for r in connection.execute("SELECT pageno FROM dbstat WHERE name = 'messages'")]
     finally:
         connection.close()
     assert len(pages) > 10 and not Path(f"{path}-wal").exists()
