@@ -84,15 +84,27 @@ class ShellTool:
         else:
             options["start_new_session"] = True
         loop = asyncio.get_running_loop()
-        transport, collector = await loop.subprocess_shell(
-            lambda: _Collector(loop, self.output_limit),
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            **options,
+        starting = asyncio.ensure_future(
+            loop.subprocess_shell(
+                lambda: _Collector(loop, self.output_limit),
+                command,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                **options,
+            )
         )
+        try:
+            transport, collector = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Stop while the process starts: asyncio's own clean-up of a cancelled start kills
+            # the shell alone and waits for every pipe (a child's ``sleep`` holds it). Let the
+            # start finish (milliseconds), then stop the whole group like a running command.
+            with contextlib.suppress(Exception):
+                transport, collector = await starting
+                await _stop(transport, collector)
+            raise
         timed_out = False
         try:
             try:

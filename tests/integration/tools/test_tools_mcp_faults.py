@@ -8,7 +8,6 @@ must come back on the next call.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from pathlib import Path
@@ -16,13 +15,13 @@ from pathlib import Path
 import pytest
 from tests.integration.engine.helpers import stored_path
 from tests.integration.tools.conftest import faulty_server
-from tests.integration.tools.tool_turns import failure, run_turn, sent_tool_results
+from tests.integration.tools.tool_turns import failure, run_turn, sent_tool_results, until
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_client import MAX_RESTARTS, ServerStatus
+from threadline.tools.mcp_client import MAX_RESTARTS, McpConnection, ServerStatus, _session_closed
 from threadline.tools.mcp_config import McpServerConfig, Transport
 
 pytestmark = pytest.mark.asyncio
@@ -46,6 +45,12 @@ def text(reply: str) -> object:
 async def call(engine: Engine, name: str, arguments: str = "{}") -> tuple[str, bool]:
     result = await engine.tools.run(ToolCall(f"c-{name}-{time.monotonic_ns()}", name, arguments))
     return result.text, result.is_error
+
+
+def connection_noticed_the_end(connection: McpConnection) -> bool:
+    """The SDK saw the server's pipe close (its session is closed, or the connection's task ended)."""
+    session, task = connection._session, connection._task
+    return session is None or _session_closed(session) or task is None or task.done()
 
 
 def alive(pid: int) -> bool:
@@ -154,6 +159,7 @@ async def test_restarts_stop_after_the_limit_until_restarted_by_hand(engine: Eng
     assert await call(engine, "faulty__echo", '{"text": "back"}') == ("echo: back", False)
 
 
+@pytest.mark.expected_log_warnings("could not start")
 async def test_server_that_cannot_start_shows_why_and_the_turn_still_runs(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
@@ -182,11 +188,7 @@ async def test_servers_are_stopped_when_the_engine_closes(
     pid = int((await call(engine, "faulty__pid"))[0])
     assert alive(pid)
     await engine.aclose()
-    for _ in range(50):
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.1)
-    assert not alive(pid)
+    await until(lambda: not alive(pid), "the server process ending")
 
 
 async def test_removing_a_server_removes_its_tools(engine: Engine) -> None:
@@ -201,6 +203,7 @@ async def test_removing_a_server_removes_its_tools(engine: Engine) -> None:
 # -- streamable HTTP ----------------------------------------------------------------------------------
 
 
+@pytest.mark.expected_log_warnings("'nokey' could not start")
 async def test_streamable_http_server_with_headers(engine: Engine, http_server: str) -> None:
     config = McpServerConfig(
         "remote", transport=Transport.HTTP, url=http_server, headers={"X-Test-Token": "secret"}
@@ -223,6 +226,7 @@ async def test_server_that_died_while_idle_is_restarted_transparently(engine: En
     await engine.tool_servers.start("faulty")
     pid = int((await call(engine, "faulty__pid"))[0])
     os.kill(pid, 9)
-    await asyncio.sleep(0.5)  # the SDK notices the closed pipe (the process stays a zombie until reaped)
+    connection = engine.tool_servers._get("faulty")
+    await until(lambda: connection_noticed_the_end(connection), "the SDK noticing the closed pipe")
     text, is_error = await call(engine, "faulty__pid")
     assert not is_error and int(text) != pid

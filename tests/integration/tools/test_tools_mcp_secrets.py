@@ -122,6 +122,7 @@ async def test_rename_moves_and_remove_deletes_keychain_entries(engine: Engine) 
     assert await raw_records(engine) == []
 
 
+@pytest.mark.expected_log_warnings("could not start")
 async def test_a_missing_keychain_entry_shows_as_the_server_error(engine: Engine) -> None:
     await engine.tool_servers.save_server(replace(faulty_server("gh"), env={"GITHUB_TOKEN": TOKEN}))
     backend = keyring.get_keyring()
@@ -132,6 +133,7 @@ async def test_a_missing_keychain_entry_shows_as_the_server_error(engine: Engine
     assert TOKEN not in state.error
 
 
+@pytest.mark.expected_log_warnings("could not start")
 async def test_a_missing_env_reference_shows_as_the_server_error(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

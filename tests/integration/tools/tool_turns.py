@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from tests.support.sse_server import (
@@ -88,3 +90,12 @@ def failure(events: list[ConversationEvent]) -> TurnFailed | None:
 
 def as_json(text: str) -> Any:
     return json.loads(text)
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    """Wait for ``condition`` (checked every 20 ms); the bound is for a machine with every core busy."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        await asyncio.sleep(0.02)

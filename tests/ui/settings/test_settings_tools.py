@@ -242,6 +242,7 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
     harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
 
 
+@pytest.mark.expected_log_warnings("could not start")
 def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: Path) -> None:
     harness.open()
     missing = str(tmp_path / "no-such-server")

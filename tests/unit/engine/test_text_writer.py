@@ -100,6 +100,7 @@ async def test_writes_keep_their_order_and_a_final_update_covers_the_text() -> N
 
 
 @pytest.mark.asyncio
+@pytest.mark.expected_log_warnings("a write failed")
 async def test_failed_writes_are_kept_and_retried_until_stored() -> None:
     store = RecordingStore(failures=3)
     states: list[Exception | None] = []
@@ -120,6 +121,7 @@ async def test_failed_writes_are_kept_and_retried_until_stored() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.expected_log_warnings("a write failed")
 async def test_abandon_reports_what_was_not_stored() -> None:
     store = RecordingStore(failures=1_000_000)
     reply = Message.reply(parent_id=None)

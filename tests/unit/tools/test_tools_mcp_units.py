@@ -36,6 +36,7 @@ class MemorySettings:
 
 
 @pytest.mark.asyncio
+@pytest.mark.expected_log_warnings("A stored MCP server record is not valid")
 async def test_server_records_round_trip_through_settings() -> None:
     settings = MemorySettings()
     records = [

@@ -144,6 +144,7 @@ def test_preview_with_explicit_folders(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.expected_log_warnings("tool boom failed: kaput")
 async def test_run_turns_failures_into_error_results() -> None:
     class Boom:
         spec = ToolSpec("boom")

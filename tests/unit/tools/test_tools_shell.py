@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,19 @@ async def test_timeout_kills_the_command_and_its_children(folder: Path) -> None:
     assert output.text.startswith("before")  # output so far is kept
     time.sleep(0.2)
     assert not (folder / "late.txt").exists()
+
+
+async def test_stop_while_the_command_starts_settles_at_once(folder: Path) -> None:
+    """Stop right after approval: the process is being started when the cancel arrives."""
+    call = asyncio.create_task(ShellTool().call({"command": "sleep 30; echo late > late.txt"}))
+    await asyncio.sleep(0)  # the call has forked the shell and waits for its pipes to connect
+    started = time.monotonic()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    settle = time.monotonic() - started
+    print(f"\nStop while a shell command starts: settled in {settle * 1000:.0f} ms")
+    assert settle < 5  # 30 s when the shell alone was killed and its child's pipe waited for
 
 
 async def test_output_is_capped(folder: Path) -> None:
