@@ -20,6 +20,7 @@ import contextlib
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -200,7 +201,7 @@ class _StreamPrinter:
                 state = "error" if result.is_error else "ok"
                 self._err.write(f"[tool {result.tool_name or result.call_id}: {state}]\n")
         elif isinstance(event, RetryScheduled):
-            self._err.write(f"[{event.reason} — retrying in {event.delay:.0f} s]\n")
+            self._err.write(f"[{event.describe()}]\n")
         elif isinstance(event, TurnFailed):
             self.error = event.error
         elif isinstance(event, SaveStateChanged):
@@ -237,13 +238,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             key = sys.stdin.readline().strip() if args.api_key_stdin else None
             if args.api_key_stdin and not key:
                 raise CommandError("--api-key-stdin was given but standard input held no key")
-            config = ProviderConfig(
-                name=args.name,
-                kind=ProviderKind(args.kind),
-                base_url=args.base_url,
-                api_key_env=args.api_key_env,
-                default_model=args.model,
-            )
+            config = _provider_from_args(args, await engine.store.get_provider(args.name))
             try:
                 await engine.save_provider(config, key)
             except credentials.KeychainUnavailableError as err:
@@ -259,6 +254,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
                             config.base_url or "(default URL)",
                             config.default_model or "-",
                             _key_source(config),
+                            _timeouts_shown(config),
                         ]
                     )
                 )
@@ -281,6 +277,47 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
         return 0
     finally:
         await engine.aclose()
+
+
+def _provider_from_args(args: argparse.Namespace, stored: ProviderConfig | None) -> ProviderConfig:
+    """The provider ``provider add`` saves: the options given, over the stored provider's values.
+
+    So ``provider add NAME --timeout 120`` changes one setting of an existing
+    provider (the timeout messages point at that command). A timeout of 0 goes
+    back to the app's default.
+    """
+    if stored is None:
+        if args.kind is None:
+            raise CommandError(f"--kind is required to add the new provider {args.name!r}")
+        stored = ProviderConfig(name=args.name, kind=ProviderKind(args.kind))
+
+    def timeout(given: float | None, kept: float | None) -> float | None:
+        return kept if given is None else (given or None)
+
+    return replace(
+        stored,
+        kind=stored.kind if args.kind is None else ProviderKind(args.kind),
+        base_url=stored.base_url if args.base_url is None else args.base_url,
+        api_key_env=stored.api_key_env if args.api_key_env is None else args.api_key_env,
+        default_model=stored.default_model if args.model is None else args.model,
+        first_byte_timeout=timeout(args.timeout, stored.first_byte_timeout),
+        connect_timeout=timeout(args.connect_timeout, stored.connect_timeout),
+    )
+
+
+def _timeouts_shown(config: ProviderConfig) -> str:
+    """E.g. "timeouts: connect 10 s (default), first byte 45 s" for ``provider list``."""
+    from threadline.llm.timeouts import Timeouts
+
+    effective = Timeouts.for_provider(config)
+
+    def shown(own: float | None, value: float) -> str:
+        return f"{value:g} s" + ("" if own else " (default)")
+
+    return (
+        f"timeouts: connect {shown(config.connect_timeout, effective.connect)}, "
+        f"first byte {shown(config.first_byte_timeout, effective.first_byte)}"
+    )
 
 
 def _key_source(config: ProviderConfig) -> str:

@@ -8,6 +8,7 @@ single ``dataChanged``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -88,12 +89,25 @@ class TurnFailed:
 
 @dataclass(frozen=True, slots=True)
 class RetryScheduled:
-    """A transient error; the engine retries after ``delay`` seconds (shown to the user)."""
+    """A transient error; the engine retries after ``delay`` seconds (shown to the user).
+
+    ``reason`` says what happened, never what to do: the app is already doing it,
+    so a "try again in 1 s" beside "Retrying in 2 s" would contradict it.
+    """
 
     session_id: str
     attempt: int
+    """The attempt about to be made (2, 3, …)."""
     delay: float
     reason: str
+    max_attempts: int = 0
+    """Attempts in all, the first included (0: not known)."""
+
+    def describe(self, seconds_left: float | None = None) -> str:
+        """The line the tab and ``threadline ask`` show: "Retrying (2 of 4) in 4 s: <reason>."."""
+        left = self.delay if seconds_left is None else seconds_left
+        count = f"{self.attempt} of {self.max_attempts}" if self.max_attempts else f"attempt {self.attempt}"
+        return f"Retrying ({count}) in {max(1, math.ceil(left))} s: {self.reason}."
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +119,11 @@ class SessionUpdated:
 
 @dataclass(frozen=True, slots=True)
 class SessionRemoved:
-    """A session was deleted: the sidebar drops its row and an open tab closes."""
+    """A session was deleted: the sidebar drops its row and an open tab closes.
+
+    Sent the moment ``Engine.delete_session`` is called; the stored session stays
+    until the undo window ends, so ``SessionRestored`` may still follow.
+    """
 
     session_id: str
 
@@ -137,3 +155,23 @@ ConversationEvent = (
     | SessionUpdated
     | SaveStateChanged
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRestored:
+    """A pending delete was undone (``Engine.restore_session``): the row comes back and a
+    window that closed the session's tab for the delete opens it again."""
+
+    session: SessionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class SessionForked:
+    """``Engine.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
+
+    source_id: str
+    session: SessionInfo
+
+
+SessionEvent = SessionUpdated | SessionRemoved | SessionRestored | SessionForked
+"""What ``subscribe_sessions`` observers hear: the listing of every session, not one conversation."""

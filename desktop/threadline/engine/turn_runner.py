@@ -303,7 +303,7 @@ class TurnRunner:
             writer.track(reply)
 
         async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
-            live.emit(RetryScheduled(live.session_id, attempt, delay, err.user_message))
+            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, self._retry.max_attempts))
 
         finished: llm_events.StreamFinished | None = None
         stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
