@@ -48,8 +48,12 @@ class MemoryKeyring(KeyringBackend):
 keyring.set_keyring(MemoryKeyring())
 
 
+TASKS_END_TIMEOUT_MS = 20000
+"""How long a test's leftover tasks may take to end once cancelled (generous: a busy machine)."""
+
+
 @pytest.fixture
-def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+def qloop(qapp: Any, qtbot: Any) -> Iterator[asyncio.AbstractEventLoop]:
     import qasync
 
     loop = qasync.QEventLoop(qapp, already_running=True)
@@ -62,19 +66,31 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     try:
         yield loop
     finally:
+        try:
+            end_leftover_tasks(loop, qtbot)
+        finally:
+            asyncio.events._set_running_loop(None)
+            asyncio.set_event_loop(None)
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def end_leftover_tasks(loop: asyncio.AbstractEventLoop, qtbot: Any) -> None:
+    """Cancel the tasks a test left running and wait until they (and any they start) have ended.
+
+    Waiting on the condition, not a number of event-loop turns: a cancelled turn stores its
+    ending first, which takes longer on a busy machine, and a task still pending when the
+    loop goes away is destroyed mid-flight ("Task was destroyed but it is pending").
+    """
+    for _ in range(10):  # a cancelled task may start clean-up tasks of its own
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        if not pending:
+            return
         for task in pending:
             task.cancel()
-        if pending:
-            from PySide6.QtCore import QCoreApplication
-
-            for _ in range(50):
-                QCoreApplication.processEvents()
-                if all(t.done() for t in pending):
-                    break
-        asyncio.events._set_running_loop(None)
-        asyncio.set_event_loop(None)
-        executor.shutdown(wait=True, cancel_futures=True)
+        qtbot.waitUntil(lambda tasks=pending: all(t.done() for t in tasks), timeout=TASKS_END_TIMEOUT_MS)
+    names = [t.get_name() for t in asyncio.all_tasks(loop) if not t.done()]
+    if names:
+        pytest.fail(f"tasks kept starting new tasks after being cancelled: {names}", pytrace=False)
 
 
 RunAsync = Callable[..., Any]
