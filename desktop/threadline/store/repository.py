@@ -35,7 +35,7 @@ from threadline.store import backups, db, integrity, migrate, ops_config, ops_me
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
 from threadline.store.retry import RetryPolicy, run_with_retries
 from threadline.store.tables import SettingRow, UIStateRow
-from threadline.store.translate import translate_error
+from threadline.store.translate import translate_error, translate_os_error
 
 log = logging.getLogger("threadline.store")
 
@@ -372,6 +372,8 @@ def _open_sync(url: str, backup_dir: Path | None) -> tuple[Engine, Path | None]:
     """Create the engine and bring the schema to head (on the worker thread)."""
     try:
         engine = db.create_engine(url)
+    except OSError as error:  # the SQLite file's folder could not be made
+        raise translate_os_error(error) from error
     except Exception as error:
         raise StoreError(
             str(error),

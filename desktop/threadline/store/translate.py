@@ -10,6 +10,7 @@ its class.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from pathlib import Path
@@ -81,6 +82,15 @@ def translate_error(
     if isinstance(translated, CorruptDatabaseError) and sqlite_file is not None:
         return corrupt_error(detail, sqlite_file, backup_dir)
     return translated
+
+
+def translate_os_error(error: OSError) -> StoreError:
+    """A file-system error met while preparing the database's folder."""
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ReadOnlyDatabaseError(str(error))
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFullError(str(error))
+    return StoreError(str(error), user_message=_UNUSABLE)
 
 
 def corrupt_error(detail: str, sqlite_file: Path, backup_dir: Path | None = None) -> CorruptDatabaseError:

@@ -176,3 +176,13 @@ async def test_a_read_only_postgres_database(postgres_server: object) -> None:
             await store.close()
     finally:
         postgres_server.drop_database(url)  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_a_database_folder_that_cannot_be_made_is_reported(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    with pytest.raises(StoreError) as caught:
+        await Store.open(Store.sqlite_url(blocker / "data" / "threadline.db"))
+    assert "could not be opened or written" in caught.value.user_message
+    assert "Errno" not in caught.value.user_message
