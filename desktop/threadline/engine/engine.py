@@ -3,6 +3,27 @@
 This is the implementation of ``threadline.engine.api.EngineApi``, used by the
 window and by the command line alike. It owns the store, the provider clients
 and the tool registry, and is passed to whoever needs it (no global object).
+
+Session lifecycle (the registry is the one owner of a session's state):
+
+* A session stores its agent, provider and model from the moment it is created:
+  ``new_session`` takes the ones used last (``LAST_USED_SETTING``, updated when a
+  model is picked or a prompt is sent) and only when nothing was ever used the
+  default provider. Adding or removing a provider never changes a session; a
+  session whose provider is gone keeps its history and asks for a model.
+* Deleting is undoable and owned here, not by a window: ``delete_session`` takes
+  the session out of the registry at once (a running turn is cancelled, its
+  partial reply stored), emits ``SessionRemoved`` to every session observer, and
+  deletes the stored session only after ``undo_seconds`` or at ``aclose``
+  (``purge_deleted``). Meanwhile it is absent from listings and search and cannot
+  be opened; ``restore_session`` cancels the delete and emits ``SessionRestored``,
+  which a window uses to reopen the tab it closed. The CLI and every window thus
+  agree on what exists.
+* Archiving cancels a running turn and closes the live conversation (a window
+  closes the tab on the ``SessionUpdated`` with ``archived``); forking emits
+  ``SessionForked`` so the window opens the copy.
+* Drafts (unsent text and attachments) are stored per session (``get_draft``,
+  ``save_draft``) and removed with the session.
 """
 
 from __future__ import annotations
@@ -28,18 +49,22 @@ from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
+from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
     MessageAdded,
     MessageChanged,
+    SessionEvent,
+    SessionForked,
     SessionRemoved,
+    SessionRestored,
     SessionUpdated,
     TurnFailed,
     TurnStateChanged,
 )
 from threadline.engine.live import LiveConversation
-from threadline.engine.providers import ProviderHub
+from threadline.engine.providers import DEFAULT_MODEL_SETTING, DEFAULT_PROVIDER_SETTING, ProviderHub
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
@@ -55,7 +80,12 @@ log = logging.getLogger("threadline.engine")
 DATABASE_FILENAME = "threadline.db"
 CLOSE_SAVE_GRACE = 5.0
 """Seconds ``aclose`` lets cancelled turns store their endings before giving unsaved writes up."""
-SessionObserver = Callable[[SessionUpdated | SessionRemoved], None]
+SessionObserver = Callable[[SessionEvent], None]
+
+LAST_USED_SETTING = "last_used_model"
+"""``{"agent_id", "provider", "model"}`` of the last pick or send: what a new chat starts with."""
+UNDO_SECONDS = 10.0
+"""How long a deleted session can be restored before it is deleted from the store."""
 
 
 class Engine:
@@ -67,8 +97,12 @@ class Engine:
         tools: ToolRegistry | None = None,
         retry_policy: RetryPolicy | None = None,
         provider_timeout: float = 120.0,
+        undo_seconds: float = UNDO_SECONDS,
     ) -> None:
         self.store = store
+        self.undo_seconds = undo_seconds
+        self._pending_deletes: dict[str, asyncio.TimerHandle] = {}
+        self._last_used: tuple[str, str, str] | None = None
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
@@ -98,6 +132,7 @@ class Engine:
 
     async def aclose(self) -> None:
         """Cancel running turns (their partial replies are stored) and close everything."""
+        await self.purge_deleted()  # deletes still waiting for their undo window happen now
         await self._stop_tasks()
         await self.tool_servers.aclose()
         await self.hub.aclose()
@@ -106,6 +141,8 @@ class Engine:
     # -- the registry: one live conversation per session ---------------------------------
 
     async def open_session(self, session_id: str) -> LiveConversation:
+        if session_id in self._pending_deletes:
+            raise SessionClosedError()
         live = self._live.get(session_id)
         if live is not None:
             return live
@@ -162,16 +199,46 @@ class Engine:
     # -- sessions ------------------------------------------------------------------------------
 
     async def new_session(self, title: str = "") -> SessionInfo:
-        provider = await self.store.get_setting("default_provider", "")
-        model = await self.store.get_setting("default_model", "")
-        info = await self.store.create_session(title=title, provider=provider, model=model)
+        """A session pinned to the agent, provider and model used last (see the module doc)."""
+        agent_id, provider, model = await self._initial_model()
+        info = await self.store.create_session(title=title, agent_id=agent_id, provider=provider, model=model)
         self._session_changed(info)
         return info
+
+    async def _initial_model(self) -> tuple[str, str, str]:
+        providers = {p.name: p for p in await self.store.list_providers()}
+        last = await self.store.get_setting(LAST_USED_SETTING, None)
+        if isinstance(last, dict):
+            agent_id, provider, model = (str(last.get(k) or "") for k in ("agent_id", "provider", "model"))
+            if provider in providers and model:
+                return agent_id, provider, model
+        agent = await self.get_agent()
+        if agent.provider in providers and agent.model:
+            return "", agent.provider, agent.model
+        default = await self.store.get_setting(DEFAULT_PROVIDER_SETTING, "")
+        name = default if default in providers else next(iter(providers), "")
+        if not name:
+            return "", "", ""  # no provider yet: the chat asks for a model once there is one
+        model = providers[name].default_model
+        if not model and name == default:
+            model = str(await self.store.get_setting(DEFAULT_MODEL_SETTING, "") or "")
+        return "", name, model
+
+    async def _remember_last_used(self, info: SessionInfo) -> None:
+        """Make a session's agent, provider and model the ones the next new chat starts with."""
+        used = (info.agent_id, info.provider, info.model)
+        if not info.provider or not info.model or used == self._last_used:
+            return
+        self._last_used = used
+        await self.store.set_setting(
+            LAST_USED_SETTING, {"agent_id": info.agent_id, "provider": info.provider, "model": info.model}
+        )
 
     async def list_sessions(
         self, *, archived: bool = False, limit: int = 500, offset: int = 0
     ) -> list[SessionInfo]:
-        return await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
+        sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
+        return [s for s in sessions if s.id not in self._pending_deletes]
 
     async def rename_session(self, session_id: str, title: str) -> None:
         self._session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
@@ -180,20 +247,63 @@ class Engine:
         self._session_changed(await self.store.pin_session(session_id, pinned))
 
     async def archive_session(self, session_id: str, archived: bool) -> None:
+        """Archive (or bring back) a session; archiving stops its running turn (the text is kept)
+        and closes its live conversation, so an open tab closes on the ``SessionUpdated``."""
         self._session_changed(await self.store.archive_session(session_id, archived))
+        if archived:
+            await self.close_session(session_id)
 
     async def delete_session(self, session_id: str) -> None:
+        """Remove a session now, undoably: see the module doc (``restore_session``, ``purge_deleted``)."""
+        if session_id in self._pending_deletes:
+            return
+        timer = asyncio.get_running_loop().call_later(
+            self.undo_seconds, lambda: self._spawn(self._purge(session_id))
+        )
+        self._pending_deletes[session_id] = timer
+        self._tell_sessions(SessionRemoved(session_id))  # before any wait: the tab closes at once
         await self.close_session(session_id)
+
+    async def restore_session(self, session_id: str) -> SessionInfo | None:
+        """Undo a pending delete; ``None`` when there is none (never deleted, or too late)."""
+        timer = self._pending_deletes.pop(session_id, None)
+        if timer is None:
+            return None
+        timer.cancel()
+        info = await self.store.get_session(session_id)
+        if info is not None:
+            self._tell_sessions(SessionRestored(info))
+        return info
+
+    def pending_deletes(self) -> list[str]:
+        """Sessions deleted but still restorable."""
+        return list(self._pending_deletes)
+
+    async def purge_deleted(self) -> None:
+        """Carry out every pending delete now (closing); a failure is logged, never raised."""
+        for session_id in list(self._pending_deletes):
+            try:
+                await self._purge(session_id)
+            except Exception:
+                log.exception("could not delete session %s", session_id)
+
+    async def _purge(self, session_id: str) -> None:
+        timer = self._pending_deletes.pop(session_id, None)
+        if timer is None:
+            return
+        timer.cancel()
         await self.store.delete_session(session_id)
-        event = SessionRemoved(session_id)
-        for observer in list(self._session_observers):
-            self._notify(observer, event)
+        await self.store.set_ui_state(draft_key(session_id), None)
 
     async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
-        """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf)."""
+        """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf).
+
+        The copy keeps the source's agent, provider and model; ``SessionForked`` tells the
+        windows to open it.
+        """
         source = await self.store.get_session(session_id)
-        if source is None:
-            raise KeyError(f"no session {session_id!r}")
+        if source is None or session_id in self._pending_deletes:
+            raise SessionClosedError()
         tree = await self._tree(session_id)
         copies = tree.fork_path(leaf_id)
         info = await self.store.create_session(
@@ -204,14 +314,16 @@ class Engine:
         )
         if copies:
             await self.store.append_messages(info.id, copies)
-        fresh = await self.store.get_session(info.id)
-        self._session_changed(fresh or info)
-        return fresh or info
+        fresh = await self.store.get_session(info.id) or info
+        self._session_changed(fresh)
+        self._tell_sessions(SessionForked(session_id, fresh))
+        return fresh
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         if not query.strip():
             return []
-        return await self.store.search(query, limit=limit)
+        hits = await self.store.search(query, limit=limit)
+        return [h for h in hits if h.session_id not in self._pending_deletes]
 
     async def export_markdown(self, session_id: str) -> str:
         info = await self.store.get_session(session_id)
@@ -228,7 +340,19 @@ class Engine:
         return unsubscribe
 
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
-        self._session_changed(await self.store.update_session(session_id, provider=provider, model=model))
+        """Pin another model to the session; it also becomes the model new chats start with."""
+        info = await self.store.update_session(session_id, provider=provider, model=model)
+        self._session_changed(info)
+        await self._remember_last_used(info)
+
+    async def get_draft(self, session_id: str) -> Draft | None:
+        """The unsent text and attachments of a session, if any."""
+        return Draft.from_json(await self.store.get_ui_state(draft_key(session_id), None))
+
+    async def save_draft(self, session_id: str, draft: Draft | None) -> None:
+        """Keep (or with ``None`` or an empty draft, forget) a session's unsent prompt."""
+        value = draft.to_json() if draft is not None and not draft.empty else None
+        await self.store.set_ui_state(draft_key(session_id), value)
 
     # -- turns -------------------------------------------------------------------------------------
 
@@ -246,6 +370,7 @@ class Engine:
         live = self._ready(session_id)
         prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
         live.emit(MessageAdded(session_id, prompt))
+        self._spawn(self._remember_last_used(live.info))
         self._start(live, stored_first=(prompt,), title_from=text)
 
     def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None:
@@ -476,16 +601,21 @@ class Engine:
         return live.conversation.tree if live else await self.store.load_tree(session_id)
 
     def _session_changed(self, info: SessionInfo) -> None:
+        if info.id in self._pending_deletes:
+            return  # a late update (a cancelled turn's last write) must not bring the row back
         event = SessionUpdated(info)
         live = self._live.get(info.id)
         if live is not None:
             live.info = info
             live.emit(event)
+        self._tell_sessions(event)
+
+    def _tell_sessions(self, event: SessionEvent) -> None:
         for observer in list(self._session_observers):
             self._notify(observer, event)
 
     @staticmethod
-    def _notify(observer: SessionObserver, event: SessionUpdated | SessionRemoved) -> None:
+    def _notify(observer: SessionObserver, event: SessionEvent) -> None:
         try:
             observer(event)
         except Exception:
