@@ -10,9 +10,10 @@ through one ``TurnWriter`` per turn, for three reasons:
 * **The 250 ms bound.** Every delta updates the live message at once (the UI
   sees it), but the store gets the text in coalesced writes. The bound is
   measured from the first token not yet stored: its write *starts* early enough
-  (``interval`` less the time recent writes took) to be finished about
-  ``interval`` after the token arrived, so a process killed mid-stream loses at
-  most ~250 ms of tokens, however long the writes themselves take.
+  (``interval`` less the time recent writes took and a small margin) to be
+  finished within ``interval`` of the token's arrival, so a process killed
+  mid-stream loses at most ~250 ms of tokens, however long the writes take
+  (``bench/kill_bench.py`` measures it).
 * **Nothing dropped.** A write that fails (a locked, full, read-only or damaged
   database) stays queued, with the text still in memory, and is retried with
   backoff for as long as the turn lives. ``on_save_state`` is told when saving
@@ -43,6 +44,9 @@ WRITE_INTERVAL = 0.25
 HEARTBEAT_INTERVAL = 5.0
 RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0)
 """Waits between attempts after a failed write; the last one repeats."""
+WRITE_MARGIN = 0.04
+"""Kept free of the interval besides the write's own time: a token's way from the server to the
+writer and the loop's own delays count against the bound too (SIGKILLs measured up to 260 ms without)."""
 MAX_WRITE_LEAD = 0.5
 """The most of ``interval`` reserved for the write itself (a slow disk must not turn coalescing off)."""
 
@@ -192,7 +196,7 @@ class TurnWriter:
             now = time.monotonic()
             deadlines: list[float] = []
             if self._unwritten_since is not None:
-                lead = min(self._write_time * 2, self._interval * MAX_WRITE_LEAD)
+                lead = min(WRITE_MARGIN + self._write_time * 2, self._interval * MAX_WRITE_LEAD)
                 deadlines.append(self._unwritten_since + self._interval - lead)
             if self._message is not None:
                 deadlines.append(self._last_beat + self._heartbeat)
