@@ -59,7 +59,6 @@ class Recovery:
 
 
 @pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
-@pytest.mark.expected_log_warnings("could not open the conversations")
 def test_a_garbage_file_shows_the_stores_advice_and_restores_the_newest_backup(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:
@@ -101,7 +100,6 @@ def test_a_garbage_file_shows_the_stores_advice_and_restores_the_newest_backup(
 
 
 @pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
-@pytest.mark.expected_log_warnings("could not open the conversations")
 def test_a_schema_from_a_newer_version_offers_no_restore_and_can_be_retried(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:
@@ -136,7 +134,6 @@ def test_a_schema_from_a_newer_version_offers_no_restore_and_can_be_retried(
 
 
 @pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
-@pytest.mark.expected_log_warnings("could not open the conversations")
 def test_quit_gives_no_engine_and_changes_nothing(tmp_path: Path, qloop: Any, qtbot: Any) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
@@ -151,7 +148,6 @@ def test_quit_gives_no_engine_and_changes_nothing(tmp_path: Path, qloop: Any, qt
 
 
 @pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
-@pytest.mark.expected_log_warnings("could not open the conversations", "restoring .* failed")
 def test_a_damaged_backup_is_reported_in_the_next_dialog(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:

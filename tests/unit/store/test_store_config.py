@@ -33,7 +33,6 @@ async def test_providers_upsert_list_remove(store: Store) -> None:
 
 
 @pytest.mark.expected_log_warnings("not storing header")
-@pytest.mark.expected_log_warnings("credentials belong in the keychain")
 async def test_provider_secrets_never_reach_the_database(store: Store) -> None:
     await store.save_provider(
         ProviderConfig("x", ProviderKind.OPENAI, headers=(("Authorization", "Bearer sk-123"), ("X-Ok", "v")))

@@ -66,7 +66,6 @@ def test_agent_round_trip() -> None:
 
 
 @pytest.mark.expected_log_warnings("not storing header")
-@pytest.mark.expected_log_warnings("credentials belong in the keychain")
 def test_provider_round_trip_drops_credential_headers() -> None:
     config = ProviderConfig(
         name="local",
