@@ -113,11 +113,11 @@ def test_many_streams_at_once(replay_server: ReplayServer) -> None:
         )
 
     threads = [threading.Thread(target=client) for _ in range(16)]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(10)
     assert len(bodies) == 16
-    assert time.monotonic() - started < 16 * 10 * 0.02 / 2
+    # Served side by side, not one after another (counted by the server, not timed: a busy
+    # machine stretches the clock, and each stream lasts over 0.2 s, so they overlap).
     assert replay_server.max_concurrent_streams >= 8
