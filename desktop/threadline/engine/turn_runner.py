@@ -170,14 +170,22 @@ class TurnRunner:
         Every later write goes through the turn's ``TurnWriter``: a failure there
         does not stop the turn, it is retried (``SaveStateChanged`` tells the tab),
         and this method returns only when everything is stored; the engine then
-        announces the final state. Cancelling while only saving remains abandons
-        the unsaved writes (the engine does that only when closing the session).
+        announces the final state. A turn that failed says so (``TurnFailed``) once
+        its ending is stored, so the Retry the tab offers is accepted; if storing
+        the ending fails, right away, beside the ``SaveStateChanged``. Cancelling
+        while only saving remains abandons the unsaved writes (the engine does that
+        only when closing the session).
         """
         conversation = live.conversation
         session_id = live.session_id
-        writer = TurnWriter(
-            self._store, session_id, on_save_state=lambda err: live.emit(_save_state(session_id, err))
-        )
+        failure: list[TurnFailed] = []  # announced once the ending is stored, or at once if saving fails
+
+        def save_state(err: Exception | None) -> None:
+            live.emit(_save_state(session_id, err))
+            if err is not None and failure:
+                live.emit(failure.pop())
+
+        writer = TurnWriter(self._store, session_id, on_save_state=save_state)
         target = RequestMetadata()  # provider and model, once known, for a failure record
         try:
             if not await self._store_prompt(live, stored_first):
@@ -235,10 +243,16 @@ class TurnRunner:
             if reply is None:
                 changed.append(self._failure_record(live, error, target))
             self._record_ending(live, writer, reply, changed)
-            live.emit(TurnFailed(live.session_id, error))
+            failure.append(TurnFailed(live.session_id, error))
+            if writer.failing is not None:
+                live.emit(failure.pop())
         finally:
             self._ran.pop(live.session_id, None)
-            await self._save(live, writer)
+            try:
+                await self._save(live, writer)
+            finally:
+                if failure:
+                    live.emit(failure.pop())
 
     def saving(self, session_id: str) -> bool:
         """Whether the turn of ``session_id`` has ended and only waits for its writes to be stored."""

@@ -62,6 +62,11 @@ def accept(path: Path, operation: str) -> None:
     run_sql(path, f"DROP TRIGGER refuse_{operation.lower()}")
 
 
+def states(events: list[ConversationEvent]) -> list[TurnStateChanged]:
+    """The turn-state events only (listing refreshes may arrive after the final one)."""
+    return [e for e in events if isinstance(e, TurnStateChanged)]
+
+
 async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
     async def poll() -> None:
         while not condition():
@@ -219,7 +224,7 @@ async def test_a_prompt_the_store_refuses_is_not_sent_and_comes_back(
     assert failed.error.kind == "storage" and "not sent" in failed.error.message
     assert "saved" not in failed.error.message.replace("could not be saved", "")
     assert any(isinstance(e, ActivePathChanged) for e in events)
-    assert events[-1] == TurnStateChanged(session_id, TurnState.FAILED)
+    assert states(events)[-1] == TurnStateChanged(session_id, TurnState.FAILED)
     assert replay_server.stream_requests() == []  # nothing went to the model
     assert live.conversation.path() == []  # the prompt left the conversation with the failure
 
@@ -254,7 +259,7 @@ async def test_a_failed_turn_whose_ending_cannot_be_stored_still_says_why(
 
     failed = next(e for e in events if isinstance(e, TurnFailed))
     assert failed.error.kind != "storage" and failed.unsent_prompt is None  # the provider's own error
-    assert events[-1] == TurnStateChanged(session_id, TurnState.FAILED)
+    assert states(events)[-1] == TurnStateChanged(session_id, TurnState.FAILED)
     prompt, record = await stored_path(engine.data_dir, session_id)
     assert prompt.text == "hello"
     assert record.kind is MessageKind.RESPONSE and record.status is MessageStatus.FAILED
