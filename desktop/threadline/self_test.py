@@ -36,6 +36,19 @@ def _keychain() -> str:
     return "none usable" if "fail" in name or "null" in name else name
 
 
+def _check_database(data_dir: Path, database_url: str | None) -> None:
+    """Fail on a damaged database: SQLite's page and search-index checks, or a read of every
+    table on a server. A database that does not exist yet passes (the window part creates it)."""
+    from threadline.engine.engine import DATABASE_FILENAME
+    from threadline.store.db import sqlite_url
+    from threadline.store.integrity import check_database
+
+    problems = check_database(database_url or sqlite_url(data_dir / DATABASE_FILENAME))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SelfTestError(f"the database is damaged: {problems[0]}{more}")
+
+
 def run_self_test(data_dir: Path, database_url: str | None) -> int:
     """Run the checks; print one line; return the process exit status."""
     step = "starting"
@@ -54,6 +67,9 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
 
         set_step("checking the keychain")
         keychain = _keychain()
+
+        set_step("checking the database")
+        _check_database(data_dir, database_url)
 
         from threadline.app import self_test_window
 
