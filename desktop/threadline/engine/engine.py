@@ -556,6 +556,9 @@ class Engine:
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]
             self._spawn(self._refresh_info(session_id))
+            failure = self.runner.take_failure(session_id)
+            if failure is not None:
+                live.emit(failure)
             live.emit(TurnStateChanged(session_id, live.conversation.state))
 
     async def _stop_tasks(self) -> None:

@@ -150,6 +150,7 @@ class TurnRunner:
         self._retry = retry_policy or RetryPolicy()
         self._ran: dict[str, list[ToolResult]] = {}
         self._saving: set[str] = set()
+        self._failures: dict[str, TurnFailed] = {}
 
     async def run(
         self,
@@ -171,7 +172,8 @@ class TurnRunner:
         does not stop the turn, it is retried (``SaveStateChanged`` tells the tab),
         and this method returns only when everything is stored; the engine then
         announces the final state. A turn that failed says so (``TurnFailed``) once
-        its ending is stored, so the Retry the tab offers is accepted; if storing
+        its ending is stored and the task is over (the engine takes it with ``take_failure``),
+        so the Retry the tab offers is accepted; if storing
         the ending fails, right away, beside the ``SaveStateChanged``. Cancelling
         while only saving remains abandons the unsaved writes (the engine does that
         only when closing the session).
@@ -251,8 +253,16 @@ class TurnRunner:
             try:
                 await self._save(live, writer)
             finally:
-                if failure:
-                    live.emit(failure.pop())
+                if failure:  # the engine announces it once this task is over (see take_failure)
+                    self._failures[session_id] = failure.pop()
+
+    def take_failure(self, session_id: str) -> TurnFailed | None:
+        """The ``TurnFailed`` of a turn that just ended, for the engine to announce.
+
+        It is announced only after the turn's task has left the engine, right before
+        the final state: a Retry clicked the moment the error shows is then accepted.
+        """
+        return self._failures.pop(session_id, None)
 
     def saving(self, session_id: str) -> bool:
         """Whether the turn of ``session_id`` has ended and only waits for its writes to be stored."""
