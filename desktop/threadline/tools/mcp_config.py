@@ -4,9 +4,12 @@ One record per server: a stdio server is a command (args, env, cwd) Threadline
 starts; a streamable-HTTP server is a URL (headers). ``name`` becomes the
 namespace of its tools (``name/tool`` for approval rules, ``name__tool`` on the
 wire), so it is restricted to letters, digits, ``-`` and single ``_``.
-Secret-looking values in ``env`` or ``headers`` never reach this JSON: the
-server manager moves them to the system keychain first and keeps a marker
-(``mcp_secrets``); ``${VAR}`` values are stored as written.
+Values in ``env`` or ``headers`` never reach this JSON, whatever their name:
+the server manager moves each one to the system keychain first and keeps a
+marker (``mcp_secrets``). Two exceptions, both chosen by the user: a
+``${VAR}`` value (read from Threadline's environment when the server starts)
+is stored as written, and a name listed in ``public_env`` / ``public_headers``
+("not a secret") keeps its value here.
 """
 
 from __future__ import annotations
@@ -44,11 +47,21 @@ class McpServerConfig:
     cwd: str = ""
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    public_env: tuple[str, ...] = ()
+    """Names in ``env`` the user marked "not a secret": their values stay in the settings."""
+    public_headers: tuple[str, ...] = ()
+    """Names in ``headers`` the user marked "not a secret"."""
     enabled: bool = True
     autostart: bool = False
     """Start with the app instead of when a turn first needs the server's tools."""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+
+    def __post_init__(self) -> None:
+        # One spelling of the "not a secret" lists (sorted, only names present) so records compare equal.
+        object.__setattr__(self, "public_env", tuple(sorted({n for n in self.public_env if n in self.env})))
+        public_headers = tuple(sorted({n for n in self.public_headers if n in self.headers}))
+        object.__setattr__(self, "public_headers", public_headers)
 
     def validate(self) -> McpServerConfig:
         if not SERVER_NAME_PATTERN.match(self.name) or len(self.name) > MAX_SERVER_NAME:
@@ -68,6 +81,8 @@ class McpServerConfig:
         data = asdict(self)
         data["transport"] = self.transport.value
         data["args"] = list(self.args)
+        data["public_env"] = list(self.public_env)
+        data["public_headers"] = list(self.public_headers)
         return data
 
     @classmethod
@@ -82,6 +97,8 @@ class McpServerConfig:
                 cwd=str(data.get("cwd", "")),
                 url=str(data.get("url", "")),
                 headers={str(k): str(v) for k, v in dict(data.get("headers") or {}).items()},
+                public_env=tuple(str(n) for n in data.get("public_env") or ()),
+                public_headers=tuple(str(n) for n in data.get("public_headers") or ()),
                 enabled=bool(data.get("enabled", True)),
                 autostart=bool(data.get("autostart", False)),
                 call_timeout=float(data.get("call_timeout", DEFAULT_CALL_TIMEOUT)),

@@ -13,10 +13,12 @@ The settings UI uses ``list_servers``, ``states``, ``save_server``,
 ``remove_server``, ``start``/``restart``/``stop`` and ``subscribe`` (a callback
 per status change).
 
-Secret ``env`` and ``headers`` values go to the system keychain when a record is
-saved (``mcp_secrets``); the records here, and the JSON in the store, hold a
-marker in their place, and a connection reads the real values when it starts.
-Renaming a server moves its keychain entries, removing it deletes them.
+Every ``env`` and ``headers`` value goes to the system keychain when a record is
+saved, unless the user marked it "not a secret" or wrote it as ``${VAR}``
+(``mcp_secrets``); the records here, and the JSON in the store, hold a marker
+in its place, and a connection reads the real values when it starts. Renaming
+a server moves its keychain entries, removing it deletes them. Loading the
+records moves values an older version left in plain text to the keychain.
 """
 
 from __future__ import annotations
@@ -73,14 +75,15 @@ class McpServerManager:
             configs = await load_configs(self._store)
             migrated = False
             for config in configs:
-                if has_plain_secrets(config):  # a record saved before secrets went to the keychain
+                if has_plain_secrets(config):  # saved by a version that kept (some) values in plain text
                     try:
                         config = store_secrets(config)
                         migrated = True
                     except InvalidServerConfig:
                         log.warning(
-                            "MCP server %s has secret values stored in plain text and there is no usable "
-                            "keychain to move them to; write them as ${VAR} instead.",
+                            "MCP server %s has values stored in plain text and there is no usable keychain "
+                            "to move them to; edit the server and write them as ${VAR}, or mark the ones "
+                            "that are not secrets.",
                             config.name,
                         )
                 self._connections[config.name] = self._connection(config)

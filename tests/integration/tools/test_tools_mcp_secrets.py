@@ -1,4 +1,7 @@
-"""Secret env and header values of MCP server records live in the keychain, never in the stored JSON."""
+"""Env and header values of MCP server records live in the keychain, never in the stored JSON.
+
+Every value is a secret unless the user marks it "not a secret" or writes it as ``${VAR}``.
+"""
 
 from __future__ import annotations
 
@@ -47,15 +50,25 @@ async def test_secrets_go_to_the_keychain_and_the_rest_stays_in_json(engine: Eng
     config = McpServerConfig(
         "gh",
         command="gh-mcp",
-        env={"GITHUB_TOKEN": TOKEN, "LOG_LEVEL": "debug", "db_password": "hunter2", "API_KEY": "${MY_KEY}"},
+        env={
+            "GITHUB_TOKEN": TOKEN,
+            "LOG_LEVEL": "debug",
+            "db_password": "hunter2",
+            "API_KEY": "${MY_KEY}",
+            "GH_PAT": "ghp_by-a-name-no-rule-knows",
+        },
+        public_env=("LOG_LEVEL",),
     )
     await engine.tool_servers.save_server(config)
     await engine.tool_servers.save_server(
-        remote(Authorization=BEARER, **{"Proxy-Authorization": "Basic eHg=", "Accept-Language": "en"})
+        replace(
+            remote(Authorization=BEARER, **{"Proxy-Authorization": "Basic eHg=", "Accept-Language": "en"}),
+            public_headers=("Accept-Language",),
+        )
     )
 
     dumped = json.dumps(await raw_records(engine))
-    for secret in (TOKEN, BEARER, "hunter2", "Basic eHg="):
+    for secret in (TOKEN, BEARER, "hunter2", "Basic eHg=", "ghp_by-a-name-no-rule-knows"):
         assert secret not in dumped
     gh, web = await raw_records(engine)
     assert gh["env"] == {
@@ -63,6 +76,7 @@ async def test_secrets_go_to_the_keychain_and_the_rest_stays_in_json(engine: Eng
         "LOG_LEVEL": "debug",
         "db_password": STORED_IN_KEYCHAIN,
         "API_KEY": "${MY_KEY}",  # a reference to Threadline's environment is stored as written
+        "GH_PAT": STORED_IN_KEYCHAIN,
     }
     assert web["headers"] == {
         "Authorization": STORED_IN_KEYCHAIN,
@@ -72,6 +86,7 @@ async def test_secrets_go_to_the_keychain_and_the_rest_stays_in_json(engine: Eng
     assert entries() == {
         (SERVICE, "gh/env/GITHUB_TOKEN"): TOKEN,
         (SERVICE, "gh/env/db_password"): "hunter2",
+        (SERVICE, "gh/env/GH_PAT"): "ghp_by-a-name-no-rule-knows",
         (SERVICE, "remote/header/Authorization"): BEARER,
         (SERVICE, "remote/header/Proxy-Authorization"): "Basic eHg=",
     }
@@ -81,7 +96,12 @@ async def test_a_fresh_load_resolves_secrets_and_env_references(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await engine.tool_servers.save_server(
-        McpServerConfig("gh", command="gh-mcp", env={"GITHUB_TOKEN": TOKEN, "API_KEY": "${MY_KEY}", "A": "1"})
+        McpServerConfig(
+            "gh",
+            command="gh-mcp",
+            env={"GITHUB_TOKEN": TOKEN, "API_KEY": "${MY_KEY}", "A": "1"},
+            public_env=("A",),
+        )
     )
     monkeypatch.setenv("MY_KEY", "from-the-environment")
     fresh = McpServerManager(engine.store, ToolRegistry())
@@ -160,10 +180,17 @@ async def test_without_a_keychain_secret_literals_are_refused_and_env_references
 ) -> None:
     with pytest.raises(InvalidServerConfig, match=r"no system keychain.*\$\{GITHUB_TOKEN\}"):
         await engine.tool_servers.save_server(McpServerConfig("gh", command="x", env={"GITHUB_TOKEN": TOKEN}))
+    with pytest.raises(InvalidServerConfig, match=r"no system keychain.*--env-from GH_PAT=GH_PAT"):
+        await engine.tool_servers.save_server(McpServerConfig("gh", command="x", env={"GH_PAT": TOKEN}))
     assert await raw_records(engine) == []
 
     await engine.tool_servers.save_server(
-        McpServerConfig("gh", command="x", env={"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG_LEVEL": "debug"})
+        McpServerConfig(
+            "gh",
+            command="x",
+            env={"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG_LEVEL": "debug"},
+            public_env=("LOG_LEVEL",),
+        )
     )
     (record,) = await raw_records(engine)
     assert record["env"] == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "LOG_LEVEL": "debug"}
@@ -176,3 +203,29 @@ async def test_plaintext_secrets_saved_by_an_older_version_move_to_the_keychain(
     assert loaded.headers == {"Authorization": STORED_IN_KEYCHAIN}
     assert BEARER not in json.dumps(await raw_records(engine))
     assert entries() == {(SERVICE, "remote/header/Authorization"): BEARER}
+
+
+async def test_plain_values_of_any_name_saved_by_an_older_version_move_to_the_keychain(
+    engine: Engine,
+) -> None:
+    old_record = McpServerConfig(
+        "gh", command="gh-mcp", env={"GH_PAT": TOKEN, "LOG_LEVEL": "debug"}
+    ).to_json()
+    del old_record["public_env"], old_record["public_headers"]  # the shape an older version wrote
+    await engine.store.set_setting(MCP_SERVERS_SETTING, [old_record])
+    fresh = McpServerManager(engine.store, ToolRegistry())
+    (loaded,) = await fresh.list_servers()
+    assert loaded.env == {"GH_PAT": STORED_IN_KEYCHAIN, "LOG_LEVEL": STORED_IN_KEYCHAIN}
+    assert TOKEN not in json.dumps(await raw_records(engine))
+    assert entries() == {(SERVICE, "gh/env/GH_PAT"): TOKEN, (SERVICE, "gh/env/LOG_LEVEL"): "debug"}
+    assert resolve_secrets(loaded).env == {"GH_PAT": TOKEN, "LOG_LEVEL": "debug"}
+
+
+async def test_marking_a_stored_value_not_secret_moves_it_back_to_the_settings(engine: Engine) -> None:
+    await engine.tool_servers.save_server(McpServerConfig("gh", command="x", env={"LOG_LEVEL": "debug"}))
+    (stored,) = await engine.tool_servers.list_servers()
+    assert stored.env == {"LOG_LEVEL": STORED_IN_KEYCHAIN}
+    await engine.tool_servers.save_server(replace(stored, public_env=("LOG_LEVEL",)))
+    (record,) = await raw_records(engine)
+    assert record["env"] == {"LOG_LEVEL": "debug"} and record["public_env"] == ["LOG_LEVEL"]
+    assert entries() == {}

@@ -19,7 +19,7 @@ from threadline.tools.mcp_config import (
     load_configs,
     save_configs,
 )
-from threadline.tools.mcp_secrets import env_reference, is_secret_name
+from threadline.tools.mcp_secrets import MASK, STORED_IN_KEYCHAIN, env_reference, has_plain_secrets, masked
 from threadline.tools.notes_tool import NotesTool
 from threadline.tools.registry import WIRE_NAME_PATTERN
 
@@ -49,25 +49,32 @@ async def test_server_records_round_trip_through_settings() -> None:
     assert await load_configs(settings) == records  # a broken record is skipped, not fatal
 
 
-@pytest.mark.parametrize(
-    ("name", "secret"),
-    [
-        ("GITHUB_TOKEN", True),
-        ("openai_api_key", True),
-        ("DB_PASSWORD", True),
-        ("MYSQL_PASSWD", True),
-        ("Client-Secret", True),
-        ("Authorization", True),
-        ("proxy-authorization", True),
-        ("Cookie", True),
-        ("AWS_CREDENTIALS", True),
-        ("LOG_LEVEL", False),
-        ("Accept", False),
-        ("PATH", False),
-    ],
-)
-def test_secret_looking_names(name: str, secret: bool) -> None:
-    assert is_secret_name(name) is secret
+@pytest.mark.parametrize("name", ["GH_PAT", "LOG_LEVEL", "X", "Authorization", "Accept"])
+def test_every_value_is_secret_whatever_its_name(name: str) -> None:
+    """The old rule went by name (``*TOKEN*``, ``*_KEY``): ``GH_PAT`` was stored in plain text."""
+    assert has_plain_secrets(McpServerConfig("s", command="x", env={name: "v"}))
+    assert has_plain_secrets(
+        McpServerConfig("s", transport=Transport.HTTP, url="https://x", headers={name: "v"})
+    )
+    assert not has_plain_secrets(McpServerConfig("s", command="x", env={name: "v"}, public_env=(name,)))
+    assert not has_plain_secrets(McpServerConfig("s", command="x", env={name: "${SOME_VAR}"}))
+    assert not has_plain_secrets(McpServerConfig("s", command="x", env={name: STORED_IN_KEYCHAIN}))
+
+
+def test_public_names_round_trip_and_only_present_names_are_kept() -> None:
+    config = McpServerConfig("s", command="x", env={"B": "2", "A": "1"}, public_env=("B", "A", "GONE", "A"))
+    assert config.public_env == ("A", "B")
+    assert McpServerConfig.from_json(json.loads(json.dumps(config.to_json()))) == config
+
+
+def test_masked_shows_only_what_is_not_secret() -> None:
+    config = McpServerConfig(
+        "s",
+        command="x",
+        env={"GH_PAT": STORED_IN_KEYCHAIN, "LEFT": "ghp_plain", "REF": "${GH}", "LOG": "debug"},
+        public_env=("LOG",),
+    )
+    assert masked(config, "env") == {"GH_PAT": MASK, "LEFT": MASK, "REF": "${GH}", "LOG": "debug"}
 
 
 def test_env_references() -> None:
