@@ -50,7 +50,7 @@ from threadline.core.tree import ConversationTree
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.drafts import Draft, draft_key
-from threadline.engine.errors import SessionBusyError, SessionClosedError
+from threadline.engine.errors import NothingToSendError, SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
     MessageAdded,
@@ -69,7 +69,7 @@ from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
-from threadline.store.errors import StoreError
+from threadline.store.errors import NotFoundError, StoreError
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -109,7 +109,7 @@ class Engine:
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self._live: dict[str, LiveConversation] = {}
         self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tasks: dict[str, asyncio.Task[object]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._session_observers: list[SessionObserver] = []
         self._approval_handler: ApprovalHandler | None = None
@@ -127,7 +127,7 @@ class Engine:
         """Open (creating and migrating) the store in ``data_dir`` or at ``database_url``."""
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (one cheap call, before any loop work)
         url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
-        store = await Store.open(url, backup_dir=data_dir / "backups")
+        store = await Store.open(url)  # backups go beside a SQLite file, wherever it is
         return cls(store, data_dir, **options)
 
     async def aclose(self) -> None:
@@ -154,7 +154,7 @@ class Engine:
         try:
             info = await self.store.get_session(session_id)
             if info is None:
-                raise KeyError(f"no session {session_id!r}")
+                raise NotFoundError(f"no session {session_id!r}")
             tree = await self.store.load_tree(session_id)
             live = LiveConversation(info, Conversation(session_id, tree))
             self._live[session_id] = live
@@ -235,9 +235,17 @@ class Engine:
         )
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0
+        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
     ) -> list[SessionInfo]:
-        sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset)
+        sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset, after=after)
+        return [s for s in sessions if s.id not in self._pending_deletes]
+
+    async def search_sessions(
+        self, query: str, *, limit: int = 50, archived: bool | None = None
+    ) -> list[SessionInfo]:
+        if not query.strip():
+            return []
+        sessions = await self.store.search_sessions(query, limit=limit, archived=archived)
         return [s for s in sessions if s.id not in self._pending_deletes]
 
     async def rename_session(self, session_id: str, title: str) -> None:
@@ -366,7 +374,7 @@ class Engine:
     ) -> None:
         """Stage the prompt now (the tab shows it at once) and run the turn in a task."""
         if not (text.strip() or images or context):
-            raise ValueError("there is nothing to send")
+            raise NothingToSendError()
         live = self._ready(session_id)
         prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
         live.emit(MessageAdded(session_id, prompt))
@@ -426,27 +434,42 @@ class Engine:
         await self.store.set_active_leaf(session_id, leaf_id)
         live.emit(ActivePathChanged(session_id, leaf_id))
 
-    async def compact(self, session_id: str, instructions: str = "") -> None:
-        """Summarise the older part of the conversation now; errors arrive as ``TurnFailed``."""
+    async def compact(
+        self, session_id: str, instructions: str = "", *, keep_turns: int = 2
+    ) -> Message | None:
+        """Summarise the older part of the conversation now; the summary, or ``None`` if it failed.
+
+        A failure is announced as ``TurnFailed`` (the tab's banner shows it), so a caller
+        only needs the result to know whether to show success. ``keep_turns`` turns stay
+        verbatim; 0 summarises everything, which is what a context overflow calls for:
+        there the latest turn is the one that no longer fits.
+        """
         live = self._ready(session_id)
-        task = asyncio.create_task(self._compact(live, instructions), name=f"compact-{session_id}")
+        task = asyncio.create_task(
+            self._compact(live, instructions, keep_turns), name=f"compact-{session_id}"
+        )
         self._tasks[session_id] = task
         try:
             await asyncio.gather(task, return_exceptions=True)
         finally:
             if self._tasks.get(session_id) is task:
                 del self._tasks[session_id]
+        return None if task.cancelled() or task.exception() is not None else task.result()
 
-    async def _compact(self, live: LiveConversation, instructions: str) -> None:
+    async def _compact(self, live: LiveConversation, instructions: str, keep_turns: int) -> Message | None:
         try:
             agent = await self.get_agent(live.info.agent_id)
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
-            await self.runner.compact(live, await self.hub.client(config), params, instructions=instructions)
+            provider = await self.hub.client(config)
+            return await self.runner.compact(
+                live, provider, params, keep_turns=keep_turns, instructions=instructions
+            )
         except asyncio.CancelledError:
             raise
         except Exception as err:
             live.emit(TurnFailed(live.session_id, user_error(err)))
+            return None
 
     # -- approval ----------------------------------------------------------------------------------
 
@@ -485,7 +508,10 @@ class Engine:
     async def list_models(self, provider: str) -> list[ModelInfo]:
         config = await self.store.get_provider(provider)
         if config is None:
-            raise KeyError(f"no provider {provider!r}")
+            raise NotFoundError(
+                f"no provider {provider!r}",
+                user_message=f"The provider {provider!r} no longer exists. Pick another model.",
+            )
         return await self.hub.list_models(config)
 
     async def detect_local_servers(self) -> list[ProviderConfig]:

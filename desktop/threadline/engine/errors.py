@@ -31,3 +31,9 @@ class SessionClosedError(EngineError, KeyError):
 
     def __str__(self) -> str:
         return self.user_message
+
+
+class NothingToSendError(EngineError, ValueError):
+    """Send was asked for an empty prompt (no text, no image, no file)."""
+
+    default_message = "There is nothing to send: type a message or attach a file first."

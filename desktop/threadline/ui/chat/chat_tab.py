@@ -31,7 +31,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
-from threadline.core.messages import ContextFile, ImageBlock, MessageKind, MessageStatus, ToolCall
+from threadline.core.messages import ContextFile, ImageBlock, Message, MessageKind, MessageStatus, ToolCall
 from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
 from threadline.engine.api import EngineApi, LiveConversationApi
@@ -58,6 +58,7 @@ from threadline.ui.common.theme import ThemeColors
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
 COMPOSER_MAX_WIDTH = 820
+COMPACTING_TEXT = "Summarising earlier messages…"
 DRAFT_SAVE_MS = 600
 """How long typing must pause before the draft is saved (one write per pause, not per key)."""
 
@@ -93,6 +94,7 @@ class ChatTab(QWidget):
         self._busy = not live.conversation.ready_for_input
         self._status = ""
         self._saving = False
+        self._compacting = False
         self._model_problem = ""
         self._draft_dirty = False
         self._draft_loaded = False
@@ -130,6 +132,7 @@ class ChatTab(QWidget):
         self.model.turnStateChanged.connect(self._turn_state)
         self.model.turnFailed.connect(self._turn_failed)
         self.model.retryScheduled.connect(self._retry_scheduled)
+        self.model.promptUnsent.connect(self._prompt_unsent)
         self.model.sessionUpdated.connect(self._session_updated)
         self.model.messageFinished.connect(self._message_finished)
         self.model.rowsInserted.connect(self._history_changed)
@@ -396,8 +399,6 @@ class ChatTab(QWidget):
 
     def _turn_state(self, state: TurnState) -> None:
         busy = state in (TurnState.STREAMING, TurnState.AWAITING_APPROVAL, TurnState.RUNNING_TOOLS)
-        if state is TurnState.STREAMING and self._retry_event is None:
-            pass
         if not busy:
             self._stop_retry_countdown()
         if busy != self._busy:
@@ -410,6 +411,16 @@ class ChatTab(QWidget):
         self._stop_retry_countdown()
         self.banner.show_error(error)
         self._update_status()
+
+    def _prompt_unsent(self, prompt: Message) -> None:
+        """The store refused the prompt, so nothing was sent: give the user their words back.
+
+        What they typed since goes after it rather than being replaced.
+        """
+        typed = self.composer.draft()
+        text = prompt.text if not typed.text.strip() else f"{prompt.text}\n\n{typed.text}"
+        attachments = (*prompt.images, *prompt.context, *typed.attachments)
+        self.composer.set_draft(Draft(text, attachments))
 
     def _retry_scheduled(self, event: RetryScheduled) -> None:
         self._retry_event = event
@@ -478,14 +489,46 @@ class ChatTab(QWidget):
             self.composer.model_picker.setFocus()
             self.composer.model_picker.showPopup()
         elif action is ErrorAction.COMPACT:
-            self.banner.show_info("Compacting the conversation…")
-            spawn(
-                self.engine.compact(self.session_id),
-                on_done=lambda _r: self.banner.dismiss(),
-                on_error=lambda err: self._show_local_error(f"Could not compact: {describe(err)}", ()),
-            )
+            self.compact()
         elif action is ErrorAction.NEW_SESSION:
             self.newSessionRequested.emit()
+
+    def compact(self) -> None:
+        """Summarise the whole conversation so far, so the next message starts from the summary.
+
+        The banner offers this when the conversation no longer fits the model's context
+        window; there the latest turn is the one that did not fit, so nothing is kept
+        verbatim. While the summary is requested the banner says so and sending is held;
+        afterwards the summary shows in the conversation, or the banner shows why not
+        (the engine's ``TurnFailed``).
+        """
+        if self._compacting:
+            return
+        self._compacting = True
+        self.banner.show_info(COMPACTING_TEXT)
+        self._update_held()
+
+        def done(summary: Message | None) -> None:
+            self._compacting = False
+            self._update_held()
+            if summary is not None:
+                self.banner.dismiss()
+                self.view.scroll_to_bottom()
+                self.statusChanged.emit("Earlier messages were summarised; you can continue the chat.")
+            elif self.banner.error is None:  # stopped before any answer: no error to show
+                self.banner.dismiss()
+
+        def failed(err: BaseException) -> None:
+            self._compacting = False
+            self._update_held()
+            self._show_local_error(f"Could not compact the conversation: {describe(err)}", ())
+
+        spawn(self.engine.compact(self.session_id, keep_turns=0), on_done=done, on_error=failed)
+
+    def _update_held(self) -> None:
+        """Sending waits while the turn's writes are retried or a summary is being written."""
+        self.composer.set_held("Saving…" if self._saving else COMPACTING_TEXT if self._compacting else "")
+        self._update_status()
 
     # -- models -------------------------------------------------------------------------------------
 
@@ -495,7 +538,9 @@ class ChatTab(QWidget):
         if info.model:
             current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
         problem = self.catalog.problem(info.provider, info.model)
-        self.composer.set_models(self.catalog.choices(), current, problem=problem)
+        self.composer.set_models(
+            self.catalog.choices(), current, problem=problem, loading=self.catalog.refreshing
+        )
         if problem != self._model_problem:
             old, self._model_problem = self._model_problem, problem
             if problem:
@@ -508,7 +553,7 @@ class ChatTab(QWidget):
         """Events the conversation model does not relay: the save state of the turn."""
         if isinstance(event, SaveStateChanged):
             self._saving = event.saving
-            self.composer.set_held("Saving…" if event.saving else "")
+            self._update_held()
             if event.error is not None:
                 self.banner.show_error(event.error)
             self._update_status()
@@ -532,6 +577,8 @@ class ChatTab(QWidget):
             parts.append("No model chosen")
         if self._saving:
             parts.append("Saving…")
+        if self._compacting:
+            parts.append(COMPACTING_TEXT)
         state = self.live.conversation.state
         if state is TurnState.STREAMING:
             parts.append("Replying…")

@@ -11,7 +11,9 @@ which saves it through the engine so it survives a restart (``draft``/``set_draf
 
 The model picker shows the session's own model. When the session has none, or its
 model or provider was removed, the picker says so ("Pick a model") instead of
-showing some other model that the session would not use.
+showing some other model that the session would not use. Opening it asks for a
+fresh list (``modelListWanted``), and so does its "Refresh models" entry; while the
+list loads, a disabled "Loading models…" entry shows under the cached models.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFontMetrics, QKeyEvent, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -45,6 +47,8 @@ log = logging.getLogger("threadline.ui.chat.composer")
 MAX_VISIBLE_LINES = 10
 MAX_TEXT_FILE = 1_000_000
 MAX_IMAGE_FILE = 10_000_000
+LOADING_MODELS = "Loading models…"
+REFRESH_MODELS = "Refresh models"
 IMAGE_TYPES = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -176,6 +180,10 @@ class Composer(QWidget):
         self._history_chars = 0
         self._models: list[ModelChoice | None] = []
         """The picker's entries in order; ``None`` is the "Pick a model" entry."""
+        self._refresh_index = -1
+        """The picker's "Refresh models" entry (-1: none)."""
+        self._selected_index = 0
+        """The entry the session's model is at, restored after "Refresh models"."""
         self._attachments: list[ContextFile | ImageBlock] = []
         self.setAcceptDrops(True)
 
@@ -297,6 +305,11 @@ class Composer(QWidget):
         self._held = reason
         self._update_buttons()
 
+    @property
+    def held_reason(self) -> str:
+        """Why sending is held ("Saving…"), or "" when it is not."""
+        return self._held
+
     def draft(self) -> Draft:
         return Draft(self.text(), tuple(self._attachments))
 
@@ -317,13 +330,20 @@ class Composer(QWidget):
         self._update_tokens()
 
     def set_models(
-        self, models: list[ModelChoice], current: ModelChoice | None, *, problem: str = ""
+        self,
+        models: list[ModelChoice],
+        current: ModelChoice | None,
+        *,
+        problem: str = "",
+        loading: bool = False,
     ) -> None:
         """Offer ``models`` with the session's ``current`` one selected.
 
         With no ``current`` model, or a ``problem`` with it (its provider or model was
         removed), the selected entry is "Pick a model" (the problem as its text), so the
-        picker never shows a model the next send would not use.
+        picker never shows a model the next send would not use. After the models come
+        a disabled "Loading models…" while the providers are asked (``loading``) and
+        "Refresh models", which asks them again (``modelListWanted``).
         """
         entries: list[ModelChoice | None] = list(models)
         wanted = (current.provider, current.model) if current is not None and not problem else None
@@ -338,14 +358,28 @@ class Composer(QWidget):
             self.model_picker.addItem(m.label if m is not None else (problem or "Pick a model"))
         if not entries:
             self.model_picker.addItem("No model — add a provider in Settings")
+        if loading:
+            self.model_picker.addItem(LOADING_MODELS)
+            self._disable_item(self.model_picker.count() - 1)
+        if entries or loading:
+            self._refresh_index = self.model_picker.count()
+            self.model_picker.addItem(REFRESH_MODELS)
+        else:
+            self._refresh_index = -1
         if wanted is not None:
             idx = next(i for i, m in enumerate(entries) if m is not None and (m.provider, m.model) == wanted)
             self.model_picker.setCurrentIndex(idx)
         else:
             self.model_picker.setCurrentIndex(0)
+        self._selected_index = self.model_picker.currentIndex()
         self.model_picker.setToolTip(problem or "Model for this conversation")
         self.model_picker.blockSignals(False)
         self._update_tokens()
+
+    def _disable_item(self, index: int) -> None:
+        model = self.model_picker.model()
+        if isinstance(model, QStandardItemModel) and (item := model.item(index)) is not None:
+            item.setEnabled(False)
 
     def current_model(self) -> ModelChoice | None:
         i = self.model_picker.currentIndex()
@@ -394,8 +428,16 @@ class Composer(QWidget):
             self.editCancelled.emit()
 
     def _model_activated(self, index: int) -> None:
+        if index == self._refresh_index:
+            # Not a model: ask the providers again and keep showing the session's model.
+            self.model_picker.blockSignals(True)
+            self.model_picker.setCurrentIndex(self._selected_index)
+            self.model_picker.blockSignals(False)
+            self.modelListWanted.emit()
+            return
         choice = self._models[index] if 0 <= index < len(self._models) else None
         if choice is not None:
+            self._selected_index = index
             self.modelChosen.emit(choice)
             self._update_tokens()
 

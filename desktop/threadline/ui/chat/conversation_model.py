@@ -65,6 +65,7 @@ class ConversationModel(QAbstractListModel):
 
     turnStateChanged = Signal(object)  # TurnState
     turnFailed = Signal(object)  # UserFacingError
+    promptUnsent = Signal(object)  # Message: a prompt the store refused, so it was never sent
     retryScheduled = Signal(object)  # RetryScheduled
     sessionUpdated = Signal(object)  # SessionInfo
     messageFinished = Signal(str)  # message id of a reply that stopped streaming
@@ -204,6 +205,8 @@ class ConversationModel(QAbstractListModel):
         elif isinstance(event, TurnFailed):
             self.flush()
             self.turnFailed.emit(event.error)
+            if event.unsent_prompt is not None:
+                self.promptUnsent.emit(event.unsent_prompt)
         elif isinstance(event, RetryScheduled):
             self.retryScheduled.emit(event)
         elif isinstance(event, SessionUpdated):

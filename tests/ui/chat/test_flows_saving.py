@@ -1,0 +1,103 @@
+"""What the tab shows when the database refuses writes: nothing typed is lost, "saved" only when it is.
+
+The database is made to refuse writes the way a full disk does, with a real SQLite
+trigger added from another connection (as another program would), so the store,
+the engine and the tab all meet the real error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.ui_driving import new_tab_by_click as new_tab
+
+from threadline.engine.engine import DATABASE_FILENAME
+
+FULL = "database or disk is full"
+
+
+def run_sql(path: Path, statement: str) -> None:
+    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        connection.execute(statement)
+    finally:
+        connection.close()
+
+
+def refuse(path: Path, operation: str, when: str = "1") -> None:
+    run_sql(
+        path,
+        f"CREATE TRIGGER refuse_{operation.lower()} BEFORE {operation} ON messages "
+        f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{FULL}'); END",
+    )
+
+
+def accept(path: Path, operation: str) -> None:
+    run_sql(path, f"DROP TRIGGER refuse_{operation.lower()}")
+
+
+def stored_texts(path: Path, session_id: str) -> list[str]:
+    connection = sqlite3.connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT text FROM messages WHERE session_id = ? ORDER BY ordinal", (session_id,)
+        )
+        return [str(r[0]) for r in rows]
+    finally:
+        connection.close()
+
+
+@pytest.mark.expected_log_warnings
+def test_a_prompt_the_disk_refuses_comes_back_to_the_composer_and_nothing_is_sent(harness: Any) -> None:
+    harness.open()
+    tab = new_tab(harness)
+    db = harness.data_dir / DATABASE_FILENAME
+    refuse(db, "INSERT")
+    type_and_send(harness.qtbot, tab, "Keep these words")
+    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=15000)
+    assert "full" in tab.banner.label.text().lower()
+    said = tab.banner.label.text().lower()
+    assert "not sent" in said and not any(claim in said for claim in ("are saved", "is saved", "was saved"))
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "Keep these words", timeout=5000)
+    assert harness.server.stream_requests() == []  # nothing went to the model
+    assert stored_texts(db, tab.session_id) == []
+
+    accept(db, "INSERT")
+    harness.server.enqueue(sse_response(openai_text_stream(split_text("Stored this time.", 3))))
+    wait_idle(harness, tab)
+    harness.qtbot.mouseClick(tab.composer.send_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=5000)
+    wait_idle(harness, tab)
+    harness.qtbot.waitUntil(
+        lambda: stored_texts(db, tab.session_id) == ["Keep these words", "Stored this time."], timeout=15000
+    )
+
+
+@pytest.mark.expected_log_warnings
+def test_a_reply_the_disk_refuses_shows_saving_holds_sending_and_is_stored_later(harness: Any) -> None:
+    harness.server.enqueue(
+        sse_response(openai_text_stream(split_text("A reply that waits for space. " * 8, 6)), chunk_delay=0.01)
+    )
+    harness.open()
+    tab = new_tab(harness)
+    db = harness.data_dir / DATABASE_FILENAME
+    refuse(db, "UPDATE")  # the prompt and the reply's first row go in; its text cannot be written
+    type_and_send(harness.qtbot, tab, "Write something long")
+    harness.qtbot.waitUntil(lambda: "Saving" in tab.composer.held_reason, timeout=20000)
+    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=15000)
+    assert "full" in tab.banner.label.text().lower()
+    assert tab.busy or "Saving" in tab.composer.held_reason  # sending is held while saving
+    assert "A reply that waits for space." in tab.live.conversation.path()[-1].text  # kept in memory
+
+    accept(db, "UPDATE")
+    harness.qtbot.waitUntil(lambda: tab.composer.held_reason == "", timeout=30000)
+    wait_idle(harness, tab)
+    stored = stored_texts(db, tab.session_id)
+    assert stored[0] == "Write something long"
+    assert stored[-1] == ("A reply that waits for space. " * 8)
