@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
-from tests.support.ui_driving import type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.engine.engine import DATABASE_FILENAME
 
@@ -82,7 +82,9 @@ def test_a_prompt_the_disk_refuses_comes_back_to_the_composer_and_nothing_is_sen
 @pytest.mark.expected_log_warnings
 def test_a_reply_the_disk_refuses_shows_saving_holds_sending_and_is_stored_later(harness: Any) -> None:
     harness.server.enqueue(
-        sse_response(openai_text_stream(split_text("A reply that waits for space. " * 8, 6)), chunk_delay=0.01)
+        sse_response(
+            openai_text_stream(split_text("A reply that waits for space. " * 8, 6)), chunk_delay=0.01
+        )
     )
     harness.open()
     tab = new_tab(harness)
