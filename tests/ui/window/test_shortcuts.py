@@ -145,3 +145,16 @@ def test_zooming_lays_the_messages_out_again(harness: Any) -> None:
         harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Plus, CTRL)
     harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=5000)
     assert window.zoom.level == 4
+
+
+def test_zooming_refits_the_composer_to_the_new_line_height(harness: Any) -> None:
+    harness.open()
+    tab = new_tab_by_shortcut(harness)
+    edit = tab.composer.edit
+    before = edit.height()
+    for _ in range(6):
+        harness.qtbot.keyClick(edit, Qt.Key.Key_Plus, CTRL)
+    harness.qtbot.waitUntil(lambda: edit.height() > before, timeout=5000)  # no typing needed
+    grown = edit.height()
+    harness.qtbot.keyClick(edit, Qt.Key.Key_0, CTRL)
+    harness.qtbot.waitUntil(lambda: edit.height() < grown, timeout=5000)

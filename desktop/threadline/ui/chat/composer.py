@@ -101,6 +101,12 @@ class _Edit(QPlainTextEdit):
 
     submit = Signal()
     escape = Signal()
+    fontChanged = Signal()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self.fontChanged.emit()  # text zoom: the box's height follows the new line height
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -254,6 +260,7 @@ class Composer(QWidget):
         self._grow_timer = QTimer(self)
         self._grow_timer.setSingleShot(True)
         self._grow_timer.timeout.connect(self._fit_height)
+        self.edit.fontChanged.connect(lambda: self._grow_timer.start(0))
         self._fit_height()
         self._update_buttons()
         self._update_tokens()
