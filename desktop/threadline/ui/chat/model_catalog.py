@@ -1,23 +1,30 @@
 """The models the user can pick, shared by every tab's model picker.
 
 Listing a provider's models is a network call through the provider's SDK, and
-importing an SDK costs 0.5–1.5 s and tens of MB (DESIGN.md §9). So the start never
-lists models: ``load`` builds the catalogue from the providers' default models and
-the list saved by the last refresh (a setting), without touching an SDK.
-``refresh`` asks the providers; the window calls it when a model picker opens
-(at most once per ``REFRESH_AFTER`` seconds) and when providers change in Settings,
-and saves what it found for the next start.
+importing an SDK costs 0.5–1.5 s and tens of MB. So the start never lists models:
+``load`` builds the catalogue from the providers' default models and the list
+saved by the last refresh (a setting), without touching an SDK.
+
+``refresh`` asks the providers. The window runs it in the background every time a
+model picker opens (``refresh_in_background``) and when providers change in
+Settings, and saves what it found for the next start. There is no "fresh for ten
+minutes": a model just loaded into a local server must show the next time the
+picker opens. It stays cheap because each provider has at most one listing in
+flight (a second request joins the running one), and the cached list shows
+meanwhile; ``refreshing`` tells the picker to add its "Loading models…" entry.
 
 ``problem`` tells a tab when its session's model can no longer be used: the
-provider was removed, or the provider's listing no longer has the model. Without a
-listing nothing is claimed (a model may exist that was never listed here).
+provider was removed, or the provider's latest listing no longer has the model
+(then the model is marked "not offered by <provider> any more", never silently
+kept — not even a provider's default model). Without a listing nothing is claimed
+(a model may exist that was never listed here), and an empty listing is not
+trusted either (a server that lists nothing says nothing about what it serves).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +38,6 @@ log = logging.getLogger("threadline.ui.chat.model_catalog")
 
 LIST_TIMEOUT = 8.0
 CACHE_KEY = "ui.model_catalog"
-REFRESH_AFTER = 600.0
-"""Seconds a refreshed list stays fresh before opening a picker asks the providers again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,20 +54,28 @@ class ModelChoice:
         return f"{self.model}  ·  {self.provider}" if self.provider else self.model
 
 
+def not_offered(provider: str, model: str) -> str:
+    """How a tab marks a model its provider's listing no longer has."""
+    return f"'{model}' is not offered by {provider} any more — pick a model"
+
+
 class ModelCatalog(QObject):
     changed = Signal()
+    """The choices, the providers or ``refreshing`` changed: pickers show the catalogue again."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.providers: list[ProviderConfig] = []
         self._choices: list[ModelChoice] = []
         self._listed: dict[str, set[str]] = {}
+        """Per provider, the model ids its last listing had (never listed, or listed nothing: absent)."""
         self._names: list[str] = []
-        """Per provider, the model ids its last listing had (providers never listed: absent)."""
         self.loaded = False
-        self.refreshed_at: float | None = None
-        """``time.monotonic()`` of the last listing from the providers (None: not this run)."""
         self._refreshing: asyncio.Task[None] | None = None
+        self._running = 0
+        """How many ``refresh`` calls are under way (the picker's "Loading models…" entry)."""
+        self._listing: dict[str, asyncio.Task[list[ModelInfo] | None]] = {}
+        """The one listing in flight per provider; a second caller awaits the same task."""
 
     def choices(self) -> list[ModelChoice]:
         return list(self._choices)
@@ -77,13 +90,14 @@ class ModelCatalog(QObject):
         if provider and provider not in {p.name for p in self.providers}:
             return f"Pick a model — '{provider}' was removed"
         listed = self._listed.get(provider)
-        if listed and model not in listed and self.find(provider, model) is None:
-            return f"Pick a model — '{model}' was removed"
+        if listed and model not in listed:
+            return not_offered(provider, model)
         return ""
 
     @property
     def refreshing(self) -> bool:
-        return self._refreshing is not None and not self._refreshing.done()
+        """A listing of the providers' models is under way."""
+        return self._running > 0
 
     async def load(self, engine: EngineApi) -> None:
         """The catalogue from the providers' defaults and the saved list: no network, no SDK."""
@@ -91,11 +105,13 @@ class ModelCatalog(QObject):
         cached = _parse_cache(await engine.get_setting(CACHE_KEY, None))
         self._set(self._merge({p.name: cached.get(p.name, []) for p in self.providers}))
 
-    def refresh_if_stale(self, engine: EngineApi) -> None:
-        """Ask the providers again unless that happened in the last ``REFRESH_AFTER`` seconds."""
-        if self.refreshing:
-            return
-        if self.refreshed_at is not None and time.monotonic() - self.refreshed_at < REFRESH_AFTER:
+    def refresh_in_background(self, engine: EngineApi) -> None:
+        """Ask the providers again (a picker opened, or "Refresh models"), unless that is under way.
+
+        Always asks: the list a local server serves changes whenever a model is
+        loaded, so no age makes a listing fresh. A request while one runs joins it.
+        """
+        if self._refreshing is not None and not self._refreshing.done():
             return
         self._refreshing = spawn(
             self.refresh(engine), on_error=lambda err: log.info("model refresh: %s", err)
@@ -103,22 +119,24 @@ class ModelCatalog(QObject):
 
     async def refresh(self, engine: EngineApi) -> None:
         """List every provider's models (network), update the catalogue and save it."""
+        self._running += 1
+        if self._running == 1:
+            self.changed.emit()  # the pickers add "Loading models…"
+        try:
+            await self._refresh(engine)
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self.changed.emit()
+
+    async def _refresh(self, engine: EngineApi) -> None:
         self.providers = await engine.list_providers()
-
-        async def models_of(p: ProviderConfig) -> list[ModelInfo] | None:
-            try:
-                return await asyncio.wait_for(engine.list_models(p.name), LIST_TIMEOUT)
-            except Exception as err:
-                log.info("could not list models of %s: %s", p.name, err)
-                return None
-
-        results = await asyncio.gather(*(models_of(p) for p in self.providers))
+        results = await asyncio.gather(*(self._models_of(engine, p.name) for p in self.providers))
         cached = _parse_cache(await engine.get_setting(CACHE_KEY, None))
         listed: dict[str, list[ModelInfo]] = {}
         for provider, models in zip(self.providers, results, strict=True):
             # A provider that could not be reached keeps what it listed last time.
             listed[provider.name] = models if models is not None else cached.get(provider.name, [])
-        self.refreshed_at = time.monotonic()
         self._set(self._merge(listed))
         await engine.set_setting(
             CACHE_KEY,
@@ -131,23 +149,47 @@ class ModelCatalog(QObject):
             },
         )
 
+    async def _models_of(self, engine: EngineApi, provider: str) -> list[ModelInfo] | None:
+        """The provider's listing, sharing the one in flight; ``None`` when it failed."""
+        task = self._listing.get(provider)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._list(engine, provider))
+            self._listing[provider] = task
+
+            def forget(done: asyncio.Task[list[ModelInfo] | None]) -> None:
+                if self._listing.get(provider) is done:
+                    del self._listing[provider]
+
+            task.add_done_callback(forget)
+        return await asyncio.shield(task)
+
+    @staticmethod
+    async def _list(engine: EngineApi, provider: str) -> list[ModelInfo] | None:
+        try:
+            return await asyncio.wait_for(engine.list_models(provider), LIST_TIMEOUT)
+        except Exception as err:
+            log.info("could not list models of %s: %s", provider, err)
+            return None
+
     def _merge(self, listed: dict[str, list[ModelInfo]]) -> list[ModelChoice]:
         self._listed = {name: {m.id for m in models} for name, models in listed.items() if models}
         choices: list[ModelChoice] = []
         for provider in self.providers:
             models = listed.get(provider.name, [])
             seen: set[str] = set()
-            if provider.default_model:
-                info = next((m for m in models if m.id == provider.default_model), None)
+            default = provider.default_model
+            # The default model is offered unless a listing shows the server no longer has it.
+            if default and (not models or any(m.id == default for m in models)):
+                info = next((m for m in models if m.id == default), None)
                 choices.append(
                     ModelChoice(
                         provider.name,
-                        provider.default_model,
+                        default,
                         info.context_window if info else None,
                         info.supports_images if info else False,
                     )
                 )
-                seen.add(provider.default_model)
+                seen.add(default)
             for m in models:
                 if m.id not in seen:
                     choices.append(ModelChoice(provider.name, m.id, m.context_window, m.supports_images))

@@ -539,7 +539,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_models(self) -> None:
         if self.engine is not None:
-            self.catalog.refresh_if_stale(self.engine)
+            self.catalog.refresh_in_background(self.engine)
 
     def _providers_changed(self) -> None:
         if self.engine is None:

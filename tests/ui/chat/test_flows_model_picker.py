@@ -1,0 +1,130 @@
+"""The model picker shows only what is real: opening it asks the provider again (no ten-minute
+cache), a "Refresh models" entry does too, a "Loading models…" entry shows while the list
+loads, and a model the server stopped offering is marked on the chat that uses it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tests.support.sse_server import json_response, openai_models_body
+from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.ui_driving import type_and_send
+
+from threadline.engine.events import ErrorAction
+from threadline.ui.chat.composer import LOADING_MODELS, REFRESH_MODELS
+
+LLAMA = "llama-3.2-3b  ·  replay"
+
+
+def listings(harness: Any) -> int:
+    return sum(1 for r in harness.server.requests if r.method == "GET" and r.path == "/v1/models")
+
+
+def entries(picker: Any) -> list[str]:
+    return [picker.itemText(i) for i in range(picker.count())]
+
+
+def open_picker_until(harness: Any, tab: Any, done: Any) -> None:
+    """Open the picker as a click does, wait for the listing to land, close it again."""
+    picker = tab.composer.model_picker
+    picker.showPopup()
+    harness.qtbot.waitUntil(lambda: done() and not harness.window.catalog.refreshing, timeout=15000)
+    picker.hidePopup()
+
+
+def choose(harness: Any, tab: Any, text: str) -> None:
+    picker = tab.composer.model_picker
+    index = picker.findText(text)
+    assert index >= 0, entries(picker)
+    picker.setCurrentIndex(index)
+    picker.activated.emit(index)  # what a click on the item does
+
+
+def test_a_model_loaded_into_the_server_shows_the_next_time_the_picker_opens(harness: Any) -> None:
+    harness.server.models = ["gpt-4o-mini"]
+    harness.open()
+    tab = new_tab(harness)
+    picker = tab.composer.model_picker
+    open_picker_until(harness, tab, lambda: listings(harness) == 1)
+    assert picker.findText(LLAMA) < 0
+    harness.server.models.append("llama-3.2-3b")  # loaded into the local server a moment later
+    open_picker_until(harness, tab, lambda: picker.findText(LLAMA) >= 0)
+    assert listings(harness) == 2
+    assert picker.currentText() == "gpt-4o-mini  ·  replay"
+
+
+def test_a_model_the_server_dropped_is_marked_on_the_chat_that_uses_it(harness: Any) -> None:
+    harness.server.models = ["gpt-4o-mini", "llama-3.2-3b"]
+    harness.open()
+    tab = new_tab(harness)
+    open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText(LLAMA) >= 0)
+    choose(harness, tab, LLAMA)
+    harness.qtbot.waitUntil(lambda: tab.info.model == "llama-3.2-3b", timeout=5000)
+    harness.server.models.remove("llama-3.2-3b")  # unloaded from the server
+    picker = tab.composer.model_picker
+    expected = "'llama-3.2-3b' is not offered by replay any more — pick a model"
+    open_picker_until(harness, tab, lambda: picker.currentText() == expected)
+    assert picker.findText(LLAMA) < 0  # not silently kept in the list
+    assert tab.banner.error is not None and tab.banner.error.message == expected
+    assert tab.banner.button(ErrorAction.PICK_MODEL) is not None
+    posts = len(harness.server.stream_requests())
+    type_and_send(harness.qtbot, tab, "hello?")
+    assert len(harness.server.stream_requests()) == posts  # nothing goes to a model that is gone
+    assert tab.composer.text() == "hello?"
+    # the server offers it again: the mark goes away
+    harness.server.models.append("llama-3.2-3b")
+    open_picker_until(harness, tab, lambda: picker.currentText() == LLAMA)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is None, timeout=5000)
+
+
+def test_the_providers_default_model_is_marked_too_when_the_server_drops_it(harness: Any) -> None:
+    harness.server.models = ["gpt-4o-mini", "gpt-4o"]
+    harness.open()
+    tab = new_tab(harness)
+    assert tab.info.model == "gpt-4o-mini"  # the provider's default model
+    harness.server.models.remove("gpt-4o-mini")
+    picker = tab.composer.model_picker
+    open_picker_until(harness, tab, lambda: "not offered" in picker.currentText())
+    assert picker.currentText() == "'gpt-4o-mini' is not offered by replay any more — pick a model"
+    assert picker.findText("gpt-4o-mini  ·  replay") < 0
+    assert picker.findText("gpt-4o  ·  replay") >= 0
+
+
+def test_the_cached_list_shows_while_a_slow_listing_loads_and_one_listing_runs_at_a_time(
+    harness: Any,
+) -> None:
+    harness.server.models = ["gpt-4o-mini"]
+    harness.open()
+    tab = new_tab(harness)
+    picker = tab.composer.model_picker
+    open_picker_until(harness, tab, lambda: listings(harness) == 1)
+    slow = json_response(200, openai_models_body(["gpt-4o-mini", "qwen-2.5"]))
+    harness.server.models_response = replace(slow, first_byte_delay=1.5)
+    picker.showPopup()
+    harness.qtbot.waitUntil(lambda: LOADING_MODELS in entries(picker), timeout=5000)
+    index = picker.findText(LOADING_MODELS)
+    assert not picker.model().item(index).isEnabled()
+    assert picker.findText("gpt-4o-mini  ·  replay") >= 0  # the cached list meanwhile
+    picker.hidePopup()
+    picker.showPopup()  # opened again while the listing runs: it joins, no second request
+    picker.hidePopup()
+    harness.qtbot.waitUntil(lambda: LOADING_MODELS not in entries(picker), timeout=15000)
+    assert picker.findText("qwen-2.5  ·  replay") >= 0
+    assert listings(harness) == 2
+    assert picker.currentText() == "gpt-4o-mini  ·  replay"
+
+
+def test_refresh_models_asks_the_server_and_keeps_the_chats_model(harness: Any) -> None:
+    harness.server.models = ["gpt-4o-mini"]
+    harness.open()
+    tab = new_tab(harness)
+    picker = tab.composer.model_picker
+    open_picker_until(harness, tab, lambda: listings(harness) == 1)
+    harness.server.models.append("phi-4")
+    choose(harness, tab, REFRESH_MODELS)
+    assert picker.currentText() == "gpt-4o-mini  ·  replay"  # not a model: the selection stays
+    harness.qtbot.waitUntil(lambda: picker.findText("phi-4  ·  replay") >= 0, timeout=15000)
+    assert listings(harness) == 2
+    assert tab.info.model == "gpt-4o-mini"
+    assert picker.currentText() == "gpt-4o-mini  ·  replay"
