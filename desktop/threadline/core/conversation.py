@@ -8,9 +8,10 @@ no I/O and knows nothing of providers; the engine drives it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from threadline.core.messages import (
+    TOOL_ANSWER_KINDS,
     ContextFile,
     ImageBlock,
     Message,
@@ -19,10 +20,25 @@ from threadline.core.messages import (
     RequestMetadata,
     ToolCall,
     ToolResult,
+    interrupted_result,
+    new_id,
     utcnow,
 )
 from threadline.core.tree import ConversationTree, TreeError
 from threadline.core.turn import Turn, TurnAction, TurnState
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptedTools:
+    """Tool calls Threadline stopped while they ran (found after a crash at the active leaf).
+
+    ``answer`` is the round's stored answer, left ``interrupted`` with the results
+    of the calls that finished; ``calls`` are those without a result.
+    """
+
+    calls_message: Message
+    answer: Message
+    calls: tuple[ToolCall, ...]
 
 
 class Conversation:
@@ -35,6 +51,7 @@ class Conversation:
         self.tree = tree if tree is not None else ConversationTree()
         self.turn = Turn()
         self._reply_id: str | None = None
+        self._tools_id: str | None = None
 
     # -- queries ------------------------------------------------------------------
 
@@ -55,8 +72,28 @@ class Conversation:
         """The assistant message of the running turn's current round."""
         return self.tree.get(self._reply_id) if self._reply_id else None
 
+    @property
+    def running_tools(self) -> Message | None:
+        """The answer of the current tool round while its tools run (stored ``streaming``)."""
+        return self.tree.get(self._tools_id) if self._tools_id else None
+
     def path(self) -> list[Message]:
         return self.tree.path()
+
+    def interrupted_tools(self) -> InterruptedTools | None:
+        """The calls at the active leaf a crash stopped while they ran, if any (and if ready)."""
+        leaf_id = self.tree.active_leaf
+        if not self.ready_for_input or leaf_id is None:
+            return None
+        answer = self.tree.get(leaf_id)
+        if answer.kind not in TOOL_ANSWER_KINDS or answer.status is not MessageStatus.INTERRUPTED:
+            return None
+        if answer.parent_id is None:
+            return None
+        calls_message = self.tree.get(answer.parent_id)
+        done = {r.call_id for r in answer.tool_results}
+        missing = tuple(c for c in calls_message.tool_calls if c.id not in done)
+        return InterruptedTools(calls_message, answer, missing) if missing else None
 
     def pending_tool_calls(self) -> tuple[ToolCall, ...]:
         """Calls of the current round still waiting for approval or a result."""
@@ -129,17 +166,61 @@ class Conversation:
         return message
 
     def resume(self, reply_id: str) -> Message:
-        """Continue an interrupted or cancelled reply in place: its text keeps growing."""
+        """Continue an interrupted or cancelled reply; returns the reply that grows.
+
+        Only a leaf grows in place. A reply that later turns were built on (it has
+        children) is never rewritten, or those turns would follow text they never
+        saw: a copy of it becomes a new version (its newest sibling) and the copy
+        grows, while the original and everything under it stay, one "‹ n/m ›" away.
+        """
         self._require_ready()
         reply = self.tree.get(reply_id)
         if reply.status not in (MessageStatus.INTERRUPTED, MessageStatus.CANCELLED) or reply.tool_calls:
             raise TreeError("only a partial reply without tool calls can be continued")
         assert reply.parent_id is not None
-        self.tree.set_active_leaf(reply.id)
+        if self.tree.children(reply.id):
+            reply = self.tree.add(
+                reply.copy(id=new_id(), created_at=utcnow(), metadata=_restarted(reply.metadata))
+            )
+        else:
+            self.tree.set_active_leaf(reply.id)
         self.turn.apply(TurnAction.STAGE, staged=reply.parent_id)
         reply.status = MessageStatus.STREAMING
         self._reply_id = reply.id
         return reply
+
+    def rerun_tools(self) -> Message:
+        """Run the calls a crash interrupted again: a turn that starts in its tool round.
+
+        The interrupted answer is the leaf, so it grows in place: it is ``streaming``
+        (running) again, keeps the results of the calls that had finished, and gets
+        the new ones through ``add_tool_result``/``record_tool_results``; the reply
+        then streams as after any tool round. The person's click is the approval.
+        """
+        found = self._interrupted()
+        assert found.calls_message.parent_id is not None
+        self.turn.apply(TurnAction.STAGE, staged=found.calls_message.parent_id)
+        self.turn.apply(TurnAction.TOOL_CALLS)
+        self.turn.apply(TurnAction.DECIDED)
+        found.answer.status = MessageStatus.STREAMING
+        self._reply_id = found.calls_message.id
+        self._tools_id = found.answer.id
+        return found.answer
+
+    def skip_tools(self) -> Message:
+        """Leave the interrupted calls unrun: their answer records "interrupted" for each.
+
+        The status stays ``interrupted`` (that is what happened); the model is told
+        the same words whenever the conversation continues.
+        """
+        found = self._interrupted()
+        answer = found.answer
+        done = {r.call_id: r for r in answer.tool_results}
+        answer.tool_results = tuple(
+            done.get(c.id) or interrupted_result(c) for c in found.calls_message.tool_calls
+        )
+        answer.kind = MessageKind.CANCELLED_TOOL_USES
+        return answer
 
     # -- streaming -----------------------------------------------------------------
 
@@ -183,6 +264,31 @@ class Conversation:
         """Every pending call has been allowed or refused; allowed ones run now."""
         self.turn.apply(TurnAction.DECIDED)
 
+    def begin_tools(self) -> Message:
+        """Add the round's answer, ``streaming`` (running), before any allowed tool starts.
+
+        Stored before the tools run, it is what a restart finds: a round still
+        ``streaming`` whose writer is gone becomes ``interrupted``, so the person
+        and the model are told the truth (not "cancelled by the user").
+        """
+        if self.state is not TurnState.RUNNING_TOOLS:
+            raise TreeError(f"cannot run tools while {self.state.value}")
+        if self._tools_id is not None:
+            raise TreeError("the tools of this round have already begun")
+        answer = Message.tool_results_message((), parent_id=self.tree.active_leaf)
+        answer.status = MessageStatus.STREAMING
+        self.tree.add(answer)
+        self._tools_id = answer.id
+        return answer
+
+    def add_tool_result(self, result: ToolResult) -> Message:
+        """One call of the running round finished: its result joins the round's answer."""
+        answer = self.running_tools
+        if answer is None:
+            raise TreeError("no tool round is running")
+        answer.tool_results = (*answer.tool_results, result)
+        return answer
+
     def record_tool_results(self, results: tuple[ToolResult, ...], *, refused_reason: str = "") -> Message:
         """Store one message answering every call of the round and continue streaming.
 
@@ -193,16 +299,15 @@ class Conversation:
             raise TreeError(f"cannot record tool results while {self.state.value}")
         calls = self.pending_tool_calls()
         answered = {r.call_id for r in results}
+        parent = self._reply_id
         if all(c.id in answered for c in calls):
             by_id = {r.call_id: r for r in results}
-            message = Message.tool_results_message(
-                tuple(by_id[c.id] for c in calls), parent_id=self.tree.active_leaf
-            )
+            message = Message.tool_results_message(tuple(by_id[c.id] for c in calls), parent_id=parent)
         else:
             message = Message.cancelled_tool_uses(
-                calls, parent_id=self.tree.active_leaf, reason=refused_reason, completed=results
+                calls, parent_id=parent, reason=refused_reason, completed=results
             )
-        self.tree.add(message)
+        message = self._answer_round(message)
         self.turn.apply(TurnAction.TOOLS_DONE)
         self._reply_id = None
         return message
@@ -225,13 +330,9 @@ class Conversation:
             reply.metadata = self._ended(reply, None, stop_reason="cancelled")
             changed.append(reply)
         if pending:
-            message = Message.cancelled_tool_uses(
-                pending, parent_id=self.tree.active_leaf, reason=reason, completed=completed
-            )
-            self.tree.add(message)
-            changed.append(message)
+            changed.append(self._answer_round(self._cancelled_answer(pending, reason, completed)))
         self.turn.apply(TurnAction.CANCEL)
-        self._reply_id = None
+        self._reply_id = self._tools_id = None
         return changed
 
     def fail(self, error: str, *, completed: tuple[ToolResult, ...] = ()) -> list[Message]:
@@ -249,13 +350,9 @@ class Conversation:
             reply.metadata = self._ended(reply, None, error=error)
             changed.append(reply)
         if pending:
-            message = Message.cancelled_tool_uses(
-                pending, parent_id=self.tree.active_leaf, reason=error, completed=completed
-            )
-            self.tree.add(message)
-            changed.append(message)
+            changed.append(self._answer_round(self._cancelled_answer(pending, error, completed)))
         self.turn.apply(TurnAction.FAIL)
-        self._reply_id = None
+        self._reply_id = self._tools_id = None
         return changed
 
     # -- moving around --------------------------------------------------------------------
@@ -286,6 +383,37 @@ class Conversation:
 
     # -- internals -------------------------------------------------------------------------
 
+    def _cancelled_answer(
+        self, pending: tuple[ToolCall, ...], reason: str, completed: tuple[ToolResult, ...]
+    ) -> Message:
+        """Cancelled results for ``pending``, keeping every result that had come in."""
+        arrived = self.running_tools.tool_results if self.running_tools else ()
+        known = {r.call_id for r in completed}
+        ran = completed + tuple(r for r in arrived if r.call_id not in known)
+        return Message.cancelled_tool_uses(pending, parent_id=self._reply_id, reason=reason, completed=ran)
+
+    def _answer_round(self, message: Message) -> Message:
+        """Store ``message`` as the round's answer: filling the running one in place, or added.
+
+        The running answer is the leaf, so it may grow; it keeps its id, parent and time.
+        """
+        running = self.running_tools
+        self._tools_id = None
+        if running is None:
+            return self.tree.add(message)
+        running.kind = message.kind
+        running.text = message.text
+        running.tool_results = message.tool_results
+        running.status = message.status
+        return running
+
+    def _interrupted(self) -> InterruptedTools:
+        self._require_ready()
+        found = self.interrupted_tools()
+        if found is None:
+            raise TreeError("no tool calls were interrupted here")
+        return found
+
     def _require_ready(self) -> None:
         if not self.ready_for_input:
             raise TreeError(f"the session is busy ({self.state.value})")
@@ -307,3 +435,10 @@ class Conversation:
         if error:
             changes["error"] = error
         return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _restarted(metadata: RequestMetadata | None) -> RequestMetadata | None:
+    """A continued copy's metadata: the same target, a new start, no ending yet."""
+    if metadata is None:
+        return None
+    return replace(metadata, started_at=utcnow(), ended_at=None, stop_reason="", error="")

@@ -51,6 +51,8 @@ class MessageKind(StrEnum):
 
 USER_KINDS = frozenset({MessageKind.PROMPT, MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES})
 ASSISTANT_KINDS = frozenset({MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
+TOOL_ANSWER_KINDS = frozenset({MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES})
+"""Kinds of the user message that answers a round of tool calls."""
 
 
 class MessageStatus(StrEnum):
@@ -59,7 +61,8 @@ class MessageStatus(StrEnum):
     CANCELLED = "cancelled"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
-    """Found ``streaming`` when the store was opened: the process died mid-reply."""
+    """Found ``streaming`` when the store was opened: the process died mid-reply, or while
+    the tools of a round ran (a round's answer is stored ``streaming`` before they start)."""
 
 
 PARTIAL_STATUSES = frozenset({MessageStatus.CANCELLED, MessageStatus.INTERRUPTED})
@@ -118,6 +121,10 @@ class ToolResult:
 
 
 CANCELLED_RESULT_TEXT = "Tool use was cancelled by the user."
+INTERRUPTED_RESULT_TEXT = "Interrupted — Threadline stopped while this tool ran."
+"""The result of a call that was running when the process died (its round is ``interrupted``)."""
+UNANSWERED_RESULT_TEXT = "Interrupted — Threadline stopped before this tool call was answered."
+"""The result of a call no stored message answers at all: the process died before its round began."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +277,16 @@ class Message:
 
     def copy(self, **changes: Any) -> Message:
         return replace(self, **changes)
+
+
+def interrupted_result(call: ToolCall) -> ToolResult:
+    """The error result that stands for a call Threadline stopped while it ran (a crash, a kill)."""
+    return ToolResult(call_id=call.id, text=INTERRUPTED_RESULT_TEXT, is_error=True, tool_name=call.name)
+
+
+def unanswered_result(call: ToolCall) -> ToolResult:
+    """The error result of a call nothing answers (the process stopped before its round was stored)."""
+    return ToolResult(call_id=call.id, text=UNANSWERED_RESULT_TEXT, is_error=True, tool_name=call.name)
 
 
 def cancelled_result(call: ToolCall, reason: str = "") -> ToolResult:

@@ -13,7 +13,11 @@ Storage keeps everything; what is *sent* is derived, and always well-formed:
   2. the first message is a user prompt; tool results there become text;
   3. tool results answer the calls of the assistant message right before them;
      orphans become text;
-  4. every tool call has a result; missing ones get a cancelled result;
+  4. every tool call has a result: a call its interrupted round left without one
+     (the process died while it ran) is answered "interrupted — Threadline
+     stopped while this tool ran", a call nothing answers at all gets the
+     matching "stopped before it was answered"; "cancelled by the user" is only
+     ever what the user did, and that is stored as it happens;
   5. calls to tools that no longer exist are repaired to a known name or
      mapped to a placeholder tool, so the provider accepts the history.
 
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from threadline.core.messages import (
     PARTIAL_STATUSES,
+    TOOL_ANSWER_KINDS,
     ContextFile,
     ImageBlock,
     Message,
@@ -37,7 +42,8 @@ from threadline.core.messages import (
     Role,
     ToolCall,
     ToolResult,
-    cancelled_result,
+    interrupted_result,
+    unanswered_result,
 )
 
 PLACEHOLDER_TOOL_NAME = "unavailable_tool"
@@ -169,7 +175,7 @@ def build_request(
         # A reply being continued (``Conversation.resume``) streams again, but the
         # model must see the text it has so far: send it as the partial it was.
         body[-1] = body[-1].copy(status=MessageStatus.INTERRUPTED)
-    messages = sendable_messages(body)
+    messages = sendable_messages(answer_interrupted_calls(body))
     if continue_reply and messages and messages[-1].role is Role.ASSISTANT:
         messages.append(SentMessage(Role.USER, text=CONTINUE_PROMPT))
     if not messages:
@@ -219,6 +225,30 @@ def split_at_summary(path: Sequence[Message]) -> tuple[Message | None, list[Mess
             rest = [m for m in path[covered + 1 :] if m.kind is not MessageKind.SUMMARY]
             return summary, rest
     return None, list(path)
+
+
+def answer_interrupted_calls(body: Sequence[Message]) -> list[Message]:
+    """``body`` with each interrupted tool round answered in full.
+
+    A round's answer is stored ``streaming`` before its tools start and filled as
+    they finish; a crash leaves it ``interrupted`` with the results of the calls
+    that finished. The others get ``interrupted_result``, the words the model
+    (and the person, in the tab) should see.
+    """
+    out = list(body)
+    for index in range(1, len(out)):
+        answer, before = out[index], out[index - 1]
+        if answer.kind not in TOOL_ANSWER_KINDS or answer.status is not MessageStatus.INTERRUPTED:
+            continue
+        if not before.is_assistant or before.id != answer.parent_id:
+            continue
+        done = {r.call_id: r for r in answer.tool_results}
+        if all(c.id in done for c in before.tool_calls):
+            continue
+        results = tuple(done.get(c.id) or interrupted_result(c) for c in before.tool_calls)
+        extra = tuple(r for r in answer.tool_results if r.call_id not in {c.id for c in before.tool_calls})
+        out[index] = answer.copy(tool_results=results + extra)
+    return out
 
 
 def sendable_messages(body: Sequence[Message]) -> list[SentMessage]:
@@ -363,9 +393,9 @@ def enforce_calls_answered(messages: list[SentMessage], repairs: list[str]) -> l
         missing = [c for c in message.tool_calls if c.id not in answered]
         if not missing and nxt is not None:
             continue
-        results = tuple(answered.get(c.id) or cancelled_result(c) for c in message.tool_calls)
+        results = tuple(answered.get(c.id) or unanswered_result(c) for c in message.tool_calls)
         if missing:
-            repairs.append(f"added {len(missing)} cancelled results for unanswered tool calls")
+            repairs.append(f"added {len(missing)} results for tool calls nothing answered")
         if nxt is None:
             out.append(SentMessage(Role.USER, tool_results=results))
         else:

@@ -8,6 +8,7 @@ from core_paths import call, ok
 from threadline.core.conversation import Conversation
 from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
+    INTERRUPTED_RESULT_TEXT,
     MessageKind,
     MessageStatus,
     RequestMetadata,
@@ -317,3 +318,150 @@ def test_a_turn_interrupted_in_one_session_does_not_leak_into_the_other() -> Non
     assert [m.text for m in a.path() if m.kind is MessageKind.PROMPT] == ["a1", "a2"]
     assert [m.text for m in b.path() if m.kind is MessageKind.PROMPT] == ["b1", "b2"]
     assert a.staged is None and b.staged is None
+
+
+# -- history never rewritten: only a leaf grows in place ------------------------------------------
+
+
+def stopped_reply_with_a_later_turn() -> tuple[Conversation, str, str]:
+    """A reply stopped at "It was" and a later turn built on it; the ids of both."""
+    c = Conversation("s")
+    c.stage("write")
+    reply = c.begin_reply()
+    c.append_text("It was")
+    c.cancel()
+    later = c.stage("go on")
+    c.begin_reply()
+    c.append_text("a dark night")
+    c.finish_reply()
+    return c, reply.id, later.id
+
+
+def test_continuing_a_reply_with_later_turns_makes_a_new_version() -> None:
+    c, original_id, later_id = stopped_reply_with_a_later_turn()
+    before = [(m.id, m.text, m.status) for m in c.tree]
+    copy = c.resume(original_id)
+    assert copy.id != original_id and copy.parent_id == c.tree.get(original_id).parent_id
+    assert copy.text == "It was" and copy.status is MessageStatus.STREAMING and c.reply is copy
+    assert c.tree.version(copy.id).index == c.tree.version(copy.id).count == 2
+    # The original and the turn built on it are untouched.
+    assert [(m.id, m.text, m.status) for m in c.tree if m.id != copy.id] == before
+    assert [m.id for m in c.tree.children(original_id)] == [later_id]
+    assert sent_ok(c, continue_reply=True) == ["write", "It was", CONTINUE_PROMPT]
+    c.append_text(" a quiet morning")
+    c.finish_reply()
+    assert copy.text == "It was a quiet morning" and c.tree.get(original_id).text == "It was"
+    # "‹ 1/2 ›" goes back to the original, down the branch built on it.
+    leaf = c.switch_version(copy.id, -1)
+    assert [m.text for m in c.path()][:3] == ["write", "It was", "go on"] and leaf != copy.id
+
+
+def test_a_continued_copy_starts_its_own_timing() -> None:
+    c, original_id, _ = stopped_reply_with_a_later_turn()
+    original = c.tree.get(original_id)
+    original.metadata = RequestMetadata(provider="p", model="m", stop_reason="cancelled", error="x")
+    copy = c.resume(original_id)
+    assert copy.metadata is not None and copy.metadata.model == "m"
+    assert copy.metadata.ended_at is None and copy.metadata.stop_reason == "" and copy.metadata.error == ""
+    assert original.metadata.stop_reason == "cancelled"
+
+
+def test_edit_regenerate_and_answer_under_children_add_siblings() -> None:
+    c, _, later_id = stopped_reply_with_a_later_turn()
+    texts = {m.id: m.text for m in c.tree}
+    edited = c.edit(later_id, "go on, please")
+    assert edited.id != later_id and c.tree.version(edited.id).count == 2
+    c.cancel()
+    c.answer(c.tree.get(later_id).id)
+    new_reply = c.begin_reply()
+    assert len(c.tree.siblings(new_reply.id)) == 2
+    c.cancel()
+    assert all(c.tree.get(mid).text == text for mid, text in texts.items())
+
+
+# -- tool rounds stored as running, and interrupted ones --------------------------------------------
+
+
+def tool_round_interrupted(*calls_: str, finished: tuple[str, ...] = ()) -> tuple[Conversation, str]:
+    """A round whose tools were running when the process died; returns the reloaded conversation."""
+    c = Conversation("s")
+    c.stage("deploy")
+    reply = c.begin_reply()
+    c.finish_reply(tool_calls=tuple(call(cid, "deploy") for cid in calls_))
+    c.decided()
+    answer = c.begin_tools()
+    assert answer.status is MessageStatus.STREAMING and answer.parent_id == reply.id
+    assert c.tree.active_leaf == answer.id and c.running_tools is answer
+    for cid in finished:
+        c.add_tool_result(ok(cid, f"done {cid}", "deploy"))
+    answer.status = MessageStatus.INTERRUPTED  # what the store does to a dead writer's row
+    return Conversation("s", c.tree), answer.id
+
+
+def test_a_tool_round_is_stored_running_and_completed_in_place() -> None:
+    c = Conversation("s")
+    c.stage("q")
+    c.begin_reply()
+    c.finish_reply(tool_calls=(call("c1"), call("c2")))
+    c.decided()
+    answer = c.begin_tools()
+    c.add_tool_result(ok("c1"))
+    assert answer.tool_results == (ok("c1"),)
+    done = c.record_tool_results((ok("c1"), ok("c2")))
+    assert done is answer and answer.status is MessageStatus.COMPLETE
+    assert answer.kind is MessageKind.TOOL_RESULTS and c.running_tools is None
+    assert c.state is TurnState.STREAMING and len(c.tree) == 3
+
+
+def test_stopping_while_tools_run_fills_the_running_answer_with_cancelled_results() -> None:
+    c = Conversation("s")
+    c.stage("q")
+    c.begin_reply()
+    c.finish_reply(tool_calls=(call("c1"), call("c2")))
+    c.decided()
+    answer = c.begin_tools()
+    c.add_tool_result(ok("c1"))
+    changed = c.cancel("stopped")
+    assert changed == [answer] and answer.kind is MessageKind.CANCELLED_TOOL_USES
+    assert answer.status is MessageStatus.COMPLETE and answer.tool_results[0] == ok("c1")
+    assert answer.tool_results[1].text.startswith(CANCELLED_RESULT_TEXT)
+    assert len(c.tree) == 3 and c.ready_for_input and c.running_tools is None
+
+
+def test_interrupted_calls_are_found_at_the_leaf_only() -> None:
+    c, answer_id = tool_round_interrupted("c1", "c2", finished=("c1",))
+    found = c.interrupted_tools()
+    assert found is not None and found.answer.id == answer_id and [x.id for x in found.calls] == ["c2"]
+    c.stage("what happened?")
+    c.cancel()
+    assert c.interrupted_tools() is None  # a later turn was built on it: the request says interrupted
+
+
+def test_rerun_runs_the_missing_calls_in_the_interrupted_answer() -> None:
+    c, answer_id = tool_round_interrupted("c1", "c2", finished=("c1",))
+    answer = c.rerun_tools()
+    assert answer.id == answer_id and answer.status is MessageStatus.STREAMING
+    assert c.state is TurnState.RUNNING_TOOLS and c.running_tools is answer
+    assert [x.id for x in c.pending_tool_calls()] == ["c1", "c2"]
+    c.add_tool_result(ok("c2", "again", "deploy"))
+    done = c.record_tool_results(answer.tool_results)
+    assert done is answer and answer.status is MessageStatus.COMPLETE
+    assert [r.text for r in answer.tool_results] == ["done c1", "again"]
+    assert c.state is TurnState.STREAMING and len(c.tree) == 3
+    c.begin_reply()
+    c.append_text("Deployed.")
+    c.finish_reply()
+    assert c.ready_for_input and c.interrupted_tools() is None
+
+
+def test_skip_answers_the_missing_calls_as_interrupted() -> None:
+    c, answer_id = tool_round_interrupted("c1", "c2", finished=("c2",))
+    answer = c.skip_tools()
+    assert answer.id == answer_id and answer.status is MessageStatus.INTERRUPTED
+    assert [(r.call_id, r.text) for r in answer.tool_results] == [
+        ("c1", INTERRUPTED_RESULT_TEXT),
+        ("c2", "done c2"),
+    ]
+    assert c.interrupted_tools() is None and c.ready_for_input
+    with pytest.raises(TreeError):
+        c.rerun_tools()

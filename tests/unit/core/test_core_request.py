@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 from core_paths import PathBuilder, call, err, ok
 
-from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageStatus, Role, ToolResult
+from threadline.core.messages import (
+    CANCELLED_RESULT_TEXT,
+    INTERRUPTED_RESULT_TEXT,
+    UNANSWERED_RESULT_TEXT,
+    MessageStatus,
+    Role,
+    ToolResult,
+)
 from threadline.core.request import (
     CONTINUE_PROMPT,
     PLACEHOLDER_TOOL_NAME,
@@ -376,16 +383,46 @@ def test_duplicate_result_keeps_the_first_and_flattens_the_copy() -> None:
 # -- invariant 4: every call has a result ---------------------------------------------------------
 
 
-def test_unanswered_calls_at_the_end_get_cancelled_results() -> None:
-    # Crash while awaiting approval: the path ends with the calls.
+def test_unanswered_calls_at_the_end_are_answered_as_stopped_not_cancelled() -> None:
+    # Crash while awaiting approval: the path ends with the calls. The user cancelled nothing.
     p = PathBuilder().prompt("q").reply("let me look", call("c1"), call("c2", "grep"))
     request = build(p.build())
     last = request.messages[-1]
     assert last.role is Role.USER
     assert [r.call_id for r in last.tool_results] == ["c1", "c2"]
-    assert all(r.is_error and r.text == CANCELLED_RESULT_TEXT for r in last.tool_results)
+    assert all(r.is_error and r.text == UNANSWERED_RESULT_TEXT for r in last.tool_results)
+    assert not any(CANCELLED_RESULT_TEXT in r.text for r in last.tool_results)
     assert [r.tool_name for r in last.tool_results] == ["read_file", "grep"]
-    assert any("2 cancelled results" in r for r in request.repairs)
+    assert any("added 2 results" in r for r in request.repairs)
+
+
+def test_calls_of_an_interrupted_round_get_exactly_the_interrupted_text() -> None:
+    """The process died while c2 ran: c1's result is kept, c2 is "interrupted", in call order."""
+    p = PathBuilder().prompt("q").reply("", call("c1"), call("c2", "deploy")).results(ok("c1", "one"))
+    p.last.status = MessageStatus.INTERRUPTED
+    request = build([*p.build(), *PathBuilder().prompt("what happened?").build()])
+    sent = request.messages[2]
+    assert [(r.call_id, r.text) for r in sent.tool_results] == [
+        ("c1", "one"),
+        ("c2", INTERRUPTED_RESULT_TEXT),
+    ]
+    assert sent.tool_results[1].is_error and sent.tool_results[1].tool_name == "deploy"
+    assert request.messages[-1].text == "what happened?"
+    assert check_well_formed(request.messages) == []
+
+
+def test_an_interrupted_round_at_the_end_is_answered_in_the_request() -> None:
+    p = PathBuilder().prompt("q").reply("", call("c1")).results()
+    p.last.status = MessageStatus.INTERRUPTED
+    request = build(p.build())
+    assert [r.text for r in request.messages[-1].tool_results] == [INTERRUPTED_RESULT_TEXT]
+    assert check_well_formed(request.messages) == []
+
+
+def test_a_refusal_stored_as_it_happened_still_says_cancelled_by_the_user() -> None:
+    p = PathBuilder().prompt("q").reply("", call("c1")).cancelled(call("c1"), reason="no")
+    request = build(p.build())
+    assert request.messages[-1].tool_results[0].text == f"{CANCELLED_RESULT_TEXT} Reason: no"
 
 
 def test_unanswered_calls_before_a_new_prompt_get_cancelled_results() -> None:
