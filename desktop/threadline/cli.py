@@ -55,6 +55,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
     try:
         if args.command == "ask":
             return asyncio.run(ask(args, data_dir, database_url))
+        if args.command == "mcp":
+            return asyncio.run(mcp_command(args, data_dir, database_url))
         return asyncio.run(provider_command(args, data_dir, database_url))
     except KeyboardInterrupt:  # before the turn started (during the ask, Ctrl+C stops the turn)
         print("threadline: interrupted", file=sys.stderr)
@@ -227,6 +229,18 @@ class _StreamPrinter:
             self._out.write("\n")
             self._out.flush()
             self._at_line_start = True
+
+
+async def mcp_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
+    from threadline import cli_mcp
+
+    engine = await _open_engine(data_dir, database_url)
+    try:
+        return await cli_mcp.run(engine, args)
+    except cli_mcp.McpCommandError as err:
+        raise CommandError(str(err)) from err
+    finally:
+        await engine.aclose()
 
 
 async def provider_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:

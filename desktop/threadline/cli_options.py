@@ -41,3 +41,66 @@ def add_timeout_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"wait this long for the connection to open (0: the default, {DEFAULT_CONNECT_TIMEOUT:g} s)",
     )
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of the ``mcp add`` options (the value may itself hold ``=``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text.split('=', 1)[0]!r}")
+    return key.strip(), value
+
+
+def _pair_option(parser: argparse.ArgumentParser, flag: str, metavar: str, help: str) -> None:
+    parser.add_argument(flag, type=key_value, action="append", default=[], metavar=metavar, help=help)
+
+
+def _add_mcp_add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", metavar="URL", help="a remote server (streamable HTTP) instead of a command")
+    _pair_option(parser, "--env", "KEY=VALUE", "a secret environment variable (kept in the keychain)")
+    _pair_option(parser, "--env-from", "KEY=ENVVAR", "KEY gets the value of Threadline's variable ENVVAR")
+    _pair_option(parser, "--public-env", "KEY=VALUE", "an environment variable that is not a secret")
+    _pair_option(parser, "--header", "KEY=VALUE", "a secret HTTP header (kept in the keychain)")
+    _pair_option(parser, "--public-header", "KEY=VALUE", "an HTTP header that is not a secret")
+    parser.add_argument("--cwd", metavar="DIR", default="", help="working folder of the command")
+
+
+def finish_mcp_add(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` of ``mcp add`` with the options after NAME and the command after ``--`` parsed.
+
+    Sets ``args.server_command`` (the program and its arguments, empty for ``--url``). Bad
+    options exit with argparse's usage message, as on the first parse.
+    """
+    rest = argparse.ArgumentParser(prog="threadline mcp add NAME", add_help=False)
+    _add_mcp_add_options(rest)
+    rest.add_argument("server_command", nargs="*")
+    return rest.parse_args(args.mcp_add_rest, namespace=args)
+
+
+def add_mcp_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """``threadline mcp add|list|remove|tools``: configure MCP servers without the window."""
+    mcp = commands.add_parser("mcp", parents=[common], help="add, list, remove or try MCP tool servers")
+    actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    add = actions.add_parser(
+        "add",
+        parents=[common],
+        help="add an MCP server, or replace the one of that name",
+        description="Values of --env and --header are kept in the system keychain, never in the "
+        "database; --env-from reads a value from Threadline's environment when the server starts "
+        "(the way without a keychain); --public-env / --public-header keep values that are not secret "
+        "in the settings.",
+        usage="threadline mcp add NAME [options] (-- COMMAND [ARGS ...] | --url URL)",
+    )
+    add.add_argument("name", metavar="NAME", help="server name; its tools are named NAME/tool")
+    _add_mcp_add_options(add)
+    # Options may follow NAME; argparse would give the words after ``--`` to no one (the command
+    # positional is already matched, empty, at NAME), so the rest is parsed again by
+    # ``finish_mcp_add``.
+    add.add_argument("mcp_add_rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    actions.add_parser("list", parents=[common], help="list MCP servers (secret values masked)")
+    remove = actions.add_parser("remove", parents=[common], help="remove an MCP server and its secrets")
+    remove.add_argument("name", metavar="NAME")
+    tools = actions.add_parser("tools", parents=[common], help="start an MCP server and list its tools")
+    tools.add_argument("name", metavar="NAME")
