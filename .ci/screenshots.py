@@ -4,7 +4,8 @@ Runs under Xvfb (started here when there is no display; needs the ``xvfb`` packa
 with a seeded database in a temporary folder and the replay server standing in for
 a provider. Saves PNGs (by default to ``build/screenshots``) of: the empty state (no
 provider), a long chat with code (light and dark), two tabs streaming at once, the
-settings dialog, an inline error, a prompt with an attached image, the archived chats.
+settings dialog, an inline error, a prompt with an attached image, the archived chats, a full
+disk while a reply streams ("Saving…", the text kept in memory), a chat whose provider was removed.
 """
 
 from __future__ import annotations
@@ -319,6 +320,58 @@ async def shoot(app: object, out: Path) -> int:
         await pause(200)
         save(window, "12-archived-chats")
         window.sidebar.show_archived(False)
+
+        # 8. the disk refuses the reply's text: "Saving…", the text kept in memory
+        import sqlite3
+
+        db = data / "main" / "threadline.db"
+
+        def sql(statement: str) -> None:
+            connection = sqlite3.connect(db, timeout=30, isolation_level=None)
+            try:
+                connection.execute(statement)
+            finally:
+                connection.close()
+
+        server.enqueue(
+            sse_response(
+                openai_text_stream(split_text("Point 1: keep the notes short. " * 6, 5)), chunk_delay=0.02
+            )
+        )
+        info = await engine.new_session()
+        t = await window._open(info.id, focus=True)
+        sql(
+            "CREATE TRIGGER full_disk BEFORE UPDATE ON messages "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+        t.composer.set_text("Give me tips for short notes")
+        t.composer.submit()
+        for _ in range(100):
+            await pause(100)
+            if t.banner.isVisible() and t.composer.held_reason:
+                break
+        await pause(300)
+        save(window, "13-disk-full-saving")
+        sql("DROP TRIGGER full_disk")
+        for _ in range(100):
+            await pause(100)
+            if not t.composer.held_reason:
+                break
+
+        # 9. the chat's provider was removed: the tab says so at once
+        await engine.save_provider(
+            ProviderConfig(
+                "old-server", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m1"
+            )
+        )
+        info = await engine.new_session("On a provider that goes away")
+        await engine.set_session_model(info.id, "old-server", "m1")
+        t = await window._open(info.id, focus=True)
+        await pause(300)
+        await engine.remove_provider("old-server")
+        await window.catalog.load(engine)  # what Settings does after removing a provider
+        await pause(500)
+        save(window, "14-provider-removed")
         window.hide()
         await engine.aclose()
     return 0
