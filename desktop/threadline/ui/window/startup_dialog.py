@@ -30,7 +30,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QLayout, QPushButton, QVBoxLayout, QWidget
 
 from threadline.ui.common.message_bridge import user_message_of
 
@@ -43,6 +43,10 @@ UNEXPECTED_TEXT = (
     "Threadline could not open your conversations because of an unexpected problem. "
     "The details are in the log in the data folder. Try again, or quit and report the problem."
 )
+
+
+MESSAGE_WIDTH = 600
+"""Pixels for the advice text: wide enough for the four buttons below it in one row."""
 
 
 class StartupChoice(Enum):
@@ -133,11 +137,16 @@ class StartupProblemDialog(QDialog):
         buttons.addWidget(self.retry_button)
         buttons.addWidget(self.quit_button)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 18, 20, 16)
+        layout.setSpacing(10)
+        # A wrapped label only gets its full height in a layout when its width is known
+        # up front; without this the last line of the advice was cut off.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        self.message.setMinimumWidth(MESSAGE_WIDTH)
         layout.addWidget(title)
         layout.addWidget(self.message)
         layout.addSpacing(8)
         layout.addLayout(buttons)
-        self.setMinimumWidth(520)
         (self.restore_button or self.retry_button).setDefault(True)
         self.choice: StartupChoice | None = None
         self.rejected.connect(lambda: self._note(StartupChoice.QUIT))  # Esc / the close box
