@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -77,8 +78,9 @@ class CrashDialog(QDialog):
         )
         self.message = QLabel(
             "<p><b>Threadline ran into an unexpected problem.</b></p>"
-            "<p>Your conversations and open tabs are saved. You can keep working; if something "
-            "looks wrong, quit and start Threadline again — the tabs will come back.</p>"
+            "<p>Your open tabs were saved, and every message is stored as it is written. You can "
+            "keep working; if something looks wrong, quit and start Threadline again — the tabs "
+            "will come back.</p>"
             f"<p>{where}</p>"
         )
         self.message.setWordWrap(True)
@@ -102,10 +104,13 @@ class CrashDialog(QDialog):
         buttons.addWidget(self.quit_button)
         buttons.addWidget(self.keep_button)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 18, 20, 16)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)  # wrapped text, full height
+        self.message.setMinimumWidth(480)
         layout.addWidget(self.message)
         layout.addWidget(self.more)
+        layout.addSpacing(6)
         layout.addLayout(buttons)
-        self.setMinimumWidth(460)
         self.choice: CrashChoice | None = None
         self.rejected.connect(lambda: self._note(CrashChoice.KEEP_GOING))
 
