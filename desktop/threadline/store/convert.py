@@ -170,6 +170,17 @@ def preview_of(text: str) -> str:
     return line[:PREVIEW_LIMIT]
 
 
+PREVIEW_KINDS = frozenset({MessageKind.PROMPT, MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
+"""Kinds whose text is something a person wrote or a model said. A compaction summary,
+tool results and the reason of cancelled tool calls are records, not conversation: a
+summary in the sidebar reads as if the model had just said it."""
+
+
+def message_preview(message: Message) -> str:
+    """The preview ``message`` gives the sidebar; "" (keep the current one) for a record."""
+    return preview_of(message.text) if message.kind in PREVIEW_KINDS else ""
+
+
 # -- sessions -----------------------------------------------------------------------
 
 

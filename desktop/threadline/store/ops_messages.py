@@ -24,9 +24,9 @@ from threadline.store.convert import (
     datetime_value,
     json_value,
     message_from_row,
+    message_preview,
     message_to_row,
     metadata_to_json,
-    preview_of,
 )
 from threadline.store.errors import NotFoundError
 from threadline.store.ops_sessions import require_session
@@ -111,7 +111,7 @@ def append_messages(session: Session, session_id: str, messages: Sequence[Messag
     session.add_all(rows)
     row.active_leaf = messages[-1].id
     row.updated_at = utcnow()
-    preview = next((preview_of(m.text) for m in reversed(messages) if preview_of(m.text)), "")
+    preview = next((p for m in reversed(messages) if (p := message_preview(m))), "")
     if preview:
         row.preview = preview
     session.add(row)
@@ -141,7 +141,7 @@ def update_message(session: Session, message: Message) -> None:
     if message.status is MessageStatus.STREAMING:
         _claim(row)  # a reply continued in place is being written again
     session.add(row)
-    preview = preview_of(message.text)
+    preview = message_preview(message)
     if preview and row.ordinal == next_ordinal(session, row.session_id) - 1:
         owner = require_session(session, row.session_id)
         owner.preview = preview

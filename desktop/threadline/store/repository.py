@@ -155,9 +155,12 @@ class Store:
         return await self._read(ops_sessions.get_session, session_id)
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0
+        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
     ) -> list[SessionInfo]:
-        return await self._read(ops_sessions.list_sessions, archived=archived, limit=limit, offset=offset)
+        """A page in sidebar order; ``after`` continues right after that session (keyset paging)."""
+        return await self._read(
+            ops_sessions.list_sessions, archived=archived, limit=limit, offset=offset, after=after
+        )
 
     async def rename_session(self, session_id: str, title: str, *, by_user: bool = True) -> SessionInfo:
         return await self._write(ops_sessions.rename_session, session_id, title, by_user=by_user)
@@ -244,9 +247,11 @@ class Store:
         """Messages matching ``query`` (see ``search``), newest first."""
         return await self._read(search.search_messages, query, limit)
 
-    async def search_sessions(self, query: str, *, limit: int = 50) -> list[SessionInfo]:
+    async def search_sessions(
+        self, query: str, *, limit: int = 50, archived: bool | None = None
+    ) -> list[SessionInfo]:
         """Sessions whose title contains every word of ``query``, for the sidebar filter."""
-        return await self._read(search.search_session_titles, query, limit)
+        return await self._read(search.search_session_titles, query, limit, archived)
 
     # -- configuration ---------------------------------------------------------------------------
 
