@@ -5,6 +5,7 @@ The MCP flow starts the real ``mcp-server-time`` from PyPI over stdio.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,15 +13,16 @@ from typing import Any
 import keyring
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QMessageBox, QToolButton
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLineEdit, QMessageBox, QToolButton
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import type_and_send
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.engine.engine import DATABASE_FILENAME
 from threadline.tools.mcp_client import ServerStatus
-from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SERVICE, STORED_IN_KEYCHAIN
-from threadline.ui.settings.mcp_server_editor import parse_pairs
+from threadline.ui.settings.secret_pairs import KEPT_PLACEHOLDER, SecretPairRow, SecretPairsEditor
 
 
 def open_settings(harness: Any, page: str) -> Any:
@@ -43,6 +45,19 @@ def click(harness: Any, widget: Any) -> None:
         harness.qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=QPoint(8, widget.height() // 2))
     else:
         harness.qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def add_pair(
+    harness: Any, pairs: SecretPairsEditor, name: str, value: str, *, public: bool = False
+) -> SecretPairRow:
+    """Add a row as a person does: the Add button, the name, the value, and maybe "Not a secret"."""
+    click(harness, pairs.add_button)
+    row = pairs.rows[-1]
+    harness.qtbot.keyClicks(row.name, name)
+    harness.qtbot.keyClicks(row.value, value)
+    if public:
+        click(harness, row.public)
+    return row
 
 
 def test_builtin_tools_and_allowed_folders(
@@ -198,7 +213,7 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
     harness.qtbot.keyClicks(editor.name, "time")
     harness.qtbot.keyClicks(editor.command, sys.executable)
     harness.qtbot.keyClicks(editor.args, "-m mcp_server_time --local-timezone Europe/Paris")
-    harness.qtbot.keyClicks(editor.env, "PYTHONUNBUFFERED=1")
+    add_pair(harness, editor.env, "PYTHONUNBUFFERED", "1", public=True)
     click(harness, editor.save_button)
     harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
     servers = harness.run(harness.engine.tool_servers.list_servers())
@@ -209,6 +224,7 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
             command=sys.executable,
             args=("-m", "mcp_server_time", "--local-timezone", "Europe/Paris"),
             env={"PYTHONUNBUFFERED": "1"},
+            public_env=("PYTHONUNBUFFERED",),
         )
     ]
     harness.qtbot.waitUntil(lambda: page.current_name() == "time", timeout=5000)
@@ -270,7 +286,7 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
     harness.qtbot.keyClicks(editor.name, "fixed")
     editor.transport.setCurrentIndex(editor.transport.findData("http"))
     harness.qtbot.keyClicks(editor.url, "http://127.0.0.1:9/mcp")
-    harness.qtbot.keyClicks(editor.headers, "Authorization: Bearer x")
+    add_pair(harness, editor.headers, "Authorization", "Bearer x")
     click(harness, editor.save_button)
     harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
     harness.qtbot.waitUntil(lambda: page.current_name() == "fixed", timeout=5000)
@@ -287,19 +303,98 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
     click(harness, page.edit_button)  # a stored secret is shown masked and kept when left alone
     editor = page.editor
     harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
-    assert editor.headers.toPlainText() == f"Authorization: {STORED_IN_KEYCHAIN}"
-    editor.headers.setPlainText(editor.headers.toPlainText() + "\nX-Trace: on")
+    (kept,) = editor.headers.rows
+    assert kept.name.text() == "Authorization" and kept.value.text() == "" and kept.stored
+    add_pair(harness, editor.headers, "X-Trace", "on", public=True)
     click(harness, editor.save_button)
     harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
     (server,) = harness.run(harness.engine.tool_servers.list_servers())
     assert server.headers == {"Authorization": STORED_IN_KEYCHAIN, "X-Trace": "on"}
+    assert server.public_headers == ("X-Trace",)
     assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
     assert agent(harness).enabled_tools == ("fixed/*",)  # the offer follows the rename
     dialog.close_and_save()
     harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
 
 
-def test_editor_pairs_keep_the_keychain_marker_and_refuse_a_half_edited_one() -> None:
-    assert parse_pairs(f"Authorization: {STORED_IN_KEYCHAIN}", ":") == {"Authorization": STORED_IN_KEYCHAIN}
-    with pytest.raises(InvalidServerConfig, match="partly edited"):
-        parse_pairs("TOKEN=•• stored in keychain", "=")
+TOKEN = "ghp_x7Kq0123456789NotARealTokenAbCdEf"
+
+
+def database_holds(harness: Any, secret: str) -> bool:
+    """Whether the raw bytes of the SQLite file (or its WAL and journal) contain ``secret``."""
+    files = harness.data_dir.glob(DATABASE_FILENAME + "*")
+    return any(secret.encode() in path.read_bytes() for path in files)
+
+
+def test_gh_pat_typed_in_the_editor_goes_to_the_keychain_and_never_to_the_database(
+    harness: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    harness.open()
+    dialog = open_settings(harness, "mcp")
+    page = dialog.mcp
+    click(harness, page.add_button)
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    harness.qtbot.keyClicks(editor.name, "github")
+    harness.qtbot.keyClicks(editor.command, sys.executable)
+    harness.qtbot.keyClicks(editor.args, "-m mcp_server_time")
+    row = add_pair(harness, editor.env, "GH_PAT", TOKEN)
+    assert row.masked()  # a password field: the token is never painted
+    click(harness, row.show_value)
+    assert not row.masked()
+    click(harness, row.show_value)
+    add_pair(harness, editor.env, "LOG_LEVEL", "debug", public=True)
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "github", timeout=5000)
+
+    assert keyring.get_password(SERVICE, "github/env/GH_PAT") == TOKEN
+    assert not database_holds(harness, TOKEN)
+    assert database_holds(harness, "LOG_LEVEL")  # the record itself is there: the check can fail
+    (server,) = harness.run(harness.engine.tool_servers.list_servers())
+    assert server.env == {"GH_PAT": STORED_IN_KEYCHAIN, "LOG_LEVEL": "debug"}
+
+    click(harness, page.edit_button)  # reopened: the token is masked, only its place is shown
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    gh_pat, log_level = editor.env.rows
+    assert (gh_pat.name.text(), gh_pat.value.text()) == ("GH_PAT", "")
+    assert gh_pat.value.placeholderText() == KEPT_PLACEHOLDER and gh_pat.masked()
+    assert log_level.value.text() == "debug" and log_level.public.isChecked() and not log_level.masked()
+    assert TOKEN not in {w.text() for w in editor.findChildren(QLineEdit)}
+
+    click(harness, gh_pat.public)  # the user says it is not a secret after all: back to the settings
+    click(harness, editor.save_button)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=5000)
+    (server,) = harness.run(harness.engine.tool_servers.list_servers())
+    assert server.env == {"GH_PAT": TOKEN, "LOG_LEVEL": "debug"}
+    assert server.public_env == ("GH_PAT", "LOG_LEVEL")
+    assert keyring.get_password(SERVICE, "github/env/GH_PAT") is None
+    assert TOKEN not in caplog.text
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+
+
+def test_a_value_without_a_name_and_a_repeated_name_are_refused_in_the_editor(harness: Any) -> None:
+    harness.open()
+    dialog = open_settings(harness, "mcp")
+    page = dialog.mcp
+    click(harness, page.add_button)
+    editor = page.editor
+    harness.qtbot.waitUntil(editor.isVisible, timeout=5000)
+    harness.qtbot.keyClicks(editor.name, "twice")
+    harness.qtbot.keyClicks(editor.command, "prog")
+    add_pair(harness, editor.env, "A", "1")
+    add_pair(harness, editor.env, "A", "2")
+    click(harness, editor.save_button)
+    assert editor.message.isVisible() and "given twice" in editor.message.text()
+    click(harness, editor.env.rows[-1].remove)
+    harness.qtbot.waitUntil(lambda: len(editor.env.rows) == 1, timeout=5000)
+    add_pair(harness, editor.env, "", "orphan")
+    click(harness, editor.save_button)
+    assert "no name" in editor.message.text()
+    assert harness.run(harness.engine.tool_servers.list_servers()) == []
+    editor.reject()
+    dialog.close_and_save()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)

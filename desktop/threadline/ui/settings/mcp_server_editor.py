@@ -2,14 +2,15 @@
 
 The record is validated by ``McpServerConfig.validate`` and saved through the
 engine's server manager; a problem is shown in the dialog, next to the fields,
-and nothing is saved until it is fixed. Environment variables and headers are
-typed one per line (``NAME=value``, ``Header: value``).
+and nothing is saved until it is fixed.
 
-Secret-looking values (tokens, keys, passwords, ``Authorization``) are kept in
-the system keychain by the server manager; a stored one is shown only as
-``•••• stored in keychain`` and kept as long as that text is left in place, the
-way the Providers page treats API keys. ``${VAR}`` reads a value from
-Threadline's environment when the server starts.
+Environment variables and headers are rows of name and value (``SecretPairsEditor``).
+Every value is kept in the system keychain by the server manager, whatever its name,
+unless its row is marked "Not a secret"; values are typed into password-style fields
+(a Show toggle reveals what was typed), and a stored one comes back as an empty field
+saying it is in the keychain, kept as long as the field is left empty. ``${VAR}`` reads
+a value from Threadline's environment when the server starts (the way where there is no
+keychain).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -39,39 +39,13 @@ from PySide6.QtWidgets import (
 
 from threadline.engine.api import EngineApi
 from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
-from threadline.tools.mcp_secrets import STORED_IN_KEYCHAIN
 from threadline.ui.common.tasks import describe, spawn
-
-
-def parse_pairs(text: str, separator: str) -> dict[str, str]:
-    """``NAME=value`` / ``Header: value`` lines; blank lines and ``#`` comments are skipped."""
-    pairs: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.partition(separator)
-        if not sep or not key.strip():
-            raise InvalidServerConfig(f"Line {number} (“{line}”) should look like NAME{separator}value.")
-        value = value.strip()
-        if value != STORED_IN_KEYCHAIN and STORED_IN_KEYCHAIN.lstrip("• ") in value:
-            raise InvalidServerConfig(
-                f"Line {number}: the stored value of {key.strip()} was partly edited. Leave "
-                f"“{STORED_IN_KEYCHAIN}” as it is to keep it, or replace all of it with the new value."
-            )
-        pairs[key.strip()] = value
-    return pairs
-
-
-def format_pairs(pairs: dict[str, str], separator: str) -> str:
-    joiner = ": " if separator == ":" else separator
-    return "\n".join(f"{k}{joiner}{v}" for k, v in pairs.items())
-
+from threadline.ui.settings.secret_pairs import SecretPairsEditor
 
 _SECRETS_TIP = (
-    "Values of secret-looking names (…KEY, …TOKEN, …SECRET, …PASSWORD, Authorization, …) are kept in the "
-    f"system keychain and shown as “{STORED_IN_KEYCHAIN}”: leave that to keep the value, or type a new one. "
-    "Write ${VAR} to read a value from Threadline's environment instead (needed where there is no keychain)."
+    "Every value is kept in the system keychain, never in Threadline's database, unless its row is "
+    "marked “Not a secret”. Write ${VAR} to read a value from Threadline's environment instead "
+    "(needed where there is no keychain)."
 )
 
 
@@ -112,11 +86,8 @@ class McpServerEditor(QDialog):
         self.args.setPlaceholderText("e.g. mcp-server-git --repository ~/src/project")
         self.args.setToolTip('Quoted as in a shell: "two words" stays one argument')
         form.addRow("Arguments", self.args)
-        self.env = QPlainTextEdit()
-        self.env.setPlaceholderText("NAME=value, one per line")
+        self.env = SecretPairsEditor("NAME", "Add variable")
         self.env.setToolTip(_SECRETS_TIP)
-        self.env.setTabChangesFocus(True)
-        self.env.setFixedHeight(64)
         form.addRow("Environment", self.env)
         self.cwd = QLineEdit()
         self.cwd.setPlaceholderText("optional")
@@ -127,11 +98,8 @@ class McpServerEditor(QDialog):
         self.url = QLineEdit()
         self.url.setPlaceholderText("https://example.com/mcp")
         form.addRow("URL", self.url)
-        self.headers = QPlainTextEdit()
-        self.headers.setPlaceholderText("Header: value, one per line (e.g. Authorization: Bearer …)")
+        self.headers = SecretPairsEditor("Header, e.g. Authorization", "Add header")
         self.headers.setToolTip(_SECRETS_TIP)
-        self.headers.setTabChangesFocus(True)
-        self.headers.setFixedHeight(64)
         form.addRow("Headers", self.headers)
         self._http_rows = [self.url, self.headers]
 
@@ -174,10 +142,10 @@ class McpServerEditor(QDialog):
         self.transport.setCurrentIndex(self.transport.findData(c.transport.value))
         self.command.setText(c.command)
         self.args.setText(shlex.join(c.args))
-        self.env.setPlainText(format_pairs(c.env, "="))
+        self.env.set_pairs(c.env, c.public_env)
         self.cwd.setText(c.cwd)
         self.url.setText(c.url)
-        self.headers.setPlainText(format_pairs(c.headers, ":"))
+        self.headers.set_pairs(c.headers, c.public_headers)
         self.timeout.setValue(c.call_timeout)
         self.autostart.setChecked(c.autostart)
         self.enabled.setChecked(c.enabled)
@@ -210,16 +178,21 @@ class McpServerEditor(QDialog):
         except ValueError as err:
             raise InvalidServerConfig(f"The arguments could not be read: {err}.") from err
         base = self.original or McpServerConfig(name="")
+        stdio = transport is Transport.STDIO
+        env, public_env = self.env.pairs() if stdio else ({}, ())
+        headers, public_headers = self.headers.pairs() if not stdio else ({}, ())
         return replace(
             base,
             name=self.name.text().strip(),
             transport=transport,
             command=self.command.text().strip() if transport is Transport.STDIO else "",
             args=args if transport is Transport.STDIO else (),
-            env=parse_pairs(self.env.toPlainText(), "=") if transport is Transport.STDIO else {},
+            env=env,
+            public_env=public_env,
             cwd=self.cwd.text().strip() if transport is Transport.STDIO else "",
             url=self.url.text().strip() if transport is Transport.HTTP else "",
-            headers=parse_pairs(self.headers.toPlainText(), ":") if transport is Transport.HTTP else {},
+            headers=headers,
+            public_headers=public_headers,
             call_timeout=float(self.timeout.value()),
             autostart=self.autostart.isChecked(),
             enabled=self.enabled.isChecked(),
