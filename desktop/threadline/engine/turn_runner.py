@@ -20,7 +20,7 @@ from dataclasses import asdict, replace
 
 from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
 from threadline.core.config import AgentConfig, ProviderConfig
-from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolResult, utcnow
+from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult, utcnow
 from threadline.core.request import (
     BuiltRequest,
     Limits,
@@ -200,6 +200,9 @@ class TurnRunner:
                 writer.update(conversation.reply)
             agent = await self._load_agent(live.info.agent_id)
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
+            if conversation.running_tools is not None:  # an interrupted round, run again
+                writer.update(conversation.running_tools)
+                await self._run_tools(live, agent, writer, conversation.pending_tool_calls())
             config, model = await self._hub.resolve(live.info, agent)
             target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)
@@ -230,9 +233,9 @@ class TurnRunner:
                     )
                 await self._tool_round(live, agent, writer)
         except asyncio.CancelledError:
-            reply = conversation.reply
+            stored = (conversation.reply, conversation.running_tools)  # updated in place, not appended
             ran = tuple(self._ran.pop(live.session_id, ()))  # results of calls that finished before the stop
-            self._record_ending(live, writer, reply, conversation.cancel(completed=ran))
+            self._record_ending(live, writer, stored, conversation.cancel(completed=ran))
             raise
         except Exception as err:
             if not isinstance(
@@ -241,10 +244,11 @@ class TurnRunner:
                 log.exception("turn in session %s failed", live.session_id)
             error = user_error(err)
             reply = conversation.reply
+            stored = (reply, conversation.running_tools)
             changed = conversation.fail(error.message, completed=tuple(self._ran.pop(live.session_id, ())))
             if reply is None:
                 changed.append(self._failure_record(live, error, target))
-            self._record_ending(live, writer, reply, changed)
+            self._record_ending(live, writer, stored, changed)
             failure.append(TurnFailed(live.session_id, error))
             if writer.failing is not None:
                 live.emit(failure.pop())
@@ -409,16 +413,44 @@ class TurnRunner:
             )
         conversation.decided()
         live.emit(TurnStateChanged(live.session_id, conversation.state))
-        results = self._ran[live.session_id] = []
+        allowed = tuple(call for call, decision in zip(calls, decisions, strict=True) if decision.allow)
+        writer.append(conversation.begin_tools())
+        await self._run_tools(live, agent, writer, allowed, refusal_reason(decisions))
+
+    async def _run_tools(
+        self,
+        live: LiveConversation,
+        agent: AgentConfig,
+        writer: TurnWriter,
+        calls: Sequence[ToolCall],
+        refused_reason: str = "",
+    ) -> None:
+        """Run ``calls`` into the round's answer, which is stored ``streaming`` before any starts.
+
+        A process killed meanwhile leaves that answer behind (``interrupted`` at the
+        next start) with the results of the calls that had finished; the writer
+        beats for it so another instance does not take it for left behind. A call
+        that already has a result (an interrupted round run again) is not run twice.
+        """
+        conversation = live.conversation
+        answer = conversation.running_tools
+        assert answer is not None
+        writer.track(answer)
+        await writer.drain()  # stored as running before the first tool starts
+        results = self._ran[live.session_id] = list(answer.tool_results)
+        done = {r.call_id for r in results}
         history = conversation.path()
-        for call, decision in zip(calls, decisions, strict=True):
-            if not decision.allow:
+        for call in calls:
+            if call.id in done:
                 continue
             with tool_context(live.session_id, history, agent.allowed_folders):
-                results.append(await self._tools.run(call))
+                result = await self._tools.run(call)
+            results.append(result)
+            conversation.add_tool_result(result)
+            writer.update(answer)
         del self._ran[live.session_id]
-        message = conversation.record_tool_results(tuple(results), refused_reason=refusal_reason(decisions))
-        writer.append(message)
+        message = conversation.record_tool_results(tuple(results), refused_reason=refused_reason)
+        writer.update(message)
         live.emit(MessageAdded(live.session_id, message))
         live.emit(TurnStateChanged(live.session_id, conversation.state))
 
@@ -518,16 +550,18 @@ class TurnRunner:
         self,
         live: LiveConversation,
         writer: TurnWriter,
-        reply: Message | None,
+        stored: tuple[Message | None, ...],
         changed: list[Message],
     ) -> None:
         """Queue and announce how a turn ended early: the partial reply, then new messages.
 
-        Nothing here awaits or raises for the store: the writes are queued behind
-        the reply's text and stored (or retried) before the turn is over.
+        ``stored`` are messages already in the store (the reply, a running tool
+        round's answer): they are updated in place, the others appended. Nothing
+        here awaits or raises for the store: the writes are queued behind the
+        reply's text and stored (or retried) before the turn is over.
         """
         for message in changed:
-            if message is reply:
+            if any(message is known for known in stored):
                 writer.update(message)
                 live.emit(MessageChanged(live.session_id, message))
             else:

@@ -22,8 +22,9 @@ from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
-from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageKind, MessageStatus
+from threadline.core.messages import INTERRUPTED_RESULT_TEXT, MessageKind, MessageStatus
 from threadline.engine.engine import Engine
+from threadline.llm.convert import TOOL_ERROR_PREFIX
 
 pytestmark = pytest.mark.asyncio
 OPENAI = ProviderKind.OPENAI
@@ -92,10 +93,10 @@ async def test_branching_changes_what_is_remembered(engine: Engine, replay_serve
     assert "There is no note 'k'" in text
 
 
-async def test_tool_round_cut_by_a_crash_is_answered_by_cancelled_results(
+async def test_tool_round_cut_by_a_crash_is_answered_as_interrupted(
     tmp_path: Path, replay_server: ReplayServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SIGKILL while a tool runs: the stored tool-calls reply has no results; the next request answers it."""
+    """SIGKILL while a tool runs: its round is stored interrupted; the next request says so."""
     data_dir, marker = tmp_path / "data", tmp_path / "tool-started"
     replay_server.enqueue(sse_response(openai_tool_call_stream([("call_d1", "deploy", {})])))
     env = {
@@ -129,8 +130,9 @@ async def test_tool_round_cut_by_a_crash_is_answered_by_cancelled_results(
                 stream.close()
 
     path = await stored_path(data_dir, session_id)
-    assert [m.kind for m in path] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS]
-    assert path[1].status is MessageStatus.COMPLETE and not path[1].tool_results
+    assert [m.kind for m in path] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS, MessageKind.TOOL_RESULTS]
+    assert path[1].status is MessageStatus.COMPLETE
+    assert path[2].status is MessageStatus.INTERRUPTED and not path[2].tool_results
 
     monkeypatch.setenv("THREADLINE_TEST_KEY", "sk-test")
     engine = await Engine.open(data_dir)  # the restart
@@ -142,7 +144,8 @@ async def test_tool_round_cut_by_a_crash_is_answered_by_cancelled_results(
         roles = [m["role"] for m in messages]
         assert roles == ["user", "assistant", "tool", "user"]
         assert messages[1]["tool_calls"][0]["id"] == "call_d1"
-        assert messages[2]["tool_call_id"] == "call_d1" and CANCELLED_RESULT_TEXT in messages[2]["content"]
+        assert messages[2]["tool_call_id"] == "call_d1"
+        assert messages[2]["content"] == TOOL_ERROR_PREFIX + INTERRUPTED_RESULT_TEXT  # not "cancelled"
         assert messages[3]["content"] == "What happened?"
         path = await stored_path(data_dir, session_id)
         assert [m.kind for m in path][-2:] == [MessageKind.PROMPT, MessageKind.RESPONSE]
