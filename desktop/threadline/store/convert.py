@@ -36,9 +36,6 @@ log = logging.getLogger("threadline.store")
 
 PREVIEW_LIMIT = 120
 
-SECRET_HEADER_WORDS = ("authorization", "key", "token", "secret", "cookie", "password", "auth")
-"""Header names containing one of these are never written to the database."""
-
 
 class MessageRecord(Protocol):
     """The columns a message is rebuilt from (a ``MessageRow`` or a result row)."""
@@ -233,14 +230,18 @@ def provider_from_row(row: ProviderRow) -> ProviderConfig:
 
 
 def safe_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """Headers without anything that looks like a credential: those belong in the keychain."""
-    kept: list[tuple[str, str]] = []
-    for name, value in headers:
-        if any(word in name.lower() for word in SECRET_HEADER_WORDS):
-            log.warning("not storing header %r: credentials belong in the keychain", name)
-            continue
-        kept.append((name, value))
-    return tuple(kept)
+    """The headers a provider row may hold: none.
+
+    A header's name says nothing about whether its value is a credential (``X-Org``,
+    ``X-Tenant``, ``GH_PAT`` ...), and the database never holds one, so no header value is
+    written; the warning names the headers, never their values.
+    """
+    if headers:
+        names = ", ".join(name for name, _ in headers)
+        log.warning(
+            "not storing header %s: header values may be credentials and stay out of the database", names
+        )
+    return ()
 
 
 def agent_to_row(agent: AgentConfig) -> AgentRow:

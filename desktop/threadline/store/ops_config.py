@@ -1,8 +1,8 @@
 """Providers, agents, settings and UI state: small keyed records, upserted whole.
 
 Providers never carry secrets: the key lives in the OS keychain
-and ``convert.safe_headers`` drops credential-looking headers before they reach
-a row. Setting and UI-state values are any JSON value.
+and ``convert.safe_headers`` keeps every header value out of the row (a
+header's name does not tell whether its value is a credential). Setting and UI-state values are any JSON value.
 """
 
 from __future__ import annotations

@@ -12,9 +12,7 @@ pytestmark = pytest.mark.asyncio
 
 async def test_providers_upsert_list_remove(store: Store) -> None:
     ollama = ProviderConfig("ollama", ProviderKind.OPENAI, base_url="http://127.0.0.1:11434/v1")
-    claude = ProviderConfig(
-        "claude", ProviderKind.ANTHROPIC, api_key_env="ANTHROPIC_API_KEY", headers=(("X-Test", "1"),)
-    )
+    claude = ProviderConfig("claude", ProviderKind.ANTHROPIC, api_key_env="ANTHROPIC_API_KEY")
     await store.save_provider(ollama)
     await store.save_provider(claude)
     assert await store.list_providers() == [claude, ollama]
@@ -35,9 +33,11 @@ async def test_providers_upsert_list_remove(store: Store) -> None:
 @pytest.mark.expected_log_warnings("not storing header")
 async def test_provider_secrets_never_reach_the_database(store: Store) -> None:
     await store.save_provider(
-        ProviderConfig("x", ProviderKind.OPENAI, headers=(("Authorization", "Bearer sk-123"), ("X-Ok", "v")))
+        ProviderConfig(
+            "x", ProviderKind.OPENAI, headers=(("Authorization", "Bearer sk-123"), ("GH_PAT", "v"))
+        )
     )
-    assert await store.get_provider("x") == ProviderConfig("x", ProviderKind.OPENAI, headers=(("X-Ok", "v"),))
+    assert await store.get_provider("x") == ProviderConfig("x", ProviderKind.OPENAI)
 
 
 async def test_agents_round_trip_with_approval_rules(store: Store) -> None:

@@ -66,22 +66,21 @@ def test_agent_round_trip() -> None:
 
 
 @pytest.mark.expected_log_warnings("not storing header")
-def test_provider_round_trip_drops_credential_headers() -> None:
+def test_provider_round_trip_stores_no_header_value_whatever_its_name() -> None:
     config = ProviderConfig(
         name="local",
         kind=ProviderKind.OPENAI,
         base_url="http://127.0.0.1:11434/v1",
         api_key_env="OLLAMA_KEY",
         default_model="llama",
-        headers=(("X-Title", "Threadline"), ("Authorization", "Bearer sk-secret"), ("X-Api-Key", "k")),
+        headers=(("X-Title", "Threadline"), ("Authorization", "Bearer sk-secret"), ("GH_PAT", "ghp_x1")),
     )
     row = provider_to_row(config)
-    assert "sk-secret" not in repr(row.headers)
+    assert "sk-secret" not in repr(row.headers) and "ghp_x1" not in repr(row.headers)
     assert provider_from_row(row) == ProviderConfig(
         name="local",
         kind=ProviderKind.OPENAI,
         base_url="http://127.0.0.1:11434/v1",
         api_key_env="OLLAMA_KEY",
         default_model="llama",
-        headers=(("X-Title", "Threadline"),),
     )
