@@ -1,26 +1,43 @@
-"""The sidebar's list of sessions: pinned first, then grouped by recency.
+"""The sidebar's list of sessions: a lazy model over every session in the store.
 
-Group headers ("Pinned", "Today", "Yesterday", "Previous 7 days", "Older") are rows
-of their own, not selectable. The same model, built with ``archived=True``, lists
-the archived sessions instead (the sidebar's "Archived" view). A change to one
-session (a new title, a pin, a new
-message moving it to the top) is applied as a diff of the flat row list —
-removals, moves (as remove + insert) and insertions, then ``dataChanged`` for rows
-whose content changed — so the selection and the scroll position survive and the
-view never resets for a single update.
+Rows arrive in pages (``canFetchMore`` / ``fetchMore``; the view asks when it is
+scrolled to the bottom) from a *page source*, normally the engine's
+``list_sessions(after=…)``, which continues right after the last session
+fetched. The store's order (pinned, then recent) is the list's order, so what is
+loaded is always a prefix of the whole list, however many thousands of chats
+there are; nothing is held back at some fixed count.
+
+Group headers (see ``session_groups``: Pinned, Today, Yesterday, Previous 7 and
+30 days, months, years) are rows of their own, not selectable. The same model,
+built with ``archived=True``, lists the archived sessions (the sidebar's
+"Archived" view).
+
+Live changes from the engine (a new title, a pin, a new message moving a chat to
+the top, a chat created elsewhere) are applied row by row — an insertion, a
+removal or a ``beginMoveRows`` — found by ``bisect`` on the rows' sort keys, so
+the selection and the scroll position survive, nothing resets, and one update
+costs the same with 100 or 100,000 rows loaded. A session that sorts below the
+loaded part is left for its page.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from threadline.core.session import SessionInfo
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.sessions.session_groups import (
+    ARCHIVED,
+    PINNED,
+    group_key,
+    store_order,
+)
 
 KindRole = Qt.ItemDataRole.UserRole + 1
 SessionRole = Qt.ItemDataRole.UserRole + 2
@@ -30,12 +47,28 @@ PinnedRole = Qt.ItemDataRole.UserRole + 5
 
 HEADER = "header"
 SESSION = "session"
+PAGE_SIZE = 200
+"""Sessions per page: a screenful many times over, and a few milliseconds to fetch."""
 
-GROUPS = ("Pinned", "Today", "Yesterday", "Previous 7 days", "Older")
-ARCHIVED = "Archived"
-"""The one group of the archived list (newest first)."""
+__all__ = [
+    "ARCHIVED",
+    "HEADER",
+    "PAGE_SIZE",
+    "PINNED",
+    "SESSION",
+    "KindRole",
+    "PageSource",
+    "PinnedRole",
+    "PreviewRole",
+    "SessionIdRole",
+    "SessionListModel",
+    "SessionRole",
+]
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+PageSource = Callable[[SessionInfo | None, int], Awaitable[list[SessionInfo]]]
+"""``source(after, limit)``: the next ``limit`` sessions in list order after ``after`` (None: the first)."""
+RowKey = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,50 +79,12 @@ class _Row:
     session: SessionInfo | None = None
 
 
-def group_of(info: SessionInfo, today: date) -> str:
-    if info.pinned:
-        return "Pinned"
-    when = info.updated_at
-    local = when.astimezone() if when.tzinfo else when
-    day = local.date()
-    if day >= today:
-        return "Today"
-    if day == today - timedelta(days=1):
-        return "Yesterday"
-    if day > today - timedelta(days=7):
-        return "Previous 7 days"
-    return "Older"
-
-
-def _sort_key(info: SessionInfo) -> tuple[int, float, str]:
-    ts = info.updated_at.timestamp() if isinstance(info.updated_at, datetime) else 0.0
-    return (0 if info.pinned else 1, -ts, info.id)
-
-
-def _longest_increasing(seq: list[int]) -> set[int]:
-    """Indices (into ``seq``) of one longest strictly increasing subsequence."""
-    tails: list[int] = []
-    tails_idx: list[int] = []
-    prev = [-1] * len(seq)
-    for i, v in enumerate(seq):
-        j = bisect.bisect_left(tails, v)
-        if j == len(tails):
-            tails.append(v)
-            tails_idx.append(i)
-        else:
-            tails[j] = v
-            tails_idx[j] = i
-        prev[i] = tails_idx[j - 1] if j > 0 else -1
-    out: set[int] = set()
-    k = tails_idx[-1] if tails_idx else -1
-    while k >= 0:
-        out.add(k)
-        k = prev[k]
-    return out
-
-
 class SessionListModel(QAbstractListModel):
     renameRequested = Signal(str, str)  # session id, new title
+    pageLoaded = Signal(int)
+    """A page arrived (its number of new rows); also after the last, empty one."""
+    fetchFailed = Signal(str)
+    """A page could not be read: the sentence to show."""
 
     def __init__(self, parent: QObject | None = None, *, archived: bool = False) -> None:
         super().__init__(parent)
@@ -98,12 +93,25 @@ class SessionListModel(QAbstractListModel):
         self._sessions: dict[str, SessionInfo] = {}
         self._hidden: dict[str, SessionInfo] = {}
         self._rows: list[_Row] = []
+        self._keys: list[RowKey] = []
         self._today: date = datetime.now().astimezone().date()
+        self._source: PageSource | None = None
+        self._cursor: SessionInfo | None = None
+        self._complete = True
+        self._fetching = False
 
     # -- Qt interface ------------------------------------------------------------------------
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
+
+    def canFetchMore(self, parent: AnyIndex) -> bool:
+        return not parent.isValid() and not self._complete and not self._fetching and self._source is not None
+
+    def fetchMore(self, parent: AnyIndex) -> None:
+        if self.canFetchMore(parent):
+            self._fetching = True
+            spawn(self._fetch_page(), on_error=self._fetch_failed)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
@@ -115,9 +123,7 @@ class SessionListModel(QAbstractListModel):
             return row.group if role == Qt.ItemDataRole.DisplayRole else None
         info = row.session
         assert info is not None
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return info.display_title
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.ToolTipRole):
             return info.display_title
         if role == SessionRole:
             return info
@@ -145,36 +151,113 @@ class SessionListModel(QAbstractListModel):
         title = str(value).strip()
         if not title or title == row.session.display_title:
             return False
-        from dataclasses import replace
-
         self.upsert(replace(row.session, title=title, title_set_by_user=True))
         self.renameRequested.emit(row.session.id, title)
         return True
 
     # -- queries -------------------------------------------------------------------------------
 
+    @property
+    def complete(self) -> bool:
+        """Whether every session of this list is loaded."""
+        return self._complete
+
     def session(self, session_id: str) -> SessionInfo | None:
         return self._sessions.get(session_id)
 
     def sessions(self) -> list[SessionInfo]:
-        return sorted(self._sessions.values(), key=_sort_key)
+        """The loaded sessions in list order."""
+        return [r.session for r in self._rows if r.session is not None]
+
+    def loaded_count(self) -> int:
+        return len(self._sessions)
 
     def row_of(self, session_id: str) -> int:
-        return next((i for i, r in enumerate(self._rows) if r.key == session_id), -1)
+        info = self._sessions.get(session_id)
+        return -1 if info is None else self._find(info)
 
     def index_of(self, session_id: str) -> QModelIndex:
         row = self.row_of(session_id)
         return self.index(row, 0) if row >= 0 else QModelIndex()
 
-    # -- updates ----------------------------------------------------------------------------------
+    # -- loading -----------------------------------------------------------------------------------
+
+    async def start(self, source: PageSource) -> None:
+        """Forget what is loaded and show the first page of ``source``; later pages come on demand."""
+        self._source = source
+        self.beginResetModel()
+        self._sessions, self._rows, self._keys = {}, [], []
+        self._today = datetime.now().astimezone().date()
+        self._cursor, self._complete, self._fetching = None, False, True
+        self.endResetModel()
+        try:
+            await self._fetch_page()
+        except BaseException:
+            self._fetching = False
+            raise
+
+    async def fetch_all(self) -> None:
+        """Load every remaining page (scripts and tests; the view fetches as it scrolls)."""
+        while not self._complete and self._source is not None:
+            self._fetching = True
+            await self._fetch_page()
+
+    async def _fetch_page(self) -> None:
+        assert self._source is not None
+        source = self._source
+        try:
+            page = await source(self._cursor, PAGE_SIZE)
+        finally:
+            self._fetching = False
+        if source is not self._source:
+            return  # restarted meanwhile
+        added = self.append_page(page)
+        self.pageLoaded.emit(added)
+
+    def _fetch_failed(self, err: BaseException) -> None:
+        self.fetchFailed.emit(describe(err))
 
     def set_sessions(self, sessions: Iterable[SessionInfo]) -> None:
-        """The initial page from the store: a reset is right here (nothing was shown before)."""
+        """Show exactly ``sessions`` (no page source: the list is complete)."""
         self.beginResetModel()
-        self._sessions = {s.id: s for s in sessions if s.archived == self.archived}
+        self._source, self._cursor, self._complete, self._fetching = None, None, True, False
         self._today = datetime.now().astimezone().date()
-        self._rows = self._build()
+        self._sessions = {s.id: s for s in sessions if s.archived == self.archived}
+        ordered = sorted(self._sessions.values(), key=self._row_key)
+        self._rows, self._keys = self._rows_for(ordered, previous_rank=None)
         self.endResetModel()
+
+    def append_page(self, page: list[SessionInfo]) -> int:
+        """Add a page that continues the list; an empty page means the end. Returns rows added."""
+        if not page:
+            self._complete = True
+            return 0
+        self._cursor = page[-1]
+        fresh = [
+            s
+            for s in page
+            if s.archived == self.archived and s.id not in self._sessions and s.id not in self._hidden
+        ]
+        fresh.sort(key=self._row_key)
+        if not fresh:
+            return 0
+        if not self._keys or self._row_key(fresh[0]) > self._keys[-1]:
+            previous = self._keys[-1][0] if self._keys else None
+            rows, keys = self._rows_for(fresh, previous_rank=previous)
+            first = len(self._rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+            self._rows.extend(rows)
+            self._keys.extend(keys)
+            for info in fresh:
+                self._sessions[info.id] = info
+            self.endInsertRows()
+        else:  # the page overlaps rows that arrived by live updates meanwhile
+            for info in fresh:
+                self._sessions[info.id] = info
+                self._insert(info)
+        return len(fresh)
+
+    # -- live updates ------------------------------------------------------------------------------
 
     def upsert(self, info: SessionInfo) -> None:
         if info.archived != self.archived:
@@ -183,82 +266,160 @@ class SessionListModel(QAbstractListModel):
         if info.id in self._hidden:
             self._hidden[info.id] = info
             return
+        old = self._sessions.get(info.id)
+        if not self._loaded_range(info):
+            if old is not None:
+                self.remove(info.id)  # it moved below what is loaded: its page brings it back
+            return
         self._sessions[info.id] = info
-        self._apply()
+        if old is None:
+            self._insert(info)
+        else:
+            self._move(old, info)
 
     def remove(self, session_id: str) -> None:
         self._hidden.pop(session_id, None)
-        if self._sessions.pop(session_id, None) is not None:
-            self._apply()
+        info = self._sessions.pop(session_id, None)
+        if info is not None:
+            self._remove_row(self._find(info))
 
     def hide(self, session_id: str) -> SessionInfo | None:
         """Take a session out of view (a delete waiting for its undo window)."""
-        info = self._sessions.pop(session_id, None)
+        info = self._sessions.get(session_id)
         if info is not None:
+            self.remove(session_id)
             self._hidden[session_id] = info
-            self._apply()
         return info
 
     def unhide(self, session_id: str) -> None:
         info = self._hidden.pop(session_id, None)
         if info is not None:
-            self._sessions[session_id] = info
-            self._apply()
+            self.upsert(info)
 
     def refresh_groups(self) -> None:
         """Call when the day changes: "Today" becomes "Yesterday"."""
-        self._today = datetime.now().astimezone().date()
-        self._apply()
+        today = datetime.now().astimezone().date()
+        if today == self._today:
+            return
+        self.beginResetModel()
+        self._today = today
+        ordered = sorted(self._sessions.values(), key=self._row_key)
+        self._rows, self._keys = self._rows_for(ordered, previous_rank=None)
+        self.endResetModel()
 
-    # -- the diff ----------------------------------------------------------------------------------
+    # -- rows ------------------------------------------------------------------------------------
 
-    def _build(self) -> list[_Row]:
+    def _group(self, info: SessionInfo) -> tuple[int, str]:
+        return group_key(info.pinned, info.updated_at, self._today, archived=self.archived)
+
+    def _row_key(self, info: SessionInfo) -> RowKey:
+        rank, _label = self._group(info)
+        return (rank, 1, *store_order(info.pinned, info.updated_at, info.id))
+
+    def _loaded_range(self, info: SessionInfo) -> bool:
+        """Whether ``info`` sorts within the loaded part (everything, once complete)."""
+        if self._complete or self._cursor is None:
+            return self._complete
+        mine = store_order(info.pinned, info.updated_at, info.id)
+        last = self._cursor
+        return mine <= store_order(last.pinned, last.updated_at, last.id)
+
+    def _rows_for(
+        self, ordered: list[SessionInfo], previous_rank: int | None
+    ) -> tuple[list[_Row], list[RowKey]]:
         rows: list[_Row] = []
-        current = None
-        for info in sorted(self._sessions.values(), key=_sort_key):
-            g = ARCHIVED if self.archived else group_of(info, self._today)
-            if g != current:
-                rows.append(_Row("group:" + g, HEADER, g))
-                current = g
-            rows.append(_Row(info.id, SESSION, g, info))
-        return rows
+        keys: list[RowKey] = []
+        current = previous_rank
+        for info in ordered:
+            rank, label = self._group(info)
+            if rank != current:
+                rows.append(_Row("group:" + label, HEADER, label))
+                keys.append((rank, 0))
+                current = rank
+            rows.append(_Row(info.id, SESSION, label, info))
+            keys.append(self._row_key(info))
+        return rows, keys
 
-    def _apply(self) -> None:
-        new = self._build()
-        new_keys = [r.key for r in new]
-        new_set = set(new_keys)
-        # 1. removals
-        for i in range(len(self._rows) - 1, -1, -1):
-            if self._rows[i].key not in new_set:
-                self.beginRemoveRows(QModelIndex(), i, i)
-                del self._rows[i]
+    def _find(self, info: SessionInfo) -> int:
+        i = bisect.bisect_left(self._keys, self._row_key(info))
+        if i < len(self._rows) and self._rows[i].key == info.id:
+            return i
+        return next((j for j, r in enumerate(self._rows) if r.key == info.id), -1)  # not expected
+
+    def _header_at(self, rank: int) -> int:
+        """The row of group ``rank``'s header, or -1."""
+        i = bisect.bisect_left(self._keys, (rank, 0))
+        return i if i < len(self._keys) and self._keys[i] == (rank, 0) else -1
+
+    def _insert(self, info: SessionInfo) -> None:
+        rank, label = self._group(info)
+        key = self._row_key(info)
+        row = _Row(info.id, SESSION, label, info)
+        if self._header_at(rank) < 0:
+            at = bisect.bisect_left(self._keys, (rank, 0))
+            self.beginInsertRows(QModelIndex(), at, at + 1)
+            self._rows[at:at] = [_Row("group:" + label, HEADER, label), row]
+            self._keys[at:at] = [(rank, 0), key]
+            self.endInsertRows()
+            return
+        at = bisect.bisect_left(self._keys, key)
+        self.beginInsertRows(QModelIndex(), at, at)
+        self._rows.insert(at, row)
+        self._keys.insert(at, key)
+        self.endInsertRows()
+
+    def _remove_row(self, i: int) -> None:
+        if i < 0:
+            return
+        first = i
+        header_alone = self._rows[i - 1].kind == HEADER and (
+            i + 1 == len(self._rows) or self._rows[i + 1].kind == HEADER
+        )
+        if header_alone:
+            first = i - 1
+        self.beginRemoveRows(QModelIndex(), first, i)
+        del self._rows[first : i + 1]
+        del self._keys[first : i + 1]
+        self.endRemoveRows()
+
+    def _move(self, old: SessionInfo, new: SessionInfo) -> None:
+        """Replace ``old``'s row by ``new``'s, moving it (selection follows) if its place changed."""
+        i = self._find(old)
+        rank, label = self._group(new)
+        key = self._row_key(new)
+        row = _Row(new.id, SESSION, label, new)
+        before_ok = self._keys[i - 1] < key
+        after_ok = i + 1 == len(self._keys) or key < self._keys[i + 1]
+        if before_ok and after_ok and self._group(old)[0] == rank:
+            self._rows[i], self._keys[i] = row, key
+            self.dataChanged.emit(self.index(i, 0), self.index(i, 0))
+            return
+        old_rank = self._group(old)[0]
+        if self._header_at(rank) < 0:
+            at = bisect.bisect_left(self._keys, (rank, 0))
+            self.beginInsertRows(QModelIndex(), at, at)
+            self._rows.insert(at, _Row("group:" + label, HEADER, label))
+            self._keys.insert(at, (rank, 0))
+            self.endInsertRows()
+            if at <= i:
+                i += 1
+        dest = bisect.bisect_left(self._keys, key)
+        if dest in (i, i + 1):
+            self._rows[i], self._keys[i] = row, key
+            target = i
+        else:
+            self.beginMoveRows(QModelIndex(), i, i, QModelIndex(), dest)
+            del self._rows[i]
+            del self._keys[i]
+            target = dest - 1 if i < dest else dest
+            self._rows.insert(target, row)
+            self._keys.insert(target, key)
+            self.endMoveRows()
+        self.dataChanged.emit(self.index(target, 0), self.index(target, 0))
+        if old_rank != rank:
+            header = self._header_at(old_rank)
+            if header >= 0 and (header + 1 == len(self._rows) or self._rows[header + 1].kind == HEADER):
+                self.beginRemoveRows(QModelIndex(), header, header)
+                del self._rows[header]
+                del self._keys[header]
                 self.endRemoveRows()
-        # 2. moves and insertions: keep a longest run already in order; every other row is moved
-        # (beginMoveRows, so the selection and the current row follow it) or inserted right after
-        # the row that precedes it in the new order, in ascending target order.
-        position = {k: i for i, k in enumerate(new_keys)}
-        order = [position[r.key] for r in self._rows]
-        kept = {self._rows[i].key for i in _longest_increasing(order)}
-        for target, row in enumerate(new):
-            if row.key in kept:
-                continue
-            keys = [r.key for r in self._rows]
-            after = keys.index(new_keys[target - 1]) + 1 if target > 0 else 0
-            if row.key in keys:
-                source = keys.index(row.key)
-                if source == after:
-                    continue  # already right after its predecessor
-                self.beginMoveRows(QModelIndex(), source, source, QModelIndex(), after)
-                moved = self._rows.pop(source)
-                self._rows.insert(after - 1 if source < after else after, moved)
-                self.endMoveRows()
-            else:
-                self.beginInsertRows(QModelIndex(), after, after)
-                self._rows.insert(after, row)
-                self.endInsertRows()
-        # 4. content changes
-        for i, row in enumerate(new):
-            if self._rows[i] != row:
-                self._rows[i] = row
-                idx = self.index(i, 0)
-                self.dataChanged.emit(idx, idx)

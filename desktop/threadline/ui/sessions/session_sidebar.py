@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.core.session import SessionInfo
+from threadline.core.session import SearchHit, SessionInfo
 from threadline.engine.api import EngineApi
 from threadline.engine.events import SessionEvent, SessionRemoved, SessionRestored, SessionUpdated
 from threadline.ui.common.tasks import describe, spawn
@@ -58,6 +58,7 @@ from threadline.ui.sessions.search_results_model import ResultRole, SearchResult
 from threadline.ui.sessions.session_list_model import (
     HEADER,
     KindRole,
+    PageSource,
     SessionIdRole,
     SessionListModel,
     SessionRole,
@@ -68,6 +69,8 @@ log = logging.getLogger("threadline.ui.sessions.session_sidebar")
 UNDO_SECONDS = 6
 """How long the undo bar stays; the engine keeps a deleted session restorable a little longer."""
 SEARCH_DELAY_MS = 180
+SEARCH_LIMIT = 50
+"""Title matches and text hits each (the newest first)."""
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
@@ -77,10 +80,10 @@ class _SessionDelegate(QStyledItemDelegate):
         self.sidebar = sidebar
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
-        fm = option.fontMetrics
-        if index.data(KindRole) == HEADER:
-            return QSize(100, fm.height() + 14)
-        return QSize(100, fm.height() * 2 + 16)
+        """One height for every row, headers included: the view then lays out 100,000 rows
+        without asking each one (``setUniformItemSizes``); a header's text sits at the
+        bottom of its row, the space above it separating the groups."""
+        return QSize(100, option.fontMetrics.height() * 2 + 16)
 
     def paint(self, p: QPainter, option: QStyleOptionViewItem, index: AnyIndex) -> None:
         c = self.sidebar.colors
@@ -94,8 +97,8 @@ class _SessionDelegate(QStyledItemDelegate):
             p.setFont(f)
             p.setPen(QColor(c.muted))
             p.drawText(
-                r.adjusted(14, 6, -8, 0),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                r.adjusted(14, 6, -8, -4),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
                 str(index.data()),
             )
             p.restore()
@@ -258,6 +261,8 @@ class SessionSidebar(QWidget):
     archiveUndone = Signal(str)
     """Undo of an archive: the session is back in the list, the window reopens its tab."""
     errorMessage = Signal(str)
+    searchFinished = Signal(str)
+    """The filter's results for this query are shown."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -272,8 +277,10 @@ class SessionSidebar(QWidget):
 
         self.model = SessionListModel(self)
         self.model.renameRequested.connect(self._rename)
+        self.model.fetchFailed.connect(self._page_failed)
         self.archived_model = SessionListModel(self, archived=True)
         self.archived_model.renameRequested.connect(self._rename)
+        self.archived_model.fetchFailed.connect(self._page_failed)
         self._archived_loaded = False
         self.showing_archived = False
         self.results = SearchResultsModel(self)
@@ -351,7 +358,7 @@ class SessionSidebar(QWidget):
         view.setModel(model)
         view.setItemDelegate(_SessionDelegate(self))
         view.setMouseTracking(True)
-        view.setUniformItemSizes(False)
+        view.setUniformItemSizes(True)
         view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         view.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -372,8 +379,28 @@ class SessionSidebar(QWidget):
             self._unsubscribe = None
 
     async def load(self) -> None:
-        assert self.engine is not None
-        self.model.set_sessions(await self.engine.list_sessions())
+        """Show the first page of chats; the list fetches more as it is scrolled."""
+        self.model.pageLoaded.connect(self._page_loaded, Qt.ConnectionType.UniqueConnection)
+        await self.model.start(self._pages(archived=False))
+
+    def _pages(self, *, archived: bool) -> PageSource:
+        engine = self.engine
+        assert engine is not None
+
+        async def page(after: SessionInfo | None, limit: int) -> list[SessionInfo]:
+            return await engine.list_sessions(archived=archived, limit=limit, after=after)
+
+        return page
+
+    def _page_loaded(self, _added: int) -> None:
+        """After a page, fetch the next at once if the rows still do not fill the view
+        (the view asks only when it is scrolled, and there is nothing to scroll yet)."""
+        view = self.list
+        if view.verticalScrollBar().maximum() == 0 and self.model.canFetchMore(QModelIndex()):
+            self.model.fetchMore(QModelIndex())
+
+    def _page_failed(self, message: str) -> None:
+        self.errorMessage.emit(f"Could not load more chats: {message}")
 
     def _session_event(self, event: SessionEvent) -> None:
         if isinstance(event, SessionUpdated | SessionRestored):
@@ -409,7 +436,7 @@ class SessionSidebar(QWidget):
 
     async def load_archived(self) -> None:
         assert self.engine is not None
-        self.archived_model.set_sessions(await self.engine.list_sessions(archived=True))
+        await self.archived_model.start(self._pages(archived=True))
         self._archived_loaded = True
         if self.showing_archived and not self.filter.text():
             self.stack.setCurrentWidget(self._session_view())
@@ -482,19 +509,27 @@ class SessionSidebar(QWidget):
         query = self.filter.text().strip()
         if not query or self.engine is None:
             return
-        titles = [s for s in self.model.sessions() if query.lower() in s.display_title.lower()]
+        engine = self.engine
+        archived = self.showing_archived
 
-        def show(hits: list[Any]) -> None:
+        async def find() -> tuple[list[SessionInfo], list[SearchHit]]:
+            """Titles and message text, both from the store: every chat, not only the loaded rows."""
+            titles = await engine.search_sessions(query, limit=SEARCH_LIMIT, archived=archived)
+            hits = await engine.search(query, limit=SEARCH_LIMIT)
+            return titles, hits
+
+        def show(found: tuple[list[SessionInfo], list[SearchHit]]) -> None:
             if self.filter.text().strip() != query:
                 return  # a newer query is on its way
-            self.results.set_results(query, titles, hits)
+            self.results.set_results(query, *found)
             self.stack.setCurrentWidget(self.hits if self.results.rowCount() else self.no_results)
+            self.searchFinished.emit(query)
 
         def failed(err: BaseException) -> None:
-            show([])
+            show(([], []))
             self.errorMessage.emit(f"Search failed: {describe(err)}")
 
-        self._search_task = spawn(self.engine.search(query, limit=50), on_done=show, on_error=failed)
+        self._search_task = spawn(find(), on_done=show, on_error=failed)
 
     def eventFilter(self, obj: Any, event: QEvent) -> bool:
         if obj is self.filter and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
@@ -536,7 +571,9 @@ class SessionSidebar(QWidget):
             delete.setShortcut(QKeySequence(Qt.Key.Key_Delete))
             return menu
         menu.addAction("Open", lambda: self.openRequested.emit(info.id, None))
-        menu.addAction("Rename", lambda: self.rename_inline(info.id)).setShortcut(QKeySequence(Qt.Key.Key_F2))
+        # The editor opens once the menu has closed: opened while it closes, it loses focus and shuts.
+        rename = menu.addAction("Rename", lambda: QTimer.singleShot(0, lambda: self.rename_inline(info.id)))
+        rename.setShortcut(QKeySequence(Qt.Key.Key_F2))
         menu.addAction("Unpin" if info.pinned else "Pin", lambda: self.set_pinned(info.id, not info.pinned))
         menu.addAction("Duplicate", lambda: self.fork(info.id))
         menu.addSeparator()
