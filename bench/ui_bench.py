@@ -5,7 +5,14 @@
 * opening a 10,000-message session to its first painted frame;
 * switching tabs (to a painted frame);
 * event-loop stall p50/p99/max while 4 tabs stream 1,000 tokens/s each from the
-  replay server (a 2 ms asyncio ticker records how late each tick runs).
+  replay server (a 2 ms asyncio ticker records how late each tick runs);
+* keystroke → painted p50/p99/max in a fifth tab's composer while those 4 tabs stream
+  (each key is posted to the event queue as a real one would be; the time runs until
+  the text box's paint has finished);
+* the first send after launch (like the app: first paint, then the engine): send →
+  prompt row painted and send → the reply's waiting state painted, with no MCP server
+  and with two MCP servers configured (``mcp-server-time``), and the worst loop stall
+  of the first seconds after the first paint (background warm-up included).
 
 Runs offscreen (``QT_QPA_PLATFORM=offscreen``); each measurement that needs a
 fresh process gets one.
@@ -14,6 +21,7 @@ fresh process gets one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -21,7 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -273,6 +283,293 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
         server.wait(10)
 
 
+def paint_timer(cls: type[Any]) -> list[float]:
+    """Wrap ``cls.paintEvent`` so each finished paint appends its ``perf_counter`` time.
+
+    ``PAINT_WAITERS`` are told of each paint (the typing loop waits on them, not by polling).
+    """
+    painted: list[float] = []
+    original = cls.paintEvent
+
+    def timed(self: Any, event: Any) -> None:
+        original(self, event)
+        painted.append(time.perf_counter())
+        for waiter in PAINT_WAITERS:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    cls.paintEvent = timed
+    return painted
+
+
+PAINT_WAITERS: list[asyncio.Future[None]] = []
+
+
+def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
+    """Type into a fifth tab while ``tabs`` tabs stream; keystroke → composer painted."""
+    from threadline.app import create_application
+
+    _app, theme, loop = create_application()
+    from PySide6.QtCore import QCoreApplication, QEvent, Qt
+    from PySide6.QtGui import QKeyEvent
+
+    from threadline.ui.chat import composer as composer_module
+    from threadline.ui.window.main_window import MainWindow
+
+    painted = paint_timer(composer_module._Edit)
+    server = start_server(tabs, tokens)
+
+    async def go() -> dict[str, float]:
+        engine = await open_bench_engine(data_dir, server.base_url)
+        window = MainWindow(theme, Path(data_dir))
+        window.resize(1200, 800)
+        window.show()
+        await window.attach_engine(engine)
+        streaming = []
+        for _ in range(tabs):
+            info = await engine.new_session()
+            tab = await window._open(info.id, focus=True)
+            assert tab is not None
+            streaming.append(tab)
+        typing_tab = await window._open((await engine.new_session()).id, focus=True)
+        assert typing_tab is not None
+        edit = typing_tab.composer.edit
+        edit.setFocus()
+        for tab in streaming:
+            tab.composer.set_text("Stream please")
+            tab.composer.submit()
+        await asyncio.sleep(0.3)  # all streams under way
+        latencies: list[float] = []
+        trace: list[tuple[float, float]] = []
+        t_start = time.perf_counter()
+        keys = 0
+        while all(engine.running(t.session_id) for t in streaming) and keys < 400:
+            keys += 1
+            if keys % 60 == 0:
+                edit.clear()
+                await asyncio.sleep(0.05)
+            char = "abcdefghij klmnopqrstuvwxyz"[keys % 27]
+            key = Qt.Key.Key_Space if char == " " else Qt.Key(Qt.Key.Key_A.value + ord(char) - ord("a"))
+            seen = len(painted)
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            PAINT_WAITERS[:] = [waiter]
+            t0 = time.perf_counter()
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                QCoreApplication.postEvent(edit, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, char))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter, 2)
+            if len(painted) > seen:
+                latencies.append((painted[seen] - t0) * 1000)
+                trace.append((t0 - t_start, latencies[-1]))
+            await asyncio.sleep(0.06 + (keys % 5) * 0.01)  # 60-100 ms between keys, a fast typist
+        complete = not any(engine.running(t.session_id) for t in streaming)
+        for tab in streaming:
+            tab.stop()
+        window.hide()
+        await engine.aclose()
+        if os.environ.get("TYPING_TRACE"):
+            Path(os.environ["TYPING_TRACE"]).write_text(json.dumps(trace))
+        latencies.sort()
+        return {
+            "keys": float(len(latencies)),
+            "key_p50_ms": latencies[len(latencies) // 2],
+            "key_p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+            "key_max_ms": latencies[-1],
+            "streams_outlasted": float(not complete),
+        }
+
+    try:
+        with loop:
+            print(json.dumps(loop.run_until_complete(go())))
+    finally:
+        server.close()
+
+
+class BenchServer:
+    """The replay server's child process (its own GIL) and its URL."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str) -> None:
+        self.process = process
+        self.base_url = base_url
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(10)
+
+
+def start_server(tabs: int, tokens: int) -> BenchServer:
+    server = subprocess.Popen(
+        [PY, __file__, "--child-server", str(tabs), str(tokens)],
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    return BenchServer(server, server.stdout.readline().strip())
+
+
+async def open_bench_engine(data_dir: str, base_url: str) -> Any:
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.engine.engine import Engine
+
+    engine = await Engine.open(Path(data_dir))
+    await engine.save_provider(
+        ProviderConfig(
+            "replay",
+            ProviderKind.OPENAI,
+            base_url=base_url,
+            default_model="gpt-4o-mini",
+            api_key_env="THREADLINE_BENCH_KEY",
+        ),
+    )
+    return engine
+
+
+def seed_first_send(data_dir: str, mcp_servers: int) -> None:
+    """A data dir with the replay provider's record and ``mcp_servers`` MCP servers the
+    default agent offers (``*``), as a user's second launch would find it."""
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.engine.engine import Engine
+    from threadline.tools.mcp_config import McpServerConfig
+
+    async def go() -> None:
+        engine = await Engine.open(Path(data_dir))
+        try:
+            await engine.save_provider(
+                ProviderConfig(
+                    "replay",
+                    ProviderKind.OPENAI,
+                    base_url="http://127.0.0.1:9/v1",  # replaced by the child with the live server's
+                    default_model="gpt-4o-mini",
+                    api_key_env="THREADLINE_BENCH_KEY",
+                ),
+            )
+            await engine.set_setting("default_provider", "replay")
+            bin_dir = Path(PY).parent
+            for i in range(mcp_servers):
+                await engine.tool_servers.save_server(
+                    McpServerConfig(
+                        f"time{i}",
+                        command=str(bin_dir / "mcp-server-time"),
+                        args=("--local-timezone", "UTC"),
+                    )
+                )
+            if mcp_servers:
+                agent = await engine.get_agent()
+                await engine.save_agent(replace(agent, enabled_tools=("time*/*",)))
+            # one earlier chat with a reply, so the reply's waiting state is the only new thing
+            info = await engine.new_session()
+            print(json.dumps({"session": info.id}))
+        finally:
+            await engine.aclose()
+
+    asyncio.run(go())
+
+
+def child_first_send(data_dir: str, send_after: float) -> None:
+    """Start like the app and send the first prompt ``send_after`` s after the engine is attached.
+
+    Measures send (Enter pressed) → the prompt's row painted and → the reply's waiting
+    state painted (the composer's Stop button), the worst loop stall from the first paint
+    to the send (background warm-up) and from the send to the end of the first reply.
+    """
+    started = time.perf_counter()
+    from threadline.app import create_application, open_engine
+
+    app, theme, loop = create_application()
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+    from PySide6.QtGui import QKeyEvent
+
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from threadline.ui.chat.chat_view import ChatView
+    from threadline.ui.common.message_bridge import MessageBridge
+    from threadline.ui.window.main_window import MainWindow
+
+    view_paints = paint_timer(ChatView)
+    server = start_server(1, 50)
+    button_paints: list[tuple[float, str]] = []
+
+    class ButtonPaint(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                button_paints.append((time.perf_counter(), obj.text()))  # type: ignore[attr-defined]
+            return False
+
+    async def go() -> dict[str, float]:
+        window = MainWindow(theme, Path(data_dir), bridge=MessageBridge(app))
+        window.resize(1200, 800)
+        window.show()
+        await asyncio.sleep(0)
+        app.processEvents()
+        first_paint = time.perf_counter()
+        lateness: list[float] = []
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            while not stop.is_set():
+                t = time.perf_counter()
+                await asyncio.sleep(0.002)
+                lateness.append(max(0.0, (time.perf_counter() - t - 0.002) * 1000))
+
+        tick = asyncio.create_task(ticker())
+        engine = await open_engine(Path(data_dir), None)
+        config = await engine.store.get_provider("replay")
+        assert config is not None
+        await engine.save_provider(
+            ProviderConfig(
+                "replay",
+                ProviderKind.OPENAI,
+                base_url=server.base_url,
+                default_model="gpt-4o-mini",
+                api_key_env="THREADLINE_BENCH_KEY",
+            )
+        )
+        await window.attach_engine(engine)
+        attached = time.perf_counter()
+        info = await engine.new_session()
+        tab = await window._open(info.id, focus=True)
+        assert tab is not None
+        tab.composer.send_button.installEventFilter(filter_ := ButtonPaint())
+        tab.composer.set_text("What time is it?")
+        await asyncio.sleep(max(0.0, send_after - (time.perf_counter() - attached)))
+        view_paints.clear()
+        button_paints.clear()
+        warm_up_stall = max(lateness, default=0.0)
+        lateness.clear()
+        t0 = time.perf_counter()
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):  # Enter, queued as a real key is
+            key = QKeyEvent(kind, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier, "\r")
+            QCoreApplication.postEvent(tab.composer.edit, key)
+        while (not engine.running(info.id) or not view_paints) and time.perf_counter() - t0 < 5:
+            await asyncio.sleep(0.005)
+        while engine.running(info.id) and time.perf_counter() - t0 < 30:
+            await asyncio.sleep(0.005)
+        stop.set()
+        await tick
+        replied = time.perf_counter()
+        stop_paint = next((t for t, text in button_paints if text == "Stop"), None)
+        prompt_paint = view_paints[0] if view_paints else None
+        text = tab.live.conversation.path()[-1].text
+        tab.composer.send_button.removeEventFilter(filter_)
+        window.hide()
+        await engine.aclose()
+        server.close()
+        return {
+            "prompt_painted_ms": (prompt_paint - t0) * 1000 if prompt_paint else -1.0,
+            "waiting_painted_ms": (stop_paint - t0) * 1000 if stop_paint else -1.0,
+            "reply_done_ms": (replied - t0) * 1000,
+            "replied": float(bool(text)),
+            "stall_max_ms": max(lateness),
+            "warm_up_stall_max_ms": warm_up_stall,
+            "start_to_paint_ms": (first_paint - started) * 1000,
+        }
+
+    with loop:
+        print(json.dumps(loop.run_until_complete(go())))
+
+
 # -- the driver ------------------------------------------------------------------------------------------
 
 
@@ -309,9 +606,12 @@ def main() -> int:
             "--child-open": lambda: child_open_and_switch(args[0], args[1]),
             "--child-stall": lambda: child_stall(args[0], int(args[1]), int(args[2])),
             "--child-server": lambda: child_server(int(args[0]), int(args[1])),
+            "--child-typing": lambda: child_typing(args[0], int(args[1]), int(args[2])),
+            "--child-seed-first-send": lambda: seed_first_send(args[0], int(args[1])),
+            "--child-first-send": lambda: child_first_send(args[0], float(args[1])),
         }[mode]()
         return 0
-    wanted = set(sys.argv[1:]) or {"start", "rss", "open", "stall"}
+    wanted = set(sys.argv[1:]) or {"start", "rss", "open", "stall", "typing", "first-send"}
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         empty, many, big, stall = (str(Path(tmp) / n) for n in ("empty", "many", "big", "stall"))
@@ -341,6 +641,10 @@ def main() -> int:
             rows += bench_open(big)
         if "stall" in wanted:
             rows += bench_stall(stall)
+        if "typing" in wanted:
+            rows += bench_typing(str(Path(tmp) / "typing"))
+        if "first-send" in wanted:
+            rows += bench_first_send(Path(tmp))
     width = max(len(r[0]) for r in rows)
     print(f"{'measurement'.ljust(width)}  {'result':>22}  budget")
     for name, value, budget in rows:
@@ -386,6 +690,43 @@ def bench_stall(stall: str) -> list[tuple[str, str, str]]:
             "",
         )
     )
+    return rows
+
+
+def bench_typing(data_dir: str) -> list[tuple[str, str, str]]:
+    r = run_child("--child-typing", data_dir, "4", "20000")
+    return [
+        (
+            f"keystroke → painted, 5th tab while 4 stream ({int(r['keys'])} keys), p50 / p99 / max",
+            f"{r['key_p50_ms']:.1f} / {r['key_p99_ms']:.1f} / {r['key_max_ms']:.1f} ms",
+            "p99 ≤ 16 ms, max ≤ 50 ms",
+        )
+    ]
+
+
+def bench_first_send(tmp: Path) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    for servers in (0, 2):
+        for send_after in (0.3, 3.0):
+            data_dir = str(tmp / f"first-send-{servers}-{send_after}")
+            run_child("--child-seed-first-send", data_dir, str(servers))
+            r = run_child("--child-first-send", data_dir, str(send_after))
+            label = f"first send {send_after:g} s after start, {servers} MCP servers"
+            rows.append(
+                (
+                    f"{label}: → prompt / → waiting painted",
+                    f"{r['prompt_painted_ms']:.0f} / {r['waiting_painted_ms']:.0f} ms",
+                    "≤ 50 ms",
+                )
+            )
+            rows.append(
+                (
+                    "  loop stall max: paint → send / send → reply done; reply done after",
+                    f"{r['warm_up_stall_max_ms']:.0f} / {r['stall_max_ms']:.0f} ms; "
+                    f"{r['reply_done_ms']:.0f} ms",
+                    "",
+                )
+            )
     return rows
 
 
