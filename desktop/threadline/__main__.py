@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from threadline import version
-from threadline.cli_options import add_mcp_parser, add_timeout_options
+from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
 
 
 class _VersionAction(argparse.Action):
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     models = actions.add_parser("models", parents=[common], help="list the models a provider offers")
     models.add_argument("name")
     add_mcp_parser(commands, common)
+    add_list_parser(commands, common)
     return parser
 
 

@@ -57,6 +57,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(ask(args, data_dir, database_url))
         if args.command == "mcp":
             return asyncio.run(mcp_command(args, data_dir, database_url))
+        if args.command == "list":
+            return asyncio.run(list_command(args, data_dir, database_url))
         return asyncio.run(provider_command(args, data_dir, database_url))
     except KeyboardInterrupt:  # before the turn started (during the ask, Ctrl+C stops the turn)
         print("threadline: interrupted", file=sys.stderr)
@@ -239,6 +241,18 @@ async def mcp_command(args: argparse.Namespace, data_dir: Path, database_url: st
         return await cli_mcp.run(engine, args)
     except cli_mcp.McpCommandError as err:
         raise CommandError(str(err)) from err
+    finally:
+        await engine.aclose()
+
+
+async def list_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
+    from threadline import cli_list
+
+    engine = await _open_engine(data_dir, database_url)
+    try:
+        return await cli_list.run(engine, args)
+    except StoreError as err:
+        raise CommandError(err.user_message) from err
     finally:
         await engine.aclose()
 

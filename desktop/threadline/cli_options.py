@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from threadline.llm.timeouts import DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT
 
@@ -104,3 +105,12 @@ def add_mcp_parser(
     remove.add_argument("name", metavar="NAME")
     tools = actions.add_parser("tools", parents=[common], help="start an MCP server and list its tools")
     tools.add_argument("name", metavar="NAME")
+
+
+def add_list_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``threadline list [--all] [--archived] [--query TEXT] [--json]`` (run by ``cli_list``)."""
+    parser = commands.add_parser("list", parents=[common], help="list chats (the 50 most recent by default)")
+    parser.add_argument("--all", action="store_true", help="every chat, not only the 50 most recent")
+    parser.add_argument("--archived", action="store_true", help="the archived chats instead")
+    parser.add_argument("--query", metavar="TEXT", help="only chats whose title contains every word of TEXT")
+    parser.add_argument("--json", action="store_true", help="print one JSON array (for scripts)")
