@@ -145,7 +145,10 @@ class MainWindow(QMainWindow):
         self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
         self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
         self.act_export = self._action("&Export as Markdown…", self.export_current)
-        self.act_settings = self._action("&Settings…", self.open_settings, [K(SK.Preferences), K("Ctrl+,")])
+        # Not the bound method: triggered(bool) would pass False as the page to open.
+        self.act_settings = self._action(
+            "&Settings…", lambda: self.open_settings(), [K(SK.Preferences), K("Ctrl+,")]
+        )
         self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K"), K(SK.Find)])
