@@ -34,7 +34,7 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
         qtbot.waitUntil(lambda: window.saves == saves + 1 and crash.dialog is not None, timeout=10000)
         dialog = crash.dialog
         assert dialog is not None
-        assert "open tabs are saved" in dialog.message.text()
+        assert "open tabs were saved" in dialog.message.text()
         qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: crash.dialog is None, timeout=5000)
     finally:
