@@ -64,6 +64,9 @@ class ChangeWatch:
         self._removed = removed
         self._interval = interval
         self._known: dict[str, SessionInfo] = {}
+        self._gone: set[str] = set()
+        """Sessions this engine removed: their rows linger until the undo window ends, and a
+        re-read then must not bring them back."""
         self._since: datetime | None = None
         self._task: asyncio.Task[None] | None = None
         self._counter: ChangeCounter | None = None
@@ -80,9 +83,13 @@ class ChangeWatch:
     def observe(self, event: SessionEvent) -> None:
         """The engine's own session events keep what is known current (no echo of them)."""
         if isinstance(event, SessionUpdated | SessionRestored):
-            self._known[event.session.id] = event.session
+            if isinstance(event, SessionRestored):
+                self._gone.discard(event.session.id)
+            if event.session.id not in self._gone:
+                self._known[event.session.id] = event.session
         elif isinstance(event, SessionRemoved):
             self._known.pop(event.session_id, None)
+            self._gone.add(event.session_id)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -136,6 +143,8 @@ class ChangeWatch:
         for info in rows:
             if self._since is None or info.updated_at > self._since:
                 self._since = info.updated_at
+            if info.id in self._gone:
+                continue
             if self._known.get(info.id) != info:
                 self._known[info.id] = info
                 await self._changed(info)
