@@ -131,12 +131,21 @@ class ProviderHub:
             if self._generations.get(config.name, 0) != generation:
                 config = await self._store.get_provider(config.name) or config
 
+    async def warm_up(self, config: ProviderConfig) -> None:
+        """Make ``config``'s client now, before the first send needs it (``engine.warm_up``)."""
+        await self.client(config)
+
+    def has_client(self, name: str) -> bool:
+        """Whether provider ``name``'s client is made (the next turn starts without an SDK import)."""
+        return name in self._clients
+
     def _maker(self, config: ProviderConfig) -> Callable[[], Awaitable[Provider]]:
-        key = credentials.get_api_key(config)
-
         async def create() -> Provider:
-            from threadline.llm.factory import make_provider  # SDK imports on first use
+            # Both on the worker's thread: the SDK import takes 0.5-1.5 s, and the keychain
+            # lookup imports keyring and may ask D-Bus; neither may hold up the window.
+            from threadline.llm.factory import make_provider
 
+            key = credentials.get_api_key(config)
             return make_provider(config, key, timeout=self._timeout, connect_timeout=self._connect_timeout)
 
         return create

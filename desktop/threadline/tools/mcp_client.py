@@ -23,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import importlib
 import json
 import logging
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -52,6 +54,25 @@ STDERR_TAIL_CHARS = 2000
 WIRE_SEPARATOR = "__"
 POLICY_SEPARATOR = "/"
 MAX_WIRE_NAME = 64
+
+
+SDK_MODULES = (
+    "anyio",
+    "mcp_types",
+    "mcp.client.session",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+    "mcp.shared.exceptions",
+)
+
+
+async def import_sdk() -> None:
+    """Import the ``mcp`` SDK on a worker thread (once): on the GUI thread its ~0.8 s would
+    freeze the window whenever the first server starts (the first send, or the warm-up)."""
+    if all(name in sys.modules for name in SDK_MODULES):
+        return
+    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
 
 
 class ServerStatus(StrEnum):
@@ -216,6 +237,7 @@ class McpConnection:
                 log.warning("%s", message)
                 self._set(ServerStatus.FAILED, message)
                 raise McpServerError(message) from err
+            await import_sdk()  # before any state changes: a stop meanwhile leaves nothing half-made
             loop = asyncio.get_running_loop()
             self._ready = loop.create_future()
             self._stop = asyncio.Event()

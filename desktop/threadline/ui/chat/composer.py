@@ -496,9 +496,11 @@ class Composer(QWidget):
             self.send_button.setText("Send")
             self.send_button.setToolTip(self._held or "Send (Enter)")
             self.send_button.setEnabled(not self._held and bool(self.text().strip() or self._attachments))
-        self.send_button.setProperty("stop", "true" if self._busy else "false")
-        self.send_button.style().unpolish(self.send_button)
-        self.send_button.style().polish(self.send_button)
+        stop = "true" if self._busy else "false"
+        if self.send_button.property("stop") != stop:  # re-styling costs a frame's worth: not per key
+            self.send_button.setProperty("stop", stop)
+            self.send_button.style().unpolish(self.send_button)
+            self.send_button.style().polish(self.send_button)
 
     def _update_tokens(self) -> None:
         chars = self._history_chars + len(self.text())
