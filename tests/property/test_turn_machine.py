@@ -7,7 +7,10 @@ regenerate, resume, retry, switch version / active leaf, compaction summaries an
 * whatever request would be sent now is well-formed (``check_well_formed``), fits
   the limits, and ``NothingFitsError`` only comes when even the last turn cannot fit;
 * no user text is lost: every prompt ever staged is still in the tree, unchanged;
-* a session ready for input has nothing staged.
+* a session ready for input has nothing staged;
+* history is never rewritten: no operation changes the text or content of a
+  message that has children (continuing, editing or retrying one makes a new
+  version), and the stored variant never updates such a message in SQLite.
 
 ``ConversationMachine`` crashes in process (the tree is deep-copied with
 ``streaming`` turned ``interrupted``, the turn starts fresh); ``StoredConversationMachine``
@@ -102,6 +105,8 @@ class ConversationMachine(RuleBasedStateMachine):
         self.counter = 0
         self.resumed: str | None = None
         """The id of the reply being continued by ``resume``, while that turn runs."""
+        self.parents: dict[str, tuple[Any, ...]] = {}
+        """Every message seen with children: id → its content then. It may never change."""
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -147,6 +152,10 @@ class ConversationMachine(RuleBasedStateMachine):
         return [
             m for m in self.c.tree if m.is_assistant and m.status in PARTIAL_STATUSES and not m.tool_calls
         ]
+
+    def earlier_partial_replies(self) -> list[Message]:
+        """Partial replies that later turns were built on (they have children)."""
+        return [m for m in self.partial_replies() if self.c.tree.children(m.id)]
 
     def record_prompt(self, prompt: Message) -> None:
         assert prompt.id not in self.staged_prompts
@@ -202,10 +211,28 @@ class ConversationMachine(RuleBasedStateMachine):
         if request is not None and text:
             assert request.messages[-1].text == CONTINUE_PROMPT
             assert request.messages[-2].text == text
-        self.c.resume(reply.id)
-        assert reply.status is MessageStatus.STREAMING and reply.text == text
-        self.resumed = reply.id
+        self.do_resume(reply)
+
+    def do_resume(self, reply: Message) -> None:
+        text, status, had_children = reply.text, reply.status, bool(self.c.tree.children(reply.id))
+        versions = len(self.c.tree.siblings(reply.id))
+        grows = self.c.resume(reply.id)
+        assert grows.status is MessageStatus.STREAMING and grows.text == text
+        if had_children:  # a new version grows; the original stays as it was
+            assert grows.id != reply.id and grows.parent_id == reply.parent_id
+            assert reply.status is status and len(self.c.tree.siblings(reply.id)) == versions + 1
+            assert self.c.tree.active_leaf == grows.id
+        else:
+            assert grows is reply
+        self.resumed = grows.id
         self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and bool(self.earlier_partial_replies()))
+    @rule(data=st.data())
+    @counted
+    def resume_earlier_reply(self, data: st.DataObject) -> None:
+        """Continue a stopped reply that later turns were built on: it must become a new version."""
+        self.do_resume(data.draw(st.sampled_from(self.earlier_partial_replies())))
 
     @precondition(
         lambda self: (
@@ -269,16 +296,65 @@ class ConversationMachine(RuleBasedStateMachine):
 
     def do_approve(self, errors: list[bool]) -> None:
         calls = self.c.pending_tool_calls()
-        self.c.decided()
-        self.persist()
+        self.do_start_tools(len(calls))
+        answer = self.c.running_tools
+        assert answer is not None
         results = tuple(
             ToolResult(call.id, f'{{"value": "{call.id}"}}', is_error=error, tool_name=call.name)
             for call, error in zip(calls, errors, strict=False)
         )
         message = self.c.record_tool_results(results)
+        assert message is answer  # filled in place: it is the leaf
         assert message.kind is MessageKind.TOOL_RESULTS
         assert [r.call_id for r in message.tool_results] == [c.id for c in calls]
         assert self.c.state is TurnState.STREAMING
+        self.persist()
+
+    def do_start_tools(self, finished: int) -> None:
+        """Allow every call; the round's answer is added running, ``finished`` calls return."""
+        calls = self.c.pending_tool_calls()
+        self.c.decided()
+        answer = self.c.begin_tools()
+        assert answer.status is MessageStatus.STREAMING and self.c.tree.active_leaf == answer.id
+        self.persist()
+        for call in calls[:finished]:
+            self.c.add_tool_result(ToolResult(call.id, "ran", tool_name=call.name))
+            self.persist()
+
+    @precondition(lambda self: self.c.state is TurnState.RUNNING_TOOLS)
+    @rule()
+    @counted
+    def finish_tools(self) -> None:
+        answer = self.c.running_tools
+        assert answer is not None
+        done = {r.call_id: r for r in answer.tool_results}
+        results = tuple(
+            done.get(c.id) or ToolResult(c.id, "late", tool_name=c.name) for c in self.c.pending_tool_calls()
+        )
+        assert self.c.record_tool_results(results) is answer
+        assert answer.status is MessageStatus.COMPLETE and self.c.state is TurnState.STREAMING
+        self.persist()
+
+    @precondition(lambda self: self.c.interrupted_tools() is not None)
+    @rule()
+    @counted
+    def rerun_interrupted_tools(self) -> None:
+        found = self.c.interrupted_tools()
+        assert found is not None
+        answer = self.c.rerun_tools()
+        assert answer is found.answer and self.c.state is TurnState.RUNNING_TOOLS
+        self.persist()
+
+    @precondition(lambda self: self.c.interrupted_tools() is not None)
+    @rule()
+    @counted
+    def skip_interrupted_tools(self) -> None:
+        found = self.c.interrupted_tools()
+        assert found is not None
+        answer = self.c.skip_tools()
+        assert answer.status is MessageStatus.INTERRUPTED
+        assert {r.call_id for r in answer.tool_results} == {c.id for c in found.calls_message.tool_calls}
+        assert self.c.interrupted_tools() is None
         self.persist()
 
     @precondition(lambda self: self.c.state is TurnState.AWAITING_APPROVAL)
@@ -304,16 +380,31 @@ class ConversationMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.c.state is TurnState.STREAMING)
     @rule(
         names=st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3),
-        decision=st.sampled_from(["approve", "deny", "approve with errors"]),
+        decision=st.sampled_from(
+            ["approve", "deny", "approve with errors", "left running", "crash mid-tool"]
+        ),
+        finished=st.integers(0, 2),
     )
     @counted
-    def full_tool_round(self, names: list[str], decision: str) -> None:
-        """Stream, ask for tools and have them approved or denied, in one step."""
+    def full_tool_round(self, names: list[str], decision: str, finished: int) -> None:
+        """Stream, ask for tools and have them approved or denied, in one step.
+
+        "left running": the tools start (``finished`` of them return) and the next step
+        may be a crash, a stop or a failure while they run, or their end.
+        """
         if self.c.reply is None:
             self.c.begin_reply()
         self.persist()
         self.do_finish_with_tool_calls(names)
-        if decision == "deny":
+        if decision == "left running":
+            self.do_start_tools(finished)
+        elif decision == "crash mid-tool":
+            self.do_start_tools(finished)
+            self.do_crash()
+            found = self.c.interrupted_tools()
+            if finished < len(names):  # some call was still running
+                assert found is not None and found.answer.status is MessageStatus.INTERRUPTED
+        elif decision == "deny":
             self.do_deny("no", False)
         else:
             self.do_approve([decision.endswith("errors")] * 3)
@@ -397,6 +488,9 @@ class ConversationMachine(RuleBasedStateMachine):
     @rule(_a=st.just(0), _b=st.just(0), _c=st.just(0))
     @counted
     def crash(self, _a: int, _b: int, _c: int) -> None:
+        self.do_crash()
+
+    def do_crash(self) -> None:
         streaming = {m.id: m.text for m in self.c.tree if m.status is MessageStatus.STREAMING}
         leaf = self.c.tree.active_leaf
         tree = self.crash_and_reopen()
@@ -417,6 +511,16 @@ class ConversationMachine(RuleBasedStateMachine):
             assert prompt_id in self.c.tree, "a staged prompt vanished"
             message = self.c.tree.get(prompt_id)
             assert message.kind is MessageKind.PROMPT and message.text == text
+
+    @invariant()
+    def no_message_with_children_changes(self) -> None:
+        """History is never rewritten: once a message has children, its content stays."""
+        for message in self.c.tree:
+            if not self.c.tree.children(message.id):
+                continue
+            now = content_of(message)
+            before = self.parents.setdefault(message.id, now)
+            assert before == now, f"{message.kind.value} {message.id} changed after later turns used it"
 
     @invariant()
     def ready_means_nothing_staged(self) -> None:
@@ -503,6 +607,20 @@ class ConversationMachine(RuleBasedStateMachine):
         raise AssertionError(f"NothingFitsError although the last turn fits alone: {alone}")
 
 
+def content_of(message: Message) -> tuple[Any, ...]:
+    """What a message says (and how it ended): none of it may change once it has children."""
+    return (
+        message.kind,
+        message.status,
+        message.text,
+        message.images,
+        message.context,
+        message.tool_calls,
+        message.tool_results,
+        message.parent_id,
+    )
+
+
 TestConversationMachine = ConversationMachine.TestCase
 TestConversationMachine.settings = SETTINGS
 
@@ -548,6 +666,7 @@ class StoredConversationMachine(ConversationMachine):
             if before is None:
                 self.run(self.store.append_message(self.session_id, message))
             elif before != now:
+                assert not self.c.tree.children(message.id), "an UPDATE of a message with children"
                 if before[:2] == now[:2] and before[3:] == now[3:]:
                     self.run(self.store.update_message_text(message.id, message.text))
                 else:
@@ -592,6 +711,8 @@ def test_every_rule_runs() -> None:
         "send", "edit_previous_prompt", "regenerate", "resume_partial_reply", "retry", "stream_text",
         "finish_plain", "finish_with_tool_calls", "approve", "deny", "cancel", "fail", "switch_version",
         "switch_active_leaf", "summarise_older_part", "crash", "full_tool_round",
+        "resume_earlier_reply", "finish_tools", "rerun_interrupted_tools",
+        "skip_interrupted_tools",
     }  # fmt: skip
     # Every rule must run; how often depends on Hypothesis' (derandomized) choices, which
     # shift whenever a precondition changes, so only the total is held to a high bar.

@@ -88,8 +88,8 @@ class Conversation:
         answer = self.tree.get(leaf_id)
         if answer.kind not in TOOL_ANSWER_KINDS or answer.status is not MessageStatus.INTERRUPTED:
             return None
-        if answer.parent_id is None:
-            return None
+        if answer.parent_id is None or self.tree.children(answer.id):
+            return None  # only a leaf grows in place; later turns already tell the model
         calls_message = self.tree.get(answer.parent_id)
         done = {r.call_id for r in answer.tool_results}
         missing = tuple(c for c in calls_message.tool_calls if c.id not in done)

@@ -175,7 +175,8 @@ def build_request(
         # A reply being continued (``Conversation.resume``) streams again, but the
         # model must see the text it has so far: send it as the partial it was.
         body[-1] = body[-1].copy(status=MessageStatus.INTERRUPTED)
-    messages = sendable_messages(answer_interrupted_calls(body))
+    interrupted = interrupted_call_ids(body)
+    messages = sendable_messages(body)
     if continue_reply and messages and messages[-1].role is Role.ASSISTANT:
         messages.append(SentMessage(Role.USER, text=CONTINUE_PROMPT))
     if not messages:
@@ -195,7 +196,7 @@ def build_request(
         repairs: list[str] = [f"dropped {cut} oldest messages to fit"] if cut else []
         sent = enforce_first_is_prompt(messages[cut:], repairs)
         sent = enforce_results_answer_calls(sent, repairs)
-        sent = enforce_calls_answered(sent, repairs)
+        sent = enforce_calls_answered(sent, repairs, interrupted)
         sent, placeholder = enforce_known_tools(sent, known_tools, repairs)
         tokens = fixed + sum(estimate_message(m, estimator) for m in sent)
         if len(sent) <= limits.history_cap and (limits.token_budget is None or tokens <= limits.token_budget):
@@ -227,28 +228,23 @@ def split_at_summary(path: Sequence[Message]) -> tuple[Message | None, list[Mess
     return None, list(path)
 
 
-def answer_interrupted_calls(body: Sequence[Message]) -> list[Message]:
-    """``body`` with each interrupted tool round answered in full.
+def interrupted_call_ids(body: Sequence[Message]) -> frozenset[str]:
+    """Ids of the calls whose round was ``interrupted`` (the process died while they ran).
 
     A round's answer is stored ``streaming`` before its tools start and filled as
     they finish; a crash leaves it ``interrupted`` with the results of the calls
-    that finished. The others get ``interrupted_result``, the words the model
-    (and the person, in the tab) should see.
+    that finished. The others are answered ``interrupted_result`` by invariant 4.
     """
-    out = list(body)
-    for index in range(1, len(out)):
-        answer, before = out[index], out[index - 1]
-        if answer.kind not in TOOL_ANSWER_KINDS or answer.status is not MessageStatus.INTERRUPTED:
-            continue
-        if not before.is_assistant or before.id != answer.parent_id:
-            continue
-        done = {r.call_id: r for r in answer.tool_results}
-        if all(c.id in done for c in before.tool_calls):
-            continue
-        results = tuple(done.get(c.id) or interrupted_result(c) for c in before.tool_calls)
-        extra = tuple(r for r in answer.tool_results if r.call_id not in {c.id for c in before.tool_calls})
-        out[index] = answer.copy(tool_results=results + extra)
-    return out
+    ids: set[str] = set()
+    for message in body:
+        if message.kind in TOOL_ANSWER_KINDS and message.status is MessageStatus.INTERRUPTED:
+            done = {r.call_id for r in message.tool_results}
+            ids.update(c.id for c in _calls_of(body, message.parent_id) if c.id not in done)
+    return frozenset(ids)
+
+
+def _calls_of(body: Sequence[Message], message_id: str | None) -> tuple[ToolCall, ...]:
+    return next((m.tool_calls for m in body if m.id == message_id), ())
 
 
 def sendable_messages(body: Sequence[Message]) -> list[SentMessage]:
@@ -381,7 +377,10 @@ def enforce_results_answer_calls(messages: list[SentMessage], repairs: list[str]
 # -- invariant 4: every call has a result ----------------------------------------------------
 
 
-def enforce_calls_answered(messages: list[SentMessage], repairs: list[str]) -> list[SentMessage]:
+def enforce_calls_answered(
+    messages: list[SentMessage], repairs: list[str], interrupted: Collection[str] = ()
+) -> list[SentMessage]:
+    """Answer every call; ``interrupted`` calls were running when Threadline stopped."""
     messages = list(messages)  # the loop rewrites the message after each call
     out: list[SentMessage] = []
     for index, message in enumerate(messages):
@@ -393,7 +392,10 @@ def enforce_calls_answered(messages: list[SentMessage], repairs: list[str]) -> l
         missing = [c for c in message.tool_calls if c.id not in answered]
         if not missing and nxt is not None:
             continue
-        results = tuple(answered.get(c.id) or unanswered_result(c) for c in message.tool_calls)
+        results = tuple(
+            answered.get(c.id) or (interrupted_result(c) if c.id in interrupted else unanswered_result(c))
+            for c in message.tool_calls
+        )
         if missing:
             repairs.append(f"added {len(missing)} results for tool calls nothing answered")
         if nxt is None:
