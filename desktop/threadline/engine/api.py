@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
-from threadline.core.conversation import Conversation
-from threadline.core.messages import ContextFile, ImageBlock
+from threadline.core.conversation import Conversation, InterruptedTools
+from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.engine.approval import ApprovalHandler
 from threadline.engine.drafts import Draft
@@ -53,8 +53,17 @@ class EngineApi(Protocol):
         ...
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0
-    ) -> list[SessionInfo]: ...
+        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
+    ) -> list[SessionInfo]:
+        """A page in sidebar order (pinned, then recent); ``after`` continues past that session."""
+        ...
+
+    async def search_sessions(
+        self, query: str, *, limit: int = 50, archived: bool | None = None
+    ) -> list[SessionInfo]:
+        """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
+        ...
+
     async def rename_session(self, session_id: str, title: str) -> None: ...
     async def pin_session(self, session_id: str, pinned: bool) -> None: ...
     async def archive_session(self, session_id: str, archived: bool) -> None:
@@ -101,12 +110,29 @@ class EngineApi(Protocol):
     def regenerate(self, session_id: str, message_id: str) -> None: ...
     def resume(self, session_id: str, message_id: str) -> None: ...
     def retry(self, session_id: str) -> None: ...
+    def rerun_interrupted_tools(self, session_id: str) -> None:
+        """Run again the tool calls a crash stopped while they ran; the turn then goes on."""
+        ...
+
+    async def skip_interrupted_tools(self, session_id: str) -> None:
+        """Leave the interrupted calls unrun (each is answered "interrupted")."""
+        ...
+
+    def interrupted_tools(self, session_id: str) -> InterruptedTools | None:
+        """The calls a crash stopped while they ran, at the chat's last message."""
+        ...
+
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         """Show another branch (a search hit on an older version, a checkpoint)."""
         ...
 
-    async def compact(self, session_id: str, instructions: str = "") -> None: ...
+    async def compact(
+        self, session_id: str, instructions: str = "", *, keep_turns: int = 2
+    ) -> Message | None:
+        """Summarise older messages (all of them with ``keep_turns=0``); ``None`` after a failure."""
+        ...
+
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
         """Pin a model to the session; new chats start with it too."""
         ...

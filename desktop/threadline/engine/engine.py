@@ -42,13 +42,14 @@ from threadline.core.config import (
     ModelInfo,
     ProviderConfig,
 )
-from threadline.core.conversation import Conversation
+from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
 from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
+from threadline.engine.change_watch import ChangeWatch, reload_tree
 from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import NothingToSendError, SessionBusyError, SessionClosedError
 from threadline.engine.events import (
@@ -98,6 +99,7 @@ class Engine:
         retry_policy: RetryPolicy | None = None,
         provider_timeout: float = 120.0,
         undo_seconds: float = UNDO_SECONDS,
+        watch_changes: bool = False,
     ) -> None:
         self.store = store
         self.undo_seconds = undo_seconds
@@ -113,6 +115,14 @@ class Engine:
         self._background: set[asyncio.Task[Any]] = set()
         self._session_observers: list[SessionObserver] = []
         self._approval_handler: ApprovalHandler | None = None
+        self.change_watch: ChangeWatch | None = None
+        """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
+        if watch_changes:
+            self.change_watch = ChangeWatch(
+                store.url, changed=self._changed_elsewhere, removed=self._removed_elsewhere
+            )
+            self.subscribe_sessions(self.change_watch.observe)
+            self.change_watch.start()
         self.runner = TurnRunner(
             store,
             self.hub,
@@ -132,6 +142,8 @@ class Engine:
 
     async def aclose(self) -> None:
         """Cancel running turns (their partial replies are stored) and close everything."""
+        if self.change_watch is not None:
+            await self.change_watch.aclose()  # first: no check runs while the rest closes
         await self.purge_deleted()  # deletes still waiting for their undo window happen now
         await self._stop_tasks()
         await self.tool_servers.aclose()
@@ -238,7 +250,7 @@ class Engine:
         self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
     ) -> list[SessionInfo]:
         sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset, after=after)
-        return [s for s in sessions if s.id not in self._pending_deletes]
+        return self._shown([s for s in sessions if s.id not in self._pending_deletes])
 
     async def search_sessions(
         self, query: str, *, limit: int = 50, archived: bool | None = None
@@ -246,7 +258,7 @@ class Engine:
         if not query.strip():
             return []
         sessions = await self.store.search_sessions(query, limit=limit, archived=archived)
-        return [s for s in sessions if s.id not in self._pending_deletes]
+        return self._shown([s for s in sessions if s.id not in self._pending_deletes])
 
     async def rename_session(self, session_id: str, title: str) -> None:
         self._session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
@@ -394,10 +406,42 @@ class Engine:
         self._start(live)
 
     def resume(self, session_id: str, message_id: str) -> None:
+        """Continue a stopped reply: a leaf grows in place, one with later turns as a new version.
+
+        The new version is stored as a new message (appended before anything is
+        sent), never as an update of the reply the later turns were built on.
+        """
         live = self._ready(session_id)
         reply = live.conversation.resume(message_id)
-        live.emit(MessageChanged(session_id, reply))
-        self._start(live, resuming=True)
+        if reply.id == message_id:
+            live.emit(MessageChanged(session_id, reply))
+            self._start(live, resuming=True)
+        else:
+            live.emit(ActivePathChanged(session_id, reply.id))
+            self._start(live, stored_first=(reply,), resuming=True)
+
+    def rerun_interrupted_tools(self, session_id: str) -> None:
+        """Run again the tool calls Threadline stopped while they ran (a crash); the turn then goes on.
+
+        Raises ``TreeError`` when the chat's last message is not such a round
+        (``interrupted_tools`` says whether it is).
+        """
+        live = self._ready(session_id)
+        answer = live.conversation.rerun_tools()
+        live.emit(MessageChanged(session_id, answer))
+        self._start(live)
+
+    async def skip_interrupted_tools(self, session_id: str) -> None:
+        """Leave the interrupted calls unrun: each is answered "interrupted", stored at once."""
+        live = self._ready(session_id)
+        answer = live.conversation.skip_tools()
+        await self.store.update_message(answer)
+        live.emit(MessageChanged(session_id, answer))
+
+    def interrupted_tools(self, session_id: str) -> InterruptedTools | None:
+        """The calls a crash stopped while they ran, at the chat's last message (``None``: none)."""
+        live = self._live.get(session_id)
+        return live.conversation.interrupted_tools() if live is not None else None
 
     def retry(self, session_id: str) -> None:
         """Ask again after a failure: a new version of the failed reply (or an answer to the prompt)."""
@@ -638,6 +682,30 @@ class Engine:
             live.info = info
             live.emit(event)
         self._tell_sessions(event)
+
+    def _shown(self, sessions: list[SessionInfo]) -> list[SessionInfo]:
+        """Sessions a window is about to show: the change watch keeps them current."""
+        if self.change_watch is not None:
+            self.change_watch.remember(sessions)
+        return sessions
+
+    async def _changed_elsewhere(self, info: SessionInfo) -> None:
+        """Another process changed a session: announce it; an idle open one takes the stored tree."""
+        if info.id in self._pending_deletes:
+            return
+        live = self._live.get(info.id)
+        if live is not None and not self.running(info.id) and live.conversation.ready_for_input:
+            moved = (live.info.updated_at, live.info.preview, live.info.active_leaf)
+            if moved != (info.updated_at, info.preview, info.active_leaf):
+                await reload_tree(live, self.store.load_tree)
+        self._session_changed(info)
+
+    async def _removed_elsewhere(self, session_id: str) -> None:
+        """Another process deleted a session this engine has shown."""
+        if session_id in self._pending_deletes:
+            return
+        self._tell_sessions(SessionRemoved(session_id))
+        await self.close_session(session_id)
 
     def _tell_sessions(self, event: SessionEvent) -> None:
         for observer in list(self._session_observers):
