@@ -26,6 +26,10 @@ class ErrorAction(StrEnum):
     COMPACT = "compact"
     NEW_SESSION = "new_session"
     SETTINGS = "settings"
+    RERUN_TOOLS = "rerun_tools"
+    """Run again the tool calls Threadline stopped while they ran (a crash)."""
+    SKIP_TOOLS = "skip_tools"
+    """Leave those calls unrun; the model is told they were interrupted."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,3 +261,13 @@ def test_hostile_text_in_every_other_field_is_escaped() -> None:
         html_of(results(ToolResult("c", HOSTILE)), MessageHtmlOptions(expanded=frozenset({"t1:c"}))).html,
     ):
         assert_safe(out)
+
+
+def test_a_tool_call_a_crash_cut_short_is_said_quietly_not_as_the_tools_error() -> None:
+    from threadline.core.messages import INTERRUPTED_RESULT_TEXT, Message, ToolResult
+
+    answer = Message.tool_results_message(
+        (ToolResult("c1", INTERRUPTED_RESULT_TEXT, is_error=True, tool_name="shell"),), parent_id="p"
+    )
+    html = message_html(answer, LIGHT, MessageHtmlOptions()).html
+    assert "Interrupted: shell" in html and "Error from" not in html

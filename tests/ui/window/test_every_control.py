@@ -21,6 +21,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QFileDialog, QLineEdit, QMenu, QMessageBox
+from tests.support.interrupted_tools import seed_interrupted_round
 from tests.support.sse_server import (
     ScriptedResponse,
     openai_auth_error,
@@ -35,7 +36,7 @@ from tests.support.sse_server import (
 )
 from tests.support.ui_driving import new_tab_by_click, texts, type_and_send, wait_idle
 
-from threadline.core.messages import MessageKind, MessageStatus
+from threadline.core.messages import INTERRUPTED_RESULT_TEXT, MessageKind, MessageStatus
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ErrorAction
 from threadline.ui.common.error_banner import ACTION_TEXT
@@ -432,6 +433,29 @@ def check_banner_new_session(harness: Any) -> None:
     assert harness.window.tabs.current_tab().live.conversation.path() == []
 
 
+def interrupted_tab(harness: Any) -> Any:
+    """A chat a crash left with a tool round cut short: the banner offers Run again and Skip."""
+    session_id = harness.run(seed_interrupted_round(harness.engine, harness.data_dir))
+    tab = harness.run(harness.window._open(session_id, focus=True))
+    harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=TIMEOUT)
+    return tab
+
+
+def check_banner_rerun_tools(harness: Any) -> None:
+    tab = interrupted_tab(harness)
+    harness.server.enqueue(reply("Listed it again"))
+    click_banner(harness, tab, ErrorAction.RERUN_TOOLS)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Listed it again"], timeout=TIMEOUT)
+    assert tab.live.conversation.path()[-2].tool_results  # the tool ran this time
+
+
+def check_banner_skip_tools(harness: Any) -> None:
+    tab = interrupted_tab(harness)
+    click_banner(harness, tab, ErrorAction.SKIP_TOOLS)
+    harness.qtbot.waitUntil(lambda: bool(tab.live.conversation.path()[-1].tool_results), timeout=TIMEOUT)
+    assert tab.live.conversation.path()[-1].tool_results[0].text == INTERRUPTED_RESULT_TEXT
+
+
 BANNER_CHECKS: dict[ErrorAction, Callable[[Any], None]] = {
     ErrorAction.RETRY: check_banner_retry,
     ErrorAction.ADD_KEY: check_banner_add_key,
@@ -439,6 +463,8 @@ BANNER_CHECKS: dict[ErrorAction, Callable[[Any], None]] = {
     ErrorAction.COMPACT: check_banner_compact,
     ErrorAction.NEW_SESSION: check_banner_new_session,
     ErrorAction.SETTINGS: check_banner_settings,
+    ErrorAction.RERUN_TOOLS: check_banner_rerun_tools,
+    ErrorAction.SKIP_TOOLS: check_banner_skip_tools,
 }
 """What each banner button must do. A new ``ErrorAction`` needs a row here (and a label)."""
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLa
 
 from threadline.core.messages import ContextFile, ImageBlock, Message, MessageKind, MessageStatus, ToolCall
 from threadline.core.session import SessionInfo
+from threadline.core.tree import TreeError
 from threadline.core.turn import TurnState
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.engine.approval import Decision
@@ -56,6 +57,8 @@ from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
+
+INTERRUPTED_TOOLS_KIND = "interrupted_tools"
 
 COMPOSER_MAX_WIDTH = 820
 COMPACTING_TEXT = "Summarising earlier messages…"
@@ -167,6 +170,7 @@ class ChatTab(QWidget):
         self._history_changed()
         self.composer.set_busy(self._busy)
         self._update_status()
+        self._offer_interrupted_tools()
 
     # -- identity ------------------------------------------------------------------------
 
@@ -406,6 +410,8 @@ class ChatTab(QWidget):
             self.composer.set_busy(busy)
             self.busyChanged.emit(busy)
         self._update_status()
+        if not busy:
+            self._offer_interrupted_tools()
 
     def _turn_failed(self, error: UserFacingError) -> None:
         self._stop_retry_countdown()
@@ -492,6 +498,51 @@ class ChatTab(QWidget):
             self.compact()
         elif action is ErrorAction.NEW_SESSION:
             self.newSessionRequested.emit()
+        elif action is ErrorAction.RERUN_TOOLS:
+            self.rerun_interrupted_tools()
+        elif action is ErrorAction.SKIP_TOOLS:
+            self.skip_interrupted_tools()
+
+    # -- tool calls a crash stopped --------------------------------------------------------------
+
+    def _offer_interrupted_tools(self) -> None:
+        """After a crash while tools ran, say so and offer to run them again or skip them.
+
+        Shown when the chat opens and whenever it is ready again; nothing runs by itself,
+        since a tool may have done half its work (a write, a command) before the crash.
+        """
+        if self._busy:
+            return
+        stopped = self.engine.interrupted_tools(self.session_id)
+        shown = self.banner.error is not None and self.banner.error.kind == INTERRUPTED_TOOLS_KIND
+        if stopped is None:
+            if shown:
+                self.banner.dismiss()
+            return
+        names = ", ".join(dict.fromkeys(self._tool_name(c.name) for c in stopped.calls))
+        self.banner.show_error(
+            UserFacingError(
+                INTERRUPTED_TOOLS_KIND,
+                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
+                "did not finish. Run again, or skip and the model is told the call was interrupted.",
+                (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS),
+            )
+        )
+
+    def rerun_interrupted_tools(self) -> None:
+        self.banner.dismiss()
+        try:
+            self.engine.rerun_interrupted_tools(self.session_id)
+        except (EngineError, TreeError) as err:
+            self._show_local_error(f"Could not run the tools again: {describe(err)}", ())
+
+    def skip_interrupted_tools(self) -> None:
+        self.banner.dismiss()
+        spawn(
+            self.engine.skip_interrupted_tools(self.session_id),
+            on_done=lambda _: self._offer_interrupted_tools(),
+            on_error=lambda err: self._show_local_error(f"Could not skip the tools: {describe(err)}", ()),
+        )
 
     def compact(self) -> None:
         """Summarise the whole conversation so far, so the next message starts from the summary.

@@ -22,7 +22,15 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from threadline.core.messages import CANCELLED_RESULT_TEXT, Message, MessageKind, MessageStatus, ToolResult
+from threadline.core.messages import (
+    CANCELLED_RESULT_TEXT,
+    INTERRUPTED_RESULT_TEXT,
+    UNANSWERED_RESULT_TEXT,
+    Message,
+    MessageKind,
+    MessageStatus,
+    ToolResult,
+)
 from threadline.ui.chat.markdown import plain_text_html, render_markdown
 from threadline.ui.common.theme import ThemeColors
 
@@ -119,10 +127,16 @@ def _tool_results_html(message: Message, c: ThemeColors, options: MessageHtmlOpt
 
 def _tool_result_box(message_id: str, result: ToolResult, c: ThemeColors, options: MessageHtmlOptions) -> str:
     name = display_tool_name(result.tool_name, options.tool_namer) if result.tool_name else "tool"
-    # A call the user refused or stopped is not a tool's error: said quietly.
+    # A call the user refused or stopped, or one a crash cut short, is not a tool's error:
+    # said quietly.
     cancelled = result.is_error and result.text.startswith(CANCELLED_RESULT_TEXT)
+    interrupted = result.is_error and result.text.startswith(
+        (INTERRUPTED_RESULT_TEXT, UNANSWERED_RESULT_TEXT)
+    )
     if cancelled:
         title = "Not run: " + name
+    elif interrupted:
+        title = "Interrupted: " + name
     elif result.is_error:
         title = "Error from " + name
     else:

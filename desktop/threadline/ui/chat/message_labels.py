@@ -41,7 +41,9 @@ def status_label(message: Message, c: ThemeColors) -> tuple[str, str]:
     """
     s = message.status
     if s is MessageStatus.STREAMING:
-        return "Streaming…", c.accent
+        # A tool round's answer is "streaming" while its tools run (stored before they start).
+        running = message.kind is MessageKind.TOOL_RESULTS
+        return ("Running…" if running else "Streaming…"), c.accent
     if s is MessageStatus.CANCELLED:
         return "Stopped", c.warning
     if s is MessageStatus.INTERRUPTED:

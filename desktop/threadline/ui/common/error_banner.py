@@ -18,6 +18,8 @@ ACTION_TEXT = {
     ErrorAction.COMPACT: "Compact conversation",
     ErrorAction.NEW_SESSION: "Start a new chat",
     ErrorAction.SETTINGS: "Open Settings…",
+    ErrorAction.RERUN_TOOLS: "Run again",
+    ErrorAction.SKIP_TOOLS: "Skip",
 }
 
 
