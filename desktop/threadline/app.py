@@ -134,7 +134,16 @@ def save_tabs_after_crash(window: MainWindow) -> None:
 async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
     from threadline.engine.engine import Engine
 
-    return await Engine.open(data_dir, database_url=database_url)
+    return await Engine.open(data_dir, database_url=database_url, watch_changes=True)
+
+
+def start_warm_up(engine: Engine) -> None:
+    """Once the window is live: provider SDKs, keys and MCP servers in the background, so the
+    first send shows at once instead of doing that work (``engine.warm_up``; the bench calls it too)."""
+    from threadline.engine.warm_up import warm_up
+    from threadline.ui.common.tasks import spawn
+
+    spawn(warm_up(engine), name="warm-up")
 
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
@@ -210,6 +219,7 @@ def _run_window(
             return
         engine_box.append(engine)
         await window.attach_engine(engine)
+        start_warm_up(engine)
 
     async def shutdown() -> None:
         await cancel_running()

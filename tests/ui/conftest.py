@@ -139,7 +139,9 @@ class AppHarness:
 
         async def start() -> Any:
             retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
-            engine = await Engine.open(self.data_dir, retry_policy=retry, provider_timeout=5.0)
+            engine = await Engine.open(
+                self.data_dir, retry_policy=retry, provider_timeout=5.0, watch_changes=True
+            )
             if provider and self.server is not None and not await engine.list_providers():
                 await engine.save_provider(
                     ProviderConfig(

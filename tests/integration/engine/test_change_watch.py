@@ -1,0 +1,205 @@
+"""An engine notices what other processes write to its database (the change watch).
+
+Real parts only: two engines on one SQLite file, `threadline ask` as a subprocess
+against the replay server, and a PostgreSQL database when one can be started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.support.engines import FAST_RETRIES, open_engine
+from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.engine.engine import Engine
+from threadline.engine.events import (
+    ActivePathChanged,
+    ConversationEvent,
+    SessionEvent,
+    SessionRemoved,
+    SessionUpdated,
+)
+from threadline.store.change_counter import ChangeCounter
+
+pytestmark = pytest.mark.asyncio
+
+WAIT = 20.0
+"""Seconds to wait for a change to arrive (generous: both cores may be busy)."""
+
+
+async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[SessionEvent] = []
+
+    def __call__(self, event: SessionEvent) -> None:
+        self.events.append(event)
+
+    def updated(self, session_id: str) -> list[SessionUpdated]:
+        return [e for e in self.events if isinstance(e, SessionUpdated) and e.session.id == session_id]
+
+
+async def watching(data_dir: Path, server: ReplayServer) -> Engine:
+    engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=5.0, watch_changes=True)
+    if not await engine.list_providers():
+        await open_engine_config(engine, server)
+    return engine
+
+
+async def open_engine_config(engine: Engine, server: ReplayServer) -> None:
+    from threadline.core.config import ProviderConfig, ProviderKind
+
+    await engine.save_provider(
+        ProviderConfig(
+            "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
+        )
+    )
+
+
+async def test_a_rename_and_a_new_chat_by_a_second_engine_arrive_as_session_updates(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    window = await watching(tmp_path, replay_server)
+    other = await open_engine(tmp_path, replay_server)
+    try:
+        seen = Recorder()
+        window.subscribe_sessions(seen)
+        mine = await window.new_session("Mine")
+        await window.list_sessions()  # what a sidebar shows is watched
+        await until(lambda: window.change_watch is not None and window.change_watch.checks > 0)
+        created = await other.new_session("Made elsewhere")
+        await until(lambda: bool(seen.updated(created.id)))
+        assert seen.updated(created.id)[-1].session.title == "Made elsewhere"
+        await other.rename_session(mine.id, "Renamed elsewhere")
+        await until(lambda: any(e.session.title == "Renamed elsewhere" for e in seen.updated(mine.id)))
+        await other.pin_session(created.id, True)
+        await until(lambda: seen.updated(created.id)[-1].session.pinned)
+        assert len(seen.updated(created.id)) == 2  # created, pinned: no echoes
+        await other.delete_session(created.id)
+        await other.purge_deleted()
+        await until(lambda: any(isinstance(e, SessionRemoved) for e in seen.events))
+        assert [e.session_id for e in seen.events if isinstance(e, SessionRemoved)] == [created.id]
+    finally:
+        await other.aclose()
+        await window.aclose()
+
+
+async def test_its_own_changes_are_not_echoed(tmp_path: Path, replay_server: ReplayServer) -> None:
+    engine = await watching(tmp_path, replay_server)
+    other = await open_engine(tmp_path, replay_server)
+    try:
+        seen = Recorder()
+        engine.subscribe_sessions(seen)
+        await engine.list_sessions()
+        info = await engine.new_session()
+        for n in range(5):
+            await engine.rename_session(info.id, f"Title {n}")
+        # Checks run one after another: once a later change made elsewhere has arrived,
+        # every commit before it has been re-read.
+        marker = await other.new_session("Marker")
+        await until(lambda: bool(seen.updated(marker.id)))
+        titles = [e.session.title for e in seen.updated(info.id)]
+        assert titles == ["", "Title 0", "Title 1", "Title 2", "Title 3", "Title 4"]
+    finally:
+        await other.aclose()
+        await engine.aclose()
+
+
+async def test_a_chat_made_by_threadline_ask_arrives_and_an_open_idle_chat_shows_its_new_turn(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(
+        sse_response(openai_text_stream(["Hello ", "from the command line."])),
+        sse_response(openai_text_stream(["A second ", "answer."])),
+    )
+    engine = await watching(tmp_path, replay_server)
+    try:
+        seen = Recorder()
+        engine.subscribe_sessions(seen)
+        await engine.list_sessions()
+        result = await ask(tmp_path, "hi")
+        assert result[0] == 0, result[1]
+        await until(lambda: any(e.session.preview for e in seen.events if isinstance(e, SessionUpdated)))
+        [session_id] = {e.session.id for e in seen.events if isinstance(e, SessionUpdated)}
+        live = await engine.open_session(session_id)
+        assert [m.text for m in live.conversation.path()] == ["hi", "Hello from the command line."]
+        tab: list[ConversationEvent] = []
+        live.subscribe(tab.append)
+        result = await ask(tmp_path, "--session", session_id, "again")
+        assert result[0] == 0, result[1]
+        await until(lambda: len(live.conversation.path()) == 4)
+        assert [m.text for m in live.conversation.path()][2:] == ["again", "A second answer."]
+        assert any(isinstance(e, ActivePathChanged) for e in tab)
+        assert live.info.preview.startswith("A second")
+    finally:
+        await engine.aclose()
+
+
+async def ask(data_dir: Path, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "threadline",
+        "--data-dir",
+        str(data_dir),
+        "ask",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode or 0, stderr.decode()
+
+
+async def test_close_stops_the_watch_with_nothing_pending(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    engine = await watching(tmp_path, replay_server)
+    watch = engine.change_watch
+    assert watch is not None
+    await until(lambda: watch._counter is not None)
+    await engine.aclose()
+    assert watch._task is None and watch._counter is None
+    leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_the_counter_moves_only_after_a_commit(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from threadline.store.repository import Store
+
+    if backend == "sqlite":
+        url = Store.sqlite_url(tmp_path / "t.db")
+    else:
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.create_database()
+    store = await Store.open(url)
+    counter = await ChangeCounter.open(url)
+    try:
+        first = await counter.counter()
+        assert await counter.counter() == first
+        info = await store.create_session(title="one")
+        second = await counter.counter()
+        assert second != first
+        rows = await counter.changed_sessions(None, [info.id, "gone"])
+        assert [r.title for r in rows] == ["one"]
+        assert await counter.latest_activity() == info.updated_at
+        assert [r.id for r in await counter.changed_sessions(info.updated_at, [])] == [info.id]
+    finally:
+        await counter.close()
+        await store.close()
