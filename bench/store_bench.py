@@ -1,4 +1,4 @@
-"""Store benchmarks against the budgets of DESIGN.md §5 (a script, not a test).
+"""Store benchmarks against the budgets of docs/design.md §5 (a script, not a test).
 
     .venv/bin/python bench/store_bench.py [--url URL] [--fts-seconds 50] [--fts-max 1000000]
 

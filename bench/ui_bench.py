@@ -1,4 +1,4 @@
-"""UI benchmarks against the budgets of DESIGN.md §5: ``python bench/ui_bench.py``.
+"""UI benchmarks against the budgets of docs/design.md §5: ``python bench/ui_bench.py``.
 
 * start to first painted window (``threadline --startup-probe``, median of 5) and
   resident memory, with an empty database and with 1,000 sessions;

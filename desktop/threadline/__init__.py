@@ -8,7 +8,7 @@ from functools import cache
 @cache
 def version() -> str:
     """The installed distribution's version (read on first use: ``importlib.metadata`` costs
-    ~50 ms and a few MB at start, DESIGN.md §5)."""
+    ~50 ms and a few MB at start, docs/design.md §5)."""
     from importlib import metadata
 
     try:

@@ -1,4 +1,4 @@
-"""Hypothesis stateful tests of a conversation's turns (DESIGN.md §1 and §7).
+"""Hypothesis stateful tests of a conversation's turns (docs/design.md §1 and §7).
 
 Random sequences of send, stream, tool calls, approve, deny, cancel, fail, edit,
 regenerate, resume, retry, switch version / active leaf, compaction summaries and

@@ -2,7 +2,7 @@
 
 The whole project's provider, engine and UI tests stream from this server, so
 the official ``openai`` and ``anthropic`` SDKs parse byte-exact streams exactly as
-they would from the real services (DESIGN.md §7).
+they would from the real services (docs/design.md §7).
 
 What it serves
 --------------

@@ -1,13 +1,13 @@
 """Shared Qt fixtures for the UI tests.
 
 * ``QT_QPA_PLATFORM=offscreen`` before any Qt import, so tests run headless.
-* An in-memory keyring: a headless machine has no Secret Service (DESIGN.md §9).
+* An in-memory keyring: a headless machine has no Secret Service (docs/design.md §9).
 * Every test fails on a Qt warning or critical message (as qutebrowser does): a
   warning is a bug we have not understood yet. That is pytest-qt's
   ``qt_log_level_fail`` with the ``qt_log_ignore`` list in pyproject.toml, plus
   the teardown check in tests/conftest.py.
 * ``qloop``: a qasync loop marked as running inside pytest-qt's QApplication, driven
-  by ``qtbot.waitUntil`` / ``waitSignal`` (DESIGN.md §9); ``run`` runs a coroutine on
+  by ``qtbot.waitUntil`` / ``waitSignal`` (docs/design.md §9); ``run`` runs a coroutine on
   it to completion while Qt keeps processing events.
 """
 

@@ -1,4 +1,4 @@
-"""Compaction policy: what to summarise and how to ask for the summary (DESIGN.md §1).
+"""Compaction policy: what to summarise and how to ask for the summary (docs/design.md §1).
 
 Compaction replaces the older part of the path, in what is *sent*, by a
 summary message; the originals stay in storage and in search. The policy keeps

@@ -2,7 +2,7 @@
 
 This is the pure heart of a live session. Each step returns the messages it
 added or changed, so the engine can write exactly those to the store the moment
-they happen (durability is not deferred to the commit, DESIGN.md §1). It does
+they happen (durability is not deferred to the commit, docs/design.md §1). It does
 no I/O and knows nothing of providers; the engine drives it.
 """
 
@@ -293,7 +293,7 @@ class Conversation:
         """Store one message answering every call of the round and continue streaming.
 
         Calls without a result in ``results`` were refused: they get cancelled results
-        carrying ``refused_reason``, so the model sees the refusal (DESIGN.md §1).
+        carrying ``refused_reason``, so the model sees the refusal (docs/design.md §1).
         """
         if self.state is not TurnState.RUNNING_TOOLS:
             raise TreeError(f"cannot record tool results while {self.state.value}")

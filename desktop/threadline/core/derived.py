@@ -1,4 +1,4 @@
-"""State derived from history alone (DESIGN.md §1, "history is the source of truth").
+"""State derived from history alone (docs/design.md §1, "history is the source of truth").
 
 A tool that needs something an earlier tool produced (an id it created, a plan
 it wrote) reads it from the path handed to it, never from memory that would be

@@ -1,4 +1,4 @@
-"""Message types of a conversation (DESIGN.md §1).
+"""Message types of a conversation (docs/design.md §1).
 
 One ``Message`` dataclass carries every kind of message, tagged by ``kind``. A
 single shape keeps the tree, the store converters and the request builder

@@ -1,4 +1,4 @@
-"""Building what is sent to a model from the active path (DESIGN.md §1).
+"""Building what is sent to a model from the active path (docs/design.md §1).
 
 Storage keeps everything; what is *sent* is derived, and always well-formed:
 

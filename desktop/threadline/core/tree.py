@@ -1,4 +1,4 @@
-"""The conversation as a tree of messages with an active leaf (DESIGN.md §1).
+"""The conversation as a tree of messages with an active leaf (docs/design.md §1).
 
 Nothing is ever overwritten: editing a prompt or regenerating a reply adds a
 sibling, and the conversation shown and sent is the path from the root to the

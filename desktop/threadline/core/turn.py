@@ -1,4 +1,4 @@
-"""The turn state machine (DESIGN.md §1).
+"""The turn state machine (docs/design.md §1).
 
 A turn is a two-phase commit: a prompt is staged, the reply streams (with any
 tool rounds), then the turn commits. Making the states an explicit type, with

@@ -1,6 +1,6 @@
 """The engine's interface as the UI and the command line use it.
 
-Widgets never touch providers or the database (DESIGN.md §2): everything they
+Widgets never touch providers or the database (docs/design.md §2): everything they
 need goes through these two protocols. ``threadline.engine.engine.Engine`` is the
 implementation; keeping the interface here lets the UI be read (and type
 checked) against what it may call, not against the engine's internals.

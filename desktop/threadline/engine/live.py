@@ -2,7 +2,7 @@
 
 The registry hands out references to this object, never copies: the bug that
 broke the original multi-session design (a stale staged message in a cloned
-conversation, see shared/seeds) cannot happen when there is only one instance.
+conversation, docs/design.md §1) cannot happen when there is only one instance.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Running one turn: stream, store, tool rounds, commit (DESIGN.md §1, §2 "one flow").
+"""Running one turn: stream, store, tool rounds, commit (docs/design.md §1, §2 "one flow").
 
 A turn runs as one asyncio task per session. Every step is written to the store
 as it happens: the prompt before the request goes out, the reply as soon as its

@@ -1,4 +1,4 @@
-"""Pure accumulators: stream chunks → ``StreamEvent``s (DESIGN.md §4).
+"""Pure accumulators: stream chunks → ``StreamEvent``s (docs/design.md §4).
 
 No I/O here. A provider feeds each chunk and yields what comes back; at the
 end ``finish()`` assembles the tool calls and checks that the stream really

@@ -1,4 +1,4 @@
-"""Anthropic's Messages API through the official ``anthropic`` SDK (DESIGN.md §4).
+"""Anthropic's Messages API through the official ``anthropic`` SDK (docs/design.md §4).
 
 Raw stream events (``messages.create(stream=True)``) go through the pure
 ``AnthropicAccumulator``; the SDK's higher-level stream helper is not used, so

@@ -1,4 +1,4 @@
-"""The provider protocol the engine streams through (DESIGN.md §4).
+"""The provider protocol the engine streams through (docs/design.md §4).
 
 A provider turns a ``BuiltRequest`` (already well-formed, see
 ``threadline.core.request``) into one HTTP request in its API's format and the

@@ -1,4 +1,4 @@
-"""API keys: the system keychain first, then an environment variable (DESIGN.md §4, §6).
+"""API keys: the system keychain first, then an environment variable (docs/design.md §4, §6).
 
 Keys live in the keychain through ``keyring`` (service ``threadline``, user name =
 the provider's name), or — where no keychain exists, as on a headless Linux —

@@ -1,4 +1,4 @@
-"""The provider error hierarchy (DESIGN.md §4, §6).
+"""The provider error hierarchy (docs/design.md §4, §6).
 
 Shallow on purpose (as in openai-python): one base class, one subclass per thing
 a user can do something about. Every error carries ``user_message`` — one or two

@@ -1,4 +1,4 @@
-"""Typed events a provider stream yields (DESIGN.md §4).
+"""Typed events a provider stream yields (docs/design.md §4).
 
 A stream is a sequence of ``TextDelta`` and ``ToolCallDelta`` as they arrive,
 ``Usage`` when the provider reports it, and exactly one ``StreamFinished`` at

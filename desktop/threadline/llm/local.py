@@ -1,4 +1,4 @@
-"""Finding local model servers on their default ports (first run, DESIGN.md §4).
+"""Finding local model servers on their default ports (first run, docs/design.md §4).
 
 Each candidate is probed with ``GET /v1/models`` at once, with a short timeout,
 so detection costs at most ``timeout`` seconds per step (connect, then ask) however
@@ -9,7 +9,7 @@ first one listed.
 
 Ports are first tried with a bare TCP connect: on most machines nothing listens,
 and then the HTTP client (httpx, several MB and tens of ms to import) is never
-loaded at start (DESIGN.md §5).
+loaded at start (docs/design.md §5).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OpenAI-compatible servers through the official ``openai`` SDK (DESIGN.md §4).
+"""OpenAI-compatible servers through the official ``openai`` SDK (docs/design.md §4).
 
 One class serves OpenAI, Ollama, LM Studio, llama.cpp server, vLLM, OpenRouter,
 Groq and the rest: only the base URL and the key differ. The SDK is imported
@@ -14,7 +14,7 @@ non-2xx answer on entering the response, and we keep all that. But
 event (``openai._models.construct_type``): about 0.25 ms of CPU with the GIL held
 per chunk in the engine, ~70 % of its time. Four tabs at 1,000 tokens/s then
 took a full core, and the GUI thread, waiting for the GIL, missed the loop-stall
-budget (p99 14–29 ms against 16 ms, DESIGN.md §5) although streams are read on a
+budget (p99 14–29 ms against 16 ms, docs/design.md §5) although streams are read on a
 worker thread. So the body is read through the SDK's public raw-response API
 (``chat.completions.with_streaming_response.create``, an async context manager
 that closes the response however we leave it), decoded by ``threadline.llm.sse``

@@ -1,4 +1,4 @@
-"""Retries with backoff for transient provider errors (DESIGN.md §4).
+"""Retries with backoff for transient provider errors (docs/design.md §4).
 
 Only errors marked ``retryable`` (network, timeout, rate limit, overloaded,
 server) are retried, and only while the stream has yielded nothing: once text

@@ -2,7 +2,8 @@
 
 Providers never carry secrets: the key lives in the OS keychain
 and ``convert.safe_headers`` keeps every header value out of the row (a
-header's name does not tell whether its value is a credential). Setting and UI-state values are any JSON value.
+header's name does not tell whether its value is a credential). Setting and UI-state
+values are any JSON value.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tools a conversation may call: built-ins, MCP servers, the approval policy (DESIGN.md §1 "Tools").
+"""Tools a conversation may call: built-ins, MCP servers, the approval policy (docs/design.md §1 "Tools").
 
 Modules:
 

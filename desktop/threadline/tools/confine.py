@@ -1,4 +1,4 @@
-"""Keeping file-system tools inside the folders the user allowed (DESIGN.md §6).
+"""Keeping file-system tools inside the folders the user allowed (docs/design.md §6).
 
 Every path a model gives is resolved (``..`` collapsed, symlinks followed, a
 relative path taken from the first allowed folder) and must then lie inside one

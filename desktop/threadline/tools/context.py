@@ -1,4 +1,4 @@
-"""Request-scoped context for a running tool (DESIGN.md §1, history as source of truth).
+"""Request-scoped context for a running tool (docs/design.md §1, history as source of truth).
 
 The engine sets this around each tool call, so a tool can read the session's
 history and derive state from it (``threadline.core.derived``) instead of

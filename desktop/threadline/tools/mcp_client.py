@@ -15,7 +15,7 @@ its exit reason and the tail of its stderr; the next call restarts it, up to
 ``MAX_RESTARTS`` times in a row. ``restart()`` from the settings UI starts
 over.
 
-``mcp`` is imported on first use (it costs ~0.8 s to import; DESIGN.md §9).
+``mcp`` is imported on first use (it costs ~0.8 s to import; docs/design.md §9).
 """
 
 from __future__ import annotations

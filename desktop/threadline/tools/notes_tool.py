@@ -1,6 +1,6 @@
 """The built-in ``notes`` tool: a small key/value memory kept only in the conversation.
 
-It is the reference for "history is the source of truth" (DESIGN.md §1): it
+It is the reference for "history is the source of truth" (docs/design.md §1): it
 keeps nothing in memory. ``set`` returns the whole notebook as JSON, derived
 from the newest earlier ``notes`` result on the path plus the new entry;
 ``get`` and ``list`` read that newest notebook from the history handed to the

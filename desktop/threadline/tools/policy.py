@@ -1,4 +1,4 @@
-"""The approval policy for one tool call (DESIGN.md §1 "Tools", §6).
+"""The approval policy for one tool call (docs/design.md §1 "Tools", §6).
 
 An agent's rules are tried in order and the first match wins (``AgentConfig``);
 ``ApprovalRule.argument_pattern`` matches the command line of shell calls

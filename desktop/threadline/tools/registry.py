@@ -3,7 +3,7 @@
 Built-in tools and tools from MCP servers register here; the engine asks it for
 the specs to offer a model and hands it each approved call. A call never
 raises into the turn: unknown tools, bad arguments, exceptions and timeouts all
-become error results the model can read (DESIGN.md §1, tools).
+become error results the model can read (docs/design.md §1, tools).
 
 Two names per tool. The *wire name* (``ToolSpec.name``) is what providers see
 and what stored tool calls carry; OpenAI and Anthropic both require

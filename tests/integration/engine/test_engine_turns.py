@@ -378,7 +378,9 @@ async def test_eight_sessions_stream_at_once_into_the_right_sessions(
 async def test_two_sessions_switching_keep_nothing_staged(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    """The bug that broke the original multi-session design (shared/seeds/multi-session-flow-bug.md)."""
+    """The bug that broke the original multi-session design: a stale staged prompt in a second copy.
+
+    See docs/design.md §1."""
     replay_server.responder = lambda r: text_reply(f"re: {r.body['messages'][-1]['content']}")
     a, b = await engine.new_session(), await engine.new_session()
     await engine.open_session(a.id)

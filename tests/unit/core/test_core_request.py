@@ -1,4 +1,4 @@
-"""What is sent is derived from the path and always well-formed (DESIGN.md §1).
+"""What is sent is derived from the path and always well-formed (docs/design.md §1).
 
 Each invariant is tested with the situation that triggers it, and every built
 request is also run through ``check_well_formed``.

@@ -10,7 +10,7 @@ from threadline.core.turn import TRANSITIONS, IllegalTransition, Turn, TurnActio
 
 S, A = TurnState, TurnAction
 
-# The table of DESIGN.md §1, written out independently of the implementation's.
+# The table of docs/design.md §1, written out independently of the implementation's.
 EXPECTED: dict[tuple[TurnState, TurnAction], TurnState] = {
     (S.IDLE, A.STAGE): S.STREAMING,
     (S.FAILED, A.STAGE): S.STREAMING,

@@ -103,7 +103,7 @@ async def test_up_to_date_database_skips_alembic(tmp_path: Path, monkeypatch: py
 
 
 def test_opening_an_up_to_date_database_does_not_import_alembic(tmp_path: Path) -> None:
-    """Alembic costs ~0.4 s to import; a current database must open without it (DESIGN.md §9)."""
+    """Alembic costs ~0.4 s to import; a current database must open without it (docs/design.md §9)."""
     url = Store.sqlite_url(tmp_path / "t.sqlite3")
 
     async def create() -> None:

@@ -9,7 +9,7 @@ When a turn of this session asks the user about tool calls, the window's
 ``ApprovalRouter`` calls ``ask_approval``: the tab shows its ``ApprovalBar`` above
 the composer and waits. Each tab has its own bar and its own waiting future, so
 answers never cross tabs. Stop, Esc or closing the tab cancels the turn; the
-engine then records cancelled results for the calls (DESIGN.md §1).
+engine then records cancelled results for the calls (docs/design.md §1).
 
 Whether a turn is running comes only from the engine's events (``TurnStateChanged``,
 and ``SaveStateChanged`` while its writes are being retried: "Saving…", sending

@@ -158,7 +158,7 @@ class _Chip(QFrame):
 
 class ModelPicker(QComboBox):
     """The model combo box; says when its list is about to show, so the list can be refreshed
-    then rather than at start (listing models imports the provider SDKs, DESIGN.md §9)."""
+    then rather than at start (listing models imports the provider SDKs, docs/design.md §9)."""
 
     popupAboutToShow = Signal()
 

@@ -1,4 +1,4 @@
-"""Process-wide Qt runtime settings that the window's budgets depend on (DESIGN.md §5).
+"""Process-wide Qt runtime settings that the window's budgets depend on (docs/design.md §5).
 
 PySide6 replaces ``__import__`` to support its opt-in ``from __feature__ import
 snake_case`` syntax. As a side effect, every module imported after PySide6 is

@@ -2,7 +2,7 @@
 
 The window paints before the engine exists (an empty sidebar and a "loading" start
 page) and becomes live in ``attach_engine``; that keeps the first frame fast
-(DESIGN.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
+(docs/design.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
 the current one are stored through the engine's settings and restored at the next
 start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
 only on a clean close, so a crash brings back the layout of a moment before.
@@ -389,7 +389,7 @@ class MainWindow(QMainWindow):
         if existing is not None:
             return existing
         # Imported with the first tab: the chat view brings Markdown and the composer, which
-        # an empty window does not need before its first frame (DESIGN.md §5).
+        # an empty window does not need before its first frame (docs/design.md §5).
         from threadline.ui.chat.chat_tab import ChatTab
 
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
