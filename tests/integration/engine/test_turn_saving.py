@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
+from tests.support.refusing_db import REFUSAL, accept, refuse
 from tests.support.sse_server import ReplayServer, openai_auth_error, openai_text_stream, sse_response
 
 from threadline.core.messages import MessageKind, MessageStatus
@@ -32,34 +33,11 @@ from threadline.engine.events import (
     TurnStateChanged,
 )
 
-REFUSAL = "database or disk is full"
 """What the trigger raises: SQLite's own wording for a full disk."""
 
 
 def database(engine: Engine) -> Path:
     return engine.data_dir / DATABASE_FILENAME
-
-
-def run_sql(path: Path, *statements: str) -> None:
-    """Run ``statements`` on a connection of their own, as another program would."""
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        for statement in statements:
-            connection.execute(statement)
-    finally:
-        connection.close()
-
-
-def refuse(path: Path, operation: str, when: str = "1") -> None:
-    run_sql(
-        path,
-        f"CREATE TRIGGER refuse_{operation.lower()} BEFORE {operation} ON messages "
-        f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END",
-    )
-
-
-def accept(path: Path, operation: str) -> None:
-    run_sql(path, f"DROP TRIGGER refuse_{operation.lower()}")
 
 
 def states(events: list[ConversationEvent]) -> list[TurnStateChanged]:

@@ -13,33 +13,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from tests.support.refusing_db import accept, refuse
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.engine.engine import DATABASE_FILENAME
-
-FULL = "database or disk is full"
-
-
-def run_sql(path: Path, statement: str) -> None:
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        connection.execute(statement)
-    finally:
-        connection.close()
-
-
-def refuse(path: Path, operation: str, when: str = "1") -> None:
-    run_sql(
-        path,
-        f"CREATE TRIGGER refuse_{operation.lower()} BEFORE {operation} ON messages "
-        f"WHEN {when} BEGIN SELECT RAISE(ABORT, '{FULL}'); END",
-    )
-
-
-def accept(path: Path, operation: str) -> None:
-    run_sql(path, f"DROP TRIGGER refuse_{operation.lower()}")
 
 
 def stored_texts(path: Path, session_id: str) -> list[str]:
