@@ -1,7 +1,11 @@
-"""Run one turn whose tool blocks forever, in its own process, so a test can SIGKILL it mid-tool.
+"""Run one turn whose tool blocks, in its own process, so a test can SIGKILL it mid-tool.
 
-Usage: python crash_during_tool.py DATA_DIR OPENAI_BASE_URL MARKER_FILE
-The provider key comes from THREADLINE_TEST_KEY; MARKER_FILE appears once the tool runs.
+Usage: python crash_during_tool.py DATA_DIR OPENAI_BASE_URL MARKER_FILE [MCP_SERVER_SCRIPT]
+
+Without MCP_SERVER_SCRIPT the tool is a built-in ``deploy`` that writes MARKER_FILE and
+blocks; with it, the tools come from that MCP server over stdio (the test server's
+``wait`` writes the marker named in the scripted call). The provider key comes from
+THREADLINE_TEST_KEY. Prints the session id first.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
 from threadline.core.request import ToolSpec
 from threadline.engine.engine import Engine
+from threadline.tools.mcp_config import McpServerConfig
 from threadline.tools.registry import ToolOutput, ToolRegistry
 
 
@@ -29,8 +34,16 @@ class BlockingTool:
         return ToolOutput("deployed")
 
 
-async def main(data_dir: Path, base_url: str, marker: Path) -> None:
-    engine = await Engine.open(data_dir, tools=ToolRegistry([BlockingTool(marker)]))
+async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: Path | None) -> None:
+    if mcp_server is None:
+        engine = await Engine.open(data_dir, tools=ToolRegistry([BlockingTool(marker)]))
+        tools = "deploy"
+    else:
+        engine = await Engine.open(data_dir)
+        await engine.tool_servers.save_server(
+            McpServerConfig("faulty", command=sys.executable, args=(str(mcp_server),), call_timeout=600)
+        )
+        tools = "faulty/*"
     await engine.store.save_provider(
         ProviderConfig(
             "replay",
@@ -45,16 +58,17 @@ async def main(data_dir: Path, base_url: str, marker: Path) -> None:
         AgentConfig(
             "default",
             "Default",
-            enabled_tools=("deploy",),
-            approval_rules=(ApprovalRule("deploy", Approval.ALLOW),),
+            enabled_tools=(tools,),
+            approval_rules=(ApprovalRule(tools, Approval.ALLOW),),
         )
     )
     session = await engine.new_session()
     print(session.id, flush=True)
     await engine.open_session(session.id)
-    engine.send(session.id, "Deploy it")
+    engine.send(session.id, "Do it")
     await engine.wait_idle(session.id)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])))
+    server = Path(sys.argv[4]) if len(sys.argv) > 4 else None
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), server))

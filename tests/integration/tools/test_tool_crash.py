@@ -11,18 +11,12 @@ was interrupted, never that the user cancelled it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
 from tests.integration.tools.conftest import FAULTY_SERVER
-from tests.integration.tools.tool_turns import sent_tool_results, text_reply, tool_call_reply
+from tests.integration.tools.tool_turns import kill_mid_tool, sent_tool_results, text_reply, tool_call_reply
 from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer
 
@@ -34,54 +28,12 @@ pytestmark = pytest.mark.asyncio
 OPENAI = ProviderKind.OPENAI
 
 
-async def until_exists(path: Path, process: subprocess.Popen[str], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if process.poll() is not None:
-            raise AssertionError(
-                f"the turn's process ended first: {process.stderr.read() if process.stderr else ''}"
-            )
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path.name} did not appear within {timeout:g} s")
-        await asyncio.sleep(0.05)
-
-
 async def test_sigkill_while_an_mcp_tool_runs_leaves_it_interrupted_and_the_model_is_told_so(
     tmp_path: Path, replay_server: ReplayServer
 ) -> None:
     data_dir, marker = tmp_path / "data", tmp_path / "tool-started"
     replay_server.enqueue(tool_call_reply(OPENAI, [("m1", "faulty__wait", {"started": str(marker)})]))
-    env = {
-        **os.environ,
-        "THREADLINE_TEST_KEY": "sk-test",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
-    script = Path(__file__).parent / "crash_during_mcp_tool.py"
-    process = subprocess.Popen(  # noqa: ASYNC220  (the process must outlive awaits we control)
-        [sys.executable, str(script), str(data_dir), replay_server.openai_base_url, str(FAULTY_SERVER)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    server_pid = 0
-    try:
-        await until_exists(marker, process)
-        server_pid = int(marker.read_text() or 0)  # the MCP server writes its pid when the call runs
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(10)
-        assert process.stdout is not None
-        session_id = process.stdout.readline().strip()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-        if server_pid:  # the orphaned server would notice its closed stdin; do not leave it to that
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(server_pid, signal.SIGKILL)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+    session_id = await kill_mid_tool(data_dir, replay_server.openai_base_url, marker, str(FAULTY_SERVER))
 
     path = await stored_path(data_dir, session_id)
     assert [m.kind for m in path] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS, MessageKind.TOOL_RESULTS]

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
 from tests.integration.tools.tool_turns import (
     failure,
+    kill_mid_tool,
     run_turn,
     sent_tool_results,
     text_reply,
@@ -99,35 +95,7 @@ async def test_tool_round_cut_by_a_crash_is_answered_as_interrupted(
     """SIGKILL while a tool runs: its round is stored interrupted; the next request says so."""
     data_dir, marker = tmp_path / "data", tmp_path / "tool-started"
     replay_server.enqueue(sse_response(openai_tool_call_stream([("call_d1", "deploy", {})])))
-    env = {
-        **os.environ,
-        "THREADLINE_TEST_KEY": "sk-test",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
-    script = Path(__file__).parent / "crash_during_tool.py"
-    process = subprocess.Popen(  # noqa: ASYNC220  (the process must outlive awaits we control)
-        [sys.executable, str(script), str(data_dir), replay_server.openai_base_url, str(marker)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert marker.exists(), process.stderr.read() if process.poll() is not None and process.stderr else ""
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(10)
-        assert process.stdout is not None
-        session_id = process.stdout.readline().strip()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+    session_id = await kill_mid_tool(data_dir, replay_server.openai_base_url, marker)
 
     path = await stored_path(data_dir, session_id)
     assert [m.kind for m in path] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS, MessageKind.TOOL_RESULTS]

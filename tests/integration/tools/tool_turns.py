@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.support.sse_server import (
@@ -99,3 +105,52 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 30) -
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout:g} s")
         await asyncio.sleep(0.02)
+
+
+CRASH_SCRIPT = Path(__file__).parent / "crash_during_tool.py"
+
+
+async def kill_mid_tool(data_dir: Path, base_url: str, marker: Path, *mcp_server: str) -> str:
+    """Run ``crash_during_tool.py`` in a child process, SIGKILL it once its tool runs; its session id.
+
+    The marker file appears when the tool has started (the condition waited on). An MCP
+    server the child started writes its pid there and is killed too, rather than left
+    to notice its closed stdin.
+    """
+    env = {
+        **os.environ,
+        "THREADLINE_TEST_KEY": "sk-test",
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    process = subprocess.Popen(  # noqa: ASYNC220  (the process must outlive awaits we control)
+        [sys.executable, str(CRASH_SCRIPT), str(data_dir), base_url, str(marker), *mcp_server],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    server_pid = 0
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the tool never started: {process.stderr.read() if process.stderr else ''}"
+                )
+            await asyncio.sleep(0.05)
+        text = marker.read_text()
+        server_pid = int(text) if mcp_server and text.isdigit() else 0
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        assert process.stdout is not None
+        return process.stdout.readline().strip()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        if server_pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server_pid, signal.SIGKILL)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
