@@ -53,8 +53,15 @@ def test_scrolling_to_the_end_reaches_the_oldest_chat_which_opens(harness: AppHa
     pages = 0
     while not model.complete:
         before = model.loaded_count()
-        bar.setValue(bar.maximum())  # drag the scroll bar to the bottom
-        harness.qtbot.waitUntil(lambda b=before: model.loaded_count() > b or model.complete, timeout=10000)
+
+        def scrolled_further(b: int = before) -> bool:
+            # Keep dragging the bar to the bottom, as a person would: right after a page
+            # arrives the bar's range may not have grown yet, and setting the value it
+            # already has would scroll nowhere (and so fetch nothing).
+            bar.setValue(bar.maximum())
+            return model.loaded_count() > b or model.complete
+
+        harness.qtbot.waitUntil(scrolled_further, timeout=30000)
         pages += 1
     assert model.loaded_count() == COUNT and pages >= COUNT // PAGE_SIZE - 1
     _click_row(harness, oldest)
