@@ -18,7 +18,7 @@ def type_and_send(qtbot: Any, tab: Any, text: str) -> None:
 def click_action(qtbot: Any, tab: Any, message_id: str, action: str) -> None:
     """Click one of the painted per-message buttons (Copy, Edit, Regenerate, ‹, ›…)."""
     view = tab.view
-    qtbot.waitUntil(lambda: view.action_rect(message_id, action) is not None, timeout=5000)
+    qtbot.waitUntil(lambda: view.action_rect(message_id, action) is not None, timeout=15000)
     rect = view.action_rect(message_id, action)
     QTest.mouseMove(view.viewport(), rect.center())
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
@@ -37,7 +37,7 @@ def new_tab_by_click(harness: Any) -> Any:
     window = harness.window
     before = set(window.tabs.tabs())
     harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=5000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=15000)
     return window.tabs.current_tab()
 
 
@@ -46,7 +46,7 @@ def new_tab_by_shortcut(harness: Any) -> Any:
     window = harness.window
     before = window.tabs.count()
     harness.qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=5000)
+    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=15000)
     return window.tabs.current_tab()
 
 

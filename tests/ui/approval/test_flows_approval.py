@@ -125,7 +125,7 @@ def test_always_allow_is_stored_and_survives_a_restart(harness: Any, work: Path)
     harness.close()
     harness.server.enqueue(tool_reply(("c2", "shell", {"command": command})), text_reply("Done twice."))
     window = harness.open()
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=5000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=15000)
     tab = window.tabs.tab_for(session_id)
     asked: list[bool] = []
     tab.approvalChanged.connect(asked.append)
@@ -254,7 +254,7 @@ def test_keyboard_only(harness: Any, work: Path) -> None:
 
 def test_stop_while_a_tool_runs_stores_a_cancelled_result(harness: Any, work: Path) -> None:
     harness.server.enqueue(
-        tool_reply(("s1", "shell", {"command": "sleep 5; echo late"})), text_reply("Back to you.")
+        tool_reply(("s1", "shell", {"command": "sleep 60; echo late"})), text_reply("Back to you.")
     )
     harness.open()
     use_tools(harness, work, "shell")
@@ -262,10 +262,10 @@ def test_stop_while_a_tool_runs_stores_a_cancelled_result(harness: Any, work: Pa
     type_and_send(harness.qtbot, tab, "Take your time")
     (row,) = wait_asked(harness, tab)
     click(harness, row.allow_button)
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.state is TurnState.RUNNING_TOOLS, timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.state is TurnState.RUNNING_TOOLS, timeout=15000)
     assert tab.composer.send_button.text() == "Stop"
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
-    wait_idle(harness, tab, timeout=4000)  # well before the command would have finished
+    wait_idle(harness, tab, timeout=15000)  # well before the command would have finished
     last = tab.live.conversation.path()[-1]
     assert last.kind is MessageKind.CANCELLED_TOOL_USES
     assert CANCELLED_RESULT_TEXT in last.tool_results[0].text
@@ -286,7 +286,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     type_and_send(harness.qtbot, tab, "Ask me, then I close")
     wait_asked(harness, tab)
     window.close_current_tab()
-    harness.qtbot.waitUntil(lambda: not harness.engine.running(session_id), timeout=5000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.running(session_id), timeout=15000)
     live = harness.engine.live(session_id)
     path = live.conversation.path()
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES
@@ -296,7 +296,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     harness.server.enqueue(tool_reply(("x2", "shell", {"command": "echo reopened"})), text_reply("ok"))
     other = new_tab(harness)
     harness.engine.send(session_id, "Ask again")
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=5000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=15000)
     reopened = window.tabs.tab_for(session_id)
     wait_asked(harness, reopened)
     assert window.tabs.current_tab() is other  # not pulled to the front

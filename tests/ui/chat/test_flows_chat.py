@@ -24,14 +24,14 @@ def test_create_send_stream_and_title(harness: Any) -> None:
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Say hello in a list")
     assert tab.composer.text() == ""  # accepted: cleared
-    harness.qtbot.waitUntil(lambda: tab.busy, timeout=3000)
+    harness.qtbot.waitUntil(lambda: tab.busy, timeout=15000)
     assert tab.composer.send_button.text() == "Stop"
     wait_idle(harness, tab)
     assert texts(tab) == ["Say hello in a list", "Hello! **Bold** and a list:\n\n- one\n- two\n"]
     assert tab.model.rowCount() == 2
     assert tab.composer.send_button.text() == "Send"
     harness.qtbot.waitUntil(
-        lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list", timeout=5000
+        lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list", timeout=15000
     )
     # the sidebar shows the session with its automatic title
     info = window.sidebar.model.session(tab.session_id)
@@ -45,7 +45,7 @@ def test_stop_with_escape_then_continue(harness: Any) -> None:
     harness.open()
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Write a lot")
-    harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2 and len(texts(tab)[1]) > 20, timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2 and len(texts(tab)[1]) > 20, timeout=15000)
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
     wait_idle(harness, tab)
     partial = tab.live.conversation.path()[-1]
@@ -79,10 +79,10 @@ def test_edit_and_resend_then_switch_versions(harness: Any) -> None:
     edited = tab.live.conversation.path()[0]
     assert tab.view.version_text(edited.id) == "2 / 2"
     click_action(harness.qtbot, tab, edited.id, "prev_version")
-    harness.qtbot.waitUntil(lambda: texts(tab) == ["Question one", "First answer."], timeout=5000)
+    harness.qtbot.waitUntil(lambda: texts(tab) == ["Question one", "First answer."], timeout=15000)
     first = tab.live.conversation.path()[0]
     # the engine moves the leaf, stores it, then tells the tab: wait for the view
-    harness.qtbot.waitUntil(lambda: tab.view.version_text(first.id) == "1 / 2", timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.view.version_text(first.id) == "1 / 2", timeout=15000)
     assert tab.view.visible_message_ids() == [m.id for m in tab.live.conversation.path()]
 
 
@@ -99,9 +99,9 @@ def test_regenerate_and_switch_versions(harness: Any) -> None:
     regenerated = tab.live.conversation.path()[-1]
     assert tab.view.version_text(regenerated.id) == "2 / 2"
     click_action(harness.qtbot, tab, regenerated.id, "prev_version")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer A."], timeout=5000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer A."], timeout=15000)
     first_answer = tab.live.conversation.path()[-1]
-    harness.qtbot.waitUntil(lambda: tab.view.version_text(first_answer.id) == "1 / 2", timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.view.version_text(first_answer.id) == "1 / 2", timeout=15000)
     assert tab.model.rowCount() == 2
 
 

@@ -43,7 +43,7 @@ def test_a_prompt_the_disk_refuses_comes_back_to_the_composer_and_nothing_is_sen
     assert "full" in tab.banner.label.text().lower()
     said = tab.banner.label.text().lower()
     assert "not sent" in said and not any(claim in said for claim in ("are saved", "is saved", "was saved"))
-    harness.qtbot.waitUntil(lambda: tab.composer.text() == "Keep these words", timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "Keep these words", timeout=15000)
     assert harness.server.stream_requests() == []  # nothing went to the model
     assert stored_texts(db, tab.session_id) == []
 
@@ -51,7 +51,7 @@ def test_a_prompt_the_disk_refuses_comes_back_to_the_composer_and_nothing_is_sen
     harness.server.enqueue(sse_response(openai_text_stream(split_text("Stored this time.", 3))))
     wait_idle(harness, tab)
     harness.qtbot.mouseClick(tab.composer.send_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=5000)
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=15000)
     wait_idle(harness, tab)
     harness.qtbot.waitUntil(
         lambda: stored_texts(db, tab.session_id) == ["Keep these words", "Stored this time."], timeout=15000

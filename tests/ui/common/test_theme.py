@@ -81,5 +81,5 @@ def test_mnemonics_are_underlined_only_while_alt_is_held(qtbot: Any, theme: Any)
     # The mnemonic still works without the underline.
     button.activateWindow()
     qtbot.waitActive(button)
-    with qtbot.waitSignal(button.clicked, timeout=1000):  # through the window, as shortcuts are
+    with qtbot.waitSignal(button.clicked, timeout=15000):  # through the window, as shortcuts are
         QTest.keyClick(button.windowHandle(), Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)

@@ -154,11 +154,11 @@ def test_live_updates_reach_a_lazily_loaded_list(harness: AppHarness, qtmodeltes
     qtmodeltester.check(model)
     newest = Generated.session_id(0)
     harness.run(harness.engine.pin_session(newest, True))
-    harness.qtbot.waitUntil(lambda: model.index(0, 0).data() == "Pinned", timeout=5000)
+    harness.qtbot.waitUntil(lambda: model.index(0, 0).data() == "Pinned", timeout=15000)
     assert model.index(1, 0).data(SessionRole).id == newest
     unloaded = Generated.session_id(COUNT - 2)
     harness.run(harness.engine.rename_session(unloaded, "Renamed far below"))
     assert model.session(unloaded) is None  # below what is loaded: its page brings it
     harness.run(harness.engine.pin_session(unloaded, True))  # now it belongs at the top
-    harness.qtbot.waitUntil(lambda: model.session(unloaded) is not None, timeout=5000)
+    harness.qtbot.waitUntil(lambda: model.session(unloaded) is not None, timeout=15000)
     assert model.row_of(unloaded) in (1, 2)

@@ -14,14 +14,14 @@ from threadline.llm.timeouts import CONNECT_SETTING, FIRST_BYTE_SETTING
 def open_settings(harness: Any, page: str) -> Any:
     harness.window.open_settings(page)
     dialog = harness.window._settings_dialog
-    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
     assert dialog.loaded.exception() is None
     return dialog
 
 
 def close(harness: Any, dialog: Any) -> None:
     dialog.reject()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
 
 
 def type_seconds(harness: Any, box: QDoubleSpinBox, text: str) -> None:
@@ -61,20 +61,20 @@ def test_timeouts_typed_in_settings_are_saved_and_shown_again(harness: Any) -> N
     type_seconds(harness, page.connect_timeout, "4")
     type_seconds(harness, page.first_byte_timeout, "150")
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=5000)
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=15000)
     config = stored(harness, "replay")
     assert (config.connect_timeout, config.first_byte_timeout) == (4.0, 150.0)
     assert config.base_url == harness.server.openai_base_url  # the rest is kept
     close(harness, dialog)
 
     again = open_settings(harness, "replay").providers
-    harness.qtbot.waitUntil(lambda: again.name.text() == "replay", timeout=5000)
+    harness.qtbot.waitUntil(lambda: again.name.text() == "replay", timeout=15000)
     assert again.connect_timeout.value() == 4.0 and again.first_byte_timeout.value() == 150.0
     assert again.first_byte_timeout.text() == "150.0 s"
 
     type_seconds(harness, again.first_byte_timeout, "0")  # back to the default
     harness.qtbot.mouseClick(again.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: again.message.text() == "Saved replay.", timeout=5000)
+    harness.qtbot.waitUntil(lambda: again.message.text() == "Saved replay.", timeout=15000)
     assert stored(harness, "replay").first_byte_timeout is None
     assert stored(harness, "replay").connect_timeout == 4.0
     assert again.first_byte_timeout.text() == "default (60 s)"

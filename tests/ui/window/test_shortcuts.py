@@ -63,7 +63,7 @@ def test_ctrl_w_closes_the_tab_and_ctrl_q_quits(harness: Any) -> None:
     assert window.tabs.count() == 2
 
     qtbot.keyClick(window.tabs.current_tab().composer.edit, Qt.Key.Key_W, CTRL)
-    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=15000)
     assert window.tabs.current_tab() is first
 
     with qtbot.waitSignal(window.closed, timeout=10000):
@@ -139,11 +139,11 @@ def test_zooming_lays_the_messages_out_again(harness: Any) -> None:
         bottom = tab.view.action_rect(answer.id, "copy")
         return -1 if top is None or bottom is None else bottom.top() - top.top()
 
-    harness.qtbot.waitUntil(lambda: gap() > 0, timeout=5000)
+    harness.qtbot.waitUntil(lambda: gap() > 0, timeout=15000)
     before = gap()
     for _ in range(4):
         harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Plus, CTRL)
-    harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=5000)
+    harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=15000)
     assert window.zoom.level == 4
 
 
@@ -154,7 +154,7 @@ def test_zooming_refits_the_composer_to_the_new_line_height(harness: Any) -> Non
     before = edit.height()
     for _ in range(6):
         harness.qtbot.keyClick(edit, Qt.Key.Key_Plus, CTRL)
-    harness.qtbot.waitUntil(lambda: edit.height() > before, timeout=5000)  # no typing needed
+    harness.qtbot.waitUntil(lambda: edit.height() > before, timeout=15000)  # no typing needed
     grown = edit.height()
     harness.qtbot.keyClick(edit, Qt.Key.Key_0, CTRL)
-    harness.qtbot.waitUntil(lambda: edit.height() < grown, timeout=5000)
+    harness.qtbot.waitUntil(lambda: edit.height() < grown, timeout=15000)

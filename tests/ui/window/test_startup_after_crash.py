@@ -36,7 +36,7 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
         assert dialog is not None
         assert "open tabs were saved" in dialog.message.text()
         qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: crash.dialog is None, timeout=5000)
+        qtbot.waitUntil(lambda: crash.dialog is None, timeout=15000)
     finally:
         crash.uninstall()
     expected = [first.session_id, second.session_id]

@@ -47,7 +47,7 @@ class Recovery:
         self.qtbot.waitUntil(lambda: self.recovery.dialog is not None, timeout=15000)
         dialog = self.recovery.dialog
         assert dialog is not None
-        self.qtbot.waitUntil(dialog.isVisible, timeout=5000)
+        self.qtbot.waitUntil(dialog.isVisible, timeout=15000)
         return dialog
 
     def click(self, button: Any) -> None:
