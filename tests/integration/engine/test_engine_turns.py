@@ -554,20 +554,20 @@ async def test_sidebar_preview_follows_the_prompt_before_the_reply(
     """A turn waiting (here: on a slow first byte) already shows its prompt in the session listing."""
     from threadline.engine.events import SessionUpdated
 
-    replay_server.enqueue(text_reply("Hello!"), text_reply("late", first_byte_delay=1.0))
+    replay_server.enqueue(text_reply("Hello!"), text_reply("late", first_byte_delay=60.0))
     session = await engine.new_session()
     await turn(engine, session.id, "Hi")  # titled now: no automatic rename will refresh the listing
-    await asyncio.sleep(0.05)
     updates: list[SessionUpdated] = []
     engine.subscribe_sessions(lambda e: updates.append(e) if isinstance(e, SessionUpdated) else None)
     engine.send(session.id, "What is on the menu today?")
-    for _ in range(100):
+    for _ in range(3000):  # a condition, up to 30 s; the reply's first byte is a minute away
         if any(u.session.preview.startswith("What is on the menu") for u in updates):
             break
         await asyncio.sleep(0.01)
     assert engine.running(session.id), "the preview must arrive while the reply is still pending"
     assert any(u.session.preview.startswith("What is on the menu") for u in updates)
-    await engine.wait_idle(session.id)
+    engine.cancel(session.id)  # no need to wait for the slow reply
+    await asyncio.wait_for(engine.wait_idle(session.id), 30)
 
 
 async def test_tool_definitions_count_against_the_context_window(

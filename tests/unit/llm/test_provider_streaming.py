@@ -313,7 +313,7 @@ async def test_closing_the_stream_early_closes_the_response(
         if seen == 3:
             break
     await stream.aclose()  # type: ignore[attr-defined]
-    for _ in range(100):  # the server notices the closed connection on its next write
+    for _ in range(1500):  # the server notices the closed connection on its next write (up to 30 s)
         if replay_server.active_streams == 0:
             break
         await asyncio.sleep(0.02)
@@ -333,11 +333,11 @@ async def test_cancelling_the_consumer_closes_the_response(
                 first.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 2)
+    await asyncio.wait_for(first.wait(), 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(100):
+    for _ in range(1500):  # the server sees the closed connection: a condition, up to 30 s
         if replay_server.active_streams == 0:
             break
         await asyncio.sleep(0.02)
