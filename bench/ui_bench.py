@@ -197,42 +197,12 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
     from threadline.app import create_application
 
     _app, theme, loop = create_application()
-    from threadline.core.config import ProviderConfig, ProviderKind
-    from threadline.engine.engine import Engine
-    from threadline.ui.window.main_window import MainWindow
-
     pieces = stall_pieces(tokens)
-    server = subprocess.Popen(
-        [PY, __file__, "--child-server", str(tabs), str(tokens)],
-        env=ENV,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None and server.stdin is not None
-    base_url = server.stdout.readline().strip()
+    server = start_server(tabs, tokens)
 
     async def go() -> dict[str, float]:
-        engine = await Engine.open(Path(data_dir))
-        await engine.save_provider(
-            ProviderConfig(
-                "replay",
-                ProviderKind.OPENAI,
-                base_url=base_url,
-                default_model="gpt-4o-mini",
-                api_key_env="THREADLINE_BENCH_KEY",
-            ),
-        )
-        window = MainWindow(theme, Path(data_dir))
-        window.resize(1200, 800)
-        window.show()
-        await window.attach_engine(engine)
-        open_tabs = []
-        for _ in range(tabs):
-            info = await engine.new_session()
-            tab = await window._open(info.id, focus=True)
-            assert tab is not None
-            open_tabs.append(tab)
+        engine = await open_bench_engine(data_dir, server.base_url)
+        window, open_tabs = await window_with_tabs(theme, data_dir, engine, tabs)
         lateness: list[float] = []
         stop = asyncio.Event()
 
@@ -279,8 +249,7 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
         with loop:
             print(json.dumps(loop.run_until_complete(go())))
     finally:
-        server.stdin.close()
-        server.wait(10)
+        server.close()
 
 
 def paint_timer(cls: type[Any]) -> list[float]:
@@ -314,23 +283,13 @@ def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
     from PySide6.QtGui import QKeyEvent
 
     from threadline.ui.chat import composer as composer_module
-    from threadline.ui.window.main_window import MainWindow
 
     painted = paint_timer(composer_module._Edit)
     server = start_server(tabs, tokens)
 
     async def go() -> dict[str, float]:
         engine = await open_bench_engine(data_dir, server.base_url)
-        window = MainWindow(theme, Path(data_dir))
-        window.resize(1200, 800)
-        window.show()
-        await window.attach_engine(engine)
-        streaming = []
-        for _ in range(tabs):
-            info = await engine.new_session()
-            tab = await window._open(info.id, focus=True)
-            assert tab is not None
-            streaming.append(tab)
+        window, streaming = await window_with_tabs(theme, data_dir, engine, tabs)
         typing_tab = await window._open((await engine.new_session()).id, focus=True)
         assert typing_tab is not None
         edit = typing_tab.composer.edit
@@ -425,6 +384,22 @@ async def open_bench_engine(data_dir: str, base_url: str) -> Any:
         ),
     )
     return engine
+
+
+async def window_with_tabs(theme: Any, data_dir: str, engine: Any, tabs: int) -> tuple[Any, list[Any]]:
+    """The window on ``engine``, shown at 1200×800, with ``tabs`` new chats open in tabs."""
+    from threadline.ui.window.main_window import MainWindow
+
+    window = MainWindow(theme, Path(data_dir))
+    window.resize(1200, 800)
+    window.show()
+    await window.attach_engine(engine)
+    opened = []
+    for _ in range(tabs):
+        tab = await window._open((await engine.new_session()).id, focus=True)
+        assert tab is not None
+        opened.append(tab)
+    return window, opened
 
 
 def seed_first_send(data_dir: str, mcp_servers: int) -> None:
