@@ -76,23 +76,30 @@ async def assert_cancelled_and_usable(
     assert failure(await run_turn(engine, session_id, "never mind")) is None
 
 
-async def test_stop_during_a_shell_command_settles_at_once(
-    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+async def stop_shell_command(
+    engine: Engine, replay_server: ReplayServer, folder: Path, command: str, what: str
 ) -> None:
-    folder = tmp_path / "work"
+    """Run ``command`` as an allowed shell call, Stop once it wrote ``started.txt``, check the end."""
     folder.mkdir()
     await allow(engine, folder, "shell")
-    command = "echo started > started.txt; sleep 30; echo late > late.txt"
     replay_server.enqueue(tool_call_reply(OPENAI, [("s1", "shell", {"command": command})]))
     session = await engine.new_session()
     await engine.open_session(session.id)
     engine.send(session.id, "take your time")
     await appears(folder / "started.txt")
 
-    settle = await stop_and_measure(engine, session.id, "a shell command")
+    settle = await stop_and_measure(engine, session.id, what)
 
     assert settle < SETTLE_BOUND
     await assert_cancelled_and_usable(engine, replay_server, session.id, "s1")
+
+
+async def test_stop_during_a_shell_command_settles_at_once(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "work"
+    command = "echo started > started.txt; sleep 30; echo late > late.txt"
+    await stop_shell_command(engine, replay_server, folder, command, "a shell command")
     assert not (folder / "late.txt").exists()
 
 
@@ -100,20 +107,10 @@ async def test_stop_during_a_shell_command_whose_child_escaped_settles_at_once(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
     """A background child in its own session keeps the output pipe open: nobody waits for it."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    await allow(engine, folder, "shell")
     command = "setsid sleep 30 & echo started > started.txt; sleep 30"
-    replay_server.enqueue(tool_call_reply(OPENAI, [("s1", "shell", {"command": command})]))
-    session = await engine.new_session()
-    await engine.open_session(session.id)
-    engine.send(session.id, "take your time")
-    await appears(folder / "started.txt")
-
-    settle = await stop_and_measure(engine, session.id, "a shell command with an escaped child")
-
-    assert settle < SETTLE_BOUND
-    await assert_cancelled_and_usable(engine, replay_server, session.id, "s1")
+    await stop_shell_command(
+        engine, replay_server, tmp_path / "work", command, "a shell command with an escaped child"
+    )
 
 
 @pytest.mark.parametrize("transport", [Transport.STDIO, Transport.HTTP])
