@@ -49,6 +49,24 @@ def threadline(
     )
 
 
+def ask_streaming(
+    data_dir: Path, prompt: str, printed_at_least: int
+) -> tuple[subprocess.Popen[bytes], bytes]:
+    """Start ``threadline ask PROMPT``; return it once it printed ``printed_at_least`` bytes (or 60 s)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), "ask", prompt],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    printed = b""
+    deadline = time.monotonic() + 60
+    while len(printed) < printed_at_least and time.monotonic() < deadline:
+        printed += os.read(process.stdout.fileno(), 4096)
+    return process, printed
+
+
 def add_replay_provider(data_dir: Path, server: ReplayServer) -> None:
     result = threadline(
         data_dir,
@@ -179,17 +197,7 @@ def test_sigkill_mid_stream_keeps_prompt_and_coalesced_text(
     add_replay_provider(tmp_path, replay_server)
     pieces = [f"t{i:03d} " for i in range(400)]
     replay_server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.01))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "threadline", "--data-dir", str(tmp_path), "ask", "Count to 400"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    assert process.stdout is not None
-    printed = b""
-    deadline = time.monotonic() + 30
-    while len(printed) < 100 * 5 and time.monotonic() < deadline:
-        printed += os.read(process.stdout.fileno(), 4096)
+    process, printed = ask_streaming(tmp_path, "Count to 400", 100 * 5)
     time.sleep(0.6)  # past two coalescing intervals since those tokens were printed
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)

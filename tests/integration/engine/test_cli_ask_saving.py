@@ -8,14 +8,15 @@ a write.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
+from tests.integration.engine.test_cli_ask import (
+    add_replay_provider,
+    ask_streaming,
+    stored_sessions,
+    threadline,
+)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 from threadline.core.messages import MessageStatus
@@ -55,17 +56,7 @@ def test_ctrl_c_mid_stream_stores_the_partial_reply_and_exits_130(
     add_replay_provider(tmp_path, replay_server)
     pieces = [f"c{i:03d} " for i in range(400)]
     replay_server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.01))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "threadline", "--data-dir", str(tmp_path), "ask", "Count slowly"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    assert process.stdout is not None and process.stderr is not None
-    printed = b""
-    deadline = time.monotonic() + 60
-    while len(printed) < 50 * 5 and time.monotonic() < deadline:
-        printed += os.read(process.stdout.fileno(), 4096)
+    process, printed = ask_streaming(tmp_path, "Count slowly", 50 * 5)
     process.send_signal(signal.SIGINT)
     rest, stderr = process.communicate(timeout=60)
     printed += rest

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.integration.engine.test_cli_ask import threadline
 
 from threadline.engine.engine import DATABASE_FILENAME
 from threadline.store.repository import Store
-
-ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "PYTHONUNBUFFERED": "1"}
-
-
-def threadline(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=60,
-    )
 
 
 def stored_provider(data_dir: Path, name: str):  # type: ignore[no-untyped-def]
