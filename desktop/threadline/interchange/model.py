@@ -1,0 +1,73 @@
+"""The shapes every import format is parsed into, and the report an import ends with.
+
+A parser produces core :class:`~threadline.core.messages.Message` objects directly, so
+the store writes imported history exactly like history made here. Message and session
+ids are Threadline ids; the source's own ids are kept in ``source_id`` (conversation)
+and ``source_message_ids`` (message id → source id) so a second import of the same
+file can recognise what it already holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from threadline.core.messages import Message
+
+
+class ImportSource(StrEnum):
+    """Where a conversation came from, detected from a file's content (never its name)."""
+
+    CHATGPT = "chatgpt"
+    CLAUDE = "claude"
+    OPEN_WEBUI = "openwebui"
+    THREADLINE = "threadline"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedConversation:
+    """One conversation read from a file, ready to be stored as one session.
+
+    ``messages`` are ordered parents before children; ``active_leaf`` is the message
+    the source showed last (its "current node"), or ``None`` for the newest leaf.
+    """
+
+    source: ImportSource
+    source_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    messages: tuple[Message, ...]
+    active_leaf: str | None = None
+    archived: bool = False
+    pinned: bool = False
+    provider: str = ""
+    model: str = ""
+    agent_id: str = ""
+    checkpoints: Mapping[str, str] = field(default_factory=dict)
+    source_message_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProblem:
+    """A conversation that was not imported at all, with its title and the reason."""
+
+    title: str
+    reason: str
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import did: counts, and one problem per conversation that failed."""
+
+    imported: int = 0
+    updated: int = 0
+    skipped: int = 0
+    failed: list[ImportProblem] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.cancelled
