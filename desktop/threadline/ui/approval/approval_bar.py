@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from threadline.core.messages import ToolCall
 from threadline.engine.approval import Decision
 from threadline.ui.approval.approval_call_row import ApprovalCallRow
+from threadline.ui.common.announce import announce
 from threadline.ui.common.code_box import tint
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
@@ -165,6 +166,8 @@ class ApprovalBar(QFrame):
         self.deny_all_button.setVisible(several)
         self.show()
         self.rows_area.updateGeometry()
+        # Assertive: the reply is stopped until the user answers, whatever they were reading.
+        announce(self, f"{self.title.text()}. {self.hint.text()}", assertive=True)
 
     def clear(self) -> None:
         """Forget the request (answered, stopped, or the tab is closing)."""

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from threadline.engine.events import ErrorAction, UserFacingError
+from threadline.ui.common.announce import announce
 
 ACTION_TEXT = {
     ErrorAction.RETRY: "Retry",
@@ -42,6 +43,7 @@ class ErrorBanner(QFrame):
         self.close_button.setText("×")
         self.close_button.setAutoRaise(True)
         self.close_button.setToolTip("Dismiss")
+        self.close_button.setAccessibleName("Dismiss message")
         self.close_button.clicked.connect(self.dismiss)
         self._layout.addWidget(self.close_button)
         self.error: UserFacingError | None = None
@@ -54,14 +56,24 @@ class ErrorBanner(QFrame):
         self.label.setText(error.message)
         self._set_buttons(error.actions)
         self.show()
+        announce(self, self._spoken(error.message), assertive=True)
 
     def show_info(self, text: str) -> None:
+        """A quiet note; announced when it appears, not on each update (a retry counts down each second)."""
+        appearing = self.isHidden() or self.objectName() != "InfoBanner"
         self.setObjectName("InfoBanner")
         self._restyle()
         self.error = None
         self.label.setText(text)
         self._set_buttons(())
         self.show()
+        if appearing:
+            announce(self, text)
+
+    def _spoken(self, message: str) -> str:
+        """The message and the names of its buttons, so a listener knows what can be done."""
+        choices = [b.text().replace("&", "") for b in self._buttons]
+        return f"{message} Choices: {', '.join(choices)}." if choices else message
 
     def dismiss(self) -> None:
         self.error = None
