@@ -11,6 +11,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
+
 
 class ProviderKind(StrEnum):
     OPENAI = "openai"
@@ -74,6 +76,11 @@ class AgentConfig:
     approval_rules: tuple[ApprovalRule, ...] = ()
     allowed_folders: tuple[str, ...] = ()
     default_approval: Approval = Approval.ASK
+    top_p: float | None = None
+    context: StickyContext = field(default_factory=StickyContext)
+    """Files, folders, globs and hooks every session of this agent sees."""
+    context_share: float = DEFAULT_CONTEXT_SHARE
+    """Share of the model's context window sticky context may take (0–1)."""
 
     def approval_for(self, tool_name: str, argument_text: str = "") -> Approval:
         """The first matching rule wins; more specific rules are stored first."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from threadline.core.messages import utcnow
+from threadline.core.sticky import StickyContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class SessionInfo:
     created_at: datetime = field(default_factory=utcnow)
     updated_at: datetime = field(default_factory=utcnow)
     checkpoints: dict[str, str] = field(default_factory=dict)
+    context: StickyContext = field(default_factory=StickyContext)
+    """Sticky context of this session only, on top of its agent's."""
 
     @property
     def display_title(self) -> str:

@@ -30,6 +30,7 @@ from threadline.core.messages import (
     ToolResult,
 )
 from threadline.core.session import SessionInfo
+from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
 from threadline.store.tables import AgentRow, MessageRow, ProviderRow, SessionRow
 
 log = logging.getLogger("threadline.store")
@@ -197,6 +198,7 @@ def session_from_row(row: SessionRow) -> SessionInfo:
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
         checkpoints=dict(row.checkpoints or {}),
+        context=StickyContext.from_json(row.context),
     )
 
 
@@ -260,6 +262,9 @@ def agent_to_row(agent: AgentConfig) -> AgentRow:
         ],
         allowed_folders=list(agent.allowed_folders),
         default_approval=agent.default_approval.value,
+        top_p=agent.top_p,
+        context=agent.context.to_json(),
+        context_share=None if agent.context_share == DEFAULT_CONTEXT_SHARE else agent.context_share,
     )
 
 
@@ -283,6 +288,9 @@ def agent_from_row(row: AgentRow) -> AgentConfig:
         ),
         allowed_folders=tuple(row.allowed_folders),
         default_approval=Approval(row.default_approval),
+        top_p=row.top_p,
+        context=StickyContext.from_json(row.context),
+        context_share=DEFAULT_CONTEXT_SHARE if row.context_share is None else row.context_share,
     )
 
 

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from threadline.core.messages import new_id, utcnow
 from threadline.core.session import SessionInfo
+from threadline.core.sticky import StickyContext
 from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import session_from_row
 from threadline.store.errors import NotFoundError
@@ -152,6 +153,7 @@ def update_session(
     model: str | None,
     agent_id: str | None,
     checkpoints: dict[str, str] | None,
+    context: StickyContext | None = None,
 ) -> SessionInfo:
     row = require_session(session, session_id)
     if provider is not None:
@@ -162,6 +164,8 @@ def update_session(
         row.agent_id = agent_id
     if checkpoints is not None:
         row.checkpoints = dict(checkpoints)
+    if context is not None:
+        row.context = context.to_json()
     session.add(row)
     session.flush()
     return session_from_row(row)

@@ -30,6 +30,7 @@ from sqlmodel import Session
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message
 from threadline.core.session import SearchHit, SessionInfo
+from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
 from threadline.store import backups, db, integrity, migrate, ops_config, ops_messages, ops_sessions, search
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
@@ -182,6 +183,7 @@ class Store:
         model: str | None = None,
         agent_id: str | None = None,
         checkpoints: dict[str, str] | None = None,
+        context: StickyContext | None = None,
     ) -> SessionInfo:
         return await self._write(
             ops_sessions.update_session,
@@ -190,6 +192,7 @@ class Store:
             model=model,
             agent_id=agent_id,
             checkpoints=checkpoints,
+            context=context,
         )
 
     async def set_active_leaf(self, session_id: str, leaf_id: str | None) -> None:

@@ -46,6 +46,10 @@ class SessionRow(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     summary: str = Field(default="")
+    context: dict[str, Any] = Field(
+        default_factory=dict, sa_type=JSONValue, nullable=False, sa_column_kwargs={"server_default": "{}"}
+    )
+    """Sticky context of this session (``threadline.core.sticky.StickyContext`` as JSON)."""
 
 
 class MessageRow(SQLModel, table=True):
@@ -107,6 +111,12 @@ class AgentRow(SQLModel, table=True):
     approval_rules: list[dict[str, str]] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
     allowed_folders: list[str] = Field(default_factory=list, sa_type=JSONValue, nullable=False)
     default_approval: str = Field(default="ask", max_length=16)
+    top_p: float | None = Field(default=None)
+    context: dict[str, Any] = Field(
+        default_factory=dict, sa_type=JSONValue, nullable=False, sa_column_kwargs={"server_default": "{}"}
+    )
+    """Sticky context of the agent (``threadline.core.sticky.StickyContext`` as JSON)."""
+    context_share: float | None = Field(default=None)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
