@@ -9,6 +9,7 @@ checked) against what it may call, not against the engine's internals.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
@@ -18,6 +19,8 @@ from threadline.core.session import SearchHit, SessionInfo
 from threadline.engine.approval import ApprovalHandler
 from threadline.engine.drafts import Draft
 from threadline.engine.events import ConversationEvent, SessionEvent
+from threadline.engine.exporting import ExportFormat, ExportProgress
+from threadline.engine.usage_report import SessionUsage
 
 if TYPE_CHECKING:
     from threadline.tools.mcp_manager import McpServerManager
@@ -89,6 +92,16 @@ class EngineApi(Protocol):
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...
     async def export_markdown(self, session_id: str) -> str: ...
+    async def export(
+        self,
+        path: Path,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+    ) -> None:
+        """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``)."""
+        ...
+
     def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
     async def get_draft(self, session_id: str) -> Draft | None:
         """The session's unsent prompt (text and attachments), kept across restarts."""
@@ -135,6 +148,10 @@ class EngineApi(Protocol):
 
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
         """Pin a model to the session; new chats start with it too."""
+        ...
+
+    async def usage(self, session_id: str) -> SessionUsage:
+        """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
         ...
 
     # -- providers, agents, settings --------------------------------------------------

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,9 +64,17 @@ from threadline.engine.events import (
     TurnFailed,
     TurnStateChanged,
 )
+from threadline.engine.exporting import (
+    ChatSource,
+    ExportFormat,
+    ExportProgress,
+    export_chunks,
+    write_to_file,
+)
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import DEFAULT_MODEL_SETTING, DEFAULT_PROVIDER_SETTING, ProviderHub
 from threadline.engine.turn_runner import TurnRunner, user_error
+from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
@@ -345,10 +353,37 @@ class Engine:
         hits = await self.store.search(query, limit=limit)
         return [h for h in hits if h.session_id not in self._pending_deletes]
 
+    async def usage(self, session_id: str) -> SessionUsage:
+        """Tokens, speed and cost of every reply of a session, from its stored history."""
+        return session_usage(session_id, await self._tree(session_id), await PriceBook.load(self.store))
+
     async def export_markdown(self, session_id: str) -> str:
         info = await self.store.get_session(session_id)
         tree = await self._tree(session_id)
         return transcript_markdown(tree.path(), info.display_title if info else "")
+
+    def export_chunks(
+        self,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+    ) -> AsyncIterator[str]:
+        """The text of an export, a chat at a time (``None``: every chat, archived ones last)."""
+        source = ChatSource(
+            self.store.get_session, self.store.list_sessions, self._tree, lambda: self._pending_deletes
+        )
+        total = None if session_ids is None else len(dict.fromkeys(session_ids))
+        return export_chunks(source.chats(session_ids), fmt, progress, total)
+
+    async def export(
+        self,
+        path: Path,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+    ) -> None:
+        """Write an export to ``path``, replacing it only once complete (``ExportError`` on failure)."""
+        await write_to_file(path, self.export_chunks(fmt, session_ids, progress))
 
     def subscribe_sessions(self, callback: SessionObserver) -> Unsubscribe:
         self._session_observers.append(callback)
