@@ -10,10 +10,17 @@ that paints only the rows intersecting the viewport. Its parts live next to it:
 * ``message_html`` — what a message's body says, as HTML (a pure function);
 * ``row_painter`` — header, body and footer buttons of one row;
 * ``hit_testing`` — what the pointer is over;
-* ``selection_editor`` — the read-only browser laid over a message to select its text.
+* ``selection_editor`` — the read-only browser laid over a message to select its text;
+* ``message_keys`` — the keys that act on the current message (shown in its menu);
+* ``chat_accessibility`` — the messages as a list for screen readers.
 
 The view itself wires them to the model's row signals, the scroll bar, the mouse and
 the keyboard, and emits what the user asked for (``actionTriggered``).
+
+Keyboard: the view has a *current* message (drawn with a focus ring while the view has
+the focus). Up/Down and K/J move it, Home/End go to the first/last message, and the keys
+of ``message_keys`` act on it; the Menu key or Shift+F10 opens its menu, which shows those
+keys. Moving the current message scrolls it into view and tells assistive tools.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
+    QPoint,
     QPointF,
     QRect,
     QSize,
@@ -37,6 +45,7 @@ from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
     QDesktopServices,
+    QFocusEvent,
     QGuiApplication,
     QImage,
     QKeyEvent,
@@ -49,14 +58,16 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
 
-from threadline.core.messages import Message
-from threadline.ui.chat import hit_testing, view_layout
+from threadline.core.messages import Message, MessageKind
+from threadline.ui.chat import chat_accessibility, hit_testing, view_layout
+from threadline.ui.chat.chat_accessibility import MessageItems
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.document_cache import DocumentCache, RenderedMessage
 from threadline.ui.chat.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.markdown import COPY_CODE_SCHEME, is_safe_link
-from threadline.ui.chat.message_actions import ACTION_LABELS, VERSION, actions_for
+from threadline.ui.chat.message_actions import VERSION, actions_for
 from threadline.ui.chat.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNamer, display_tool_name
+from threadline.ui.chat.message_keys import COMMANDS, SELECT_TEXT, command_for_key
 from threadline.ui.chat.message_labels import status_label
 from threadline.ui.chat.row_painter import FrameState, RowPainter
 from threadline.ui.chat.selection_editor import SelectionEditor
@@ -77,6 +88,7 @@ class ChatView(QAbstractScrollArea):
     actionTriggered = Signal(str, str)  # action name, message id
     atBottomChanged = Signal(bool)
     escapePressed = Signal()
+    currentMessageChanged = Signal(str)  # message id ("" when there is none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +121,16 @@ class ChatView(QAbstractScrollArea):
         self._selection.linkActivated.connect(self._activate_link)
         self._selection.escaped.connect(self.setFocus)
         self._tool_namer: ToolNamer | None = None
+        self._current: str | None = None
+        self._lost_row: int | None = None
+        """Where the current message was when it left the view (it is replaced from there)."""
+        self._announced: set[str] = set()
+        self.accessible_items = MessageItems(self, self)
+        """The messages' stand-ins for assistive tools (see ``chat_accessibility``)."""
+        self.setAccessibleName("Messages")
+        self.setAccessibleDescription(
+            "Up and Down move between messages; the Menu key lists what you can do with one."
+        )
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.verticalScrollBar().setSingleStep(40)
 
@@ -130,6 +152,7 @@ class ChatView(QAbstractScrollArea):
             (m.rowsRemoved, self._rows_removed),
             (m.dataChanged, self._data_changed),
             (m.modelReset, self._reset_rows),
+            (m.messageFinished, self._reply_finished),
         )
         for signal, slot in pairs:
             if connect:
@@ -180,10 +203,13 @@ class ChatView(QAbstractScrollArea):
         n = m.rowCount() if m is not None else 0
         self._rows.reset(self._estimates(0, n - 1))
         self._docs.clear()
+        self._forget_missing()
         self._relayout()
 
     def _rows_inserted(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
         self._rows.insert(first, self._estimates(first, last))
+        if self._lost_row is not None:
+            self._replace_lost_current()
         self._relayout()
 
     def _rows_removed(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
@@ -191,6 +217,7 @@ class ChatView(QAbstractScrollArea):
         selecting = self._selection.message_id
         if selecting is not None and self._model is not None and self._model.row_of(selecting) < 0:
             self._selection.close()
+        self._forget_missing(near=first)
         self._relayout()
 
     def _data_changed(
@@ -325,6 +352,7 @@ class ChatView(QAbstractScrollArea):
             viewport_height=self.viewport().height(),
             hover=self._hover,
             flash_id=self._flash_id,
+            focus_id=self._current if self.hasFocus() else None,
         )
         y = -self._rows.anchor_off
         row = self._rows.anchor_row
@@ -432,6 +460,9 @@ class ChatView(QAbstractScrollArea):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         event.accept()  # clicks are handled on release (actions, links)
+        target = self._hit(event.position())
+        if target.row is not None:
+            self._set_current(target.row.message_id, scroll=False)
         self.setFocus(Qt.FocusReason.MouseFocusReason)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
@@ -487,50 +518,291 @@ class ChatView(QAbstractScrollArea):
             QGuiApplication.clipboard().setText(message.text)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:  # Menu key, Shift+F10
+            if self._current is None:
+                self._move_current_to(self._default_current_row())
+            if self._current is not None:
+                self.open_message_menu(self._current)
+            return
         target = self._hit(QPointF(event.pos()))
-        geo, href = target.row, target.href
-        if geo is None or self._model is None:
+        if target.row is None:
             return
-        message = self._model.message(geo.message_id)
-        if message is None:
+        self._set_current(target.row.message_id, scroll=False)
+        self._exec_menu(target.row.message_id, event.globalPos(), target.href)
+
+    def open_message_menu(self, message_id: str) -> None:
+        """Open a message's menu below its header (the keyboard's way to its actions)."""
+        if not self.bring_into_view(message_id):
             return
-        message_id = geo.message_id
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        top = max(0, geo.top) if geo is not None else 0
+        pos = QPoint(view_layout.content_left(self.viewport().width()), top + self._painter.header_height)
+        self._exec_menu(message_id, self.viewport().mapToGlobal(pos), None)
+
+    def _exec_menu(self, message_id: str, global_pos: QPoint, href: str | None) -> None:
+        menu = self._message_menu(message_id, href)
+        if menu is not None:
+            menu.exec(global_pos)
+            menu.deleteLater()
+
+    def _message_menu(self, message_id: str, href: str | None) -> QMenu | None:
+        """The menu of a message: its commands with the keys that do them, as the footer offers them."""
+        if self._model is None or self._model.message(message_id) is None:
+            return None
         menu = QMenu(self)
-        menu.addAction("Copy", lambda: self._trigger("copy", message_id))
-        menu.addAction("Select text", lambda: self.open_selection_editor(message_id))
+        menu.setObjectName("MessageMenu")
+        commands = self.offered_commands(message_id)
+        for action in ("copy", SELECT_TEXT):
+            self._add_command(menu, action, message_id)
         if href and is_safe_link(href):
             menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(href))
-        busy = not self._model.live.conversation.ready_for_input
-        others = [a for a in self._actions_for(message, busy) if a not in ("copy", VERSION)]
+        others = [a for a in commands if a not in ("copy", SELECT_TEXT)]
         if others:
             menu.addSeparator()
             for action in others:
-                menu.addAction(ACTION_LABELS[action], self._trigger_later(action, message_id))
-        menu.exec(event.globalPos())
+                self._add_command(menu, action, message_id)
+        return menu
+
+    def _add_command(self, menu: QMenu, action: str, message_id: str) -> None:
+        command = COMMANDS[action]
+        entry = menu.addAction(command.label, self._trigger_later(action, message_id))
+        entry.setShortcut(command.shortcut)  # shown beside the label; the view's keys do the work
+        entry.setObjectName(f"message-action-{action}")
 
     def _trigger_later(self, action: str, message_id: str) -> Callable[[], None]:
-        """A menu callback that triggers ``action`` on ``message_id`` (binds both now)."""
+        """A menu callback that runs ``action`` on ``message_id`` (binds both now)."""
 
         def trigger() -> None:
-            self._trigger(action, message_id)
+            self.run_command(action, message_id)
 
         return trigger
 
+    def offered_commands(self, message_id: str) -> list[str]:
+        """What can be done to a message now, in menu order (the footer's actions plus Select text;
+        the version switcher as Previous/Next version)."""
+        message = self._model.message(message_id) if self._model is not None else None
+        if message is None or self._model is None:
+            return []
+        busy = not self._model.live.conversation.ready_for_input
+        commands: list[str] = []
+        for action in self._actions_for(message, busy):
+            if action == VERSION:
+                commands += ["prev_version", "next_version"]
+            else:
+                commands.append(action)
+                if action == "copy":
+                    commands.append(SELECT_TEXT)
+        if SELECT_TEXT not in commands and message.text:
+            commands.insert(0, SELECT_TEXT)
+        return commands
+
+    def run_command(self, action: str, message_id: str) -> None:
+        """Do ``action`` to a message, as its footer button or menu entry would."""
+        if action == SELECT_TEXT:
+            if self.bring_into_view(message_id):
+                self._ensure_visible_geometry()
+                self.open_selection_editor(message_id)
+        elif action in self.offered_commands(message_id):
+            self._trigger(action, message_id)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        bar = self.verticalScrollBar()
         key = event.key()
+        shift_f10 = key == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+        if key == Qt.Key.Key_Menu or shift_f10:  # handled here, so Qt sends no context menu event too
+            if self._current is None:
+                self._move_current_to(self._default_current_row())
+            if self._current is not None:
+                self.open_message_menu(self._current)
+            return
+        if self._navigate(event):
+            return
+        current = self._current
+        if current is not None and self._model is not None and self._model.row_of(current) >= 0:
+            action = command_for_key(event, self.offered_commands(current))
+            if action is not None:
+                self.run_command(action, current)
+                return
+        bar = self.verticalScrollBar()
         if key == Qt.Key.Key_Escape:
             self.escapePressed.emit()
-        elif key == Qt.Key.Key_End and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            self.scroll_to_bottom()
-        elif key == Qt.Key.Key_Home and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            bar.setValue(0)
         elif key == Qt.Key.Key_PageDown:
             bar.triggerAction(bar.SliderAction.SliderPageStepAdd)
         elif key == Qt.Key.Key_PageUp:
             bar.triggerAction(bar.SliderAction.SliderPageStepSub)
         else:
             super().keyPressEvent(event)
+
+    def _navigate(self, event: QKeyEvent) -> bool:
+        """Up/Down, K/J, Home/End (with or without Ctrl) move the current message."""
+        mods = event.modifiers() & ~(Qt.KeyboardModifier.KeypadModifier | Qt.KeyboardModifier.ControlModifier)
+        if mods or self._model is None:
+            return False
+        key = event.key()
+        n = self._model.rowCount()
+        row = self._model.row_of(self._current) if self._current is not None else -1
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_K) and not ctrl:
+            target = self._default_current_row() if row < 0 else max(0, row - 1)
+        elif key in (Qt.Key.Key_Down, Qt.Key.Key_J) and not ctrl:
+            target = self._default_current_row() if row < 0 else min(n - 1, row + 1)
+        elif key == Qt.Key.Key_Home:
+            target = 0
+        elif key == Qt.Key.Key_End:
+            target = n - 1
+        else:
+            return False
+        self._move_current_to(target)
+        if key == Qt.Key.Key_End and target == n - 1:
+            self.scroll_to_bottom()  # follow new content again, as Ctrl+End always did
+        return True
+
+    # -- the current message ------------------------------------------------------------------
+
+    def current_message_id(self) -> str | None:
+        """The message the keyboard acts on (ringed while the view has the focus)."""
+        return self._current
+
+    def set_current_message(self, message_id: str) -> bool:
+        """Make a message current and scroll it into view; False if it is not in the view."""
+        if self._model is None or self._model.row_of(message_id) < 0:
+            return False
+        self._set_current(message_id, scroll=True)
+        return True
+
+    def _default_current_row(self) -> int:
+        """Where the keyboard starts: the last message that shows, else the last one."""
+        if self._model is None or self._model.rowCount() == 0:
+            return -1
+        visible = self.visible_message_ids()
+        row = self._model.row_of(visible[-1]) if visible else -1
+        return row if row >= 0 else self._model.rowCount() - 1
+
+    def _move_current_to(self, row: int) -> None:
+        message = self._model.message_at(row) if self._model is not None and row >= 0 else None
+        if message is not None:
+            self._set_current(message.id, scroll=True)
+
+    def _set_current(self, message_id: str | None, *, scroll: bool) -> None:
+        changed = message_id != self._current
+        self._current = message_id
+        if message_id is not None and scroll:
+            self.bring_into_view(message_id)
+        self.viewport().update()
+        if changed:
+            self.currentMessageChanged.emit(message_id or "")
+            if message_id is not None:
+                self.accessible_items.focus_moved(message_id)
+
+    def bring_into_view(self, message_id: str) -> bool:
+        """Scroll as little as needed so a message shows whole (its top, if it is taller than the view)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        if row < 0:
+            return False
+        self._ensure_visible_geometry()
+        vh = self.viewport().height()
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        if geo is not None and geo.top >= 0 and (geo.top + geo.height <= vh or geo.top == 0):
+            return True
+        height = self._measure_height(row)
+        if row == len(self._rows) - 1 and height <= vh:
+            self.scroll_to_bottom()
+        elif (geo is not None and geo.top < 0) or row <= self._rows.anchor_row or height >= vh:
+            self.scroll_to_message(message_id, flash=False)
+        else:  # below: its bottom at the viewport's bottom
+            y, top = vh - height, row
+            while y > 0 and top > 0:
+                top -= 1
+                y -= self._measure_height(top)
+            self._set_anchor(top, max(0, -y))
+        self._ensure_visible_geometry()
+        return True
+
+    def _set_anchor(self, row: int, offset: int) -> None:
+        was = self._rows.stick
+        self._rows.stick = False
+        self._rows.anchor_row, self._rows.anchor_off = row, offset
+        if was:
+            self.atBottomChanged.emit(False)
+        self._ensure_layout()
+        self.viewport().update()
+
+    def _forget_missing(self, near: int = 0) -> None:
+        """After rows went away: stand-ins are let go, and a current message that went away is
+        replaced by the row now at its place.
+
+        A version switch removes the tail and inserts the new one at once, so the choice waits
+        for the insertion (or for the next turn of the event loop when nothing comes back).
+        """
+        self.accessible_items.prune()
+        if self._current is None or self._model is None or self._model.row_of(self._current) >= 0:
+            return
+        self._current = None
+        self._lost_row = near
+        QTimer.singleShot(0, self._replace_lost_current)
+
+    def _replace_lost_current(self) -> None:
+        row, self._lost_row = self._lost_row, None
+        if row is None or self._current is not None or self._model is None:
+            return
+        n = self._model.rowCount()
+        message = self._model.message_at(min(row, n - 1)) if n else None
+        self._set_current(message.id if message is not None else None, scroll=False)
+        if message is None:
+            self.currentMessageChanged.emit("")
+
+    def _reply_finished(self, message_id: str) -> None:
+        """Announce a finished reply once (the model may report the same reply finished again)."""
+        message = self._model.message(message_id) if self._model is not None else None
+        if message is None or not message.text or message.kind is MessageKind.TOOL_RESULTS:
+            return
+        if message_id not in self._announced:
+            self._announced.add(message_id)
+            self.accessible_items.reply_finished(message_id)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        if self._current is None or self._model is None or self._model.row_of(self._current) < 0:
+            self._current = None
+            self._move_current_to(self._default_current_row())
+        elif self._current is not None:
+            self.accessible_items.focus_moved(self._current)
+        self.viewport().update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.viewport().update()
+
+    # -- what assistive tools ask (chat_accessibility.MessageList) -----------------------------
+
+    def accessible_message_count(self) -> int:
+        return self._model.rowCount() if self._model is not None else 0
+
+    def accessible_message_id(self, row: int) -> str | None:
+        message = self._model.message_at(row) if self._model is not None else None
+        return message.id if message is not None else None
+
+    def accessible_row_of(self, message_id: str) -> int:
+        return self._model.row_of(message_id) if self._model is not None else -1
+
+    def accessible_message(self, message_id: str) -> Message | None:
+        return self._model.message(message_id) if self._model is not None else None
+
+    def message_screen_rect(self, message_id: str) -> QRect | None:
+        """Where a message is on the screen, None when it is scrolled out of view."""
+        if not self._visible and self.isVisible():
+            self._ensure_visible_geometry()  # not painted yet (each paint keeps the geometry current)
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        if geo is None or not self.isVisible():
+            return None
+        left = view_layout.content_left(self.viewport().width())
+        rect = QRect(left, geo.top, self.content_width(), geo.height).intersected(self.viewport().rect())
+        if rect.isEmpty():
+            return None
+        return QRect(self.viewport().mapToGlobal(rect.topLeft()), rect.size())
+
+    def message_id_at(self, global_pos: QPoint) -> str | None:
+        geo = hit_testing.row_at(self._visible, QPointF(self.viewport().mapFromGlobal(global_pos)))
+        return geo.message_id if geo is not None else None
 
     # -- selection editor ------------------------------------------------------------------------
 
@@ -564,3 +836,6 @@ class ChatView(QAbstractScrollArea):
 
     def sizeHint(self) -> QSize:
         return QSize(640, 480)
+
+
+chat_accessibility.install(ChatView)

@@ -34,20 +34,31 @@ def time_label(message: Message) -> str:
     return local.strftime("%H:%M")
 
 
-def status_label(message: Message, c: ThemeColors) -> tuple[str, str]:
-    """A short label for a reply that is not simply complete, and its colour ("" when complete).
+def status_text(message: Message) -> str:
+    """A short word for a reply that is not simply complete ("" when complete).
 
     A failed reply says only "Failed" here: the reason is in its body (and the tab's banner).
     """
     s = message.status
     if s is MessageStatus.STREAMING:
         # A tool round's answer is "streaming" while its tools run (stored before they start).
-        running = message.kind is MessageKind.TOOL_RESULTS
-        return ("Running…" if running else "Streaming…"), c.accent
+        return "Running…" if message.kind is MessageKind.TOOL_RESULTS else "Streaming…"
     if s is MessageStatus.CANCELLED:
-        return "Stopped", c.warning
+        return "Stopped"
     if s is MessageStatus.INTERRUPTED:
-        return "Interrupted", c.warning
+        return "Interrupted"
     if s is MessageStatus.FAILED:
-        return "Failed", c.error_text
-    return "", c.muted
+        return "Failed"
+    return ""
+
+
+def status_label(message: Message, c: ThemeColors) -> tuple[str, str]:
+    """The status word of ``message`` (see :func:`status_text`) and the colour it is painted in."""
+    colours = {
+        MessageStatus.STREAMING: c.accent,
+        MessageStatus.CANCELLED: c.warning,
+        MessageStatus.INTERRUPTED: c.warning,
+        MessageStatus.FAILED: c.error_text,
+    }
+    text = status_text(message)
+    return text, colours.get(message.status, c.muted) if text else c.muted

@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPalette,
+    QPen,
     QTextDocument,
 )
 
@@ -37,6 +38,8 @@ from threadline.ui.chat.view_layout import (
 from threadline.ui.common.theme import ThemeColors, mix
 
 STATUS_PAD_X = 7
+FOCUS_RING_OUTSET = 8
+"""How far the focus ring stands outside the message column (clear of a bubble's edge)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ class FrameState:
     """(message id, action) of the button under the pointer."""
     flash_id: str | None = None
     """A message briefly highlighted (a search hit brought into view)."""
+    focus_id: str | None = None
+    """The current message while the view has the keyboard focus: drawn with a focus ring."""
 
 
 class RowPainter:
@@ -140,7 +145,27 @@ class RowPainter:
         geo = RowGeometry(row, message.id, top, height, doc_rect, bubble_rect)
         fy = int(doc_rect.bottom() + (BUBBLE_PAD_Y if bubble_rect else 0)) + 4
         self._paint_actions(p, frame, geo, left, fy, actions, version)
+        if message.id == frame.focus_id:
+            self._paint_focus_ring(p, c, left, top, width, height)
         return geo
+
+    def _paint_focus_ring(
+        self, p: QPainter, c: ThemeColors, left: int, top: int, width: int, height: int
+    ) -> None:
+        """A 2 px accent outline around the whole row, a little outside the message column.
+
+        The accent is the colour the theme draws focus in elsewhere, so the ring reads as
+        keyboard focus (not as a selection or a search flash).
+        """
+        pen = QPen(QColor(c.accent))
+        pen.setWidthF(2.0)
+        p.save()
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawRoundedRect(
+            QRectF(left - FOCUS_RING_OUTSET, top + 2, width + 2 * FOCUS_RING_OUTSET, height - 4), 8, 8
+        )
+        p.restore()
 
     def _paint_status(self, p: QPainter, c: ThemeColors, x: int, y: int, text: str, colour: str) -> None:
         """A small quiet label (Stopped, Interrupted, Failed): the status colour on a faint tint of it."""
