@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from threadline import version
+from threadline.cli_export import add_export_parser
 from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
+from threadline.cli_usage import add_usage_parser
 
 
 class _VersionAction(argparse.Action):
@@ -105,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("name")
     add_mcp_parser(commands, common)
     add_list_parser(commands, common)
+    add_usage_parser(commands, common)
+    add_export_parser(commands, common)
     return parser
 
 
@@ -115,9 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
     database_url: str | None = getattr(args, "database_url", None)
     if args.command is not None:
-        from threadline.cli import run_command
+        from threadline.cli import exit_process, run_command
 
-        return run_command(args, data_dir, database_url)
+        code = run_command(args, data_dir, database_url)
+        if argv is None:  # this process's own command line: only the interpreter's teardown is left
+            exit_process(code)
+        return code
     if args.self_test:
         from threadline.self_test import run_self_test
 

@@ -1,0 +1,112 @@
+"""What a reply used and cost, from its stored request metadata.
+
+Figures come from the provider's own usage report. When a server sends none (many
+local servers), the tokens are estimated from the text and marked ``estimated`` so
+the window can show them with "≈". Speed is output tokens over the time from the
+first token to the end, so a slow first byte does not hide a fast stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus
+from threadline.core.pricing import Price
+from threadline.core.request import estimate_tokens_by_chars
+
+PriceLookup = Callable[[str, str], Price | None]
+"""``(provider, model) -> price`` or ``None`` when unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyUsage:
+    """One assistant message's figures; ``None`` where a figure is not known."""
+
+    message_id: str
+    provider: str
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+    estimated: bool
+    """True when a token count is Threadline's estimate rather than the provider's report."""
+    time_to_first_token_ms: float | None
+    tokens_per_second: float | None
+    cost: float | None
+    """US dollars, ``None`` when the price of this provider's model is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """Sums over several replies. ``cost`` covers only replies with a known price."""
+
+    replies: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+    cost: float | None = None
+    unpriced: int = 0
+    """Replies left out of ``cost`` because their price is unknown."""
+
+
+def reply_usage(message: Message, price_of: PriceLookup) -> ReplyUsage | None:
+    """The figures of one assistant message; ``None`` for any other message."""
+    if message.kind not in ASSISTANT_KINDS or message.metadata is None:
+        return None
+    meta = message.metadata
+    estimated = False
+    output_tokens = meta.output_tokens
+    if output_tokens is None and message.status is not MessageStatus.STREAMING:
+        text = message.text + "".join(c.arguments for c in message.tool_calls)
+        if text:
+            output_tokens, estimated = estimate_tokens_by_chars(text), True
+    input_tokens = meta.input_tokens
+    speed = None
+    if output_tokens and meta.started_at and meta.ended_at:
+        seconds = (meta.ended_at - meta.started_at).total_seconds() - (
+            meta.time_to_first_token_ms or 0
+        ) / 1000
+        if seconds > 0.05:  # a reply that arrived in one chunk has no meaningful speed
+            speed = output_tokens / seconds
+    cost = None
+    price = price_of(meta.provider, meta.model) if meta.provider and meta.model else None
+    if price is not None and input_tokens is not None and output_tokens is not None:
+        cost = price.cost(input_tokens, output_tokens)
+    return ReplyUsage(
+        message_id=message.id,
+        provider=meta.provider,
+        model=meta.model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        estimated=estimated,
+        time_to_first_token_ms=meta.time_to_first_token_ms,
+        tokens_per_second=speed,
+        cost=cost,
+    )
+
+
+def totals(replies: Iterable[ReplyUsage]) -> UsageTotals:
+    count = input_tokens = output_tokens = unpriced = 0
+    estimated = False
+    cost: float | None = None
+    for reply in replies:
+        count += 1
+        input_tokens += reply.input_tokens or 0
+        output_tokens += reply.output_tokens or 0
+        estimated = estimated or reply.estimated or reply.input_tokens is None
+        if reply.cost is None:
+            unpriced += 1
+        else:
+            cost = (cost or 0.0) + reply.cost
+    return UsageTotals(count, input_tokens, output_tokens, estimated, cost, unpriced)
+
+
+def format_cost(dollars: float | None) -> str:
+    """``$0.0123`` style: enough digits that a cheap reply does not show as $0.00."""
+    if dollars is None:
+        return ""
+    if dollars >= 1:
+        return f"${dollars:,.2f}"
+    if dollars >= 0.01:
+        return f"${dollars:.3f}"
+    return f"${dollars:.4f}" if dollars >= 0.0001 else "<$0.0001"
