@@ -72,7 +72,12 @@ from threadline.engine.exporting import (
     write_to_file,
 )
 from threadline.engine.live import LiveConversation
-from threadline.engine.providers import DEFAULT_MODEL_SETTING, DEFAULT_PROVIDER_SETTING, ProviderHub
+from threadline.engine.providers import (
+    CONTEXT_WINDOWS_SETTING,
+    DEFAULT_MODEL_SETTING,
+    DEFAULT_PROVIDER_SETTING,
+    ProviderHub,
+)
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
 from threadline.llm import credentials
@@ -146,7 +151,9 @@ class Engine:
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (one cheap call, before any loop work)
         url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
         store = await Store.open(url)  # backups go beside a SQLite file, wherever it is
-        return cls(store, data_dir, **options)
+        engine = cls(store, data_dir, **options)
+        engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
+        return engine
 
     async def aclose(self) -> None:
         """Cancel running turns (their partial replies are stored) and close everything."""
@@ -613,6 +620,8 @@ class Engine:
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self.store.set_setting(key, value)
+        if key == CONTEXT_WINDOWS_SETTING:
+            self.hub.set_user_windows(value)
 
     # -- internals -------------------------------------------------------------------------------------
 

@@ -13,8 +13,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
+from threadline.core.context_windows import known_window, user_window
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ErrorAction, UserFacingError
@@ -31,6 +33,8 @@ log = logging.getLogger("threadline.engine")
 
 DEFAULT_PROVIDER_SETTING = "default_provider"
 DEFAULT_MODEL_SETTING = "default_model"
+CONTEXT_WINDOWS_SETTING = "context_windows"
+"""The user's own context windows: ``{"provider/model": tokens}`` (they win over any report)."""
 
 
 class SetupError(Exception):
@@ -55,6 +59,7 @@ class ProviderHub:
         self._connect_timeout = connect_timeout
         self._clients: dict[str, Provider] = {}
         self._models: dict[str, list[ModelInfo]] = {}
+        self._user_windows: Any = None
         self._generations: dict[str, int] = {}
         """Bumped by ``forget``: a client made across a bump is from old settings."""
         self._worker = StreamWorker()
@@ -190,12 +195,22 @@ class ProviderHub:
         """Keep a provider's model listing: it tells context windows for budgets and compaction."""
         self._models[provider] = models
 
+    def set_user_windows(self, setting: Any) -> None:
+        """The user's own windows (the ``context_windows`` setting), which win over everything else."""
+        self._user_windows = setting
+
     def context_window(self, provider: str, model: str) -> int | None:
-        """The model's context window when a listing told us; ``None`` otherwise."""
+        """The model's window: the user's figure, else the server's listing, else the published one.
+
+        ``None`` when none of them knows (see ``threadline.core.context_windows``).
+        """
+        own = user_window(self._user_windows, provider, model)
+        if own is not None:
+            return own
         for info in self._models.get(provider, []):
-            if info.id == model:
+            if info.id == model and info.context_window:
                 return info.context_window
-        return None
+        return known_window(model)
 
     async def forget(self, name: str) -> None:
         """Drop a cached client after its settings or key changed."""
