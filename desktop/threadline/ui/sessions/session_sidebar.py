@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -34,6 +35,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPainterPath
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -50,8 +52,6 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.session import SearchHit, SessionInfo
-from threadline.engine.api import EngineApi
-from threadline.engine.events import SessionEvent, SessionRemoved, SessionRestored, SessionUpdated
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.search_results_model import ResultRole, SearchResultsModel, split_snippet
@@ -63,6 +63,15 @@ from threadline.ui.sessions.session_list_model import (
     SessionListModel,
     SessionRole,
 )
+from threadline.ui.sessions.session_selection import (
+    SelectionCommands,
+    build_selection_menu,
+    selected_sessions,
+)
+
+if TYPE_CHECKING:  # the engine's modules load after the first paint
+    from threadline.engine.api import EngineApi
+    from threadline.engine.events import SessionEvent
 
 log = logging.getLogger("threadline.ui.sessions.session_sidebar")
 
@@ -262,6 +271,8 @@ class SessionSidebar(QWidget):
     """Undo of an archive: the session is back in the list, the window reopens its tab."""
     errorMessage = Signal(str)
     searchFinished = Signal(str)
+    exportRequested = Signal(list)
+    """Export… on selected chats: their ids, in list order (the window opens the export dialog)."""
     """The filter's results for this query are shown."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -271,7 +282,7 @@ class SessionSidebar(QWidget):
         self.engine: EngineApi | None = None
         self.colors: ThemeColors = LIGHT
         self._open_ids: set[str] = set()
-        self._undo: tuple[str, str] | None = None  # ("delete" | "archive", session id)
+        self._undo: tuple[str, tuple[str, ...]] | None = None  # ("delete" | "archive", session ids)
         self._unsubscribe: Any = None
         self._search_task: Any = None
 
@@ -292,6 +303,7 @@ class SessionSidebar(QWidget):
         top.setSpacing(6)
         self.filter = QLineEdit()
         self.filter.setObjectName("SidebarFilter")
+        self.filter.setAccessibleName("Search chats")
         self.filter.setPlaceholderText("Search chats  (Ctrl+K)")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._filter_changed)
@@ -355,12 +367,14 @@ class SessionSidebar(QWidget):
 
     def _session_list(self, model: SessionListModel) -> _SessionList:
         view = _SessionList()
+        view.setAccessibleName("Chats")
         view.setModel(model)
         view.setItemDelegate(_SessionDelegate(self))
         view.setMouseTracking(True)
         view.setUniformItemSizes(True)
         view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         view.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(lambda pos, v=view: self._context_menu(v, pos))
         view.clicked.connect(self._activated)
@@ -403,6 +417,8 @@ class SessionSidebar(QWidget):
         self.errorMessage.emit(f"Could not load more chats: {message}")
 
     def _session_event(self, event: SessionEvent) -> None:
+        from threadline.engine.events import SessionRemoved, SessionRestored, SessionUpdated
+
         if isinstance(event, SessionUpdated | SessionRestored):
             self.model.upsert(event.session)
             if self._archived_loaded:
@@ -452,6 +468,8 @@ class SessionSidebar(QWidget):
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
+        if not self.isVisible():
+            return  # painted in the new colours when shown; the first viewport() costs ~15 ms at start
         self.list.viewport().update()
         self.archived_list.viewport().update()
         self.hits.viewport().update()
@@ -476,6 +494,9 @@ class SessionSidebar(QWidget):
     # -- opening ---------------------------------------------------------------------------------------
 
     def _activated(self, index: QModelIndex) -> None:
+        held = QApplication.keyboardModifiers()
+        if held & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier):
+            return  # Ctrl/Shift+click selects several chats; it does not open one
         sid = index.data(SessionIdRole)
         if sid:
             self.openRequested.emit(sid, None)
@@ -493,7 +514,11 @@ class SessionSidebar(QWidget):
         if action == "open":
             self.openRequested.emit(sid, None)
         elif action == "delete":
-            self.delete(sid)
+            chosen = selected_sessions(view)
+            if len(chosen) > 1:
+                self.delete_many([info.id for info in chosen])
+            else:
+                self.delete(sid)
 
     # -- filter ------------------------------------------------------------------------------------------
 
@@ -558,8 +583,53 @@ class SessionSidebar(QWidget):
         info: SessionInfo | None = index.data(SessionRole) if index.isValid() else None
         if info is None:
             return
-        menu = self.build_menu(info)
+        chosen = selected_sessions(view)
+        if len(chosen) > 1 and info.id in {c.id for c in chosen}:
+            menu = build_selection_menu(self, chosen, self.selection_commands())
+        else:
+            menu = self.build_menu(info)
         menu.exec(view.viewport().mapToGlobal(pos))
+
+    def selected_ids(self) -> list[str]:
+        """The chats selected in the list shown (main or archived), in list order."""
+        view = self.archived_list if self.showing_archived else self.list
+        return [info.id for info in selected_sessions(view)]
+
+    def selection_commands(self) -> SelectionCommands:
+        return SelectionCommands(
+            export=lambda ids: self.exportRequested.emit(list(ids)),
+            pin=self.pin_many,
+            archive=self.archive_many,
+            unarchive=self.unarchive_many,
+            delete=self.delete_many,
+        )
+
+    def pin_many(self, session_ids: Sequence[str], pinned: bool) -> None:
+        """Pin (or unpin) each chat not already so; the others are left untouched."""
+        for sid in session_ids:
+            info = self.model.session(sid)
+            if info is not None and info.pinned != pinned:
+                self.set_pinned(sid, pinned)
+
+    def unarchive_many(self, session_ids: Sequence[str]) -> None:
+        for sid in session_ids:
+            self.unarchive(sid)
+
+    def archive_many(self, session_ids: Sequence[str]) -> None:
+        """Archive every chat given; one Undo brings them all back."""
+        if self.engine is None or not session_ids:
+            return
+        for sid in session_ids:
+            spawn(self.engine.archive_session(sid, True), on_error=self._error)
+        self._offer_undo("archive", tuple(session_ids), f"Archived {len(session_ids)} chats")
+
+    def delete_many(self, session_ids: Sequence[str]) -> None:
+        """Delete every chat given; one Undo restores them all."""
+        if self.engine is None or not session_ids:
+            return
+        for sid in session_ids:
+            spawn(self.engine.delete_session(sid), on_error=self._error)
+        self._offer_undo("delete", tuple(session_ids), f"Deleted {len(session_ids)} chats")
 
     def build_menu(self, info: SessionInfo) -> QMenu:
         menu = QMenu(self)
@@ -622,8 +692,9 @@ class SessionSidebar(QWidget):
         spawn(self.engine.delete_session(session_id), on_error=self._error)
         self._offer_undo("delete", session_id, f"Deleted “{_short(info.display_title)}”")
 
-    def _offer_undo(self, kind: str, session_id: str, text: str) -> None:
-        self._undo = (kind, session_id)  # one undo at a time, like mail clients
+    def _offer_undo(self, kind: str, session_ids: str | tuple[str, ...], text: str) -> None:
+        ids = (session_ids,) if isinstance(session_ids, str) else session_ids
+        self._undo = (kind, ids)  # one undo at a time (for one chat or several), like mail clients
         self.undo_bar.label.setText(text)
         self.undo_bar.show()
         self._undo_timer.start()
@@ -635,15 +706,19 @@ class SessionSidebar(QWidget):
         self.undo_bar.hide()
         if undo is None or self.engine is None:
             return
-        kind, session_id = undo
-        if kind == "delete":
-            spawn(self.engine.restore_session(session_id), on_done=self._restored, on_error=self._error)
-        else:
-            spawn(
-                self.engine.archive_session(session_id, False),
-                on_done=lambda _none: self.archiveUndone.emit(session_id),
-                on_error=self._error,
-            )
+        kind, session_ids = undo
+        for session_id in session_ids:
+            if kind == "delete":
+                spawn(self.engine.restore_session(session_id), on_done=self._restored, on_error=self._error)
+            else:
+                spawn(
+                    self.engine.archive_session(session_id, False),
+                    on_done=self._archive_undone(session_id),
+                    on_error=self._error,
+                )
+
+    def _archive_undone(self, session_id: str) -> Callable[[object], None]:
+        return lambda _none: self.archiveUndone.emit(session_id)
 
     def _restored(self, info: SessionInfo | None) -> None:
         if info is None:
