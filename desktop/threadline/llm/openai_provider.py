@@ -1,9 +1,11 @@
-"""OpenAI-compatible servers through the official ``openai`` SDK (docs/design.md §4).
+"""OpenAI-compatible servers: chat completions streamed over ``httpx`` (docs/design.md §4).
 
 One class serves OpenAI, Ollama, LM Studio, llama.cpp server, vLLM, OpenRouter,
-Groq and the rest: only the base URL and the key differ. The SDK is imported
-when a provider is created, not when this module is, so the window paints
-before the 0.5 s import. Retries are ours (``threadline.llm.retry``): the client
+Groq and the rest: only the base URL and the key differ. The request is made by
+``threadline.llm.openai_http`` without the ``openai`` SDK (why: that module; its
+import alone was 0.5–0.7 s of every ``threadline ask``). Before that, the SDK
+sent the request and the paragraphs below explain why even then it no longer
+parsed the body. Retries are ours (``threadline.llm.retry``): the client
 is made with ``max_retries=0``. The httpx timeout's read part is what catches
 a stream that stalls.
 
@@ -40,7 +42,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.request import BuiltRequest, ToolSpec
@@ -49,12 +51,10 @@ from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
 from threadline.llm.errors import ProviderError, malformed_stream, map_status_error
 from threadline.llm.events import StreamEvent
-from threadline.llm.sdk_provider import SdkProvider, client_options
+from threadline.llm.openai_http import NO_SDK, get_json, make_client, open_stream
+from threadline.llm.sdk_provider import SdkProvider
 from threadline.llm.sse import ServerSentEvent, SSEDecoder
 from threadline.llm.timeouts import Timeouts
-
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
 
 _VISION_HINTS = (
     "gpt-4o",
@@ -106,15 +106,11 @@ def is_official_openai(base_url: str) -> bool:
 class OpenAIProvider(SdkProvider):
     """Streams chat completions from any OpenAI-compatible server."""
 
-    _client: AsyncOpenAI
-
     def __init__(self, config: ProviderConfig, api_key: str | None, *, timeouts: Timeouts) -> None:
-        import openai
+        super().__init__(config, NO_SDK, make_client(config, api_key, timeouts), timeouts=timeouts)
 
-        client = openai.AsyncOpenAI(
-            base_url=config.base_url or None, **client_options(config, api_key, timeouts)
-        )
-        super().__init__(config, openai, client, timeouts=timeouts)
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
@@ -131,6 +127,8 @@ class OpenAIProvider(SdkProvider):
             body["tools"] = openai_tools(specs)
         if params.temperature is not None:
             body["temperature"] = params.temperature
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
         if params.max_tokens is not None:
             key = "max_completion_tokens" if is_official_openai(self.config.base_url) else "max_tokens"
             body[key] = params.max_tokens
@@ -143,14 +141,14 @@ class OpenAIProvider(SdkProvider):
         accumulator = OpenAIAccumulator(provider=self.name, model=params.model)
         reading = streaming = False
         try:
-            opened = cast(Any, self._client.chat.completions).with_streaming_response.create(**body)
+            opened = open_stream(self._client, body, provider=self.name, model=params.model)
             async with contextlib.AsyncExitStack() as stack:  # closes the response however this ends
 
                 async def open_body() -> tuple[Any, AsyncIterator[bytes], bytes | None]:
                     nonlocal reading
                     response = await stack.enter_async_context(opened)
                     reading = True
-                    chunks = await stack.enter_async_context(aclosing(response.iter_bytes()))
+                    chunks = await stack.enter_async_context(aclosing(response.aiter_bytes()))
                     return response, chunks, await anext(chunks, None)
 
                 response, body_chunks, first = await self.first_byte(open_body(), params.model)
@@ -196,13 +194,22 @@ class OpenAIProvider(SdkProvider):
         return data
 
     async def list_models(self) -> list[ModelInfo]:
-        models = await self._sdk_models()
+        try:
+            listed = await get_json(self._client, "models", provider=self.name)
+            models = [m for m in listed.get("data") or () if isinstance(m.get("id"), str)]
+        except ProviderError:
+            raise
+        except Exception as err:
+            mapped = self._map(err, "", during_stream=False)
+            if mapped is None:
+                raise
+            raise mapped from err
         return sorted(
             (
                 ModelInfo(
-                    id=m.id,
-                    owned_by=getattr(m, "owned_by", "") or "",
-                    supports_images=guess_supports_images(m.id),
+                    id=m["id"],
+                    owned_by=str(m.get("owned_by") or ""),
+                    supports_images=guess_supports_images(m["id"]),
                 )
                 for m in models
             ),

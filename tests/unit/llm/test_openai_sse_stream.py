@@ -192,8 +192,8 @@ async def test_an_unterminated_last_event_is_discarded(replay_server: ReplayServ
 
 
 @pytest.mark.asyncio
-async def test_a_non_2xx_status_is_the_sdks_status_error(replay_server: ReplayServer) -> None:
-    import openai
+async def test_a_non_2xx_status_is_mapped_from_the_http_status(replay_server: ReplayServer) -> None:
+    from threadline.llm._http import httpx_module
 
     provider = OPENAI.make(replay_server)
     replay_server.enqueue(s.openai_server_error(500))
@@ -201,7 +201,8 @@ async def test_a_non_2xx_status_is_the_sdks_status_error(replay_server: ReplaySe
     await provider.aclose()
     assert isinstance(got.error, errors.ServerError)
     assert got.error.status_code == 500
-    assert isinstance(got.error.__cause__, openai.APIStatusError)  # raised on entering the response
+    assert isinstance(got.error.__cause__, httpx_module().HTTPStatusError)  # raised on entering the response
+    assert got.error.__cause__.response.status_code == 500
 
 
 @pytest.mark.asyncio
