@@ -104,6 +104,7 @@ class ChatTab(QWidget):
 
         self.model = ConversationModel(live, self)
         self.view = ChatView()
+        self.view.setAccessibleName("Conversation")
         self.view.set_colors(colors)
         self.view.set_tool_namer(self._tool_name)
         self.view.setModel(self.model)
@@ -160,6 +161,10 @@ class ChatTab(QWidget):
             bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
+        self._answer_had_focus = False
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._focus_moved)
         self._retry_timer = QTimer(self)
         self._retry_timer.setInterval(1000)
         self._retry_timer.timeout.connect(self._tick_retry)
@@ -347,6 +352,28 @@ class ChatTab(QWidget):
         if wait is not None and not wait.done():
             wait.set_result(decisions)
         self._end_approval(cancel=False)
+        self._focus_composer_after_answer()
+
+    def _focus_composer_after_answer(self) -> None:
+        """After Allow, Deny or Retry the keyboard goes back to the message box.
+
+        The answered button hides as it is pressed, so Qt has already passed the focus on to
+        the next widget in the chain, which may be anywhere in the window; ``_focus_moved``
+        remembers that the focus was on the answer. Focus the user moved elsewhere stays.
+        """
+        focused = QApplication.focusWidget()
+        if focused is None or self.isAncestorOf(focused) or self._answer_had_focus:
+            self.composer.focus_input()
+        self._answer_had_focus = False
+
+    def _focus_moved(self, old: QWidget | None, new: QWidget | None) -> None:
+        """Whether the keyboard was on the approval bar or the banner when its button hid."""
+        if new is not None and (self.approval.isAncestorOf(new) or self.banner.isAncestorOf(new)):
+            self._answer_had_focus = True
+        elif old is not None and (self.approval.isAncestorOf(old) or self.banner.isAncestorOf(old)):
+            self._answer_had_focus = not old.isVisible()  # hidden by the answer, not left by the user
+        else:
+            self._answer_had_focus = False
 
     def _end_approval(self, *, cancel: bool) -> None:
         wait, self._approval_wait = self._approval_wait, None
@@ -486,6 +513,7 @@ class ChatTab(QWidget):
     def _banner_action(self, action: ErrorAction) -> None:
         if action is ErrorAction.RETRY:
             self.retry()
+            self._focus_composer_after_answer()
         elif action is ErrorAction.ADD_KEY:
             self.settingsRequested.emit(self._info.provider or "providers")
         elif action is ErrorAction.SETTINGS:

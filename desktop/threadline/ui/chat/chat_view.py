@@ -59,6 +59,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
 
 from threadline.core.messages import Message, MessageKind
+from threadline.core.usage import PriceLookup
 from threadline.ui.chat import chat_accessibility, hit_testing, view_layout
 from threadline.ui.chat.chat_accessibility import MessageItems
 from threadline.ui.chat.conversation_model import ConversationModel
@@ -100,6 +101,8 @@ class ChatView(QAbstractScrollArea):
         self.viewport().setMouseTracking(True)
         self.viewport().setAutoFillBackground(False)
         self._model: ConversationModel | None = None
+        self.price_of: PriceLookup | None = None
+        """Prices for the cost shown in each reply's header (set by the tab from the engine)."""
         self._colors: ThemeColors = LIGHT
         self._rows = RowLayout()
         self._highlight_timer = QTimer(self)
@@ -208,8 +211,12 @@ class ChatView(QAbstractScrollArea):
 
     def _rows_inserted(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
         self._rows.insert(first, self._estimates(first, last))
-        if self._lost_row is not None:
-            self._replace_lost_current()
+        lost = self._lost_row
+        if lost is not None and first <= lost <= last and self._model is not None:
+            message = self._model.message_at(lost)
+            self._lost_row = None
+            if message is not None:
+                self._set_current(message.id, scroll=False)
         self._relayout()
 
     def _rows_removed(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
@@ -353,6 +360,7 @@ class ChatView(QAbstractScrollArea):
             hover=self._hover,
             flash_id=self._flash_id,
             focus_id=self._current if self.hasFocus() else None,
+            price_of=self.price_of,
         )
         y = -self._rows.anchor_off
         row = self._rows.anchor_row
@@ -682,7 +690,9 @@ class ChatView(QAbstractScrollArea):
         if message is not None:
             self._set_current(message.id, scroll=True)
 
-    def _set_current(self, message_id: str | None, *, scroll: bool) -> None:
+    def _set_current(self, message_id: str | None, *, scroll: bool, keep_lost: bool = False) -> None:
+        if not keep_lost:
+            self._lost_row = None
         changed = message_id != self._current
         self._current = message_id
         if message_id is not None and scroll:
@@ -730,8 +740,10 @@ class ChatView(QAbstractScrollArea):
         """After rows went away: stand-ins are let go, and a current message that went away is
         replaced by the row now at its place.
 
-        A version switch removes the tail and inserts the new one at once, so the choice waits
-        for the insertion (or for the next turn of the event loop when nothing comes back).
+        Regenerate, a version switch or an edit removes the tail and later inserts the new one,
+        whose message takes the place of the old: the current message moves to it when it comes
+        (until the user moves elsewhere). Meanwhile, from the next turn of the event loop, the
+        nearest row is current.
         """
         self.accessible_items.prune()
         if self._current is None or self._model is None or self._model.row_of(self._current) >= 0:
@@ -741,12 +753,12 @@ class ChatView(QAbstractScrollArea):
         QTimer.singleShot(0, self._replace_lost_current)
 
     def _replace_lost_current(self) -> None:
-        row, self._lost_row = self._lost_row, None
+        row = self._lost_row
         if row is None or self._current is not None or self._model is None:
             return
         n = self._model.rowCount()
         message = self._model.message_at(min(row, n - 1)) if n else None
-        self._set_current(message.id if message is not None else None, scroll=False)
+        self._set_current(message.id if message is not None else None, scroll=False, keep_lost=True)
         if message is None:
             self.currentMessageChanged.emit("")
 
