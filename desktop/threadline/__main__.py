@@ -13,6 +13,7 @@ from pathlib import Path
 
 from threadline import version
 from threadline.cli_export import add_export_parser
+from threadline.cli_import import add_import_parser
 from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
 from threadline.cli_usage import add_usage_parser
 
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_list_parser(commands, common)
     add_usage_parser(commands, common)
     add_export_parser(commands, common)
+    add_import_parser(commands, common)
     return parser
 
 

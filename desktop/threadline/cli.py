@@ -63,6 +63,10 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(usage_command(args, data_dir, database_url))
         if args.command == "export":
             return asyncio.run(export_command(args, data_dir, database_url))
+        if args.command == "import":
+            from threadline import cli_import
+
+            return asyncio.run(cli_import.command(args, data_dir, database_url))
         return asyncio.run(provider_command(args, data_dir, database_url))
     except KeyboardInterrupt:  # before the turn started (during the ask, Ctrl+C stops the turn)
         print("threadline: interrupted", file=sys.stderr)

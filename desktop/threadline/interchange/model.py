@@ -48,6 +48,9 @@ class ImportedConversation:
     agent_id: str = ""
     checkpoints: Mapping[str, str] = field(default_factory=dict)
     source_message_ids: Mapping[str, str] = field(default_factory=dict)
+    session_id: str = ""
+    """The Threadline session id to store it under; empty: derived from ``source`` and
+    ``source_id`` (``interchange.ids.session_id_for``), so a re-import finds the same session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,20 @@ class ImportProblem:
 
     title: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProgress:
+    """Told after each conversation of an import: how far it has come."""
+
+    done: int
+    """Conversations handled so far (stored, skipped or failed)."""
+    total: int | None
+    """How many there are, when known before the end (a streamed file does not say)."""
+    title: str
+    """The conversation just handled."""
+    fraction: float | None = None
+    """The share of the input read so far (0–1), for a progress bar when ``total`` is unknown."""
 
 
 @dataclass(slots=True)
