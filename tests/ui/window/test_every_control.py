@@ -36,7 +36,7 @@ from tests.support.sse_server import (
 )
 from tests.support.ui_driving import new_tab_by_click, texts, type_and_send, wait_idle
 
-from threadline.core.messages import INTERRUPTED_RESULT_TEXT, MessageKind, MessageStatus
+from threadline.core.messages import INTERRUPTED_RESULT_TEXT, Message, MessageKind, MessageStatus
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ErrorAction
 from threadline.ui.common.error_banner import ACTION_TEXT
@@ -174,6 +174,55 @@ def check_export(harness: Any) -> None:
 
     when_modal(harness.qtbot, save_as)
     choose_from_menu_bar(harness, "Export as Markdown…")
+    harness.qtbot.waitUntil(target.exists, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: "Exported answer" in target.read_text(encoding="utf-8"), timeout=TIMEOUT)
+
+
+def check_import(harness: Any) -> None:
+    from threadline.interchange.threadline_json import dumps
+    from threadline.ui.window.import_dialog import ImportReportDialog
+
+    source = harness.data_dir.parent / "to-import.json"
+    prompt = Message.prompt("imported words", id="imported-prompt")
+    chat = (SessionInfo(id="imported-chat", title="Imported"), [prompt])
+    source.write_text(dumps([chat]), encoding="utf-8")
+
+    def open_file(dialog: Any) -> None:
+        assert isinstance(dialog, QFileDialog)
+        name = dialog.findChild(QLineEdit, "fileNameEdit")
+        name.setText(str(source))
+        QTest.keyClick(name, Qt.Key.Key_Return)
+
+    when_modal(harness.qtbot, open_file)
+    choose_from_menu_bar(harness, "Import…")
+    harness.qtbot.waitUntil(
+        lambda: any(d.isVisible() for d in harness.window.findChildren(ImportReportDialog)), timeout=TIMEOUT
+    )
+    harness.qtbot.waitUntil(
+        lambda: harness.window.sidebar.model.index_of("imported-chat").isValid(), timeout=TIMEOUT
+    )
+
+
+def check_export_chats(harness: Any) -> None:
+    from threadline.ui.window.export_dialog import ExportDialog
+
+    chat_with_reply(harness, "Export me", "Exported answer")
+    target = harness.data_dir.parent / "exported.json"
+
+    def save_as(dialog: Any) -> None:
+        assert isinstance(dialog, QFileDialog)
+        name = dialog.findChild(QLineEdit, "fileNameEdit")
+        name.setText(str(target))
+        QTest.keyClick(name, Qt.Key.Key_Return)
+
+    def choose(dialog: Any) -> None:
+        assert isinstance(dialog, ExportDialog)
+        next(b for b in dialog.formats.buttons() if b.text().startswith("Threadline JSON")).click()
+        when_modal(harness.qtbot, save_as)
+        dialog.export_button.click()
+
+    when_modal(harness.qtbot, choose)
+    choose_from_menu_bar(harness, "Export…")
     harness.qtbot.waitUntil(target.exists, timeout=TIMEOUT)
     harness.qtbot.waitUntil(lambda: "Exported answer" in target.read_text(encoding="utf-8"), timeout=TIMEOUT)
 
@@ -319,10 +368,61 @@ def check_about(harness: Any) -> None:
     assert __version__ in seen[0] and "Threadline" in seen[0]
 
 
+def check_list_all_tabs(harness: Any) -> None:
+    first, second = two_tabs(harness)
+    offered: list[str] = []
+
+    def choose_first() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(10, choose_first)
+            return
+        entries = [a for a in menu.actions() if not a.isSeparator()]
+        offered.extend(plain(a.text()) for a in entries)
+        menu.setActiveAction(entries[0])
+        QTest.keyClick(menu, Qt.Key.Key_Return)
+
+    QTimer.singleShot(0, choose_first)
+    choose_from_menu_bar(harness, "List All Tabs…")
+    harness.qtbot.waitUntil(lambda: harness.window.tabs.current_tab() is first, timeout=TIMEOUT)
+    assert offered == [first.title, second.title]
+
+
+def check_next_pane(harness: Any) -> None:
+    tab = new_tab_by_click(harness)
+    tab.focus_composer()
+    harness.qtbot.waitUntil(lambda: focused() is tab.composer.edit, timeout=TIMEOUT)
+    choose_from_menu_bar(harness, "Next Pane")
+    harness.qtbot.waitUntil(lambda: harness.window.sidebar.isAncestorOf(focused()), timeout=TIMEOUT)
+
+
+def check_previous_pane(harness: Any) -> None:
+    tab = new_tab_by_click(harness)
+    tab.focus_composer()
+    harness.qtbot.waitUntil(lambda: focused() is tab.composer.edit, timeout=TIMEOUT)
+    choose_from_menu_bar(harness, "Previous Pane")
+    harness.qtbot.waitUntil(lambda: focused() is tab.view, timeout=TIMEOUT)
+
+
+def check_keyboard_shortcuts(harness: Any) -> None:
+    seen: list[list[tuple[str, str, str]]] = []
+
+    def read_and_close(dialog: Any) -> None:
+        seen.append(dialog.rows())
+        QTest.keyClick(dialog, Qt.Key.Key_Escape)
+
+    when_modal(harness.qtbot, read_and_close)
+    choose_from_menu_bar(harness, "Keyboard Shortcuts")
+    harness.qtbot.waitUntil(lambda: bool(seen), timeout=TIMEOUT)
+    assert any(row[:2] == ("File", "Close Tab") and "Ctrl+W" in row[2] for row in seen[0])
+
+
 MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "New Chat": check_new_chat,
     "Close Tab": check_close_tab,
     "Export as Markdown…": check_export,
+    "Import…": check_import,
+    "Export…": check_export_chats,
     "Settings…": check_settings,
     "Quit": check_quit,
     "Search Chats": check_search_chats,
@@ -330,6 +430,10 @@ MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Stop Reply": check_stop_reply,
     "Next Tab": check_next_tab,
     "Previous Tab": check_previous_tab,
+    "List All Tabs…": check_list_all_tabs,
+    "Next Pane": check_next_pane,
+    "Previous Pane": check_previous_pane,
+    "Keyboard Shortcuts": check_keyboard_shortcuts,
     "Show Sidebar": check_show_sidebar,
     "Zoom In": zoom_check("Zoom In", 0, 1),
     "Zoom Out": zoom_check("Zoom Out", 0, -1),

@@ -117,6 +117,7 @@ class ApprovalCallRow(QFrame):
         )
         self.reason = QLineEdit()
         self.reason.setObjectName("DenyReason")
+        self.reason.setAccessibleName(f"Reason for denying {call.name}")
         self.reason.setPlaceholderText("Reason for denying (optional, the model sees it)")
         self.reason.setClearButtonEnabled(True)
         self.reason.returnPressed.connect(self.deny)

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from threadline.core.messages import ContextFile, ImageBlock
 from threadline.engine.drafts import Draft
+from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.model_catalog import ModelChoice
 
 log = logging.getLogger("threadline.ui.chat.composer")
@@ -61,14 +62,6 @@ IMAGE_TYPES = {
 def estimate_tokens(chars: int) -> int:
     """A rough token count (about four characters a token for English text and code)."""
     return (chars + 3) // 4
-
-
-def _short(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-    if n >= 1000:
-        return f"{n / 1000:.1f}k".replace(".0k", "k")
-    return str(n)
 
 
 def read_attachment(path: Path) -> ContextFile | ImageBlock:
@@ -218,6 +211,7 @@ class Composer(QWidget):
 
         self.edit = _Edit()
         self.edit.setObjectName("ComposerEdit")
+        self.edit.setAccessibleName("Message")
         self.edit.setPlaceholderText("Message…  (Enter to send, Shift+Enter for a new line)")
         self.edit.setTabChangesFocus(True)
         self.edit.setFrameShape(QFrame.Shape.NoFrame)
@@ -247,9 +241,8 @@ class Composer(QWidget):
         self.model_picker.activated.connect(self._model_activated)
         row.addWidget(self.model_picker)
         row.addStretch(1)
-        self.token_label = QLabel()
-        self.token_label.setObjectName("ComposerHint")
-        row.addWidget(self.token_label)
+        self.meter = ContextMeterButton()
+        row.addWidget(self.meter)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("SendButton")
         self.send_button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -503,22 +496,13 @@ class Composer(QWidget):
             self.send_button.style().polish(self.send_button)
 
     def _update_tokens(self) -> None:
-        chars = self._history_chars + len(self.text())
-        chars += sum(len(a.text) for a in self._attachments if isinstance(a, ContextFile))
-        tokens = estimate_tokens(chars) + 800 * sum(isinstance(a, ImageBlock) for a in self._attachments)
+        draft = estimate_tokens(len(self.text()))
+        draft += estimate_tokens(sum(len(a.text) for a in self._attachments if isinstance(a, ContextFile)))
+        draft += 800 * sum(isinstance(a, ImageBlock) for a in self._attachments)
+        self.meter.set_draft_tokens(draft)
         model = self.current_model()
         window = model.context_window if model else None
-        if window:
-            self.token_label.setText(f"≈ {_short(tokens)} / {_short(window)} tokens")
-            over = tokens > window
-            self.token_label.setToolTip(
-                "Over the model's context window: the oldest turns will not be sent."
-                if over
-                else "Estimated tokens of this conversation and your draft"
-            )
-        else:
-            self.token_label.setText(f"≈ {_short(tokens)} tokens")
-            self.token_label.setToolTip("Estimated tokens of this conversation and your draft")
+        self.meter.set_fallback(estimate_tokens(self._history_chars) + draft, window)
 
     # -- focus styling, drag and drop -------------------------------------------------------
 

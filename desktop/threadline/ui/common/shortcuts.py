@@ -7,6 +7,10 @@ expands to ``Ctrl+F4, Ctrl+W, Ctrl+W`` on Linux, and ``[StandardKey.Quit, "Ctrl+
 to ``Ctrl+Q, Ctrl+Q`` on GNOME and KDE — so ``unique_sequences`` drops repeats, and
 ``shortcut_conflicts`` finds the ones left between different actions (the shortcut
 test walks the main window with it).
+
+The same walk feeds the "Keyboard shortcuts" sheet (``registered_shortcuts``), so the
+sheet lists what is really bound and cannot go stale; keys that widgets read themselves
+are declared next to their handler as :class:`KeyHint` values.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class ShortcutOwner:
     context: Qt.ShortcutContext
     scope: QWidget | None
     """The widget the context is about (the action's or shortcut's parent widget)."""
+    item: QObject | None = None
+    """The action or shortcut itself."""
 
 
 def _owners(root: QWidget) -> Iterable[tuple[ShortcutOwner, list[QKeySequence]]]:
@@ -65,13 +71,14 @@ def _owners(root: QWidget) -> Iterable[tuple[ShortcutOwner, list[QKeySequence]]]
                 seen.add(item)
                 parent = item.parent()
                 scope = parent if isinstance(parent, QWidget) else None
-                owner = ShortcutOwner(item.text() or item.objectName(), item.shortcutContext(), scope)
+                owner = ShortcutOwner(item.text() or item.objectName(), item.shortcutContext(), scope, item)
                 yield owner, list(item.shortcuts())
             elif isinstance(item, QShortcut):
                 seen.add(item)
                 parent = item.parent()
                 scope = parent if isinstance(parent, QWidget) else None
-                owner = ShortcutOwner(item.objectName() or "QShortcut", item.context(), scope)
+                name = item.whatsThis() or item.objectName() or "QShortcut"
+                owner = ShortcutOwner(name, item.context(), scope, item)
                 yield owner, [item.key(), *[k for k in list(item.keys()) if k != item.key()]]
 
 
@@ -98,3 +105,63 @@ def shortcut_conflicts(root: QWidget) -> list[str]:
                     problems.append(f"{text}: claimed by both {other.name!r} and {owner.name!r}")
             claims.setdefault(text, []).append(owner)
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHint:
+    """A key a widget handles itself (in ``keyPressEvent``), for the shortcuts sheet.
+
+    Actions and ``QShortcut`` objects are found by walking the window; keys a widget
+    reads itself (Enter in the composer, F2 on a chat in the sidebar) are invisible to
+    that walk, so the module that handles them lists them as hints.
+    """
+
+    section: str
+    description: str
+    keys: tuple[QKeySequence, ...]
+
+    @classmethod
+    def of(cls, section: str, description: str, *keys: KeySpec) -> KeyHint:
+        return cls(section, description, tuple(unique_sequences(keys)))
+
+
+@dataclass(frozen=True, slots=True)
+class ShortcutEntry:
+    """One line of the shortcuts sheet: where it applies, what it does, its keys."""
+
+    section: str
+    description: str
+    keys: tuple[QKeySequence, ...]
+
+    def key_text(self) -> str:
+        """The keys as the platform spells them ("Ctrl+W, Ctrl+F4")."""
+        return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in self.keys)
+
+
+def plain_text(text: str) -> str:
+    """An action's text as read: no mnemonic ``&``, no ``\\t`` key hint, no trailing ellipsis."""
+    text = text.split("\t")[0].replace("&&", "\0").replace("&", "").replace("\0", "&")
+    return text.removesuffix("…").removesuffix("...").strip()
+
+
+def registered_shortcuts(root: QWidget, menu_titles: dict[QAction, str] | None = None) -> list[ShortcutEntry]:
+    """Every enabled-or-not action and ``QShortcut`` under ``root`` that has a key, in discovery order.
+
+    ``menu_titles`` names the section of an action (its menu); other actions go under
+    "Window". Actions without a key are left out: the sheet is about keys.
+    """
+    titles = menu_titles or {}
+    entries: list[ShortcutEntry] = []
+    seen: set[tuple[str, str]] = set()
+    for owner, sequences in _owners(root):
+        keys = tuple(s for s in sequences if not s.isEmpty())
+        if not keys or not owner.name:
+            continue
+        section = titles.get(owner.item, "Window") if isinstance(owner.item, QAction) else "Window"
+        entry = ShortcutEntry(section, plain_text(owner.name), keys)
+        marker = (entry.description, entry.key_text())
+        if marker in seen:
+            continue
+        seen.add(marker)
+        entries.append(entry)
+    return entries

@@ -98,6 +98,7 @@ class ProvidersPage(QWidget):
         left = QVBoxLayout()
         self.list = QListWidget()
         self.list.setObjectName("ProviderList")
+        self.list.setAccessibleName("Providers")
         self.list.setMinimumWidth(170)
         self.list.currentItemChanged.connect(self._selected)
         left.addWidget(self.list, 1)

@@ -27,6 +27,8 @@ from PySide6.QtGui import (
     QActionGroup,
     QCloseEvent,
     QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
     QKeySequence,
     QMoveEvent,
     QResizeEvent,
@@ -36,24 +38,27 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QStackedWidget,
+    QWidget,
 )
 
-from threadline.core.config import ProviderConfig
-from threadline.engine.api import EngineApi
-from threadline.engine.events import SessionEvent, SessionForked, SessionRemoved, SessionRestored
 from threadline.ui.chat.model_catalog import ModelCatalog
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.sessions.session_sidebar import SessionSidebar
-from threadline.ui.window.approval_router import ApprovalRouter
 from threadline.ui.window.empty_state import EmptyState
+from threadline.ui.window.interchange_actions import InterchangeActions
+from threadline.ui.window.pane_cycler import Pane, PaneCycler
 from threadline.ui.window.tab_container import TabContainer
 
 if TYPE_CHECKING:
+    from threadline.core.config import ProviderConfig
+    from threadline.engine.api import EngineApi
+    from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
 
 log = logging.getLogger("threadline.ui.window.main_window")
@@ -145,6 +150,9 @@ class MainWindow(QMainWindow):
         self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
         self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
         self.act_export = self._action("&Export as Markdown…", self.export_current)
+        self.interchange = InterchangeActions(self)
+        self.act_import_chats = self._action("&Import…", self.interchange.import_from_dialog)
+        self.act_export_chats = self._action("E&xport…", lambda: self.interchange.export())
         # Not the bound method: triggered(bool) would pass False as the page to open.
         self.act_settings = self._action(
             "&Settings…", lambda: self.open_settings(), [K(SK.Preferences), K("Ctrl+,")]
@@ -160,6 +168,12 @@ class MainWindow(QMainWindow):
         # shortcut would steal it from the search box and from dialogs).
         self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
         self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
+        # Keyboard and screen-reader access (docs/accessibility.md): panes, the tab list, the key sheet.
+        self.panes = PaneCycler(self._panes)
+        self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
+        self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
+        self.act_tab_list = self._action("List &All Tabs…", self.tabs.show_tab_list, [K("Ctrl+Shift+A")])
+        self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, [K("Ctrl+/")])
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
         self.act_toggle_sidebar.setChecked(True)
@@ -185,6 +199,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_new)
         file_menu.addAction(self.act_close_tab)
         file_menu.addSeparator()
+        file_menu.addAction(self.act_import_chats)
+        file_menu.addAction(self.act_export_chats)
         file_menu.addAction(self.act_export)
         file_menu.addSeparator()
         file_menu.addAction(self.act_settings)
@@ -197,6 +213,9 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.act_next_tab)
         view_menu.addAction(self.act_prev_tab)
+        view_menu.addAction(self.act_tab_list)
+        view_menu.addAction(self.act_next_pane)
+        view_menu.addAction(self.act_prev_pane)
         view_menu.addSeparator()
         view_menu.addAction(self.act_toggle_sidebar)
         view_menu.addSeparator()
@@ -207,6 +226,7 @@ class MainWindow(QMainWindow):
         for a in self.theme_actions.values():
             theme_menu.addAction(a)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.act_shortcuts)
         help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
@@ -216,6 +236,8 @@ class MainWindow(QMainWindow):
         self.sidebar.newRequested.connect(self.new_chat)
         self.sidebar.archiveUndone.connect(self._reopen_closed_tab)
         self.sidebar.errorMessage.connect(self.show_message)
+        self.sidebar.exportRequested.connect(self.interchange.export)
+        self.setAcceptDrops(True)  # a chat export dropped on the window is imported
         self.tabs.cur_title_changed.connect(self._title_changed)
         self.tabs.cur_status_changed.connect(self.status_label.setText)
         self.tabs.cur_tab_changed.connect(self._current_tab_changed)
@@ -248,6 +270,8 @@ class MainWindow(QMainWindow):
 
     async def attach_engine(self, engine: EngineApi) -> None:
         """Make the painted window live: sessions, saved layout, tabs, first-run help."""
+        from threadline.ui.window.approval_router import ApprovalRouter  # engine types: after the first paint
+
         self.engine = engine
         self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
         self.closed.connect(self.approvals.detach)
@@ -417,6 +441,8 @@ class MainWindow(QMainWindow):
     # -- the engine's session events -------------------------------------------------------
 
     def _session_event(self, event: SessionEvent) -> None:
+        from threadline.engine.events import SessionForked, SessionRemoved, SessionRestored
+
         if isinstance(event, SessionRemoved):
             self._close_for_undo(event.session_id)
         elif isinstance(event, SessionRestored):
@@ -476,6 +502,65 @@ class MainWindow(QMainWindow):
         tab = self.tabs.current_tab()
         if tab is not None:
             tab.focus_composer()
+
+    def _panes(self) -> list[Pane]:
+        """The stops of F6, in order (see ``pane_cycler``); a pane whose widget is absent is skipped."""
+
+        def tab() -> ChatTab | None:
+            return self.tabs.current_tab() if self.right.currentWidget() is self.tabs else None
+
+        def notice() -> QWidget | None:
+            current = tab()
+            if current is None:
+                return None
+            if current.approval.isVisible():
+                row = current.approval.first_open_row()
+                return row.allow_button if row is not None else current.approval
+            return next((b for b in current.banner.findChildren(QPushButton) if b.isVisible()), None)
+
+        def notice_area() -> QWidget | None:
+            current = tab()
+            if current is None:
+                return None
+            return current.approval if current.approval.isVisible() else current.banner
+
+        def start_page() -> QWidget | None:
+            return self.empty if self.right.currentWidget() is self.empty else None
+
+        def start_entry() -> QWidget:
+            shown = self.empty.new_button.isVisible()
+            return self.empty.new_button if shown else self.empty.provider_button
+
+        def view() -> QWidget | None:
+            current = tab()
+            return current.view if current is not None else None
+
+        def composer() -> QWidget | None:
+            current = tab()
+            return current.composer if current is not None else None
+
+        def composer_edit() -> QWidget | None:
+            current = tab()
+            return current.composer.edit if current is not None else None
+
+        return [
+            Pane("sidebar", lambda: self.sidebar, lambda: self.sidebar.stack.currentWidget()),
+            Pane("start page", start_page, start_entry),
+            Pane("tabs", lambda: self.tabs if tab() else None, self.tabs.tabBar),
+            Pane("conversation", view, view),
+            Pane("notice", notice_area, notice),
+            Pane("composer", composer, composer_edit),
+        ]
+
+    def show_shortcuts(self) -> None:
+        """The keyboard shortcuts sheet, made from the keys bound right now."""
+        from threadline.ui.window.shortcuts_sheet import WIDGET_KEYS, ShortcutsSheet, sheet_entries
+
+        sheet = ShortcutsSheet(sheet_entries(self, self.menuBar(), WIDGET_KEYS), self)
+        sheet.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        sheet.open()
+        sheet.activateWindow()
+        self.shortcuts_sheet = sheet
 
     def toggle_sidebar(self, visible: bool | None = None) -> None:
         show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
@@ -602,6 +687,12 @@ class MainWindow(QMainWindow):
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
 
     # -- closing ---------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        self.interchange.drag_enter(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.interchange.drop(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing or self.engine is None:

@@ -4,6 +4,13 @@ As in qutebrowser's TabbedBrowser, the window connects to the container once and
 hears about the tab in view; background tabs change only their own tab decoration:
 a small spinner while a turn runs, an accent dot when a reply finished out of view,
 and a warning-coloured mark while a turn out of view waits for the user's approval.
+
+Many tabs scroll rather than shrink: Qt's tab bar squeezes every tab to its minimum
+(three letters and an ellipsis, "Co…") before it shows its scroll arrows, which makes
+thirty tabs thirty identical stubs. :class:`ReadableTabBar` keeps a tab at least
+``READABLE_TAB_WIDTH`` wide (a title elides to a dozen or more letters), so the bar
+scrolls instead, and the "list all tabs" button in the corner (``List All Tabs…``,
+Ctrl+Shift+A, like browsers) opens a menu of every open tab by its full title.
 """
 
 from __future__ import annotations
@@ -12,8 +19,8 @@ import logging
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal, SignalInstance
-from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QMenu, QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
@@ -24,6 +31,21 @@ log = logging.getLogger("threadline.ui.window.tab_container")
 
 ICON_SIZE = 12
 SPIN_MS = 90
+READABLE_TAB_WIDTH = 160
+"""Pixels a tab keeps at least (icon, a dozen or more letters, close button) before the bar scrolls."""
+
+
+class ReadableTabBar(QTabBar):
+    """A tab bar whose tabs never shrink below a readable width: it scrolls instead."""
+
+    def minimumTabSizeHint(self, index: int) -> QSize:
+        full = self.tabSizeHint(index)
+        return QSize(min(full.width(), READABLE_TAB_WIDTH), full.height())
+
+
+def menu_text(title: str) -> str:
+    """A title as a menu entry: an ``&`` in it is a literal, not a mnemonic."""
+    return title.replace("&", "&&")
 
 
 class TabContainer(QTabWidget):
@@ -39,6 +61,8 @@ class TabContainer(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("TabContainer")
+        self.setTabBar(ReadableTabBar(self))
+        self.tabBar().setAccessibleName("Open chats")
         self.setDocumentMode(True)
         self.setTabsClosable(True)
         self.setMovable(True)
@@ -60,6 +84,18 @@ class TabContainer(QTabWidget):
         self.tabBar().tabMoved.connect(lambda _a, _b: self.tabs_changed.emit())
         self.confirm_close = self._ask_close
         """Asks whether to stop a running reply when its tab is closed (tests replace it)."""
+        self.tab_list_menu = QMenu(self)
+        self.tab_list_menu.setObjectName("TabListMenu")
+        self.tab_list_menu.aboutToShow.connect(self._fill_tab_list)
+        self.tab_list_button = QToolButton(self)
+        self.tab_list_button.setObjectName("TabListButton")
+        self.tab_list_button.setText("⌄")
+        self.tab_list_button.setAccessibleName("List all tabs")
+        self.tab_list_button.setToolTip("List all tabs (Ctrl+Shift+A)")
+        self.tab_list_button.setAutoRaise(True)
+        self.tab_list_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.tab_list_button.setMenu(self.tab_list_menu)
+        self.setCornerWidget(self.tab_list_button, Qt.Corner.TopRightCorner)
 
     # -- tabs -------------------------------------------------------------------------------
 
@@ -87,6 +123,9 @@ class TabContainer(QTabWidget):
         close.setObjectName("TabClose")
         close.setText("×")
         close.setToolTip("Close tab (Ctrl+W)")
+        close.setAccessibleName(f"Close {tab.title}")
+        # Out of the Tab chain (thirty tabs would be thirty stops); Ctrl+W closes from the keyboard.
+        close.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         close.setAutoRaise(True)
         close.setCursor(Qt.CursorShape.PointingHandCursor)
         close.clicked.connect(lambda _=False, t=tab: self.request_close(self.indexOf(t)))
@@ -155,6 +194,29 @@ class TabContainer(QTabWidget):
         if self.count() > 1:
             self.setCurrentIndex((self.currentIndex() - 1) % self.count())
 
+    def show_tab_list(self) -> None:
+        """Open the list of every tab under its corner button (the keyboard's way in)."""
+        if self.count():
+            self.tab_list_button.showMenu()
+
+    def _fill_tab_list(self) -> None:
+        self.tab_list_menu.clear()
+        current = self.current_tab()
+        for tab in self.tabs():
+            action = QAction(menu_text(tab.title), self.tab_list_menu)
+            action.setCheckable(True)
+            action.setChecked(tab is current)
+            action.triggered.connect(lambda _=False, t=tab: self._activate_listed(t))
+            self.tab_list_menu.addAction(action)
+            if tab is current:
+                self.tab_list_menu.setActiveAction(action)
+
+    def _activate_listed(self, tab: ChatTab) -> None:
+        if tab in self._members:
+            self.setCurrentWidget(tab)
+            # Once the menu has closed: it hands the focus back to where it was when it opened.
+            QTimer.singleShot(0, lambda: tab.focus_composer() if tab in self._members else None)
+
     def is_unread(self, session_id: str) -> bool:
         return session_id in self._unread
 
@@ -175,6 +237,9 @@ class TabContainer(QTabWidget):
         if index >= 0:
             self.setTabText(index, title)
             self.setTabToolTip(index, title)
+            close = self.tabBar().tabButton(index, QTabBar.ButtonPosition.RightSide)
+            if close is not None:
+                close.setAccessibleName(f"Close {title}")
         self._forward(tab, self.cur_title_changed, title)
 
     def _tab_busy(self, tab: ChatTab, busy: bool) -> None:
