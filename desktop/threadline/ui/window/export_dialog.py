@@ -1,0 +1,145 @@
+"""File → Export…: which chats (this one, the selected ones, everything) and in which format.
+
+The dialog only asks; ``export_chats`` then asks where to save (a native save dialog)
+and runs ``engine.export`` as a task. The file appears only once it is complete, and
+the status bar says where it went or what went wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.engine.exporting import ExportFormat
+from threadline.ui.common.tasks import describe, spawn
+
+if TYPE_CHECKING:
+    from threadline.engine.api import EngineApi
+
+FORMATS = (
+    (ExportFormat.MARKDOWN, "Markdown — the conversation as shown"),
+    (ExportFormat.MARKDOWN_BRANCHES, "Markdown — every version of every message"),
+    (ExportFormat.JSON, "Threadline JSON — everything, to import again"),
+)
+FILTERS = {".md": "Markdown (*.md)", ".json": "Threadline JSON (*.json)"}
+
+
+class ExportDialog(QDialog):
+    """Scope and format; ``session_ids()`` and ``export_format()`` read the choice."""
+
+    def __init__(
+        self,
+        parent: QWidget | None,
+        *,
+        current: str | None,
+        selected: Sequence[str],
+        prefer_selected: bool = False,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ExportDialog")
+        self.setWindowTitle("Export chats")
+        self._current = current
+        self._selected = list(selected)
+        layout = QVBoxLayout(self)
+
+        scope_box = QGroupBox("Chats")
+        scope_layout = QVBoxLayout(scope_box)
+        self.scope = QButtonGroup(self)
+        self.this_chat = QRadioButton("This chat")
+        self.this_chat.setEnabled(current is not None)
+        count = len(self._selected)
+        self.selected_chats = QRadioButton(f"The selected chats ({count})")
+        self.selected_chats.setEnabled(count > 1)
+        self.everything = QRadioButton("Every chat, archived ones too")
+        for button in (self.this_chat, self.selected_chats, self.everything):
+            self.scope.addButton(button)
+            scope_layout.addWidget(button)
+        if prefer_selected and count > 1:
+            self.selected_chats.setChecked(True)
+        elif current is not None:
+            self.this_chat.setChecked(True)
+        else:
+            self.everything.setChecked(True)
+        layout.addWidget(scope_box)
+
+        format_box = QGroupBox("Format")
+        format_layout = QVBoxLayout(format_box)
+        self.formats = QButtonGroup(self)
+        self._format_buttons: dict[ExportFormat, QRadioButton] = {}
+        for fmt, label in FORMATS:
+            button = QRadioButton(label)
+            self._format_buttons[fmt] = button
+            self.formats.addButton(button)
+            format_layout.addWidget(button)
+        self._format_buttons[ExportFormat.MARKDOWN].setChecked(True)
+        layout.addWidget(format_box)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = buttons.addButton("Export…", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def session_ids(self) -> list[str] | None:
+        """The chats chosen; ``None`` for every chat."""
+        if self.this_chat.isChecked() and self._current is not None:
+            return [self._current]
+        if self.selected_chats.isChecked():
+            return list(self._selected)
+        return None
+
+    def export_format(self) -> ExportFormat:
+        return next(fmt for fmt, button in self._format_buttons.items() if button.isChecked())
+
+
+def suggested_name(fmt: ExportFormat, session_ids: list[str] | None, title: str) -> str:
+    if session_ids is None:
+        stem = "Threadline chats"
+    elif len(session_ids) == 1:
+        stem = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in title).strip() or "chat"
+    else:
+        stem = f"{len(session_ids)} chats"
+    return stem + fmt.suffix
+
+
+def export_chats(
+    parent: QWidget,
+    engine: EngineApi,
+    *,
+    current: str | None,
+    current_title: str,
+    selected: Sequence[str],
+    prefer_selected: bool,
+    tell: Callable[[str], None],
+) -> None:
+    """Ask what to export and where, then export it as a task; ``tell`` shows the outcome."""
+    dialog = ExportDialog(parent, current=current, selected=selected, prefer_selected=prefer_selected)
+    if dialog.exec() != QDialog.DialogCode.Accepted:
+        return
+    session_ids, fmt = dialog.session_ids(), dialog.export_format()
+    name = suggested_name(fmt, session_ids, current_title)
+    path, _ = QFileDialog.getSaveFileName(parent, "Export chats", name, FILTERS[fmt.suffix])
+    if not path:
+        return
+    target = Path(path)
+    if not target.suffix:
+        target = target.with_suffix(fmt.suffix)
+    tell(f"Exporting to {target}…")
+    spawn(
+        engine.export(target, fmt, session_ids),
+        on_done=lambda _none: tell(f"Exported to {target}"),
+        on_error=lambda err: tell(describe(err)),
+        name="export",
+    )
