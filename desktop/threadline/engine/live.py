@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 
 from threadline.core.conversation import Conversation
+from threadline.core.gathered_context import GatheredContext
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ConversationEvent
 
@@ -26,6 +27,8 @@ class LiveConversation:
         self._info = info
         self._conversation = conversation
         self._observers: list[Observer] = []
+        self.last_context: GatheredContext | None = None
+        """The sticky context of the latest request (for the tab and the meter; not stored)."""
 
     @property
     def session_id(self) -> str:

@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from threadline.core.request import ToolSpec
@@ -78,54 +79,72 @@ class ShellTool:
         return await self._run(command, str(cwd), limit)
 
     async def _run(self, command: str, cwd: str, limit: float) -> ToolOutput:
-        options: dict[str, Any] = {}
-        if sys.platform == "win32":  # pragma: no cover
-            options["creationflags"] = 0x00000200  # CREATE_NEW_PROCESS_GROUP
-        else:
-            options["start_new_session"] = True
-        loop = asyncio.get_running_loop()
-        starting = asyncio.ensure_future(
-            loop.subprocess_shell(
-                lambda: _Collector(loop, self.output_limit),
-                command,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                **options,
-            )
-        )
-        try:
-            transport, collector = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # Stop while the process starts: asyncio's own clean-up of a cancelled start kills
-            # the shell alone and waits for every pipe (a child's ``sleep`` holds it). Let the
-            # start finish (milliseconds), then stop the whole group like a running command.
-            with contextlib.suppress(Exception):
-                transport, collector = await starting
-                await _stop(transport, collector)
-            raise
-        timed_out = False
-        try:
-            try:
-                await asyncio.wait_for(asyncio.shield(collector.exited), limit)
-            except TimeoutError:
-                timed_out = True
-            else:  # what it printed is in the pipe: read to the end unless an escaped child holds it
-                _signal_group(transport, signal.SIGKILL)  # background jobs it left behind
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(collector.output_closed), DRAIN_GRACE)
-        finally:
-            await _stop(transport, collector)  # also on cancel (Stop): the turn moves on at once
-        output = collector.text()
-        if timed_out:
+        run = await run_shell_command(command, cwd, limit, self.output_limit)
+        if run.timed_out:
             return ToolOutput(
-                f"{output}\n[the command did not finish within {limit:g} s and was killed]".lstrip(),
+                f"{run.output}\n[the command did not finish within {limit:g} s and was killed]".lstrip(),
                 is_error=True,
             )
-        code = transport.get_returncode()
-        footer = f"[exit code {code}]"
-        return ToolOutput(f"{output}\n{footer}" if output else footer, is_error=code != 0)
+        footer = f"[exit code {run.exit_code}]"
+        return ToolOutput(f"{run.output}\n{footer}" if run.output else footer, is_error=run.exit_code != 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRun:
+    """How a command ended: its output (cut at the limit, the cut marked), exit code, timeout."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool
+
+
+async def run_shell_command(command: str, cwd: str, limit: float, output_limit: int) -> ShellRun:
+    """Run ``command`` in a shell, in its own process group, for at most ``limit`` seconds.
+
+    The environment is Threadline's own. A timeout or a cancel (Stop) ends the whole
+    group at once (SIGTERM, SIGKILL ``TERM_GRACE`` later). Shared by the shell tool and
+    context hooks, so both follow the same rules.
+    """
+    options: dict[str, Any] = {}
+    if sys.platform == "win32":  # pragma: no cover
+        options["creationflags"] = 0x00000200  # CREATE_NEW_PROCESS_GROUP
+    else:
+        options["start_new_session"] = True
+    loop = asyncio.get_running_loop()
+    starting = asyncio.ensure_future(
+        loop.subprocess_shell(
+            lambda: _Collector(loop, output_limit),
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            **options,
+        )
+    )
+    try:
+        transport, collector = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        # Stop while the process starts: asyncio's own clean-up of a cancelled start kills
+        # the shell alone and waits for every pipe (a child's ``sleep`` holds it). Let the
+        # start finish (milliseconds), then stop the whole group like a running command.
+        with contextlib.suppress(Exception):
+            transport, collector = await starting
+            await _stop(transport, collector)
+        raise
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(asyncio.shield(collector.exited), limit)
+        except TimeoutError:
+            timed_out = True
+        else:  # what it printed is in the pipe: read to the end unless an escaped child holds it
+            _signal_group(transport, signal.SIGKILL)  # background jobs it left behind
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(collector.output_closed), DRAIN_GRACE)
+    finally:
+        await _stop(transport, collector)  # also on cancel (Stop): the turn moves on at once
+    return ShellRun(collector.text(), None if timed_out else transport.get_returncode(), timed_out)
 
 
 class _Collector(asyncio.SubprocessProtocol):
