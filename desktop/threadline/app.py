@@ -59,8 +59,12 @@ def process_start_time() -> float:
         return _IMPORT_TIME
 
 
-def create_application() -> tuple[QApplication, ThemeManager, qasync.QEventLoop]:
-    """QApplication, applied theme and qasync loop, as the window starts (the benchmarks use it too)."""
+def create_application(*, watch_alt: bool = True) -> tuple[QApplication, ThemeManager, qasync.QEventLoop]:
+    """QApplication, applied theme and qasync loop, as the window starts (the benchmarks use it too).
+
+    ``watch_alt=False``: the Alt-key watch for mnemonic underlines is left for after the first
+    paint (``ThemeManager.apply``); ``run_gui`` starts it then.
+    """
     from PySide6.QtWidgets import QApplication
 
     import threadline.ui  # noqa: F401  (first: tames PySide6's import hook, see ui.common.qt_runtime)
@@ -75,7 +79,7 @@ def create_application() -> tuple[QApplication, ThemeManager, qasync.QEventLoop]
     from threadline.ui.common.theme import ThemeManager
 
     theme = ThemeManager(app)
-    theme.apply()
+    theme.apply(watch_alt=watch_alt)
 
     import qasync
 
@@ -151,7 +155,7 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
     from threadline.logging_setup import setup_logging
 
     logging_setup = setup_logging(data_dir)
-    app, theme, loop = create_application()
+    app, theme, loop = create_application(watch_alt=False)
     crash, undo_routes = install_error_routes(loop, logging_setup.log_path)
     try:
         return _run_window(app, theme, loop, crash, data_dir, database_url, started, startup_probe)
@@ -170,8 +174,7 @@ def _run_window(
     started: float,
     startup_probe: bool,
 ) -> int:
-    from PySide6.QtCore import QEvent, QObject, QTimer
-
+    from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
     from threadline.ui.common.message_bridge import MessageBridge
     from threadline.ui.common.tasks import cancel_running
 
@@ -182,29 +185,16 @@ def _run_window(
     done: asyncio.Future[int] = loop.create_future()
     engine_box: list[Engine] = []
 
-    class FirstPaint(QObject):
-        def __init__(self) -> None:
-            super().__init__()
-            self.seen = False
-
-        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-            if not self.seen and event.type() == QEvent.Type.Paint:
-                self.seen = True
-                QTimer.singleShot(0, after_first_paint)
-            return False
-
-    first_paint = FirstPaint()
-    window.installEventFilter(first_paint)
-
     def finish(code: int) -> None:
         if not done.done():
             done.set_result(code)
 
     def after_first_paint() -> None:
-        window.removeEventFilter(first_paint)
+        from threadline.ui.common.theme import MnemonicState
+
+        MnemonicState.of(app).listen()
         if startup_probe:
-            print(f"{(time.time() - started) * 1000:.0f}")
-            sys.stdout.flush()
+            print_probe(started, time.time())
             finish(0)
             return
         loop.create_task(start_engine())
@@ -231,6 +221,7 @@ def _run_window(
         finish(0)
 
     window.closed.connect(lambda: loop.create_task(shutdown()))
+    FirstPaintWatcher(window, after_first_paint)
     window.show()
     with loop:
         code: int = loop.run_until_complete(done)

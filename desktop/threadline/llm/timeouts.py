@@ -20,8 +20,10 @@ bounds), whatever the retry policy's attempt count says.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from threadline.core.config import ProviderConfig
+if TYPE_CHECKING:  # the command line's parser imports this module; configs load later
+    from threadline.core.config import ProviderConfig
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_FIRST_BYTE_TIMEOUT = 60.0

@@ -26,13 +26,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from threadline.core.config import ModelInfo, ProviderConfig
-from threadline.engine.api import EngineApi
 from threadline.ui.common.tasks import spawn
+
+if TYPE_CHECKING:  # the engine's modules load after the first paint
+    from threadline.core.config import ModelInfo, ProviderConfig
+    from threadline.engine.api import EngineApi
 
 log = logging.getLogger("threadline.ui.chat.model_catalog")
 
@@ -208,6 +210,8 @@ class ModelCatalog(QObject):
 
 def _parse_cache(value: Any) -> dict[str, list[ModelInfo]]:
     """The saved lists, skipping anything malformed (settings are user-editable data)."""
+    from threadline.core.config import ModelInfo
+
     out: dict[str, list[ModelInfo]] = {}
     if not isinstance(value, dict):
         return out

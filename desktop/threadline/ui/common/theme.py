@@ -211,6 +211,10 @@ QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c
 QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
 #TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
 #TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
+#TabListButton {{ border: none; border-radius: 4px; color: {c.text}; padding: 2px 8px; margin: 4px 4px 0 0;
+                  font-size: 15px; }}
+#TabListButton:hover, #TabListButton:focus {{ background: {c.hover}; }}
+#TabListButton::menu-indicator {{ image: none; width: 0; }}
 
 ChatView {{ background: {c.base}; border: none; }}
 #ChatTab {{ background: {c.base}; }}
@@ -379,19 +383,37 @@ class MnemonicState(QObject):
     An application-wide event filter that only looks at Alt presses and releases (and
     at the application losing focus, which may swallow the release); on a change it
     repaints the widgets that draw mnemonics. The shortcuts themselves always work.
+
+    The window starts it only after its first paint (``listen=False``, then ``listen()``):
+    a Python filter on every event makes PySide6 wrap each object and event it is shown,
+    which cost ~20 ms of the first frame (docs/performance.md).
     """
 
-    def __init__(self, app: QApplication) -> None:
+    def __init__(self, app: QApplication, *, listen: bool = True) -> None:
         super().__init__(app)
         self.setObjectName("MnemonicState")
         self.shown = False
-        app.installEventFilter(self)
+        self.listening = False
+        if listen:
+            self.listen()
+
+    def listen(self) -> None:
+        """Start watching Alt (once; later calls do nothing)."""
+        if not self.listening:
+            self.listening = True
+            app = self.parent()
+            assert isinstance(app, QApplication)
+            app.installEventFilter(self)
 
     @classmethod
-    def of(cls, app: QApplication) -> MnemonicState:
+    def of(cls, app: QApplication, *, listen: bool = True) -> MnemonicState:
         """The application's one instance (every theme manager and style shares it)."""
         found = app.findChild(cls, "MnemonicState")
-        return found if isinstance(found, cls) else cls(app)
+        if isinstance(found, cls):
+            if listen:
+                found.listen()
+            return found
+        return cls(app, listen=listen)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
@@ -440,8 +462,10 @@ class ThemeManager(QObject):
     def choice(self) -> ThemeChoice:
         return self._choice
 
-    def apply(self) -> None:
-        self._app.setStyle(ThemedStyle(self._colors, MnemonicState.of(self._app)))
+    def apply(self, *, watch_alt: bool = True) -> None:
+        """Style, palette and style sheet; ``watch_alt=False`` leaves the Alt watch for later
+        (``MnemonicState.of(app).listen()``, after the first paint)."""
+        self._app.setStyle(ThemedStyle(self._colors, MnemonicState.of(self._app, listen=watch_alt)))
         self._app.setPalette(build_palette(self._colors))
         self._app.setStyleSheet(build_stylesheet(self._colors))
 

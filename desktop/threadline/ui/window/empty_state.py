@@ -8,10 +8,13 @@ either way.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from threadline.core.config import ProviderConfig
+if TYPE_CHECKING:
+    from threadline.core.config import ProviderConfig
 
 
 class EmptyState(QWidget):
