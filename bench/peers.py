@@ -54,10 +54,12 @@ class Runs:
 
     wall: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
 
-    def add(self, wall: float, rss_mb: float) -> None:
+    def add(self, wall: float, rss_mb: float, cpu: float) -> None:
         self.wall.append(wall)
         self.rss_mb.append(rss_mb)
+        self.cpu.append(cpu)
 
     @property
     def median_wall(self) -> float:
@@ -67,9 +69,13 @@ class Runs:
     def median_rss(self) -> float:
         return statistics.median(self.rss_mb)
 
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
 
-def run_measured(argv: Sequence[str], env: dict[str, str], expect_chars: int) -> tuple[float, float]:
-    """``(wall seconds, peak RSS in MB)`` of one process; its reply must be printed in full."""
+
+def run_measured(argv: Sequence[str], env: dict[str, str], expect_chars: int) -> tuple[float, float, float]:
+    """``(wall seconds, peak RSS in MB, CPU seconds)`` of one process; its reply must be printed in full."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
@@ -84,7 +90,7 @@ def run_measured(argv: Sequence[str], env: dict[str, str], expect_chars: int) ->
                 f"{argv[0]} failed (exit {process.returncode}, {len(printed)} characters printed):\n"
                 + err.read().decode(errors="replace")[-2000:]
             )
-    return wall, usage.ru_maxrss / 1024  # kilobytes on Linux
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime  # ru_maxrss: kilobytes on Linux
 
 
 def find_llm() -> str | None:
@@ -148,11 +154,13 @@ def ratio(a: float, b: float) -> str:
 
 
 def print_row(label: str, ours: Runs, theirs: Runs | None) -> None:
-    line = f"{label:<34} threadline {ours.median_wall:6.3f} s {ours.median_rss:6.1f} MB"
+    line = f"{label:<34} threadline {ours.median_wall:6.3f} s (cpu {ours.median_cpu:5.3f} s)"
+    line += f" {ours.median_rss:6.1f} MB"
     if theirs is not None:
         line += (
-            f"   llm {theirs.median_wall:6.3f} s {theirs.median_rss:6.1f} MB"
+            f"   llm {theirs.median_wall:6.3f} s (cpu {theirs.median_cpu:5.3f} s) {theirs.median_rss:6.1f} MB"
             f"   ratio wall {ratio(ours.median_wall, theirs.median_wall)}"
+            f" cpu {ratio(ours.median_cpu, theirs.median_cpu)}"
             f" memory {ratio(ours.median_rss, theirs.median_rss)}"
         )
     print(line, flush=True)
@@ -178,8 +186,10 @@ def main() -> int:
             "(it is not a dependency of Threadline): .venv/bin/pip install llm",
             flush=True,
         )
+    # An installed package has its bytecode compiled (pip does it; `llm`'s is): let the editable
+    # checkout's be cached too, rather than compiling Threadline's sources on every run.
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
         "NO_COLOR": "1",
     }
@@ -191,6 +201,11 @@ def main() -> int:
             setup_llm(Path(tmp) / "llm", server)
         cases = [("short reply", SHORT_REPLY), (f"{args.tokens:,}-token reply", reply_pieces(args.tokens))]
         print(f"{args.rounds} rounds each, alternating; medians; server on {server.base_url}", flush=True)
+        warm = sse_response(openai_text_stream(SHORT_REPLY, model=MODEL))
+        server.default = warm  # one unmeasured run each: bytecode caches, the OS's file cache
+        run_measured([*threadline_command(), "--data-dir", str(data_dir), "ask", "hi"], env, 1)
+        if llm is not None:
+            run_measured([llm, "-m", LLM_MODEL_ID, "hi"], llm_env, 1)
         for label, pieces in cases:
             server.default = sse_response(openai_text_stream(pieces, model=MODEL))
             expect = len("".join(pieces).strip())
