@@ -441,6 +441,7 @@ MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Follow System": theme_check("Follow System", ThemeChoice.SYSTEM),
     "Light": theme_check("Light", ThemeChoice.LIGHT),
     "Dark": theme_check("Dark", ThemeChoice.DARK),
+    "High Contrast": theme_check("High Contrast", ThemeChoice.HIGH_CONTRAST),
     "About Threadline": check_about,
 }
 """What each menu entry must do, by the text a person reads. A new entry needs a row here."""

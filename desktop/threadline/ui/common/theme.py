@@ -50,6 +50,8 @@ class ThemeChoice(StrEnum):
     SYSTEM = "system"
     LIGHT = "light"
     DARK = "dark"
+    HIGH_CONTRAST = "high_contrast"
+    """Black on white or white on black (following the system's light or dark scheme)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,8 @@ class ThemeColors:
     warning: str
     success: str
     pygments_style: str
+    high_contrast: bool = False
+    """At least 7:1 for text (WCAG AAA), chosen in Settings or asked for by the system."""
 
 
 LIGHT = ThemeColors(
@@ -87,7 +91,7 @@ LIGHT = ThemeColors(
     base="#ffffff",
     surface="#efefec",
     text="#1f2328",
-    muted="#6b7078",
+    muted="#5c6168",  # ≥ 4.5:1 on every light surface it is drawn on (window, sidebar, hover)
     border="#d9dadc",
     accent="#2f6fdf",
     accent_text="#ffffff",
@@ -113,16 +117,16 @@ DARK = ThemeColors(
     base="#232529",
     surface="#2a2d31",
     text="#e4e6e9",
-    muted="#9aa0a8",
+    muted="#b0b5bc",  # ≥ 4.5:1 on the selected row's blue too
     border="#3a3d42",
     accent="#5b93f5",
-    accent_text="#ffffff",
+    accent_text="#0b1526",  # white on this blue is 3.0:1; near-black is 6.0:1
     user_bubble="#2d3440",
     code_bg="#1a1c1f",
     code_border="#33363b",
     inline_code_bg="#34373d",
     link="#82aef8",
-    selection="#31476b",
+    selection="#2d4264",
     hover="#303338",
     error_bg="#3a2523",
     error_border="#6b3832",
@@ -133,17 +137,133 @@ DARK = ThemeColors(
 )
 
 
+HIGH_CONTRAST_LIGHT = ThemeColors(
+    name="high-contrast-light",
+    dark=False,
+    window="#ffffff",
+    base="#ffffff",
+    surface="#f2f2f2",
+    text="#000000",
+    muted="#333333",
+    border="#000000",
+    accent="#0037a6",
+    accent_text="#ffffff",
+    user_bubble="#e8eefc",
+    code_bg="#f5f5f5",
+    code_border="#000000",
+    inline_code_bg="#ebebeb",
+    link="#0033a0",
+    selection="#ffe14d",
+    hover="#dcdcdc",
+    error_bg="#ffffff",
+    error_border="#a00000",
+    error_text="#8b0000",
+    warning="#7a4100",
+    success="#00591f",
+    pygments_style="bw",
+    high_contrast=True,
+)
+
+HIGH_CONTRAST_DARK = ThemeColors(
+    name="high-contrast-dark",
+    dark=True,
+    window="#000000",
+    base="#000000",
+    surface="#121212",
+    text="#ffffff",
+    muted="#d6d6d6",
+    border="#ffffff",
+    accent="#8cb8ff",
+    accent_text="#000000",
+    user_bubble="#14213a",
+    code_bg="#0a0a0a",
+    code_border="#ffffff",
+    inline_code_bg="#262626",
+    link="#9cc7ff",
+    selection="#143a7a",
+    hover="#2e2e2e",
+    error_bg="#000000",
+    error_border="#ff8080",
+    error_text="#ffb3b3",
+    warning="#ffc266",
+    success="#8fe0a8",
+    pygments_style="github-dark",
+    high_contrast=True,
+)
+
+
 def system_prefers_dark() -> bool:
     hints = QGuiApplication.styleHints()
     return hints.colorScheme() == Qt.ColorScheme.Dark
 
 
+def system_prefers_high_contrast() -> bool:
+    """Whether the platform asks for high contrast (Qt 6.10+ reads it on Windows, macOS and GNOME)."""
+    hints = QGuiApplication.styleHints()
+    return hints.accessibility().contrastPreference() == Qt.ContrastPreference.HighContrast
+
+
 def resolve(choice: ThemeChoice) -> ThemeColors:
+    """The colours of a choice; "system" is high contrast when the platform asks for it."""
     if choice is ThemeChoice.DARK:
         return DARK
     if choice is ThemeChoice.LIGHT:
         return LIGHT
-    return DARK if system_prefers_dark() else LIGHT
+    dark = system_prefers_dark()
+    if choice is ThemeChoice.HIGH_CONTRAST or system_prefers_high_contrast():
+        return HIGH_CONTRAST_DARK if dark else HIGH_CONTRAST_LIGHT
+    return DARK if dark else LIGHT
+
+
+ContrastPair = tuple[str, str, str, float]
+"""(what, foreground, background, least ratio): one pairing of colours that shows text."""
+
+NORMAL_TEXT = 4.5
+LARGE_OR_UI = 3.0
+"""WCAG 2.x level AA: 4.5:1 for normal text, 3:1 for large text and for controls' boundaries."""
+
+
+def text_pairs(c: ThemeColors) -> list[ContrastPair]:
+    """Every pairing of theme colours this application draws text with, and the ratio each needs.
+
+    The contrast test walks this list and the palette roles; a new colour used for text
+    belongs here. Disabled controls (muted on a button face) are held to 3:1: WCAG exempts
+    them, but they should still be readable.
+    """
+    from threadline.ui.common.code_box import tint  # code_box imports this module
+
+    warm = tint(c.warning, c.base, 0.10 if c.dark else 0.07).name()
+    pairs: list[ContrastPair] = [
+        ("text on the window", c.text, c.window, NORMAL_TEXT),
+        ("text on a message / field", c.text, c.base, NORMAL_TEXT),
+        ("text on the sidebar", c.text, c.surface, NORMAL_TEXT),
+        ("text on a selected row", c.text, c.selection, NORMAL_TEXT),
+        ("text on a hovered row", c.text, c.hover, NORMAL_TEXT),
+        ("text in the user's bubble", c.text, c.user_bubble, NORMAL_TEXT),
+        ("code", c.text, c.code_bg, NORMAL_TEXT),
+        ("inline code", c.text, c.inline_code_bg, NORMAL_TEXT),
+        ("muted (times, hints, unselected tabs) on the window", c.muted, c.window, NORMAL_TEXT),
+        ("muted on a message / field", c.muted, c.base, NORMAL_TEXT),
+        ("muted on the sidebar", c.muted, c.surface, NORMAL_TEXT),
+        ("muted on a hovered row", c.muted, c.hover, NORMAL_TEXT),
+        ("muted in the user's bubble", c.muted, c.user_bubble, NORMAL_TEXT),
+        ("link on a message", c.link, c.base, NORMAL_TEXT),
+        ("link in the user's bubble", c.link, c.user_bubble, NORMAL_TEXT),
+        ("primary button label", c.accent_text, c.accent, NORMAL_TEXT),
+        ("error banner text", c.error_text, c.error_bg, NORMAL_TEXT),
+        ("denied outcome", c.error_text, c.base, NORMAL_TEXT),
+        ("allowed outcome", c.success, c.base, NORMAL_TEXT),
+        ("warning text", c.warning, c.base, NORMAL_TEXT),
+        ("approval bar title", c.text, warm, NORMAL_TEXT),
+        ("approval bar hint", c.muted, warm, NORMAL_TEXT),
+        ("undo bar (inverted)", c.base, c.text, NORMAL_TEXT),
+        ("undo button on the undo bar", undo_button_colour(c), c.text, NORMAL_TEXT),
+        ("muted on a selected row", c.muted, c.selection, NORMAL_TEXT),
+        ("Stop button (inverted)", c.base, c.text, NORMAL_TEXT),
+        ("disabled Send button", c.muted, c.surface, LARGE_OR_UI),
+        ("focus border of a field", c.accent, c.base, LARGE_OR_UI),
+    ]
+    return pairs
 
 
 def build_palette(c: ThemeColors) -> QPalette:
@@ -173,6 +293,37 @@ def build_palette(c: ThemeColors) -> QPalette:
     return pal
 
 
+def relative_luminance(colour: QColor) -> float:
+    """WCAG 2.x relative luminance of an sRGB colour (0 black … 1 white)."""
+
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(colour.red()) + 0.7152 * channel(colour.green()) + 0.0722 * channel(colour.blue())
+
+
+def contrast_ratio(a: str | QColor, b: str | QColor) -> float:
+    """WCAG contrast ratio of two colours, 1 (same) to 21 (black on white)."""
+    la, lb = relative_luminance(QColor(a)), relative_luminance(QColor(b))
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def readable_on(colour: str, background: str, least: float = 4.5) -> str:
+    """``colour``, mixed toward black or white (away from ``background``) until it reaches ``least``."""
+    toward = "#000000" if relative_luminance(QColor(background)) > 0.18 else "#ffffff"
+    for step in range(21):
+        candidate = mix(toward, colour, step / 20).name()
+        if contrast_ratio(candidate, background) >= least:
+            return candidate
+    return toward
+
+
+def undo_button_colour(c: ThemeColors) -> str:
+    """The Undo button's label on the inverted undo bar (its background is the text colour)."""
+    return readable_on(c.accent, c.text, 7.0 if c.high_contrast else 4.5)
+
+
 def build_stylesheet(c: ThemeColors) -> str:
     """The application stylesheet: flat, quiet surfaces, one accent colour."""
     return f"""
@@ -199,7 +350,7 @@ QMenu::separator {{ height: 1px; background: {c.border}; margin: 4px 6px; }}
 #NewChatButton:hover {{ background: {QColor(c.accent).lighter(110).name()}; }}
 #UndoBar {{ background: {c.text}; border-radius: 6px; }}
 #UndoBar QLabel {{ color: {c.base}; }}
-#UndoBar QPushButton {{ color: {c.accent if c.dark else QColor(c.accent).lighter(160).name()};
+#UndoBar QPushButton {{ color: {undo_button_colour(c)};
                         background: transparent; border: none; font-weight: 600; padding: 2px 6px; }}
 
 QTabWidget::pane {{ border: none; background: {c.base}; }}
@@ -225,7 +376,7 @@ ChatView {{ background: {c.base}; border: none; }}
 #ComposerHint {{ color: {c.muted}; }}
 #SendButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
                padding: 5px 14px; font-weight: 600; }}
-#SendButton:disabled {{ background: {c.border}; color: {c.muted}; }}
+#SendButton:disabled {{ background: {c.surface}; color: {c.muted}; border: 1px solid {c.border}; }}
 #SendButton[stop="true"] {{ background: {c.text}; color: {c.base}; }}
 #FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
                border-radius: 5px; }}
@@ -255,6 +406,7 @@ ChatView {{ background: {c.base}; border: none; }}
 #SecondaryButton:hover {{ background: {c.hover}; }}
 #SectionTitle {{ color: {c.text}; font-weight: 600; font-size: 14px; }}
 #Hint {{ color: {c.muted}; }}
+#ContextWarning {{ color: {c.warning}; }}
 #ProviderList {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; padding: 4px; }}
 #ProviderList::item {{ padding: 6px 8px; border-radius: 4px; color: {c.text}; }}
 #ProviderList::item:selected {{ background: {c.selection}; }}
@@ -452,7 +604,9 @@ class ThemeManager(QObject):
         self._app = app
         self._choice = choice
         self._colors = resolve(choice)
-        app.styleHints().colorSchemeChanged.connect(self._system_changed)
+        self._hints = app.styleHints()  # kept: its accessibility() child dies with a dropped wrapper
+        self._hints.colorSchemeChanged.connect(self._system_changed)
+        self._hints.accessibility().contrastPreferenceChanged.connect(self._system_changed)
 
     @property
     def colors(self) -> ThemeColors:
@@ -473,8 +627,8 @@ class ThemeManager(QObject):
         self._choice = choice
         self._update()
 
-    def _system_changed(self, _scheme: Qt.ColorScheme) -> None:
-        if self._choice is ThemeChoice.SYSTEM:
+    def _system_changed(self, _preference: object) -> None:
+        if self._choice in (ThemeChoice.SYSTEM, ThemeChoice.HIGH_CONTRAST):
             self._update()
 
     def _update(self) -> None:

@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
             (ThemeChoice.SYSTEM, "Follow &System"),
             (ThemeChoice.LIGHT, "&Light"),
             (ThemeChoice.DARK, "&Dark"),
+            (ThemeChoice.HIGH_CONTRAST, "&High Contrast"),
         ):
             a = QAction(label, self, checkable=True)
             a.triggered.connect(lambda _=False, c=choice: self.set_theme(c))
