@@ -44,6 +44,8 @@ from hypothesis.stateful import (
 from threadline.core.conversation import Conversation
 from threadline.core.messages import (
     PARTIAL_STATUSES,
+    Marker,
+    MarkerType,
     Message,
     MessageKind,
     MessageStatus,
@@ -169,6 +171,15 @@ class ConversationMachine(RuleBasedStateMachine):
     def send(self, text: str) -> None:
         self.record_prompt(self.c.stage(text))
         self.resumed = None
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input)
+    @rule(name=st.sampled_from(["Reviewer", "Default"]))
+    @counted
+    def switch_agent(self, name: str) -> None:
+        """A marker between turns: the next prompt hangs under it, and it is never sent."""
+        marker = self.c.add_marker(Marker(MarkerType.AGENT, name, settings={"name": name}))
+        assert self.c.tree.active_leaf == marker.id and self.c.ready_for_input
         self.persist()
 
     @precondition(lambda self: self.c.ready_for_input and self.prompts_on_path())
@@ -618,6 +629,7 @@ def content_of(message: Message) -> tuple[Any, ...]:
         message.tool_calls,
         message.tool_results,
         message.parent_id,
+        message.marker,
     )
 
 
@@ -712,7 +724,7 @@ def test_every_rule_runs() -> None:
         "finish_plain", "finish_with_tool_calls", "approve", "deny", "cancel", "fail", "switch_version",
         "switch_active_leaf", "summarise_older_part", "crash", "full_tool_round",
         "resume_earlier_reply", "finish_tools", "rerun_interrupted_tools",
-        "skip_interrupted_tools",
+        "skip_interrupted_tools", "switch_agent",
     }  # fmt: skip
     # Every rule must run; how often depends on Hypothesis' (derandomized) choices, which
     # shift whenever a precondition changes, so only the total is held to a high bar.

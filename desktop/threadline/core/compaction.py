@@ -90,7 +90,7 @@ def summary_request(plan: CompactionPlan, escalation: Escalation, instructions: 
 
 
 def _excerpt(message: Message, escalation: Escalation) -> str:
-    if message.kind is MessageKind.SUMMARY:
+    if message.kind is MessageKind.SUMMARY or message.kind is MessageKind.MARKER:
         return ""
     if message.tool_results:
         lines = [

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from threadline.core.messages import (
+    RECORD_KINDS,
     TOOL_ANSWER_KINDS,
     ContextFile,
     ImageBlock,
+    Marker,
     Message,
     MessageKind,
     MessageStatus,
@@ -155,11 +157,12 @@ class Conversation:
         """Start a turn that answers an existing user message (retry after a failure, regenerate).
 
         A compaction summary can be answered too: automatic compaction puts it between
-        a prompt and its reply, so regenerating that reply answers the summary.
+        a prompt and its reply, so regenerating that reply answers the summary. So can a
+        marker: a retry after switching agent asks the new agent, below the switch.
         """
         self._require_ready()
         message = self.tree.get(message_id)
-        if not (message.is_user or message.kind is MessageKind.SUMMARY):
+        if not (message.is_user or message.kind in RECORD_KINDS):
             raise TreeError("only a user message can be answered")
         self.tree.set_active_leaf(message.id)
         self.turn.apply(TurnAction.STAGE, staged=message.id)
@@ -364,6 +367,15 @@ class Conversation:
     def set_active_leaf(self, message_id: str | None) -> None:
         self._require_ready()
         self.tree.set_active_leaf(message_id)
+
+    def add_marker(self, marker: Marker) -> Message:
+        """Record a change (an agent switch) under the active leaf, between turns.
+
+        The marker becomes the active leaf, so the next prompt is its child: what
+        comes after the divider in the view is what the change applies to.
+        """
+        self._require_ready()
+        return self.tree.add(Message.marker_message(marker, parent_id=self.tree.active_leaf))
 
     def add_summary(self, text: str, summarised_through: str) -> Message:
         """Append a compaction summary under the active leaf.

@@ -47,10 +47,14 @@ class MessageKind(StrEnum):
     """An assistant reply that asks for tools (may also carry text)."""
     SUMMARY = "summary"
     """A compaction summary standing in for the path before ``summarised_through``."""
+    MARKER = "marker"
+    """A record of something that changed in the conversation (its ``marker``); never sent."""
 
 
 USER_KINDS = frozenset({MessageKind.PROMPT, MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES})
 ASSISTANT_KINDS = frozenset({MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
+RECORD_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.MARKER})
+"""Kinds stored with the user role that nobody said: neither a prompt nor a reply."""
 TOOL_ANSWER_KINDS = frozenset({MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES})
 """Kinds of the user message that answers a round of tool calls."""
 
@@ -75,6 +79,53 @@ class ImageBlock:
     media_type: str
     data: str
     name: str = ""
+
+
+class MarkerType(StrEnum):
+    """What a marker records. New kinds of record add a member here."""
+
+    AGENT = "agent"
+    """The session's agent from here on; ``settings`` holds the agent as it was then."""
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A line in the conversation that records a change ("Agent: Reviewer").
+
+    ``value`` is what the divider names; ``detail`` says why when that is not obvious
+    ("Reviewer was deleted"); ``settings`` is a JSON snapshot that the change carries
+    (for ``AGENT``: the agent's settings at that moment, so later turns follow the
+    history and not whatever the agent became since).
+    """
+
+    type: MarkerType
+    value: str
+    detail: str = ""
+    settings: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        """The divider's text."""
+        head = f"{self.type.value.capitalize()}: {self.value}"
+        return f"{head} — {self.detail}" if self.detail else head
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type.value, "value": self.value}
+        if self.detail:
+            data["detail"] = self.detail
+        if self.settings is not None:
+            data["settings"] = self.settings
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Marker:
+        settings = data.get("settings")
+        return cls(
+            type=MarkerType(data["type"]),
+            value=str(data.get("value", "")),
+            detail=str(data.get("detail", "")),
+            settings=settings if isinstance(settings, dict) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +212,8 @@ class Message:
     created_at: datetime = field(default_factory=utcnow)
     summarised_through: str | None = None
     """For SUMMARY messages: the id of the last path message the summary replaces."""
+    marker: Marker | None = None
+    """For MARKER messages: what changed."""
 
     # -- constructors -------------------------------------------------------------
 
@@ -257,11 +310,27 @@ class Message:
             summarised_through=summarised_through,
         )
 
+    @classmethod
+    def marker_message(cls, marker: Marker, *, parent_id: str | None, id: str | None = None) -> Message:
+        """A marker: shown as a divider, kept in history, never sent to a model."""
+        return cls(
+            id=id or new_id(),
+            parent_id=parent_id,
+            role=Role.USER,
+            kind=MessageKind.MARKER,
+            text=marker.label,
+            marker=marker,
+        )
+
     # -- queries ------------------------------------------------------------------
 
     @property
     def is_user(self) -> bool:
-        return self.role is Role.USER and self.kind is not MessageKind.SUMMARY
+        return self.role is Role.USER and self.kind not in RECORD_KINDS
+
+    @property
+    def is_marker(self) -> bool:
+        return self.kind is MessageKind.MARKER
 
     @property
     def is_assistant(self) -> bool:

@@ -262,8 +262,8 @@ def sendable_messages(body: Sequence[Message]) -> list[SentMessage]:
 
 
 def _to_sent(message: Message) -> SentMessage | None:
-    if message.kind is MessageKind.SUMMARY:
-        return None
+    if message.kind is MessageKind.SUMMARY or message.kind is MessageKind.MARKER:
+        return None  # a summary goes into the system text; a marker is for people only
     if message.is_assistant:
         if message.status is MessageStatus.STREAMING:
             return None

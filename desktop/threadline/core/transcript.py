@@ -26,6 +26,8 @@ def transcript_markdown(path: Sequence[Message], title: str = "") -> str:
 
 
 def _section(message: Message) -> str:
+    if message.marker is not None:
+        return f"---\n\n*{message.marker.label}*"
     if message.kind is MessageKind.SUMMARY:
         return f"> **Summary of earlier messages**\n>\n{_quote(message.text)}"
     if message.kind is MessageKind.PROMPT:

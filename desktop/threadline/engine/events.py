@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from threadline.core.config import AgentConfig
+from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import Message
 from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
@@ -148,8 +150,32 @@ class SaveStateChanged:
     error: UserFacingError | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AgentChanged:
+    """The agent a session runs with changed (a switch, a deleted agent) or was edited.
+
+    ``update_available``: the agent's stored settings differ from the ones this session
+    runs with, so the tab offers to use them (``Engine.use_agent_settings``).
+    ``notice``: a change the person did not make in this tab, said in the tab.
+    """
+
+    session_id: str
+    agent: AgentConfig
+    update_available: bool = False
+    notice: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextGathered:
+    """The sticky context of a request was read: what went in, what was left out, what failed."""
+
+    session_id: str
+    gathered: GatheredContext
+
+
 ConversationEvent = (
-    MessageAdded
+    AgentChanged
+    | MessageAdded
     | TextDelta
     | MessageChanged
     | ActivePathChanged
@@ -158,6 +184,7 @@ ConversationEvent = (
     | RetryScheduled
     | SessionUpdated
     | SaveStateChanged
+    | ContextGathered
 )
 
 

@@ -63,9 +63,12 @@ class AnthropicProvider(SdkProvider):
         specs = tools_to_send(request, tools)
         if specs:
             body["tools"] = anthropic_tools(specs)
-        if params.temperature is not None:
-            # Not a typed argument of ``messages.create`` in current SDKs; the API reads it from the body.
-            body["extra_body"] = {"temperature": params.temperature}
+        # Sampling is passed through ``extra_body``: the API reads it from the JSON body
+        # whatever the installed SDK's typed arguments are.
+        sampling = {"temperature": params.temperature, "top_p": params.top_p}
+        extra = {k: v for k, v in sampling.items() if v is not None}
+        if extra:
+            body["extra_body"] = extra
         return body
 
     async def stream(

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from threadline.core.config import ModelInfo
+from threadline.core.config import AgentConfig, ModelInfo
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.llm.events import StreamEvent
 from threadline.llm.timeouts import Timeouts
@@ -28,6 +28,12 @@ class ChatParams:
     model: str
     temperature: float | None = None
     max_tokens: int | None = None
+    top_p: float | None = None
+
+    @classmethod
+    def for_agent(cls, model: str, agent: AgentConfig) -> ChatParams:
+        """The parameters ``agent`` sets for a request to ``model``."""
+        return cls(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens, top_p=agent.top_p)
 
 
 class Provider(Protocol):

@@ -21,6 +21,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule, Provider
 from threadline.core.messages import (
     ContextFile,
     ImageBlock,
+    Marker,
     Message,
     MessageKind,
     MessageStatus,
@@ -102,6 +103,7 @@ def message_from_row(row: MessageRecord) -> Message:
         metadata=None if meta is None else metadata_from_json(meta),
         created_at=as_utc(row.created_at),
         summarised_through=content.get("summarised_through"),
+        marker=Marker.from_json(marker) if (marker := content.get("marker")) else None,
     )
 
 
@@ -125,6 +127,8 @@ def content_to_json(message: Message) -> dict[str, Any]:
         content["tool_results"] = [_tool_result_json(r) for r in message.tool_results]
     if message.summarised_through is not None:
         content["summarised_through"] = message.summarised_through
+    if message.marker is not None:
+        content["marker"] = message.marker.to_json()
     return content
 
 

@@ -171,6 +171,12 @@ def update_session(
     return session_from_row(row)
 
 
+def sessions_with_agent(session: Session, agent_id: str) -> list[SessionInfo]:
+    """Every session (archived too) whose agent is ``agent_id``: what deleting that agent touches."""
+    rows = session.exec(select(SessionRow).where(col(SessionRow.agent_id) == agent_id)).all()
+    return [session_from_row(row) for row in rows]
+
+
 def set_active_leaf(session: Session, session_id: str, leaf_id: str | None) -> None:
     row = require_session(session, session_id)
     row.active_leaf = leaf_id

@@ -32,7 +32,18 @@ from threadline.core.messages import Message
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
-from threadline.store import backups, db, integrity, migrate, ops_config, ops_messages, ops_sessions, search
+from threadline.interchange.model import ImportedConversation
+from threadline.store import (
+    backups,
+    db,
+    integrity,
+    migrate,
+    ops_config,
+    ops_import,
+    ops_messages,
+    ops_sessions,
+    search,
+)
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
 from threadline.store.retry import RetryPolicy, run_with_retries
 from threadline.store.tables import SettingRow, UIStateRow
@@ -195,6 +206,10 @@ class Store:
             context=context,
         )
 
+    async def sessions_with_agent(self, agent_id: str) -> list[SessionInfo]:
+        """Every session, archived ones too, whose agent is ``agent_id``."""
+        return await self._read(ops_sessions.sessions_with_agent, agent_id)
+
     async def set_active_leaf(self, session_id: str, leaf_id: str | None) -> None:
         await self._write(ops_sessions.set_active_leaf, session_id, leaf_id)
 
@@ -215,6 +230,16 @@ class Store:
     async def touch_message(self, message_id: str) -> None:
         """Tell other instances sharing the database that this streaming reply is still alive."""
         await self._write(ops_messages.touch_message, message_id)
+
+    async def import_conversation(
+        self, conversation: ImportedConversation, session_id: str, *, stop: threading.Event | None = None
+    ) -> ops_import.StoredImport:
+        """Store (or update) one imported conversation in its own transaction (see ``ops_import``).
+
+        Raises ``ops_import.ImportRefused`` when it does not fit the database, and
+        ``ops_import.ImportCancelled`` (rolled back) when ``stop`` was set before the commit.
+        """
+        return await self._write(ops_import.import_conversation, conversation, session_id, stop=stop)
 
     async def load_tree(self, session_id: str) -> ConversationTree:
         return await self._read(ops_messages.load_tree, session_id)

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from threadline.core.messages import (
     ContextFile,
     ImageBlock,
+    Marker,
+    MarkerType,
     Message,
     MessageStatus,
     RequestMetadata,
@@ -75,4 +77,8 @@ def every_kind() -> list[Message]:
     final = Message.reply(
         parent_id=summary.id, text="Partial answ", status=MessageStatus.CANCELLED, metadata=None
     ).copy(created_at=at(8))
-    return [prompt, reply, results, reply2, cancelled, summary, final]
+    marker = Message.marker_message(
+        Marker(MarkerType.AGENT, "Reviewer", detail="new settings", settings={"name": "Reviewer", "top_p": 0.5}),
+        parent_id=final.id,
+    ).copy(created_at=at(9))
+    return [prompt, reply, results, reply2, cancelled, summary, final, marker]

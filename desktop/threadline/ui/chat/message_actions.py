@@ -24,6 +24,8 @@ VERSION = "version"
 
 def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str]:
     """The footer's actions for ``message``, in order; ``busy`` while a turn is running."""
+    if message.is_marker:  # a divider: nothing to copy, edit or ask again
+        return [VERSION] if version_count > 1 else []
     actions = ["copy"] if message.text else []
     if message.kind is MessageKind.PROMPT and not busy:
         actions.append("edit")

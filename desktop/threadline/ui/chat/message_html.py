@@ -92,6 +92,8 @@ def message_html(message: Message, colors: ThemeColors, options: MessageHtmlOpti
     """The body of ``message`` as the HTML subset QTextDocument renders."""
     if message.kind is MessageKind.PROMPT:
         return _prompt_html(message, colors, options)
+    if message.kind is MessageKind.MARKER:
+        return MessageHtml("")  # the row painter draws a marker as a labelled divider
     if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
         return MessageHtml(_tool_results_html(message, colors, options))
     return _reply_html(message, colors, options)
