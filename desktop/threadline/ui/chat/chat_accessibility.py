@@ -21,8 +21,11 @@ How this is done in PySide6, and why:
   both ``QAccessibleObject`` and ``QAccessibleActionInterface`` crashes there (Shiboken
   keeps one C++ object per wrapped base, so no pointer is both). What works: the message's
   interface keeps a plain ``QAccessibleActionInterface`` subclass (:class:`MessageActions`)
-  and returns that *object* from ``interface_cast``; PySide converts it to its C++ pointer,
-  so Qt's AT-SPI bridge and ``actionInterface()`` in Python both reach it.
+  and ``interface_cast`` returns ``shiboken6.VoidPtr(that object)`` — its C++ pointer — so
+  Qt's AT-SPI bridge and ``actionInterface()`` in Python both reach it. Every other
+  interface type must get ``VoidPtr(0)``, a null pointer: a plain ``0`` or ``None`` is
+  passed to C++ as the address of that Python object, and the AT-SPI bridge, which asks
+  for the table, value and text interfaces on every GetState, crashes.
 * **The view's own interface subclasses ``QAccessibleWidget``**, so everything a widget
   reports (focus, geometry, the accessible name the window gives it) stays Qt's; only
   role, children and the focused child are ours.
@@ -50,6 +53,7 @@ from PySide6.QtGui import (
     QWindow,
 )
 from PySide6.QtWidgets import QAccessibleWidget, QWidget
+from shiboken6 import VoidPtr
 
 from threadline.core.messages import Message, MessageStatus
 from threadline.ui.chat.message_keys import COMMANDS
@@ -212,10 +216,11 @@ class MessageAccessible(QAccessibleObject):
         return self._item.view.window().windowHandle()
 
     def interface_cast(self, t: QAccessible.InterfaceType) -> int:
-        # PySide turns the returned wrapper into its C++ pointer (see the module docstring).
+        # A pointer as Shiboken's VoidPtr: of the action interface, else null (see the module
+        # docstring; a plain 0 or None becomes the address of that Python object).
         if t == QAccessible.InterfaceType.ActionInterface:
-            return self._actions  # type: ignore[return-value]
-        return 0
+            return VoidPtr(self._actions)  # type: ignore[arg-type, return-value]
+        return VoidPtr(0)  # type: ignore[return-value]
 
 
 class ChatViewAccessible(QAccessibleWidget):
@@ -295,7 +300,9 @@ class MessageItems(QObject):
         event = QAccessibleAnnouncementEvent(iface, f"{heading}: {text}" if text else heading)
         event.setPoliteness(QAccessible.AnnouncementPoliteness.Polite)
         QAccessible.updateAccessibility(event)
-        # Also a change of the item itself, for tools that read the tree rather than announcements.
+        # The item itself changed too (its name loses "Streaming…", its text is final): AT-SPI
+        # clients cache both, and only these events refresh them.
+        QAccessible.updateAccessibility(QAccessibleEvent(iface, QAccessible.Event.NameChanged))
         QAccessible.updateAccessibility(QAccessibleEvent(iface, QAccessible.Event.DescriptionChanged))
 
 

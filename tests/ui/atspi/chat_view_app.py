@@ -1,0 +1,68 @@
+"""The app side of the AT-SPI end-to-end test: a chat view that streams a reply, then waits.
+
+Run with the project's Python under Xvfb and a session bus, with
+``QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1`` so Qt's AT-SPI bridge exports the widgets. The
+conversation is the real core ``Conversation`` behind the test double of the live
+conversation (tests/support/ui_fakes.py); the reply streams in several pieces a short
+while after the window shows, like a provider's, so the reader sees it grow and finish.
+Prints ``ready`` when the window shows and ``finished`` when the reply is done; quits when
+its standard input closes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for tests.support
+
+from PySide6.QtCore import QSocketNotifier, QTimer
+from PySide6.QtWidgets import QApplication
+from tests.support.ui_fakes import FakeLive
+
+from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.conversation_model import ConversationModel
+
+PIECES = ["The capital ", "of France ", "is Paris."]
+STEP_MS = 150
+
+
+def main() -> int:
+    app = QApplication(sys.argv)
+    app.setApplicationName("threadline-atspi-e2e")
+    live = FakeLive()
+    live.exchange("Hello?", "Hi! Ask me anything.")
+    model = ConversationModel(live)
+    view = ChatView()
+    view.setModel(model)
+    view.setWindowTitle("Threadline accessibility test")
+    view.resize(700, 500)
+    view.show()
+    print("ready", flush=True)
+
+    steps = iter(range(len(PIECES) + 2))
+
+    def step() -> None:
+        i = next(steps, None)
+        if i is None:
+            return
+        if i == 0:
+            live.user_says("What is the capital of France?")
+            live.begin(model="gpt-e2e")
+        elif i <= len(PIECES):
+            live.delta(PIECES[i - 1])
+        else:
+            live.finish()
+            print("finished", flush=True)
+            return
+        QTimer.singleShot(STEP_MS, step)
+
+    QTimer.singleShot(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, step)
+    stdin = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
+    stdin.activated.connect(app.quit)  # the reader closed the pipe (or wrote): time to go
+    QTimer.singleShot(120_000, app.quit)  # never outlive a test that lost track of it
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""The reader side of the AT-SPI end-to-end test, run with Debian's Python and pyatspi.
+
+Starts the app (``sys.argv[1:]`` is its command line), finds it on the accessibility bus
+as Orca would — the desktop's applications, then the tree below the app — and waits for
+the chat's last list item to hold the finished reply. Prints one JSON object: what the
+tree said (roles, names, descriptions, actions of the last item, states) and the
+announcements heard. Exit status 0 unless the app never appeared.
+"""
+
+import json
+import subprocess
+import sys
+import time
+
+import pyatspi
+from gi.repository import GLib
+
+APP_NAME = "threadline-atspi-e2e"
+WANTED = "The capital of France is Paris."
+DEADLINE_S = 60
+
+
+def find(node, pred, depth=0):
+    if node is None or depth > 12:
+        return None
+    try:
+        if pred(node):
+            return node
+        for i in range(node.childCount):
+            hit = find(node.getChildAtIndex(i), pred, depth + 1)
+            if hit is not None:
+                return hit
+    except Exception:  # a node can go away while it is walked
+        return None
+    return None
+
+
+def the_app():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        app = desktop.getChildAtIndex(i)
+        if app is not None and app.name == APP_NAME:
+            return app
+    return None
+
+
+def describe(item):
+    actions = []
+    try:
+        action = item.queryAction()
+        actions = [(action.getName(i), action.getKeyBinding(i)) for i in range(action.nActions)]
+    except NotImplementedError:
+        pass
+    states = item.getState()
+    return {
+        "role": item.getRoleName(),
+        "name": item.name,
+        "description": item.description,
+        "actions": actions,
+        "focusable": states.contains(pyatspi.STATE_FOCUSABLE),
+    }
+
+
+def main():
+    app_proc = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    app_proc.stdout.readline()  # "ready": the window is shown
+    heard = []
+    result = {"found_app": False}
+    loop = GLib.MainLoop()
+    start = time.monotonic()
+    done_at = []
+
+    def on_announcement(event):
+        heard.append(str(event.any_data))
+
+    def poll():
+        # Everything runs on the GLib loop: pyatspi is not safe to call from another thread.
+        if done_at:
+            if time.monotonic() - done_at[0] > 1.5:  # a little time for the announcement
+                loop.quit()
+                return False
+            return True
+        if time.monotonic() - start > DEADLINE_S:
+            loop.quit()
+            return False
+        try:
+            app = the_app()
+            if app is None:
+                return True
+            result["found_app"] = True
+            chat = find(app, lambda n: n.getRoleName() == "list" and n.name == "Messages")
+            if chat is None or not chat.childCount:
+                return True
+            last = chat.getChildAtIndex(chat.childCount - 1)
+            if last is not None and last.description == WANTED:
+                result["count"] = chat.childCount
+                result["items"] = [describe(chat.getChildAtIndex(i)) for i in range(chat.childCount)]
+                done_at.append(time.monotonic())
+        except GLib.GError as err:  # the tree changed under the walk: look again
+            result["last_error"] = str(err)
+        return True
+
+    pyatspi.Registry.registerEventListener(on_announcement, "object:announcement")
+    GLib.timeout_add(200, poll)
+    loop.run()
+    result["announcements"] = list(heard)
+    try:
+        app_proc.stdin.close()
+        app_proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        app_proc.kill()
+    result["app_exit"] = app_proc.returncode
+    print(json.dumps(result))
+    return 0 if result["found_app"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
