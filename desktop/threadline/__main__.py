@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from threadline import version
+from threadline.cli_agent import add_agent_parser
 from threadline.cli_export import add_export_parser
 from threadline.cli_import import add_import_parser
 from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--new", action="store_true", help="start a new session (the default)")
     ask.add_argument("--provider", metavar="NAME", help="provider to use (see `threadline provider list`)")
     ask.add_argument("--model", metavar="M", help="model to use")
+    ask.add_argument("--agent", metavar="NAME", help="agent to use (see `threadline agent list`)")
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
     ask.add_argument("prompt", nargs="?", help="the prompt; read from standard input when omitted")
 
@@ -111,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_usage_parser(commands, common)
     add_export_parser(commands, common)
     add_import_parser(commands, common)
+    add_agent_parser(commands, common)
     return parser
 
 

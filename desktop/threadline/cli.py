@@ -63,6 +63,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(usage_command(args, data_dir, database_url))
         if args.command == "export":
             return asyncio.run(export_command(args, data_dir, database_url))
+        if args.command == "agent":
+            return asyncio.run(agent_command(args, data_dir, database_url))
         if args.command == "import":
             from threadline import cli_import
 
@@ -106,6 +108,36 @@ async def _open_engine(data_dir: Path, database_url: str | None) -> Engine:
         raise CommandError(err.user_message) from err
 
 
+async def agent_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
+    """``threadline agent …`` (``cli_agent``); a refused change is one ``threadline:`` line."""
+    from threadline import cli_agent
+    from threadline.core.agent_json import AgentFormatError
+    from threadline.engine.errors import EngineError
+
+    engine = await _open_engine(data_dir, database_url)
+    try:
+        return await cli_agent.run(engine, args)
+    except cli_agent.AgentCommandError as err:
+        raise CommandError(str(err)) from err
+    except (AgentFormatError, EngineError, StoreError) as err:
+        raise CommandError(err.user_message) from err
+    finally:
+        await engine.aclose()
+
+
+async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
+    """``ask --agent NAME``: the session switches to that agent (a marker in its history) first."""
+    from threadline.cli_agent import AgentCommandError, find
+
+    try:
+        agent = await find(engine, name)
+    except AgentCommandError as err:
+        raise CommandError(str(err)) from err
+    await engine.open_session(session_id)
+    if (await engine.session_agent(session_id)).agent.id != agent.id:
+        await engine.set_session_agent(session_id, agent.id)
+
+
 async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     prompt = args.prompt if args.prompt is not None else sys.stdin.read()
     if not prompt.strip():
@@ -126,6 +158,8 @@ async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
         session_id = args.session
     else:
         session_id = (await engine.new_session()).id
+    if getattr(args, "agent", None):
+        await _use_agent(engine, session_id, args.agent)
     if args.provider or args.model:
         info = await engine.store.get_session(session_id)
         assert info is not None
