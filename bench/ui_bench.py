@@ -9,6 +9,9 @@
 * keystroke → painted p50/p99/max in a fifth tab's composer while those 4 tabs stream
   (each key is posted to the event queue as a real one would be; the time runs until
   the text box's paint has finished);
+* scroll top → bottom of a 20,000-token reply and of a 10,000-message session (frame
+  time p50/p99/max; `scroll`); RSS after 20 opens and closes of a 10,000-message session
+  (`memory-cycles`, not in the default set); Threadline vs a bare PySide6 window (`start`);
 * the first send after launch (like the app: first paint, then the engine): send →
   prompt row painted and send → the reply's waiting state painted, with no MCP server
   and with two MCP servers configured (``mcp-server-time``), and the worst loop stall
@@ -164,6 +167,131 @@ def child_open_and_switch(data_dir: str, session_id: str) -> None:
             "tab_switch_median_ms": statistics.median(times),
             "tab_switch_max_ms": max(times),
         }
+
+    with loop:
+        print(json.dumps(loop.run_until_complete(go())))
+
+
+def seed_long_reply(data_dir: str, tokens: int) -> None:
+    """One session: a prompt and one reply of ``tokens`` tokens (paragraphs, lists, code)."""
+    from threadline.core.messages import Message, MessageStatus, RequestMetadata
+    from threadline.engine.engine import Engine
+
+    parts: list[str] = []
+    for i in range(tokens // 50):  # ~50 tokens a block
+        if i % 7 == 3:
+            parts.append(f"```python\ndef step_{i}(x):\n    return x * {i} + 1  # part {i}\n```")
+        elif i % 5 == 1:
+            parts.append(f"- item {i}: the first point\n- item {i}b: **a bold** point\n- and `code` {i}")
+        else:
+            parts.append(" ".join(f"word{j % 97}" for j in range(i, i + 45)) + ".")
+
+    async def go() -> None:
+        engine = await Engine.open(Path(data_dir))
+        try:
+            info = await engine.store.create_session(title="A long reply")
+            prompt = Message.prompt("Write a very long answer please.")
+            reply = Message.reply(
+                parent_id=prompt.id,
+                status=MessageStatus.COMPLETE,
+                metadata=RequestMetadata(model="bench"),
+                text="\n\n".join(parts),
+            )
+            await engine.store.append_messages(info.id, [prompt, reply])
+            print(json.dumps({"first": info.id}))
+        finally:
+            await engine.aclose()
+
+    asyncio.run(go())
+
+
+def child_scroll(data_dir: str, session_id: str) -> None:
+    """Open a session and scroll it from top to bottom, 120 px (one wheel notch) per frame;
+    each frame's time is the scroll plus the synchronous repaint of the view."""
+    from threadline.app import create_application
+
+    _app, theme, loop = create_application()
+
+    async def go() -> dict[str, float]:
+        from threadline.engine.engine import Engine
+        from threadline.ui.window.main_window import MainWindow
+
+        engine = await Engine.open(Path(data_dir))
+        window = MainWindow(theme, Path(data_dir))
+        window.resize(1200, 800)
+        window.show()
+        await window.attach_engine(engine)
+        tab = await window._open(session_id, focus=True)
+        assert tab is not None
+        view = tab.view
+        bar = view.verticalScrollBar()
+        await asyncio.sleep(0.2)
+        bar.setValue(0)
+        view.viewport().repaint()
+        frames: list[float] = []
+        while bar.value() < bar.maximum():
+            t0 = time.perf_counter()
+            bar.setValue(bar.value() + 120)
+            view.viewport().repaint()
+            frames.append((time.perf_counter() - t0) * 1000)
+            if len(frames) % 20 == 0:
+                await asyncio.sleep(0)  # let layout work queued by the view run, as between real frames
+        window.hide()
+        await engine.aclose()
+        frames.sort()
+        return {
+            "frames": float(len(frames)),
+            "p50": frames[len(frames) // 2],
+            "p99": frames[min(len(frames) - 1, int(len(frames) * 0.99))],
+            "max": frames[-1],
+        }
+
+    with loop:
+        print(json.dumps(loop.run_until_complete(go())))
+
+
+def child_open_close(data_dir: str, session_id: str, cycles: int) -> None:
+    """RSS with the engine open and no tab, then after each of ``cycles`` opens (painted)
+    and closes of the big session (garbage collected, freed memory returned to the OS)."""
+    import ctypes
+    import gc
+
+    from threadline.app import create_application
+
+    _app, theme, loop = create_application()
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+
+    def settled_rss() -> float:
+        gc.collect()
+        if trim is not None:
+            trim(0)  # what glibc would do over time; counts what is held, not what is cached
+        return rss_mb()
+
+    async def go() -> dict[str, Any]:
+        from threadline.engine.engine import Engine
+        from threadline.ui.window.main_window import MainWindow
+
+        engine = await Engine.open(Path(data_dir))
+        window = MainWindow(theme, Path(data_dir))
+        window.resize(1200, 800)
+        window.show()
+        await window.attach_engine(engine)
+        await asyncio.sleep(0.3)
+        before = settled_rss()
+        after: list[float] = []
+        opened: list[float] = []
+        for _ in range(cycles):
+            tab = await window._open(session_id, focus=True)
+            assert tab is not None
+            tab.view.viewport().repaint()
+            opened.append(rss_mb())
+            window.tabs.close_tab(tab)
+            for _ in range(5):
+                await asyncio.sleep(0.05)  # deleteLater and the engine's release run
+            after.append(settled_rss())
+        window.hide()
+        await engine.aclose()
+        return {"before": before, "after": after, "opened_max": max(opened)}
 
     with loop:
         print(json.dumps(loop.run_until_complete(go())))
@@ -651,6 +779,9 @@ def main() -> int:
             "--child-typing": lambda: child_typing(args[0], int(args[1]), int(args[2])),
             "--child-seed-first-send": lambda: seed_first_send(args[0], int(args[1])),
             "--child-first-send": lambda: child_first_send(args[0], float(args[1])),
+            "--child-seed-long-reply": lambda: seed_long_reply(args[0], int(args[1])),
+            "--child-scroll": lambda: child_scroll(args[0], args[1]),
+            "--child-open-close": lambda: child_open_close(args[0], args[1], int(args[2])),
         }[mode]()
         return 0
     wanted = set(sys.argv[1:]) or {"start", "rss", "open", "stall", "typing", "first-send"}
@@ -686,11 +817,55 @@ def main() -> int:
             rows += bench_typing(str(Path(tmp) / "typing"))
         if "first-send" in wanted:
             rows += bench_first_send(Path(tmp))
+        if "scroll" in wanted:
+            rows += bench_scroll(Path(tmp))
+        if "memory-cycles" in wanted:
+            rows += bench_open_close(Path(tmp))
     width = max(len(r[0]) for r in rows)
     print(f"{'measurement'.ljust(width)}  {'result':>22}  budget")
     for name, value, budget in rows:
         print(f"{name.ljust(width)}  {value:>22}  {budget}")
     return 0
+
+
+def bench_scroll(tmp: Path) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+    long_reply = str(tmp / "long-reply")
+    first = run_child("--child-seed-long-reply", long_reply, "20000")["first"]
+    cases = [("a 20,000-token reply", long_reply, first)]
+    many = str(tmp / "scroll-10k")
+    first = run_child("--child-seed", many, "1", "10000")["first"]
+    cases.append(("a 10,000-message session", many, first))
+    for label, data_dir, session in cases:
+        r = run_child("--child-scroll", data_dir, str(session))
+        rows.append(
+            (
+                f"scroll {label} top → bottom ({int(r['frames'])} frames of 120 px), p50 / p99 / max",
+                f"{r['p50']:.1f} / {r['p99']:.1f} / {r['max']:.1f} ms",
+                "p99 ≤ 16 ms",
+            )
+        )
+    return rows
+
+
+def bench_open_close(tmp: Path) -> list[tuple[str, str, str]]:
+    data_dir = str(tmp / "cycles")
+    first = run_child("--child-seed", data_dir, "3", "10000")["first"]
+    r: dict[str, Any] = run_child("--child-open-close", data_dir, str(first), "20")
+    after = r["after"]
+    return [
+        (
+            "RSS: engine open, no tab / 10,000-message session open (max)",
+            f"{r['before']:.0f} / {r['opened_max']:.0f} MB",
+            "",
+        ),
+        (
+            "  after closing it: 1st / 20th cycle (growth over the 20 cycles)",
+            f"+{after[0] - r['before']:.1f} / +{after[-1] - r['before']:.1f} MB "
+            f"({after[-1] - after[0]:+.1f})",
+            "≤ +10 MB, no growth",
+        ),
+    ]
 
 
 def bench_open(big: str) -> list[tuple[str, str, str]]:
