@@ -5,7 +5,9 @@ with a seeded database in a temporary folder and the replay server standing in f
 a provider. Saves PNGs (by default to ``build/screenshots``) of: the empty state (no
 provider), a long chat with code (light and dark), two tabs streaming at once, the
 settings dialog, an inline error, a prompt with an attached image, the archived chats, a full
-disk while a reply streams ("Saving…", the text kept in memory), a chat whose provider was removed.
+disk while a reply streams ("Saving…", the text kept in memory), a chat whose provider was removed,
+the sticky context strip naming a missing file and the Context dialog, thirty tabs and their
+list, the keyboard shortcuts sheet, F6 focus on the tab bar and the high-contrast theme.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -372,9 +376,91 @@ async def shoot(app: object, out: Path) -> int:
         await window.catalog.load(engine)  # what Settings does after removing a provider
         await pause(500)
         save(window, "14-provider-removed")
+
+        # 10. sticky context: one file sent, one missing — the strip above the composer says so
+        from threadline.core.sticky import ContextHook, ContextSource, StickyContext
+
+        (data / "style-guide.md").write_text("Write short sentences. Prefer the active voice.\n")
+        context = StickyContext(
+            sources=(
+                ContextSource(str(data / "style-guide.md")),
+                ContextSource(str(data / "release-notes.md")),
+            ),
+            hooks=(
+                ContextHook("git log --oneline -3 2>/dev/null || echo no repository", name="Recent commits"),
+            ),
+        )
+        server.enqueue(
+            sse_response(openai_text_stream(split_text("Here is a tighter version of the text.", 4)))
+        )
+        info = await engine.new_session("Tighten the release text")
+        await engine.set_session_context(info.id, context)
+        t = await window._open(info.id, focus=True)
+        t.composer.set_text("Make the release text shorter")
+        t.composer.submit()
+        for _ in range(100):
+            await pause(100)
+            if not t.busy and t.context_strip.gathered is not None:
+                break
+        await pause(300)
+        save(window, "15-context-strip-missing-file")
+        dialog = t.edit_context()
+        await pause(400)
+        save(dialog, "16-context-dialog")
+        dialog.reject()
+
+        # 11. keyboard and accessibility: many tabs and their list, the shortcuts sheet, high contrast
+        await shoot_keyboard_and_contrast(window, engine, theme, save, pause)
         window.hide()
         await engine.aclose()
     return 0
+
+
+Save = Callable[[Any, str], None]
+Pause = Callable[[int], Awaitable[None]]
+
+
+async def shoot_keyboard_and_contrast(window: Any, engine: Any, theme: Any, save: Save, pause: Pause) -> None:
+    """Thirty tabs (scrolling, readable titles) and their list, the shortcuts sheet, F6 focus, contrast."""
+    from PySide6.QtCore import QPoint, Qt
+
+    from threadline.ui.common.theme import ThemeChoice
+
+    topics = ["Garden plan", "Tax return questions", "Rust lifetimes", "Trip to Lisbon", "Bread recipe"]
+    for i in range(30):
+        info = await engine.new_session()
+        await engine.rename_session(info.id, f"{topics[i % len(topics)]} {i + 1}")
+        await window._open(info.id, focus=True)
+    await pause(400)
+    save(window, "17-thirty-tabs-light")
+    menu = window.tabs.tab_list_menu
+    button = window.tabs.tab_list_button
+    menu.popup(button.mapToGlobal(QPoint(button.width() - menu.sizeHint().width(), button.height())))
+    await pause(300)
+    save(menu, "18-list-all-tabs-menu")
+    menu.close()
+    window.show_shortcuts()
+    await pause(300)
+    save(window.shortcuts_sheet, "19-shortcuts-sheet")
+    window.shortcuts_sheet.filter.setText("tab")
+    await pause(200)
+    save(window.shortcuts_sheet, "20-shortcuts-sheet-filtered")
+    window.shortcuts_sheet.close()
+    window.activateWindow()
+    await pause(200)
+    window.tabs.current_tab().composer.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    window.panes.next()  # F6 from the composer: the sidebar's chats
+    window.panes.next()  # the tab bar, with the keyboard focus shown
+    await pause(200)
+    save(window, "21-f6-focus-on-tabs")
+    window.set_theme(ThemeChoice.HIGH_CONTRAST)
+    await pause(400)
+    save(window, "22-high-contrast")
+    window.set_theme(ThemeChoice.DARK)
+    await pause(300)
+    save(window, "23-thirty-tabs-dark")
+    window.set_theme(ThemeChoice.LIGHT)
+    await pause(200)
 
 
 if __name__ == "__main__":

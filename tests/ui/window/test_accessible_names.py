@@ -18,7 +18,7 @@ from tests.support.ui_driving import new_tab_by_shortcut
 
 from threadline.core.messages import ToolCall
 from threadline.engine.events import ErrorAction, UserFacingError
-from threadline.ui.window.shortcuts_sheet import WIDGET_KEYS, ShortcutsSheet, sheet_entries
+from threadline.ui.window.shortcuts_sheet import ShortcutsSheet, sheet_entries, widget_keys
 from threadline.ui.window.startup_dialog import StartupProblemDialog
 
 TIMEOUT = 15000
@@ -91,7 +91,7 @@ def test_the_startup_problem_dialog_names_every_control(qtbot: Any, tmp_path: Pa
 
 def test_the_shortcuts_sheet_names_every_control(harness: Any) -> None:
     window = harness.open()
-    sheet = ShortcutsSheet(sheet_entries(window, window.menuBar(), WIDGET_KEYS), window)
+    sheet = ShortcutsSheet(sheet_entries(window, window.menuBar(), widget_keys()), window)
     sheet.show()
     harness.qtbot.waitExposed(sheet)
     assert unnamed_controls(sheet) == []

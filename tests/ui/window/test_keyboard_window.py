@@ -57,8 +57,10 @@ def test_tab_goes_sidebar_then_tabs_then_conversation_then_composer(harness: Any
     window = harness.open()
     new_tab_by_shortcut(harness)
     tab = new_tab_by_shortcut(harness)
-    names = [accessible_name(w) for w in walk_tab(harness, window.sidebar.filter)]
-    expected = [
+    met = walk_tab(harness, window.sidebar.filter)
+    names = [accessible_name(w) for w in met]
+    # The sidebar, then the tab bar, then the chat: exactly these stops, in this order.
+    assert names[:7] == [
         "Search chats",
         "New",
         "Chats",
@@ -66,17 +68,20 @@ def test_tab_goes_sidebar_then_tabs_then_conversation_then_composer(harness: Any
         tab.title,  # the tab bar reads as its current tab
         "List all tabs",
         "Conversation",
-        "Message",
-        "Attach",
     ]
-    assert names[: len(expected)] == expected
-    # After the composer's controls (model picker, Send when enabled) Tab wraps to the search.
-    rest = names[len(expected) :]
-    assert rest and rest[0] == accessible_name(tab.composer.model_picker)
+    # Then the chat tab's own controls (a strip above the composer may come first), the
+    # message box before its buttons, and nothing outside the tab until Tab wraps around.
+    rest = met[7:]
+    assert all(tab.isAncestorOf(w) for w in rest)
+    composer = [tab.composer.edit, tab.composer.attach_button, tab.composer.model_picker]
+    assert [w for w in rest if w in composer] == composer
+    assert rest.index(tab.composer.edit) <= 2, [accessible_name(w) for w in rest]
     assert all(not n.startswith("Close ") for n in names), "tab close buttons are not Tab stops"
 
+    # Shift+Tab walks the same way back.
     tab.composer.edit.setFocus()
-    assert press(harness, Qt.Key.Key_Backtab, SHIFT) is tab.view
+    back = [press(harness, Qt.Key.Key_Backtab, SHIFT) for _ in range(rest.index(tab.composer.edit) + 1)]
+    assert back[-1] is tab.view
 
 
 def test_f6_cycles_the_panes_and_shift_f6_goes_back(harness: Any) -> None:
@@ -220,6 +225,7 @@ def test_ctrl_slash_lists_the_bound_keys_and_a_new_action_appears(harness: Any) 
     assert ("View", "Next Pane", "F6") in rows
     assert ("Help", "Keyboard Shortcuts", "Ctrl+/") in rows
     assert any(r[0] == "Composer" and r[1] == "Send the message" for r in rows)
+    assert any(r[0].startswith("Messages") and r[1] == "Copy" and "C" in r[2].split(", ") for r in rows)
     assert all(r[2] for r in rows), "every row shows its keys"
 
     QTest.keyClicks(sheet.filter, "pane")

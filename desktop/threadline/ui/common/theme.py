@@ -360,6 +360,7 @@ QTabBar::tab {{ background: transparent; color: {c.muted}; padding: 7px 12px; ma
                border-top-right-radius: 6px; min-width: 60px; max-width: 220px; }}
 QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c.border}; }}
 QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
+QTabBar::tab:selected:focus {{ border: 2px solid {c.link}; border-bottom: none; padding: 6px 11px 7px 11px; }}
 #TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
 #TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
 #TabListButton {{ border: none; border-radius: 4px; color: {c.text}; padding: 2px 8px; margin: 4px 4px 0 0;

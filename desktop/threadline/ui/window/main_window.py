@@ -231,6 +231,7 @@ class MainWindow(QMainWindow):
         help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
+        self.tabs.tab_closed.connect(self._release_session)
         self.bridge.shown.connect(self._show_in_status_bar)
         self.zoom.changed.connect(self._zoom_changed)
         self.sidebar.openRequested.connect(self.open_session)
@@ -463,6 +464,15 @@ class MainWindow(QMainWindow):
         self._closed_for_undo[session_id] = (self.tabs.indexOf(tab), tab is self.tabs.current_tab())
         self.tabs.close_tab(tab)
 
+    def _release_session(self, session_id: str) -> None:
+        """A closed tab's idle conversation leaves the engine's memory (a 10,000-message tree
+        held ~20 MB for the rest of the run). One still replying stays live: its reply goes on
+        without the tab (docs/performance.md)."""
+        live = self.engine.live(session_id) if self.engine is not None else None
+        if self.engine is None or live is None or not live.conversation.ready_for_input:
+            return
+        spawn(self.engine.close_session(session_id), on_error=self._error)
+
     def _reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
         if place is not None:
@@ -555,9 +565,9 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         """The keyboard shortcuts sheet, made from the keys bound right now."""
-        from threadline.ui.window.shortcuts_sheet import WIDGET_KEYS, ShortcutsSheet, sheet_entries
+        from threadline.ui.window.shortcuts_sheet import ShortcutsSheet, sheet_entries, widget_keys
 
-        sheet = ShortcutsSheet(sheet_entries(self, self.menuBar(), WIDGET_KEYS), self)
+        sheet = ShortcutsSheet(sheet_entries(self, self.menuBar(), widget_keys()), self)
         sheet.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         sheet.open()
         sheet.activateWindow()

@@ -2,9 +2,9 @@
 
 Built each time it opens from what is really bound: the window's actions and
 ``QShortcut`` objects (``registered_shortcuts``, grouped by the menu an action sits in)
-plus the keys widgets handle themselves, which their modules declare as ``KeyHint``
-values (``WIDGET_KEYS`` below gathers them). A key added to a menu shows up here
-without anyone editing this file.
+plus the keys widgets handle themselves, declared as ``KeyHint`` values (``widget_keys``
+below; the chat view's come from its command table). A key added to a menu shows up
+here without anyone editing this file.
 
 A plain two-column list a screen reader reads row by row ("Close Tab, Ctrl+W"), with
 a filter field on top; Esc closes it.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -30,26 +30,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.ui.chat.message_keys import COMMANDS
 from threadline.ui.common.shortcuts import KeyHint, ShortcutEntry, plain_text, registered_shortcuts
 
-WIDGET_KEYS: tuple[KeyHint, ...] = (
-    KeyHint.of("Composer", "Send the message", "Return"),
-    KeyHint.of("Composer", "New line", "Shift+Return"),
-    KeyHint.of("Composer", "Stop the reply", "Esc"),
-    KeyHint.of("Composer", "Move to the next control", "Tab"),
-    KeyHint.of("Chats in the sidebar", "Open the chat", "Return"),
-    KeyHint.of("Chats in the sidebar", "Rename", "F2"),
-    KeyHint.of("Chats in the sidebar", "Delete", "Del"),
-    KeyHint.of("Chats in the sidebar", "Context menu", "Menu", "Shift+F10"),
-    KeyHint.of("Tool approval", "Allow once", "Alt+A"),
-    KeyHint.of("Tool approval", "Always allow", "Alt+W"),
-    KeyHint.of("Tool approval", "Deny", "Alt+D"),
-    KeyHint.of("Tool approval", "Allow all", "Alt+L"),
-    KeyHint.of("Tool approval", "Deny all", "Alt+N"),
-    KeyHint.of("Tool approval", "Stop the reply", "Esc"),
-    KeyHint.of("Menus", "Open a menu by its underlined letter", "Alt"),
-)
-"""Keys read in widgets' own key handlers (not actions), declared where the sheet can find them."""
+
+def widget_keys() -> tuple[KeyHint, ...]:
+    """Keys read in widgets' own key handlers (not actions); the chat view's come from its command table.
+
+    Made when asked, not at import: a ``QKeySequence`` made before the application exists crashes Qt.
+    """
+    messages = "Messages (the conversation has the focus)"
+    return (
+        KeyHint.of(messages, "Previous / next message", "Up", "Down", "K", "J"),
+        KeyHint.of(messages, "First / last message", "Home", "End"),
+        *(KeyHint.of(messages, c.label, *c.key_texts) for c in COMMANDS.values()),
+        KeyHint.of(messages, "Message menu", "Menu", "Shift+F10"),
+        KeyHint.of("Composer", "Send the message", "Return"),
+        KeyHint.of("Composer", "New line", "Shift+Return"),
+        KeyHint.of("Composer", "Stop the reply", "Esc"),
+        KeyHint.of("Composer", "Move to the next control", "Tab"),
+        KeyHint.of("Chats in the sidebar", "Open the chat", "Return"),
+        KeyHint.of("Chats in the sidebar", "Rename", "F2"),
+        KeyHint.of("Chats in the sidebar", "Delete", "Del"),
+        KeyHint.of("Chats in the sidebar", "Context menu", "Menu", "Shift+F10"),
+        KeyHint.of("Tool approval", "Allow once", "Alt+A"),
+        KeyHint.of("Tool approval", "Always allow", "Alt+W"),
+        KeyHint.of("Tool approval", "Deny", "Alt+D"),
+        KeyHint.of("Tool approval", "Allow all", "Alt+L"),
+        KeyHint.of("Tool approval", "Deny all", "Alt+N"),
+        KeyHint.of("Tool approval", "Stop the reply", "Esc"),
+        KeyHint.of("Menus", "Open a menu by its underlined letter", "Alt"),
+    )
 
 
 def menu_sections(bar: QMenuBar) -> dict[QAction, str]:
@@ -119,6 +130,8 @@ class ShortcutsSheet(QDialog):
         header.setStretchLastSection(False)
         layout.addWidget(self.tree, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        for button in buttons.buttons():
+            button.setIcon(QIcon())  # as in Settings: a word, no stock icon
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self._fill()
