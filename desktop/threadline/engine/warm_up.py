@@ -11,6 +11,11 @@ the first paint), one piece at a time:
    import and the key lookup happen there, never on the GUI thread);
 2. if MCP servers are configured, the servers the default agent's tools select are
    started (their SDK is imported on a worker thread first, see ``mcp_client``).
+   A turn itself no longer starts them while their tools are cached
+   (``tools.mcp_manager``): it offers the cached tools and a call starts the
+   server. The window starts them here anyway, after the first paint, so that a
+   call does not wait for the process; ``threadline ask`` does not, so an ask that
+   uses no tool starts no server.
 
 A thread import still holds the GIL in bursts (a large module body runs as one C
 call); ``bench/ui_bench.py first-send`` prints the worst loop stall it causes.
@@ -38,6 +43,6 @@ async def warm_up(engine: Engine) -> None:
         if not await engine.tool_servers.list_servers():
             return  # no MCP server: the mcp SDK is never imported
         agent = await engine.get_agent()
-        await engine.tools.prepare(agent.enabled_tools)
+        await engine.tool_servers.start_selected(agent.enabled_tools)
     except Exception as err:
         log.info("starting the MCP servers in the background failed: %s", err)

@@ -29,7 +29,7 @@ import logging
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -40,6 +40,7 @@ from threadline.core.request import ToolSpec
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
 from threadline.tools.registry import ToolOutput
+from threadline.tools.tool_cache import ToolDescription
 
 if TYPE_CHECKING:
     import mcp_types
@@ -122,6 +123,17 @@ def wire_name(server: str, tool: str, taken: set[str] | None = None) -> str:
     return name
 
 
+def wire_names(server: str, tools: Sequence[ToolDescription]) -> list[str]:
+    """The wire names of a server's tools, in order, unique among them."""
+    taken: set[str] = set()
+    names = []
+    for tool in tools:
+        name = wire_name(server, tool.name, taken)
+        taken.add(name)
+        names.append(name)
+    return names
+
+
 def policy_name(server: str, tool: str) -> str:
     return f"{server}{POLICY_SEPARATOR}{tool}"
 
@@ -179,7 +191,8 @@ class McpConnection:
         self.config = config
         self.status = ServerStatus.STOPPED
         self.error = ""
-        self.tools: tuple[mcp_types.Tool, ...] = ()
+        self.tools: tuple[ToolDescription, ...] = ()
+        """As the server last listed them (``tools/list`` at start and on ``tools/list_changed``)."""
         self.server_info = ""
         self.restarts = 0
         """Restarts since the last successful call (or manual restart)."""
@@ -195,6 +208,7 @@ class McpConnection:
         self._lock = asyncio.Lock()
         self._abandoned: set[asyncio.Future[Any]] = set()
         """Calls stopped by the user whose cancellation is still reaching the server."""
+        self._relisting: set[asyncio.Task[None]] = set()
 
     @property
     def name(self) -> str:
@@ -214,13 +228,7 @@ class McpConnection:
         return ServerState(self.name, self.status, self.error, infos, self.restarts, self.server_info)
 
     def wire_names(self) -> list[str]:
-        taken: set[str] = set()
-        names = []
-        for tool in self.tools:
-            name = wire_name(self.name, tool.name, taken)
-            taken.add(name)
-            names.append(name)
-        return names
+        return wire_names(self.name, self.tools)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -286,13 +294,15 @@ class McpConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(config))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=self._on_server_message)
+                )
                 with anyio.fail_after(self.config.startup_timeout):
                     init = await session.initialize()
                     tools = await _list_all_tools(session)
                 info = init.server_info
                 self.server_info = f"{info.name} {info.version}".strip() if info else ""
-                self.tools = tuple(tools)
+                self.tools = tuple(ToolDescription.from_mcp(t) for t in tools)
                 self._session = session
                 self._set(ServerStatus.READY, "")
                 if not ready.done():
@@ -311,6 +321,31 @@ class McpConnection:
         finally:
             self._session = None
             self._close_errlog()
+
+    async def _on_server_message(self, message: object) -> None:
+        """The SDK's message handler: ``notifications/tools/list_changed`` lists the tools again.
+
+        Listed in a task of its own: a request awaited inside the handler would wait on
+        the very loop that delivers its answer.
+        """
+        if getattr(message, "method", None) != "notifications/tools/list_changed":
+            return
+        task = asyncio.ensure_future(self._list_tools_again())
+        self._relisting.add(task)
+        task.add_done_callback(self._relisting.discard)
+
+    async def _list_tools_again(self) -> None:
+        session = self._session
+        if session is None or self.status is not ServerStatus.READY:
+            return
+        try:
+            tools = await _list_all_tools(session)
+        except Exception as err:  # the server went away meanwhile: its next start lists them
+            log.info("MCP server %s: listing its changed tools failed: %s", self.name, err)
+            return
+        if session is self._session:
+            self.tools = tuple(ToolDescription.from_mcp(t) for t in tools)
+            self._set(ServerStatus.READY, "")  # the manager registers them and refreshes its cache
 
     def _transport(self, config: McpServerConfig) -> contextlib.AbstractAsyncContextManager[Any]:
         """The SDK transport for ``config`` (with its secrets resolved: never logged, never stored)."""
@@ -473,11 +508,16 @@ class McpConnection:
 
 
 class McpTool:
-    """A tool of an MCP server as the registry sees it."""
+    """A tool of an MCP server as the registry sees it (listed by the running server, or cached).
 
-    def __init__(self, connection: McpConnection, tool: mcp_types.Tool, wire: str) -> None:
+    ``needs_trust``: the server annotates it ``destructiveHint: true``, so it asks before
+    running unless the user allowed it by name (``threadline.tools.policy``).
+    """
+
+    def __init__(self, connection: McpConnection, tool: ToolDescription, wire: str) -> None:
         self.connection = connection
         self.tool_name = tool.name
+        self.needs_trust = tool.destructive
         self.policy_name = policy_name(connection.name, tool.name)
         self.timeout = connection.config.call_timeout + connection.config.startup_timeout + 5
         description = tool.description or tool.title or tool.name

@@ -2,12 +2,20 @@
 
 The engine owns one ``McpServerManager`` (``engine.tool_servers``). It is a
 ``ToolSource`` of the engine's ``ToolRegistry``: when a turn starts, the
-registry asks it to prepare the agent's ``enabled_tools`` patterns, and every
-enabled server a pattern can select (``git/*``, ``git/git_status``, ``*``) is
-started if it is not running. A server's tools are registered as soon as it
-is ready and stay registered while it is stopped or failed, so a call to one
-restarts it (``McpConnection.call``); removing or disabling a server, or
-changing its record, unregisters them.
+registry asks it to prepare the agent's ``enabled_tools`` patterns.
+
+Servers start lazily, their tools are known early. Every server's tool list is
+cached with a hash of its record (``tool_cache``); loading the records registers
+the cached tools of each enabled server whose record is unchanged, so a turn
+offers them without starting anything. ``prepare`` starts only the selected
+servers it knows no tools of (first use, or a record changed since); the others
+start when the model calls one of their tools (``McpConnection.call``). A start
+and a server's ``tools/list_changed`` refresh the cache. The window starts the
+default agent's servers in the background after its first paint anyway
+(``start_selected``, from ``engine.warm_up``), so its first call does not wait.
+A server's tools stay registered while it is stopped or failed, so a call to one
+restarts it; removing or disabling a server, or changing its record,
+unregisters them.
 
 The settings UI uses ``list_servers``, ``states``, ``save_server``,
 ``remove_server``, ``start``/``restart``/``stop`` and ``subscribe`` (a callback
@@ -30,7 +38,14 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from threadline.tools.mcp_client import McpConnection, McpServerError, McpTool, ServerState, ServerStatus
+from threadline.tools.mcp_client import (
+    McpConnection,
+    McpServerError,
+    McpTool,
+    ServerState,
+    ServerStatus,
+    wire_names,
+)
 from threadline.tools.mcp_config import (
     InvalidServerConfig,
     McpServerConfig,
@@ -40,6 +55,7 @@ from threadline.tools.mcp_config import (
 )
 from threadline.tools.mcp_secrets import forget_stale, has_plain_secrets, store_secrets
 from threadline.tools.registry import ToolRegistry
+from threadline.tools.tool_cache import ToolDescription, ToolListCache
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -63,6 +79,8 @@ class McpServerManager:
         self._observers: list[StateObserver] = []
         self._loaded = False
         self._load_lock = asyncio.Lock()
+        self._cache = ToolListCache(store)
+        self._cache_writes: set[asyncio.Task[None]] = set()
         registry.add_source(self)
 
     # -- configuration ------------------------------------------------------------------------------
@@ -89,6 +107,9 @@ class McpServerManager:
                 self._connections[config.name] = self._connection(config)
             if migrated:
                 await save_configs(self._store, [c.config for c in self._connections.values()])
+            await self._cache.load()
+            for connection in self._connections.values():
+                self._register_cached(connection)
             self._loaded = True
 
     async def list_servers(self) -> list[McpServerConfig]:
@@ -122,6 +143,7 @@ class McpServerManager:
         if old is not None:
             forget_stale(old.config, config)
         self._connections[config.name] = self._connection(config)
+        self._register_cached(self._connections[config.name])  # e.g. enabled again, unchanged otherwise
         self._notify(self._connections[config.name].state())
 
     async def remove_server(self, name: str) -> None:
@@ -132,6 +154,7 @@ class McpServerManager:
         await self._drop(connection)
         await save_configs(self._store, [c.config for c in self._connections.values()])
         forget_stale(connection.config, None)
+        await self._cache.forget(name)
 
     async def _drop(self, connection: McpConnection) -> None:
         self._connections.pop(connection.name, None)
@@ -163,14 +186,34 @@ class McpServerManager:
         await asyncio.gather(*(self._try_start(c) for c in wanted))
 
     async def prepare(self, patterns: Sequence[str]) -> None:
-        """``ToolSource``: start the enabled servers these patterns can select."""
+        """``ToolSource``: make the tools of the servers these patterns select known to the registry.
+
+        A server whose tools are registered (cached, or it ran) is left alone: a call
+        starts it. Only one whose tools are unknown is started now, to learn them.
+        """
         await self.load()
-        wanted = [
+        unknown = [c for c in self._selected(patterns) if c.name not in self._registered]
+        await asyncio.gather(*(self._try_start(c) for c in unknown))
+
+    async def start_selected(self, patterns: Sequence[str]) -> None:
+        """Start every enabled server these patterns select (the window's background warm-up)."""
+        await self.load()
+        await asyncio.gather(*(self._try_start(c) for c in self._selected(patterns)))
+
+    def running(self) -> list[str]:
+        """Names of the servers whose process or connection is up (starting or ready)."""
+        return [
+            c.name
+            for c in self._connections.values()
+            if c.status in (ServerStatus.STARTING, ServerStatus.READY)
+        ]
+
+    def _selected(self, patterns: Sequence[str]) -> list[McpConnection]:
+        return [
             c
             for c in self._connections.values()
             if c.config.enabled and any(pattern_selects_server(p, c.name) for p in patterns)
         ]
-        await asyncio.gather(*(self._try_start(c) for c in wanted))
 
     async def _try_start(self, connection: McpConnection) -> None:
         try:
@@ -182,6 +225,7 @@ class McpServerManager:
         """Stop every server (on exit); each gets its transport's graceful shutdown."""
         connections = list(self._connections.values())
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+        await asyncio.gather(*self._cache_writes, return_exceptions=True)
 
     # -- observers ---------------------------------------------------------------------------------------
 
@@ -209,16 +253,36 @@ class McpServerManager:
 
     def _changed(self, connection: McpConnection) -> None:
         if connection.status is ServerStatus.READY and self._connections.get(connection.name) is connection:
-            self._register(connection)
+            self._register(connection, connection.tools)
+            self._spawn_remember(connection)
         self._notify(connection.state())
 
-    def _register(self, connection: McpConnection) -> None:
+    def _register_cached(self, connection: McpConnection) -> None:
+        """Register the cached tools of an enabled server whose record is unchanged (nothing starts)."""
+        if not connection.config.enabled or connection.name in self._registered:
+            return
+        cached = self._cache.tools_for(connection.config)
+        if cached is not None:
+            self._register(connection, cached)
+
+    def _register(self, connection: McpConnection, tools: Sequence[ToolDescription]) -> None:
         self._unregister(connection.name)
         names = []
-        for tool, wire in zip(connection.tools, connection.wire_names(), strict=True):
+        for tool, wire in zip(tools, wire_names(connection.name, tools), strict=True):
             self._registry.register(McpTool(connection, tool, wire))
             names.append(wire)
         self._registered[connection.name] = names
+
+    def _spawn_remember(self, connection: McpConnection) -> None:
+        """Write the tools the server just reported to the cache (in the background; a failure is logged)."""
+        task = asyncio.ensure_future(self._cache.remember(connection.config, connection.tools))
+        self._cache_writes.add(task)
+        task.add_done_callback(self._cache_written)
+
+    def _cache_written(self, task: asyncio.Task[None]) -> None:
+        self._cache_writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.info("the MCP tool cache was not updated: %s", task.exception())
 
     def _unregister(self, server: str) -> None:
         for wire in self._registered.pop(server, []):

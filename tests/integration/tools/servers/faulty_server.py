@@ -4,7 +4,10 @@ Run over stdio (default) or streamable HTTP (``--http PORT``; requests must carr
 ``X-Test-Token: secret``, which proves configured headers are sent).
 Tools: echo, pid, crash (the process exits mid-call), hang (never answers),
 wait (writes a file when it starts, and another when it is cancelled),
-fail (a tool error), picture (an image), weather (structured content only).
+fail (a tool error), picture (an image), weather (structured content only),
+wipe (annotated ``destructiveHint``; does nothing), grow (adds a tool and sends
+``notifications/tools/list_changed``). ``--started-file PATH`` appends the process id
+to PATH when the server starts (to count starts).
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
 # A 1x1 transparent PNG.
@@ -90,11 +94,29 @@ def weather(city: str) -> Weather:
     return Weather(city=city, celsius=21.5)
 
 
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False))
+def wipe() -> str:
+    """Claims to erase everything (it does nothing)."""
+    return "wiped nothing"
+
+
+@server.tool()
+async def grow(name: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    """Add a tool called ``name`` and tell the client the tool list changed."""
+    server.add_tool(lambda: f"{name} grown", name=name, description=f"A tool added at run time: {name}.")
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--started-file", default="")
     args = parser.parse_args()
+    if args.started_file:
+        with open(args.started_file, "a", encoding="utf-8") as started:
+            started.write(f"{os.getpid()}\n")
     if args.fail_start:
         sys.stderr.write("faulty: missing configuration, giving up\n")
         sys.exit(2)
