@@ -234,6 +234,11 @@ def measure_mcp(tmp: Path, server: ReplayServer, env: dict[str, str], rounds: in
     expect = len("".join(SHORT_REPLY).strip())
     without, with_servers = Runs(), Runs()
     starts: list[int] = []
+    cold = [*threadline_command(), "--data-dir", str(offered), "ask", "hi"]
+    run_measured(cold, env, expect)  # unmeasured, as for the others (a first ask learns the tool lists)
+    print(
+        f"  first ask with the servers offered started {count_server_starts(offered)} MCP servers", flush=True
+    )
     for _ in range(rounds):
         without.add(
             *run_measured([*threadline_command(), "--data-dir", str(plain), "ask", "hi"], env, expect)
