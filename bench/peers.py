@@ -98,9 +98,15 @@ def find_llm() -> str | None:
     return str(beside) if beside.exists() else shutil.which("llm")
 
 
+SOURCE: Path | None = None
+"""``--source``: run the threadline package of that checkout instead of the installed one."""
+
+
 def threadline_command() -> list[str]:
     script = Path(sys.executable).with_name("threadline")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "threadline"]
+    if SOURCE is None and script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "threadline"]
 
 
 def setup_threadline(data_dir: Path, server: ReplayServer, env: dict[str, str]) -> None:
@@ -177,7 +183,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--mcp", action="store_true", help="also measure ask with two MCP servers offered")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        metavar="CHECKOUT",
+        help="measure the threadline of another checkout (e.g. `git archive COMMIT | tar -x -C DIR`)",
+    )
     args = parser.parse_args()
+    global SOURCE
+    SOURCE = args.source
 
     llm = find_llm()
     if llm is None:
@@ -193,6 +207,8 @@ def main() -> int:
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
         "NO_COLOR": "1",
     }
+    if SOURCE is not None:
+        env["PYTHONPATH"] = str(SOURCE.resolve() / "desktop")
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp, ReplayServer() as server:
         data_dir = Path(tmp) / "threadline"
         llm_env = {**env, "LLM_USER_PATH": str(Path(tmp) / "llm")}
