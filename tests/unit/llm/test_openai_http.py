@@ -49,7 +49,7 @@ def test_a_plain_http_server_gets_a_tls_context_that_trusts_nothing() -> None:
 @pytest.mark.asyncio
 async def test_the_stream_request_reaches_the_server_as_the_sdk_sent_it(replay_server: ReplayServer) -> None:
     config = ProviderConfig(
-        "p", ProviderKind.OPENAI, replay_server.openai_base_url, headers={"X-Team": "blue"}
+        "p", ProviderKind.OPENAI, replay_server.openai_base_url, headers=(("X-Team", "blue"),)
     )
     provider = make_provider(config, "sk-test")
     replay_server.enqueue(sse_response(openai_text_stream(["Hi"])))
