@@ -183,10 +183,10 @@ def reply_line(reply: ReplyUsage) -> str:
 
 
 def totals_line(total: UsageTotals) -> str:
-    from threadline.core.usage import format_cost
+    from threadline.core.usage import format_cost, replies
 
     approx = "≈" if total.estimated else ""
-    text = f"{total.replies} replies, in {approx}{total.input_tokens:,}, out {approx}{total.output_tokens:,}"
+    text = f"{replies(total.replies)}, in {approx}{total.input_tokens:,}, out {approx}{total.output_tokens:,}"
     if total.cost is not None:
         text += f", {format_cost(total.cost)}"
     if total.unpriced:

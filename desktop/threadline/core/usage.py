@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus
 from threadline.core.pricing import Price
@@ -85,6 +86,51 @@ def reply_usage(message: Message, price_of: PriceLookup) -> ReplyUsage | None:
     )
 
 
+def live_usage(message: Message, now: datetime) -> ReplyUsage | None:
+    """Figures of a reply still streaming: output tokens and speed, both estimates so far."""
+    if message.kind not in ASSISTANT_KINDS or message.metadata is None:
+        return None
+    meta = message.metadata
+    text = message.text + "".join(c.arguments for c in message.tool_calls)
+    tokens = estimate_tokens_by_chars(text) if text else 0
+    speed = None
+    if tokens and meta.started_at is not None:
+        seconds = (now - meta.started_at).total_seconds()
+        if seconds > 0.5:  # the first half second says nothing about the speed
+            speed = tokens / seconds
+    return ReplyUsage(
+        message_id=message.id,
+        provider=meta.provider,
+        model=meta.model,
+        input_tokens=None,
+        output_tokens=tokens,
+        estimated=True,
+        time_to_first_token_ms=None,
+        tokens_per_second=speed,
+        cost=None,
+    )
+
+
+def describe(usage: ReplyUsage) -> str:
+    """One short line: ``1,234 in · 567 out · 0.4 s to first token · 52 tokens/s · $0.0012``.
+
+    Estimates carry "≈"; unknown figures are left out rather than shown as zero.
+    """
+    approx = "≈" if usage.estimated else ""
+    parts: list[str] = []
+    if usage.input_tokens is not None:
+        parts.append(f"{usage.input_tokens:,} in")
+    if usage.output_tokens is not None:
+        parts.append(f"{approx}{usage.output_tokens:,} out")
+    if usage.time_to_first_token_ms is not None:
+        parts.append(f"{usage.time_to_first_token_ms / 1000:.1f} s to first token")
+    if usage.tokens_per_second is not None:
+        parts.append(f"{approx}{usage.tokens_per_second:,.0f} tokens/s")
+    if usage.cost is not None:
+        parts.append(format_cost(usage.cost))
+    return " · ".join(parts)
+
+
 def totals(replies: Iterable[ReplyUsage]) -> UsageTotals:
     count = input_tokens = output_tokens = unpriced = 0
     estimated = False
@@ -99,6 +145,11 @@ def totals(replies: Iterable[ReplyUsage]) -> UsageTotals:
         else:
             cost = (cost or 0.0) + reply.cost
     return UsageTotals(count, input_tokens, output_tokens, estimated, cost, unpriced)
+
+
+def replies(count: int) -> str:
+    """ "1 reply", "3 replies"."""
+    return f"{count:,} repl{'y' if count == 1 else 'ies'}"
 
 
 def format_cost(dollars: float | None) -> str:

@@ -14,15 +14,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation, InterruptedTools
+from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import ContextFile, ImageBlock, Message
+from threadline.core.meter import ContextMeter
 from threadline.core.session import SearchHit, SessionInfo
+from threadline.core.sticky import StickyContext
 from threadline.engine.approval import ApprovalHandler
 from threadline.engine.drafts import Draft
 from threadline.engine.events import ConversationEvent, SessionEvent
 from threadline.engine.exporting import ExportFormat, ExportProgress
-from threadline.engine.usage_report import SessionUsage
+from threadline.engine.usage_report import PriceBook, SessionUsage
+from threadline.interchange.model import ImportProgress, ImportReport
 
 if TYPE_CHECKING:
+    from threadline.engine.agents import SessionAgent
     from threadline.tools.mcp_manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
 
@@ -44,6 +49,11 @@ class LiveConversationApi(Protocol):
         ...
 
     def subscribe(self, callback: Callable[[ConversationEvent], None]) -> Unsubscribe: ...
+
+    @property
+    def last_context(self) -> GatheredContext | None:
+        """The sticky context of the latest request (``ContextGathered`` announces each)."""
+        ...
 
 
 class EngineApi(Protocol):
@@ -102,6 +112,13 @@ class EngineApi(Protocol):
         """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``)."""
         ...
 
+    async def import_file(
+        self, path: Path, progress: Callable[[ImportProgress], None] | None = None
+    ) -> ImportReport:
+        """Import an export file, each chat in its own transaction; never raises for a bad file
+        (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
+        ...
+
     def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
     async def get_draft(self, session_id: str) -> Draft | None:
         """The session's unsent prompt (text and attachments), kept across restarts."""
@@ -150,6 +167,18 @@ class EngineApi(Protocol):
         """Pin a model to the session; new chats start with it too."""
         ...
 
+    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
+        """Store the session's own sticky context; the next request reads it."""
+        ...
+
+    async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
+        """The parts of the next request of an open session against the model's window (estimates)."""
+        ...
+
+    async def price_book(self) -> PriceBook:
+        """The prices replies are costed with."""
+        ...
+
     async def usage(self, session_id: str) -> SessionUsage:
         """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
         ...
@@ -162,7 +191,44 @@ class EngineApi(Protocol):
     async def detect_local_servers(self) -> list[ProviderConfig]: ...
     def has_api_key(self, provider: str) -> bool: ...
     async def get_agent(self, agent_id: str = "default") -> AgentConfig: ...
-    async def save_agent(self, agent: AgentConfig) -> None: ...
+    async def save_agent(self, agent: AgentConfig) -> None:
+        """Store an edited agent (``AgentError``: a taken name); open chats are offered the change."""
+        ...
+
+    # -- agents (engine/agents.py) ----------------------------------------------------
+    async def list_agents(self) -> list[AgentConfig]:
+        """Every agent, the default one first."""
+        ...
+
+    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
+        """Store a new agent (its id is made here); ``AgentError`` when the name is taken."""
+        ...
+
+    async def duplicate_agent(self, agent_id: str) -> AgentConfig: ...
+    async def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent; its chats fall back to the default one, marked. Returns how many."""
+        ...
+
+    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
+        """The JSON text of an agent export (no secrets)."""
+        ...
+
+    async def import_agents(self, text: str) -> list[AgentConfig]:
+        """Add the agents of an export file (``AgentFormatError`` names what is wrong)."""
+        ...
+
+    async def session_agent(self, session_id: str) -> SessionAgent:
+        """The agent an open session runs with, and whether newer settings are on offer."""
+        ...
+
+    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
+        """Switch the agent (id or name) from the next request on; a marker records it."""
+        ...
+
+    async def use_agent_settings(self, session_id: str) -> None:
+        """Take the agent's edited settings into the session (a new marker)."""
+        ...
+
     async def get_setting(self, key: str, default: Any = None) -> Any: ...
     async def set_setting(self, key: str, value: Any) -> None: ...
 

@@ -44,16 +44,21 @@ from threadline.core.config import (
 )
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
+from threadline.core.meter import ContextMeter
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
+from threadline.core.sticky import StickyContext
 from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
+from threadline.engine.agents import AgentError, AgentService, SessionAgent, agent_marker, session_agent
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.change_watch import ChangeWatch, reload_tree
+from threadline.engine.context_meter import meter_for
 from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import NothingToSendError, SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
+    AgentChanged,
     MessageAdded,
     MessageChanged,
     SessionEvent,
@@ -80,6 +85,7 @@ from threadline.engine.providers import (
 )
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
+from threadline.interchange.model import ImportProgress, ImportReport
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
@@ -122,6 +128,7 @@ class Engine:
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
+        self.agents = AgentService(store)
         self._live: dict[str, LiveConversation] = {}
         self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
         self._tasks: dict[str, asyncio.Task[object]] = {}
@@ -140,7 +147,7 @@ class Engine:
             store,
             self.hub,
             self.tools,
-            load_agent=self.get_agent,
+            load_agent=self._turn_agent,
             approval_handler=lambda: self._approve if self._approval_handler else None,
             retry_policy=retry_policy,
         )
@@ -222,6 +229,7 @@ class Engine:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         self._live.pop(session_id, None)
+        self.runner.sticky.forget(session_id)
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -360,6 +368,17 @@ class Engine:
         hits = await self.store.search(query, limit=limit)
         return [h for h in hits if h.session_id not in self._pending_deletes]
 
+    async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
+        """What the next request of an open session would hold, part by part, against its window."""
+        live = self._live.get(session_id)
+        if live is None:
+            raise SessionClosedError(session_id)
+        return meter_for(live, await self._turn_agent(live), self.hub, self.tools, prompt)
+
+    async def price_book(self) -> PriceBook:
+        """The prices replies are costed with (shipped and the user's own), read now."""
+        return await PriceBook.load(self.store)
+
     async def usage(self, session_id: str) -> SessionUsage:
         """Tokens, speed and cost of every reply of a session, from its stored history."""
         return session_usage(session_id, await self._tree(session_id), await PriceBook.load(self.store))
@@ -392,6 +411,15 @@ class Engine:
         """Write an export to ``path``, replacing it only once complete (``ExportError`` on failure)."""
         await write_to_file(path, self.export_chunks(fmt, session_ids, progress))
 
+    async def import_file(
+        self, path: Path, progress: Callable[[ImportProgress], None] | None = None
+    ) -> ImportReport:
+        """Import a ChatGPT, Claude, Open WebUI or Threadline export (``engine.importer``);
+        new and updated chats are announced as ``SessionUpdated``; cancel → ``report.cancelled``."""
+        from threadline.engine.importer import import_file
+
+        return await import_file(self.store, path, progress=progress, announce=self._changed_elsewhere)
+
     def subscribe_sessions(self, callback: SessionObserver) -> Unsubscribe:
         self._session_observers.append(callback)
 
@@ -406,6 +434,12 @@ class Engine:
         info = await self.store.update_session(session_id, provider=provider, model=model)
         self._session_changed(info)
         await self._remember_last_used(info)
+
+    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
+        """Store the session's own sticky context (on top of its agent's); the next request reads it."""
+        info = await self.store.update_session(session_id, context=context)
+        self._session_changed(info)
+        return info
 
     async def get_draft(self, session_id: str) -> Draft | None:
         """The unsent text and attachments of a session, if any."""
@@ -544,9 +578,9 @@ class Engine:
 
     async def _compact(self, live: LiveConversation, instructions: str, keep_turns: int) -> Message | None:
         try:
-            agent = await self.get_agent(live.info.agent_id)
+            agent = await self._turn_agent(live)
             config, model = await self.hub.resolve(live.info, agent)
-            params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
+            params = ChatParams.for_agent(model, agent)
             provider = await self.hub.client(config)
             return await self.runner.compact(
                 live, provider, params, keep_turns=keep_turns, instructions=instructions
@@ -609,11 +643,121 @@ class Engine:
         return credentials.has_keychain_entry(provider)
 
     async def get_agent(self, agent_id: str = DEFAULT_AGENT_ID) -> AgentConfig:
-        agent = await self.store.get_agent(agent_id or DEFAULT_AGENT_ID)
-        return agent or AgentConfig(id=DEFAULT_AGENT_ID, name="Default")
+        return await self.agents.get(agent_id)
 
     async def save_agent(self, agent: AgentConfig) -> None:
-        await self.store.save_agent(agent)
+        """Store an edited agent; open chats that pinned its older settings are offered the new ones."""
+        await self.agents.save(agent)
+        await self._agent_edited(agent.id)
+
+    # Agents: the service is ``engine/agents.py``; here they meet the open sessions.
+
+    async def list_agents(self) -> list[AgentConfig]:
+        return await self.agents.all()
+
+    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
+        return await self.agents.create(agent)
+
+    async def duplicate_agent(self, agent_id: str) -> AgentConfig:
+        return await self.agents.duplicate(agent_id)
+
+    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
+        return await self.agents.export_text(agent_ids)
+
+    async def import_agents(self, text: str) -> list[AgentConfig]:
+        return await self.agents.import_text(text)
+
+    async def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent; each of its chats falls back to the default agent and says so.
+
+        Every such chat, open or not, gets an agent marker ("Agent: Default — the agent
+        Reviewer was deleted") in its history, and an open tab a notice. Returns how many.
+        """
+        removed = await self.agents.remove(agent_id)
+        fallback = await self.agents.get()
+        detail = f"the agent {removed.name} was deleted"
+        sessions = await self.store.sessions_with_agent(agent_id)
+        for info in sessions:
+            live = self._live.get(info.id)
+            if live is not None:
+                self._spawn(self._fall_back(live, fallback, detail))
+            else:
+                marker = Message.marker_message(agent_marker(fallback, detail), parent_id=info.active_leaf)
+                await self.store.append_message(info.id, marker)
+                self._session_changed(await self._pin_agent(info.id, fallback))
+        return len(sessions)
+
+    async def session_agent(self, session_id: str) -> SessionAgent:
+        """The agent an open session runs with, and whether newer settings are on offer."""
+        live = self._live.get(session_id)
+        if live is None:
+            raise SessionClosedError()
+        return session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id))
+
+    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
+        """Switch a session's agent from the next request on, marked in its history.
+
+        The marker carries the agent's settings as they are now; the session's provider
+        and model follow the agent when it names them.
+        """
+        live = self._ready(session_id)
+        agent = await self.agents.find(agent_id)
+        if agent is None:
+            raise AgentError("That agent no longer exists; pick another.")
+        await self._add_agent_marker(live, agent)
+
+    async def use_agent_settings(self, session_id: str) -> None:
+        """Take the agent's current settings into a session that pinned older ones (a new marker)."""
+        live = self._ready(session_id)
+        await self._add_agent_marker(live, await self.agents.get(live.info.agent_id), "new settings")
+
+    async def _add_agent_marker(
+        self, live: LiveConversation, agent: AgentConfig, detail: str = "", notice: str = ""
+    ) -> None:
+        message = live.conversation.add_marker(agent_marker(agent, detail))
+        try:
+            await self.store.append_message(live.session_id, message)
+        except BaseException:
+            live.conversation.tree.remove_leaf(message.id)
+            raise
+        live.emit(MessageAdded(live.session_id, message))
+        info = await self._pin_agent(live.session_id, agent)
+        self._session_changed(info)
+        await self._remember_last_used(info)
+        live.emit(AgentChanged(live.session_id, agent, notice=notice))
+
+    async def _pin_agent(self, session_id: str, agent: AgentConfig) -> SessionInfo:
+        """Point the session row at ``agent`` (and its provider and model when it names them)."""
+        names_model = bool(agent.provider and agent.model)
+        return await self.store.update_session(
+            session_id,
+            agent_id=agent.id,
+            provider=agent.provider if names_model else None,
+            model=agent.model if names_model else None,
+        )
+
+    async def _fall_back(self, live: LiveConversation, fallback: AgentConfig, detail: str) -> None:
+        """An open session whose agent was deleted: after any running turn, switch it and say so."""
+        name = detail.removeprefix("the agent ").removesuffix(" was deleted")
+        notice = f"The agent {name} was deleted, so this chat now uses {fallback.name}."
+        while self._live.get(live.session_id) is live:
+            with contextlib.suppress(Exception):  # the turn's own failure is the tab's to show
+                await self.wait_idle(live.session_id)
+            if not self.running(live.session_id) and live.conversation.ready_for_input:
+                await self._add_agent_marker(live, fallback, detail, notice)
+                return
+            await asyncio.sleep(0.1)  # a turn that is only saving its last writes
+
+    async def _agent_edited(self, agent_id: str) -> None:
+        current = await self.agents.get(agent_id)
+        for live in list(self._live.values()):
+            if (live.info.agent_id or DEFAULT_AGENT_ID) == current.id:
+                state = session_agent(live.conversation.path(), current)
+                live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
+
+    async def _turn_agent(self, live: LiveConversation) -> AgentConfig:
+        """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``)."""
+        return session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id)).agent
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)

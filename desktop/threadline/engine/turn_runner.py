@@ -20,6 +20,7 @@ from dataclasses import asdict, replace
 
 from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
 from threadline.core.config import AgentConfig, ProviderConfig
+from threadline.core.gathered_context import GatheredContext, estimate, newest_turn_tokens, with_context
 from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult, utcnow
 from threadline.core.request import (
     BuiltRequest,
@@ -33,6 +34,7 @@ from threadline.core.turn import TurnState
 from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
 from threadline.engine.events import (
     ActivePathChanged,
+    ContextGathered,
     ErrorAction,
     MessageAdded,
     MessageChanged,
@@ -45,6 +47,12 @@ from threadline.engine.events import (
 )
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub, SetupError
+from threadline.engine.sticky_context import (
+    DEFAULT_ASSUMED_WINDOW,
+    DEFAULT_WINDOW_SETTING,
+    StickyContextGatherer,
+    TurnHooks,
+)
 from threadline.engine.text_writer import TurnWriter
 from threadline.llm import errors as llm_errors
 from threadline.llm import events as llm_events
@@ -138,7 +146,7 @@ class TurnRunner:
         hub: ProviderHub,
         tools: ToolRegistry,
         *,
-        load_agent: Callable[[str], Awaitable[AgentConfig]],
+        load_agent: Callable[[LiveConversation], Awaitable[AgentConfig]],
         approval_handler: Callable[[], ApprovalHandler | None],
         retry_policy: RetryPolicy | None = None,
     ) -> None:
@@ -151,6 +159,8 @@ class TurnRunner:
         self._ran: dict[str, list[ToolResult]] = {}
         self._saving: set[str] = set()
         self._failures: dict[str, TurnFailed] = {}
+        self.sticky = StickyContextGatherer()
+        self._turn_hooks: dict[str, TurnHooks] = {}
 
     async def run(
         self,
@@ -189,6 +199,7 @@ class TurnRunner:
 
         writer = TurnWriter(self._store, session_id, on_save_state=save_state)
         target = RequestMetadata()  # provider and model, once known, for a failure record
+        self._turn_hooks[session_id] = TurnHooks()  # every-prompt hooks run once per turn
         try:
             if not await self._store_prompt(live, stored_first):
                 return
@@ -198,7 +209,7 @@ class TurnRunner:
                 writer.set_active_leaf(conversation.tree.active_leaf)
             if resuming and conversation.reply is not None:
                 writer.update(conversation.reply)
-            agent = await self._load_agent(live.info.agent_id)
+            agent = await self._load_agent(live)  # the session's agent, as its history pinned it
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             if conversation.running_tools is not None:  # an interrupted round, run again
                 writer.update(conversation.running_tools)
@@ -206,7 +217,7 @@ class TurnRunner:
             config, model = await self._hub.resolve(live.info, agent)
             target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)
-            params = ChatParams(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens)
+            params = ChatParams.for_agent(model, agent)
             compacted = await self._compact_if_near_limit(live, agent, config, provider, params)
             rounds = 0
             while True:
@@ -254,6 +265,7 @@ class TurnRunner:
                 live.emit(failure.pop())
         finally:
             self._ran.pop(live.session_id, None)
+            self._turn_hooks.pop(session_id, None)
             try:
                 await self._save(live, writer)
             finally:
@@ -376,13 +388,37 @@ class TurnRunner:
         self, live: LiveConversation, agent: AgentConfig, provider: str, model: str, *, continue_reply: bool
     ) -> BuiltRequest:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
+        gathered = await self._gather(live, agent, provider, model)
         return build_request(
             live.conversation.path(),
-            system=agent.system_prompt,
+            system=with_context(agent.system_prompt, gathered.block),
             limits=Limits(history_cap=int(cap), token_budget=self._token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
         )
+
+    async def _gather(
+        self, live: LiveConversation, agent: AgentConfig, provider: str, model: str
+    ) -> GatheredContext:
+        """The sticky context of this request, read now; kept on ``live`` and announced for the tab."""
+        assumed = await self._store.get_setting(DEFAULT_WINDOW_SETTING, DEFAULT_ASSUMED_WINDOW)
+        if not isinstance(assumed, int | float) or assumed <= 0:
+            assumed = DEFAULT_ASSUMED_WINDOW
+        budget = self._token_budget(agent, provider, model)
+        path = live.conversation.path()
+        room = None if budget is None else budget - estimate(agent.system_prompt) - newest_turn_tokens(path)
+        gathered = await self.sticky.gather(
+            live.session_id,
+            agent,
+            live.info.context,
+            window=self._hub.context_window(provider, model),
+            default_window=int(assumed),
+            room=room,
+            turn=self._turn_hooks.get(live.session_id),
+        )
+        live.last_context = gathered
+        live.emit(ContextGathered(live.session_id, gathered))
+        return gathered
 
     def _token_budget(self, agent: AgentConfig, provider: str, model: str) -> int | None:
         """Tokens the messages may use: the window less the reply's reserve and the tool definitions.
@@ -473,7 +509,9 @@ class TurnRunner:
         if budget is None:
             return False
         try:
-            estimate = build_request(live.conversation.path(), system=agent.system_prompt).estimated_tokens
+            last = live.last_context  # the previous request's sticky context, near enough for the estimate
+            system = with_context(agent.system_prompt, last.block if last else "")
+            estimate = build_request(live.conversation.path(), system=system).estimated_tokens
         except (NothingFitsError, ValueError):
             return False
         if estimate <= COMPACT_THRESHOLD * budget:

@@ -78,7 +78,9 @@ def every_kind() -> list[Message]:
         parent_id=summary.id, text="Partial answ", status=MessageStatus.CANCELLED, metadata=None
     ).copy(created_at=at(8))
     marker = Message.marker_message(
-        Marker(MarkerType.AGENT, "Reviewer", detail="new settings", settings={"name": "Reviewer", "top_p": 0.5}),
+        Marker(
+            MarkerType.AGENT, "Reviewer", detail="new settings", settings={"name": "Reviewer", "top_p": 0.5}
+        ),
         parent_id=final.id,
     ).copy(created_at=at(9))
     return [prompt, reply, results, reply2, cancelled, summary, final, marker]

@@ -127,6 +127,7 @@ class ApprovalBar(QFrame):
 
         self.rows_area = _FitScrollArea()
         self.rows_area.setObjectName("ApprovalScroll")
+        self.rows_area.setAccessibleName("Tool calls waiting for approval")
         self.rows_area.setWidgetResizable(True)
         self.rows_area.setFrameShape(QFrame.Shape.NoFrame)
         self.rows_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -31,6 +31,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
+from threadline.core.config import DEFAULT_AGENT_ID
 from threadline.core.messages import ContextFile, ImageBlock, Message, MessageKind, MessageStatus, ToolCall
 from threadline.core.session import SessionInfo
 from threadline.core.tree import TreeError
@@ -40,6 +41,7 @@ from threadline.engine.approval import Decision
 from threadline.engine.drafts import Draft
 from threadline.engine.errors import EngineError, SessionBusyError
 from threadline.engine.events import (
+    ContextGathered,
     ConversationEvent,
     ErrorAction,
     RetryScheduled,
@@ -47,9 +49,13 @@ from threadline.engine.events import (
     UserFacingError,
 )
 from threadline.ui.approval.approval_bar import ApprovalBar
+from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.composer import Composer
+from threadline.ui.chat.context_dialog import ContextDialog
+from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
 from threadline.ui.common.error_banner import ErrorBanner
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
@@ -127,6 +133,8 @@ class ChatTab(QWidget):
         col.setSpacing(8)
         col.addWidget(self.banner)
         col.addWidget(self.approval)
+        self.context_strip = ContextStrip()
+        col.addWidget(self.context_strip)
         col.addWidget(self.composer)
         bottom_layout.addStretch(1)
         bottom_layout.addWidget(column, 100)
@@ -147,10 +155,25 @@ class ChatTab(QWidget):
         self.composer.modelChosen.connect(self._model_chosen)
         self.composer.attachmentRefused.connect(lambda text: self._show_local_error(text, ()))
         self.banner.actionChosen.connect(self._banner_action)
+        self.context_strip.editRequested.connect(self.edit_context)
+        self.context_strip.show_configured(live.info.context)
+        if live.last_context is not None:
+            self.context_strip.show_gathered(live.last_context)
         self.approval.decided.connect(self._approval_decided)
         self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
         self.composer.draftChanged.connect(self._draft_changed)
+        self.agent = AgentBinding(
+            engine,
+            live,
+            self.composer.agent_picker,
+            notice=self.banner.show_info,
+            error=lambda text: self._show_local_error(text, ()),
+            parent=self,
+        )
+        self.agent.changed.connect(self._update_status)
+        self.meter_feed = MeterFeed(engine, self.session_id, self.model, self.composer.meter, self.view)
+        self.composer.meter.compactRequested.connect(self.compact)
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
@@ -220,6 +243,7 @@ class ChatTab(QWidget):
             self.engine.cancel(self.session_id)
             self._end_approval(cancel=True)
         self.model.detach()
+        self.agent.detach()
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
             self._unsubscribe_saves = None
@@ -484,6 +508,7 @@ class ChatTab(QWidget):
         self._info = info
         if info.display_title != old_title:
             self.titleChanged.emit(info.display_title)
+        self.context_strip.show_configured(info.context)
         self._refresh_models()
 
     def update_info(self, info: SessionInfo) -> None:
@@ -572,6 +597,13 @@ class ChatTab(QWidget):
             on_error=lambda err: self._show_local_error(f"Could not skip the tools: {describe(err)}", ()),
         )
 
+    def edit_context(self) -> ContextDialog:
+        """Open the dialog that edits this session's own sticky context (modeless; returned for tests)."""
+        dialog = ContextDialog(self.engine, self.session_id, self._info.context, self.live.last_context, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.open()
+        return dialog
+
     def compact(self) -> None:
         """Summarise the whole conversation so far, so the next message starts from the summary.
 
@@ -629,8 +661,10 @@ class ChatTab(QWidget):
         self._update_status()
 
     def _engine_event(self, event: ConversationEvent) -> None:
-        """Events the conversation model does not relay: the save state of the turn."""
-        if isinstance(event, SaveStateChanged):
+        """Events the conversation model does not relay: the save state of the turn, sticky context."""
+        if isinstance(event, ContextGathered):
+            self.context_strip.show_gathered(event.gathered)
+        elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self._update_held()
             if event.error is not None:
@@ -654,6 +688,8 @@ class ChatTab(QWidget):
             parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
         else:
             parts.append("No model chosen")
+        if self.agent.agent_id != DEFAULT_AGENT_ID and self.agent.agent_name:
+            parts.append(f"Agent: {self.agent.agent_name}")
         if self._saving:
             parts.append("Saving…")
         if self._compacting:

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from threadline.core.messages import ContextFile, ImageBlock
 from threadline.engine.drafts import Draft
+from threadline.ui.chat.agent_picker import AgentPicker
 from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.model_catalog import ModelChoice
 
@@ -233,6 +234,8 @@ class Composer(QWidget):
         self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.attach_button.clicked.connect(self._choose_files)
         row.addWidget(self.attach_button)
+        self.agent_picker = AgentPicker()
+        row.addWidget(self.agent_picker)
         self.model_picker = ModelPicker()
         self.model_picker.setObjectName("ModelPicker")
         self.model_picker.popupAboutToShow.connect(self.modelListWanted)
@@ -298,6 +301,7 @@ class Composer(QWidget):
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
+        self.agent_picker.set_busy(busy)
         self._update_buttons()
 
     def set_held(self, reason: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.core.usage import PriceLookup, describe, live_usage, reply_usage
 from threadline.ui.common.theme import ThemeColors
 
 
@@ -16,6 +17,8 @@ def speaker(message: Message) -> str:
     """Who a message is from: "You", the model that answered, or what kind of record it is."""
     if message.kind is MessageKind.SUMMARY:
         return "Summary of earlier messages"
+    if message.marker is not None:
+        return message.marker.label
     if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
         return "Tool results"
     if message.is_user:
@@ -62,3 +65,20 @@ def status_label(message: Message, c: ThemeColors) -> tuple[str, str]:
     }
     text = status_text(message)
     return text, colours.get(message.status, c.muted) if text else c.muted
+
+
+def usage_label(message: Message, price_of: PriceLookup | None, now: datetime) -> str:
+    """A reply's tokens, speed and cost for its header ("" for other messages).
+
+    While the reply streams the figures are live estimates (≈); once it ends they
+    are the provider's report, or marked estimates when the server sent none.
+    """
+    if message.status is MessageStatus.STREAMING:
+        usage = live_usage(message, now)
+    else:
+        usage = reply_usage(message, price_of or _no_price)
+    return describe(usage) if usage is not None else ""
+
+
+def _no_price(provider: str, model: str) -> None:
+    return None

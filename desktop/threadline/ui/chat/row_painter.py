@@ -7,7 +7,8 @@ returns the :class:`RowGeometry` of what it drew, which hit-testing reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import (
@@ -22,11 +23,12 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from threadline.core.messages import Message
+from threadline.core.messages import Message, utcnow
 from threadline.core.tree import Version
+from threadline.core.usage import PriceLookup
 from threadline.ui.chat.hit_testing import RowGeometry
 from threadline.ui.chat.message_actions import ACTION_LABELS, VERSION
-from threadline.ui.chat.message_labels import speaker, status_label, time_label
+from threadline.ui.chat.message_labels import speaker, status_label, time_label, usage_label
 from threadline.ui.chat.view_layout import (
     BUBBLE_PAD_X,
     BUBBLE_PAD_Y,
@@ -59,6 +61,10 @@ class FrameState:
     """A message briefly highlighted (a search hit brought into view)."""
     focus_id: str | None = None
     """The current message while the view has the keyboard focus: drawn with a focus ring."""
+    price_of: PriceLookup | None = None
+    """Prices for the cost in each reply's header; ``None`` shows no cost."""
+    now: datetime = field(default_factory=utcnow)
+    """When this frame is painted: a streaming reply's speed so far is measured to it."""
 
 
 class RowPainter:
@@ -101,6 +107,8 @@ class RowPainter:
         left, width = frame.left, frame.width
         if message.id == frame.flash_id:
             p.fillRect(QRect(0, top, frame.viewport_width, height), QColor(c.selection))
+        if message.marker is not None:
+            return self._paint_marker(p, frame, row, top, height, message)
         # Header: who, and quiet metadata.
         y = top + ROW_TOP
         p.setFont(self.header_font)
@@ -116,7 +124,13 @@ class RowPainter:
             p.drawText(QRect(x, y, width, self.header_height), Qt.AlignmentFlag.AlignVCenter, meta)
             x += self._fm_small.horizontalAdvance(meta) + 10
         if status_text:
-            self._paint_status(p, c, x, y, status_text, status_colour)
+            x += self._paint_status(p, c, x, y, status_text, status_colour) + 10
+        figures = usage_label(message, frame.price_of, frame.now)
+        if figures and x < left + width:
+            p.setPen(QColor(c.muted))
+            room = left + width - x
+            shown = self._fm_small.elidedText(figures, Qt.TextElideMode.ElideRight, room)
+            p.drawText(QRect(x, y, room, self.header_height), Qt.AlignmentFlag.AlignVCenter, shown)
         y += self.header_height + HEADER_GAP
         # Body.
         doc_h = doc.size().height()
@@ -149,6 +163,29 @@ class RowPainter:
             self._paint_focus_ring(p, c, left, top, width, height)
         return geo
 
+    def _paint_marker(
+        self, p: QPainter, frame: FrameState, row: int, top: int, height: int, message: Message
+    ) -> RowGeometry:
+        """A marker is a divider across the column with its label in the middle ("Agent: Reviewer")."""
+        c, left, width = frame.colors, frame.left, frame.width
+        label = message.marker.label if message.marker else message.text
+        p.setFont(self.small_font)
+        shown = self._fm_small.elidedText(label, Qt.TextElideMode.ElideMiddle, max(40, width - 80))
+        text_w = self._fm_small.horizontalAdvance(shown)
+        mid_y = top + height // 2
+        gap_left = left + (width - text_w) // 2 - 10
+        gap_right = left + (width + text_w) // 2 + 10
+        p.setPen(QPen(QColor(mix(c.muted, c.base, 0.45)), 1.0))
+        p.drawLine(left, mid_y, gap_left, mid_y)
+        p.drawLine(gap_right, mid_y, left + width, mid_y)
+        p.setPen(QColor(c.muted))
+        text_rect = QRect(gap_left, top, gap_right - gap_left, height)
+        p.drawText(text_rect, Qt.AlignmentFlag.AlignCenter, shown)
+        geo = RowGeometry(row, message.id, top, height, QRectF(text_rect), None)
+        if message.id == frame.focus_id:
+            self._paint_focus_ring(p, c, left, top, width, height)
+        return geo
+
     def _paint_focus_ring(
         self, p: QPainter, c: ThemeColors, left: int, top: int, width: int, height: int
     ) -> None:
@@ -167,8 +204,11 @@ class RowPainter:
         )
         p.restore()
 
-    def _paint_status(self, p: QPainter, c: ThemeColors, x: int, y: int, text: str, colour: str) -> None:
-        """A small quiet label (Stopped, Interrupted, Failed): the status colour on a faint tint of it."""
+    def _paint_status(self, p: QPainter, c: ThemeColors, x: int, y: int, text: str, colour: str) -> int:
+        """A small quiet label (Stopped, Interrupted, Failed): the status colour on a faint tint of it.
+
+        Returns the label's width, so what follows it in the header starts after it.
+        """
         w = self._fm_small.horizontalAdvance(text) + 2 * STATUS_PAD_X
         h = self._fm_small.height() + 2
         rect = QRectF(x, y + (self.header_height - h) / 2, w, h)
@@ -177,6 +217,7 @@ class RowPainter:
         p.fillPath(path, mix(colour, c.base, 0.14 if c.dark else 0.10))
         p.setPen(QColor(colour))
         p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        return w
 
     def _paint_actions(
         self,

@@ -47,6 +47,7 @@ from threadline.llm.timeouts import (
 )
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_tools_page import ToolsPage
 
@@ -445,6 +446,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.agent, "Model && agent")
         self.tools = ToolsPage(engine)
         self.pages.addTab(self.tools, "Tools")
+        self.agents = AgentsPage(engine)
+        self.pages.addTab(self.agents, "Agents")
         self.mcp = McpServersPage(engine, theme.colors)
         self.pages.addTab(self.mcp, "MCP servers")
         self.pages.addTab(self._appearance(theme), "Appearance")
@@ -466,6 +469,7 @@ class SettingsDialog(QDialog):
         await self.providers.load()
         await self.agent.load()
         await self.tools.load()
+        await self.agents.load()
         await self.mcp.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
@@ -498,6 +502,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.agent)
         elif page == "tools":
             self.pages.setCurrentWidget(self.tools)
+        elif page == "agents":
+            self.pages.setCurrentWidget(self.agents)
         elif page == "mcp":
             self.pages.setCurrentWidget(self.mcp)
         else:  # a provider name: show it
@@ -522,6 +528,7 @@ class SettingsDialog(QDialog):
             (ThemeChoice.SYSTEM, "Follow the system"),
             (ThemeChoice.LIGHT, "Light"),
             (ThemeChoice.DARK, "Dark"),
+            (ThemeChoice.HIGH_CONTRAST, "High contrast (black and white; follows light or dark)"),
         ):
             b = QRadioButton(label)
             b.setChecked(theme.choice is choice)

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig, Approval, ApprovalRule
 from threadline.engine.api import EngineApi
 from threadline.ui.common.tasks import describe, spawn
 
@@ -90,6 +90,8 @@ class ToolsPage(QWidget):
         super().__init__(parent)
         self.engine = engine
         self.agent: AgentConfig | None = None
+        self.agent_id = DEFAULT_AGENT_ID
+        """The agent whose tools this page edits (the Agents page points it at the one selected)."""
         self._lock = asyncio.Lock()
         self._filling = False
 
@@ -247,7 +249,7 @@ class ToolsPage(QWidget):
     # -- loading ---------------------------------------------------------------------------------
 
     async def load(self) -> None:
-        self.agent = await self.engine.get_agent()
+        self.agent = await self.engine.get_agent(self.agent_id)
         self._fill(self.agent)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -309,7 +311,7 @@ class ToolsPage(QWidget):
     def _change(self, change: Callable[[AgentConfig], AgentConfig], done: str = "") -> None:
         async def do() -> None:
             async with self._lock:
-                agent = await self.engine.get_agent()
+                agent = await self.engine.get_agent(self.agent_id)
                 updated = change(agent)
                 if updated != agent:
                     await self.engine.save_agent(updated)
