@@ -49,6 +49,7 @@ from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_mcp_page import McpServersPage
+from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_tools_page import ToolsPage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
@@ -450,6 +451,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.agents, "Agents")
         self.mcp = McpServersPage(engine, theme.colors)
         self.pages.addTab(self.mcp, "MCP servers")
+        self.models = ModelsPage(engine)
+        self.pages.addTab(self.models, "Models")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -471,6 +474,7 @@ class SettingsDialog(QDialog):
         await self.tools.load()
         await self.agents.load()
         await self.mcp.load()
+        await self.models.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
         """Styles of the Tools pages (the application stylesheet covers the rest)."""
@@ -506,6 +510,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.agents)
         elif page == "mcp":
             self.pages.setCurrentWidget(self.mcp)
+        elif page == "models":
+            self.pages.setCurrentWidget(self.models)
         else:  # a provider name: show it
             self.pages.setCurrentWidget(self.providers)
 
