@@ -14,6 +14,8 @@ import pytest
 from threadline.core.messages import (
     ContextFile,
     ImageBlock,
+    Marker,
+    MarkerType,
     Message,
     MessageKind,
     MessageStatus,
@@ -62,6 +64,7 @@ def full_message(**changes: Any) -> Message:
         ),
         created_at=WHEN,
         summarised_through="m-root",
+        marker=Marker(MarkerType.AGENT, "Reviewer", "was renamed", {"model": "qwen", "temperature": 0.2}),
     )
     return message.copy(**changes)
 
