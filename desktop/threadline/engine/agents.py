@@ -96,6 +96,20 @@ def session_agent(path: Sequence[Message], current: AgentConfig) -> SessionAgent
     pinned = pinned_agent(latest_agent_marker(path))
     if pinned is None:
         return SessionAgent(current)
+    # What the agent may DO comes from the agent stored here, never from history: a
+    # snapshot in a marker may come from an imported file (untrusted input), and its
+    # tools, approval rules, folders or context hooks would otherwise let that file run
+    # commands or read files. The snapshot pins only what the model is told and which
+    # model answers.
+    pinned = replace(
+        pinned,
+        enabled_tools=current.enabled_tools,
+        approval_rules=current.approval_rules,
+        default_approval=current.default_approval,
+        allowed_folders=current.allowed_folders,
+        context=current.context,
+        context_share=current.context_share,
+    )
     same = pinned.id == current.id
     if same:
         pinned = replace(
