@@ -16,12 +16,15 @@ versions ("2 / 3").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from threadline.core.messages import Message
-from threadline.interchange.common import ConversationProblem
+from threadline.interchange.common import ConversationProblem, as_id, as_time, fallback_title
+from threadline.interchange.ids import session_id_for
 from threadline.interchange.limits import ImportLimits
+from threadline.interchange.model import ImportedConversation, ImportSource
 
 
 @dataclass(slots=True)
@@ -46,6 +49,90 @@ class AssembledTree:
     source_message_ids: dict[str, str]
     detached: int
     """Nodes whose parent was missing, attached to the root instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageListKeys:
+    """Where a flat message list keeps each message's id, parent id and time.
+
+    ``root_parent`` is a parent id the source writes for "no parent" (Claude's
+    all-zero UUID); it is read as a root rather than as a missing parent.
+    """
+
+    id: str
+    parent: str
+    time: str
+    root_parent: str | None = None
+
+
+def nodes_from_message_list(
+    raw_messages: Sequence[dict[str, object]],
+    keys: MessageListKeys,
+    created: datetime,
+    convert: Callable[[str, dict[str, object]], list[Message]],
+) -> list[SourceNode]:
+    """The source nodes of a flat list of messages that may or may not carry parent links.
+
+    Claude and Open WebUI both export a list in which newer versions name each
+    message's parent (a tree with every edit and regeneration) and older ones do
+    not (one chain in file order). A list where any message has the parent key is
+    read as linked; otherwise each message's parent is the one before it. A
+    message without an id is named by its position, one without a time takes the
+    conversation's, and ``convert`` (given the source id and the raw message) makes
+    the messages it becomes, which are stamped with that time.
+    """
+    linked = any(keys.parent in raw for raw in raw_messages)
+    nodes: list[SourceNode] = []
+    previous: str | None = None
+    for position, raw in enumerate(raw_messages):
+        source_id = as_id(raw.get(keys.id)) or f"#{position}"
+        if linked:
+            parent = as_id(raw.get(keys.parent))
+            parent = None if parent == keys.root_parent else parent
+        else:
+            parent = previous
+        when = as_time(raw.get(keys.time)) or created
+        made = convert(source_id, raw)
+        for message in made:
+            message.created_at = when
+        nodes.append(SourceNode(source_id, parent, (when.timestamp(), position), made))
+        previous = source_id
+    return nodes
+
+
+def imported_conversation(
+    source: ImportSource,
+    conversation_id: str,
+    tree: AssembledTree,
+    *,
+    title: str,
+    created: datetime,
+    updated: datetime,
+    model: str,
+    archived: bool,
+    pinned: bool = False,
+) -> ImportedConversation:
+    """The conversation every foreign parser returns, built one way from its assembled tree.
+
+    The rules that must not differ between sources live here: an empty title falls
+    back to the first prompt (else the date), the session id is derived from the
+    source and its id (so a re-import finds the same session), and the update time
+    is never before the creation time (some exports write them the wrong way round).
+    """
+    return ImportedConversation(
+        source=source,
+        source_id=conversation_id,
+        session_id=session_id_for(source, conversation_id),
+        title=title or fallback_title(tree.messages, created),
+        created_at=created,
+        updated_at=max(updated, created),
+        messages=tree.messages,
+        active_leaf=tree.active_leaf,
+        archived=archived,
+        pinned=pinned,
+        model=model,
+        source_message_ids=tree.source_message_ids,
+    )
 
 
 def assemble(nodes: Sequence[SourceNode], current: str | None, limits: ImportLimits) -> AssembledTree:

@@ -27,7 +27,7 @@ import hashlib
 import json
 
 from threadline.core.messages import ImageBlock, Message, MessageStatus, RequestMetadata, ToolCall, ToolResult
-from threadline.interchange.assemble import SourceNode, assemble
+from threadline.interchange.assemble import SourceNode, assemble, imported_conversation
 from threadline.interchange.common import (
     EPOCH,
     ParseContext,
@@ -37,11 +37,10 @@ from threadline.interchange.common import (
     as_str,
     as_time,
     checked_text,
-    fallback_title,
     placeholder,
     title_from,
 )
-from threadline.interchange.ids import message_id_for, session_id_for
+from threadline.interchange.ids import message_id_for
 from threadline.interchange.model import ImportedConversation, ImportSource
 
 SOURCE = ImportSource.CHATGPT
@@ -72,19 +71,15 @@ def parse(item: object, context: ParseContext) -> ImportedConversation:
     default_model = as_str(record.get("default_model_slug"))
     nodes = _Nodes(conversation_id, mapping, context, default_model, created)
     tree = assemble(nodes.build(), as_id(record.get("current_node")), context.limits)
-    title = as_str(record.get("title")).strip() or fallback_title(tree.messages, created)
-    return ImportedConversation(
-        source=SOURCE,
-        source_id=conversation_id,
-        session_id=session_id_for(SOURCE, conversation_id),
-        title=title,
-        created_at=created,
-        updated_at=max(updated, created),
-        messages=tree.messages,
-        active_leaf=tree.active_leaf,
-        archived=record.get("is_archived") is True,
+    return imported_conversation(
+        SOURCE,
+        conversation_id,
+        tree,
+        title=as_str(record.get("title")).strip(),
+        created=created,
+        updated=updated,
         model=default_model,
-        source_message_ids=tree.source_message_ids,
+        archived=record.get("is_archived") is True,
     )
 
 

@@ -29,7 +29,12 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
-from threadline.interchange.assemble import SourceNode, assemble
+from threadline.interchange.assemble import (
+    MessageListKeys,
+    assemble,
+    imported_conversation,
+    nodes_from_message_list,
+)
 from threadline.interchange.common import (
     EPOCH,
     ConversationProblem,
@@ -40,15 +45,17 @@ from threadline.interchange.common import (
     as_str,
     as_time,
     checked_text,
-    fallback_title,
     placeholder,
     title_from,
 )
-from threadline.interchange.ids import message_id_for, session_id_for
+from threadline.interchange.ids import message_id_for
 from threadline.interchange.model import ImportedConversation, ImportSource
 
 SOURCE = ImportSource.CLAUDE
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
+_MESSAGE_KEYS = MessageListKeys(
+    id="uuid", parent="parent_message_uuid", time="created_at", root_parent=ROOT_PARENT
+)
 
 
 def looks_like(item: object) -> bool:
@@ -70,36 +77,22 @@ def parse(item: object, context: ParseContext) -> ImportedConversation:
     updated = as_time(record.get("updated_at")) or created
     model = as_str(record.get("model"))
     raw_messages = [as_dict(m) for m in as_list(record.get("chat_messages"))]
-    linked = any("parent_message_uuid" in m for m in raw_messages)
-    nodes: list[SourceNode] = []
-    previous: str | None = None
-    for position, raw in enumerate(raw_messages):
-        source_id = as_id(raw.get("uuid")) or f"#{position}"
-        if linked:
-            parent = as_id(raw.get("parent_message_uuid"))
-            parent = None if parent == ROOT_PARENT else parent
-        else:
-            parent = previous
-        when = as_time(raw.get("created_at")) or created
-        made = _Converter(conversation_id, source_id, context, model).convert(raw)
-        for message in made:
-            message.created_at = when
-        nodes.append(SourceNode(source_id, parent, (when.timestamp(), position), made))
-        previous = source_id
+    nodes = nodes_from_message_list(
+        raw_messages,
+        _MESSAGE_KEYS,
+        created,
+        lambda source_id, raw: _Converter(conversation_id, source_id, context, model).convert(raw),
+    )
     tree = assemble(nodes, as_id(record.get("current_leaf_message_uuid")), context.limits)
-    title = as_str(record.get("name")).strip() or fallback_title(tree.messages, created)
-    return ImportedConversation(
-        source=SOURCE,
-        source_id=conversation_id,
-        session_id=session_id_for(SOURCE, conversation_id),
-        title=title,
-        created_at=created,
-        updated_at=max(updated, created),
-        messages=tree.messages,
-        active_leaf=tree.active_leaf,
-        archived=record.get("is_archived") is True,
+    return imported_conversation(
+        SOURCE,
+        conversation_id,
+        tree,
+        title=as_str(record.get("name")).strip(),
+        created=created,
+        updated=updated,
         model=model,
-        source_message_ids=tree.source_message_ids,
+        archived=record.get("is_archived") is True,
     )
 
 

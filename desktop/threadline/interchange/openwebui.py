@@ -21,7 +21,12 @@ import base64
 import binascii
 
 from threadline.core.messages import ImageBlock, Message, MessageStatus, RequestMetadata
-from threadline.interchange.assemble import SourceNode, assemble
+from threadline.interchange.assemble import (
+    MessageListKeys,
+    assemble,
+    imported_conversation,
+    nodes_from_message_list,
+)
 from threadline.interchange.common import (
     EPOCH,
     ConversationProblem,
@@ -32,13 +37,15 @@ from threadline.interchange.common import (
     as_str,
     as_time,
     checked_text,
-    fallback_title,
     placeholder,
 )
-from threadline.interchange.ids import message_id_for, session_id_for
+from threadline.interchange.ids import message_id_for
 from threadline.interchange.model import ImportedConversation, ImportSource
 
 SOURCE = ImportSource.OPEN_WEBUI
+UNTITLED = "New Chat"
+"""The title Open WebUI gives a chat it has not named yet: treated as no title."""
+_MESSAGE_KEYS = MessageListKeys(id="id", parent="parentId", time="timestamp")
 
 
 def looks_like(item: object) -> bool:
@@ -71,36 +78,29 @@ def parse(item: object, context: ParseContext) -> ImportedConversation:
     else:
         raw_messages = [as_dict(m) for m in as_list(chat.get("messages"))]
         current = None
-    linked = any("parentId" in m for m in raw_messages)
-    nodes: list[SourceNode] = []
-    previous: str | None = None
-    for position, raw in enumerate(raw_messages):
-        source_id = as_id(raw.get("id")) or f"#{position}"
-        parent = as_id(raw.get("parentId")) if linked else previous
-        when = as_time(raw.get("timestamp")) or created
-        made = _convert(conversation_id, source_id, raw, context)
-        if made is not None:
-            made.created_at = when
-        nodes.append(SourceNode(source_id, parent, (when.timestamp(), position), [made] if made else []))
-        previous = source_id
+    nodes = nodes_from_message_list(
+        raw_messages,
+        _MESSAGE_KEYS,
+        created,
+        lambda source_id, raw: _as_chain(_convert(conversation_id, source_id, raw, context)),
+    )
     tree = assemble(nodes, current, context.limits)
     title = (as_str(record.get("title")) or as_str(chat.get("title"))).strip()
-    if not title or title == "New Chat":
-        title = fallback_title(tree.messages, created)
-    return ImportedConversation(
-        source=SOURCE,
-        source_id=conversation_id,
-        session_id=session_id_for(SOURCE, conversation_id),
-        title=title,
-        created_at=created,
-        updated_at=max(updated, created),
-        messages=tree.messages,
-        active_leaf=tree.active_leaf,
+    return imported_conversation(
+        SOURCE,
+        conversation_id,
+        tree,
+        title="" if title == UNTITLED else title,
+        created=created,
+        updated=updated,
+        model=models[0] if models else "",
         archived=record.get("archived") is True,
         pinned=record.get("pinned") is True,
-        model=models[0] if models else "",
-        source_message_ids=tree.source_message_ids,
     )
+
+
+def _as_chain(message: Message | None) -> list[Message]:
+    return [message] if message is not None else []
 
 
 def _convert(
