@@ -76,7 +76,7 @@ def main():
     def poll():
         # Everything runs on the GLib loop: pyatspi is not safe to call from another thread.
         if done_at:
-            if time.monotonic() - done_at[0] > 1.5:  # a little time for the announcement
+            if time.monotonic() - done_at[0] > 1.5:  # time for a second announcement, if any, to show
                 loop.quit()
                 return False
             return True
@@ -92,7 +92,10 @@ def main():
             if chat is None or not chat.childCount:
                 return True
             last = chat.getChildAtIndex(chat.childCount - 1)
-            if last is not None and last.description == WANTED:
+            # Finished means the whole text AND a status that no longer says streaming (the
+            # text can arrive a moment before the status), and the announcement was heard.
+            finished = last is not None and last.description == WANTED and "Streaming" not in last.name
+            if finished and heard:
                 result["count"] = chat.childCount
                 result["items"] = [describe(chat.getChildAtIndex(i)) for i in range(chat.childCount)]
                 done_at.append(time.monotonic())
