@@ -10,9 +10,10 @@ than guess one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from threadline.core.model_ids import base_model_id
 
 KNOWN_WINDOWS: Mapping[str, int] = {
     "gpt-5": 400_000,
@@ -37,8 +38,6 @@ KNOWN_WINDOWS: Mapping[str, int] = {
 }
 """Published context windows of well-known models, by exact id (a dated snapshot id matches too)."""
 
-_SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
-
 LISTING_FIELDS = ("context_length", "context_window", "max_model_len", "max_context_length")
 """Fields of a model listing entry that servers use for the window (OpenRouter, Groq, vLLM, LM Studio)."""
 
@@ -50,7 +49,7 @@ def known_window(model: str) -> int | None:
     gets the vendor's window, which is what such proxies pass through.
     """
     bare = model.rsplit("/", 1)[-1]  # "openai/gpt-4o" as OpenRouter names it
-    return KNOWN_WINDOWS.get(bare) or KNOWN_WINDOWS.get(_SNAPSHOT_SUFFIX.sub("", bare))
+    return KNOWN_WINDOWS.get(bare) or KNOWN_WINDOWS.get(base_model_id(bare))
 
 
 def window_from_listing(entry: Mapping[str, Any]) -> int | None:

@@ -9,14 +9,12 @@ history after it, the tool definitions offered, and the prompt being typed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 
 from threadline.core.messages import Message
 from threadline.core.request import (
-    ToolSpec,
     estimate_message,
     estimate_tokens_by_chars,
     sendable_messages,
@@ -79,7 +77,7 @@ def measure(
     *,
     system_prompt: str,
     sticky_tokens: int,
-    tools: Sequence[ToolSpec],
+    tool_tokens: int,
     prompt: str,
     window: int | None,
     compact_at: int | None,
@@ -92,7 +90,7 @@ def measure(
         (MeterPart.STICKY, sticky_tokens),
         (MeterPart.SUMMARY, estimate_tokens_by_chars(summary.text) if summary is not None else 0),
         (MeterPart.HISTORY, history),
-        (MeterPart.TOOLS, sum(estimate_tokens_by_chars(json.dumps(asdict(spec))) for spec in tools)),
+        (MeterPart.TOOLS, tool_tokens),
         (MeterPart.PROMPT, estimate_tokens_by_chars(prompt) if prompt.strip() else 0),
     )
     return ContextMeter(parts, window, compact_at)

@@ -12,11 +12,12 @@ cost at all: no figure is better than a wrong one. The user's own entries (Setti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from threadline.core.model_ids import base_model_id
 
 PRICES_TAKEN = "2025-11"
 """When the shipped prices were copied from the vendors' public price pages (year-month)."""
@@ -67,12 +68,6 @@ SHIPPED_PRICES: Mapping[Vendor, Mapping[str, tuple[float, float]]] = {
     },
 }
 """Published list prices (standard tier, no batch or cache discounts) as of ``PRICES_TAKEN``."""
-
-_SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
-
-
-def _base_model(model: str) -> str:
-    return _SNAPSHOT_SUFFIX.sub("", model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,5 +128,5 @@ class PriceTable:
         if vendor is None:
             return None
         known = SHIPPED_PRICES[vendor]
-        pair = known.get(model) or known.get(_base_model(model))
+        pair = known.get(model) or known.get(base_model_id(model))
         return None if pair is None else Price(*pair)

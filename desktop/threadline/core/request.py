@@ -27,9 +27,10 @@ whatever comes out.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from threadline.core.messages import (
     PARTIAL_STATUSES,
@@ -130,6 +131,11 @@ TokenEstimator = Callable[[str], int]
 def estimate_tokens_by_chars(text: str) -> int:
     """The default estimator: about four characters a token, as for English text."""
     return math.ceil(len(text) / 4)
+
+
+def estimate_tool_tokens(tools: Sequence[ToolSpec]) -> int:
+    """Tokens the tool definitions of a request take (their JSON, estimated like text)."""
+    return sum(estimate_tokens_by_chars(json.dumps(asdict(spec))) for spec in tools)
 
 
 def estimate_message(message: SentMessage, estimator: TokenEstimator = estimate_tokens_by_chars) -> int:

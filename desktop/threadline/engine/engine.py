@@ -373,7 +373,7 @@ class Engine:
         live = self._live.get(session_id)
         if live is None:
             raise SessionClosedError(session_id)
-        return meter_for(live, await self._turn_agent(live), self.hub, self.tools, prompt)
+        return meter_for(live, await self._turn_agent(live), self.runner, self.hub, self.tools, prompt)
 
     async def price_book(self) -> PriceBook:
         """The prices replies are costed with (shipped and the user's own), read now."""

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
 from threadline.core.config import AgentConfig, ProviderConfig
@@ -28,7 +27,7 @@ from threadline.core.request import (
     NothingFitsError,
     ToolSpec,
     build_request,
-    estimate_tokens_by_chars,
+    estimate_tool_tokens,
 )
 from threadline.core.turn import TurnState
 from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
@@ -392,7 +391,7 @@ class TurnRunner:
         return build_request(
             live.conversation.path(),
             system=with_context(agent.system_prompt, gathered.block),
-            limits=Limits(history_cap=int(cap), token_budget=self._token_budget(agent, provider, model)),
+            limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
         )
@@ -404,7 +403,7 @@ class TurnRunner:
         assumed = await self._store.get_setting(DEFAULT_WINDOW_SETTING, DEFAULT_ASSUMED_WINDOW)
         if not isinstance(assumed, int | float) or assumed <= 0:
             assumed = DEFAULT_ASSUMED_WINDOW
-        budget = self._token_budget(agent, provider, model)
+        budget = self.token_budget(agent, provider, model)
         path = live.conversation.path()
         room = None if budget is None else budget - estimate(agent.system_prompt) - newest_turn_tokens(path)
         gathered = await self.sticky.gather(
@@ -420,15 +419,17 @@ class TurnRunner:
         live.emit(ContextGathered(live.session_id, gathered))
         return gathered
 
-    def _token_budget(self, agent: AgentConfig, provider: str, model: str) -> int | None:
+    def token_budget(self, agent: AgentConfig, provider: str, model: str) -> int | None:
         """Tokens the messages may use: the window less the reply's reserve and the tool definitions.
 
         ``None`` when the window is unknown (the provider's overflow error is the limit then).
+        Automatic compaction starts at ``COMPACT_THRESHOLD`` of it; the context meter warns
+        before that point from the same figure.
         """
         window = self._hub.context_window(provider, model)
         if not window:
             return None
-        tools = sum(estimate_tokens_by_chars(json.dumps(asdict(spec))) for spec in self._offered_tools(agent))
+        tools = estimate_tool_tokens(self._offered_tools(agent))
         return window - (agent.max_tokens or REPLY_RESERVE_TOKENS) - tools
 
     def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
@@ -505,7 +506,7 @@ class TurnRunner:
         Only when the window is known (from the provider's model listing); otherwise
         the provider's overflow error triggers compaction. Returns whether it ran.
         """
-        budget = self._token_budget(agent, config.name, params.model)
+        budget = self.token_budget(agent, config.name, params.model)
         if budget is None:
             return False
         try:
