@@ -24,16 +24,13 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -42,6 +39,7 @@ from threadline.engine.api import EngineApi
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 from threadline.engine.usage_report import PRICES_SETTING
 from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.settings.page_layout import hint_label, scrolling_page, section_title
 
 SHIPPED_NOTE = (
     f"Shipped prices as of {PRICES_TAKEN}, official OpenAI and Anthropic endpoints only; "
@@ -100,19 +98,6 @@ def _fill_rows(table: QTableWidget, rows: list[list[str]]) -> None:
             table.setItem(r, column, QTableWidgetItem(text))
 
 
-def _title(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("SectionTitle")
-    return label
-
-
-def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("Hint")
-    label.setWordWrap(True)
-    return label
-
-
 def _line(name: str, placeholder: str) -> QLineEdit:
     edit = QLineEdit()
     edit.setAccessibleName(name)
@@ -138,24 +123,13 @@ class ModelsPage(QWidget):
         self._lock = asyncio.Lock()
         self._loaded = False
 
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
-        scroll.setAccessibleName("Model settings")
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.viewport().setAutoFillBackground(False)
-        outer.addWidget(scroll)
-        body = QWidget()
-        body.setObjectName("SettingsPageBody")
-        scroll.setWidget(body)
-        v = QVBoxLayout(body)
-        v.setContentsMargins(16, 14, 16, 16)
-        v.setSpacing(8)
+        v = scrolling_page(self, "Model settings")
 
         # -- prices
-        v.addWidget(_title("Prices (US$ per million tokens)"))
-        v.addWidget(_hint("Your own prices, per provider and model; they win over the shipped ones below."))
+        v.addWidget(section_title("Prices (US$ per million tokens)"))
+        v.addWidget(
+            hint_label("Your own prices, per provider and model; they win over the shipped ones below.")
+        )
         self.prices = _table("Your prices", ["Provider", "Model", "Input", "Output"])
         self.prices.itemSelectionChanged.connect(self._update_buttons)
         v.addWidget(self.prices)
@@ -179,10 +153,10 @@ class ModelsPage(QWidget):
         add.addWidget(self.add_price_button)
         add.addWidget(self.remove_price_button)
         v.addLayout(add)
-        self.price_message = _hint("")
+        self.price_message = hint_label("")
         v.addWidget(self.price_message)
 
-        self.shipped_note = _hint(SHIPPED_NOTE)
+        self.shipped_note = hint_label(SHIPPED_NOTE)
         v.addWidget(self.shipped_note)
         self.shipped = _table("Shipped prices", ["Vendor", "Model", "Input", "Output"])
         _fill_rows(
@@ -197,9 +171,9 @@ class ModelsPage(QWidget):
         v.addSpacing(10)
 
         # -- context windows
-        v.addWidget(_title("Context windows"))
+        v.addWidget(section_title("Context windows"))
         v.addWidget(
-            _hint(
+            hint_label(
                 "For servers that report no window (or a wrong one): how many tokens the model takes. "
                 "Your figure wins over the server's."
             )
@@ -225,7 +199,7 @@ class ModelsPage(QWidget):
         add.addWidget(self.add_window_button)
         add.addWidget(self.remove_window_button)
         v.addLayout(add)
-        self.window_message = _hint("")
+        self.window_message = hint_label("")
         v.addWidget(self.window_message)
         v.addStretch(1)
         self._update_buttons()

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -29,7 +28,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QScrollArea,
     QStyle,
     QStyleOptionButton,
     QTableWidget,
@@ -42,6 +40,7 @@ from PySide6.QtWidgets import (
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig, Approval, ApprovalRule
 from threadline.engine.api import EngineApi
 from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.settings.page_layout import scrolling_page, section
 
 log = logging.getLogger("threadline.ui.settings_tools")
 
@@ -55,17 +54,6 @@ BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
 )
 APPROVAL_TEXT = {Approval.ALLOW: "Allow", Approval.ASK: "Ask", Approval.DENY: "Deny"}
 PATTERN_COLUMN, ARGUMENTS_COLUMN, APPROVAL_COLUMN, REMOVE_COLUMN = range(4)
-
-
-def section(title: str, hint: str = "") -> tuple[QLabel, QLabel | None]:
-    label = QLabel(title)
-    label.setObjectName("SectionTitle")
-    note = None
-    if hint:
-        note = QLabel(hint)
-        note.setObjectName("Hint")
-        note.setWordWrap(True)
-    return label, note
 
 
 def approval_combo(value: Approval) -> QComboBox:
@@ -95,20 +83,7 @@ class ToolsPage(QWidget):
         self._lock = asyncio.Lock()
         self._filling = False
 
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
-        scroll.setAccessibleName("Tool settings")
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.viewport().setAutoFillBackground(False)
-        outer.addWidget(scroll)
-        body = QWidget()
-        body.setObjectName("SettingsPageBody")
-        scroll.setWidget(body)
-        v = QVBoxLayout(body)
-        v.setContentsMargins(16, 14, 16, 16)
-        v.setSpacing(8)
+        v = scrolling_page(self, "Tool settings")
 
         # -- built-in tools
         title, hint = section(
