@@ -91,10 +91,11 @@ async def _print_recent(engine: Engine, limit: int, as_json: bool, out: TextIO) 
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     sessions = await engine.list_sessions(limit=limit)
+    prices = await engine.price_book()
     rows = []
     replies: list[ReplyUsage] = []
     for info in sessions:
-        usage = await engine.usage(info.id)
+        usage = await engine.usage(info.id, prices)
         rows.append((info, usage.total))
         replies.extend(usage.replies)
     overall = totals(replies)

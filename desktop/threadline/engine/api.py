@@ -179,7 +179,7 @@ class EngineApi(Protocol):
         """The prices replies are costed with."""
         ...
 
-    async def usage(self, session_id: str) -> SessionUsage:
+    async def usage(self, session_id: str, prices: PriceBook | None = None) -> SessionUsage:
         """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
         ...
 

@@ -379,9 +379,13 @@ class Engine:
         """The prices replies are costed with (shipped and the user's own), read now."""
         return await PriceBook.load(self.store)
 
-    async def usage(self, session_id: str) -> SessionUsage:
-        """Tokens, speed and cost of every reply of a session, from its stored history."""
-        return session_usage(session_id, await self._tree(session_id), await PriceBook.load(self.store))
+    async def usage(self, session_id: str, prices: PriceBook | None = None) -> SessionUsage:
+        """Tokens, speed and cost of every reply of a session, from its stored history.
+
+        ``prices`` saves reading the price table again when many sessions are summed.
+        """
+        book = prices if prices is not None else await PriceBook.load(self.store)
+        return session_usage(session_id, await self._tree(session_id), book)
 
     async def export_markdown(self, session_id: str) -> str:
         info = await self.store.get_session(session_id)
