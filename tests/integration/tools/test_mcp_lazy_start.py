@@ -8,6 +8,8 @@ its pid to a file each time it starts: that file counts process creations.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,8 +45,14 @@ def counted_server(started_file: Path, *extra: str) -> McpServerConfig:
     return faulty_server("faulty", "--started-file", str(started_file), *extra)
 
 
-async def reopened(data_dir: Path, replay_server: ReplayServer) -> Engine:
-    return await open_engine(data_dir, replay_server, provider_timeout=5.0)
+@contextlib.asynccontextmanager
+async def running(data_dir: Path, replay_server: ReplayServer) -> AsyncIterator[Engine]:
+    """An engine on ``data_dir`` for one block, closed after it (each block is one app start)."""
+    engine = await open_engine(data_dir, replay_server, provider_timeout=5.0)
+    try:
+        yield engine
+    finally:
+        await engine.aclose()
 
 
 async def ask(engine: Engine, replay_server: ReplayServer, text: str = "hello") -> None:
@@ -56,14 +64,11 @@ async def ask(engine: Engine, replay_server: ReplayServer, text: str = "hello") 
 
 async def configure(data_dir: Path, replay_server: ReplayServer, config: McpServerConfig) -> None:
     """A data dir whose default agent offers the server's tools and allows them."""
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await engine.tool_servers.save_server(config)
         agent = await engine.get_agent()
         allowed = (ApprovalRule("faulty/*", Approval.ALLOW),)
         await engine.save_agent(replace(agent, enabled_tools=("faulty/*",), approval_rules=allowed))
-    finally:
-        await engine.aclose()
 
 
 async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_call_starts_it(
@@ -72,16 +77,12 @@ async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
 
-    first = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as first:
         await ask(first, replay_server)  # nothing cached yet: the server starts to say what it offers
         assert starts(started) == 1
         assert "faulty__echo" in offered_tool_names(replay_server, -1)
-    finally:
-        await first.aclose()
 
-    second = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as second:
         await ask(second, replay_server)  # no tool used: no server process
         assert starts(started) == 1
         assert second.tool_servers.running() == []
@@ -97,8 +98,6 @@ async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_
         assert second.tool_servers.running() == ["faulty"]
         tool_message = next(m for m in replay_server.requests[-1].body["messages"] if m["role"] == "tool")
         assert tool_message["content"] == "echo: ping"
-    finally:
-        await second.aclose()
 
 
 async def test_a_changed_record_invalidates_its_cached_tools(
@@ -106,35 +105,25 @@ async def test_a_changed_record_invalidates_its_cached_tools(
 ) -> None:
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await ask(engine, replay_server)
         assert starts(started) == 1
         await engine.tool_servers.save_server(replace(counted_server(started), call_timeout=20.0))
-    finally:
-        await engine.aclose()
 
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await ask(engine, replay_server)  # the cached list belonged to the old record
         assert starts(started) == 2
         assert "faulty__echo" in offered_tool_names(replay_server, -1)
-    finally:
-        await engine.aclose()
 
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await ask(engine, replay_server)  # cached again, for the new record
         assert starts(started) == 2
-    finally:
-        await engine.aclose()
 
 
 async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_server: ReplayServer) -> None:
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         session = await engine.new_session()
         replay_server.enqueue(
             tool_call_reply(OPENAI, [("c1", "faulty__grow", {"name": "sprout"})]),
@@ -152,17 +141,12 @@ async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_ser
             await asyncio.sleep(0.02)
         assert "sprout" in await cached_names()
         assert engine.tools.get("faulty/sprout") is not None
-    finally:
-        await engine.aclose()
 
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         before = starts(started)
         await ask(engine, replay_server)
         assert "faulty__sprout" in offered_tool_names(replay_server, -1)
         assert starts(started) == before
-    finally:
-        await engine.aclose()
 
 
 async def test_a_destructive_tool_asks_unless_allowed_by_name(
@@ -170,14 +154,10 @@ async def test_a_destructive_tool_asks_unless_allowed_by_name(
 ) -> None:
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await ask(engine, replay_server)  # learns the tools and their annotations
-    finally:
-        await engine.aclose()
 
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         agent = await engine.get_agent()
         await engine.tools.prepare(agent.enabled_tools)  # cached tools, annotations included
         assert engine.tool_servers.running() == []
@@ -189,8 +169,6 @@ async def test_a_destructive_tool_asks_unless_allowed_by_name(
         assert engine.tools.approval(by_name, wipe) is Approval.ALLOW
         everything = replace(agent, approval_rules=(), default_approval=Approval.ALLOW)
         assert engine.tools.approval(everything, wipe) is Approval.ASK
-    finally:
-        await engine.aclose()
 
 
 async def test_the_windows_warm_up_starts_cached_servers_in_the_background(
@@ -198,16 +176,10 @@ async def test_the_windows_warm_up_starts_cached_servers_in_the_background(
 ) -> None:
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await ask(engine, replay_server)
-    finally:
-        await engine.aclose()
 
-    engine = await reopened(data_dir, replay_server)
-    try:
+    async with running(data_dir, replay_server) as engine:
         await warm_up(engine)  # what the window runs after its first paint
         assert engine.tool_servers.running() == ["faulty"]
         assert starts(started) == 2
-    finally:
-        await engine.aclose()
