@@ -192,6 +192,8 @@ class RequestMetadata:
     output_tokens: int | None = None
     stop_reason: str = ""
     error: str = ""
+    edited: bool = False
+    """The person rewrote this reply's text (a new version); the rest is the original's."""
 
 
 @dataclass(slots=True)

@@ -29,6 +29,20 @@ class Version:
 TANGENT_CHECKPOINT = "__tangent_return__"
 
 
+@dataclass(frozen=True, slots=True)
+class RemovedBranch:
+    """A subtree taken out by ``ConversationTree.remove_subtree``, enough to put it back."""
+
+    messages: tuple[Message, ...]
+    """The removed message first, then its descendants, parents before children, in version order."""
+    position: int
+    """Its 0-based place among its siblings (its version number minus one)."""
+    active_leaf: str | None
+    """The active leaf before the removal."""
+    checkpoints: dict[str, str]
+    """Checkpoints that pointed into the subtree (removed with it)."""
+
+
 class ConversationTree:
     """Messages indexed by id, their children in order, and the active leaf."""
 
@@ -73,6 +87,58 @@ class ConversationTree:
             parent = message.parent_id
             self._active_leaf = self.newest_leaf_under(parent) if parent is not None else self._default_leaf()
         return message
+
+    def remove_subtree(self, message_id: str) -> RemovedBranch:
+        """Take a message and everything below it out of the tree (a user's delete).
+
+        Returns what ``restore_subtree`` needs to put it back exactly: the messages,
+        the message's place among its siblings (its version number), the active leaf
+        and the checkpoints that pointed into it. The active leaf, if it was inside,
+        moves to the parent's newest remaining branch (or the parent itself).
+        """
+        top = self.get(message_id)
+        ordered: list[Message] = []
+        stack = [message_id]
+        while stack:
+            node = stack.pop()
+            ordered.append(self._messages[node])
+            stack.extend(reversed(self._children.get(node, [])))
+        removed_ids = {m.id for m in ordered}
+        siblings = self._children[top.parent_id]
+        branch = RemovedBranch(
+            messages=tuple(ordered),
+            position=siblings.index(message_id),
+            active_leaf=self._active_leaf,
+            checkpoints={n: t for n, t in self.checkpoints.items() if t in removed_ids},
+        )
+        siblings.remove(message_id)
+        for message in ordered:
+            del self._messages[message.id]
+            self._children.pop(message.id, None)
+        for name in branch.checkpoints:
+            del self.checkpoints[name]
+        if self._active_leaf in removed_ids:
+            parent = top.parent_id
+            self._active_leaf = self.newest_leaf_under(parent) if parent is not None else self._default_leaf()
+        return branch
+
+    def restore_subtree(self, branch: RemovedBranch, *, activate: bool = True) -> None:
+        """Put back what ``remove_subtree`` took out: same ids, same version place, and (with
+        ``activate``) the active leaf it had. Raises ``TreeError`` when its parent is gone."""
+        top = branch.messages[0]
+        if top.parent_id is not None and top.parent_id not in self._messages:
+            raise TreeError(f"parent {top.parent_id!r} of {top.id!r} is not in the tree")
+        if any(m.id in self._messages for m in branch.messages):
+            raise TreeError(f"message {top.id!r} is already in the tree")
+        siblings = self._children.setdefault(top.parent_id, [])
+        self._messages[top.id] = top
+        siblings.insert(min(branch.position, len(siblings)), top.id)
+        self._children[top.id] = []
+        for message in branch.messages[1:]:
+            self.add(message, activate=False)
+        self.checkpoints.update(branch.checkpoints)
+        if activate and (branch.active_leaf is None or branch.active_leaf in self._messages):
+            self._active_leaf = branch.active_leaf
 
     # -- queries ------------------------------------------------------------------
 

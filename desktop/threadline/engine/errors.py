@@ -37,3 +37,12 @@ class NothingToSendError(EngineError, ValueError):
     """Send was asked for an empty prompt (no text, no image, no file)."""
 
     default_message = "There is nothing to send: type a message or attach a file first."
+
+
+class MessageGoneError(EngineError, KeyError):
+    """The message asked for is not in the chat any more (deleted meanwhile)."""
+
+    default_message = "That message is no longer in this chat."
+
+    def __str__(self) -> str:
+        return self.user_message

@@ -15,6 +15,7 @@ from enum import StrEnum
 from threadline.core.config import AgentConfig
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import Message
+from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
 
@@ -173,8 +174,31 @@ class ContextGathered:
     gathered: GatheredContext
 
 
+@dataclass(frozen=True, slots=True)
+class MessagesRemoved:
+    """The user deleted ``message_id`` and the ``ids`` below it (``Engine.delete_message``).
+
+    They left the tree at once (an ``ActivePathChanged`` follows); the stored rows go
+    when the undo window ends, so ``MessagesRestored`` may still bring them back.
+    """
+
+    session_id: str
+    message_id: str
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesRestored:
+    """A deleted message came back with everything below it (``Engine.undo_delete_message``)."""
+
+    session_id: str
+    message_id: str
+
+
 ConversationEvent = (
     AgentChanged
+    | MessagesRemoved
+    | MessagesRestored
     | MessageAdded
     | TextDelta
     | MessageChanged
@@ -204,5 +228,12 @@ class SessionForked:
     session: SessionInfo
 
 
-SessionEvent = SessionUpdated | SessionRemoved | SessionRestored | SessionForked
+@dataclass(frozen=True, slots=True)
+class ProjectsChanged:
+    """A project was created, edited or deleted: ``projects`` is the whole list now, by name."""
+
+    projects: tuple[Project, ...]
+
+
+SessionEvent = SessionUpdated | SessionRemoved | SessionRestored | SessionForked | ProjectsChanged
 """What ``subscribe_sessions`` observers hear: the listing of every session, not one conversation."""
