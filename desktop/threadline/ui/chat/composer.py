@@ -277,10 +277,10 @@ class Composer(QWidget):
         """Id of the prompt being edited, or None when composing a new one."""
         return self._editing
 
-    def begin_edit(self, message_id: str, text: str) -> None:
+    def begin_edit(self, message_id: str, text: str, hint: str = "") -> None:
         self._editing = message_id
         self.edit_banner.setText(
-            "Editing an earlier message — Enter resends it as a new version, Esc cancels."
+            hint or "Editing an earlier message — Enter resends it as a new version, Esc cancels."
         )
         self.edit_banner.show()
         self.set_text(text)

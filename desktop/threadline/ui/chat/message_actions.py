@@ -29,6 +29,8 @@ def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str
     actions = ["copy"] if message.text else []
     if message.kind is MessageKind.PROMPT and not busy:
         actions.append("edit")
+    if is_editable_reply(message) and not busy:
+        actions.append("edit")  # a new version with the person's text; nothing is sent
     if message.is_assistant and not busy and message.status is not MessageStatus.STREAMING:
         # A failed reply is asked again ("Retry": a new version of it); a stopped one can also
         # be continued from the text it has.
@@ -38,4 +40,26 @@ def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str
             actions.insert(actions.index("regenerate"), "continue")
     if version_count > 1:
         actions.append(VERSION)
+    return actions
+
+
+MENU_ONLY = ("copy_markdown", "copy_chat_markdown", "delete")
+"""Actions of a message's context menu (and keys) that its footer does not show."""
+
+
+def is_editable_reply(message: Message) -> bool:
+    """A finished reply with text and no tool calls can be rewritten as a new version."""
+    return (
+        message.is_assistant
+        and bool(message.text)
+        and not message.tool_calls
+        and message.status is not MessageStatus.STREAMING
+    )
+
+
+def menu_actions_for(message: Message, *, busy: bool) -> list[str]:
+    """The menu-only actions for ``message``: copy it or the chat as Markdown, delete it (not mid-turn)."""
+    actions = ["copy_chat_markdown"] if message.is_marker else ["copy_markdown", "copy_chat_markdown"]
+    if not busy:
+        actions.append("delete")
     return actions

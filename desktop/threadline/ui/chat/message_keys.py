@@ -53,6 +53,9 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("continue", "Continue", ("Shift+R",)),
         MessageCommand("prev_version", "Previous version", ("Left", "[")),
         MessageCommand("next_version", "Next version", ("Right", "]")),
+        MessageCommand("copy_markdown", "Copy as Markdown", ("M",)),
+        MessageCommand("copy_chat_markdown", "Copy conversation as Markdown", ("Shift+M",)),
+        MessageCommand("delete", "Delete", ("Del",)),
     )
 }
 """Every command, by action name; labels are the menu's (the footer keeps its short ones)."""
