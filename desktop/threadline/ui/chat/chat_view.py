@@ -66,10 +66,12 @@ from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.document_cache import DocumentCache, RenderedMessage
 from threadline.ui.chat.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.markdown import COPY_CODE_SCHEME, is_safe_link
-from threadline.ui.chat.message_actions import VERSION, actions_for
+from threadline.ui.chat.math_render import formula_of_url, formula_url_at
+from threadline.ui.chat.message_actions import VERSION, actions_for, menu_actions_for
 from threadline.ui.chat.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNamer, display_tool_name
 from threadline.ui.chat.message_keys import COMMANDS, SELECT_TEXT, command_for_key
 from threadline.ui.chat.message_labels import status_label
+from threadline.ui.chat.message_markdown import message_markdown
 from threadline.ui.chat.row_painter import FrameState, RowPainter
 from threadline.ui.chat.selection_editor import SelectionEditor
 from threadline.ui.chat.view_layout import RowLayout, document_width, estimate_heights, has_bubble, row_height
@@ -495,6 +497,10 @@ class ChatView(QAbstractScrollArea):
     def _trigger(self, action: str, message_id: str) -> None:
         if action == "copy":
             self.copy_message(message_id)
+        elif action == "copy_markdown":
+            message = self._model.message(message_id) if self._model else None
+            if message is not None:
+                QGuiApplication.clipboard().setText(message_markdown(message, self.tool_display_name))
         self.actionTriggered.emit(action, message_id)
 
     def _activate_link(self, message_id: str, href: str) -> None:
@@ -536,7 +542,15 @@ class ChatView(QAbstractScrollArea):
         if target.row is None:
             return
         self._set_current(target.row.message_id, scroll=False)
-        self._exec_menu(target.row.message_id, event.globalPos(), target.href)
+        href = target.href or self._formula_at(target, event.pos())
+        self._exec_menu(target.row.message_id, event.globalPos(), href)
+
+    def _formula_at(self, target: Hit, pos: QPoint) -> str | None:
+        """The ``tex-math:`` URL of a formula under ``pos`` (its menu offers "Copy LaTeX")."""
+        doc = self._document_of(target.row.message_id) if target.row is not None else None
+        if doc is None or target.row is None or not target.row.doc_rect.contains(QPointF(pos)):
+            return None
+        return formula_url_at(doc, QPointF(pos) - target.row.doc_rect.topLeft())
 
     def open_message_menu(self, message_id: str) -> None:
         """Open a message's menu below its header (the keyboard's way to its actions)."""
@@ -560,11 +574,17 @@ class ChatView(QAbstractScrollArea):
         menu = QMenu(self)
         menu.setObjectName("MessageMenu")
         commands = self.offered_commands(message_id)
-        for action in ("copy", SELECT_TEXT):
-            self._add_command(menu, action, message_id)
+        copying = ("copy", "copy_markdown", "copy_chat_markdown", SELECT_TEXT)
+        for action in copying:
+            if action in commands or action in ("copy", SELECT_TEXT):
+                self._add_command(menu, action, message_id)
         if href and is_safe_link(href):
             menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(href))
-        others = [a for a in commands if a not in ("copy", SELECT_TEXT)]
+        formula = formula_of_url(href) if href else None
+        if formula is not None:
+            copy_latex = menu.addAction("Copy LaTeX", lambda: QGuiApplication.clipboard().setText(formula[0]))
+            copy_latex.setObjectName("message-action-copy-latex")
+        others = [a for a in commands if a not in copying]
         if others:
             menu.addSeparator()
             for action in others:
@@ -602,7 +622,7 @@ class ChatView(QAbstractScrollArea):
                     commands.append(SELECT_TEXT)
         if SELECT_TEXT not in commands and message.text:
             commands.insert(0, SELECT_TEXT)
-        return commands
+        return commands + menu_actions_for(message, busy=busy)
 
     def run_command(self, action: str, message_id: str) -> None:
         """Do ``action`` to a message, as its footer button or menu entry would."""

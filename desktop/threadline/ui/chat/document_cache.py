@@ -13,7 +13,9 @@ here and registered on its document; nothing else is ever fetched.
 Code in a language whose Pygments lexer is not built yet is left plain on first render
 (building one can take longer than a frame); the cache collects those languages and asks
 its owner, through ``on_highlight_wanted``, to call :meth:`DocumentCache.highlight_pending`
-after the frame, which builds the lexers and drops the plain documents.
+after the frame, which builds the lexers and drops the plain documents. LaTeX formulas
+work the same way (``math_render``): until ziamath is imported they show as source, and
+their images are registered on the document like a prompt's attachments.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QFont, QImage, QTextCursor, QTextDocument
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.ui.chat import math_render
 from threadline.ui.chat.markdown import document_css, prepare_highlighting, render_markdown, stable_boundary
+from threadline.ui.chat.math_render import FormulaImages, MathStyle
 from threadline.ui.chat.message_html import MessageHtmlOptions, ToolNamer, message_html
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
@@ -73,6 +77,8 @@ class DocumentCache:
         self._theme_generation = 0
         self._font = QFont()
         self._tool_namer: ToolNamer | None = None
+        self._math_wanted = False
+        self._math_style = MathStyle.of(self._colors.text, self._font)
         self.render_count = 0
         """Number of documents rendered (tests and benchmarks read it)."""
 
@@ -85,10 +91,12 @@ class DocumentCache:
     def set_colors(self, colors: ThemeColors) -> None:
         self._colors = colors
         self._theme_generation += 1
+        self._math_style = MathStyle.of(colors.text, self._font)
         self.clear()
 
     def set_font(self, font: QFont) -> None:
         self._font = QFont(font)
+        self._math_style = MathStyle.of(self._colors.text, self._font)
         self.clear()
 
     def set_tool_namer(self, namer: ToolNamer | None) -> None:
@@ -139,7 +147,9 @@ class DocumentCache:
         if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
             return self._render_streaming(message, key, cached, width)
         thumbnails = _thumbnails(message) if message.kind is MessageKind.PROMPT else {}
+        formulas = FormulaImages(self._math_style)
         options = MessageHtmlOptions(
+            math=formulas,
             highlight=not streaming,
             expanded=mine,
             tool_namer=self._tool_namer,
@@ -149,10 +159,12 @@ class DocumentCache:
         doc = self._new_document(width)
         for url, index in out.images:  # the prompt's own attachments, decoded here: nothing is loaded
             doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), thumbnails[index])
+        formulas.add_to(doc)
         doc.setHtml(out.html)
         doc.setTextWidth(width)
         self.render_count += 1
-        rendered = RenderedMessage(key, doc, out.code_blocks, unhighlighted=bool(out.unhighlighted))
+        plain = bool(out.unhighlighted) or self._math_pending(formulas)
+        rendered = RenderedMessage(key, doc, out.code_blocks, unhighlighted=plain)
         self._remember(message.id, rendered)
         if out.unhighlighted:
             self._languages_wanted |= out.unhighlighted
@@ -165,11 +177,23 @@ class DocumentCache:
         True if a document was dropped (the owner repaints to render them highlighted).
         """
         languages, self._languages_wanted = self._languages_wanted, set()
-        prepare_highlighting(languages, self._colors.pygments_style)
+        if languages:
+            prepare_highlighting(languages, self._colors.pygments_style)
+        if self._math_wanted:
+            self._math_wanted = False
+            math_render.prepare()
         stale = [mid for mid, r in self._docs.items() if r.unhighlighted]
         for mid in stale:
             del self._docs[mid]
         return bool(stale)
+
+    def _math_pending(self, formulas: FormulaImages) -> bool:
+        """Formulas were shown as source because ziamath is not imported yet: import it after
+        this frame and render the document again."""
+        if formulas.pending:
+            self._math_wanted = True
+            self._on_highlight_wanted()
+        return formulas.pending
 
     def _new_document(self, width: int) -> QTextDocument:
         doc = SafeDocument()
@@ -202,13 +226,16 @@ class DocumentCache:
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         boundary = stable_boundary(text, rendered.stable_len)
+        formulas = FormulaImages(self._math_style)
         if boundary > rendered.stable_len:
             part = render_markdown(
                 text[rendered.stable_len : boundary],
                 self._colors,
                 highlight=False,
                 code_offset=len(rendered.code_blocks),
+                math=formulas,
             )
+            formulas.add_to(doc)
             if rendered.tail_pos > 0:
                 cursor.insertBlock()
             cursor.insertHtml(part.html)
@@ -221,12 +248,16 @@ class DocumentCache:
         del rendered.code_blocks[rendered.stable_code :]
         tail = text[rendered.stable_len :]
         if tail.strip():
-            part = render_markdown(tail, self._colors, highlight=False, code_offset=len(rendered.code_blocks))
+            part = render_markdown(
+                tail, self._colors, highlight=False, code_offset=len(rendered.code_blocks), math=formulas
+            )
+            formulas.add_to(doc)
             if rendered.tail_pos > 0:
                 cursor.insertBlock()
             cursor.insertHtml(part.html)
             rendered.code_blocks.extend(part.code_blocks)
         rendered.key = key
+        rendered.unhighlighted = rendered.unhighlighted or self._math_pending(formulas)
         self.render_count += 1
         self._remember(message.id, rendered)
         return rendered

@@ -22,11 +22,13 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+
+from threadline.ui.chat.math_markdown import MATH_DISPLAY, MATH_INLINE, math_plugin
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -41,6 +43,12 @@ Rule = Callable[["list[Token]", int], str]
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_CODE_SCHEME = "copy-code"
+
+
+class FormulaHtml(Protocol):
+    """Turns a LaTeX formula into HTML (an image, or its source): see ``math_render.FormulaImages``."""
+
+    def html(self, latex: str, display: bool) -> str: ...
 
 
 def _mix_hex(colour: str, towards: str, amount: float) -> str:
@@ -71,6 +79,7 @@ class RenderedMarkdown:
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    md.use(math_plugin)
     return md
 
 
@@ -148,12 +157,27 @@ hr {{ color: {c.border}; }}
 """
 
 
+def _has_text(tokens: list[Token]) -> bool:
+    """Whether inline tokens show anything (line breaks and blanks do not)."""
+    return any(t.type not in ("softbreak", "hardbreak") and (t.content.strip() or t.nesting) for t in tokens)
+
+
 class _Renderer:
     """Per-call state (code block list) around the shared markdown-it parser."""
 
     def __init__(
-        self, colors: ThemeColors, highlight: bool, code_offset: int = 0, defer_lexers: bool = False
+        self,
+        colors: ThemeColors,
+        highlight: bool,
+        code_offset: int = 0,
+        defer_lexers: bool = False,
+        math: FormulaHtml | None = None,
     ) -> None:
+        self.math = math
+        self.in_paragraph = False
+        """Inside a visible ``<p>`` (not a tight list item's hidden one)."""
+        self.lone_display = False
+        """The current paragraph is one display formula (already centred)."""
         self.colors = colors
         self.highlight = highlight
         self.defer_lexers = defer_lexers
@@ -194,6 +218,30 @@ class _Renderer:
             f'<tr><td><pre style="color:{c.text};">{body}</pre></td></tr></table>\n'
         )
 
+    def formula(self, tokens: list[Token], idx: int) -> str:
+        token = tokens[idx]
+        display = token.type == MATH_DISPLAY
+        if self.math is None:
+            source = f"$${token.content}$$" if display else f"${token.content}$"
+            return f"<code>{html.escape(source)}</code>"
+        shown = self.math.html(token.content, display)
+        if not display or not self.in_paragraph or self.lone_display:
+            return shown
+        # Display math in the middle of a paragraph gets a centred paragraph of its own.
+        before = "</p>" if _has_text(tokens[:idx]) else ""
+        after = "<p>" if _has_text(tokens[idx + 1 :]) else ""
+        return f'{before}<p align="center" style="margin-top: 4px; margin-bottom: 10px;">{shown}</p>{after}'
+
+    def paragraph_open(self, tokens: list[Token], idx: int) -> str | None:
+        """A paragraph that is one display formula is centred (None: the usual ``<p>``)."""
+        inline = tokens[idx + 1].children or [] if idx + 1 < len(tokens) else []
+        children = [t for t in inline if t.type not in ("softbreak", "hardbreak")]
+        self.in_paragraph = not tokens[idx].hidden
+        self.lone_display = self.in_paragraph and len(children) == 1 and children[0].type == MATH_DISPLAY
+        if not self.lone_display:
+            return None
+        return '<p align="center" style="margin-top: 4px; margin-bottom: 10px;">'
+
     def image(self, tokens: list[Token], idx: int) -> str:
         token = tokens[idx]
         alt = "".join(child.content for child in token.children or [])
@@ -233,6 +281,7 @@ def render_markdown(
     highlight: bool = True,
     code_offset: int = 0,
     defer_lexers: bool = False,
+    math: FormulaHtml | None = None,
 ) -> RenderedMarkdown:
     """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons).
 
@@ -240,9 +289,10 @@ def render_markdown(
     (the chat view renders a streaming reply part by part). With ``defer_lexers``, code in a
     language whose lexer is not built yet stays plain and is named in ``unhighlighted``, so
     a first frame never waits for Pygments (the view highlights right after that frame).
+    ``math`` turns LaTeX formulas into images; without it they show as their source.
     """
     md = _parser()
-    renderer = _Renderer(colors, highlight, code_offset, defer_lexers)
+    renderer = _Renderer(colors, highlight, code_offset, defer_lexers, math)
     tokens = md.parse(text)
     html_out = _render_tokens(md, tokens, renderer)
     return RenderedMarkdown(html_out, renderer.code_blocks, renderer.unhighlighted)
@@ -261,6 +311,8 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
         "link_open": lambda toks, i: r.link_open(toks, i),
         "link_close": lambda toks, i: r.link_close(toks, i),
         "table_open": lambda toks, i: r.table_open(toks, i),
+        MATH_INLINE: lambda toks, i: r.formula(toks, i),
+        MATH_DISPLAY: lambda toks, i: r.formula(toks, i),
     }
     options: OptionsDict = md.options
     env: EnvType = {}
@@ -268,6 +320,11 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
     for i, token in enumerate(tokens):
         if token.type == "inline":
             out.append(_render_inline(base, token.children or [], options, env, custom))
+        elif token.type == "paragraph_open" and (centred := r.paragraph_open(tokens, i)) is not None:
+            out.append(centred)
+        elif token.type == "paragraph_close":
+            r.in_paragraph = r.lone_display = False
+            out.append(base.renderToken(tokens, i, options, env))
         elif token.type in custom:
             out.append(custom[token.type](tokens, i))
         else:

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
     INTERRUPTED_RESULT_TEXT,
+    ImageBlock,
     UNANSWERED_RESULT_TEXT,
     Message,
     MessageKind,
     MessageStatus,
     ToolResult,
 )
-from threadline.ui.chat.markdown import plain_text_html, render_markdown
+from threadline.ui.chat.markdown import FormulaHtml, plain_text_html, render_markdown
 from threadline.ui.common.theme import ThemeColors
 
 log = logging.getLogger("threadline.ui.chat.message_html")
@@ -67,6 +68,8 @@ class MessageHtmlOptions:
     image_sizes: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     """Width and height of each of a prompt's images that decoded, by its index; an image
     missing here did not decode and is shown by its name only."""
+    math: FormulaHtml | None = None
+    """Turns a reply's LaTeX formulas into images (None: they show as their source)."""
 
 
 @dataclass(slots=True)
@@ -95,7 +98,7 @@ def message_html(message: Message, colors: ThemeColors, options: MessageHtmlOpti
     if message.kind is MessageKind.MARKER:
         return MessageHtml("")  # the row painter draws a marker as a labelled divider
     if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
-        return MessageHtml(_tool_results_html(message, colors, options))
+        return _tool_results_html(message, colors, options)
     return _reply_html(message, colors, options)
 
 
@@ -118,16 +121,41 @@ def _prompt_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) 
     return MessageHtml("".join(parts), images=images)
 
 
-def _tool_results_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -> str:
+def shown_images(message: Message) -> tuple[ImageBlock, ...]:
+    """The images a message's body shows, in order: a prompt's attachments, or every image of
+    its tool results (``image_sizes`` and ``MessageHtml.images`` index into this)."""
+    if message.kind is MessageKind.PROMPT:
+        return message.images
+    return tuple(image for result in message.tool_results for image in result.images)
+
+
+def _tool_results_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -> MessageHtml:
+    out = MessageHtml("")
     parts: list[str] = []
     if message.text:
         parts.append(f'<p class="muted">{_esc(message.text)}</p>')
+    index = 0
     for result in message.tool_results:
-        parts.append(_tool_result_box(message.id, result, c, options))
-    return "".join(parts)
+        thumbnails: list[str] = []
+        for image in result.images:  # shown whether the box is open or not: they are the result
+            label = f'<span style="color:{c.muted};">Image: {_esc(image.name or image.media_type)}</span>'
+            size = options.image_sizes.get(index)
+            if size is not None:
+                url = image_url(message.id, index)
+                out.images.append((url, index))
+                label = (
+                    f'<a href="{url}"><img src="{url}" width="{size[0]}" height="{size[1]}"/></a><br/>{label}'
+                )
+            thumbnails.append(f'<tr><td style="padding: 4px 8px;">{label}</td></tr>')
+            index += 1
+        parts.append(_tool_result_box(message.id, result, c, options, "".join(thumbnails)))
+    out.html = "".join(parts)
+    return out
 
 
-def _tool_result_box(message_id: str, result: ToolResult, c: ThemeColors, options: MessageHtmlOptions) -> str:
+def _tool_result_box(
+    message_id: str, result: ToolResult, c: ThemeColors, options: MessageHtmlOptions, images: str
+) -> str:
     name = display_tool_name(result.tool_name, options.tool_namer) if result.tool_name else "tool"
     # A call the user refused or stopped, or one a crash cut short, is not a tool's error:
     # said quietly.
@@ -143,14 +171,17 @@ def _tool_result_box(message_id: str, result: ToolResult, c: ThemeColors, option
         title = "Error from " + name
     else:
         title = "Result of " + name
+    structured = isinstance(result.json_value(), dict | list)
     return tool_box(
         tool_box_key(message_id, result.call_id),
         title,
-        result.text,
+        _pretty_json(result.text) if structured else result.text,
         c,
         expanded=options.expanded,
         error=result.is_error and not cancelled,
         quiet=cancelled,
+        summary=" ".join(result.text.split()) if structured else None,
+        images=images,
     )
 
 
@@ -158,7 +189,9 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
     out = MessageHtml("")
     parts: list[str] = []
     if message.text:
-        rendered = render_markdown(message.text, c, highlight=options.highlight, defer_lexers=True)
+        rendered = render_markdown(
+            message.text, c, highlight=options.highlight, defer_lexers=True, math=options.math
+        )
         parts.append(rendered.html)
         out.code_blocks = rendered.code_blocks
         out.unhighlighted = rendered.unhighlighted
@@ -197,8 +230,11 @@ def tool_box(
     error: bool,
     summary: str | None = None,
     quiet: bool = False,
+    images: str = "",
 ) -> str:
-    """A tool call's or result's box: a header that toggles it, and the full text when open."""
+    """A tool call's or result's box: a header that toggles it, the full text when open, and
+    ``images`` (table rows of a result's thumbnails) always. Text wraps inside the column:
+    a long JSON line never runs past the box."""
     open_ = key in expanded
     arrow = "▾" if open_ else "▸"
     if summary is None:
@@ -214,8 +250,9 @@ def tool_box(
         text = body if len(body) <= TOOL_TEXT_LIMIT else body[:TOOL_TEXT_LIMIT] + "\n… (truncated)"
         rows += (
             f'<tr><td style="padding: 4px 8px; border-top: 1px solid {c.code_border};">'
-            f'<pre style="color:{c.text};">{_esc(text)}</pre></td></tr>'
+            f'<pre style="color:{c.text}; white-space: pre-wrap;">{_esc(text)}</pre></td></tr>'
         )
+    rows += images
     return (
         f'<table width="100%" cellspacing="0" cellpadding="0" style="background-color:{c.code_bg}; '
         f'border: 1px solid {c.code_border}; margin-top: 4px; margin-bottom: 4px;">{rows}</table>'

@@ -5,13 +5,27 @@ reimplementing selection, double-click (or "Select text" in the context menu) op
 QTextBrowser exactly over the message with a clone of its document, so native selection,
 Ctrl+C and select-all work. It closes on Escape, when it loses focus, and whenever the
 view scrolls, resizes or the message goes away (the view calls :meth:`close`).
+
+A formula is an image in the document; copying a selection that holds one puts its LaTeX
+source on the clipboard (``math_render.selected_text``), not an empty object character.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, QRect, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from threadline.ui.chat.math_render import selected_text
+
+
+class _SourceCopyBrowser(QTextBrowser):
+    """A browser whose copy gives plain text with formulas as their LaTeX source."""
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        data = QMimeData()
+        data.setText(selected_text(self.textCursor()))
+        return data
 
 
 class SelectionEditor(QObject):
@@ -38,7 +52,7 @@ class SelectionEditor(QObject):
     def open(self, message_id: str, doc: QTextDocument, rect: QRect) -> QTextBrowser:
         """Lay a browser showing a clone of ``doc`` over ``rect`` and focus it."""
         self.close()
-        browser = QTextBrowser(self._host)
+        browser = _SourceCopyBrowser(self._host)
         browser.setObjectName("SelectionEditor")
         browser.setOpenLinks(False)
         browser.setOpenExternalLinks(False)
