@@ -76,7 +76,7 @@ def assert_safe(html: str) -> None:
     for src in re.findall(r'src="([^"]*)"', html):
         assert src.startswith(IMAGE_SCHEME + ":"), src
     for href in re.findall(r'href="([^"]*)"', html):
-        assert href.split(":", 1)[0] in {"http", "https", "mailto", "copy-code", "toggle"}, href
+        assert href.split(":", 1)[0] in {"http", "https", "mailto", "copy-code", "toggle", IMAGE_SCHEME}, href
 
 
 # -- roles ---------------------------------------------------------------------------------

@@ -32,12 +32,14 @@ from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.ui.chat import math_render
 from threadline.ui.chat.markdown import document_css, prepare_highlighting, render_markdown, stable_boundary
 from threadline.ui.chat.math_render import FormulaImages, MathStyle
-from threadline.ui.chat.message_html import MessageHtmlOptions, ToolNamer, message_html
+from threadline.ui.chat.message_html import MessageHtmlOptions, ToolNamer, message_html, shown_images
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 DOC_CACHE_SIZE = 400
 THUMBNAIL = QSize(240, 160)
 """The largest size a prompt's attached image is shown at."""
+TOOL_IMAGE = QSize(480, 360)
+"""The largest size an image a tool returned is shown at (narrower columns scale it down)."""
 
 CacheKey = tuple[Hashable, ...]
 
@@ -146,7 +148,7 @@ class DocumentCache:
             return cached
         if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
             return self._render_streaming(message, key, cached, width)
-        thumbnails = _thumbnails(message) if message.kind is MessageKind.PROMPT else {}
+        thumbnails = _thumbnails(message, width)
         formulas = FormulaImages(self._math_style)
         options = MessageHtmlOptions(
             math=formulas,
@@ -157,7 +159,7 @@ class DocumentCache:
         )
         out = message_html(message, self._colors, options)
         doc = self._new_document(width)
-        for url, index in out.images:  # the prompt's own attachments, decoded here: nothing is loaded
+        for url, index in out.images:  # the message's own images, decoded here: nothing is loaded
             doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), thumbnails[index])
         formulas.add_to(doc)
         doc.setHtml(out.html)
@@ -263,27 +265,41 @@ class DocumentCache:
         return rendered
 
 
-def _thumbnails(message: Message) -> dict[int, QImage]:
-    """The decoded thumbnails of a prompt's images, by index (those that decode)."""
+def _thumbnails(message: Message, width: int) -> dict[int, QImage]:
+    """The decoded thumbnails of a message's images (``shown_images``), by index (those that decode).
+
+    A prompt's attachments are small previews; a tool's images are what it answered, so
+    they get the column's width (up to ``TOOL_IMAGE``).
+    """
+    if message.kind is MessageKind.PROMPT:
+        limit = THUMBNAIL
+    else:
+        limit = QSize(max(1, min(width - 20, TOOL_IMAGE.width())), TOOL_IMAGE.height())
     out: dict[int, QImage] = {}
-    for i, img in enumerate(message.images):
-        image = _thumbnail(img.data)
+    for i, img in enumerate(shown_images(message)):
+        image = _thumbnail(img.data, limit)
         if image is not None:
             out[i] = image
     return out
 
 
-def _thumbnail(data: str) -> QImage | None:
-    """A prompt's attached image (base64), scaled to fit ``THUMBNAIL``; None if it does not decode."""
+def decode_image(data: str) -> QImage | None:
+    """An image's base64 data decoded; None if it does not decode."""
     try:
         raw = base64.b64decode(data, validate=False)
     except (ValueError, TypeError):
         return None
     image = QImage()
-    if not image.loadFromData(raw):
+    return image if image.loadFromData(raw) else None
+
+
+def _thumbnail(data: str, limit: QSize) -> QImage | None:
+    """An image (base64) scaled down to fit ``limit``; None if it does not decode."""
+    image = decode_image(data)
+    if image is None:
         return None
-    if image.width() > THUMBNAIL.width() or image.height() > THUMBNAIL.height():
+    if image.width() > limit.width() or image.height() > limit.height():
         image = image.scaled(
-            THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+            limit, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
         )
     return image

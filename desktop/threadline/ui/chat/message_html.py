@@ -9,9 +9,10 @@ place that turns the string into a QTextDocument.
 
 Model output and tool output are untrusted: every piece of them is HTML-escaped or goes
 through the Markdown renderer, which emits no raw HTML, no ``<img>`` and links only for
-http, https and mailto. The only images are a prompt's own attachments, referenced by an
-``attached-image:`` URL that the document cache registers as a resource (nothing is
-loaded from anywhere).
+http, https and mailto. The only images are a prompt's own attachments and the images a
+tool returned, each referenced by an ``attached-image:`` URL that the document cache
+registers as a resource (nothing is loaded from anywhere) and wrapped in a link of the
+same URL, which the view opens full size.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
     INTERRUPTED_RESULT_TEXT,
-    ImageBlock,
     UNANSWERED_RESULT_TEXT,
+    ImageBlock,
     Message,
     MessageKind,
     MessageStatus,
@@ -38,7 +39,7 @@ from threadline.ui.common.theme import ThemeColors
 log = logging.getLogger("threadline.ui.chat.message_html")
 
 IMAGE_SCHEME = "attached-image"
-"""URL scheme of a prompt's own images, added to its document as resources (never loaded)."""
+"""URL scheme of a message's own images (``shown_images``), added to its document as resources."""
 
 TOGGLE_SCHEME = "toggle"
 """URL scheme of a tool box's header: ``toggle:<message id>:<call id>`` opens or closes it."""
@@ -117,7 +118,8 @@ def _prompt_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) 
             continue
         url = image_url(message.id, i)
         images.append((url, i))
-        parts.append(f'<p><img src="{url}" width="{size[0]}" height="{size[1]}"/><br/>{label}</p>')
+        picture = f'<img src="{url}" width="{size[0]}" height="{size[1]}"/>'
+        parts.append(f'<p><a href="{url}">{picture}</a><br/>{label}</p>')
     return MessageHtml("".join(parts), images=images)
 
 
