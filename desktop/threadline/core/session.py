@@ -30,6 +30,8 @@ class SessionInfo:
     checkpoints: dict[str, str] = field(default_factory=dict)
     context: StickyContext = field(default_factory=StickyContext)
     """Sticky context of this session only, on top of its agent's."""
+    project_id: str | None = None
+    """The project the chat belongs to (``threadline.core.project``), if any."""
 
     @property
     def display_title(self) -> str:

@@ -17,6 +17,7 @@ from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.meter import ContextMeter
+from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.engine.approval import ApprovalHandler
@@ -61,20 +62,52 @@ class EngineApi(Protocol):
     async def open_session(self, session_id: str) -> LiveConversationApi: ...
     def live(self, session_id: str) -> LiveConversationApi | None: ...
     async def close_session(self, session_id: str) -> None: ...
-    async def new_session(self, title: str = "") -> SessionInfo:
-        """A session pinned to the agent, provider and model used last."""
+    async def new_session(self, title: str = "", *, project_id: str | None = None) -> SessionInfo:
+        """A session pinned to the agent, provider and model used last (in ``project_id`` if given)."""
         ...
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
+        self,
+        *,
+        archived: bool = False,
+        limit: int = 500,
+        offset: int = 0,
+        after: SessionInfo | None = None,
+        project_id: str | None = None,
     ) -> list[SessionInfo]:
-        """A page in sidebar order (pinned, then recent); ``after`` continues past that session."""
+        """A page in sidebar order (pinned, then recent); ``after`` continues past that session;
+        ``project_id`` keeps to that project's chats."""
         ...
 
     async def search_sessions(
-        self, query: str, *, limit: int = 50, archived: bool | None = None
+        self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
+        ...
+
+    # -- projects (folders of chats with shared instructions and context) -------------
+    async def list_projects(self) -> list[Project]:
+        """Every project, by name."""
+        ...
+
+    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
+        """How many chats each project holds (project id → count)."""
+        ...
+
+    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
+        """A new project (``ProjectNameError`` for an empty or taken name); ``ProjectsChanged`` follows."""
+        ...
+
+    async def save_project(self, project: Project) -> Project:
+        """Store an edited project: name, colour, instructions, context files."""
+        ...
+
+    async def delete_project(self, project_id: str) -> int:
+        """Delete a project; its chats move out of it, nothing else is deleted. Returns how many."""
+        ...
+
+    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
+        """Move a chat into a project (``None``: out of any); ``SessionUpdated`` follows."""
         ...
 
     async def rename_session(self, session_id: str, title: str) -> None: ...
@@ -100,7 +133,9 @@ class EngineApi(Protocol):
         """A copy of the path to ``leaf_id`` as a new session (``SessionForked``)."""
         ...
 
-    async def search(self, query: str, limit: int = 50) -> list[SearchHit]: ...
+    async def search(
+        self, query: str, limit: int = 50, *, project_id: str | None = None
+    ) -> list[SearchHit]: ...
     async def export_markdown(self, session_id: str) -> str: ...
     async def export(
         self,
@@ -153,6 +188,26 @@ class EngineApi(Protocol):
         ...
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
+    async def delete_message(self, session_id: str, message_id: str) -> None:
+        """Delete a message and everything below it, undoably.
+
+        It leaves the chat at once (``MessagesRemoved``, then ``ActivePathChanged``: the
+        path moves to the parent's newest remaining branch, or the parent); the stored
+        rows are deleted after the undo window, when the chat closes, or at exit.
+        ``SessionBusyError`` while a turn runs, ``MessageGoneError`` for an unknown id.
+        """
+        ...
+
+    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
+        """Bring a deleted message back exactly as it was (same ids, versions and active leaf;
+        ``MessagesRestored``); False when it is too late."""
+        ...
+
+    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
+        """Store ``text`` as a new version of a reply (complete, metadata marked ``edited``),
+        make it the active one and return it; the original is kept and nothing is sent."""
+        ...
+
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         """Show another branch (a search hit on an older version, a checkpoint)."""
         ...

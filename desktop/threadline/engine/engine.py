@@ -45,6 +45,7 @@ from threadline.core.config import (
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
 from threadline.core.meter import ContextMeter
+from threadline.core.project import Project, is_colour, with_project
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
 from threadline.core.sticky import StickyContext
 from threadline.core.transcript import transcript_markdown
@@ -77,6 +78,8 @@ from threadline.engine.exporting import (
     write_to_file,
 )
 from threadline.engine.live import LiveConversation
+from threadline.engine.message_ops import MessageOps
+from threadline.engine.projects import ProjectNotFoundError, ProjectService
 from threadline.engine.providers import (
     CONTEXT_WINDOWS_SETTING,
     DEFAULT_MODEL_SETTING,
@@ -85,7 +88,7 @@ from threadline.engine.providers import (
 )
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
-from threadline.interchange.model import ImportProgress, ImportReport
+from threadline.interchange.model import ImportedProject, ImportProgress, ImportReport
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
@@ -129,6 +132,10 @@ class Engine:
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.agents = AgentService(store)
+        self.projects = ProjectService(store, self._tell_sessions)
+        """Folders of chats with shared instructions and context (``engine/projects.py``)."""
+        self.messages = MessageOps(store, self.live, self.running, self._spawn, undo_seconds)
+        """Deleting messages (undoably) and editing replies (``engine/message_ops.py``)."""
         self._live: dict[str, LiveConversation] = {}
         self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
         self._tasks: dict[str, asyncio.Task[object]] = {}
@@ -166,7 +173,8 @@ class Engine:
         """Cancel running turns (their partial replies are stored) and close everything."""
         if self.change_watch is not None:
             await self.change_watch.aclose()  # first: no check runs while the rest closes
-        await self.purge_deleted()  # deletes still waiting for their undo window happen now
+        await self.messages.purge()  # deletes still waiting for their undo window happen now
+        await self.purge_deleted()
         await self._stop_tasks()
         await self.tool_servers.aclose()
         await self.hub.aclose()
@@ -228,15 +236,19 @@ class Engine:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        await self.messages.purge(session_id)  # its tab, and so its Undo, is gone
         self._live.pop(session_id, None)
         self.runner.sticky.forget(session_id)
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def new_session(self, title: str = "") -> SessionInfo:
-        """A session pinned to the agent, provider and model used last (see the module doc)."""
+    async def new_session(self, title: str = "", *, project_id: str | None = None) -> SessionInfo:
+        """A session pinned to the agent, provider and model used last (see the module doc),
+        in ``project_id`` when given."""
         agent_id, provider, model = await self._initial_model()
         info = await self.store.create_session(title=title, agent_id=agent_id, provider=provider, model=model)
+        if project_id is not None:
+            info = await self.store.set_session_project(info.id, project_id)
         self._session_changed(info)
         return info
 
@@ -270,17 +282,27 @@ class Engine:
         )
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
+        self,
+        *,
+        archived: bool = False,
+        limit: int = 500,
+        offset: int = 0,
+        after: SessionInfo | None = None,
+        project_id: str | None = None,
     ) -> list[SessionInfo]:
-        sessions = await self.store.list_sessions(archived=archived, limit=limit, offset=offset, after=after)
+        sessions = await self.store.list_sessions(
+            archived=archived, limit=limit, offset=offset, after=after, project_id=project_id
+        )
         return self._shown([s for s in sessions if s.id not in self._pending_deletes])
 
     async def search_sessions(
-        self, query: str, *, limit: int = 50, archived: bool | None = None
+        self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         if not query.strip():
             return []
-        sessions = await self.store.search_sessions(query, limit=limit, archived=archived)
+        sessions = await self.store.search_sessions(
+            query, limit=limit, archived=archived, project_id=project_id
+        )
         return self._shown([s for s in sessions if s.id not in self._pending_deletes])
 
     async def rename_session(self, session_id: str, title: str) -> None:
@@ -362,11 +384,12 @@ class Engine:
         self._tell_sessions(SessionForked(session_id, fresh))
         return fresh
 
-    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+    async def search(self, query: str, limit: int = 50, *, project_id: str | None = None) -> list[SearchHit]:
         if not query.strip():
             return []
-        hits = await self.store.search(query, limit=limit)
-        return [h for h in hits if h.session_id not in self._pending_deletes]
+        hits = await self.store.search(query, limit=limit, project_id=project_id)
+        hidden = self.messages.hidden()
+        return [h for h in hits if h.session_id not in self._pending_deletes and h.message_id not in hidden]
 
     async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
         """What the next request of an open session would hold, part by part, against its window."""
@@ -403,7 +426,7 @@ class Engine:
             self.store.get_session, self.store.list_sessions, self._tree, lambda: self._pending_deletes
         )
         total = None if session_ids is None else len(dict.fromkeys(session_ids))
-        return export_chunks(source.chats(session_ids), fmt, progress, total)
+        return export_chunks(source.chats(session_ids), fmt, progress, total, project_of=self.projects.get)
 
     async def export(
         self,
@@ -422,7 +445,26 @@ class Engine:
         new and updated chats are announced as ``SessionUpdated``; cancel → ``report.cancelled``."""
         from threadline.engine.importer import import_file
 
-        return await import_file(self.store, path, progress=progress, announce=self._changed_elsewhere)
+        return await import_file(
+            self.store,
+            path,
+            progress=progress,
+            announce=self._changed_elsewhere,
+            place_in_project=self._place_imported,
+        )
+
+    async def _place_imported(self, session_id: str, described: ImportedProject) -> SessionInfo:
+        """Put an imported chat in the project its file names: the one here with that name,
+        or a new one with the file's colour and instructions (never its context files)."""
+        project = next(
+            (p for p in await self.projects.all() if p.name.lower() == described.name.lower()), None
+        )
+        if project is None:
+            colour = described.colour if is_colour(described.colour) else ""
+            project = await self.projects.create(
+                described.name, colour=colour, instructions=described.instructions
+            )
+        return await self.store.set_session_project(session_id, project.id)
 
     def subscribe_sessions(self, callback: SessionObserver) -> Unsubscribe:
         self._session_observers.append(callback)
@@ -551,6 +593,17 @@ class Engine:
         leaf = live.conversation.switch_version(message_id, offset)
         await self.store.set_active_leaf(session_id, leaf)
         live.emit(ActivePathChanged(session_id, leaf))
+
+    async def delete_message(self, session_id: str, message_id: str) -> None:
+        """Delete a message and what hangs below it, undoably (``engine/message_ops.py``)."""
+        await self.messages.delete_message(session_id, message_id)
+
+    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
+        return await self.messages.undo_delete_message(session_id, message_id)
+
+    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
+        """A new version of a reply with ``text`` (``engine/message_ops.py``); nothing is sent."""
+        return await self.messages.edit_reply(session_id, message_id, text)
 
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         live = self._ready(session_id)
@@ -760,8 +813,40 @@ class Engine:
                 live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
 
     async def _turn_agent(self, live: LiveConversation) -> AgentConfig:
-        """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``)."""
-        return session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id)).agent
+        """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``),
+        with its project's instructions and context added (``core/project.py``)."""
+        agent = session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id)).agent
+        return with_project(agent, await self.projects.get(live.info.project_id))
+
+    # -- projects (engine/projects.py) -----------------------------------------------------------
+
+    async def list_projects(self) -> list[Project]:
+        return await self.projects.all()
+
+    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
+        return await self.store.project_chat_counts(archived=archived)
+
+    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
+        return await self.projects.create(name, colour=colour, instructions=instructions)
+
+    async def save_project(self, project: Project) -> Project:
+        return await self.projects.save(project)
+
+    async def delete_project(self, project_id: str) -> int:
+        moved = await self.projects.delete(project_id)
+        for live in list(self._live.values()):
+            if live.info.project_id == project_id:
+                self._session_changed(replace(live.info, project_id=None))
+        return moved
+
+    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
+        try:
+            info = await self.store.set_session_project(session_id, project_id)
+        except NotFoundError:
+            if project_id is not None and await self.projects.get(project_id) is None:
+                raise ProjectNotFoundError() from None
+            raise SessionClosedError() from None
+        self._session_changed(info)
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)
@@ -886,7 +971,8 @@ class Engine:
         if info.id in self._pending_deletes:
             return
         live = self._live.get(info.id)
-        if live is not None and not self.running(info.id) and live.conversation.ready_for_input:
+        idle = live is not None and not self.running(info.id) and live.conversation.ready_for_input
+        if live is not None and idle and not self.messages.pending(info.id):  # a reload would undelete
             moved = (live.info.updated_at, live.info.preview, live.info.active_leaf)
             if moved != (info.updated_at, info.preview, info.active_leaf):
                 await reload_tree(live, self.store.load_tree)

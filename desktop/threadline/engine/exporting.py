@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
+from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.core.tree import ConversationTree
 from threadline.engine.errors import EngineError
@@ -97,14 +98,17 @@ async def export_chunks(
     fmt: ExportFormat,
     progress: ExportProgress | None = None,
     total: int | None = None,
+    project_of: Callable[[str | None], Awaitable[Project | None]] | None = None,
 ) -> AsyncIterator[str]:
-    """The export's text, one chunk per chat (plus the JSON document's start and end)."""
+    """The export's text, one chunk per chat (plus the JSON document's start and end);
+    ``project_of`` names each chat's project in the JSON, so an import can put it back."""
     count = 0
     if fmt is ExportFormat.JSON:
         yield threadline_json.document_start()
     async for info, tree in chats:
         if fmt is ExportFormat.JSON:
-            text = threadline_json.session_text(info, tree)
+            project = await project_of(info.project_id) if project_of is not None else None
+            text = threadline_json.session_text(info, tree, project)
             separator = threadline_json.SESSION_SEPARATOR
         else:
             text = export_markdown.session_markdown(

@@ -20,14 +20,22 @@ import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 from threadline.core.session import SessionInfo
+from threadline.engine.errors import EngineError
 from threadline.interchange.detect import ImportItem, ImportReader
 from threadline.interchange.ids import resolve_session_id
 from threadline.interchange.limits import DEFAULT_LIMITS, ImportLimits
-from threadline.interchange.model import ImportedConversation, ImportProblem, ImportProgress, ImportReport
+from threadline.interchange.model import (
+    ImportedConversation,
+    ImportedProject,
+    ImportProblem,
+    ImportProgress,
+    ImportReport,
+)
 from threadline.store.errors import StoreError
 from threadline.store.ops_import import ImportCancelled, ImportOutcome, ImportRefused, StoredImport
 from threadline.store.repository import Store
@@ -37,6 +45,8 @@ log = logging.getLogger("threadline.engine")
 T = TypeVar("T")
 ProgressCallback = Callable[[ImportProgress], None]
 Announce = Callable[[SessionInfo], Awaitable[None]]
+PlaceInProject = Callable[[str, ImportedProject], Awaitable[SessionInfo]]
+"""Put a stored chat into the project the file names (found by name, made when missing)."""
 
 
 class _Stopped(Exception):
@@ -53,9 +63,11 @@ async def import_file(
     progress: ProgressCallback | None = None,
     announce: Announce | None = None,
     limits: ImportLimits = DEFAULT_LIMITS,
+    place_in_project: PlaceInProject | None = None,
 ) -> ImportReport:
     """Import every conversation of ``path``; see the module doc for cancelling."""
     run = _ImportRun(store, path, progress, announce, limits)
+    run.place_in_project = place_in_project
     try:
         await run.run()
     except (_Stopped, asyncio.CancelledError):
@@ -85,6 +97,7 @@ class _ImportRun:
         self.report = ImportReport()
         self.stop = threading.Event()
         self.done = 0
+        self.place_in_project: PlaceInProject | None = None
         self._parsing: asyncio.Future[ImportItem | None] | None = None
 
     async def run(self) -> None:
@@ -129,6 +142,12 @@ class _ImportRun:
                 ImportProblem("(the rest of the file)", "Not imported, since the database refused the write.")
             )
             return False
+        if conversation.project is not None and self.place_in_project is not None:
+            try:
+                placed = await self.place_in_project(stored.session.id, conversation.project)
+                stored = replace(stored, session=placed)
+            except (StoreError, EngineError) as error:  # the chat is stored all the same, in no project
+                log.warning("could not put imported chat %s in its project: %s", stored.session.id, error)
         await self._count(stored)
         return True
 

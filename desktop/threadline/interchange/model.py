@@ -27,6 +27,19 @@ class ImportSource(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ImportedProject:
+    """The project a chat was in where it was exported: matched here by name, made if missing.
+
+    Only what describes the project travels: its context files and hooks do not (a file
+    from elsewhere must not make Threadline read local files or run commands).
+    """
+
+    name: str
+    colour: str = ""
+    instructions: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ImportedConversation:
     """One conversation read from a file, ready to be stored as one session.
 
@@ -48,6 +61,7 @@ class ImportedConversation:
     agent_id: str = ""
     checkpoints: Mapping[str, str] = field(default_factory=dict)
     source_message_ids: Mapping[str, str] = field(default_factory=dict)
+    project: ImportedProject | None = None
     session_id: str = ""
     """The Threadline session id to store it under; empty: derived from ``source`` and
     ``source_id`` (``interchange.ids.session_id_for``), so a re-import finds the same session."""

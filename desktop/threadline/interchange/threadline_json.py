@@ -31,10 +31,11 @@ from datetime import datetime
 from typing import Any
 
 from threadline.core.messages import Message, utcnow
+from threadline.core.project import MAX_PROJECT_NAME, Project
 from threadline.core.session import SessionInfo
 from threadline.core.tree import ConversationTree, TreeError
 from threadline.interchange.codec import CodecError, decode_record, encode
-from threadline.interchange.model import ImportedConversation, ImportProblem, ImportSource
+from threadline.interchange.model import ImportedConversation, ImportedProject, ImportProblem, ImportSource
 
 FORMAT_NAME = "threadline"
 FORMAT_VERSION = 1
@@ -43,20 +44,33 @@ meaning); new fields do not need it, since readers ignore keys they do not know.
 
 SESSION_FIELDS_LEFT_OUT = frozenset({"preview"})
 """Derived from the messages when stored; writing it would only let it disagree."""
-SESSION_FIELDS_NOT_IMPORTED = frozenset({"context"})
+SESSION_FIELDS_NOT_IMPORTED = frozenset({"context", "project_id", "project"})
 """Sticky context is exported for the record but never imported: its hooks are commands,
-and a file from elsewhere must not make Threadline run anything."""
+and a file from elsewhere must not make Threadline run anything. A project id means
+nothing in another database: the chat's ``project`` (name, colour, instructions) is
+matched by name instead (``ImportedProject``)."""
+MAX_PROJECT_INSTRUCTIONS = 100_000
+"""Characters of a project's instructions read from a file; longer is refused as damaged."""
 MAX_ID_LENGTH = 200
 
 
 # -- writing ----------------------------------------------------------------------------
 
 
-def session_record(info: SessionInfo, messages: Iterable[Message]) -> dict[str, Any]:
-    """One session as a JSON object: its fields, then its messages parents first."""
+def session_record(
+    info: SessionInfo, messages: Iterable[Message], project: Project | None = None
+) -> dict[str, Any]:
+    """One session as a JSON object: its fields, its project's description, then its messages
+    parents first."""
     record: dict[str, Any] = {
         key: value for key, value in encode(info).items() if key not in SESSION_FIELDS_LEFT_OUT
     }
+    if project is not None:
+        record["project"] = {
+            "name": project.name,
+            "colour": project.colour,
+            "instructions": project.instructions,
+        }
     record["messages"] = [encode(message) for message in messages]
     return record
 
@@ -75,9 +89,9 @@ SESSION_SEPARATOR = ",\n"
 DOCUMENT_END = "\n]}\n"
 
 
-def session_text(info: SessionInfo, messages: Iterable[Message]) -> str:
+def session_text(info: SessionInfo, messages: Iterable[Message], project: Project | None = None) -> str:
     """One session's JSON text, to write between ``document_start`` and ``DOCUMENT_END``."""
-    return json.dumps(session_record(info, messages), ensure_ascii=False)
+    return json.dumps(session_record(info, messages, project), ensure_ascii=False)
 
 
 def dumps(sessions: Iterable[tuple[SessionInfo, Iterable[Message]]]) -> str:
@@ -170,7 +184,25 @@ def _conversation(record: object) -> ImportedConversation:
         agent_id=info.agent_id,
         checkpoints=dict(info.checkpoints),
         source_message_ids={m.id: m.id for m in ordered},
+        project=_project(record.get("project")),
     )
+
+
+def _project(value: object) -> ImportedProject | None:
+    """The chat's project as the file describes it (``None``: in no project)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise CodecError("project: expected an object")
+    name, colour, instructions = (value.get(k, "") for k in ("name", "colour", "instructions"))
+    if not isinstance(name, str) or not isinstance(colour, str) or not isinstance(instructions, str):
+        raise CodecError("project: name, colour and instructions must be text")
+    name = " ".join(name.split())
+    if not name or len(name) > MAX_PROJECT_NAME:
+        raise CodecError(f"project: a name of 1 to {MAX_PROJECT_NAME} characters is needed")
+    if len(instructions) > MAX_PROJECT_INSTRUCTIONS:
+        raise CodecError("project: its instructions are too long")
+    return ImportedProject(name=name, colour=colour, instructions=instructions)
 
 
 def _check_id(value: str, where: str) -> None:

@@ -30,9 +30,10 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
+from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
-from threadline.store.tables import AgentRow, MessageRow, ProviderRow, SessionRow
+from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
 
 log = logging.getLogger("threadline.store")
 
@@ -146,6 +147,7 @@ def metadata_to_json(meta: RequestMetadata | None) -> dict[str, Any] | None:
         "output_tokens": meta.output_tokens,
         "stop_reason": meta.stop_reason,
         "error": meta.error,
+        **({"edited": True} if meta.edited else {}),  # only on rewritten replies
     }
 
 
@@ -163,6 +165,7 @@ def metadata_from_json(data: dict[str, Any] | None) -> RequestMetadata | None:
         output_tokens=data.get("output_tokens"),
         stop_reason=data.get("stop_reason", ""),
         error=data.get("error", ""),
+        edited=bool(data.get("edited", False)),
     )
 
 
@@ -203,6 +206,31 @@ def session_from_row(row: SessionRow) -> SessionInfo:
         updated_at=as_utc(row.updated_at),
         checkpoints=dict(row.checkpoints or {}),
         context=StickyContext.from_json(row.context),
+        project_id=row.project_id,
+    )
+
+
+def project_from_row(row: ProjectRow) -> Project:
+    return Project(
+        id=row.id,
+        name=row.name,
+        colour=row.colour,
+        instructions=row.instructions,
+        context=StickyContext.from_json(row.context),
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+    )
+
+
+def project_to_row(project: Project) -> ProjectRow:
+    return ProjectRow(
+        id=project.id,
+        name=project.name,
+        colour=project.colour,
+        instructions=project.instructions,
+        context=project.context.to_json(),
+        created_at=project.created_at,
+        updated_at=project.updated_at,
     )
 
 

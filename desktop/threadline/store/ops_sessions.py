@@ -7,6 +7,8 @@ reshuffle it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
@@ -56,7 +58,13 @@ def get_session(session: Session, session_id: str) -> SessionInfo | None:
 
 
 def list_sessions(
-    session: Session, *, archived: bool, limit: int, offset: int, after: SessionInfo | None = None
+    session: Session,
+    *,
+    archived: bool,
+    limit: int,
+    offset: int,
+    after: SessionInfo | None = None,
+    project_id: str | None = None,
 ) -> list[SessionInfo]:
     """One sidebar page: pinned first, then most recent activity (served by ``ix_sessions_list``).
 
@@ -65,20 +73,30 @@ def list_sessions(
     changed or gone since). Unlike ``offset``, whose cost grows with the number of
     rows skipped, every page is one index seek, so the 500th page of 100,000
     sessions costs what the first does. ``offset`` applies on top of ``after``.
+    ``project_id`` lists only that project's chats (served by ``ix_sessions_project``).
     """
+    scope = _Scope(archived=archived, project_id=project_id)
     if after is None:
-        return _page(session, archived=archived, pinned=None, after=None, limit=limit, offset=offset)
-    rows = _page(session, archived=archived, pinned=after.pinned, after=after, limit=limit, offset=offset)
+        return _page(session, scope, pinned=None, after=None, limit=limit, offset=offset)
+    rows = _page(session, scope, pinned=after.pinned, after=after, limit=limit, offset=offset)
     if after.pinned and len(rows) < limit:  # the pinned ones are exhausted: continue with the others
-        rest = _page(session, archived=archived, pinned=False, after=None, limit=limit - len(rows), offset=0)
+        rest = _page(session, scope, pinned=False, after=None, limit=limit - len(rows), offset=0)
         rows += rest
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """Which list a page comes from: the archived one or the other, and one project or all."""
+
+    archived: bool
+    project_id: str | None
+
+
 def _page(
     session: Session,
+    scope: _Scope,
     *,
-    archived: bool,
     pinned: bool | None,
     after: SessionInfo | None,
     limit: int,
@@ -90,7 +108,9 @@ def _page(
     ``(updated_at, id)`` is a plain range of ``ix_sessions_list`` on SQLite and
     PostgreSQL alike.
     """
-    statement = select(SessionRow).where(col(SessionRow.archived) == archived)
+    statement = select(SessionRow).where(col(SessionRow.archived) == scope.archived)
+    if scope.project_id is not None:
+        statement = statement.where(col(SessionRow.project_id) == scope.project_id)
     if pinned is not None:
         statement = statement.where(col(SessionRow.pinned) == pinned)
     if after is not None:

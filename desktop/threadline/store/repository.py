@@ -29,6 +29,7 @@ from sqlmodel import Session
 
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message
+from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
@@ -41,7 +42,9 @@ from threadline.store import (
     ops_config,
     ops_import,
     ops_messages,
+    ops_projects,
     ops_sessions,
+    ops_subtree,
     search,
 )
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
@@ -167,11 +170,23 @@ class Store:
         return await self._read(ops_sessions.get_session, session_id)
 
     async def list_sessions(
-        self, *, archived: bool = False, limit: int = 500, offset: int = 0, after: SessionInfo | None = None
+        self,
+        *,
+        archived: bool = False,
+        limit: int = 500,
+        offset: int = 0,
+        after: SessionInfo | None = None,
+        project_id: str | None = None,
     ) -> list[SessionInfo]:
-        """A page in sidebar order; ``after`` continues right after that session (keyset paging)."""
+        """A page in sidebar order; ``after`` continues right after that session (keyset paging);
+        ``project_id`` keeps to one project's chats."""
         return await self._read(
-            ops_sessions.list_sessions, archived=archived, limit=limit, offset=offset, after=after
+            ops_sessions.list_sessions,
+            archived=archived,
+            limit=limit,
+            offset=offset,
+            after=after,
+            project_id=project_id,
         )
 
     async def rename_session(self, session_id: str, title: str, *, by_user: bool = True) -> SessionInfo:
@@ -241,6 +256,10 @@ class Store:
         """
         return await self._write(ops_import.import_conversation, conversation, session_id, stop=stop)
 
+    async def delete_subtree(self, session_id: str, message_id: str, fallback_leaf: str | None = None) -> int:
+        """Delete a message and everything below it (``ops_subtree``); returns how many rows went."""
+        return await self._write(ops_subtree.delete_subtree, session_id, message_id, fallback_leaf)
+
     async def load_tree(self, session_id: str) -> ConversationTree:
         return await self._read(ops_messages.load_tree, session_id)
 
@@ -271,15 +290,39 @@ class Store:
 
     # -- search ------------------------------------------------------------------------------
 
-    async def search(self, query: str, *, limit: int = 50) -> list[SearchHit]:
-        """Messages matching ``query`` (see ``search``), newest first."""
-        return await self._read(search.search_messages, query, limit)
+    async def search(self, query: str, *, limit: int = 50, project_id: str | None = None) -> list[SearchHit]:
+        """Messages matching ``query`` (see ``search``), newest first; ``project_id``: that project only."""
+        return await self._read(search.search_messages, query, limit, project_id)
 
     async def search_sessions(
-        self, query: str, *, limit: int = 50, archived: bool | None = None
+        self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         """Sessions whose title contains every word of ``query``, for the sidebar filter."""
-        return await self._read(search.search_session_titles, query, limit, archived)
+        return await self._read(search.search_session_titles, query, limit, archived, project_id)
+
+    # -- projects ------------------------------------------------------------------------------
+
+    async def list_projects(self) -> list[Project]:
+        return await self._read(ops_projects.list_projects)
+
+    async def get_project(self, project_id: str) -> Project | None:
+        return await self._read(ops_projects.get_project, project_id)
+
+    async def find_project_by_name(self, name: str) -> Project | None:
+        return await self._read(ops_projects.find_project_by_name, name)
+
+    async def save_project(self, project: Project) -> Project:
+        return await self._write(ops_projects.save_project, project)
+
+    async def delete_project(self, project_id: str) -> int:
+        """Delete a project; its chats move out of it. Returns how many chats moved."""
+        return await self._write(ops_projects.delete_project, project_id)
+
+    async def set_session_project(self, session_id: str, project_id: str | None) -> SessionInfo:
+        return await self._write(ops_projects.set_session_project, session_id, project_id)
+
+    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
+        return await self._read(ops_projects.project_chat_counts, archived=archived)
 
     # -- configuration ---------------------------------------------------------------------------
 

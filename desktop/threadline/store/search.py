@@ -62,13 +62,16 @@ def tsquery(text: str) -> str | None:
     return " & ".join(f"({p})" for p in parts)
 
 
-def search_messages(session: Session, query: str, limit: int) -> list[SearchHit]:
+def search_messages(
+    session: Session, query: str, limit: int, project_id: str | None = None
+) -> list[SearchHit]:
+    """Messages matching ``query``, newest first; ``project_id`` keeps to that project's chats."""
     dialect = session.get_bind().dialect.name
     if dialect == "sqlite":
-        return _search_sqlite(session, query, limit)
+        return _search_sqlite(session, query, limit, project_id)
     if dialect == "postgresql":
-        return _search_postgres(session, query, limit)
-    return _search_scan(session, query, limit)
+        return _search_postgres(session, query, limit, project_id)
+    return _search_scan(session, query, limit, project_id)
 
 
 TITLE_WINDOW = 2000
@@ -78,7 +81,7 @@ NEW_CHAT_TITLE = "New chat"
 
 
 def search_session_titles(
-    session: Session, query: str, limit: int, archived: bool | None = None
+    session: Session, query: str, limit: int, archived: bool | None = None, project_id: str | None = None
 ) -> list[SessionInfo]:
     """Sessions whose title contains every piece of ``query`` (case-insensitive).
 
@@ -95,6 +98,8 @@ def search_session_titles(
         return []
     dialect = session.get_bind().dialect.name
     matches = sa.and_(*(_title_contains(term, dialect) for term in terms))
+    if project_id is not None:
+        matches = sa.and_(matches, col(SessionRow.project_id) == project_id)
     order: list[sa.UnaryExpression[Any]] = [col(SessionRow.updated_at).desc(), col(SessionRow.id).desc()]
     if archived is not None:
         order.insert(0, col(SessionRow.pinned).desc())
@@ -127,22 +132,19 @@ def _title_contains(term: str, dialect: str) -> sa.ColumnElement[bool]:
     return contains
 
 
-_SQLITE_SEARCH = sa.text(
-    """
+_SQLITE_SEARCH = """
     SELECT m.id AS message_id, m.session_id AS session_id, s.title AS title,
            snippet(messages_fts, 0, :open, :close, '…', :words) AS snippet,
            m.created_at AS created_at
     FROM messages_fts
     JOIN messages AS m ON m.seq = messages_fts.rowid
     JOIN sessions AS s ON s.id = m.session_id
-    WHERE messages_fts MATCH :query
+    WHERE messages_fts MATCH :query{project}
     ORDER BY messages_fts.rowid DESC
     LIMIT :limit
     """
-).columns(created_at=UTCDateTime())
 
-_POSTGRES_SEARCH = sa.text(
-    """
+_POSTGRES_SEARCH = """
     SELECT hit.id AS message_id, hit.session_id AS session_id, s.title AS title,
            ts_headline('simple'::regconfig, hit.text, to_tsquery('simple'::regconfig, :query), :options)
                AS snippet,
@@ -150,14 +152,24 @@ _POSTGRES_SEARCH = sa.text(
     FROM (
         SELECT m.seq, m.id, m.session_id, m.text, m.created_at
         FROM messages AS m
-        WHERE m.search_vector @@ to_tsquery('simple'::regconfig, :query)
+        WHERE m.search_vector @@ to_tsquery('simple'::regconfig, :query){project}
         ORDER BY m.seq DESC
         LIMIT :limit
     ) AS hit
     JOIN sessions AS s ON s.id = hit.session_id
     ORDER BY hit.seq DESC
     """
-).columns(created_at=UTCDateTime())
+_PROJECT_SCOPE = {
+    "sqlite": " AND s.project_id = :project",
+    "postgresql": " AND m.session_id IN (SELECT id FROM sessions WHERE project_id = :project)",
+}
+"""The clause that keeps a full-text search to one project's chats."""
+
+
+def _statement(template: str, dialect: str, project_id: str | None) -> sa.TextualSelect:
+    clause = _PROJECT_SCOPE[dialect] if project_id is not None else ""
+    return sa.text(template.format(project=clause)).columns(created_at=UTCDateTime())
+
 
 _POSTGRES_OPTIONS = (
     f"StartSel={SNIPPET_OPEN}, StopSel={SNIPPET_CLOSE}, MaxWords={SNIPPET_WORDS + 8}, "
@@ -165,25 +177,35 @@ _POSTGRES_OPTIONS = (
 )
 
 
-def _search_sqlite(session: Session, query: str, limit: int) -> list[SearchHit]:
+def _search_sqlite(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
     match = fts5_query(query)
     if match is None:
         return []
-    params = {"open": SNIPPET_OPEN, "close": SNIPPET_CLOSE, "words": SNIPPET_WORDS, "query": match}
-    rows = session.connection().execute(_SQLITE_SEARCH, {**params, "limit": limit})
+    params: dict[str, object] = {
+        "open": SNIPPET_OPEN,
+        "close": SNIPPET_CLOSE,
+        "words": SNIPPET_WORDS,
+        "query": match,
+    }
+    if project_id is not None:
+        params["project"] = project_id
+    statement = _statement(_SQLITE_SEARCH, "sqlite", project_id)
+    rows = session.connection().execute(statement, {**params, "limit": limit})
     return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
 
 
-def _search_postgres(session: Session, query: str, limit: int) -> list[SearchHit]:
+def _search_postgres(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
     expression = tsquery(query)
     if expression is None:
         return []
-    params = {"query": expression, "options": _POSTGRES_OPTIONS, "limit": limit}
-    rows = session.connection().execute(_POSTGRES_SEARCH, params)
+    params: dict[str, object] = {"query": expression, "options": _POSTGRES_OPTIONS, "limit": limit}
+    if project_id is not None:
+        params["project"] = project_id
+    rows = session.connection().execute(_statement(_POSTGRES_SEARCH, "postgresql", project_id), params)
     return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
 
 
-def _search_scan(session: Session, query: str, limit: int) -> list[SearchHit]:
+def _search_scan(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
     """Backends without a text index: substring match on every piece (slow but correct)."""
     terms = [" ".join(t) for t in query_terms(query)]
     if not terms:
@@ -193,6 +215,8 @@ def _search_scan(session: Session, query: str, limit: int) -> list[SearchHit]:
     )
     for term in terms:
         statement = statement.where(col(MessageRow.text).icontains(term, autoescape=True))
+    if project_id is not None:
+        statement = statement.where(col(SessionRow.project_id) == project_id)
     statement = statement.order_by(col(MessageRow.seq).desc()).limit(limit)
     return [
         _hit(m.session_id, m.id, title, make_snippet(m.text, terms), m.created_at)

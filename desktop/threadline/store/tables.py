@@ -29,7 +29,10 @@ class SessionRow(SQLModel, table=True):
     """One conversation; its messages live in ``messages``."""
 
     __tablename__ = "sessions"
-    __table_args__ = (sa.Index("ix_sessions_list", "archived", "pinned", "updated_at", "id"),)
+    __table_args__ = (
+        sa.Index("ix_sessions_list", "archived", "pinned", "updated_at", "id"),
+        sa.Index("ix_sessions_project", "project_id", "archived", "pinned", "updated_at", "id"),
+    )
 
     id: str = Field(primary_key=True, max_length=64)
     title: str = Field(default="")
@@ -50,6 +53,26 @@ class SessionRow(SQLModel, table=True):
         default_factory=dict, sa_type=JSONValue, nullable=False, sa_column_kwargs={"server_default": "{}"}
     )
     """Sticky context of this session (``threadline.core.sticky.StickyContext`` as JSON)."""
+    project_id: str | None = Field(default=None, max_length=64)
+    """The project the chat belongs to (``projects.id``); NULL for none. No foreign key:
+    SQLite cannot add one to an existing table without rebuilding it, and the sessions
+    table carries full-text triggers; deleting a project clears it in the same transaction."""
+
+
+class ProjectRow(SQLModel, table=True):
+    """A project: a named group of chats with shared instructions and sticky context."""
+
+    __tablename__ = "projects"
+
+    id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(default="")
+    colour: str = Field(default="", max_length=16)
+    instructions: str = Field(default="")
+    context: dict[str, Any] = Field(
+        default_factory=dict, sa_type=JSONValue, nullable=False, sa_column_kwargs={"server_default": "{}"}
+    )
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
 class MessageRow(SQLModel, table=True):

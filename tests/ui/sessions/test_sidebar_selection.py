@@ -135,7 +135,13 @@ def test_pin_and_unpin_change_exactly_the_selected_chats(harness: AppHarness) ->
     select(harness, "chat2", "chat5")
     before = everything(harness)
     offered = choose(harness, "chat5", "Pin 2 chats")
-    assert offered == ["Export 2 chats…", "Pin 2 chats", "Archive 2 chats", "Delete 2 chats"]
+    assert offered == [
+        "Export 2 chats…",
+        "Pin 2 chats",
+        "Move to project",
+        "Archive 2 chats",
+        "Delete 2 chats",
+    ]
     harness.qtbot.waitUntil(
         lambda: everything(harness)["chat2"].pinned and everything(harness)["chat5"].pinned, timeout=TIMEOUT
     )

@@ -877,12 +877,27 @@ def check_archived_delete(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: stored(harness, session_id) is None, timeout=TIMEOUT)
 
 
+def check_session_move_to_project(harness: Any) -> None:
+    session_id = a_chat(harness)
+    project = harness.run(harness.engine.create_project("Plants"))
+    sidebar = harness.window.sidebar
+    harness.qtbot.waitUntil(lambda: bool(sidebar.project_scope.view.projects), timeout=TIMEOUT)
+    view = sidebar.list
+    harness.qtbot.waitUntil(lambda: _listed(view, session_id), timeout=TIMEOUT)
+    menu = sidebar.build_menu(stored(harness, session_id))
+    move = next(a for a in menu.actions() if a.text() == "Move to project")
+    target = next(a for a in move.menu().actions() if a.text() == "Plants")
+    target.trigger()
+    harness.qtbot.waitUntil(lambda: stored(harness, session_id).project_id == project.id, timeout=TIMEOUT)
+
+
 SESSION_MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Open": check_session_open,
     "Rename": check_session_rename,
     "Pin": check_session_pin,
     "Unpin": check_session_unpin,
     "Duplicate": check_session_duplicate,
+    "Move to project": check_session_move_to_project,
     "Archive": check_session_archive,
     "Delete": check_session_delete,
     "archived: Open": check_archived_open,

@@ -23,12 +23,21 @@ loaded part is left for its page.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QMimeData,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 
 from threadline.core.session import SessionInfo
 from threadline.ui.common.tasks import describe, spawn
@@ -47,6 +56,8 @@ PinnedRole = Qt.ItemDataRole.UserRole + 5
 
 HEADER = "header"
 SESSION = "session"
+SESSION_IDS_MIME = "application/x-threadline-session-ids"
+"""The drag payload of chats dragged from the list (onto a project): their ids, one per line."""
 PAGE_SIZE = 200
 """Sessions per page: a screenful many times over, and a few milliseconds to fetch."""
 
@@ -90,6 +101,8 @@ class SessionListModel(QAbstractListModel):
         super().__init__(parent)
         self.archived = archived
         """Whether this model lists the archived sessions rather than the others."""
+        self.project_id: str | None = None
+        """With a project chosen in the sidebar, only that project's chats are listed."""
         self._sessions: dict[str, SessionInfo] = {}
         self._hidden: dict[str, SessionInfo] = {}
         self._rows: list[_Row] = []
@@ -140,7 +153,25 @@ class SessionListModel(QAbstractListModel):
             return Qt.ItemFlag.NoItemFlags
         if self._rows[index.row()].kind == HEADER:
             return Qt.ItemFlag.ItemIsEnabled
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
+        return (
+            Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemIsSelectable
+            | Qt.ItemFlag.ItemIsEditable
+            | Qt.ItemFlag.ItemIsDragEnabled
+        )
+
+    def mimeTypes(self) -> list[str]:
+        return [SESSION_IDS_MIME]
+
+    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:
+        """Chats dragged out of the list (onto a project): their ids, one per line."""
+        mime = QMimeData()
+        ids = [str(i.data(SessionIdRole)) for i in indexes if i.isValid() and i.data(SessionIdRole)]
+        mime.setData(SESSION_IDS_MIME, QByteArray("\n".join(dict.fromkeys(ids)).encode("utf-8")))
+        return mime
+
+    def supportedDragActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction
 
     def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if role != Qt.ItemDataRole.EditRole or not index.isValid():
@@ -222,7 +253,7 @@ class SessionListModel(QAbstractListModel):
         self.beginResetModel()
         self._source, self._cursor, self._complete, self._fetching = None, None, True, False
         self._today = datetime.now().astimezone().date()
-        self._sessions = {s.id: s for s in sessions if s.archived == self.archived}
+        self._sessions = {s.id: s for s in sessions if self._listed(s)}
         ordered = sorted(self._sessions.values(), key=self._row_key)
         self._rows, self._keys = self._rows_for(ordered, previous_rank=None)
         self.endResetModel()
@@ -234,9 +265,7 @@ class SessionListModel(QAbstractListModel):
             return 0
         self._cursor = page[-1]
         fresh = [
-            s
-            for s in page
-            if s.archived == self.archived and s.id not in self._sessions and s.id not in self._hidden
+            s for s in page if self._listed(s) and s.id not in self._sessions and s.id not in self._hidden
         ]
         fresh.sort(key=self._row_key)
         if not fresh:
@@ -259,8 +288,14 @@ class SessionListModel(QAbstractListModel):
 
     # -- live updates ------------------------------------------------------------------------------
 
+    def _listed(self, info: SessionInfo) -> bool:
+        """Whether ``info`` belongs in this list (archived or not; the chosen project, if any)."""
+        return info.archived == self.archived and (
+            self.project_id is None or info.project_id == self.project_id
+        )
+
     def upsert(self, info: SessionInfo) -> None:
-        if info.archived != self.archived:
+        if not self._listed(info):
             self.remove(info.id)
             return
         if info.id in self._hidden:

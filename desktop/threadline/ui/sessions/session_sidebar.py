@@ -54,6 +54,7 @@ from PySide6.QtWidgets import (
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
+from threadline.ui.sessions.project_scope import ProjectScope
 from threadline.ui.sessions.search_results_model import ResultRole, SearchResultsModel, split_snippet
 from threadline.ui.sessions.session_list_model import (
     HEADER,
@@ -120,6 +121,11 @@ class _SessionDelegate(QStyledItemDelegate):
             path = QPainterPath()
             path.addRoundedRect(box, 6, 6)
             p.fillPath(path, QColor(c.selection if selected else c.hover))
+        colour = self.sidebar.project_scope.view.colour_of(info.project_id)
+        if colour is not None and self.sidebar.project_scope.project_id is None:
+            mark = QPainterPath()  # which project the chat is in, when all chats are listed
+            mark.addRoundedRect(QRect(box.left() + 2, box.top() + 8, 3, box.height() - 16), 1.5, 1.5)
+            p.fillPath(mark, QColor(colour))
         fm = option.fontMetrics
         text_rect = box.adjusted(10, 6, -10, -6)
         title_font = QFont(option.font)
@@ -316,6 +322,11 @@ class SessionSidebar(QWidget):
         self.new_button.clicked.connect(self.newRequested)
         top.addWidget(self.new_button)
         layout.addLayout(top)
+        self.project_scope = ProjectScope(self)
+        """Projects: the section under the filter, and choosing one scopes the list and search."""
+        self.project_scope.scopeChanged.connect(self._scope_changed)
+        self.project_scope.errorMessage.connect(self.errorMessage)
+        layout.addWidget(self.project_scope.view)
 
         self.stack = QStackedWidget()
         self.list = self._session_list(self.model)
@@ -374,6 +385,8 @@ class SessionSidebar(QWidget):
         view.setUniformItemSizes(True)
         view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         view.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        view.setDragEnabled(True)  # chats are dragged onto a project
+        view.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(lambda pos, v=view: self._context_menu(v, pos))
@@ -385,6 +398,7 @@ class SessionSidebar(QWidget):
 
     def set_engine(self, engine: EngineApi) -> None:
         self.engine = engine
+        self.project_scope.set_engine(engine)
         self._unsubscribe = engine.subscribe_sessions(self._session_event)
 
     def detach(self) -> None:
@@ -396,15 +410,31 @@ class SessionSidebar(QWidget):
         """Show the first page of chats; the list fetches more as it is scrolled."""
         self.model.pageLoaded.connect(self._page_loaded, Qt.ConnectionType.UniqueConnection)
         await self.model.start(self._pages(archived=False))
+        await self.project_scope.load()
 
     def _pages(self, *, archived: bool) -> PageSource:
         engine = self.engine
         assert engine is not None
+        project_id = self.project_scope.project_id
 
         async def page(after: SessionInfo | None, limit: int) -> list[SessionInfo]:
-            return await engine.list_sessions(archived=archived, limit=limit, after=after)
+            return await engine.list_sessions(
+                archived=archived, limit=limit, after=after, project_id=project_id
+            )
 
         return page
+
+    def _scope_changed(self, project_id: str | None) -> None:
+        """A project (or all chats) was chosen: list and search only its chats from now on."""
+        self.model.project_id = project_id
+        self.archived_model.project_id = project_id
+        if self.engine is None:
+            return
+        spawn(self.model.start(self._pages(archived=False)), on_error=self._error)
+        if self._archived_loaded:
+            spawn(self.archived_model.start(self._pages(archived=True)), on_error=self._error)
+        if self.filter.text().strip():
+            self._run_search()
 
     def _page_loaded(self, _added: int) -> None:
         """After a page, fetch the next at once if the rows still do not fill the view
@@ -417,8 +447,13 @@ class SessionSidebar(QWidget):
         self.errorMessage.emit(f"Could not load more chats: {message}")
 
     def _session_event(self, event: SessionEvent) -> None:
-        from threadline.engine.events import SessionRemoved, SessionRestored, SessionUpdated
+        from threadline.engine.events import ProjectsChanged, SessionRemoved, SessionRestored, SessionUpdated
 
+        if isinstance(event, ProjectsChanged):
+            self.project_scope.projects_changed(event.projects)
+            self.list.viewport().update()  # the colour marks of chats in a project
+            return
+        self.project_scope.chats_changed()
         if isinstance(event, SessionUpdated | SessionRestored):
             self.model.upsert(event.session)
             if self._archived_loaded:
@@ -468,6 +503,7 @@ class SessionSidebar(QWidget):
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
+        self.project_scope.view.set_colors(colors)
         if not self.isVisible():
             return  # painted in the new colours when shown; the first viewport() costs ~15 ms at start
         self.list.viewport().update()
@@ -536,11 +572,15 @@ class SessionSidebar(QWidget):
             return
         engine = self.engine
         archived = self.showing_archived
+        project_id = self.project_scope.project_id
 
         async def find() -> tuple[list[SessionInfo], list[SearchHit]]:
-            """Titles and message text, both from the store: every chat, not only the loaded rows."""
-            titles = await engine.search_sessions(query, limit=SEARCH_LIMIT, archived=archived)
-            hits = await engine.search(query, limit=SEARCH_LIMIT)
+            """Titles and message text, both from the store: every chat, not only the loaded rows
+            (of the chosen project only, when one is chosen)."""
+            titles = await engine.search_sessions(
+                query, limit=SEARCH_LIMIT, archived=archived, project_id=project_id
+            )
+            hits = await engine.search(query, limit=SEARCH_LIMIT, project_id=project_id)
             return titles, hits
 
         def show(found: tuple[list[SessionInfo], list[SearchHit]]) -> None:
@@ -586,6 +626,8 @@ class SessionSidebar(QWidget):
         chosen = selected_sessions(view)
         if len(chosen) > 1 and info.id in {c.id for c in chosen}:
             menu = build_selection_menu(self, chosen, self.selection_commands())
+            if not info.archived:
+                self.project_scope.move_menu(menu, [c.id for c in chosen], None)
         else:
             menu = self.build_menu(info)
         menu.exec(view.viewport().mapToGlobal(pos))
@@ -646,6 +688,7 @@ class SessionSidebar(QWidget):
         rename.setShortcut(QKeySequence(Qt.Key.Key_F2))
         menu.addAction("Unpin" if info.pinned else "Pin", lambda: self.set_pinned(info.id, not info.pinned))
         menu.addAction("Duplicate", lambda: self.fork(info.id))
+        self.project_scope.move_menu(menu, [info.id], info.project_id)
         menu.addSeparator()
         menu.addAction("Archive", lambda: self.archive(info.id))
         menu.addAction("Delete", lambda: self.delete(info.id)).setShortcut(QKeySequence(Qt.Key.Key_Delete))

@@ -443,7 +443,7 @@ class MainWindow(QMainWindow):
     # -- the engine's session events -------------------------------------------------------
 
     def _session_event(self, event: SessionEvent) -> None:
-        from threadline.engine.events import SessionForked, SessionRemoved, SessionRestored
+        from threadline.engine.events import SessionForked, SessionRemoved, SessionRestored, SessionUpdated
 
         if isinstance(event, SessionRemoved):
             self._close_for_undo(event.session_id)
@@ -453,7 +453,7 @@ class MainWindow(QMainWindow):
             source = self.tabs.tab_for(event.source_id)
             index = self.tabs.indexOf(source) + 1 if source is not None else None
             self._spawn_open(event.session.id, index=index)
-        elif event.session.archived:
+        elif isinstance(event, SessionUpdated) and event.session.archived:
             self._close_for_undo(event.session.id)
 
     def _close_for_undo(self, session_id: str) -> None:
@@ -492,7 +492,7 @@ class MainWindow(QMainWindow):
 
         async def create() -> None:
             assert self.engine is not None
-            info = await self.engine.new_session()
+            info = await self.engine.new_session(project_id=self.sidebar.project_scope.project_id)
             self.sidebar.model.upsert(info)
             await self._open(info.id, focus=True)
             self.sidebar.select_session(info.id)

@@ -1,0 +1,103 @@
+"""Projects: folders of chats with shared instructions and context (see ``core/project.py``).
+
+``ProjectService`` keeps the projects in the store and a copy of them in memory:
+every turn asks which project its chat is in (to add the project's instructions
+and context files), and that must not cost a database read per request. The copy
+is refreshed by every change made here; the sidebar hears ``ProjectsChanged``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+
+from threadline.core.project import Project, ProjectError, next_colour
+from threadline.engine.errors import EngineError
+from threadline.engine.events import ProjectsChanged
+from threadline.store.errors import NotFoundError
+from threadline.store.repository import Store
+
+log = logging.getLogger("threadline.engine")
+
+
+class ProjectNotFoundError(EngineError):
+    default_message = "That project no longer exists; it may have been deleted in another window."
+
+
+class ProjectNameError(EngineError):
+    """A project name that is empty, too long or already taken."""
+
+
+class ProjectService:
+    """Create, edit, delete and list projects; tells ``announce`` after each change."""
+
+    def __init__(self, store: Store, announce: Callable[[ProjectsChanged], None]) -> None:
+        self._store = store
+        self._announce = announce
+        self._known: dict[str, Project] | None = None
+
+    async def all(self) -> list[Project]:
+        """Every project by name, read from the store (other instances may have changed them)."""
+        projects = await self._store.list_projects()
+        self._known = {p.id: p for p in projects}
+        return projects
+
+    async def get(self, project_id: str | None) -> Project | None:
+        """The project ``project_id`` names (``None`` for none or a project deleted since)."""
+        if not project_id:
+            return None
+        if self._known is None or project_id not in self._known:
+            await self.all()
+        assert self._known is not None
+        return self._known.get(project_id)
+
+    async def find(self, name_or_id: str) -> Project:
+        """The project with this id or name (case-insensitive), for the command line."""
+        for project in await self.all():
+            if project.id == name_or_id or project.name.lower() == name_or_id.strip().lower():
+                return project
+        raise ProjectNotFoundError(f"There is no project called “{name_or_id}”.")
+
+    async def create(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
+        projects = await self.all()
+        project = Project.create(
+            name, colour=colour or next_colour([p.colour for p in projects]), instructions=instructions
+        )
+        return await self.save(project)
+
+    async def save(self, project: Project) -> Project:
+        """Store a new or edited project; ``ProjectNameError`` when its name is unusable or taken."""
+        try:
+            checked = project.validated()
+        except ProjectError as err:
+            raise ProjectNameError(err.user_message) from None
+        taken = [p for p in await self.all() if p.id != checked.id and p.name.lower() == checked.name.lower()]
+        if taken:
+            raise ProjectNameError(f"There is already a project called “{taken[0].name}”.")
+        stored = await self._store.save_project(checked)
+        await self._changed()
+        return stored
+
+    async def rename(self, project_id: str, name: str) -> Project:
+        project = await self._require(project_id)
+        return await self.save(replace(project, name=name))
+
+    async def delete(self, project_id: str) -> int:
+        """Delete a project; its chats move out of it (nothing else is deleted). Returns how many."""
+        try:
+            moved = await self._store.delete_project(project_id)
+        except NotFoundError:
+            raise ProjectNotFoundError() from None
+        log.info("project deleted; %d chats moved out of it", moved)
+        await self._changed()
+        return moved
+
+    async def _require(self, project_id: str) -> Project:
+        project = await self.get(project_id)
+        if project is None:
+            raise ProjectNotFoundError()
+        return project
+
+    async def _changed(self) -> None:
+        self._announce(ProjectsChanged(tuple(await self.all())))

@@ -1,0 +1,100 @@
+"""Projects through the engine: what a chat in a project sends, and how the listing follows.
+
+The replay server's captured requests prove what went over the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tests.integration.engine.helpers import failure, turn
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.core.sticky import ContextSource, StickyContext
+from threadline.engine.engine import Engine
+from threadline.engine.events import ProjectsChanged, SessionEvent, SessionUpdated
+from threadline.engine.projects import ProjectNameError, ProjectNotFoundError
+
+pytestmark = pytest.mark.asyncio
+
+
+def system_sent(server: ReplayServer) -> str:
+    first = server.requests[-1].body["messages"][0]
+    return str(first["content"]) if first["role"] == "system" else ""
+
+
+async def test_a_chat_in_a_project_sends_its_instructions_and_files(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.md"
+    spec.write_text("The garden is 12 metres long.\n")
+    agent = await engine.get_agent()
+    await engine.save_agent(replace(agent, system_prompt="You are a gardener."))
+    project = await engine.create_project("Garden", instructions="Answer in metric units.")
+    project = await engine.save_project(
+        replace(project, context=StickyContext(sources=(ContextSource(str(spec)),)))
+    )
+    inside = await engine.new_session(project_id=project.id)
+    outside = await engine.new_session()
+    assert inside.project_id == project.id and outside.project_id is None
+
+    replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+    assert failure(await turn(engine, inside.id, "How long is it?")) is None
+    system = system_sent(replay_server)
+    assert system.startswith("You are a gardener.")
+    assert "Answer in metric units." in system and "The garden is 12 metres long." in system
+    assert system.index("You are a gardener.") < system.index("Answer in metric units.")
+
+    replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+    await turn(engine, outside.id, "And here?")
+    assert "metric" not in system_sent(replay_server) and "12 metres" not in system_sent(replay_server)
+
+    # Moving the chat out of the project takes the instructions away from its next request.
+    await engine.set_session_project(inside.id, None)
+    replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+    await turn(engine, inside.id, "Still there?")
+    assert "metric" not in system_sent(replay_server)
+
+
+async def test_the_listing_hears_every_project_change(engine: Engine) -> None:
+    heard: list[SessionEvent] = []
+    engine.subscribe_sessions(heard.append)
+    project = await engine.create_project("  Reading   list ")
+    assert project.name == "Reading list" and project.colour.startswith("#")
+    second = await engine.create_project("Work")
+    assert second.colour != project.colour  # the next unused colour of the palette
+    changes = [e for e in heard if isinstance(e, ProjectsChanged)]
+    assert [p.name for p in changes[-1].projects] == ["Reading list", "Work"]
+
+    with pytest.raises(ProjectNameError, match="already a project"):
+        await engine.create_project("reading LIST")
+    with pytest.raises(ProjectNameError, match="needs a name"):
+        await engine.create_project("   ")
+
+    info = await engine.new_session(project_id=project.id)
+    await engine.open_session(info.id)
+    heard.clear()
+    assert await engine.delete_project(project.id) == 1
+    moved = [e.session for e in heard if isinstance(e, SessionUpdated) and e.session.id == info.id]
+    assert moved and moved[-1].project_id is None
+    live = engine.live(info.id)
+    assert live is not None and live.info.project_id is None
+    assert [p.name for p in await engine.list_projects()] == ["Work"]
+    with pytest.raises(ProjectNotFoundError):
+        await engine.set_session_project(info.id, project.id)
+
+
+async def test_search_can_keep_to_one_project(engine: Engine, replay_server: ReplayServer) -> None:
+    project = await engine.create_project("Trips")
+    inside = await engine.new_session(project_id=project.id)
+    outside = await engine.new_session()
+    for info in (inside, outside):
+        replay_server.enqueue(sse_response(openai_text_stream(["noted"])))
+        await turn(engine, info.id, "the lighthouse at dawn")
+    assert {h.session_id for h in await engine.search("lighthouse")} == {inside.id, outside.id}
+    assert {h.session_id for h in await engine.search("lighthouse", project_id=project.id)} == {inside.id}
+    listed = await engine.list_sessions(project_id=project.id)
+    assert [s.id for s in listed] == [inside.id]
+    assert await engine.project_chat_counts() == {project.id: 1}

@@ -1,0 +1,201 @@
+"""Projects in the sidebar, driven as a person would: make one, move chats in by menu and by
+drag and drop, choose it (the list and the search keep to it), start a chat in it, edit it,
+delete it (its chats stay)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton
+from tests.support.chat_trees import Chat, store_chat
+from tests.ui.conftest import AppHarness
+
+from threadline.core.messages import Message
+from threadline.core.session import SessionInfo
+from threadline.store.repository import Store
+from threadline.ui.sessions.project_dialog import ProjectDialog
+from threadline.ui.sessions.project_list import ProjectIdRole
+from threadline.ui.sessions.session_list_model import SessionIdRole
+
+TIMEOUT = 15000
+IDS = [f"chat{n}" for n in range(4)]
+
+
+def open_with_chats(harness: AppHarness) -> None:
+    async def fill() -> None:
+        harness.data_dir.mkdir(parents=True, exist_ok=True)
+        store = await Store.open(Store.sqlite_url(harness.data_dir / "threadline.db"))
+        try:
+            for n, sid in enumerate(IDS):
+                info = SessionInfo(id=sid, title=f"Topic {n}")
+                await store_chat(store, Chat(info, [Message.prompt(f"roses and topic {n}", id=f"m{n}")]))
+        finally:
+            await store.close()
+
+    harness.run(fill())
+    harness.open()
+    harness.qtbot.waitUntil(
+        lambda: all(harness.window.sidebar.model.index_of(s).isValid() for s in IDS), timeout=TIMEOUT
+    )
+
+
+def stored(harness: AppHarness, session_id: str) -> SessionInfo:
+    info = harness.run(harness.engine.store.get_session(session_id))
+    assert info is not None
+    return info
+
+
+def listed(harness: AppHarness) -> set[str]:
+    model = harness.window.sidebar.model
+    rows = (model.index(r, 0).data(SessionIdRole) for r in range(model.rowCount()))
+    return {r for r in rows if r}
+
+
+def make_project(harness: AppHarness, name: str, instructions: str = "") -> str:
+    """Click "+", type the name (and instructions), click Create; returns the new project's id."""
+    rows = harness.window.sidebar.project_scope.view
+    harness.qtbot.mouseClick(rows.add_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: harness.window.findChild(ProjectDialog) is not None, timeout=TIMEOUT)
+    dialog = harness.window.findChild(ProjectDialog)
+    assert isinstance(dialog, ProjectDialog)
+    harness.qtbot.keyClicks(dialog.name, name)
+    if instructions:
+        harness.qtbot.keyClicks(dialog.instructions, instructions)
+    harness.qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: any(p.name == name for p in rows.projects), timeout=TIMEOUT)
+    return next(p.id for p in rows.projects if p.name == name)
+
+
+def choose_project_row(harness: AppHarness, project_id: str | None) -> None:
+    rows = harness.window.sidebar.project_scope.view.rows
+    row = next(i for i in range(rows.count()) if rows.item(i).data(ProjectIdRole) == project_id)
+    rect = rows.visualItemRect(rows.item(row))
+    harness.qtbot.mouseClick(rows.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def move_by_menu(harness: AppHarness, session_id: str, project_name: str) -> None:
+    """Right-click the chat, open "Move to project" with the Right key, Enter on the project."""
+    view = harness.window.sidebar.list
+    steps: list[str] = []
+
+    def pick_in_menu() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(10, pick_in_menu)
+            return
+        if not steps:
+            move = next(a for a in menu.actions() if a.text() == "Move to project")
+            menu.setActiveAction(move)
+            QTest.keyClick(menu, Qt.Key.Key_Right)
+            steps.append("opened")
+            QTimer.singleShot(10, pick_in_menu)
+            return
+        if menu.title() != "Move to project":
+            QTimer.singleShot(10, pick_in_menu)
+            return
+        target = next(a for a in menu.actions() if a.text() == project_name)
+        menu.setActiveAction(target)
+        QTest.keyClick(menu, Qt.Key.Key_Return)
+        steps.append("chosen")
+
+    QTimer.singleShot(0, pick_in_menu)
+    index = harness.window.sidebar.model.index_of(session_id)
+    view.scrollTo(index)
+    pos = view.visualRect(index).center()
+    QApplication.sendEvent(
+        view.viewport(),
+        QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos)),
+    )
+    harness.qtbot.waitUntil(lambda: steps == ["opened", "chosen"], timeout=TIMEOUT)
+
+
+def drop_on_project(harness: AppHarness, session_ids: list[str], project_id: str | None) -> None:
+    """What a drag of chats from the list onto a project's row delivers."""
+    sidebar = harness.window.sidebar
+    mime = sidebar.model.mimeData([sidebar.model.index_of(s) for s in session_ids])
+    rows = sidebar.project_scope.view.rows
+    row = next(i for i in range(rows.count()) if rows.item(i).data(ProjectIdRole) == project_id)
+    point = QPointF(rows.visualItemRect(rows.item(row)).center())
+    buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(point.toPoint(), Qt.DropAction.MoveAction, mime, buttons, keys)
+    QApplication.sendEvent(rows.viewport(), enter)
+    assert enter.isAccepted()
+    move = QDragMoveEvent(point.toPoint(), Qt.DropAction.MoveAction, mime, buttons, keys)
+    QApplication.sendEvent(rows.viewport(), move)
+    assert move.isAccepted()
+    assert harness.window.sidebar.project_scope.view.drop_row == row  # the row is marked as the target
+    drop = QDropEvent(point, Qt.DropAction.MoveAction, mime, buttons, keys)
+    QApplication.sendEvent(rows.viewport(), drop)
+    assert drop.isAccepted()
+
+
+def test_a_project_is_made_filled_chosen_searched_and_deleted(harness: AppHarness) -> None:
+    open_with_chats(harness)
+    sidebar = harness.window.sidebar
+    assert not sidebar.project_scope.view.rows.isVisible()  # no projects yet: only the header and "+"
+    garden = make_project(harness, "Garden", "Answer in metric units.")
+    project = harness.run(harness.engine.store.get_project(garden))
+    assert project is not None and project.instructions == "Answer in metric units."
+
+    move_by_menu(harness, "chat1", "Garden")
+    harness.qtbot.waitUntil(lambda: stored(harness, "chat1").project_id == garden, timeout=TIMEOUT)
+    drop_on_project(harness, ["chat2", "chat3"], garden)
+    harness.qtbot.waitUntil(
+        lambda: all(stored(harness, s).project_id == garden for s in ("chat2", "chat3")), timeout=TIMEOUT
+    )
+    harness.qtbot.waitUntil(lambda: sidebar.project_scope.view.counts.get(garden) == 3, timeout=TIMEOUT)
+
+    choose_project_row(harness, garden)
+    harness.qtbot.waitUntil(lambda: listed(harness) == {"chat1", "chat2", "chat3"}, timeout=TIMEOUT)
+    with harness.qtbot.waitSignal(sidebar.searchFinished, timeout=TIMEOUT):
+        harness.qtbot.keyClicks(sidebar.filter, "roses")
+    results = (sidebar.results.result(r) for r in range(sidebar.results.rowCount()))
+    found = {r.session_id for r in results if r is not None}
+    assert found == {"chat1", "chat2", "chat3"}  # every chat holds "roses"; chat0 is in no project
+    sidebar.filter.clear()
+
+    # A chat started while the project is chosen starts in it.
+    harness.qtbot.mouseClick(sidebar.new_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: len(listed(harness)) == 4, timeout=TIMEOUT)
+    (new_id,) = listed(harness) - {"chat1", "chat2", "chat3"}
+    assert stored(harness, new_id).project_id == garden
+
+    # Out again by dropping on "All chats"; the list of the project follows.
+    drop_on_project(harness, ["chat3"], None)
+    harness.qtbot.waitUntil(lambda: "chat3" not in listed(harness), timeout=TIMEOUT)
+    assert stored(harness, "chat3").project_id is None
+
+    # Delete the project: asked first, then its chats stay, outside any project.
+    def confirm() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(10, confirm)
+            return
+        delete = next(b for b in box.findChildren(QPushButton) if b.text() == "Delete project")
+        harness.qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, confirm)
+    sidebar.project_scope.delete_project(garden)
+    harness.qtbot.waitUntil(lambda: not sidebar.project_scope.view.projects, timeout=TIMEOUT)
+    assert stored(harness, "chat1").project_id is None
+    harness.qtbot.waitUntil(lambda: listed(harness) >= set(IDS), timeout=TIMEOUT)
+
+
+def test_a_project_can_be_renamed_and_recoloured(harness: AppHarness) -> None:
+    open_with_chats(harness)
+    view = harness.window.sidebar.project_scope.view
+    pid = make_project(harness, "Drafts")
+    harness.window.sidebar.project_scope.edit_project(pid)
+    harness.qtbot.waitUntil(
+        lambda: isinstance(QApplication.activeModalWidget(), ProjectDialog), timeout=TIMEOUT
+    )
+    dialog = QApplication.activeModalWidget()
+    assert isinstance(dialog, ProjectDialog)
+    dialog.name.selectAll()
+    harness.qtbot.keyClicks(dialog.name, "Letters")
+    violet = next(b for b in dialog.colours.buttons() if b.toolTip() == "Violet")
+    harness.qtbot.mouseClick(violet, Qt.MouseButton.LeftButton)
+    harness.qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: [p.name for p in view.projects] == ["Letters"], timeout=TIMEOUT)
+    assert view.projects[0].colour == "#8b5cf6"
