@@ -13,6 +13,7 @@ from pathlib import Path
 
 from threadline import version
 from threadline.cli_agent import add_agent_parser
+from threadline.cli_db import add_db_parser
 from threadline.cli_export import add_export_parser
 from threadline.cli_import import add_import_parser
 from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
@@ -85,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--model", metavar="M", help="model to use")
     ask.add_argument("--agent", metavar="NAME", help="agent to use (see `threadline agent list`)")
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
-    ask.add_argument("prompt", nargs="?", help="the prompt; read from standard input when omitted")
+    ask.add_argument(
+        "prompt",
+        nargs="?",
+        help="the prompt, or a slash command such as /compact (`ask /help` lists them; // sends a "
+        "leading slash); read from standard input when omitted",
+    )
 
     provider = commands.add_parser("provider", parents=[common], help="add, list or remove model providers")
     actions = provider.add_subparsers(dest="provider_command", metavar="ACTION", required=True)
@@ -114,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(commands, common)
     add_import_parser(commands, common)
     add_agent_parser(commands, common)
+    add_db_parser(commands, common)
     return parser
 
 

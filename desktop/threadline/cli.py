@@ -65,6 +65,12 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(export_command(args, data_dir, database_url))
         if args.command == "agent":
             return asyncio.run(agent_command(args, data_dir, database_url))
+        if args.command == "db":
+            from threadline import cli_db
+            from threadline.engine.engine import DATABASE_FILENAME
+            from threadline.store.repository import Store
+
+            return cli_db.run(args, database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME))
         if args.command == "import":
             from threadline import cli_import
 
@@ -152,6 +158,15 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
 
 
 async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
+    from threadline import cli_slash
+    from threadline.core.slash_commands import PlainText, SlashCommand, parse
+
+    parsed = parse(prompt)  # a slash command runs here and is never sent (cli_slash)
+    try:
+        if cli_slash.answered_without_engine(parsed, args.session):
+            return 0
+    except cli_slash.SlashCommandFailed as err:
+        raise CommandError(str(err)) from err
     if args.session:
         if await engine.store.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")
@@ -167,6 +182,14 @@ async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
         if provider and await engine.store.get_provider(provider) is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
         await engine.set_session_model(session_id, provider, args.model or "")
+    if isinstance(parsed, SlashCommand):
+        try:
+            await cli_slash.run(engine, session_id, parsed)
+        except cli_slash.SlashCommandFailed as err:
+            raise CommandError(str(err)) from err
+        return 0
+    assert isinstance(parsed, PlainText)  # problems were refused above
+    prompt = parsed.text  # "//…" sends "/…"
     if args.yes:
         engine.set_approval_handler(_allow_all)
     live = await engine.open_session(session_id)
