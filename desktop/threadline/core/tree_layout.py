@@ -61,6 +61,8 @@ class TreeLayout:
     column_count: int
     active_leaf: int
     """The active leaf's node number, or ``NO_PARENT`` for an empty tree."""
+    branch_count: int
+    """Children that start a branch of their own (every child but the one continuing its parent's line)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -170,7 +172,7 @@ def layout_tree(
     for node, parent in enumerate(parents):
         tangent[node] = node in heads or (parent != NO_PARENT and tangent[parent])
 
-    columns = _assign_columns(children, roots, primary, rows, parents, on_path)
+    columns, chains = _assign_columns(children, roots, primary, rows, parents, on_path)
     row_count = (max(rows) + 1) if n else 0
     by_row: list[list[int]] = [[] for _ in range(row_count)]
     for node in range(n):
@@ -190,6 +192,7 @@ def layout_tree(
         index_of=index_of,
         column_count=(max(columns) + 1) if n else 0,
         active_leaf=active,
+        branch_count=chains - len(roots),
     )
 
 
@@ -206,14 +209,19 @@ def _assign_columns(
     rows: Sequence[int],
     parents: Sequence[int],
     on_path: Sequence[bool],
-) -> list[int]:
-    """Each node's column: chains in order of their first row, each in the leftmost free column."""
+) -> tuple[list[int], int]:
+    """Each node's column (chains in order of their first row, each in the leftmost free column)
+    and how many chains there are."""
     n = len(parents)
     # Chain heads: the roots and every child that is not its parent's primary child.
     heads = list(roots)
+    position = {r: i for i, r in enumerate(roots)}
     for node, kids in enumerate(children):
         if len(kids) > 1:
-            heads.extend(k for k in kids if k != primary[node])
+            for place, kid in enumerate(kids):
+                if kid != primary[node]:
+                    heads.append(kid)
+                    position[kid] = place
     chain_end = {}
     for head in heads:
         node = head
@@ -226,8 +234,6 @@ def _assign_columns(
 
     columns = [0] * n
     free = _ColumnSpans(len(heads))
-    position = {k: i for kids in children for i, k in enumerate(kids)}
-    position.update({r: i for i, r in enumerate(roots)})
     for row in sorted(buckets):
         bucket = buckets[row]
         if len(bucket) > 1:
@@ -249,7 +255,7 @@ def _assign_columns(
             while node != NO_PARENT:
                 columns[node] = column
                 node = primary[node]
-    return columns
+    return columns, len(heads)
 
 
 class _ColumnSpans:

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 from threadline.core.messages import Message
 from threadline.core.tree import ConversationTree, TreeError
 from threadline.core.tree_layout import NO_PARENT, TreeLayout, checkpoint_names, layout_conversation
-from threadline.ui.chat.branch_map_describe import describe_message
+from threadline.ui.chat.branch_map_describe import describe_message, excerpt
 from threadline.ui.chat.branch_map_style import (
     ACTIVE_NODE_RADIUS,
     COLUMN_WIDTH,
@@ -291,9 +291,7 @@ class BranchMap(QAbstractScrollArea):
             self._paint_halo(painter, self._hover)
         for node in visible:
             self._paint_node(painter, node)
-        for node in visible:
-            if node in self._flags:
-                self._paint_flag(painter, node, self._flags[node])
+        self._paint_annotations(painter, first_row, last_row)
         if self._current != NO_PARENT and self.hasFocus():
             self._paint_focus(painter, self._current)
 
@@ -400,14 +398,54 @@ class BranchMap(QAbstractScrollArea):
         center = self.node_center(node)
         painter.drawRoundedRect(QRectF(center.x() - 9.5, center.y() - 9.5, 19, 19), 5, 5)
 
-    def _paint_flag(self, painter: QPainter, node: int, names: str) -> None:
-        """A checkpoint: a small flag and its name in a pill to the right of the message."""
+    def _annotation_x(self) -> float:
+        """Where the words start: right of the last column, in viewport coordinates."""
+        graph = MARGIN_LEFT + self._layout.column_count * COLUMN_WIDTH + 6
+        return graph - self.horizontalScrollBar().value()
+
+    def _paint_annotations(self, painter: QPainter, first_row: int, last_row: int) -> None:
+        """Right of the graph, each row's line of text: a checkpoint's flag, then an excerpt of the
+        message in column 0 (the shown path), so the map reads like a table of contents."""
+        layout, pal = self._layout, self._palette
+        left = self._annotation_x()
+        right = self.viewport().width() - 8
+        painter.setFont(self._small)
+        metrics = QFontMetricsF(self._small)
+        for row in range(first_row, last_row + 1):
+            nodes = layout.by_row[row]
+            first = nodes[0] if nodes else NO_PARENT
+            x = left
+            flagged = [n for n in nodes if n in self._flags]
+            for node in flagged:
+                x = self._paint_flag(painter, node, self._flags[node], x) + 6
+            if first == NO_PARENT or layout.columns[first] != 0 or right - x < 36:
+                continue
+            message = self._message(first)
+            if message is None:
+                continue
+            text = metrics.elidedText(excerpt(message, 90), Qt.TextElideMode.ElideRight, right - x)
+            color = QColor(pal.text if message.is_user else pal.muted)
+            if not layout.on_active_path[first]:
+                color.setAlphaF(pal.dim_alpha)
+            painter.setPen(color)
+            y = self.node_center(first).y()
+            painter.drawText(
+                QRectF(x, y - ROW_HEIGHT / 2, right - x, ROW_HEIGHT), Qt.AlignmentFlag.AlignVCenter, text
+            )
+
+    def _paint_flag(self, painter: QPainter, node: int, names: str, left: float) -> float:
+        """A checkpoint: a small flag and its name in a pill, tied to its message by a dotted leader.
+
+        Returns the pill's right edge."""
         pal = self._palette
         painter.setFont(self._small)
         metrics = QFontMetricsF(self._small)
         text = metrics.elidedText(names, Qt.TextElideMode.ElideRight, FLAG_MAX_TEXT)
         center = self.node_center(node)
-        left = center.x() + ACTIVE_NODE_RADIUS + 5
+        leader = QPen(pal.flag, 1.0)
+        leader.setStyle(Qt.PenStyle.DotLine)
+        painter.setPen(leader)
+        painter.drawLine(QPointF(center.x() + ACTIVE_NODE_RADIUS + 2, center.y()), QPointF(left, center.y()))
         width = metrics.horizontalAdvance(text) + 22
         rect = QRectF(left, center.y() - FLAG_HEIGHT / 2, width, FLAG_HEIGHT)
         painter.setPen(QPen(pal.flag, 1.2))
@@ -427,6 +465,7 @@ class BranchMap(QAbstractScrollArea):
         painter.setPen(pal.flag_text)
         painter.drawText(rect.adjusted(16, 0, -6, 0), Qt.AlignmentFlag.AlignVCenter, text)
         self._flag_hits.append((rect, node))
+        return rect.right()
 
     def _message(self, node: int) -> Message | None:
         if self._tree is None:
@@ -557,17 +596,7 @@ class BranchMap(QAbstractScrollArea):
 
     def _describe(self) -> None:
         layout = self._layout
-        branches = sum(1 for kids in _branch_points(layout) if kids)
         self.setAccessibleDescription(
-            f"{len(layout)} messages, {branches} branch points; the shown path runs down the left. "
+            f"{len(layout)} messages, {layout.branch_count} branches; the shown path runs down the left. "
             "Arrow keys move between messages, Enter shows the selected message's branch."
         )
-
-
-def _branch_points(layout: TreeLayout) -> list[bool]:
-    """For each node: whether a branch leaves it (a child other than the one continuing its column)."""
-    out = [False] * len(layout)
-    for node, parent in enumerate(layout.parents):
-        if parent != NO_PARENT and layout.primary_child[parent] != node:
-            out[parent] = True
-    return out

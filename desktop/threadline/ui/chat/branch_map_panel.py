@@ -21,7 +21,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
 
-from threadline.core.tree_layout import NO_PARENT
 from threadline.engine import events
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.ui.chat.branch_map import BranchMap
@@ -32,7 +31,7 @@ from threadline.ui.common.theme import ThemeColors
 log = logging.getLogger("threadline.ui.chat.branch_map_panel")
 
 MIN_WIDTH = 170
-PREFERRED_WIDTH = 270
+PREFERRED_WIDTH = 320
 RELAYOUT_MS = 120
 """The most often the map is laid out again while messages arrive (a tool loop adds several a second)."""
 
@@ -76,6 +75,7 @@ class BranchMapPanel(QFrame):
         self.title.setObjectName("BranchMapTitle")
         self.counts = QLabel()
         self.counts.setObjectName("BranchMapCounts")
+        self.counts.setWordWrap(True)
         self.close_button = QToolButton()
         self.close_button.setObjectName("BranchMapClose")
         self.close_button.setText("×")
@@ -84,12 +84,16 @@ class BranchMapPanel(QFrame):
         self.close_button.setAccessibleName("Hide the branch map")
         self.close_button.clicked.connect(self.closeRequested.emit)
 
+        words = QVBoxLayout()
+        words.setContentsMargins(0, 0, 0, 0)
+        words.setSpacing(0)
+        words.addWidget(self.title)
+        words.addWidget(self.counts)
         header = QHBoxLayout()
-        header.setContentsMargins(12, 8, 6, 4)
+        header.setContentsMargins(12, 8, 6, 6)
         header.setSpacing(8)
-        header.addWidget(self.title)
-        header.addWidget(self.counts, 1)
-        header.addWidget(self.close_button)
+        header.addLayout(words, 1)
+        header.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -176,11 +180,7 @@ class BranchMapPanel(QFrame):
         else:
             self.map.relayout()
         layout = self.map.tree_layout
-        forks = sum(
-            1
-            for node, parent in enumerate(layout.parents)
-            if parent != NO_PARENT and layout.primary_child[parent] != node
-        )
+        forks = layout.branch_count
         messages = f"{len(layout):,} message{'s' if len(layout) != 1 else ''}"
         self.counts.setText(f"{messages} · {forks:,} branch{'es' if forks != 1 else ''}")
 
