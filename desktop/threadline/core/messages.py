@@ -130,10 +130,18 @@ class Marker:
 
 @dataclass(frozen=True, slots=True)
 class ContextFile:
-    """A text file attached to a prompt (its content is sent as context)."""
+    """A text file attached to a prompt (its content is sent as context).
+
+    A document (PDF, Word, spreadsheet, slides…) is attached as its extracted text;
+    ``document_type`` and ``page_count`` keep what the chip and the prompt show about it.
+    """
 
     name: str
     text: str
+    document_type: str = ""
+    """"pdf", "docx", "xlsx", "csv", "pptx", "markdown", "html", "text"; "" when not recorded."""
+    page_count: int | None = None
+    """Pages of a PDF, sheets of a workbook, slides of a presentation; ``None`` otherwise."""
 
 
 @dataclass(frozen=True, slots=True)

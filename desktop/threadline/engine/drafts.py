@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadline.core.messages import ContextFile, ImageBlock
+from threadline.store.convert import context_file_json
 
 DRAFT_KEY_PREFIX = "draft:"
 
@@ -33,14 +34,14 @@ class Draft:
         return not self.text and not self.attachments
 
     def to_json(self) -> dict[str, Any]:
-        items: list[dict[str, str]] = []
+        items: list[dict[str, Any]] = []
         for item in self.attachments:
             if isinstance(item, ImageBlock):
                 items.append(
                     {"kind": "image", "name": item.name, "media_type": item.media_type, "data": item.data}
                 )
             else:
-                items.append({"kind": "file", "name": item.name, "text": item.text})
+                items.append({"kind": "file", **context_file_json(item)})
         return {"text": self.text, "attachments": items}
 
     @classmethod
@@ -59,6 +60,14 @@ class Draft:
                 if isinstance(media_type, str):
                     attachments.append(ImageBlock(media_type, item["data"], item["name"]))
             elif item.get("kind") == "file" and isinstance(item.get("text"), str):
-                attachments.append(ContextFile(item["name"], item["text"]))
+                count = item.get("page_count")
+                attachments.append(
+                    ContextFile(
+                        item["name"],
+                        item["text"],
+                        document_type=str(item.get("document_type", "")),
+                        page_count=count if isinstance(count, int) else None,
+                    )
+                )
         draft = cls(text if isinstance(text, str) else "", tuple(attachments))
         return None if draft.empty else draft
