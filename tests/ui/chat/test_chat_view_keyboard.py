@@ -179,7 +179,11 @@ def test_the_menu_key_opens_the_current_message_menu_showing_the_keys(qtbot: Any
     assert seen == {
         "Copy": COMMANDS["copy"].shortcut.toString(),
         "Select text": COMMANDS["select_text"].shortcut.toString(),
+        "Copy as Markdown": "M",
+        "Copy conversation as Markdown": "Shift+M",
+        "Edit": "E",
         "Regenerate": "R",
+        "Delete": "Del",
     }
     assert seen["Copy"] and seen["Select text"]
     assert view.current_message_id() == reply.id
