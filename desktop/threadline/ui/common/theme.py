@@ -388,6 +388,11 @@ ChatView {{ background: {c.base}; border: none; }}
 #AttachmentChip {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 10px; }}
 #AttachmentChip QLabel {{ color: {c.text}; }}
 #AttachmentChip QToolButton {{ border: none; color: {c.muted}; }}
+#AttachmentChip[state="failed"] {{ background: {c.error_bg}; border-color: {c.error_border}; }}
+#AttachmentChip[state="failed"] QLabel {{ color: {c.error_text}; }}
+#AttachmentChip[state="reading"] QLabel {{ color: {c.muted}; }}
+#AttachmentBadge {{ color: {c.accent}; }}
+#AttachmentChip[state="failed"] #AttachmentBadge {{ color: {c.error_text}; }}
 
 #ErrorBanner {{ background: {c.error_bg}; border: 1px solid {c.error_border}; border-radius: 8px; }}
 #ErrorBanner QLabel {{ color: {c.error_text}; }}
@@ -411,6 +416,11 @@ ChatView {{ background: {c.base}; border: none; }}
 #ProviderList {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; padding: 4px; }}
 #ProviderList::item {{ padding: 6px 8px; border-radius: 4px; color: {c.text}; }}
 #ProviderList::item:selected {{ background: {c.selection}; }}
+#SlashCompleter {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 8px; }}
+#SlashCommandList {{ background: {c.base}; border: none; outline: none; padding: 4px; }}
+#SlashCommandList::item {{ border-radius: 5px; }}
+#SlashCommandList::item:selected {{ background: {c.selection}; }}
+#SlashCommandName {{ color: {c.text}; }}
 QScrollBar:vertical {{ background: transparent; width: 10px; margin: 0; }}
 QScrollBar::handle:vertical {{ background: {c.border}; border-radius: 4px; min-height: 30px; margin: 2px; }}
 QScrollBar::handle:vertical:hover {{ background: {c.muted}; }}

@@ -1,0 +1,152 @@
+"""Slash commands in the composer, typed as a person would: the list, picking, running, refusing.
+
+Real Engine, real SQLite, the replay server as the provider; every request it gets is
+recorded, so "nothing was sent" is checked where the model would have seen it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from tests.support.sse_server import ScriptedResponse, openai_text_stream, sse_response
+from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.ui_driving import type_and_send, wait_idle
+
+from threadline.core.messages import MessageKind
+from threadline.core.slash_commands import COMMANDS, CommandName
+from threadline.ui.chat.conversation_model import MessageRole
+
+SUMMARY = "Q1 and Q2 were about plants."
+
+
+def reply(text: str) -> ScriptedResponse:
+    return sse_response(openai_text_stream([text]))
+
+
+def shown(tab: Any) -> list[Any]:
+    model = tab.view.model()
+    return [model.data(model.index(row, 0), MessageRole) for row in range(model.rowCount())]
+
+
+def chat(harness: Any, *prompts: str) -> Any:
+    harness.server.enqueue(*(reply(f"A{p[1:]}") for p in prompts))
+    harness.open()
+    tab = new_tab(harness)
+    for prompt in prompts:
+        type_and_send(harness.qtbot, tab, prompt)
+        wait_idle(harness, tab)
+    return tab
+
+
+def test_typing_a_slash_lists_the_commands_and_filters_as_you_type(harness: Any) -> None:
+    tab = chat(harness)
+    edit, popup, qtbot = tab.composer.edit, tab.slash_completer, harness.qtbot
+    edit.setFocus()
+    qtbot.keyClicks(edit, "/")
+    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    assert [s.name for s in popup.specs()] == [s.name for s in COMMANDS]
+    assert popup.list.accessibleName() == "Slash commands"
+    first = popup.list.item(0)
+    assert first.data(Qt.ItemDataRole.AccessibleTextRole).startswith("/compact [instructions]: Summarise")
+    assert popup.geometry().bottom() < edit.mapTo(tab, edit.rect().topLeft()).y()  # above the box
+
+    qtbot.keyClicks(edit, "c")
+    assert [s.name for s in popup.specs()] == [
+        CommandName.COMPACT,
+        CommandName.CLEAR,
+        CommandName.CHECKPOINT,
+        CommandName.CONTEXT,
+    ]
+    qtbot.keyClicks(edit, "l")
+    assert [s.name for s in popup.specs()] == [CommandName.CLEAR]
+    qtbot.keyClick(edit, Qt.Key.Key_Escape)
+    assert not popup.isVisible() and edit.toPlainText() == "/cl"
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    assert popup.isVisible()  # the text changed: it is back
+    qtbot.keyClicks(edit, "x")
+    assert not popup.isVisible()  # nothing starts with /cx
+    for _ in range(3):
+        qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(edit, "/usr/bin")
+    assert not popup.isVisible()  # a path is not a command
+    assert harness.server.requests == []
+
+
+def test_pick_compact_with_keys_and_enter_summarises_without_sending_a_prompt(harness: Any) -> None:
+    tab = chat(harness, "Q1", "Q2", "Q3")
+    edit, popup, qtbot = tab.composer.edit, tab.slash_completer, harness.qtbot
+    edit.setFocus()
+    qtbot.keyClicks(edit, "/")
+    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    qtbot.keyClick(edit, Qt.Key.Key_Down)
+    qtbot.keyClick(edit, Qt.Key.Key_Up)  # moved and back: /compact
+    assert popup.current() is not None and popup.current().name is CommandName.COMPACT
+    qtbot.keyClick(edit, Qt.Key.Key_Tab)
+    assert edit.toPlainText() == "/compact " and not popup.isVisible()
+    assert edit.hasFocus() or not tab.isActiveWindow()
+
+    requests = len(harness.server.requests)
+    harness.server.enqueue(reply(SUMMARY))
+    qtbot.keyClicks(edit, "keep the plant names")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: any(m.kind is MessageKind.SUMMARY and m.text == SUMMARY for m in shown(tab)), timeout=15000
+    )
+    qtbot.waitUntil(lambda: edit.toPlainText() == "", timeout=15000)
+    assert len(harness.server.requests) == requests + 1  # the summary request, no prompt
+    summary_request = harness.server.requests[-1].body["messages"][-1]["content"]
+    assert "keep the plant names" in summary_request
+    assert all(m.kind is not MessageKind.PROMPT or not m.text.startswith("/") for m in shown(tab))
+    assert "summarised" in tab.slash.notice.text()
+
+    harness.server.enqueue(reply("A4"))
+    type_and_send(qtbot, tab, "Q4")
+    wait_idle(harness, tab)
+    sent = harness.server.requests[-1].body["messages"]
+    assert SUMMARY in sent[0]["content"]
+    assert [m["content"] for m in sent[1:]] == ["Q2", "A2", "Q3", "A3", "Q4"]
+
+
+def test_an_unknown_command_says_so_keeps_the_text_and_sends_nothing(harness: Any) -> None:
+    tab = chat(harness, "Q1")
+    requests = len(harness.server.requests)
+    type_and_send(harness.qtbot, tab, "/foo bar")
+    assert tab.banner.isVisible() and tab.banner.error is not None
+    assert tab.banner.label.text().startswith("Unknown command /foo — type /help")
+    assert tab.composer.edit.toPlainText() == "/foo bar"
+    assert len(harness.server.requests) == requests
+    assert [m.text for m in shown(tab)] == ["Q1", "A1"]
+
+    tab.composer.edit.clear()
+    type_and_send(harness.qtbot, tab, "/help")
+    harness.qtbot.waitUntil(lambda: "/checkpoint NAME" in tab.slash.notice.text(), timeout=5000)
+    assert tab.composer.edit.toPlainText() == "" and not tab.banner.isVisible()
+    assert len(harness.server.requests) == requests
+
+    harness.server.enqueue(reply("A2"))
+    type_and_send(harness.qtbot, tab, "//usr is a folder")  # escaped: sent as text
+    wait_idle(harness, tab)
+    assert harness.server.requests[-1].body["messages"][-1]["content"] == "/usr is a folder"
+    assert not tab.slash.notice.isVisible()  # a sent message closes the last command's note
+
+
+def test_engine_commands_show_their_result_and_errors_keep_the_text(harness: Any, tmp_path: Path) -> None:
+    tab = chat(harness, "Q1")
+    requests = len(harness.server.requests)
+    type_and_send(harness.qtbot, tab, "/model nowhere/x")
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=15000)
+    assert "No provider named “nowhere”" in tab.banner.label.text()
+    assert tab.composer.edit.toPlainText() == "/model nowhere/x"
+
+    tab.composer.edit.clear()
+    target = tmp_path / "exported.md"
+    type_and_send(harness.qtbot, tab, f"/export markdown {target}")
+    harness.qtbot.waitUntil(lambda: target.exists(), timeout=15000)
+    harness.qtbot.waitUntil(
+        lambda: f"Exported this chat to {target}" in tab.slash.notice.text(), timeout=5000
+    )
+    assert "A1" in target.read_text(encoding="utf-8")
+    assert tab.composer.edit.toPlainText() == "" and not tab.banner.isVisible()
+    assert len(harness.server.requests) == requests
