@@ -3,8 +3,10 @@
 Enter sends and Shift+Enter breaks the line; Esc stops a running reply (or leaves
 edit mode). The text is *not* cleared when Send is pressed: the tab clears it only
 after the engine accepted the prompt (``accept_sent``), so a refused send keeps
-every character. Files dropped or attached become context (text) or images;
-unreadable or oversized files are refused with a message, never half-attached.
+every character. Files dropped, pasted or attached become context (text: documents
+are read in a worker, see ``attachment_tray``) or images, each shown as a chip;
+unreadable or oversized files get a chip that says why, never half-attached, and
+Send waits (disabled, with the reason as its tooltip) while a file is being read.
 
 What is typed and attached is the session's draft: ``draftChanged`` tells the tab,
 which saves it through the engine so it survives a restart (``draft``/``set_draft``).
@@ -18,7 +20,6 @@ list loads, a disabled "Loading models…" entry shows under the cached models.
 
 from __future__ import annotations
 
-import base64
 import logging
 from pathlib import Path
 
@@ -33,61 +34,29 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from threadline.core.messages import ContextFile, ImageBlock
+from threadline.core.request import estimate_tokens_by_chars
+from threadline.documents import file_dialog_filter
 from threadline.engine.drafts import Draft
 from threadline.ui.chat.agent_picker import AgentPicker
+from threadline.ui.chat.attachment_tray import AttachmentTray, local_paths
 from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.model_catalog import ModelChoice
 
 log = logging.getLogger("threadline.ui.chat.composer")
 
 MAX_VISIBLE_LINES = 10
-MAX_TEXT_FILE = 1_000_000
-MAX_IMAGE_FILE = 10_000_000
 LOADING_MODELS = "Loading models…"
 REFRESH_MODELS = "Refresh models"
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
 
 
 def estimate_tokens(chars: int) -> int:
     """A rough token count (about four characters a token for English text and code)."""
     return (chars + 3) // 4
-
-
-def read_attachment(path: Path) -> ContextFile | ImageBlock:
-    """Read a file as context text or an image; raises ValueError with a user-facing reason."""
-    try:
-        size = path.stat().st_size
-    except OSError as err:
-        raise ValueError(f"{path.name} cannot be read ({err.strerror or err}).") from err
-    suffix = path.suffix.lower()
-    if suffix in IMAGE_TYPES:
-        if size > MAX_IMAGE_FILE:
-            raise ValueError(f"{path.name} is larger than {MAX_IMAGE_FILE // 1_000_000} MB.")
-        return ImageBlock(IMAGE_TYPES[suffix], base64.b64encode(path.read_bytes()).decode("ascii"), path.name)
-    if size > MAX_TEXT_FILE:
-        raise ValueError(
-            f"{path.name} is larger than {MAX_TEXT_FILE // 1_000_000} MB; attach a smaller file."
-        )
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ValueError(f"{path.name} is not a text file or an image.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return ContextFile(path.name, text)
 
 
 class _Edit(QPlainTextEdit):
@@ -119,35 +88,14 @@ class _Edit(QPlainTextEdit):
         return source.hasUrls() or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        if source.hasUrls() and any(u.isLocalFile() for u in source.urls()):
+        if paths := local_paths(source):  # pasted files, or a pasted file:// URL
             parent = self.parent()
             while parent is not None and not isinstance(parent, Composer):
                 parent = parent.parent()
             if isinstance(parent, Composer):
-                parent.attach_paths([Path(u.toLocalFile()) for u in source.urls() if u.isLocalFile()])
+                parent.attach_paths(paths)
                 return
         super().insertFromMimeData(source)
-
-
-class _Chip(QFrame):
-    removed = Signal(object)
-
-    def __init__(self, item: ContextFile | ImageBlock, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("AttachmentChip")
-        self.item = item
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 2, 2, 2)
-        layout.setSpacing(2)
-        kind = "Image" if isinstance(item, ImageBlock) else "File"
-        label = QLabel(f"{kind}: {item.name}")
-        layout.addWidget(label)
-        close = QToolButton()
-        close.setText("×")
-        close.setToolTip("Remove attachment")
-        close.setAutoRaise(True)
-        close.clicked.connect(lambda: self.removed.emit(self))
-        layout.addWidget(close)
 
 
 class ModelPicker(QComboBox):
@@ -184,7 +132,6 @@ class Composer(QWidget):
         """The picker's "Refresh models" entry (-1: none)."""
         self._selected_index = 0
         """The entry the session's model is at, restored after "Refresh models"."""
-        self._attachments: list[ContextFile | ImageBlock] = []
         self.setAcceptDrops(True)
 
         outer = QVBoxLayout(self)
@@ -202,12 +149,9 @@ class Composer(QWidget):
         box.setContentsMargins(10, 8, 8, 6)
         box.setSpacing(4)
 
-        self.chips = QWidget()
-        self.chips_layout = QHBoxLayout(self.chips)
-        self.chips_layout.setContentsMargins(0, 0, 0, 0)
-        self.chips_layout.setSpacing(6)
-        self.chips_layout.addStretch(1)
-        self.chips.hide()
+        self.chips = AttachmentTray()
+        self.chips.changed.connect(self._attachments_changed)
+        self.chips.readingChanged.connect(self._update_buttons)
         box.addWidget(self.chips)
 
         self.edit = _Edit()
@@ -230,7 +174,7 @@ class Composer(QWidget):
         row.setSpacing(4)
         self.attach_button = QPushButton("Attach")
         self.attach_button.setObjectName("FlatButton")
-        self.attach_button.setToolTip("Attach text files as context, or images")
+        self.attach_button.setToolTip("Attach documents (PDF, Word, Excel, PowerPoint, text…) or images")
         self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.attach_button.clicked.connect(self._choose_files)
         row.addWidget(self.attach_button)
@@ -295,8 +239,8 @@ class Composer(QWidget):
         """The engine accepted the prompt: now the box may be emptied."""
         self.end_edit()
         self.edit.clear()
-        self._attachments.clear()
-        self._rebuild_chips()
+        self.chips.clear()
+        self._update_tokens()
         self.draftChanged.emit()
 
     def set_busy(self, busy: bool) -> None:
@@ -315,13 +259,12 @@ class Composer(QWidget):
         return self._held
 
     def draft(self) -> Draft:
-        return Draft(self.text(), tuple(self._attachments))
+        return Draft(self.text(), tuple(self.chips.ready_items()))
 
     def set_draft(self, draft: Draft) -> None:
         """Put a saved draft back (text and attachments)."""
         self.set_text(draft.text)
-        self._attachments = list(draft.attachments)
-        self._rebuild_chips()
+        self.chips.set_items(list(draft.attachments))
         self._update_tokens()
         self.draftChanged.emit()
 
@@ -390,17 +333,14 @@ class Composer(QWidget):
         return self._models[i] if 0 <= i < len(self._models) else None
 
     def attachments(self) -> list[ContextFile | ImageBlock]:
-        return list(self._attachments)
+        """What is attached and ready to send (not the files still being read or refused)."""
+        return self.chips.ready_items()
 
     def attach_paths(self, paths: list[Path]) -> None:
-        for path in paths:
-            try:
-                item = read_attachment(path)
-            except ValueError as err:
-                self.attachmentRefused.emit(str(err))
-                continue
-            self._attachments.append(item)
-        self._rebuild_chips()
+        self.chips.add_paths(paths)
+
+    def _attachments_changed(self) -> None:
+        self._update_buttons()
         self._update_tokens()
         self.draftChanged.emit()
 
@@ -411,10 +351,11 @@ class Composer(QWidget):
 
     def submit(self) -> None:
         text = self.text()
-        if self._busy or self._held or (not text.strip() and not self._attachments):
+        attached = self.chips.ready_items()
+        if self._busy or self._held or self.chips.reading_names() or (not text.strip() and not attached):
             return
-        images = tuple(a for a in self._attachments if isinstance(a, ImageBlock))
-        context = tuple(a for a in self._attachments if isinstance(a, ContextFile))
+        images = tuple(a for a in attached if isinstance(a, ImageBlock))
+        context = tuple(a for a in attached if isinstance(a, ContextFile))
         self.submitted.emit(text, images, context)
 
     def _send_or_stop(self) -> None:
@@ -446,29 +387,9 @@ class Composer(QWidget):
             self._update_tokens()
 
     def _choose_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Attach files")
+        files, _ = QFileDialog.getOpenFileNames(self, "Attach files", "", file_dialog_filter())
         if files:
             self.attach_paths([Path(f) for f in files])
-
-    def _rebuild_chips(self) -> None:
-        while self.chips_layout.count() > 1:
-            item = self.chips_layout.takeAt(0)
-            w = item.widget() if item is not None else None
-            if w is not None:
-                w.deleteLater()
-        for att in self._attachments:
-            chip = _Chip(att)
-            chip.removed.connect(self._remove_chip)
-            self.chips_layout.insertWidget(self.chips_layout.count() - 1, chip)
-        self.chips.setVisible(bool(self._attachments))
-        self._update_buttons()
-
-    def _remove_chip(self, chip: _Chip) -> None:
-        if chip.item in self._attachments:
-            self._attachments.remove(chip.item)
-        self._rebuild_chips()
-        self._update_tokens()
-        self.draftChanged.emit()
 
     def _text_changed(self) -> None:
         self._update_buttons()
@@ -490,9 +411,12 @@ class Composer(QWidget):
             self.send_button.setToolTip("Stop the reply (Esc)")
             self.send_button.setEnabled(True)
         else:
+            reading = self.chips.reading_names()
+            wait = f"Reading {', '.join(reading)}… — Send is ready once it is read" if reading else ""
             self.send_button.setText("Send")
-            self.send_button.setToolTip(self._held or "Send (Enter)")
-            self.send_button.setEnabled(not self._held and bool(self.text().strip() or self._attachments))
+            self.send_button.setToolTip(self._held or wait or "Send (Enter)")
+            has_content = bool(self.text().strip() or self.chips.ready_items())
+            self.send_button.setEnabled(not self._held and not reading and has_content)
         stop = "true" if self._busy else "false"
         if self.send_button.property("stop") != stop:  # re-styling costs a frame's worth: not per key
             self.send_button.setProperty("stop", stop)
@@ -500,9 +424,10 @@ class Composer(QWidget):
             self.send_button.style().polish(self.send_button)
 
     def _update_tokens(self) -> None:
+        attached = self.chips.ready_items()
         draft = estimate_tokens(len(self.text()))
-        draft += estimate_tokens(sum(len(a.text) for a in self._attachments if isinstance(a, ContextFile)))
-        draft += 800 * sum(isinstance(a, ImageBlock) for a in self._attachments)
+        draft += sum(estimate_tokens_by_chars(a.text) for a in attached if isinstance(a, ContextFile))
+        draft += 800 * sum(isinstance(a, ImageBlock) for a in attached)
         self.meter.set_draft_tokens(draft)
         model = self.current_model()
         window = model.context_window if model else None
@@ -522,7 +447,7 @@ class Composer(QWidget):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        paths = local_paths(event.mimeData())
         if paths:
             self.attach_paths(paths)
             event.acceptProposedAction()
