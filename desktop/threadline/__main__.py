@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--agent", metavar="NAME", help="agent to use (see `threadline agent list`)")
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
     ask.add_argument(
+        "--attach",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="send a document's text with the prompt (PDF, DOCX, XLSX, CSV, PPTX, Markdown, HTML, text); "
+        "repeat for several",
+    )
+    ask.add_argument(
         "prompt",
         nargs="?",
         help="the prompt, or a slash command such as /compact (`ask /help` lists them; // sends a "

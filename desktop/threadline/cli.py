@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from threadline.core.config import ProviderConfig, ProviderKind
-from threadline.core.messages import MessageKind, ToolCall
+from threadline.core.messages import ContextFile, MessageKind, ToolCall
 from threadline.engine.approval import Decision
 from threadline.engine.events import (
     ConversationEvent,
@@ -148,16 +148,42 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
     prompt = args.prompt if args.prompt is not None else sys.stdin.read()
     if not prompt.strip():
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
+    context = await _read_attachments(getattr(args, "attach", None) or [])
     engine = await _open_engine(data_dir, database_url)
     try:
-        return await _ask(engine, args, prompt)
+        return await _ask(engine, args, prompt, context)
     except StoreError as err:  # creating or reading the session, the prompt's own write
         raise CommandError(err.user_message) from err
     finally:
         await engine.aclose()
 
 
-async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
+async def _read_attachments(files: list[str]) -> tuple[ContextFile, ...]:
+    """``ask --attach FILE``: each file's text, read before anything is stored or sent.
+
+    A file that cannot be attached (damaged, password-protected, too large, a scan
+    without text) ends the command with its reason; the prompt is not sent without it.
+    """
+    if not files:
+        return ()
+    from threadline.documents import DocumentError, describe_context_file, extract_in_thread
+
+    context: list[ContextFile] = []
+    for name in files:
+        try:
+            document = await extract_in_thread(Path(name))
+        except DocumentError as err:
+            raise CommandError(f"{err.user_message} Nothing was sent.") from err
+        context.append(document.to_context())
+        print(f"attached {describe_context_file(context[-1])}", file=sys.stderr)
+        for note in document.notes:
+            print(f"  {note}", file=sys.stderr)
+    return tuple(context)
+
+
+async def _ask(
+    engine: Engine, args: argparse.Namespace, prompt: str, context: tuple[ContextFile, ...] = ()
+) -> int:
     from threadline import cli_slash
     from threadline.core.slash_commands import PlainText, SlashCommand, parse
 
@@ -197,7 +223,7 @@ async def _ask(engine: Engine, args: argparse.Namespace, prompt: str) -> int:
     live.subscribe(printer)
     print(f"session {session_id}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
-        engine.send(session_id, prompt)
+        engine.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
     if not saved:
