@@ -117,8 +117,10 @@ def test_each_message_offers_its_actions_with_the_keys_its_menu_shows(qtbot: Any
     prompt_actions = prompt_item.actionInterface()
     reply_actions = reply_item.actionInterface()
     assert prompt_actions is not None and reply_actions is not None
-    assert prompt_actions.actionNames() == ["Copy", "Select text", "Edit", "SetFocus", "ShowMenu"]
-    assert reply_actions.actionNames() == ["Copy", "Select text", "Regenerate", "SetFocus", "ShowMenu"]
+    after = ["Copy as Markdown", "Copy conversation as Markdown", "Start tangent from here"]
+    after += ["Set checkpoint here…", "Delete", "SetFocus", "ShowMenu"]
+    assert prompt_actions.actionNames() == ["Copy", "Select text", "Edit", *after]
+    assert reply_actions.actionNames() == ["Copy", "Select text", "Edit", "Regenerate", *after]
     assert reply_actions.keyBindingsForAction("Regenerate") == [COMMANDS["regenerate"].shortcut.toString()]
     assert prompt_actions.keyBindingsForAction("Edit") == ["E"]
     # Through C++'s interface_cast: no other interface, and a null pointer (not a crash).

@@ -183,6 +183,8 @@ def test_the_menu_key_opens_the_current_message_menu_showing_the_keys(qtbot: Any
         "Copy conversation as Markdown": "Shift+M",
         "Edit": "E",
         "Regenerate": "R",
+        "Start tangent from here": "T",
+        "Set checkpoint here…": "P",
         "Delete": "Del",
     }
     assert seen["Copy"] and seen["Select text"]

@@ -133,8 +133,10 @@ def test_a_summary_renders_its_markdown() -> None:
         kind=MessageKind.SUMMARY,
         text="- point one\n- point two",
     )
-    out = html_of(summary)
-    assert "<li>point one</li>" in out.html
+    closed = html_of(summary)  # one line until opened: its first words and the way to open it
+    assert "<li>" not in closed.html and "Show the summary" in closed.html and "point one" in closed.html
+    out = html_of(summary, MessageHtmlOptions(expanded=frozenset({"s1:summary"})))
+    assert "<li>point one</li>" in out.html and "Hide the summary" in out.html
 
 
 def test_theme_colours_reach_the_html() -> None:

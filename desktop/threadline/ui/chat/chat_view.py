@@ -62,9 +62,16 @@ from threadline.core.messages import Message, MessageKind
 from threadline.core.usage import PriceLookup
 from threadline.ui.chat import chat_accessibility, hit_testing, view_layout
 from threadline.ui.chat.chat_accessibility import MessageItems
+from threadline.ui.chat.context_marks import (
+    NOT_SENT_OPACITY,
+    SUMMARY_TOGGLE_ACTION,
+    checkpoints_by_message,
+    summary_key,
+)
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.document_cache import DocumentCache, RenderedMessage
 from threadline.ui.chat.hit_testing import Hit, RowGeometry
+from threadline.ui.chat.image_viewer import ImageViewer, open_image
 from threadline.ui.chat.markdown import COPY_CODE_SCHEME, is_safe_link
 from threadline.ui.chat.math_render import formula_of_url, formula_url_at
 from threadline.ui.chat.message_actions import VERSION, actions_for, menu_actions_for
@@ -72,9 +79,18 @@ from threadline.ui.chat.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNam
 from threadline.ui.chat.message_keys import COMMANDS, SELECT_TEXT, command_for_key
 from threadline.ui.chat.message_labels import status_label
 from threadline.ui.chat.message_markdown import message_markdown
-from threadline.ui.chat.row_painter import FrameState, RowPainter
+from threadline.ui.chat.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.selection_editor import SelectionEditor
-from threadline.ui.chat.view_layout import RowLayout, document_width, estimate_heights, has_bubble, row_height
+from threadline.ui.chat.view_layout import (
+    BUBBLE_PAD_Y,
+    HEADER_GAP,
+    ROW_TOP,
+    RowLayout,
+    document_width,
+    estimate_heights,
+    has_bubble,
+    row_height,
+)
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 __all__ = ["IMAGE_SCHEME", "ChatView"]
@@ -126,6 +142,8 @@ class ChatView(QAbstractScrollArea):
         self._selection.linkActivated.connect(self._activate_link)
         self._selection.escaped.connect(self.setFocus)
         self._tool_namer: ToolNamer | None = None
+        self.image_viewer: ImageViewer | None = None
+        """The last image opened full size from a message (tests read it)."""
         self._current: str | None = None
         self._lost_row: int | None = None
         """Where the current message was when it left the view (it is replaced from there)."""
@@ -138,6 +156,8 @@ class ChatView(QAbstractScrollArea):
         )
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.verticalScrollBar().setSingleStep(40)
+        self.text_highlights: TextHighlights | None = None
+        """Ranges painted highlighted in messages' text (set by the find bar)."""
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -332,6 +352,49 @@ class ChatView(QAbstractScrollArea):
         self.viewport().update()
         return True
 
+    @property
+    def colors(self) -> ThemeColors:
+        return self._colors
+
+    def rendered_document(self, message_id: str) -> QTextDocument | None:
+        """A message's document as it is painted now (rendered if needed)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        return self._measure(row)[1].doc if row >= 0 else None
+
+    def open_tool_box(self, message_id: str, key: str) -> None:
+        """Open a collapsed tool box (the find bar shows a match inside it)."""
+        if key in self._expanded or self._model is None:
+            return
+        self._expanded.add(key)
+        self._rows.mark_stale(self._model.row_of(message_id))
+        self.viewport().update()
+
+    def reveal_text(self, message_id: str, doc_top: float, doc_bottom: float, *, clear_top: int = 0) -> bool:
+        """Scroll so that the part of a message's document between ``doc_top`` and ``doc_bottom``
+        shows below ``clear_top`` (what floats over the view), a third of the way down the view
+        if the view has to move (find matches)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        if row < 0:
+            return False
+        message, _rendered, _height = self._measure(row)
+        bubble_pad = BUBBLE_PAD_Y if has_bubble(message) else 0
+        above_doc = ROW_TOP + self._painter.header_height + HEADER_GAP + bubble_pad
+        top, bottom = above_doc + doc_top, above_doc + doc_bottom
+        self._ensure_visible_geometry()
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        vh = self.viewport().height()
+        if geo is not None and geo.top + top >= clear_top and geo.top + bottom <= vh:
+            return True
+        was = self._rows.stick
+        self._rows.stick = False
+        self._rows.anchor_at(max(0, int(self._rows.offsets()[row] + top - max(vh // 3, clear_top))))
+        if was:
+            self.atBottomChanged.emit(False)
+        self._ensure_layout()
+        self._ensure_visible_geometry()
+        self.viewport().update()
+        return True
+
     def _end_flash(self) -> None:
         self._flash_id = None
         self.viewport().update()
@@ -363,7 +426,10 @@ class ChatView(QAbstractScrollArea):
             flash_id=self._flash_id,
             focus_id=self._current if self.hasFocus() else None,
             price_of=self.price_of,
+            text_highlights=self.text_highlights,
+            checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
         )
+        first_sent = self._model.first_sent_row()  # rows above it are summarised or cleared: dimmed
         y = -self._rows.anchor_off
         row = self._rows.anchor_row
         n = len(self._rows)
@@ -372,6 +438,7 @@ class ChatView(QAbstractScrollArea):
             message, rendered, h = self._measure(row)
             actions = self._actions_for(message, busy)
             version = self._model.version(message.id) if VERSION in actions else None
+            painter.setOpacity(NOT_SENT_OPACITY if row < first_sent and message.marker is None else 1.0)
             geo = self._painter.paint_row(
                 painter,
                 frame,
@@ -387,6 +454,7 @@ class ChatView(QAbstractScrollArea):
             self._visible.append(geo)
             y += h
             row += 1
+        painter.setOpacity(1.0)
 
     def _actions_for(self, message: Message, busy: bool) -> list[str]:
         count = self._model.version(message.id).count if self._model is not None else 1
@@ -495,7 +563,9 @@ class ChatView(QAbstractScrollArea):
             self.open_selection_editor(geo.message_id)
 
     def _trigger(self, action: str, message_id: str) -> None:
-        if action == "copy":
+        if action == SUMMARY_TOGGLE_ACTION:
+            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{summary_key(message_id)}")
+        elif action == "copy":
             self.copy_message(message_id)
         elif action == "copy_markdown":
             message = self._model.message(message_id) if self._model else None
@@ -513,6 +583,9 @@ class ChatView(QAbstractScrollArea):
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
                 self.actionTriggered.emit("copy_code", message_id)
+        elif href.startswith(IMAGE_SCHEME + ":"):
+            message = self._model.message(message_id) if self._model else None
+            self.image_viewer = open_image(self, message, href)
         elif href.startswith(TOGGLE_SCHEME + ":"):
             key = href.split(":", 1)[1]
             self._expanded.symmetric_difference_update({key})

@@ -15,7 +15,7 @@ conversation's tree, the one copy of the history (tabs hold references, not copi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import (
@@ -44,6 +44,7 @@ from threadline.engine.events import (
     TurnFailed,
     TurnStateChanged,
 )
+from threadline.ui.chat.context_marks import first_sent_row, named_checkpoints
 
 log = logging.getLogger("threadline.ui.chat.conversation_model")
 
@@ -83,6 +84,7 @@ class ConversationModel(QAbstractListModel):
         self._flush_timer.setInterval(FRAME_MS)
         self._flush_timer.timeout.connect(self.flush)
         self._unsubscribe: Callable[[], None] | None = live.subscribe(self._on_event)
+        self._first_sent: tuple[str | None, int] = ("", 0)
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -163,6 +165,20 @@ class ConversationModel(QAbstractListModel):
             return self._live.conversation.tree.version(message_id)
         except (TreeError, KeyError, ValueError):
             return Version(1, 1)
+
+    def first_sent_row(self) -> int:
+        """The first row later requests carry (rows above: summarised or cleared; see ``context_marks``).
+
+        Cached by the last row's id: the path is the one leading to it.
+        """
+        last = self._ids[-1] if self._ids else None
+        if self._first_sent[0] != last:
+            self._first_sent = (last, first_sent_row(len(self._ids), self.message_at, self.row_of))
+        return self._first_sent[1]
+
+    def named_checkpoints(self) -> Mapping[str, str]:
+        """The user's checkpoints (name → message id), without the tangent's own return point."""
+        return named_checkpoints(self._live.conversation.tree)
 
     def revision(self, message_id: str) -> int:
         return self._revision.get(message_id, 0)

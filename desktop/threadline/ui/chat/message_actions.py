@@ -7,6 +7,12 @@ and the context menu it opens offer the same actions.
 from __future__ import annotations
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.ui.chat.context_marks import SUMMARY_TOGGLE_ACTION
+
+TANGENT_HERE = "tangent_here"
+CHECKPOINT_HERE = "checkpoint_here"
+CONTROL_ACTIONS = (TANGENT_HERE, CHECKPOINT_HERE)
+"""Menu actions that start a tangent from a message or name it as a checkpoint (the tab does them)."""
 
 ACTION_LABELS = {
     "copy": "Copy",
@@ -43,7 +49,13 @@ def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str
     return actions
 
 
-MENU_ONLY = ("copy_markdown", "copy_chat_markdown", "delete")
+MENU_ONLY = (
+    "copy_markdown",
+    "copy_chat_markdown",
+    "delete",
+    SUMMARY_TOGGLE_ACTION,
+    *CONTROL_ACTIONS,
+)
 """Actions of a message's context menu (and keys) that its footer does not show."""
 
 
@@ -60,6 +72,10 @@ def is_editable_reply(message: Message) -> bool:
 def menu_actions_for(message: Message, *, busy: bool) -> list[str]:
     """The menu-only actions for ``message``: copy it or the chat as Markdown, delete it (not mid-turn)."""
     actions = ["copy_chat_markdown"] if message.is_marker else ["copy_markdown", "copy_chat_markdown"]
+    if message.kind is MessageKind.SUMMARY:
+        actions.insert(0, SUMMARY_TOGGLE_ACTION)
+    if not busy and not message.is_marker:
+        actions += CONTROL_ACTIONS  # a tangent or a checkpoint from this message
     if not busy:
         actions.append("delete")
     return actions

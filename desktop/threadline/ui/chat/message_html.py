@@ -33,6 +33,7 @@ from threadline.core.messages import (
     MessageStatus,
     ToolResult,
 )
+from threadline.ui.chat.context_marks import summary_html, summary_key
 from threadline.ui.chat.markdown import FormulaHtml, plain_text_html, render_markdown
 from threadline.ui.common.theme import ThemeColors
 
@@ -98,6 +99,8 @@ def message_html(message: Message, colors: ThemeColors, options: MessageHtmlOpti
         return _prompt_html(message, colors, options)
     if message.kind is MessageKind.MARKER:
         return MessageHtml("")  # the row painter draws a marker as a labelled divider
+    if message.kind is MessageKind.SUMMARY:
+        return _summary_html(message, colors, options)
     if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
         return _tool_results_html(message, colors, options)
     return _reply_html(message, colors, options)
@@ -219,6 +222,18 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
             )
         )
     out.html = "".join(parts)
+    return out
+
+
+def _summary_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -> MessageHtml:
+    """A compaction summary: closed by default to one line, its Markdown when opened."""
+    if summary_key(message.id) not in options.expanded:
+        return MessageHtml(summary_html(message, c, False, ""))
+    rendered = render_markdown(
+        message.text, c, highlight=options.highlight, defer_lexers=True, math=options.math
+    )
+    out = MessageHtml(summary_html(message, c, True, rendered.html), code_blocks=rendered.code_blocks)
+    out.unhighlighted = rendered.unhighlighted
     return out
 
 

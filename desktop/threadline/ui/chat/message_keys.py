@@ -56,6 +56,9 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("copy_markdown", "Copy as Markdown", ("M",)),
         MessageCommand("copy_chat_markdown", "Copy conversation as Markdown", ("Shift+M",)),
         MessageCommand("delete", "Delete", ("Del",)),
+        MessageCommand("toggle_summary", "Show or hide the summary", ("Space",)),
+        MessageCommand("tangent_here", "Start tangent from here", ("T",)),
+        MessageCommand("checkpoint_here", "Set checkpoint here…", ("P",)),
     )
 }
 """Every command, by action name; labels are the menu's (the footer keeps its short ones)."""

@@ -10,15 +10,16 @@ from datetime import datetime
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.core.usage import PriceLookup, describe, live_usage, reply_usage
+from threadline.ui.chat.context_marks import SUMMARY_TITLE, marker_label
 from threadline.ui.common.theme import ThemeColors
 
 
 def speaker(message: Message) -> str:
     """Who a message is from: "You", the model that answered, or what kind of record it is."""
     if message.kind is MessageKind.SUMMARY:
-        return "Summary of earlier messages"
+        return SUMMARY_TITLE
     if message.marker is not None:
-        return message.marker.label
+        return marker_label(message)
     if message.kind in (MessageKind.TOOL_RESULTS, MessageKind.CANCELLED_TOOL_USES):
         return "Tool results"
     if message.is_user:

@@ -7,6 +7,7 @@ returns the :class:`RowGeometry` of what it drew, which hit-testing reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,10 +24,12 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from threadline.core.messages import Message, utcnow
+from threadline.core.messages import Message, MessageKind, utcnow
 from threadline.core.tree import Version
 from threadline.core.usage import PriceLookup
+from threadline.ui.chat.context_marks import marker_label, record_note
 from threadline.ui.chat.hit_testing import RowGeometry
+from threadline.ui.chat.mark_painting import divider_colours, paint_badges, paint_summary_card
 from threadline.ui.chat.message_actions import ACTION_LABELS, VERSION
 from threadline.ui.chat.message_labels import speaker, status_label, time_label, usage_label
 from threadline.ui.chat.view_layout import (
@@ -42,6 +45,10 @@ from threadline.ui.common.theme import ThemeColors, mix
 STATUS_PAD_X = 7
 FOCUS_RING_OUTSET = 8
 """How far the focus ring stands outside the message column (clear of a bubble's edge)."""
+
+
+TextHighlights = Callable[[str, QTextDocument], list[QAbstractTextDocumentLayout.Selection]]
+"""The highlighted ranges of a message's document, by message id (painted under the text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,10 @@ class FrameState:
     """Prices for the cost in each reply's header; ``None`` shows no cost."""
     now: datetime = field(default_factory=utcnow)
     """When this frame is painted: a streaming reply's speed so far is measured to it."""
+    text_highlights: TextHighlights | None = None
+    """Extra highlights over a message's text (the find bar's matches)."""
+    checkpoints: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Checkpoint names by message id: flags in those messages' headers."""
 
 
 class RowPainter:
@@ -125,10 +136,14 @@ class RowPainter:
             x += self._fm_small.horizontalAdvance(meta) + 10
         if status_text:
             x += self._paint_status(p, c, x, y, status_text, status_colour) + 10
-        figures = usage_label(message, frame.price_of, frame.now)
-        if figures and x < left + width:
+        flags = frame.checkpoints.get(message.id, ())
+        right = left + width
+        if flags:
+            right = paint_badges(p, self._fm_small, c, right, y, self.header_height, flags) - 10
+        figures = usage_label(message, frame.price_of, frame.now) or record_note(message)
+        if figures and x < right:
             p.setPen(QColor(c.muted))
-            room = left + width - x
+            room = right - x
             shown = self._fm_small.elidedText(figures, Qt.TextElideMode.ElideRight, room)
             p.drawText(QRect(x, y, room, self.header_height), Qt.AlignmentFlag.AlignVCenter, shown)
         y += self.header_height + HEADER_GAP
@@ -137,9 +152,12 @@ class RowPainter:
         bubble_rect: QRectF | None = None
         if bubble:
             bubble_rect = QRectF(left, y, width, doc_h + 2 * BUBBLE_PAD_Y)
-            path = QPainterPath()
-            path.addRoundedRect(bubble_rect, 10, 10)
-            p.fillPath(path, QColor(c.user_bubble))
+            if message.kind is MessageKind.SUMMARY:
+                paint_summary_card(p, bubble_rect, c)
+            else:
+                path = QPainterPath()
+                path.addRoundedRect(bubble_rect, 10, 10)
+                p.fillPath(path, QColor(c.user_bubble))
             doc_rect = QRectF(left + BUBBLE_PAD_X, y + BUBBLE_PAD_Y, doc.textWidth(), doc_h)
         else:
             doc_rect = QRectF(left, y, doc.textWidth(), doc_h)
@@ -153,6 +171,8 @@ class RowPainter:
             doc_rect.width(),
             min(doc_h, frame.viewport_height - doc_rect.top()),
         )
+        if frame.text_highlights is not None:
+            ctx.selections = frame.text_highlights(message.id, doc)
         doc.documentLayout().draw(p, ctx)
         p.restore()
         # Footer: actions.
@@ -168,17 +188,18 @@ class RowPainter:
     ) -> RowGeometry:
         """A marker is a divider across the column with its label in the middle ("Agent: Reviewer")."""
         c, left, width = frame.colors, frame.left, frame.width
-        label = message.marker.label if message.marker else message.text
+        label = marker_label(message)
+        line_colour, label_colour = divider_colours(message, c)
         p.setFont(self.small_font)
         shown = self._fm_small.elidedText(label, Qt.TextElideMode.ElideMiddle, max(40, width - 80))
         text_w = self._fm_small.horizontalAdvance(shown)
         mid_y = top + height // 2
         gap_left = left + (width - text_w) // 2 - 10
         gap_right = left + (width + text_w) // 2 + 10
-        p.setPen(QPen(QColor(mix(c.muted, c.base, 0.45)), 1.0))
+        p.setPen(QPen(line_colour, 1.0))
         p.drawLine(left, mid_y, gap_left, mid_y)
         p.drawLine(gap_right, mid_y, left + width, mid_y)
-        p.setPen(QColor(c.muted))
+        p.setPen(label_colour)
         text_rect = QRect(gap_left, top, gap_right - gap_left, height)
         p.drawText(text_rect, Qt.AlignmentFlag.AlignCenter, shown)
         geo = RowGeometry(row, message.id, top, height, QRectF(text_rect), None)

@@ -36,8 +36,8 @@ Measure = Callable[[int], int]
 
 
 def has_bubble(message: Message) -> bool:
-    """Prompts sit in a rounded bubble; everything else is painted on the background."""
-    return message.kind is MessageKind.PROMPT
+    """Prompts sit in a rounded bubble, a summary on a card; everything else is painted on the background."""
+    return message.kind is MessageKind.PROMPT or message.kind is MessageKind.SUMMARY
 
 
 def content_width(viewport_width: int) -> int:
