@@ -17,7 +17,7 @@ from threadline.ui.chat.context_marks import mark_colours
 from threadline.ui.common.announce import announce
 from threadline.ui.common.theme import ThemeColors
 
-BANNER_TEXT = "<b>Tangent</b> — a side conversation. The main line waits where you left it."
+BANNER_TEXT = "<b>Tangent</b> — a side conversation; the main line waits where you left it."
 
 
 class TangentBanner(QFrame):
@@ -40,6 +40,9 @@ class TangentBanner(QFrame):
         layout.addWidget(self.mark)
         self.label = QLabel(BANNER_TEXT)
         self.label.setWordWrap(True)
+        self.label.setMinimumWidth(
+            self.label.fontMetrics().horizontalAdvance("Tangent — a side conversation; the main")
+        )
         layout.addWidget(self.label, 1)
         self.bring = QCheckBox("Bring the last exchange")
         self.bring.setObjectName("TangentBringLast")
