@@ -86,6 +86,10 @@ class MarkerType(StrEnum):
 
     AGENT = "agent"
     """The session's agent from here on; ``settings`` holds the agent as it was then."""
+    CLEAR = "clear"
+    """A fresh context: later requests start after this marker (``/clear``); nothing is deleted."""
+    TANGENT = "tangent"
+    """The first message of a side conversation; leaving it returns to the main line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,25 @@ class ContextFile:
     """"pdf", "docx", "xlsx", "csv", "pptx", "markdown", "html", "text"; "" when not recorded."""
     page_count: int | None = None
     """Pages of a PDF, sheets of a workbook, slides of a presentation; ``None`` otherwise."""
+
+    def to_json(self) -> dict[str, Any]:
+        """As stored (message content, drafts); a document's type and page count only when known."""
+        out: dict[str, Any] = {"name": self.name, "text": self.text}
+        if self.document_type:
+            out["document_type"] = self.document_type
+        if self.page_count is not None:
+            out["page_count"] = self.page_count
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ContextFile:
+        count = data.get("page_count")
+        return cls(
+            data["name"],
+            data["text"],
+            document_type=str(data.get("document_type", "")),
+            page_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadline.core.messages import ContextFile, ImageBlock
-from threadline.store.convert import context_file_json
 
 DRAFT_KEY_PREFIX = "draft:"
 
@@ -41,7 +40,7 @@ class Draft:
                     {"kind": "image", "name": item.name, "media_type": item.media_type, "data": item.data}
                 )
             else:
-                items.append({"kind": "file", **context_file_json(item)})
+                items.append({"kind": "file", **item.to_json()})
         return {"text": self.text, "attachments": items}
 
     @classmethod
@@ -60,14 +59,6 @@ class Draft:
                 if isinstance(media_type, str):
                     attachments.append(ImageBlock(media_type, item["data"], item["name"]))
             elif item.get("kind") == "file" and isinstance(item.get("text"), str):
-                count = item.get("page_count")
-                attachments.append(
-                    ContextFile(
-                        item["name"],
-                        item["text"],
-                        document_type=str(item.get("document_type", "")),
-                        page_count=count if isinstance(count, int) else None,
-                    )
-                )
+                attachments.append(ContextFile.from_json(item))
         draft = cls(text if isinstance(text, str) else "", tuple(attachments))
         return None if draft.empty else draft

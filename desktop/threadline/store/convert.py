@@ -93,7 +93,7 @@ def message_from_row(row: MessageRecord) -> Message:
         kind=_KINDS[row.kind],
         text=row.text,
         images=tuple(map(_image, images)) if (images := content.get("images")) else (),
-        context=tuple(map(_context_file, context)) if (context := content.get("context")) else (),
+        context=tuple(map(ContextFile.from_json, context)) if (context := content.get("context")) else (),
         tool_calls=tuple(ToolCall(c["id"], c["name"], c.get("arguments", "{}")) for c in calls)
         if (calls := content.get("tool_calls"))
         else (),
@@ -103,26 +103,6 @@ def message_from_row(row: MessageRecord) -> Message:
         created_at=as_utc(row.created_at),
         summarised_through=content.get("summarised_through"),
         marker=Marker.from_json(marker) if (marker := content.get("marker")) else None,
-    )
-
-
-def context_file_json(file: ContextFile) -> dict[str, Any]:
-    """An attached file as stored; a document's type and page count only when it has them."""
-    out: dict[str, Any] = {"name": file.name, "text": file.text}
-    if file.document_type:
-        out["document_type"] = file.document_type
-    if file.page_count is not None:
-        out["page_count"] = file.page_count
-    return out
-
-
-def _context_file(data: dict[str, Any]) -> ContextFile:
-    count = data.get("page_count")
-    return ContextFile(
-        data["name"],
-        data["text"],
-        document_type=str(data.get("document_type", "")),
-        page_count=count if isinstance(count, int) else None,
     )
 
 
@@ -137,7 +117,7 @@ def content_to_json(message: Message) -> dict[str, Any]:
     if message.images:
         content["images"] = [_image_json(i) for i in message.images]
     if message.context:
-        content["context"] = [context_file_json(c) for c in message.context]
+        content["context"] = [c.to_json() for c in message.context]
     if message.tool_calls:
         content["tool_calls"] = [
             {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
