@@ -41,6 +41,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from threadline.core.compaction import NothingToCompactError, plan_compaction
 from threadline.core.conversation import Conversation
 from threadline.core.messages import (
     PARTIAL_STATUSES,
@@ -60,7 +61,7 @@ from threadline.core.request import (
     build_request,
     check_well_formed,
 )
-from threadline.core.tree import ConversationTree
+from threadline.core.tree import ConversationTree, TreeError
 from threadline.core.turn import TurnState
 
 TEXT = st.text(alphabet="abcdefgh xyz.\n", min_size=1, max_size=60)
@@ -492,6 +493,77 @@ class ConversationMachine(RuleBasedStateMachine):
         assert self.c.tree.active_leaf == summary.id
         self.persist()
 
+    # -- rules: the conversation controls (compact, clear, tangents, checkpoints) ---------------
+
+    @precondition(lambda self: self.c.ready_for_input and len(self.c.path()) >= 2)
+    @rule(keep=st.integers(0, 3), _a=st.just(0))
+    @counted
+    def compact(self, keep: int, _a: int) -> None:
+        try:
+            plan = plan_compaction(self.c.path(), keep_turns=keep)
+        except NothingToCompactError:
+            return
+        summary = self.c.add_summary(f"Summary through {plan.summarised_through}", plan.summarised_through)
+        assert self.c.tree.active_leaf == summary.id
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()))
+    @rule(_a=st.just(0))
+    @counted
+    def clear(self, _a: int) -> None:
+        marker = self.c.clear_context()
+        assert self.c.tree.active_leaf == marker.id
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()) and not self.c.tree.in_tangent)
+    @rule(data=st.data())
+    @counted
+    def start_tangent(self, data: st.DataObject) -> None:
+        origin = self.c.tree.active_leaf
+        at = data.draw(st.sampled_from([m.id for m in self.c.path()]))
+        marker = self.c.start_tangent(at)
+        assert marker.parent_id == at and self.c.tree.tangent_origin == origin
+        with pytest.raises(TreeError):
+            self.c.start_tangent()
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and self.c.tree.in_tangent)
+    @rule(bring=st.booleans())
+    @counted
+    def end_tangent(self, bring: bool) -> None:
+        origin = self.c.tree.tangent_origin
+        brought = self.c.end_tangent(bring_last_exchange=bring)
+        assert self.c.tree.tangent_origin is None
+        if brought:
+            assert brought[0].parent_id == origin and self.c.tree.active_leaf == brought[-1].id
+        else:
+            assert self.c.tree.active_leaf == origin
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()))
+    @rule(data=st.data(), name=st.sampled_from(["start", "draft 2", "before tools"]))
+    @counted
+    def set_checkpoint(self, data: st.DataObject, name: str) -> None:
+        target = data.draw(st.sampled_from([m.id for m in self.c.path()]))
+        if name in self.c.tree.named_checkpoints:
+            with pytest.raises(TreeError):
+                self.c.set_checkpoint(name, target)
+            return
+        self.c.set_checkpoint(name, target)
+        assert self.c.tree.named_checkpoints[name] == target
+        self.persist()
+
+    @precondition(lambda self: self.c.ready_for_input and bool(self.c.tree.named_checkpoints))
+    @rule(data=st.data())
+    @counted
+    def restore_checkpoint(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(self.c.tree.named_checkpoints)))
+        before = len(self.c.tree)
+        self.c.restore_checkpoint(name)
+        assert self.c.tree.active_leaf == self.c.tree.named_checkpoints[name]
+        assert len(self.c.tree) == before  # nothing deleted
+        self.persist()
+
     # Hypothesis falls back to the first enabled rule (fewest arguments, then by name)
     # when its random picks hit disabled ones; the unused arguments keep this always
     # enabled rule out of the front of that order, so it does not crowd out the rest.
@@ -532,6 +604,25 @@ class ConversationMachine(RuleBasedStateMachine):
             now = content_of(message)
             before = self.parents.setdefault(message.id, now)
             assert before == now, f"{message.kind.value} {message.id} changed after later turns used it"
+
+    @invariant()
+    def checkpoints_point_into_the_tree(self) -> None:
+        for target in self.c.tree.checkpoints.values():
+            assert target in self.c.tree, "a checkpoint (or the tangent's return point) lost its message"
+
+    @invariant()
+    def nothing_before_a_clear_is_sent(self) -> None:
+        path = self.c.path()
+        clears = [i for i, m in enumerate(path) if m.marker is not None and m.marker.type is MarkerType.CLEAR]
+        if not clears or not self.c.ready_for_input:
+            return
+        before = {m.id for m in path[: clears[-1]]}
+        try:
+            built = build_request(path, known_tools=KNOWN_TOOLS)
+        except (ValueError, NothingFitsError):
+            return
+        for message in built.messages:
+            assert not before & set(message.source_ids), "a message before /clear was sent"
 
     @invariant()
     def ready_means_nothing_staged(self) -> None:
@@ -655,6 +746,7 @@ class StoredConversationMachine(ConversationMachine):
         self.conversation = Conversation(self.session_id)
         self.written: dict[str, tuple[Any, ...]] = {}
         self.written_leaf: str | None = None
+        self.written_checkpoints: dict[str, str] = {}
 
     def run(self, coroutine: Any) -> Any:
         return self.loop.run_until_complete(coroutine)
@@ -688,6 +780,9 @@ class StoredConversationMachine(ConversationMachine):
         if leaf != self.written_leaf:
             self.run(self.store.set_active_leaf(self.session_id, leaf))
             self.written_leaf = leaf
+        if self.c.tree.checkpoints != self.written_checkpoints:
+            self.run(self.store.update_session(self.session_id, checkpoints=dict(self.c.tree.checkpoints)))
+            self.written_checkpoints = dict(self.c.tree.checkpoints)
 
     def crash_and_reopen(self) -> ConversationTree:
         from threadline.store.repository import Store
@@ -706,6 +801,7 @@ class StoredConversationMachine(ConversationMachine):
             assert message.status is expected
         for prompt_id, text in self.staged_prompts.items():
             assert stored[prompt_id].text == text
+        assert tree.checkpoints == self.written_checkpoints, "checkpoints or a tangent were not stored"
         self.written = {m.id: self.snapshot(m) for m in tree}
         self.written_leaf = tree.active_leaf
         return tree
@@ -724,7 +820,8 @@ def test_every_rule_runs() -> None:
         "finish_plain", "finish_with_tool_calls", "approve", "deny", "cancel", "fail", "switch_version",
         "switch_active_leaf", "summarise_older_part", "crash", "full_tool_round",
         "resume_earlier_reply", "finish_tools", "rerun_interrupted_tools",
-        "skip_interrupted_tools", "switch_agent",
+        "skip_interrupted_tools", "switch_agent", "compact", "clear", "start_tangent",
+        "end_tangent", "set_checkpoint", "restore_checkpoint",
     }  # fmt: skip
     # Every rule must run; how often depends on Hypothesis' (derandomized) choices, which
     # shift whenever a precondition changes, so only the total is held to a high bar.

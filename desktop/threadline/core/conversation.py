@@ -16,6 +16,7 @@ from threadline.core.messages import (
     ContextFile,
     ImageBlock,
     Marker,
+    MarkerType,
     Message,
     MessageKind,
     MessageStatus,
@@ -26,8 +27,11 @@ from threadline.core.messages import (
     new_id,
     utcnow,
 )
-from threadline.core.tree import ConversationTree, TreeError
+from threadline.core.tree import TANGENT_CHECKPOINT, ConversationTree, TreeError
 from threadline.core.turn import Turn, TurnAction, TurnState
+
+MAX_CHECKPOINT_NAME = 60
+"""Characters of a checkpoint name: a label for a menu and a flag, not a note."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +381,76 @@ class Conversation:
         self._require_ready()
         return self.tree.add(Message.marker_message(marker, parent_id=self.tree.active_leaf))
 
+    # -- conversation controls (docs/conversation-controls.md) ------------------------------
+
+    def clear_context(self) -> Message:
+        """``/clear``: a marker after which later requests start; nothing is deleted."""
+        return self.add_marker(Marker(MarkerType.CLEAR, "Context cleared"))
+
+    def start_tangent(self, from_message_id: str | None = None) -> Message:
+        """Start a side conversation below ``from_message_id`` (the active leaf by default).
+
+        The active leaf is remembered as the place to return to, so the main line goes
+        on where it was left, however far back the tangent branched off.
+        """
+        self._require_ready()
+        origin = self.tree.active_leaf
+        if self.tree.in_tangent:
+            raise TreeError("This chat is already in a tangent; return to the main line first.")
+        if origin is None:
+            raise TreeError("An empty chat has no main line to step aside from.")
+        parent = from_message_id or origin
+        self.tree.get(parent)
+        marker = Message.marker_message(Marker(MarkerType.TANGENT, "Side conversation"), parent_id=parent)
+        self.tree.checkpoints[TANGENT_CHECKPOINT] = origin
+        return self.tree.add(marker)
+
+    def end_tangent(self, *, bring_last_exchange: bool = False) -> list[Message]:
+        """Return to the main line where it was left; the tangent stays in the tree.
+
+        With ``bring_last_exchange`` the tangent's last prompt and its final reply are
+        copied under the main line's leaf, so the main line sees what the tangent found.
+        Returns those copies (``[]`` without them).
+        """
+        self._require_ready()
+        if not self.tree.in_tangent:
+            raise TreeError("This chat is not in a tangent.")
+        exchange = _last_exchange(self.path()) if bring_last_exchange else None
+        origin = self.tree.end_tangent()
+        if exchange is None:
+            return []
+        prompt, reply = exchange
+        copy = Message.prompt(prompt.text, parent_id=origin, images=prompt.images, context=prompt.context)
+        answer = Message.reply(
+            parent_id=copy.id, text=reply.text, status=MessageStatus.COMPLETE, metadata=reply.metadata
+        )
+        self.tree.add(copy)
+        self.tree.add(answer)
+        return [copy, answer]
+
+    def set_checkpoint(self, name: str, message_id: str | None = None) -> str:
+        """Name a point of the conversation (the active leaf by default); a name is used once."""
+        name = " ".join(name.split())
+        if not name:
+            raise TreeError("A checkpoint needs a name.")
+        if len(name) > MAX_CHECKPOINT_NAME or name == TANGENT_CHECKPOINT:
+            raise TreeError(f"A checkpoint name can have at most {MAX_CHECKPOINT_NAME} characters.")
+        if name in self.tree.checkpoints:
+            raise TreeError(f"There is already a checkpoint called “{name}”.")
+        return self.tree.set_checkpoint(name, message_id)
+
+    def restore_checkpoint(self, name: str) -> str:
+        """Show the path that ends at the checkpoint's message; nothing is deleted."""
+        self._require_ready()
+        if name not in self.tree.named_checkpoints:
+            raise TreeError(f"There is no checkpoint called “{name}”.")
+        return self.tree.restore_checkpoint(name)
+
+    def remove_checkpoint(self, name: str) -> None:
+        if name not in self.tree.named_checkpoints:
+            raise TreeError(f"There is no checkpoint called “{name}”.")
+        del self.tree.checkpoints[name]
+
     def add_summary(self, text: str, summarised_through: str) -> Message:
         """Append a compaction summary under the active leaf.
 
@@ -447,6 +521,20 @@ class Conversation:
         if error:
             changes["error"] = error
         return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _last_exchange(path: list[Message]) -> tuple[Message, Message] | None:
+    """The tangent's last prompt and the final reply to it, if it has one with text."""
+    starts = [i for i, m in enumerate(path) if m.marker is not None and m.marker.type is MarkerType.TANGENT]
+    if not starts:
+        return None
+    side = path[starts[-1] + 1 :]
+    prompts = [i for i, m in enumerate(side) if m.is_prompt]
+    if not prompts:
+        return None
+    prompt = side[prompts[-1]]
+    replies = [m for m in side[prompts[-1] + 1 :] if m.is_assistant and m.text.strip()]
+    return (prompt, replies[-1]) if replies else None
 
 
 def _restarted(metadata: RequestMetadata | None) -> RequestMetadata | None:

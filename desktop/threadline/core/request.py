@@ -37,6 +37,7 @@ from threadline.core.messages import (
     TOOL_ANSWER_KINDS,
     ContextFile,
     ImageBlock,
+    MarkerType,
     Message,
     MessageKind,
     MessageStatus,
@@ -222,8 +223,23 @@ def build_request(
 # -- the derivation before the invariants ---------------------------------------------
 
 
+def after_clear(path: Sequence[Message]) -> Sequence[Message]:
+    """The part of ``path`` after its latest clear marker (all of it when there is none).
+
+    ``/clear`` starts a fresh context without deleting anything: what came before the
+    marker stays visible and searchable but is never sent again, summaries included.
+    """
+    for index in range(len(path) - 1, -1, -1):
+        marker = path[index].marker
+        if marker is not None and marker.type is MarkerType.CLEAR:
+            return path[index + 1 :]
+    return path
+
+
 def split_at_summary(path: Sequence[Message]) -> tuple[Message | None, list[Message]]:
-    """The latest summary on the path and the messages it does not stand for."""
+    """The latest summary on the path (after its latest clear) and the messages it does not
+    stand for."""
+    path = after_clear(path)
     for index in range(len(path) - 1, -1, -1):
         summary = path[index]
         if summary.kind is MessageKind.SUMMARY:

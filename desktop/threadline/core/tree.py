@@ -214,6 +214,16 @@ class ConversationTree:
 
     # -- checkpoints and tangents --------------------------------------------------
 
+    @property
+    def named_checkpoints(self) -> dict[str, str]:
+        """The checkpoints the person named (name → message id), without the tangent's return point."""
+        return {name: target for name, target in self.checkpoints.items() if name != TANGENT_CHECKPOINT}
+
+    @property
+    def tangent_origin(self) -> str | None:
+        """Where leaving the current tangent returns to (``None``: not in a tangent)."""
+        return self.checkpoints.get(TANGENT_CHECKPOINT)
+
     def set_checkpoint(self, name: str, message_id: str | None = None) -> str:
         target = message_id or self._active_leaf
         if target is None:

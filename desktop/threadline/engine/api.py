@@ -212,6 +212,29 @@ class EngineApi(Protocol):
         """Show another branch (a search hit on an older version, a checkpoint)."""
         ...
 
+    # -- conversation controls: each raises an EngineError with the reason when refused -----
+    async def clear_context(self, session_id: str) -> Message:
+        """``/clear``: a marker after which requests start; nothing is deleted."""
+        ...
+
+    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
+        """A side conversation below ``from_message_id`` (the active leaf); returns its marker."""
+        ...
+
+    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
+        """Back to the main line where it was left (optionally with the tangent's last exchange)."""
+        ...
+
+    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
+        """Name a point (the active leaf by default); ``CheckpointsChanged`` follows."""
+        ...
+
+    async def restore_checkpoint(self, session_id: str, name: str) -> None:
+        """Show the path ending at the checkpoint's message; nothing is deleted."""
+        ...
+
+    async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
+
     async def compact(
         self, session_id: str, instructions: str = "", *, keep_turns: int = 2
     ) -> Message | None:

@@ -55,6 +55,7 @@ from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.change_watch import ChangeWatch, reload_tree
 from threadline.engine.context_meter import meter_for
+from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import NothingToSendError, SessionBusyError, SessionClosedError
 from threadline.engine.events import (
@@ -132,6 +133,8 @@ class Engine:
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.agents = AgentService(store)
+        self.controls = ConversationControls(store, self._ready)
+        """Clear, tangents and checkpoints (``engine/conversation_controls.py``)."""
         self.projects = ProjectService(store, self._tell_sessions)
         """Folders of chats with shared instructions and context (``engine/projects.py``)."""
         self.messages = MessageOps(store, self.live, self.running, self._spawn, undo_seconds)
@@ -610,6 +613,26 @@ class Engine:
         live.conversation.set_active_leaf(leaf_id)
         await self.store.set_active_leaf(session_id, leaf_id)
         live.emit(ActivePathChanged(session_id, leaf_id))
+
+    # -- conversation controls (engine/conversation_controls.py) ----------------------------------
+
+    async def clear_context(self, session_id: str) -> Message:
+        return await self.controls.clear_context(session_id)
+
+    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
+        return await self.controls.start_tangent(session_id, from_message_id)
+
+    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
+        await self.controls.end_tangent(session_id, bring_last_exchange=bring_last_exchange)
+
+    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
+        await self.controls.set_checkpoint(session_id, name, message_id)
+
+    async def restore_checkpoint(self, session_id: str, name: str) -> None:
+        await self.controls.restore_checkpoint(session_id, name)
+
+    async def remove_checkpoint(self, session_id: str, name: str) -> None:
+        await self.controls.remove_checkpoint(session_id, name)
 
     async def compact(
         self, session_id: str, instructions: str = "", *, keep_turns: int = 2

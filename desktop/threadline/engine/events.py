@@ -9,6 +9,7 @@ single ``dataChanged``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -195,6 +196,19 @@ class MessagesRestored:
     message_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointsChanged:
+    """A checkpoint was set, removed or restored, or a tangent started or ended.
+
+    ``checkpoints`` are the named ones (name → message id); ``tangent_origin`` is where
+    leaving the current tangent returns to, ``None`` when the chat is not in one.
+    """
+
+    session_id: str
+    checkpoints: Mapping[str, str]
+    tangent_origin: str | None
+
+
 ConversationEvent = (
     AgentChanged
     | MessagesRemoved
@@ -209,6 +223,7 @@ ConversationEvent = (
     | SessionUpdated
     | SaveStateChanged
     | ContextGathered
+    | CheckpointsChanged
 )
 
 

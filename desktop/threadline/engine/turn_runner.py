@@ -70,6 +70,8 @@ REPLY_RESERVE_TOKENS = 4096
 MAX_TOOL_ROUNDS = 25
 COMPACT_THRESHOLD = 0.85
 """Compact before sending when the estimate passes this share of the model's budget."""
+EMPTY_REPLY_OVERFLOW_SHARE = 0.5
+"""An empty reply to a request filling this share of a known context window counts as an overflow."""
 SAVE_ON_CLOSE_GRACE = 5.0
 """Seconds a turn closed while its writes are still going through (and not failing) waits for them."""
 
@@ -346,21 +348,26 @@ class TurnRunner:
 
         finished: llm_events.StreamFinished | None = None
         stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
-        async for event in stream:
-            if reply is None:
-                metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
-                reply = conversation.begin_reply(metadata)
-                live.emit(MessageAdded(live.session_id, reply))
-                writer.append(reply)
-                writer.track(reply)
-            if isinstance(event, llm_events.TextDelta):
-                if first_token is None:
-                    first_token = (time.perf_counter() - clock) * 1000
-                conversation.append_text(event.text)
-                writer.text_changed()
-                live.emit(TextDelta(live.session_id, reply.id, event.text))
-            elif isinstance(event, llm_events.StreamFinished):
-                finished = event
+        try:
+            async for event in stream:
+                if reply is None:
+                    metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
+                    reply = conversation.begin_reply(metadata)
+                    live.emit(MessageAdded(live.session_id, reply))
+                    writer.append(reply)
+                    writer.track(reply)
+                if isinstance(event, llm_events.TextDelta):
+                    if first_token is None:
+                        first_token = (time.perf_counter() - clock) * 1000
+                    conversation.append_text(event.text)
+                    writer.text_changed()
+                    live.emit(TextDelta(live.session_id, reply.id, event.text))
+                elif isinstance(event, llm_events.StreamFinished):
+                    finished = event
+        except llm_errors.MalformedStreamError as err:
+            if reply is None:  # not a word arrived: see ``empty_reply_error``
+                raise self.empty_reply_error(err, request, config.name, params.model) from err
+            raise
         if finished is None or reply is None:
             raise TurnStopped(
                 f"The reply from {config.name} ended before it was complete. Retry to ask again.",
@@ -418,6 +425,42 @@ class TurnRunner:
         live.last_context = gathered
         live.emit(ContextGathered(live.session_id, gathered))
         return gathered
+
+    def empty_reply_error(
+        self, err: llm_errors.MalformedStreamError, request: BuiltRequest, provider: str, model: str
+    ) -> llm_errors.ProviderError:
+        """What a stream that ended before its first event means.
+
+        A llama.cpp server answers a streamed request longer than its context window
+        with HTTP 200 and an empty body, and retrying sends the same request again.
+        When the model's window is known and the request fills at least
+        ``EMPTY_REPLY_OVERFLOW_SHARE`` of it, that is a context overflow: the turn
+        compacts and tries once more, as for an overflow the server names. Otherwise
+        the error says what may be wrong and where to give the window.
+        """
+        window = self._hub.context_window(provider, model)
+        if window and request.estimated_tokens >= EMPTY_REPLY_OVERFLOW_SHARE * window:
+            return llm_errors.ContextOverflowError(
+                f"{provider} sent back an empty reply to a request of about {request.estimated_tokens:,} "
+                f"tokens, close to the {window:,}-token context window of '{model}'. Compact the "
+                "conversation, remove attached files, or continue in a new session.",
+                provider=provider,
+                model=model,
+                detail=err.detail,
+                reason="an empty reply to a request near the context window",
+            )
+        if window:
+            return err
+        return llm_errors.MalformedStreamError(
+            f"{provider} ended the reply without sending anything. A local server does this when the "
+            "conversation is longer than its context window: compact the conversation, or give the "
+            f"model's context window in Settings → Models so Threadline can tell (request: about "
+            f"{request.estimated_tokens:,} tokens).",
+            provider=provider,
+            model=model,
+            detail=err.detail,
+            reason="an empty reply",
+        )
 
     def token_budget(self, agent: AgentConfig, provider: str, model: str) -> int | None:
         """Tokens the messages may use: the window less the reply's reserve and the tool definitions.

@@ -1,0 +1,132 @@
+"""Clear, tangents, checkpoints and manual compaction through the engine: the captured request
+that follows each one proves what is sent; all of it survives a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.integration.engine.helpers import failure, turn
+from tests.support.engines import open_engine
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.core.messages import MarkerType
+from threadline.engine.conversation_controls import ControlRefusedError
+from threadline.engine.engine import Engine
+from threadline.engine.events import CheckpointsChanged, ConversationEvent
+
+pytestmark = pytest.mark.asyncio
+
+
+def sent(server: ReplayServer, index: int = -1) -> list[str]:
+    """The user and assistant texts of a captured request (the system message left out)."""
+    return [str(m["content"]) for m in server.requests[index].body["messages"] if m["role"] != "system"]
+
+
+async def talk(engine: Engine, server: ReplayServer, session_id: str, *exchanges: tuple[str, str]) -> None:
+    for prompt, answer in exchanges:
+        server.enqueue(sse_response(openai_text_stream([answer])))
+        assert failure(await turn(engine, session_id, prompt)) is None
+
+
+async def test_after_clear_nothing_before_the_marker_is_sent(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
+    marker = await engine.clear_context(info.id)
+    assert marker.marker is not None and marker.marker.type is MarkerType.CLEAR
+    await talk(engine, replay_server, info.id, ("Q3", "A3"))
+    assert sent(replay_server) == ["Q3"]
+    await talk(engine, replay_server, info.id, ("Q4", "A4"))
+    assert sent(replay_server) == ["Q3", "A3", "Q4"]
+    # Nothing was deleted: the earlier part is still on the path and in search.
+    texts = [m.text for m in engine.live(info.id).conversation.path()]  # type: ignore[union-attr]
+    assert texts[:4] == ["Q1", "A1", "Q2", "A2"]
+    assert {h.session_id for h in await engine.search("Q1")} == {info.id}
+
+
+async def test_a_tangent_leaves_out_the_later_main_line_and_returns_to_it(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
+    live = await engine.open_session(info.id)
+    a1, a2 = live.conversation.path()[1].id, live.conversation.path()[3].id
+    events: list[ConversationEvent] = []
+    live.subscribe(events.append)
+    await engine.start_tangent(info.id, from_message_id=a1)
+    origin = live.conversation.tree.tangent_origin
+    assert origin == a2  # where the main line was left, not where the tangent branched off
+    assert any(isinstance(e, CheckpointsChanged) and e.tangent_origin == origin for e in events)
+    await talk(engine, replay_server, info.id, ("T1", "TA1"))
+    assert sent(replay_server) == ["Q1", "A1", "T1"]  # the main line's later turn is absent
+    with pytest.raises(ControlRefusedError, match="already in a tangent"):
+        await engine.start_tangent(info.id)
+
+    await engine.end_tangent(info.id)
+    assert live.conversation.tree.tangent_origin is None
+    await talk(engine, replay_server, info.id, ("Q3", "A3"))
+    assert sent(replay_server) == ["Q1", "A1", "Q2", "A2", "Q3"]
+    # The tangent stays in the tree, browsable.
+    assert any(m.text == "TA1" for m in live.conversation.tree)
+
+    await engine.start_tangent(info.id)
+    await talk(engine, replay_server, info.id, ("T2", "TA2"))
+    await engine.end_tangent(info.id, bring_last_exchange=True)
+    await talk(engine, replay_server, info.id, ("Q4", "A4"))
+    assert sent(replay_server)[-3:] == ["T2", "TA2", "Q4"]
+    assert "T1" not in sent(replay_server)
+    with pytest.raises(ControlRefusedError, match="not in a tangent"):
+        await engine.end_tangent(info.id)
+
+
+async def test_a_restored_checkpoint_is_what_the_next_request_follows(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"))
+    await engine.set_checkpoint(info.id, "  before   the detour ")
+    await talk(engine, replay_server, info.id, ("Q2", "A2"))
+    live = await engine.open_session(info.id)
+    assert list(live.conversation.tree.named_checkpoints) == ["before the detour"]
+    with pytest.raises(ControlRefusedError, match="already a checkpoint"):
+        await engine.set_checkpoint(info.id, "before the detour")
+    with pytest.raises(ControlRefusedError, match="no checkpoint"):
+        await engine.restore_checkpoint(info.id, "nowhere")
+    await engine.restore_checkpoint(info.id, "before the detour")
+    await talk(engine, replay_server, info.id, ("Q3", "A3"))
+    assert sent(replay_server) == ["Q1", "A1", "Q3"]
+    await engine.set_checkpoint(info.id, "gone soon")
+    await engine.remove_checkpoint(info.id, "gone soon")
+    await engine.start_tangent(info.id)
+
+    # A restart finds the checkpoint, the tangent's return point and the path as they were.
+    leaf = live.conversation.tree.active_leaf
+    await engine.aclose()
+    again = await open_engine(tmp_path / "data", replay_server)
+    try:
+        reopened = await again.open_session(info.id)
+        tree = reopened.conversation.tree
+        assert list(tree.named_checkpoints) == ["before the detour"]
+        assert tree.tangent_origin is not None and tree.active_leaf == leaf
+        await again.end_tangent(info.id)
+        await talk(again, replay_server, info.id, ("Q4", "A4"))
+        assert sent(replay_server) == ["Q1", "A1", "Q3", "A3", "Q4"]
+    finally:
+        await again.aclose()
+
+
+async def test_compact_keeps_turns_and_follows_instructions(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"), ("Q3", "A3"))
+    replay_server.enqueue(sse_response(openai_text_stream(["The user asked three questions."])))
+    summary = await engine.compact(info.id, "keep every number", keep_turns=1)
+    assert summary is not None
+    assert "keep every number" in str(replay_server.requests[-1].body["messages"][-1]["content"])
+    await talk(engine, replay_server, info.id, ("Q4", "A4"))
+    body = replay_server.requests[-1].body["messages"]
+    assert "The user asked three questions." in str(body[0]["content"])
+    assert sent(replay_server) == ["Q3", "A3", "Q4"]
