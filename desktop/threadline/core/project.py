@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from threadline.core.config import AgentConfig
 from threadline.core.messages import new_id, utcnow
 from threadline.core.sticky import StickyContext
+
+if TYPE_CHECKING:  # the sidebar lists projects before the first paint; agents load after it
+    from threadline.core.config import AgentConfig
 
 MAX_PROJECT_NAME = 80
 """Characters of a project name: room for a sidebar row, not for a paragraph."""

@@ -8,6 +8,7 @@ and nothing closes, so what was typed is never lost.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
@@ -26,9 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.project import MAX_PROJECT_NAME, PROJECT_COLOURS, Project
-from threadline.engine.api import EngineApi
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.sticky_context_editor import StickyContextEditor
+
+if TYPE_CHECKING:  # the engine's modules load after the first paint
+    from threadline.engine.api import EngineApi
 
 COLOUR_NAMES = ("Blue", "Green", "Amber", "Red", "Violet", "Pink", "Teal", "Slate")
 

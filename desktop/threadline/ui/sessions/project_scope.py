@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from threadline.core.project import Project, next_colour
 from threadline.ui.common.tasks import describe, spawn
-from threadline.ui.sessions.project_dialog import ProjectDialog, colour_icon
 from threadline.ui.sessions.project_list import ProjectList
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
@@ -85,6 +84,8 @@ class ProjectScope(QObject):
         """Ask for a new project's name and settings; ``chats`` move into it once it is made."""
         if self.engine is None:
             return
+        from threadline.ui.sessions.project_dialog import ProjectDialog  # first use, after the first paint
+
         colour = next_colour([p.colour for p in self.view.projects])
         dialog = ProjectDialog(self.engine, None, self.host, colour=colour)
         dialog.setModal(True)
@@ -101,6 +102,8 @@ class ProjectScope(QObject):
         project = self.view.project(project_id)
         if self.engine is None or project is None:
             return
+        from threadline.ui.sessions.project_dialog import ProjectDialog
+
         dialog = ProjectDialog(self.engine, project, self.host)
         dialog.setModal(True)
         dialog.finished.connect(lambda _result: dialog.deleteLater())
@@ -144,6 +147,8 @@ class ProjectScope(QObject):
     def move_menu(self, parent: QMenu, session_ids: Sequence[str], current: str | None) -> QMenu:
         """The "Move to project" submenu of a chat (or of several selected chats), added to
         ``parent`` before its first separator (with the other ways of organising chats)."""
+        from threadline.ui.sessions.project_dialog import colour_icon
+
         menu = QMenu("Move to project", parent)
         separator = next((a for a in parent.actions() if a.isSeparator()), None)
         if separator is not None:
