@@ -60,9 +60,10 @@ def test_tab_goes_sidebar_then_tabs_then_conversation_then_composer(harness: Any
     met = walk_tab(harness, window.sidebar.filter)
     names = [accessible_name(w) for w in met]
     # The sidebar, then the tab bar, then the chat: exactly these stops, in this order.
-    assert names[:7] == [
+    assert names[:8] == [
         "Search chats",
         "New",
+        "New project",  # the projects section's "+" (its list is hidden while there are none)
         "Chats",
         "Archived",
         tab.title,  # the tab bar reads as its current tab
@@ -71,7 +72,7 @@ def test_tab_goes_sidebar_then_tabs_then_conversation_then_composer(harness: Any
     ]
     # Then the chat tab's own controls (a strip above the composer may come first), the
     # message box before its buttons, and nothing outside the tab until Tab wraps around.
-    rest = met[7:]
+    rest = met[8:]
     assert all(tab.isAncestorOf(w) for w in rest)
     composer = [tab.composer.edit, tab.composer.attach_button, tab.composer.model_picker]
     assert [w for w in rest if w in composer] == composer
