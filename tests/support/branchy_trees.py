@@ -18,21 +18,8 @@ START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def tangent_marker(parent_id: str | None, label: str = "Side question") -> Message:
-    """The marker that opens a tangent (``MarkerType.TANGENT`` once core has it; the value is the same)."""
-    kind = MarkerType("tangent") if "tangent" in MarkerType._value2member_map_ else None
-    if kind is None:  # before core grew the member: build the same stored shape
-        marker = Marker.__new__(Marker)
-        object.__setattr__(marker, "type", _FakeTangent())
-        object.__setattr__(marker, "value", label)
-        object.__setattr__(marker, "detail", "")
-        object.__setattr__(marker, "settings", None)
-    else:
-        marker = Marker(kind, label)
-    return Message.marker_message(marker, parent_id=parent_id)
-
-
-class _FakeTangent:
-    value = "tangent"
+    """The marker that opens a tangent: what follows it is the side conversation."""
+    return Message.marker_message(Marker(MarkerType.TANGENT, label), parent_id=parent_id)
 
 
 class _Grower:

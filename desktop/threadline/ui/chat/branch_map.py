@@ -571,7 +571,10 @@ class BranchMap(QAbstractScrollArea):
         super().focusInEvent(event)
         if self._current == NO_PARENT:
             self._current = self._layout.active_leaf
-        self.scroll_to_node(self._current)
+        if (
+            event.reason() != Qt.FocusReason.MouseFocusReason
+        ):  # a click shows what it clicked, not the old pick
+            self.scroll_to_node(self._current)
         self.viewport().update()
 
     def focusOutEvent(self, event: QFocusEvent) -> None:

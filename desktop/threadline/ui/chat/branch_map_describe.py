@@ -39,7 +39,8 @@ def describe_message(
     checkpoint: str = "",
     rich: bool = False,
 ) -> str:
-    facts = [ROLE_NAMES[node_role(message)], message.created_at.astimezone().strftime("%-d %b %H:%M")]
+    when = message.created_at.astimezone()
+    facts = [ROLE_NAMES[node_role(message)], f"{when.day} {when:%b %H:%M}"]
     try:
         version = tree.version(message.id)
     except (TreeError, ValueError, KeyError):
