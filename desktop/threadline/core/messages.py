@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from threadline.core.reasoning import Reasoning
+
 
 def new_id() -> str:
     """A fresh message/session id: random, sortable enough, safe in URLs."""
@@ -225,6 +227,8 @@ class RequestMetadata:
     error: str = ""
     edited: bool = False
     """The person rewrote this reply's text (a new version); the rest is the original's."""
+    brought_from: str = ""
+    """A copy of the tangent's message with this id, brought to the main line on leaving it."""
 
 
 @dataclass(slots=True)
@@ -247,6 +251,8 @@ class Message:
     """For SUMMARY messages: the id of the last path message the summary replaces."""
     marker: Marker | None = None
     """For MARKER messages: what changed."""
+    reasoning: tuple[Reasoning, ...] = ()
+    """For replies: what the model thought before answering (never part of ``text``)."""
 
     # -- constructors -------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from threadline.core.messages import (
     interrupted_result,
     unanswered_result,
 )
+from threadline.core.reasoning import Reasoning
 
 PLACEHOLDER_TOOL_NAME = "unavailable_tool"
 PLACEHOLDER_TOOL_DESCRIPTION = (
@@ -95,6 +96,8 @@ class SentMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
     source_ids: tuple[str, ...] = ()
+    reasoning: tuple[Reasoning, ...] = ()
+    """A reply's reasoning; each provider's converter decides what of it goes back (usually none)."""
 
     @property
     def is_prompt(self) -> bool:
@@ -297,6 +300,7 @@ def _to_sent(message: Message) -> SentMessage | None:
             text=message.text,
             tool_calls=message.tool_calls if keep_calls else (),
             source_ids=(message.id,),
+            reasoning=message.reasoning,
         )
     if message.kind is MessageKind.PROMPT:
         return SentMessage(
@@ -318,6 +322,7 @@ def _merge(first: SentMessage, second: SentMessage) -> SentMessage:
         tool_calls=first.tool_calls + second.tool_calls,
         tool_results=first.tool_results + second.tool_results,
         source_ids=first.source_ids + second.source_ids,
+        reasoning=first.reasoning + second.reasoning,
     )
 
 

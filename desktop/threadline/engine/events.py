@@ -60,6 +60,16 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A reply's reasoning grew (``delta`` more of it) or a thinking block ended; the reply's
+    ``reasoning`` holds the whole of it. Like ``TextDelta``: one row's repaint, never a reload."""
+
+    session_id: str
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
 class MessageChanged:
     """A message's status, metadata, tool calls or (after a reload) text changed."""
 
@@ -215,6 +225,7 @@ ConversationEvent = (
     | MessagesRestored
     | MessageAdded
     | TextDelta
+    | ReasoningDelta
     | MessageChanged
     | ActivePathChanged
     | TurnStateChanged

@@ -20,6 +20,10 @@ through one ``TurnWriter`` per turn, for three reasons:
   starts failing (with the error) and when everything is saved again, so the
   tab can say "Saving…" and why. The turn ends only once its writer has drained.
 
+A reply's reasoning (a thinking model's) is coalesced the same way: while only the
+text grew, the fast text-only write is used; once the reasoning grew, the reply's
+whole row is rewritten (its reasoning lives in the content JSON).
+
 Each write is also the reply's heartbeat; while the stream stalls, the writer
 beats every few seconds, so another instance opening the same database does not
 take the reply for one left behind by a dead process (``store/writers.py``).
@@ -36,6 +40,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from threadline.core.messages import Message
+from threadline.core.reasoning import Reasoning
 
 log = logging.getLogger("threadline.engine")
 
@@ -86,6 +91,7 @@ class TurnWriter:
         self._ops: deque[tuple[Callable[[], Awaitable[None]], Message | None]] = deque()
         self._message: Message | None = None
         self._written = ""
+        self._written_reasoning: tuple[Reasoning, ...] = ()
         self._unwritten_since: float | None = None
         self._write_time = 0.0
         self._last_beat = time.monotonic()
@@ -113,12 +119,13 @@ class TurnWriter:
         """Follow ``message``'s text from now on; the text it has now is written (or queued) already."""
         self._message = message
         self._written = message.text
+        self._written_reasoning = message.reasoning
         self._unwritten_since = None
         self._last_beat = time.monotonic()
         self._ensure_running()
 
     def text_changed(self) -> None:
-        """The tracked message's text grew: it is stored within ``interval`` from now."""
+        """The tracked message's text (or reasoning) grew: it is stored within ``interval`` from now."""
         if self._unwritten_since is None:
             self._unwritten_since = time.monotonic()
             self._wake.set()
@@ -127,7 +134,7 @@ class TurnWriter:
     def pending(self) -> bool:
         """Whether anything the turn produced is not stored yet."""
         message = self._message
-        return bool(self._ops) or (message is not None and message.text != self._written)
+        return bool(self._ops) or (message is not None and not self._stored(message))
 
     @property
     def failing(self) -> Exception | None:
@@ -211,15 +218,20 @@ class TurnWriter:
         while self._ops:
             write, message = self._ops[0]
             text = message.text if message is not None else ""
+            reasoning = message.reasoning if message is not None else ()
             await self._timed(write)
             self._ops.popleft()
             if message is not None and message is self._message:
-                self._written_up_to(text)
+                self._written_up_to(text, reasoning)
         message = self._message
-        if message is not None and message.text != self._written:
+        if message is not None and message.reasoning is not self._written_reasoning:
+            snapshot = message.copy()  # the row as it is now, not as the stream leaves it mid-write
+            await self._timed(lambda: self._store.update_message(snapshot))
+            self._written_up_to(snapshot.text, snapshot.reasoning)
+        elif message is not None and message.text != self._written:
             text = message.text
             await self._timed(lambda: self._store.update_message_text(message.id, text))
-            self._written_up_to(text)
+            self._written_up_to(text, self._written_reasoning)
         elif message is not None and time.monotonic() - self._last_beat >= self._heartbeat:
             try:
                 await self._store.touch_message(message.id)
@@ -232,11 +244,15 @@ class TurnWriter:
         await write()
         self._write_time = time.monotonic() - started
 
-    def _written_up_to(self, text: str) -> None:
+    def _stored(self, message: Message) -> bool:
+        return message.text == self._written and message.reasoning is self._written_reasoning
+
+    def _written_up_to(self, text: str, reasoning: tuple[Reasoning, ...]) -> None:
         """``text`` is stored; tokens that came while it was written wait from the write's start."""
         self._written = text
+        self._written_reasoning = reasoning
         message = self._message
-        if message is None or message.text == text:
+        if message is None or self._stored(message):
             self._unwritten_since = None
         else:
             self._unwritten_since = time.monotonic() - self._write_time

@@ -46,6 +46,7 @@ from threadline.engine.events import (
 )
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub, SetupError
+from threadline.engine.reasoning_stream import ReasoningTracker
 from threadline.engine.sticky_context import (
     DEFAULT_ASSUMED_WINDOW,
     DEFAULT_WINDOW_SETTING,
@@ -72,6 +73,9 @@ COMPACT_THRESHOLD = 0.85
 """Compact before sending when the estimate passes this share of the model's budget."""
 EMPTY_REPLY_OVERFLOW_SHARE = 0.5
 """An empty reply to a request filling this share of a known context window counts as an overflow."""
+EMPTY_REPLY_BIG_REQUEST = 1024
+"""With the window unknown, an empty reply to a request of this many tokens counts as an overflow:
+local servers are often started with windows of 512 to 2,048 tokens."""
 SAVE_ON_CLOSE_GRACE = 5.0
 """Seconds a turn closed while its writes are still going through (and not failing) waits for them."""
 
@@ -347,6 +351,7 @@ class TurnRunner:
             live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, self._retry.max_attempts))
 
         finished: llm_events.StreamFinished | None = None
+        thoughts = ReasoningTracker(live.session_id, live.emit, writer.text_changed)
         stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
         try:
             async for event in stream:
@@ -356,6 +361,8 @@ class TurnRunner:
                     live.emit(MessageAdded(live.session_id, reply))
                     writer.append(reply)
                     writer.track(reply)
+                if thoughts.observe(reply, event):
+                    continue
                 if isinstance(event, llm_events.TextDelta):
                     if first_token is None:
                         first_token = (time.perf_counter() - clock) * 1000
@@ -368,6 +375,9 @@ class TurnRunner:
             if reply is None:  # not a word arrived: see ``empty_reply_error``
                 raise self.empty_reply_error(err, request, config.name, params.model) from err
             raise
+        finally:
+            if reply is not None:  # a stream stopped mid-thought still says how long it thought
+                thoughts.close(reply)
         if finished is None or reply is None:
             raise TurnStopped(
                 f"The reply from {config.name} ended before it was complete. Retry to ask again.",
@@ -433,29 +443,51 @@ class TurnRunner:
 
         A llama.cpp server answers a streamed request longer than its context window
         with HTTP 200 and an empty body, and retrying sends the same request again.
-        When the model's window is known and the request fills at least
-        ``EMPTY_REPLY_OVERFLOW_SHARE`` of it, that is a context overflow: the turn
-        compacts and tries once more, as for an overflow the server names. Otherwise
-        the error says what may be wrong and where to give the window.
+        When the request fills at least ``EMPTY_REPLY_OVERFLOW_SHARE`` of the model's
+        known window, or the window is unknown and the request has at least
+        ``EMPTY_REPLY_BIG_REQUEST`` tokens, that is taken for a context overflow: the
+        turn compacts and tries once more, as for an overflow the server names. A small
+        request's empty reply is not an overflow; without a known window the error also
+        says where to give it.
         """
         window = self._hub.context_window(provider, model)
-        if window and request.estimated_tokens >= EMPTY_REPLY_OVERFLOW_SHARE * window:
+        tokens = request.estimated_tokens
+        if window and tokens >= EMPTY_REPLY_OVERFLOW_SHARE * window:
             return llm_errors.ContextOverflowError(
-                f"{provider} sent back an empty reply to a request of about {request.estimated_tokens:,} "
-                f"tokens, close to the {window:,}-token context window of '{model}'. Compact the "
-                "conversation, remove attached files, or continue in a new session.",
+                f"{provider} sent back an empty reply to a request of about {tokens:,} tokens, close "
+                f"to the {window:,}-token context window of '{model}'. Compact the conversation, "
+                "remove attached files, or continue in a new session.",
                 provider=provider,
                 model=model,
                 detail=err.detail,
                 reason="an empty reply to a request near the context window",
             )
+        if not window and tokens >= EMPTY_REPLY_BIG_REQUEST:
+            return llm_errors.ContextOverflowError(
+                f"{provider} sent back an empty reply to a request of about {tokens:,} tokens; the "
+                "conversation is probably longer than the model's context window. Compact the "
+                "conversation or continue in a new session, and give the model's context window in "
+                "Settings → Models so Threadline can compact in time.",
+                provider=provider,
+                model=model,
+                detail=err.detail,
+                reason="an empty reply to a long request (the context window is unknown)",
+            )
         if window:
-            return err
+            return llm_errors.MalformedStreamError(
+                f"{provider} ended the reply without sending anything (the request was about {tokens:,} "
+                f"tokens, well within the {window:,}-token context window of '{model}'). Try again; if "
+                "it keeps happening, look at the server's log.",
+                provider=provider,
+                model=model,
+                detail=err.detail,
+                reason="an empty reply",
+            )
         return llm_errors.MalformedStreamError(
             f"{provider} ended the reply without sending anything. A local server does this when the "
             "conversation is longer than its context window: compact the conversation, or give the "
             f"model's context window in Settings → Models so Threadline can tell (request: about "
-            f"{request.estimated_tokens:,} tokens).",
+            f"{tokens:,} tokens).",
             provider=provider,
             model=model,
             detail=err.detail,
@@ -473,7 +505,7 @@ class TurnRunner:
         if not window:
             return None
         tools = estimate_tool_tokens(self._offered_tools(agent))
-        return window - (agent.max_tokens or REPLY_RESERVE_TOKENS) - tools
+        return window - reply_reserve(agent, window) - tools
 
     def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
         return self._tools.offered(agent)
@@ -607,10 +639,18 @@ class TurnRunner:
         )
 
     async def _collect_text(self, provider: Provider, request: BuiltRequest, params: ChatParams) -> str:
+        """The summary's text; an empty reply to a long summary request is an overflow too."""
         parts: list[str] = []
-        async for event in self._hub.stream(provider, request, params, (), self._retry):
-            if isinstance(event, llm_events.TextDelta):
-                parts.append(event.text)
+        seen = False
+        try:
+            async for event in self._hub.stream(provider, request, params, (), self._retry):
+                seen = True
+                if isinstance(event, llm_events.TextDelta):
+                    parts.append(event.text)
+        except llm_errors.MalformedStreamError as err:
+            if seen:
+                raise
+            raise self.empty_reply_error(err, request, provider.name, params.model) from err
         return "".join(parts)
 
     # -- endings ------------------------------------------------------------------------------
@@ -649,6 +689,12 @@ class TurnRunner:
             else:
                 writer.append(message)
                 live.emit(MessageAdded(live.session_id, message))
+
+
+def reply_reserve(agent: AgentConfig, window: int) -> int:
+    """Tokens kept back for the reply: the agent's ``max_tokens``, else ``REPLY_RESERVE_TOKENS``
+    but at most a quarter of the window, so a small local window (512 tokens) still has room."""
+    return agent.max_tokens or min(REPLY_RESERVE_TOKENS, window // 4)
 
 
 def _save_state(session_id: str, err: Exception | None) -> SaveStateChanged:

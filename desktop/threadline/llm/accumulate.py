@@ -14,6 +14,11 @@ Tolerances for OpenAI-compatible servers seen in the wild: a missing tool-call
 ``index`` (taken as the position), an id repeated on every delta, the whole call
 in one delta, no usage chunk, ``stop`` as the finish reason of a reply with tool
 calls, and no tool-call id (one is made up).
+
+Reasoning never becomes text: OpenAI-compatible ``reasoning_content`` / ``reasoning``
+deltas and a leading ``<think>…</think>`` in the content (``threadline.llm.think_tags``)
+become ``ReasoningDelta``s, as do Anthropic's ``thinking`` and ``redacted_thinking``
+blocks with their signatures.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadline.core.messages import ToolCall
+from threadline.core.reasoning import SOURCE_ANTHROPIC, SOURCE_OPENAI
 from threadline.llm.errors import MalformedStreamError, malformed_stream
 from threadline.llm.events import (
     STOP_MAX_TOKENS,
+    ReasoningDelta,
     StreamEvent,
     StreamFinished,
     TextDelta,
@@ -34,6 +41,7 @@ from threadline.llm.events import (
     Usage,
     normalise_stop_reason,
 )
+from threadline.llm.think_tags import ThinkTagSplitter
 
 
 @dataclass(slots=True)
@@ -88,10 +96,12 @@ class OpenAIAccumulator:
         self.usage: Usage | None = None
         self._calls: dict[int, _PartialCall] = {}
         self._text_seen = False
+        self._reasoning_seen = False
+        self._think_tags = ThinkTagSplitter()
 
     @property
     def has_output(self) -> bool:
-        return self._text_seen or bool(self._calls)
+        return self._text_seen or self._reasoning_seen or bool(self._calls)
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         try:
@@ -115,12 +125,20 @@ class OpenAIAccumulator:
                 continue
             delta = choice.get("delta")
             if delta:
+                thought = delta.get("reasoning_content") or delta.get("reasoning")
+                if thought:
+                    if not isinstance(thought, str):
+                        raise TypeError("reasoning is not text")
+                    events.append(
+                        ReasoningDelta(thought, new_block=not self._reasoning_seen, source=SOURCE_OPENAI)
+                    )
+                    self._reasoning_seen = True
                 text = delta.get("content")
                 if text:
                     if not isinstance(text, str):
                         raise TypeError("content is not text")
                     self._text_seen = True
-                    events.append(TextDelta(text))
+                    events.extend(self._think_tags.feed(text))
                 for position, call_delta in enumerate(delta.get("tool_calls") or ()):
                     events.append(self._feed_call(position, call_delta))
             reason = choice.get("finish_reason")
@@ -172,6 +190,10 @@ class OpenAIAccumulator:
         )
         return StreamFinished(stop, calls, self.request_id, self.model, self.usage)
 
+    def held_back(self) -> list[StreamEvent]:
+        """Content held while a ``<think>`` tag was undecided; yield it before ``finish()``'s event."""
+        return list(self._think_tags.finish())
+
 
 class AnthropicAccumulator:
     """Messages-API raw stream events → events."""
@@ -187,10 +209,11 @@ class AnthropicAccumulator:
         self._calls: dict[int, _PartialCall] = {}
         """Tool-use blocks by content-block index."""
         self._text_seen = False
+        self._reasoning_seen = False
 
     @property
     def has_output(self) -> bool:
-        return self._text_seen or bool(self._calls)
+        return self._text_seen or self._reasoning_seen or bool(self._calls)
 
     @property
     def usage(self) -> Usage | None:
@@ -252,7 +275,21 @@ class AnthropicAccumulator:
             if initial:  # a complete input given up front (no deltas will follow)
                 call.arguments = json.dumps(initial)
             return [ToolCallDelta(call.index, call.id, call.name, call.arguments)]
-        return []  # thinking and server-tool blocks are not part of the reply text
+        if kind == "thinking":
+            self._reasoning_seen = True
+            return [
+                ReasoningDelta(
+                    getattr(block, "thinking", "") or "",
+                    signature=getattr(block, "signature", "") or "",
+                    new_block=True,
+                    source=SOURCE_ANTHROPIC,
+                )
+            ]
+        if kind == "redacted_thinking":
+            self._reasoning_seen = True
+            data = getattr(block, "data", "") or ""
+            return [ReasoningDelta(redacted_data=data, new_block=True, source=SOURCE_ANTHROPIC)]
+        return []  # server-tool blocks and block types added later are not part of the reply
 
     def _block_delta(self, index: int, delta: Any) -> list[StreamEvent]:
         kind = getattr(delta, "type", "")
@@ -271,6 +308,12 @@ class AnthropicAccumulator:
             piece = getattr(delta, "partial_json", "") or ""
             call.arguments += piece
             return [ToolCallDelta(call.index, "", "", piece)] if piece else []
+        if kind == "thinking_delta":
+            thought = getattr(delta, "thinking", "") or ""
+            return [ReasoningDelta(thought, source=SOURCE_ANTHROPIC)] if thought else []
+        if kind == "signature_delta":
+            signature = getattr(delta, "signature", "") or ""
+            return [ReasoningDelta(signature=signature, source=SOURCE_ANTHROPIC)] if signature else []
         return []
 
     def finish(self) -> StreamFinished:

@@ -12,6 +12,15 @@ Differences that matter:
   messages carry text only, so images a tool returned follow in a user message.
 * Anthropic puts ``tool_result`` blocks first in the user content (with
   ``is_error``), and rejects empty text blocks, so none are sent.
+
+Reasoning goes back only where an API requires it. OpenAI-compatible servers never
+get it (DeepSeek refuses a request that carries earlier reasoning; the others ignore
+it). Anthropic gets the signed ``thinking`` / ``redacted_thinking`` blocks of the
+current turn's assistant messages, unchanged and first in their content: with
+thinking enabled, the assistant message that called tools in the turn being
+continued must begin with its thinking blocks, or the API refuses the round.
+Earlier turns' thinking is left out (the API ignores it anyway), as is reasoning
+without a signature (from another provider, or a ``<think>`` tag).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from threadline.core.messages import ContextFile, ImageBlock, Role, ToolCall, ToolResult
+from threadline.core.reasoning import Reasoning
 from threadline.core.request import PLACEHOLDER_TOOL, BuiltRequest, SentMessage, ToolSpec
 
 JsonDict = dict[str, Any]
@@ -123,9 +133,10 @@ def anthropic_image(image: ImageBlock) -> JsonDict:
 
 def anthropic_messages(request: BuiltRequest) -> list[JsonDict]:
     out: list[JsonDict] = []
-    for message in request.messages:
+    turn_start = current_turn_start(request.messages)
+    for position, message in enumerate(request.messages):
         if message.role is Role.ASSISTANT:
-            content = _anthropic_assistant(message)
+            content = _anthropic_assistant(message, with_thinking=position > turn_start)
             role = "assistant"
         else:
             content = _anthropic_user(message)
@@ -135,8 +146,25 @@ def anthropic_messages(request: BuiltRequest) -> list[JsonDict]:
     return out
 
 
-def _anthropic_assistant(message: SentMessage) -> list[JsonDict]:
+def current_turn_start(messages: Sequence[SentMessage]) -> int:
+    """Index of the last user prompt: the messages after it are the turn being continued."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].is_prompt:
+            return index
+    return -1
+
+
+def anthropic_thinking(block: Reasoning) -> JsonDict:
+    """A stored thinking block as the API gave it (it checks the signature byte for byte)."""
+    if block.redacted_data:
+        return {"type": "redacted_thinking", "data": block.redacted_data}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+
+
+def _anthropic_assistant(message: SentMessage, *, with_thinking: bool = False) -> list[JsonDict]:
     blocks: list[JsonDict] = []
+    if with_thinking:
+        blocks.extend(anthropic_thinking(b) for b in message.reasoning if b.signed)
     if message.text.strip():
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:

@@ -1,8 +1,9 @@
 """Typed events a provider stream yields (docs/design.md §4).
 
-A stream is a sequence of ``TextDelta`` and ``ToolCallDelta`` as they arrive,
-``Usage`` when the provider reports it, and exactly one ``StreamFinished`` at
-the end carrying the assembled tool calls. The engine never sees SDK objects.
+A stream is a sequence of ``ReasoningDelta``, ``TextDelta`` and ``ToolCallDelta``
+as they arrive, ``Usage`` when the provider reports it, and exactly one
+``StreamFinished`` at the end carrying the assembled tool calls. The engine never
+sees SDK objects.
 """
 
 from __future__ import annotations
@@ -17,6 +18,23 @@ class TextDelta:
     """A piece of the reply's text, in order."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning (never part of the reply's text).
+
+    ``new_block`` starts a new reasoning block (each Anthropic thinking block is one);
+    otherwise the piece extends the current block. ``signature`` and ``redacted_data``
+    are Anthropic's, to be stored as given and sent back unchanged within a tool round.
+    ``source`` is one of ``threadline.core.reasoning``'s ``SOURCE_*``.
+    """
+
+    text: str = ""
+    signature: str = ""
+    redacted_data: str = ""
+    new_block: bool = False
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +70,7 @@ class StreamFinished:
     usage: Usage | None
 
 
-StreamEvent = TextDelta | ToolCallDelta | Usage | StreamFinished
+StreamEvent = ReasoningDelta | TextDelta | ToolCallDelta | Usage | StreamFinished
 
 STOP_END = "end"
 STOP_TOOL_CALLS = "tool_calls"

@@ -167,6 +167,8 @@ class OpenAIProvider(SdkProvider):
                     if done:
                         break
                     chunk = await anext(body_chunks, None)
+                for event in accumulator.held_back():  # an undecided ``<think>`` start, an unclosed thought
+                    yield event
                 finished = accumulator.finish(done=done)
                 if done:
                     await _drain(body_chunks)

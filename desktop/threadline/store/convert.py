@@ -31,6 +31,7 @@ from threadline.core.messages import (
     ToolResult,
 )
 from threadline.core.project import Project
+from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
 from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
@@ -103,6 +104,9 @@ def message_from_row(row: MessageRecord) -> Message:
         created_at=as_utc(row.created_at),
         summarised_through=content.get("summarised_through"),
         marker=Marker.from_json(marker) if (marker := content.get("marker")) else None,
+        reasoning=tuple(map(Reasoning.from_json, reasoning))
+        if (reasoning := content.get("reasoning"))
+        else (),
     )
 
 
@@ -128,6 +132,8 @@ def content_to_json(message: Message) -> dict[str, Any]:
         content["summarised_through"] = message.summarised_through
     if message.marker is not None:
         content["marker"] = message.marker.to_json()
+    if message.reasoning:
+        content["reasoning"] = [r.to_json() for r in message.reasoning]
     return content
 
 
@@ -146,6 +152,7 @@ def metadata_to_json(meta: RequestMetadata | None) -> dict[str, Any] | None:
         "stop_reason": meta.stop_reason,
         "error": meta.error,
         **({"edited": True} if meta.edited else {}),  # only on rewritten replies
+        **({"brought_from": meta.brought_from} if meta.brought_from else {}),  # tangent copies
     }
 
 
@@ -164,6 +171,7 @@ def metadata_from_json(data: dict[str, Any] | None) -> RequestMetadata | None:
         stop_reason=data.get("stop_reason", ""),
         error=data.get("error", ""),
         edited=bool(data.get("edited", False)),
+        brought_from=str(data.get("brought_from", "")),
     )
 
 
