@@ -59,6 +59,7 @@ COPIED_TABLES: tuple[type[SQLModel], ...] = (
     ProjectRow,
     SessionRow,
     MessageRow,
+    # Not ``ChangeLogRow``: the change feed's log is derived; the target's triggers write its own.
 )
 """Every table of the schema, parents before the rows that point at them."""
 BATCH_ROWS = 2000

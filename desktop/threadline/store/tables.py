@@ -118,6 +118,28 @@ class MessageRow(SQLModel, table=True):
     heartbeat_at: datetime | None = Field(default=None, sa_type=UTCDateTime, nullable=True)
 
 
+class ChangeLogRow(SQLModel, table=True):
+    """One change to a session or message, written by database triggers (the change feed).
+
+    Triggers, not store code, fill it, so every writer of the database is covered; see
+    ``threadline.store.change_feed``. ``kind`` is one of ``change_feed.ChangeKind``.
+    """
+
+    __tablename__ = "change_log"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    seq: int | None = Field(
+        default=None,
+        sa_column=sa.Column(
+            sa.BigInteger().with_variant(sa.Integer(), "sqlite"), primary_key=True, autoincrement=True
+        ),
+    )
+    at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    kind: str = Field(max_length=32)
+    session_id: str = Field(max_length=64)
+    message_id: str | None = Field(default=None, max_length=64)
+
+
 class AgentRow(SQLModel, table=True):
     """An agent: system prompt, model, parameters, tools and approval rules."""
 
