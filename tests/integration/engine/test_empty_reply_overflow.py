@@ -14,6 +14,7 @@ from tests.support.sse_streams import openai_context_length_error
 
 from threadline.core.messages import MessageKind
 from threadline.engine.engine import Engine
+from threadline.engine.events import ErrorAction
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 
 pytestmark = pytest.mark.asyncio
@@ -63,17 +64,6 @@ async def test_an_overflow_ends_in_a_compacted_successful_turn(
     assert users == ["Q3 " + LONG]  # only the kept turn: the summary stands for the rest
 
 
-async def test_an_empty_reply_far_from_the_window_is_not_taken_for_an_overflow(
-    engine: Engine, replay_server: ReplayServer
-) -> None:
-    session = await engine.new_session()
-    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
-    replay_server.enqueue(EMPTY_200)
-    failed = failure(await turn(engine, session.id, "hello"))
-    assert failed is not None and "could not read" in failed.error.message
-    assert len(replay_server.requests) == 1  # nothing was compacted or sent again
-
-
 async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
@@ -84,3 +74,75 @@ async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
     assert failed is not None
     assert "without sending anything" in failed.error.message
     assert "Settings → Models" in failed.error.message
+
+
+async def test_an_empty_reply_to_a_big_request_counts_as_an_overflow_without_a_known_window(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    session = await engine.new_session()
+    await engine.set_session_model(session.id, "replay", "tiny-local-model")  # no window known anywhere
+    huge = "word " * 900  # ~1,100 estimated tokens per prompt
+    replay_server.enqueue(reply("A1"), reply("A2"))
+    await turn(engine, session.id, "Q1 " + huge)
+    await turn(engine, session.id, "Q2 " + huge)
+    replay_server.enqueue(EMPTY_200, reply("Summary: two huge questions."), reply("A3"))
+    before = len(replay_server.requests)
+    events = await turn(engine, session.id, "Q3")
+    assert failure(events) is None
+    assert len(replay_server.requests) == before + 3
+    retried = replay_server.requests[-1].body["messages"]
+    assert "two huge questions" in str(retried[0]["content"])
+    assert [str(m["content"]) for m in retried[1:]] == ["Q3"]
+
+
+async def test_an_empty_reply_after_compacting_fails_with_a_clear_message(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    session_id = await two_long_turns(engine, replay_server)
+    await know_window(engine, 1000)
+    big = "Q3 " + LONG * 5  # ~600 tokens: past half the window even after the rest is summarised
+    replay_server.enqueue(reply("Summary: two long questions."), EMPTY_200)
+    before = len(replay_server.requests)
+    failed = failure(await turn(engine, session_id, big))
+    assert failed is not None
+    assert len(replay_server.requests) == before + 2  # compacted before sending, refused: no loop
+    assert "empty reply" in failed.error.message and "new session" in failed.error.message
+    assert ErrorAction.COMPACT in failed.error.actions
+    # The summary stays: Retry starts from the compacted path (and the server answers this time).
+    replay_server.enqueue(reply("A3"))
+    engine.retry(session_id)
+    await engine.wait_idle(session_id)
+    users = [str(m["content"]) for m in replay_server.requests[-1].body["messages"] if m["role"] == "user"]
+    assert users == [big]
+    assert (await stored_path(engine.data_dir, session_id))[-1].text == "A3"
+
+
+async def test_an_empty_reply_to_a_small_request_says_so_plainly(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    session = await engine.new_session()
+    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
+    replay_server.enqueue(EMPTY_200)
+    failed = failure(await turn(engine, session.id, "hello"))
+    assert failed is not None
+    assert "without sending anything" in failed.error.message and "100,000" in failed.error.message
+    assert len(replay_server.requests) == 1  # nothing was compacted or sent again
+
+
+async def test_a_small_known_window_compacts_before_sending(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A 512-token window (llama.cpp ``--n_ctx 512``): the reply's reserve shrinks to fit, and a
+    request near the window is compacted before it is sent, so the server never sees it whole."""
+    session_id = await two_long_turns(engine, replay_server)
+    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 512})
+    replay_server.enqueue(reply("Summary: two long questions."), reply("A3"))
+    before = len(replay_server.requests)
+    events = await turn(engine, session_id, "Q3 " + LONG)
+    assert failure(events) is None
+    assert len(replay_server.requests) == before + 2  # the summary request, then the turn's own
+    summary_request = str(replay_server.requests[before].body["messages"][-1]["content"])
+    assert "Q1" in summary_request and "Q3" not in summary_request
+    sent = replay_server.requests[-1].body["messages"]
+    assert "two long questions" in str(sent[0]["content"])
+    assert [str(m["content"]) for m in sent if m["role"] == "user"] == ["Q3 " + LONG]
