@@ -69,9 +69,13 @@ class ConversationControls:
         await self._store_checkpoints(live)
 
     async def restore_checkpoint(self, session_id: str, name: str) -> None:
+        """Move the path back to the checkpoint; a restore out of an open tangent leaves it."""
         live = self._ready(session_id)
+        origin = live.conversation.tree.tangent_origin
         _refusing(lambda: live.conversation.restore_checkpoint(name))
         await self._moved(live)
+        if live.conversation.tree.tangent_origin != origin:
+            await self._store_checkpoints(live)
 
     async def remove_checkpoint(self, session_id: str, name: str) -> None:
         live = self._ready(session_id)
