@@ -93,7 +93,9 @@ def total_duration_ms(blocks: Iterable[Reasoning]) -> float | None:
 def thought_label(blocks: tuple[Reasoning, ...], *, thinking: bool, elapsed_ms: float | None = None) -> str:
     """The block's heading: "Thinking… 4 s" while it streams, "Thought for 12 s" after."""
     if thinking:
-        return "Thinking…" if elapsed_ms is None else f"Thinking… {format_seconds(elapsed_ms)}"
+        if elapsed_ms is None or elapsed_ms < 1000:
+            return "Thinking…"
+        return f"Thinking… {format_seconds(elapsed_ms)}"
     total = total_duration_ms(blocks)
     if total is None:
         return "Thoughts"

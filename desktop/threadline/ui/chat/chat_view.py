@@ -81,6 +81,7 @@ from threadline.ui.chat.message_labels import status_label
 from threadline.ui.chat.message_markdown import message_markdown
 from threadline.ui.chat.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.selection_editor import SelectionEditor
+from threadline.ui.chat.thinking_block import TOGGLE_THINKING_ACTION, thinking_key
 from threadline.ui.chat.view_layout import (
     BUBBLE_PAD_Y,
     HEADER_GAP,
@@ -565,6 +566,8 @@ class ChatView(QAbstractScrollArea):
     def _trigger(self, action: str, message_id: str) -> None:
         if action == SUMMARY_TOGGLE_ACTION:
             self._activate_link(message_id, f"{TOGGLE_SCHEME}:{summary_key(message_id)}")
+        elif action == TOGGLE_THINKING_ACTION:
+            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{thinking_key(message_id)}")
         elif action == "copy":
             self.copy_message(message_id)
         elif action == "copy_markdown":

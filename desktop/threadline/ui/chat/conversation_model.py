@@ -38,6 +38,7 @@ from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
     MessageChanged,
+    ReasoningDelta,
     RetryScheduled,
     SessionUpdated,
     TextDelta,
@@ -196,7 +197,7 @@ class ConversationModel(QAbstractListModel):
             log.exception("conversation model failed on %r", type(event).__name__)
 
     def _dispatch(self, event: ConversationEvent) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | ReasoningDelta):
             self._bump(event.message_id)
             if event.message_id in self._row_of:
                 self._dirty.add(event.message_id)

@@ -33,6 +33,7 @@ from threadline.ui.chat import math_render
 from threadline.ui.chat.markdown import document_css, prepare_highlighting, render_markdown, stable_boundary
 from threadline.ui.chat.math_render import FormulaImages, MathStyle
 from threadline.ui.chat.message_html import MessageHtmlOptions, ToolNamer, message_html, shown_images
+from threadline.ui.chat.thinking_block import thinking_html, thinking_open
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 DOC_CACHE_SIZE = 400
@@ -147,7 +148,7 @@ class DocumentCache:
             self._docs.move_to_end(message.id)
             return cached
         if streaming and message.text and not message.tool_calls and message.kind is not MessageKind.PROMPT:
-            return self._render_streaming(message, key, cached, width)
+            return self._render_streaming(message, key, cached, width, mine)
         thumbnails = _thumbnails(message, width)
         formulas = FormulaImages(self._math_style)
         options = MessageHtmlOptions(
@@ -213,15 +214,26 @@ class DocumentCache:
             self._docs.popitem(last=False)
 
     def _render_streaming(
-        self, message: Message, key: CacheKey, cached: RenderedMessage | None, width: int
+        self,
+        message: Message,
+        key: CacheKey,
+        cached: RenderedMessage | None,
+        width: int,
+        expanded: frozenset[str] = frozenset(),
     ) -> RenderedMessage:
         """Grow the streaming reply's document: finished paragraphs are appended once, only the
-        unfinished tail is replaced, so a frame costs the size of the tail, not of the reply."""
+        unfinished tail is replaced, so a frame costs the size of the tail, not of the reply.
+        A thinking block (finished once text streams) heads the document, drawn once."""
         text = message.text
-        stream_key = (message.id, width, self._theme_generation)
+        stream_key = (message.id, width, self._theme_generation, thinking_open(message, expanded))
         rendered = cached
         if rendered is None or rendered.stream_key != stream_key or rendered.stable_len > len(text):
             rendered = RenderedMessage(key, self._new_document(width), [], stream_key=stream_key)
+            head = thinking_html(message, self._colors, expanded)
+            if head:
+                start = QTextCursor(rendered.doc)
+                start.insertHtml(head)
+                rendered.tail_pos = start.position()
         doc = rendered.doc
         cursor = QTextCursor(doc)
         cursor.setPosition(rendered.tail_pos)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.ui.chat.context_marks import SUMMARY_TOGGLE_ACTION
+from threadline.ui.chat.thinking_block import TOGGLE_THINKING_ACTION
 
 TANGENT_HERE = "tangent_here"
 CHECKPOINT_HERE = "checkpoint_here"
@@ -54,6 +55,7 @@ MENU_ONLY = (
     "copy_chat_markdown",
     "delete",
     SUMMARY_TOGGLE_ACTION,
+    TOGGLE_THINKING_ACTION,
     *CONTROL_ACTIONS,
 )
 """Actions of a message's context menu (and keys) that its footer does not show."""
@@ -74,6 +76,8 @@ def menu_actions_for(message: Message, *, busy: bool) -> list[str]:
     actions = ["copy_chat_markdown"] if message.is_marker else ["copy_markdown", "copy_chat_markdown"]
     if message.kind is MessageKind.SUMMARY:
         actions.insert(0, SUMMARY_TOGGLE_ACTION)
+    if message.is_assistant and message.reasoning:
+        actions.insert(0, TOGGLE_THINKING_ACTION)
     if not busy and not message.is_marker:
         actions += CONTROL_ACTIONS  # a tangent or a checkpoint from this message
     if not busy:

@@ -35,6 +35,7 @@ from threadline.core.messages import (
 )
 from threadline.ui.chat.context_marks import summary_html, summary_key
 from threadline.ui.chat.markdown import FormulaHtml, plain_text_html, render_markdown
+from threadline.ui.chat.thinking_block import thinking_html
 from threadline.ui.common.theme import ThemeColors
 
 log = logging.getLogger("threadline.ui.chat.message_html")
@@ -192,7 +193,7 @@ def _tool_result_box(
 
 def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -> MessageHtml:
     out = MessageHtml("")
-    parts: list[str] = []
+    parts: list[str] = [thinking_html(message, c, options.expanded)]
     if message.text:
         rendered = render_markdown(
             message.text, c, highlight=options.highlight, defer_lexers=True, math=options.math
@@ -201,7 +202,8 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
         out.code_blocks = rendered.code_blocks
         out.unhighlighted = rendered.unhighlighted
     elif message.status is MessageStatus.STREAMING:
-        parts.append('<p class="muted">Thinking…</p>')
+        if not message.reasoning:  # a thinking block says it already
+            parts.append('<p class="muted">Thinking…</p>')
     elif not message.tool_calls and message.status is not MessageStatus.FAILED:
         stopped = message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED)
         reason = "Stopped before any text arrived." if stopped else "No text was received."

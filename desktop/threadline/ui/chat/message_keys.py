@@ -57,6 +57,7 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("copy_chat_markdown", "Copy conversation as Markdown", ("Shift+M",)),
         MessageCommand("delete", "Delete", ("Del",)),
         MessageCommand("toggle_summary", "Show or hide the summary", ("Space",)),
+        MessageCommand("toggle_thinking", "Show or hide the thinking", ("Space",)),
         MessageCommand("tangent_here", "Start tangent from here", ("T",)),
         MessageCommand("checkpoint_here", "Set checkpoint here…", ("P",)),
     )
