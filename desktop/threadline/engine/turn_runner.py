@@ -693,8 +693,9 @@ class TurnRunner:
 
 def reply_reserve(agent: AgentConfig, window: int) -> int:
     """Tokens kept back for the reply: the agent's ``max_tokens``, else ``REPLY_RESERVE_TOKENS``
-    but at most a quarter of the window, so a small local window (512 tokens) still has room."""
-    return agent.max_tokens or min(REPLY_RESERVE_TOKENS, window // 4)
+    but never so much that less than a quarter of the window is left for the conversation:
+    a small local window (llama.cpp started with 512 tokens) must still hold a compacted turn."""
+    return agent.max_tokens or min(REPLY_RESERVE_TOKENS, window - window // 4)
 
 
 def _save_state(session_id: str, err: Exception | None) -> SaveStateChanged:
