@@ -64,6 +64,16 @@ def _settings_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", metavar="P", help="0–1, or empty for the model's default")
     parser.add_argument("--max-tokens", metavar="N", help="maximum output tokens, or empty for the default")
     parser.add_argument(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        help="low, medium or high for models that take reasoning_effort; empty for the model's default",
+    )
+    parser.add_argument(
+        "--thinking-budget",
+        metavar="N",
+        help="Anthropic extended thinking: tokens it may think (at least 1024); empty or 0 turns it off",
+    )
+    parser.add_argument(
         "--tool", action="append", default=None, metavar="PATTERN", help="enable a tool (repeat)"
     )
 
@@ -161,6 +171,18 @@ def _apply(agent: AgentConfig, args: argparse.Namespace) -> AgentConfig:
         changes["max_tokens"] = None if value is None else int(value)
     if args.tool is not None:
         changes["enabled_tools"] = tuple(args.tool)
+    from threadline.core.reasoning import MIN_THINKING_BUDGET, REASONING_EFFORTS
+
+    if args.reasoning_effort is not None:
+        effort = args.reasoning_effort.strip().lower()
+        if effort and effort not in REASONING_EFFORTS:
+            raise AgentCommandError("--reasoning-effort must be low, medium or high (or empty)")
+        changes["reasoning_effort"] = effort
+    if args.thinking_budget is not None:
+        budget = _number(args.thinking_budget, "--thinking-budget", 0, 10_000_000)
+        if budget and budget < MIN_THINKING_BUDGET:
+            raise AgentCommandError(f"--thinking-budget must be at least {MIN_THINKING_BUDGET}, or 0 for off")
+        changes["thinking_budget"] = int(budget) if budget else None
     return replace(agent, **changes)
 
 

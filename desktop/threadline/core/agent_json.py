@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.core.reasoning import REASONING_EFFORTS
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
 
 EXPORT_FORMAT = "threadline-agents"
@@ -55,6 +56,10 @@ def agent_to_json(agent: AgentConfig, *, with_id: bool = True) -> dict[str, Any]
         context=agent.context.to_json(),
         context_share=agent.context_share,
     )
+    if agent.reasoning_effort:
+        data["reasoning_effort"] = agent.reasoning_effort
+    if agent.thinking_budget is not None:
+        data["thinking_budget"] = agent.thinking_budget
     return data
 
 
@@ -87,7 +92,17 @@ def agent_from_json(data: Any, *, where: str = "the agent") -> AgentConfig:
         allowed_folders=_texts(data, "allowed_folders", label),
         context=context,
         context_share=_number(data, "context_share", label, 0.05, 1.0) or DEFAULT_CONTEXT_SHARE,
+        reasoning_effort=_effort(data, label),
+        thinking_budget=_count(data, "thinking_budget", label),
     )
+
+
+def _effort(data: dict[str, Any], label: str) -> str:
+    value = _text(data, "reasoning_effort", label)
+    if value and value not in REASONING_EFFORTS:
+        levels = ", ".join(REASONING_EFFORTS)
+        raise AgentFormatError(f"The reasoning effort of {label} must be one of {levels}.")
+    return value
 
 
 def export_text(agents: list[AgentConfig]) -> str:

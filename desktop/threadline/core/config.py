@@ -81,6 +81,11 @@ class AgentConfig:
     """Files, folders, globs and hooks every session of this agent sees."""
     context_share: float = DEFAULT_CONTEXT_SHARE
     """Share of the model's context window sticky context may take (0–1)."""
+    reasoning_effort: str = ""
+    """OpenAI-style ``reasoning_effort`` ("low", "medium", "high") for models that take it;
+    "" sends none (the model's default). Anthropic ignores it."""
+    thinking_budget: int | None = None
+    """Anthropic extended thinking: the ``budget_tokens`` of ``thinking`` (``None``: off)."""
 
     def approval_for(self, tool_name: str, argument_text: str = "") -> Approval:
         """The first matching rule wins; more specific rules are stored first."""

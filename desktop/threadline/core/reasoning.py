@@ -26,6 +26,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+REASONING_EFFORTS = ("low", "medium", "high")
+"""The ``reasoning_effort`` values an agent may set (OpenAI, vLLM, OpenRouter, DeepSeek…)."""
+MIN_THINKING_BUDGET = 1024
+"""Anthropic's smallest ``budget_tokens``."""
+THINKING_OUTPUT_ROOM = 1024
+"""Tokens of answer kept beyond the thinking budget when ``max_tokens`` would not leave any."""
+
 SOURCE_ANTHROPIC = "anthropic"
 SOURCE_OPENAI = "openai"
 SOURCE_THINK_TAG = "think_tag"

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from threadline.core.config import ModelInfo, ProviderConfig
+from threadline.core.reasoning import MIN_THINKING_BUDGET, THINKING_OUTPUT_ROOM
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.llm.accumulate import AnthropicAccumulator
 from threadline.llm.base import DEFAULT_ANTHROPIC_MAX_TOKENS, ChatParams
@@ -33,6 +34,17 @@ def _sdk_base_url(base_url: str) -> str | None:
         return None
     trimmed = base_url.rstrip("/")
     return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else trimmed
+
+
+def thinking_options(body: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Extended thinking for a request ``body`` (its ``max_tokens`` raised to leave room to answer).
+
+    The API refuses a budget under 1,024 tokens, a ``max_tokens`` not above the budget, and
+    a changed temperature or top-p while thinking, so those are left at the API's defaults.
+    """
+    budget = max(MIN_THINKING_BUDGET, budget)
+    body["max_tokens"] = max(body["max_tokens"], budget + THINKING_OUTPUT_ROOM)
+    return {"thinking": {"type": "enabled", "budget_tokens": budget}}
 
 
 class AnthropicProvider(SdkProvider):
@@ -63,10 +75,12 @@ class AnthropicProvider(SdkProvider):
         specs = tools_to_send(request, tools)
         if specs:
             body["tools"] = anthropic_tools(specs)
-        # Sampling is passed through ``extra_body``: the API reads it from the JSON body
-        # whatever the installed SDK's typed arguments are.
+        # Sampling and thinking are passed through ``extra_body``: the API reads them from the
+        # JSON body whatever the installed SDK's typed arguments are.
         sampling = {"temperature": params.temperature, "top_p": params.top_p}
-        extra = {k: v for k, v in sampling.items() if v is not None}
+        extra: dict[str, Any] = {k: v for k, v in sampling.items() if v is not None}
+        if params.thinking_budget:
+            extra = thinking_options(body, params.thinking_budget)
         if extra:
             body["extra_body"] = extra
         return body

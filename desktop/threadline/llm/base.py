@@ -29,11 +29,22 @@ class ChatParams:
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None
+    reasoning_effort: str = ""
+    """OpenAI-style ``reasoning_effort`` ("": not sent)."""
+    thinking_budget: int | None = None
+    """Anthropic's thinking ``budget_tokens`` (``None``: thinking off)."""
 
     @classmethod
     def for_agent(cls, model: str, agent: AgentConfig) -> ChatParams:
         """The parameters ``agent`` sets for a request to ``model``."""
-        return cls(model=model, temperature=agent.temperature, max_tokens=agent.max_tokens, top_p=agent.top_p)
+        return cls(
+            model=model,
+            temperature=agent.temperature,
+            max_tokens=agent.max_tokens,
+            top_p=agent.top_p,
+            reasoning_effort=agent.reasoning_effort,
+            thinking_budget=agent.thinking_budget,
+        )
 
 
 class Provider(Protocol):

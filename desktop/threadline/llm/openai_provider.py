@@ -132,6 +132,8 @@ class OpenAIProvider(SdkProvider):
         if params.max_tokens is not None:
             key = "max_completion_tokens" if is_official_openai(self.config.base_url) else "max_tokens"
             body[key] = params.max_tokens
+        if params.reasoning_effort:
+            body["reasoning_effort"] = params.reasoning_effort
         return body
 
     async def stream(

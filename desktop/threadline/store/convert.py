@@ -301,12 +301,24 @@ def agent_to_row(agent: AgentConfig) -> AgentRow:
         allowed_folders=list(agent.allowed_folders),
         default_approval=agent.default_approval.value,
         top_p=agent.top_p,
-        context=agent.context.to_json(),
+        context={**agent.context.to_json(), **_reasoning_settings(agent)},
         context_share=None if agent.context_share == DEFAULT_CONTEXT_SHARE else agent.context_share,
     )
 
 
+def _reasoning_settings(agent: AgentConfig) -> dict[str, Any]:
+    """An agent's thinking switches, kept beside its sticky context in the ``context`` JSON
+    column (a column of their own would need a migration; StickyContext ignores the key)."""
+    settings: dict[str, Any] = {}
+    if agent.reasoning_effort:
+        settings["reasoning_effort"] = agent.reasoning_effort
+    if agent.thinking_budget is not None:
+        settings["thinking_budget"] = agent.thinking_budget
+    return {"reasoning": settings} if settings else {}
+
+
 def agent_from_row(row: AgentRow) -> AgentConfig:
+    reasoning = (row.context or {}).get("reasoning") or {}
     return AgentConfig(
         id=row.id,
         name=row.name,
@@ -329,6 +341,8 @@ def agent_from_row(row: AgentRow) -> AgentConfig:
         top_p=row.top_p,
         context=StickyContext.from_json(row.context),
         context_share=DEFAULT_CONTEXT_SHARE if row.context_share is None else row.context_share,
+        reasoning_effort=str(reasoning.get("reasoning_effort") or ""),
+        thinking_budget=budget if isinstance(budget := reasoning.get("thinking_budget"), int) else None,
     )
 
 

@@ -176,3 +176,31 @@ async def test_anthropic_thinking_goes_back_unchanged_within_the_tool_round(
     await turn(claude, session.id, "Thanks!")
     later = json.dumps(replay_server.requests[2].body)
     assert '"thinking"' not in later and "redacted_thinking" not in later  # an earlier turn's: left out
+
+
+async def test_agent_switches_reach_each_api(
+    engine: Engine, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """reasoning_effort goes to an OpenAI-compatible server; Anthropic gets thinking with room to
+    answer and without the sampling settings the API refuses while thinking."""
+    await engine.save_agent(AgentConfig("default", "Default", reasoning_effort="low", temperature=0.3))
+    replay_server.enqueue(text_reply("Fine."))
+    session = await engine.new_session()
+    await turn(engine, session.id, "Hi")
+    assert replay_server.requests[-1].body["reasoning_effort"] == "low"
+
+    claude = await open_engine(tmp_path / "claude", replay_server, ProviderKind.ANTHROPIC)
+    try:
+        await claude.save_agent(
+            AgentConfig("default", "Default", thinking_budget=2048, temperature=0.3, max_tokens=1000)
+        )
+        stored = await claude.get_agent()
+        assert (stored.thinking_budget, stored.reasoning_effort) == (2048, "")
+        replay_server.enqueue(sse_response(load_sse_fixture("anthropic_thinking_text.sse")))
+        session = await claude.new_session()
+        await turn(claude, session.id, "Weather?")
+        body = replay_server.requests[-1].body
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+        assert body["max_tokens"] > 2048 and "temperature" not in body and "reasoning_effort" not in body
+    finally:
+        await claude.aclose()

@@ -44,6 +44,7 @@ from threadline.engine.errors import EngineError
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.settings_tools_page import ToolsPage
 from threadline.ui.settings.sticky_context_editor import StickyContextEditor
+from threadline.ui.settings.thinking_fields import ThinkingFields
 
 log = logging.getLogger("threadline.ui.settings_agents")
 
@@ -102,6 +103,7 @@ class AgentSettingsForm(QWidget):
         self.max_tokens.setSingleStep(256)
         self.max_tokens.setSpecialValueText(MODEL_DEFAULT)
         form.addRow("Maximum output tokens", self.max_tokens)
+        self.thinking = ThinkingFields(form)
 
     def set_providers(self, names: list[str]) -> None:
         current = self.provider.currentData()
@@ -123,12 +125,13 @@ class AgentSettingsForm(QWidget):
         )
         self.top_p.setValue(self.top_p.minimum() if agent.top_p is None else agent.top_p)
         self.max_tokens.setValue(agent.max_tokens or 0)
+        self.thinking.show(agent)
 
     def applied_to(self, agent: AgentConfig) -> AgentConfig:
         """``agent`` with what the form says."""
         provider = str(self.provider.currentData() or "")
         return replace(
-            agent,
+            self.thinking.applied_to(agent),
             name=self.name.text().strip(),
             system_prompt=self.system_prompt.toPlainText(),
             provider=provider,
