@@ -1,7 +1,9 @@
 """A Markdown transcript of the active path, for export, copy and review.
 
 It shows what the person saw, not what is sent: partial replies are marked,
-tool calls and results appear as compact quoted blocks.
+tool calls and results appear as compact quoted blocks. A reply's reasoning is left
+out unless asked for (``include_thinking``); then it is a quote block above the reply,
+headed with how long the model thought.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.core.reasoning import reasoning_text, thought_label
 
 _STATUS_NOTES = {
     MessageStatus.CANCELLED: "*(stopped)*",
@@ -18,14 +21,14 @@ _STATUS_NOTES = {
 }
 
 
-def transcript_markdown(path: Sequence[Message], title: str = "") -> str:
+def transcript_markdown(path: Sequence[Message], title: str = "", *, include_thinking: bool = False) -> str:
     parts: list[str] = [f"# {title}"] if title else []
     for message in path:
-        parts.append(_section(message))
+        parts.append(_section(message, include_thinking))
     return "\n\n".join(p for p in parts if p).rstrip() + "\n"
 
 
-def _section(message: Message) -> str:
+def _section(message: Message, include_thinking: bool = False) -> str:
     if message.marker is not None:
         return f"---\n\n*{message.marker.label}*"
     if message.kind is MessageKind.SUMMARY:
@@ -43,13 +46,23 @@ def _section(message: Message) -> str:
         return "\n\n".join(blocks)
     model = message.metadata.model if message.metadata and message.metadata.model else ""
     heading = f"## Assistant ({model})" if model else "## Assistant"
-    lines = [heading, "", message.text]
+    lines = [heading, ""]
+    if include_thinking and message.reasoning:
+        lines += [thinking_quote(message), ""]
+    lines.append(message.text)
     for call in message.tool_calls:
         lines += ["", f"> **Tool call** `{call.name}`", ">", _quote(f"```json\n{call.arguments}\n```")]
     note = _STATUS_NOTES.get(message.status)
     if note:
         lines += ["", note]
     return "\n".join(lines).rstrip()
+
+
+def thinking_quote(message: Message) -> str:
+    """A reply's reasoning as a Markdown quote block headed "Thought for 12 s"."""
+    label = thought_label(message.reasoning, thinking=False)
+    text = reasoning_text(message.reasoning) or "(encrypted by the provider)"
+    return f"> **{label}**\n>\n{_quote(text)}"
 
 
 def _quote(text: str) -> str:

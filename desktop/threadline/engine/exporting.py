@@ -99,9 +99,12 @@ async def export_chunks(
     progress: ExportProgress | None = None,
     total: int | None = None,
     project_of: Callable[[str | None], Awaitable[Project | None]] | None = None,
+    *,
+    include_thinking: bool = False,
 ) -> AsyncIterator[str]:
     """The export's text, one chunk per chat (plus the JSON document's start and end);
-    ``project_of`` names each chat's project in the JSON, so an import can put it back."""
+    ``project_of`` names each chat's project in the JSON, so an import can put it back.
+    Markdown shows replies' reasoning only with ``include_thinking``; JSON always has it."""
     count = 0
     if fmt is ExportFormat.JSON:
         yield threadline_json.document_start()
@@ -112,7 +115,10 @@ async def export_chunks(
             separator = threadline_json.SESSION_SEPARATOR
         else:
             text = export_markdown.session_markdown(
-                info, tree, all_branches=fmt is ExportFormat.MARKDOWN_BRANCHES
+                info,
+                tree,
+                all_branches=fmt is ExportFormat.MARKDOWN_BRANCHES,
+                include_thinking=include_thinking,
             )
             separator = export_markdown.SESSION_SEPARATOR
         yield (separator + text) if count else text

@@ -17,18 +17,21 @@ SESSION_SEPARATOR = "\n---\n\n"
 """Between chats when several are written to one Markdown file."""
 
 
-def session_markdown(info: SessionInfo, tree: ConversationTree, *, all_branches: bool = False) -> str:
-    """One chat as Markdown, titled; with ``all_branches`` every version of every message."""
+def session_markdown(
+    info: SessionInfo, tree: ConversationTree, *, all_branches: bool = False, include_thinking: bool = False
+) -> str:
+    """One chat as Markdown, titled; with ``all_branches`` every version of every message,
+    with ``include_thinking`` each reply's reasoning as a quote block above it."""
     if not all_branches:
-        return transcript_markdown(tree.path(), info.display_title)
-    return branches_markdown(tree, info.display_title)
+        return transcript_markdown(tree.path(), info.display_title, include_thinking=include_thinking)
+    return branches_markdown(tree, info.display_title, include_thinking=include_thinking)
 
 
-def branches_markdown(tree: ConversationTree, title: str = "") -> str:
+def branches_markdown(tree: ConversationTree, title: str = "", *, include_thinking: bool = False) -> str:
     """The active path, then every other branch from where it leaves what is already written."""
     written: set[str] = set()
     active = tree.path()
-    parts = [transcript_markdown(active, title).rstrip()]
+    parts = [transcript_markdown(active, title, include_thinking=include_thinking).rstrip()]
     written.update(m.id for m in active)
     number = 1
     for leaf in _leaves(tree):
@@ -40,7 +43,8 @@ def branches_markdown(tree: ConversationTree, title: str = "") -> str:
         written.update(m.id for m in new)
         parent = new[0].parent_id
         where = f"continues after: {_label(tree.get(parent))}" if parent is not None else "a separate start"
-        parts.append(f"## Branch {number} ({where})\n\n" + transcript_markdown(new).rstrip())
+        branch = transcript_markdown(new, include_thinking=include_thinking).rstrip()
+        parts.append(f"## Branch {number} ({where})\n\n" + branch)
     return "\n\n".join(parts) + "\n"
 
 

@@ -24,6 +24,7 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
+from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
 from threadline.interchange.model import ImportedConversation, ImportProblem, ImportSource
 from threadline.interchange.threadline_json import (
@@ -65,6 +66,7 @@ def full_message(**changes: Any) -> Message:
         created_at=WHEN,
         summarised_through="m-root",
         marker=Marker(MarkerType.AGENT, "Reviewer", "was renamed", {"model": "qwen", "temperature": 0.2}),
+        reasoning=(Reasoning("hm", signature="s", duration_ms=5.0), Reasoning(redacted_data="x")),
     )
     return message.copy(**changes)
 
