@@ -42,6 +42,7 @@ from hypothesis.stateful import (
 )
 
 from threadline.core.compaction import NothingToCompactError, plan_compaction
+from threadline.core.compare import CompareTarget, CompareWorker, WorkerState
 from threadline.core.conversation import Conversation
 from threadline.core.messages import (
     PARTIAL_STATUSES,
@@ -61,7 +62,7 @@ from threadline.core.request import (
     build_request,
     check_well_formed,
 )
-from threadline.core.tree import ConversationTree, TreeError
+from threadline.core.tree import TANGENT_CHECKPOINT, ConversationTree, TreeError
 from threadline.core.turn import TurnState
 
 TEXT = st.text(alphabet="abcdefgh xyz.\n", min_size=1, max_size=60)
@@ -175,9 +176,9 @@ class ConversationMachine(RuleBasedStateMachine):
         self.persist()
 
     @precondition(lambda self: self.c.ready_for_input)
-    @rule(name=st.sampled_from(["Reviewer", "Default"]))
+    @rule(name=st.sampled_from(["Reviewer", "Default"]), _a=st.just(0), _b=st.just(0))
     @counted
-    def switch_agent(self, name: str) -> None:
+    def switch_agent(self, name: str, _a: int, _b: int) -> None:
         """A marker between turns: the next prompt hangs under it, and it is never sent."""
         marker = self.c.add_marker(Marker(MarkerType.AGENT, name, settings={"name": name}))
         assert self.c.tree.active_leaf == marker.id and self.c.ready_for_input
@@ -347,20 +348,27 @@ class ConversationMachine(RuleBasedStateMachine):
         assert answer.status is MessageStatus.COMPLETE and self.c.state is TurnState.STREAMING
         self.persist()
 
+    # One rule for both answers to an interrupted round: its precondition is rare, and two
+    # rules sharing it split its few chances so unevenly that one of them may never run.
     @precondition(lambda self: self.c.interrupted_tools() is not None)
-    @rule()
+    @rule(skip=st.booleans())
     @counted
+    def settle_interrupted_tools(self, skip: bool) -> None:
+        if skip:
+            self.skip_interrupted_tools()
+        else:
+            self.rerun_interrupted_tools()
+
     def rerun_interrupted_tools(self) -> None:
+        RULES_RUN["rerun_interrupted_tools"] += 1
         found = self.c.interrupted_tools()
         assert found is not None
         answer = self.c.rerun_tools()
         assert answer is found.answer and self.c.state is TurnState.RUNNING_TOOLS
         self.persist()
 
-    @precondition(lambda self: self.c.interrupted_tools() is not None)
-    @rule()
-    @counted
     def skip_interrupted_tools(self) -> None:
+        RULES_RUN["skip_interrupted_tools"] += 1
         found = self.c.interrupted_tools()
         assert found is not None
         answer = self.c.skip_tools()
@@ -393,7 +401,15 @@ class ConversationMachine(RuleBasedStateMachine):
     @rule(
         names=st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3),
         decision=st.sampled_from(
-            ["approve", "deny", "approve with errors", "left running", "crash mid-tool"]
+            [
+                "approve",
+                "deny",
+                "approve with errors",
+                "left running",
+                "crash mid-tool",
+                "crash, then rerun",
+                "crash, then skip",
+            ]
         ),
         finished=st.integers(0, 2),
     )
@@ -410,12 +426,16 @@ class ConversationMachine(RuleBasedStateMachine):
         self.do_finish_with_tool_calls(names)
         if decision == "left running":
             self.do_start_tools(finished)
-        elif decision == "crash mid-tool":
+        elif decision.startswith("crash"):
             self.do_start_tools(finished)
             self.do_crash()
             found = self.c.interrupted_tools()
             if finished < len(names):  # some call was still running
                 assert found is not None and found.answer.status is MessageStatus.INTERRUPTED
+            if found is not None and decision.endswith("rerun"):
+                self.rerun_interrupted_tools()
+            elif found is not None and decision.endswith("skip"):
+                self.skip_interrupted_tools()
         elif decision == "deny":
             self.do_deny("no", False)
         else:
@@ -495,74 +515,96 @@ class ConversationMachine(RuleBasedStateMachine):
 
     # -- rules: the conversation controls (compact, clear, tangents, checkpoints) ---------------
 
-    @precondition(lambda self: self.c.ready_for_input and len(self.c.path()) >= 2)
-    @rule(keep=st.integers(0, 3), _a=st.just(0))
+    # One rule draws which control to use: six always-enabled rules of their own would
+    # crowd out the rare states (tools interrupted by a crash) the other rules must reach.
+    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()))
+    @rule(
+        control=st.sampled_from(
+            ["compact", "clear", "start_tangent", "end_tangent", "set_checkpoint", "restore_checkpoint"]
+        ),
+        data=st.data(),
+    )
     @counted
-    def compact(self, keep: int, _a: int) -> None:
+    def use_control(self, control: str, data: st.DataObject) -> None:
+        step: Callable[[st.DataObject], None] = getattr(self, f"do_{control}")
+        RULES_RUN[control] += 1
+        step(data)
+        self.persist()
+
+    def do_compact(self, data: st.DataObject) -> None:
+        keep = data.draw(st.integers(0, 3), label="keep_turns")
         try:
             plan = plan_compaction(self.c.path(), keep_turns=keep)
         except NothingToCompactError:
             return
         summary = self.c.add_summary(f"Summary through {plan.summarised_through}", plan.summarised_through)
         assert self.c.tree.active_leaf == summary.id
-        self.persist()
 
-    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()))
-    @rule(_a=st.just(0))
-    @counted
-    def clear(self, _a: int) -> None:
+    def do_clear(self, data: st.DataObject) -> None:
         marker = self.c.clear_context()
         assert self.c.tree.active_leaf == marker.id
-        self.persist()
 
-    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()) and not self.c.tree.in_tangent)
-    @rule(data=st.data())
-    @counted
-    def start_tangent(self, data: st.DataObject) -> None:
+    def do_start_tangent(self, data: st.DataObject) -> None:
+        if self.c.tree.in_tangent:  # a tangent inside a tangent is refused, and changes nothing
+            before = (len(self.c.tree), self.c.tree.active_leaf, dict(self.c.tree.checkpoints))
+            with pytest.raises(TreeError, match="already in a tangent"):
+                self.c.start_tangent()
+            assert before == (len(self.c.tree), self.c.tree.active_leaf, dict(self.c.tree.checkpoints))
+            return
         origin = self.c.tree.active_leaf
-        at = data.draw(st.sampled_from([m.id for m in self.c.path()]))
+        at = data.draw(st.sampled_from([m.id for m in self.c.path()]), label="from")
         marker = self.c.start_tangent(at)
         assert marker.parent_id == at and self.c.tree.tangent_origin == origin
-        with pytest.raises(TreeError):
-            self.c.start_tangent()
-        self.persist()
+        assert self.c.tree.active_leaf == marker.id and self.c.open_tangent_marker() == marker.id
+        assert TANGENT_CHECKPOINT not in self.c.tree.named_checkpoints
 
-    @precondition(lambda self: self.c.ready_for_input and self.c.tree.in_tangent)
-    @rule(bring=st.booleans())
-    @counted
-    def end_tangent(self, bring: bool) -> None:
+    def do_end_tangent(self, data: st.DataObject) -> None:
+        if not self.c.tree.in_tangent:
+            with pytest.raises(TreeError, match="not in a tangent"):
+                self.c.end_tangent()
+            return
+        bring = data.draw(st.booleans(), label="bring_last_exchange")
         origin = self.c.tree.tangent_origin
+        before = len(self.c.tree)
         brought = self.c.end_tangent(bring_last_exchange=bring)
         assert self.c.tree.tangent_origin is None
+        assert len(self.c.tree) == before + len(brought)  # the tangent stays in the tree
         if brought:
-            assert brought[0].parent_id == origin and self.c.tree.active_leaf == brought[-1].id
+            prompt, reply = brought
+            assert prompt.parent_id == origin and self.c.tree.active_leaf == reply.id
+            for copy in brought:
+                assert copy.metadata is not None and copy.metadata.brought_from in self.c.tree
+                assert copy.text == self.c.tree.get(copy.metadata.brought_from).text
+            self.record_prompt(prompt)
         else:
             assert self.c.tree.active_leaf == origin
-        self.persist()
 
-    @precondition(lambda self: self.c.ready_for_input and bool(self.c.path()))
-    @rule(data=st.data(), name=st.sampled_from(["start", "draft 2", "before tools"]))
-    @counted
-    def set_checkpoint(self, data: st.DataObject, name: str) -> None:
-        target = data.draw(st.sampled_from([m.id for m in self.c.path()]))
+    def do_set_checkpoint(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(["start", "draft 2", "before tools"]), label="name")
+        target = data.draw(st.sampled_from([m.id for m in self.c.path()]), label="at")
         if name in self.c.tree.named_checkpoints:
-            with pytest.raises(TreeError):
+            with pytest.raises(TreeError, match="already a checkpoint"):
                 self.c.set_checkpoint(name, target)
+            if data.draw(st.booleans(), label="remove"):
+                self.c.remove_checkpoint(name)
+                assert name not in self.c.tree.named_checkpoints
             return
-        self.c.set_checkpoint(name, target)
+        self.c.set_checkpoint(f"  {name} ", target)  # names are trimmed
         assert self.c.tree.named_checkpoints[name] == target
-        self.persist()
 
-    @precondition(lambda self: self.c.ready_for_input and bool(self.c.tree.named_checkpoints))
-    @rule(data=st.data())
-    @counted
-    def restore_checkpoint(self, data: st.DataObject) -> None:
-        name = data.draw(st.sampled_from(sorted(self.c.tree.named_checkpoints)))
+    def do_restore_checkpoint(self, data: st.DataObject) -> None:
+        if not self.c.tree.named_checkpoints:
+            with pytest.raises(TreeError, match="no checkpoint"):
+                self.c.restore_checkpoint("nowhere")
+            return
+        name = data.draw(st.sampled_from(sorted(self.c.tree.named_checkpoints)), label="name")
         before = len(self.c.tree)
+        tangent = self.c.open_tangent_marker()
         self.c.restore_checkpoint(name)
         assert self.c.tree.active_leaf == self.c.tree.named_checkpoints[name]
         assert len(self.c.tree) == before  # nothing deleted
-        self.persist()
+        if tangent is not None:  # a restore out of the open tangent leaves it
+            assert self.c.tree.in_tangent == (tangent in {m.id for m in self.c.path()})
 
     # Hypothesis falls back to the first enabled rule (fewest arguments, then by name)
     # when its random picks hit disabled ones; the unused arguments keep this always
@@ -728,6 +770,213 @@ TestConversationMachine = ConversationMachine.TestCase
 TestConversationMachine.settings = SETTINGS
 
 
+class CompareMachine(ConversationMachine):
+    """The same machine, where a prompt may also go to several workers at once (a compare).
+
+    A subclass, so the rules above keep the steps their rare states need; every rule
+    above runs here too, mixed with the compare's.
+    """
+
+    # -- rules: several workers on one prompt (core/compare.py) ----------------------------------
+
+    def workers(self, *states: TurnState) -> list[CompareWorker]:
+        """The running compare's workers whose lane is in one of ``states`` (any, if none given)."""
+        compare = self.c.compare
+        if compare is None:
+            return []
+        return [w for w in compare.workers if not states or w.lane.state in states]
+
+    def end_worker(self, worker: CompareWorker) -> None:
+        """The engine's step when a worker's run returns: the turn ends with the last one."""
+        assert worker.state.ended
+        others_running = any(not w.state.ended for w in self.workers() if w is not worker)
+        ended = self.c.worker_ended(worker.index)
+        assert ended is not others_running
+        if ended:
+            assert self.c.ready_for_input and self.c.compare is None and self.c.staged is None
+
+    # Not while a crash left tools interrupted: that state is rare and its own rule needs it.
+    @precondition(lambda self: self.c.ready_for_input and self.c.interrupted_tools() is None)
+    @rule(text=TEXT, count=st.integers(2, 4))
+    @counted
+    def start_compare(self, text: str, count: int) -> None:
+        leaf = self.c.tree.active_leaf
+        prompt = self.c.start_compare(text, tuple(CompareTarget("p", f"m{i}") for i in range(count)))
+        self.record_prompt(prompt)
+        self.resumed = None
+        assert prompt.parent_id == leaf and self.c.state is TurnState.COMPARING
+        assert self.c.staged == prompt.id and not self.c.ready_for_input
+        assert [w.state for w in self.workers()] == [WorkerState.STREAMING] * count
+        self.persist()
+
+    # The workers' steps are one rule drawing which step to take (as ``use_control`` does):
+    # five rules of their own would crowd out the rare states the older rules must reach.
+    @precondition(lambda self: self.c.compare is not None)
+    @rule(data=st.data(), step=st.sampled_from(["delta", "finish", "tools", "end"]))
+    @counted
+    def compare_step(self, data: st.DataObject, step: str) -> None:
+        streaming = bool(self.workers(TurnState.STREAMING))
+        waiting = bool(self.workers(TurnState.AWAITING_APPROVAL))
+        if waiting and (step == "tools" or (step == "delta" and not streaming)):
+            self.compare_tools(data, data.draw(st.booleans(), label="allow"))
+        elif step == "end" or not streaming:
+            self.compare_end_worker(data, data.draw(st.sampled_from(["fail", "stop"]), label="how"))
+        elif step == "finish":
+            self.compare_finish(data, data.draw(st.booleans(), label="tools"))
+        else:
+            self.compare_delta(data, data.draw(TEXT, label="text"))
+
+    def compare_delta(self, data: st.DataObject, text: str) -> None:
+        RULES_RUN["compare_delta"] += 1
+        lane = data.draw(st.sampled_from(self.workers(TurnState.STREAMING))).lane
+        if lane.reply is None:
+            reply = lane.begin_reply()
+            assert reply.parent_id in {self.c.staged, *(m.id for m in lane.path())}
+            self.persist()
+        lane.append_text(text)
+        assert self.c.tree.get(lane.reply.id).text.endswith(text)  # type: ignore[union-attr]
+        self.persist()
+
+    def compare_finish(self, data: st.DataObject, tools: bool) -> None:
+        RULES_RUN["compare_finish"] += 1
+        worker = data.draw(st.sampled_from(self.workers(TurnState.STREAMING)))
+        if worker.lane.reply is None:
+            worker.lane.begin_reply()
+        calls = (ToolCall(self.next_id("call"), "read_file", "{}"),) if tools else ()
+        worker.lane.finish_reply(tool_calls=calls)
+        self.persist()
+        if tools:
+            assert worker.state is WorkerState.AWAITING_APPROVAL
+            assert self.c.state is TurnState.COMPARING
+        else:
+            assert worker.state is WorkerState.DONE
+            self.end_worker(worker)
+            self.persist()
+
+    def compare_tools(self, data: st.DataObject, allow: bool) -> None:
+        """One worker's tool round: its own approval and results, the others untouched."""
+        RULES_RUN["compare_tools"] += 1
+        worker = data.draw(st.sampled_from(self.workers(TurnState.AWAITING_APPROVAL)))
+        others = {w.index: w.state for w in self.workers() if w is not worker}
+        lane = worker.lane
+        calls = lane.pending_tool_calls()
+        lane.decided()
+        lane.begin_tools()
+        assert worker.state is WorkerState.RUNNING_TOOLS
+        self.persist()
+        results = tuple(ToolResult(c.id, "ran", tool_name=c.name) for c in calls) if allow else ()
+        answer = lane.record_tool_results(results, refused_reason="" if allow else "no")
+        assert {r.call_id for r in answer.tool_results} == {c.id for c in calls}
+        assert worker.state is WorkerState.STREAMING
+        assert {w.index: w.state for w in self.workers() if w is not worker} == others
+        self.persist()
+
+    def compare_end_worker(self, data: st.DataObject, how: str) -> None:
+        """One worker fails (its provider) or is stopped (its own Stop); the others go on."""
+        RULES_RUN["compare_end_worker"] += 1
+        worker = data.draw(st.sampled_from([w for w in self.workers() if not w.state.ended]))
+        reply = worker.lane.reply
+        text = reply.text if reply is not None else ""
+        if how == "fail":
+            worker.lane.fail("provider went away")
+            assert worker.state is WorkerState.FAILED
+        else:
+            worker.lane.cancel()
+            assert worker.state is WorkerState.CANCELLED or (reply is None and worker.state.ended)
+        if reply is not None:
+            assert reply.text == text and reply.status is not MessageStatus.STREAMING
+        self.persist()
+        self.end_worker(worker)
+        self.persist()
+
+    @precondition(lambda self: any(w.state.ended for w in self.workers()))
+    @rule(data=st.data())
+    @counted
+    def compare_pick(self, data: st.DataObject) -> None:
+        """Continue with one reply: that branch becomes the path; the next request carries only it."""
+        worker = data.draw(st.sampled_from([w for w in self.workers() if w.state.ended]))
+        others = [w for w in self.workers() if w is not worker]
+        mine = {m.id for m in worker.messages()}
+        theirs = {m.id for w in others for m in w.messages()}
+        running = [
+            w.lane.reply
+            for w in others
+            if w.lane.reply is not None and w.lane.reply.status is MessageStatus.STREAMING
+        ]
+        self.c.pick(worker.index)
+        assert self.c.ready_for_input and self.c.staged is None and self.c.compare is None
+        assert self.c.tree.active_leaf == worker.leaf
+        assert all(not w.lane.turn.busy for w in others)
+        for reply in running:  # a worker still writing is stopped, its text kept
+            assert reply.status is MessageStatus.CANCELLED
+        path = {m.id for m in self.c.path()}
+        assert mine <= path and not theirs & path
+        nxt = Message.prompt("next question", parent_id=worker.leaf)
+        request = self.request(path=[*self.c.path(), nxt])
+        if request is not None:
+            sent = {source for message in request.messages for source in message.source_ids}
+            assert not sent & theirs, "a reply that was not picked was sent"
+        self.persist()
+
+    # Stop-all and crash share one rule (like the interrupted tools above): two rules with
+    # this precondition would take so many turns that rarer states elsewhere go unreached.
+    @precondition(lambda self: self.c.compare is not None)
+    @rule(how=st.sampled_from(["stop", "crash"]), _a=st.just(0))
+    @counted
+    def compare_interrupt(self, how: str, _a: int) -> None:
+        if how == "stop":
+            self.compare_stop_all()
+        else:
+            self.compare_crash()
+
+    def compare_stop_all(self) -> None:
+        """Stop during a compare stops every worker; each keeps what it wrote."""
+        RULES_RUN["compare_stop_all"] += 1
+        replies = [(w.lane.reply, w.lane.reply.text) for w in self.workers() if w.lane.reply is not None]
+        streaming = [r for r, _ in replies if r is not None and r.status is MessageStatus.STREAMING]
+        self.c.cancel("stop")
+        assert self.c.ready_for_input and self.c.compare is None and self.c.staged is None
+        for reply, text in replies:
+            assert reply is not None and reply.text == text
+        assert all(r.status is MessageStatus.CANCELLED for r in streaming)
+        self.persist()
+
+    def compare_crash(self) -> None:
+        """The process dies mid-compare: every worker's partial reply is kept, ``interrupted``."""
+        RULES_RUN["compare_crash"] += 1
+        compare = self.c.compare
+        assert compare is not None
+        partial = {
+            m.id: m.text for w in compare.workers for m in w.messages() if m.status is MessageStatus.STREAMING
+        }
+        self.do_crash()
+        assert self.c.compare is None and self.c.state is TurnState.IDLE
+        for message_id, text in partial.items():
+            message = self.c.tree.get(message_id)
+            assert message.status is MessageStatus.INTERRUPTED and message.text == text
+
+    @invariant()
+    def a_compare_is_one_turn(self) -> None:
+        """While workers run the session is busy with the one prompt; every lane sends well-formed."""
+        compare = self.c.compare
+        if compare is None:
+            assert self.c.state is not TurnState.COMPARING
+            return
+        assert self.c.state is TurnState.COMPARING and self.c.staged == compare.prompt_id
+        assert not compare.all_ended, "every worker ended but the session is still busy"
+        for worker in compare.workers:
+            mine = worker.messages()
+            assert not mine or mine[0].parent_id == compare.prompt_id
+            if worker.lane.turn.busy:
+                assert worker.lane.staged == compare.prompt_id
+            if worker.lane.state is TurnState.STREAMING:
+                self.request(path=worker.lane.path())
+
+
+TestCompareMachine = CompareMachine.TestCase
+TestCompareMachine.settings = SETTINGS
+
+
 # -- the same machine, persisted to a real SQLite store -----------------------------------------------
 
 
@@ -764,11 +1013,13 @@ class StoredConversationMachine(ConversationMachine):
 
     def persist(self) -> None:
         """Write what changed since the last step, as the engine does after each step."""
+        appended = False
         for message in self.c.tree:  # insertion order: parents first
             now = self.snapshot(message)
             before = self.written.get(message.id)
             if before is None:
                 self.run(self.store.append_message(self.session_id, message))
+                appended = True  # an append moves the stored leaf (a compare's worker: off the path)
             elif before != now:
                 assert not self.c.tree.children(message.id), "an UPDATE of a message with children"
                 if before[:2] == now[:2] and before[3:] == now[3:]:
@@ -777,7 +1028,7 @@ class StoredConversationMachine(ConversationMachine):
                     self.run(self.store.update_message(message))
             self.written[message.id] = now
         leaf = self.c.tree.active_leaf
-        if leaf != self.written_leaf:
+        if leaf != self.written_leaf or appended:
             self.run(self.store.set_active_leaf(self.session_id, leaf))
             self.written_leaf = leaf
         if self.c.tree.checkpoints != self.written_checkpoints:
@@ -811,6 +1062,14 @@ TestStoredConversationMachine = StoredConversationMachine.TestCase
 TestStoredConversationMachine.settings = settings(SETTINGS, max_examples=40, stateful_step_count=30)
 
 
+class StoredCompareMachine(CompareMachine, StoredConversationMachine):
+    """Compares written to a real SQLite store step by step, crashing mid-compare."""
+
+
+TestStoredCompareMachine = StoredCompareMachine.TestCase
+TestStoredCompareMachine.settings = settings(SETTINGS, max_examples=40, stateful_step_count=30)
+
+
 def test_every_rule_runs() -> None:
     """The machine is not vacuous: every rule ran, many times, in the test above."""
     RULES_RUN.clear()
@@ -819,11 +1078,23 @@ def test_every_rule_runs() -> None:
         "send", "edit_previous_prompt", "regenerate", "resume_partial_reply", "retry", "stream_text",
         "finish_plain", "finish_with_tool_calls", "approve", "deny", "cancel", "fail", "switch_version",
         "switch_active_leaf", "summarise_older_part", "crash", "full_tool_round",
-        "resume_earlier_reply", "finish_tools", "rerun_interrupted_tools",
-        "skip_interrupted_tools", "switch_agent", "compact", "clear", "start_tangent",
+        "resume_earlier_reply", "finish_tools", "settle_interrupted_tools", "rerun_interrupted_tools",
+        "skip_interrupted_tools", "switch_agent", "use_control", "compact", "clear", "start_tangent",
         "end_tangent", "set_checkpoint", "restore_checkpoint",
     }  # fmt: skip
     # Every rule must run; how often depends on Hypothesis' (derandomized) choices, which
     # shift whenever a precondition changes, so only the total is held to a high bar.
     assert {name for name, count in RULES_RUN.items() if count >= 1} == rules, RULES_RUN
     assert sum(RULES_RUN.values()) > 3000, RULES_RUN
+
+
+def test_every_compare_rule_runs() -> None:
+    """The compare machine reaches every step of a compare: workers' deltas, finishes with and
+    without tools, their own tool rounds, failures and stops, a pick, Stop for all, a crash."""
+    RULES_RUN.clear()
+    TestCompareMachine("runTest").runTest()
+    rules = {
+        "start_compare", "compare_step", "compare_delta", "compare_finish", "compare_tools",
+        "compare_end_worker", "compare_pick", "compare_interrupt", "compare_stop_all", "compare_crash",
+    }  # fmt: skip
+    assert rules <= {name for name, count in RULES_RUN.items() if count >= 1}, RULES_RUN

@@ -8,8 +8,10 @@ no I/O and knows nothing of providers; the engine drives it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from threadline.core.compare import Compare, CompareTarget
 from threadline.core.messages import (
     RECORD_KINDS,
     TOOL_ANSWER_KINDS,
@@ -32,6 +34,18 @@ from threadline.core.turn import Turn, TurnAction, TurnState
 
 MAX_CHECKPOINT_NAME = 60
 """Characters of a checkpoint name: a label for a menu and a flag, not a note."""
+
+
+def checkpoint_name(name: str) -> str:
+    """``name`` trimmed, inner runs of white space made one; refused when empty or too long."""
+    name = " ".join(name.split())
+    if not name:
+        raise TreeError("A checkpoint needs a name.")
+    if len(name) > MAX_CHECKPOINT_NAME:
+        raise TreeError(f"A checkpoint name can have at most {MAX_CHECKPOINT_NAME} characters.")
+    if name == TANGENT_CHECKPOINT:
+        raise TreeError(f"“{name}” is reserved; pick another name.")
+    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +72,8 @@ class Conversation:
         self.turn = Turn()
         self._reply_id: str | None = None
         self._tools_id: str | None = None
+        self.compare: Compare | None = None
+        """The running compare (several workers on one prompt), while the turn is ``COMPARING``."""
 
     # -- queries ------------------------------------------------------------------
 
@@ -229,6 +245,71 @@ class Conversation:
         answer.kind = MessageKind.CANCELLED_TOOL_USES
         return answer
 
+    # -- several workers on one prompt (core/compare.py) ------------------------------
+
+    def start_compare(
+        self,
+        text: str,
+        targets: tuple[CompareTarget, ...],
+        *,
+        images: tuple[ImageBlock, ...] = (),
+        context: tuple[ContextFile, ...] = (),
+    ) -> Message:
+        """Add the prompt under the active leaf and start one lane per target (2–4) on it."""
+        self._require_ready()
+        prompt = Message.prompt(text, parent_id=self.tree.active_leaf, images=images, context=context)
+        self.tree.add(prompt)
+        try:
+            self.compare = Compare(prompt, targets, self.tree)
+        except TreeError:
+            self.tree.remove_leaf(prompt.id)
+            raise
+        self.turn.apply(TurnAction.START_COMPARE, staged=prompt.id)
+        return prompt
+
+    def worker_ended(self, index: int) -> bool:
+        """A worker's lane has ended; once every worker has, the turn ends. Returns whether it did."""
+        compare = self._require_compare()
+        if compare.worker(index).lane.turn.busy:
+            raise TreeError(f"worker {index} is still running")
+        self.turn.apply(TurnAction.WORKER_ENDED)
+        if not compare.all_ended:
+            return False
+        self._end_compare(TurnAction.COMPARE_DONE, compare.default_leaf())
+        return True
+
+    def pick(self, index: int) -> list[Message]:
+        """Continue with worker ``index``'s reply: it becomes the active path, the turn ends.
+
+        Workers still running are stopped (their partial replies kept, ``cancelled``);
+        returns the messages that changed that way. The picked worker must have ended.
+        """
+        compare = self._require_compare()
+        chosen = compare.worker(index)
+        if chosen.lane.turn.busy:
+            raise TreeError("That reply is still being written; wait for it or stop it first.")
+        changed = [m for w in compare.workers if w.lane.turn.busy for m in w.lane.cancel()]
+        self._end_compare(TurnAction.PICK, chosen.leaf)
+        return changed
+
+    def _end_compare(self, action: TurnAction, leaf: str) -> None:
+        self.compare = None
+        self.tree.set_active_leaf(leaf)
+        self.turn.apply(action)
+
+    def _stop_compare(
+        self, stop: Callable[[Conversation], list[Message]], action: TurnAction
+    ) -> list[Message]:
+        compare = self._require_compare()
+        changed = [m for w in compare.workers if w.lane.turn.busy for m in stop(w.lane)]
+        self._end_compare(action, compare.default_leaf())
+        return changed
+
+    def _require_compare(self) -> Compare:
+        if self.compare is None or self.state is not TurnState.COMPARING:
+            raise TreeError("no compare is running")
+        return self.compare
+
     # -- streaming -----------------------------------------------------------------
 
     def begin_reply(self, metadata: RequestMetadata | None = None) -> Message:
@@ -329,6 +410,8 @@ class Conversation:
         """
         if not self.turn.busy:
             return []
+        if self.compare is not None:  # Stop stops every worker
+            return self._stop_compare(lambda lane: lane.cancel(reason), TurnAction.CANCEL)
         changed: list[Message] = []
         reply = self.reply
         pending = self.pending_tool_calls()
@@ -349,6 +432,8 @@ class Conversation:
         """
         if not self.turn.busy:
             return []
+        if self.compare is not None:
+            return self._stop_compare(lambda lane: lane.fail(error), TurnAction.FAIL)
         changed: list[Message] = []
         reply = self.reply
         pending = self.pending_tool_calls()
@@ -391,7 +476,8 @@ class Conversation:
         """Start a side conversation below ``from_message_id`` (the active leaf by default).
 
         The active leaf is remembered as the place to return to, so the main line goes
-        on where it was left, however far back the tangent branched off.
+        on where it was left, however far back the tangent branched off. A tangent
+        inside a tangent is refused: there would be two places to return to.
         """
         self._require_ready()
         origin = self.tree.active_leaf
@@ -400,8 +486,8 @@ class Conversation:
         if origin is None:
             raise TreeError("An empty chat has no main line to step aside from.")
         parent = from_message_id or origin
-        self.tree.get(parent)
-        marker = Message.marker_message(Marker(MarkerType.TANGENT, "Side conversation"), parent_id=parent)
+        self._require_message(parent)
+        marker = Message.marker_message(Marker(MarkerType.TANGENT, "Tangent"), parent_id=parent)
         self.tree.checkpoints[TANGENT_CHECKPOINT] = origin
         return self.tree.add(marker)
 
@@ -410,6 +496,8 @@ class Conversation:
 
         With ``bring_last_exchange`` the tangent's last prompt and its final reply are
         copied under the main line's leaf, so the main line sees what the tangent found.
+        The copies carry their text only (no images, files or tool calls: the main line
+        did not see those steps) and ``metadata.brought_from`` names the original.
         Returns those copies (``[]`` without them).
         """
         self._require_ready()
@@ -420,36 +508,69 @@ class Conversation:
         if exchange is None:
             return []
         prompt, reply = exchange
-        copy = Message.prompt(prompt.text, parent_id=origin, images=prompt.images, context=prompt.context)
+        copy = Message.prompt(prompt.text, parent_id=origin)
+        copy.metadata = RequestMetadata(brought_from=prompt.id)
         answer = Message.reply(
-            parent_id=copy.id, text=reply.text, status=MessageStatus.COMPLETE, metadata=reply.metadata
+            parent_id=copy.id,
+            text=reply.text,
+            status=MessageStatus.COMPLETE,
+            metadata=replace(reply.metadata or RequestMetadata(), brought_from=reply.id),
         )
         self.tree.add(copy)
         self.tree.add(answer)
         return [copy, answer]
 
     def set_checkpoint(self, name: str, message_id: str | None = None) -> str:
-        """Name a point of the conversation (the active leaf by default); a name is used once."""
-        name = " ".join(name.split())
-        if not name:
-            raise TreeError("A checkpoint needs a name.")
-        if len(name) > MAX_CHECKPOINT_NAME or name == TANGENT_CHECKPOINT:
-            raise TreeError(f"A checkpoint name can have at most {MAX_CHECKPOINT_NAME} characters.")
+        """Name a point of the conversation (the active leaf by default); a name is used once.
+
+        Names are trimmed (inner runs of spaces made one) so "draft" and " draft " are
+        the same name.
+        """
+        name = checkpoint_name(name)
         if name in self.tree.checkpoints:
-            raise TreeError(f"There is already a checkpoint called “{name}”.")
+            raise TreeError(f"There is already a checkpoint called “{name}”. Pick another name.")
+        if message_id is not None:
+            self._require_message(message_id)
+        elif self.tree.active_leaf is None:
+            raise TreeError("An empty chat has nothing to mark: send a message first.")
         return self.tree.set_checkpoint(name, message_id)
 
     def restore_checkpoint(self, name: str) -> str:
-        """Show the path that ends at the checkpoint's message; nothing is deleted."""
+        """Show the path that ends at the checkpoint's message; nothing is deleted.
+
+        The checkpoint's message becomes the active leaf, so the next prompt starts a
+        new branch there. Restoring to a point outside the open tangent leaves the
+        tangent (without going back to its origin): the person chose where to be.
+        """
         self._require_ready()
+        name = " ".join(name.split())
         if name not in self.tree.named_checkpoints:
             raise TreeError(f"There is no checkpoint called “{name}”.")
-        return self.tree.restore_checkpoint(name)
+        tangent = self.open_tangent_marker()
+        target = self.tree.restore_checkpoint(name)
+        if tangent is not None and tangent not in {m.id for m in self.tree.path(target)}:
+            del self.tree.checkpoints[TANGENT_CHECKPOINT]
+        return target
 
     def remove_checkpoint(self, name: str) -> None:
+        """Forget a checkpoint's name; its message stays."""
+        name = " ".join(name.split())
         if name not in self.tree.named_checkpoints:
             raise TreeError(f"There is no checkpoint called “{name}”.")
         del self.tree.checkpoints[name]
+
+    def open_tangent_marker(self) -> str | None:
+        """The id of the open tangent's marker: the latest tangent marker on the path."""
+        if not self.tree.in_tangent:
+            return None
+        for message in reversed(self.path()):
+            if message.marker is not None and message.marker.type is MarkerType.TANGENT:
+                return message.id
+        return None
+
+    def _require_message(self, message_id: str) -> None:
+        if message_id not in self.tree:
+            raise TreeError("That message is no longer in this chat.")
 
     def add_summary(self, text: str, summarised_through: str) -> Message:
         """Append a compaction summary under the active leaf.

@@ -212,6 +212,20 @@ class ConversationTree:
         self._active_leaf = self.newest_leaf_under(target)
         return self._active_leaf
 
+    def lane(self, leaf: str | None) -> ConversationTree:
+        """Another view of these same messages with an active leaf of its own.
+
+        Parallel replies (``core/compare.py``) grow several branches at once: each
+        worker adds through its lane, so every message lands in this one tree (no
+        copy to merge back), while each lane keeps the leaf its replies hang under.
+        """
+        view = ConversationTree()
+        view._messages = self._messages
+        view._children = self._children
+        view.checkpoints = self.checkpoints
+        view.set_active_leaf(leaf)
+        return view
+
     # -- checkpoints and tangents --------------------------------------------------
 
     @property

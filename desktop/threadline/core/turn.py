@@ -17,6 +17,8 @@ class TurnState(StrEnum):
     STREAMING = "streaming"
     AWAITING_APPROVAL = "awaiting_approval"
     RUNNING_TOOLS = "running_tools"
+    COMPARING = "comparing"
+    """Several workers answer one prompt at once (``core/compare.py``); each has its own lane."""
     FAILED = "failed"
 
 
@@ -29,9 +31,17 @@ class TurnAction(StrEnum):
     COMMIT = "commit"
     CANCEL = "cancel"
     FAIL = "fail"
+    START_COMPARE = "start_compare"
+    """A prompt is staged for several workers (models or agents) at once."""
+    WORKER_ENDED = "worker_ended"
+    """One worker of a compare finished, failed or was stopped; the others go on."""
+    PICK = "pick"
+    """The person chose one worker's reply to continue with; the others stop."""
+    COMPARE_DONE = "compare_done"
+    """Every worker of the compare has ended."""
 
 
-_BUSY = (TurnState.STREAMING, TurnState.AWAITING_APPROVAL, TurnState.RUNNING_TOOLS)
+_BUSY = (TurnState.STREAMING, TurnState.AWAITING_APPROVAL, TurnState.RUNNING_TOOLS, TurnState.COMPARING)
 
 TRANSITIONS: dict[tuple[TurnState, TurnAction], TurnState] = {
     (TurnState.IDLE, TurnAction.STAGE): TurnState.STREAMING,
@@ -40,6 +50,11 @@ TRANSITIONS: dict[tuple[TurnState, TurnAction], TurnState] = {
     (TurnState.AWAITING_APPROVAL, TurnAction.DECIDED): TurnState.RUNNING_TOOLS,
     (TurnState.RUNNING_TOOLS, TurnAction.TOOLS_DONE): TurnState.STREAMING,
     (TurnState.STREAMING, TurnAction.COMMIT): TurnState.IDLE,
+    (TurnState.IDLE, TurnAction.START_COMPARE): TurnState.COMPARING,
+    (TurnState.FAILED, TurnAction.START_COMPARE): TurnState.COMPARING,
+    (TurnState.COMPARING, TurnAction.WORKER_ENDED): TurnState.COMPARING,
+    (TurnState.COMPARING, TurnAction.PICK): TurnState.IDLE,
+    (TurnState.COMPARING, TurnAction.COMPARE_DONE): TurnState.IDLE,
     **{(state, TurnAction.CANCEL): TurnState.IDLE for state in _BUSY},
     **{(state, TurnAction.FAIL): TurnState.FAILED for state in _BUSY},
 }
@@ -87,7 +102,7 @@ class Turn:
             nxt = TRANSITIONS[(self._state, action)]
         except KeyError:
             raise IllegalTransition(self._state, action) from None
-        if action is TurnAction.STAGE:
+        if action in (TurnAction.STAGE, TurnAction.START_COMPARE):
             if staged is None:
                 raise ValueError("stage needs the id of the staged prompt")
             self._staged = staged
