@@ -1,28 +1,38 @@
-"""Windows agree with the command line: notice what other processes wrote to the database.
+"""Every window follows what other instances write: the change feed applied to the engine.
 
-A chat that ``threadline ask`` creates, or a rename done by a second instance, must
-show in an open window within a second. Every ``POLL_SECONDS`` the watch asks the
-database's change counter (``threadline.store.change_counter``, next to free);
-only when it moved does it re-read the sessions active since the last check plus
-the sessions this engine has shown (a rename or a pin does not move a session's
-activity time), compare them with what it knows, and hand each difference to the
-engine (``changed``), which emits ``SessionUpdated`` as for its own changes. A
-shown session whose row is gone was deleted elsewhere (``removed``).
+The store's change feed (``threadline.store.change_feed``) hands out, in order,
+what any writer of the database changed, with the rows it names. The watch turns
+that into the events this engine already emits for its own changes:
 
-Its own writes also move the counter (the counter has a connection of its own),
-but they re-read as rows it already knows, so they produce no second event.
+* **Sessions** (the sidebar): a session row that differs from what this engine last
+  told its observers becomes ``SessionUpdated`` (through the engine's ``changed``);
+  a session that is gone becomes ``SessionRemoved`` (``removed``). The engine asks
+  ``is_news`` before it announces a change of its own, so whichever of the two
+  paths comes first announces it and the other stays silent: no echoes.
+* **Open conversations** take other instances' messages as they arrive, in place:
+  a new message is ``MessageAdded``, a reply that grew by text only is a
+  ``TextDelta`` (so another machine's reply streams in an open tab), any other change
+  is ``MessageChanged`` (final status, reasoning, tool calls), a deleted one is
+  ``MessagesRemoved``; a moved active leaf is ``ActivePathChanged`` (new versions)
+  and changed checkpoints are ``CheckpointsChanged``.
 
-``reload_tree`` brings an open conversation up to date with messages written
-elsewhere; the engine calls it only while the session is idle here, so a turn
-running in this process is never overwritten.
+A session this engine is busy with (a turn runs here, or a message delete waits for
+its undo) is never touched. A batch is read from one snapshot; if this engine
+changed the session after (or shortly before, ``SETTLE_SECONDS``) that snapshot, the
+batch could carry the state from before its own change, so the session is left out
+and re-read once it has been quiet that long (``reload_tree``, a diff against the
+stored tree). A reader that fell behind the trimmed log re-reads what it shows
+once, as the polling watch that preceded the feed did (``change_counter``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 
 from threadline.core.messages import Message
@@ -30,66 +40,119 @@ from threadline.core.session import SessionInfo
 from threadline.core.tree import ConversationTree
 from threadline.engine.events import (
     ActivePathChanged,
+    CheckpointsChanged,
+    ConversationEvent,
+    MessageAdded,
     MessageChanged,
+    MessagesRemoved,
     SessionEvent,
     SessionRemoved,
     SessionRestored,
     SessionUpdated,
+    TextDelta,
 )
 from threadline.engine.live import LiveConversation
 from threadline.store.change_counter import ChangeCounter
+from threadline.store.change_feed import ChangeBatch, ChangeFeed, ChangeKind, StoredMessage
 from threadline.store.errors import StoreError
 
 log = logging.getLogger("threadline.engine.change_watch")
 
-POLL_SECONDS = 0.5
+SETTLE_SECONDS = 1.0
+"""How long after its own change to a session this engine waits before taking the feed's
+state of it (its own write may commit after a snapshot that started before it)."""
+RETRY_SECONDS = 1.0
+"""Wait after a failed read of the feed (a busy or briefly unreachable database)."""
 LATE_COMMIT_MARGIN = timedelta(seconds=60)
-"""How far before the watermark a check still looks: a writer stamps ``updated_at``
-before it commits, and may wait for the write lock (or retry) meanwhile."""
-
+"""How far before the newest activity seen a catch-up re-read still looks."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 Changed = Callable[[SessionInfo], Awaitable[None]]
 Removed = Callable[[str], Awaitable[None]]
+LoadTree = Callable[[str], Awaitable[ConversationTree]]
 
 
 class ChangeWatch:
     """Started by ``start`` (the engine's loop), stopped by ``aclose``; see the module doc."""
 
     def __init__(
-        self, url: str, *, changed: Changed, removed: Removed, interval: float = POLL_SECONDS
+        self,
+        url: str,
+        *,
+        changed: Changed,
+        removed: Removed,
+        live: Callable[[str], LiveConversation | None] = lambda _id: None,
+        busy: Callable[[str], bool] = lambda _id: False,
+        load_tree: LoadTree | None = None,
+        settle: float = SETTLE_SECONDS,
     ) -> None:
         self._url = url
         self._changed = changed
         self._removed = removed
-        self._interval = interval
+        self._live = live
+        self._busy = busy
+        self._load_tree = load_tree
+        self._settle = settle
         self._known: dict[str, SessionInfo] = {}
         self._gone: set[str] = set()
         """Sessions this engine removed: their rows linger until the undo window ends, and a
-        re-read then must not bring them back."""
+        feed entry meanwhile must not bring them back."""
+        self._local_at: dict[str, float] = {}
+        """When this engine last changed each session itself (``time.monotonic``)."""
+        self._deferred: set[str] = set()
+        """Sessions left out of a batch: re-read once settled and idle."""
+        self._attached: set[int] = set()
+        self._applying = False
         self._since: datetime | None = None
         self._task: asyncio.Task[None] | None = None
-        self._counter: ChangeCounter | None = None
+        self.feed: ChangeFeed | None = None
         self.checks = 0
-        """How many times the sessions were re-read (the counter had moved); tests read it."""
+        """How many batches of changes were applied (tests read it)."""
 
-    # -- what this engine has shown ------------------------------------------------------------
+    # -- what this engine has shown and done ----------------------------------------------------
 
     def remember(self, sessions: Iterable[SessionInfo]) -> None:
-        """Sessions handed to a window (a sidebar page, a filter's results): watch their rows."""
+        """Sessions handed to a window (a sidebar page, a filter's results)."""
         for info in sessions:
-            self._known[info.id] = info
+            self._known.setdefault(info.id, info)
+            self._watermark(info)
+
+    def is_news(self, info: SessionInfo) -> bool:
+        """Whether announcing ``info`` tells observers anything (not already announced)."""
+        return self._known.get(info.id) != info or info.id in self._gone
 
     def observe(self, event: SessionEvent) -> None:
-        """The engine's own session events keep what is known current (no echo of them)."""
+        """The engine's session events keep what is known current (no echo of them)."""
         if isinstance(event, SessionUpdated | SessionRestored):
             if isinstance(event, SessionRestored):
                 self._gone.discard(event.session.id)
             if event.session.id not in self._gone:
                 self._known[event.session.id] = event.session
+                self._watermark(event.session)
+            self._mark_local(event.session.id)
         elif isinstance(event, SessionRemoved):
             self._known.pop(event.session_id, None)
             self._gone.add(event.session_id)
+
+    def attach(self, live: LiveConversation) -> None:
+        """Follow an opened conversation's own events (its local changes, see the module doc)."""
+        if id(live) in self._attached:
+            return
+        self._attached.add(id(live))
+        session_id = live.session_id
+
+        def local(_event: ConversationEvent) -> None:
+            self._mark_local(session_id)
+
+        live.subscribe(local)
+
+    def _mark_local(self, session_id: str) -> None:
+        if not self._applying:
+            self._local_at[session_id] = time.monotonic()
+
+    def _watermark(self, info: SessionInfo) -> None:
+        if self._since is None or info.updated_at > self._since:
+            self._since = info.updated_at
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -98,63 +161,226 @@ class ChangeWatch:
             self._task = asyncio.create_task(self._run(), name="change-watch")
 
     async def aclose(self) -> None:
-        """Stop polling and close the counter's connection; nothing is left pending."""
+        """Stop reading and close the feed's connections; nothing is left pending."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        counter, self._counter = self._counter, None
-        if counter is not None:
-            await counter.close()
+        feed, self.feed = self.feed, None
+        if feed is not None:
+            await feed.aclose()
 
     async def _run(self) -> None:
         try:
-            self._counter = await ChangeCounter.open(self._url)
-            self._since = await self._counter.latest_activity()
-            last = await self._counter.counter()
+            self.feed = await ChangeFeed.open(self._url)
         except StoreError as err:
             log.warning("changes made by other programs will not show until restart: %s", err)
             return
         except Exception:
-            log.exception("could not start watching the database for changes")
+            log.exception("could not start following the database's changes")
             return
-        while True:
-            await asyncio.sleep(self._interval)
-            try:
-                now = await self._counter.counter()
-                if now != last:
-                    last = now
-                    await self.check()
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:  # a busy or briefly unreachable database: ask again next time
-                log.info("checking the database for changes failed: %s", err)
+        pending: asyncio.Task[ChangeBatch] | None = None
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.create_task(self.feed.next_batch(self._open_ids))
+                await asyncio.wait({pending}, timeout=self._next_recheck())
+                if pending.done():
+                    finished, pending = pending, None
+                    try:
+                        batch = finished.result()
+                    except Exception as err:  # a busy or briefly unreachable database
+                        log.info("reading the database's changes failed: %s", err)
+                        await asyncio.sleep(RETRY_SECONDS)
+                        continue
+                    await self.apply(batch)
+                await self._recheck_settled()
+        finally:
+            if pending is not None:
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pending
 
-    async def check(self) -> None:
-        """Re-read what may have changed and report the differences (the counter moved)."""
-        assert self._counter is not None
+    def _open_ids(self) -> frozenset[str]:
+        return frozenset(s for s in self._local_or_known() if self._live(s) is not None)
+
+    def _local_or_known(self) -> Iterator[str]:
+        yield from self._known
+        yield from self._local_at
+
+    # -- applying a batch -------------------------------------------------------------------------
+
+    async def apply(self, batch: ChangeBatch) -> None:
+        """Announce what the batch changed; see the module doc for what is left out and why."""
         self.checks += 1
-        # No session seen yet (an empty database): every row is new.
+        if batch.missed:
+            await self._catch_up()
+        by_session: dict[str, list[StoredMessage]] = {}
+        for stored in batch.messages:
+            by_session.setdefault(stored.session_id, []).append(stored)
+        for session_id, info in batch.sessions.items():
+            if session_id in self._gone:
+                continue
+            if info is None:
+                await self._gone_elsewhere(session_id)
+                continue
+            self._watermark(info)
+            if self._unsettled(session_id, batch.read_started) or self._busy(session_id):
+                self._deferred.add(session_id)
+                continue
+            live = self._live(session_id)
+            if live is not None:
+                if session_id in batch.messages_of:
+                    deleted = [
+                        c.message_id
+                        for c in batch.changes
+                        if c.session_id == session_id and c.kind is ChangeKind.MESSAGE_DELETED
+                    ]
+                    self._apply_messages(live, info, by_session.get(session_id, []), deleted)
+                else:  # opened after the batch was asked for: its messages were not read
+                    self._deferred.add(session_id)
+            await self._announce(info)
+
+    async def _announce(self, info: SessionInfo) -> None:
+        if not self.is_news(info):
+            return
+        self._applying = True
+        try:
+            await self._changed(info)
+        finally:
+            self._applying = False
+
+    async def _gone_elsewhere(self, session_id: str) -> None:
+        if session_id in self._known or self._live(session_id) is not None:
+            self._known.pop(session_id, None)
+            self._applying = True
+            try:
+                await self._removed(session_id)
+            finally:
+                self._applying = False
+
+    def _unsettled(self, session_id: str, read_started: float) -> bool:
+        local = self._local_at.get(session_id)
+        return local is not None and read_started < local + self._settle
+
+    def _apply_messages(
+        self,
+        live: LiveConversation,
+        info: SessionInfo,
+        stored: list[StoredMessage],
+        deleted: list[str | None],
+    ) -> None:
+        session_id = live.session_id
+        tree = live.conversation.tree
+        events: list[ConversationEvent] = []
+        for item in stored:
+            message = item.message
+            if message.id in tree:
+                events.extend(_updated(session_id, tree.get(message.id), message))
+            elif message.parent_id is None or message.parent_id in tree:
+                activate = message.parent_id == tree.active_leaf and (
+                    info.active_leaf == message.id or info.active_leaf not in tree
+                )
+                tree.add(message, activate=activate)
+                events.append(MessageAdded(session_id, message))
+            else:  # its parent was not part of this batch: take the stored tree instead
+                self._deferred.add(session_id)
+                return
+        for message_id in deleted:
+            if message_id is not None and message_id in tree:
+                removed = tree.remove_subtree(message_id)
+                events.append(MessagesRemoved(session_id, message_id, tuple(m.id for m in removed.messages)))
+        if info.active_leaf != tree.active_leaf and (info.active_leaf is None or info.active_leaf in tree):
+            tree.set_active_leaf(info.active_leaf)
+            events.append(ActivePathChanged(session_id, info.active_leaf))
+        checkpoints = {name: target for name, target in info.checkpoints.items() if target in tree}
+        if checkpoints != tree.checkpoints:
+            tree.checkpoints = checkpoints
+            events.append(CheckpointsChanged(session_id, dict(tree.named_checkpoints), tree.tangent_origin))
+        self._emit(live, events)
+
+    def _emit(self, live: LiveConversation, events: list[ConversationEvent]) -> None:
+        self._applying = True
+        try:
+            for event in events:
+                live.emit(event)
+        finally:
+            self._applying = False
+
+    # -- re-reading -------------------------------------------------------------------------------
+
+    def _next_recheck(self) -> float | None:
+        if not self._deferred:
+            return None
+        now = time.monotonic()
+        due = [self._local_at.get(s, 0.0) + self._settle - now for s in self._deferred]
+        return max(0.05, min(due))
+
+    async def _recheck_settled(self) -> None:
+        """Re-read deferred sessions that have been quiet long enough and are idle here."""
+        now = time.monotonic()
+        ready = [
+            s
+            for s in self._deferred
+            if self._local_at.get(s, 0.0) + self._settle <= now and not self._busy(s)
+        ]
+        if not ready or self.feed is None:
+            return
+        rows = await self.feed.sessions(ready)
+        for session_id in ready:
+            self._deferred.discard(session_id)
+            info = rows.get(session_id)
+            if info is None:
+                await self._gone_elsewhere(session_id)
+                continue
+            live = self._live(session_id)
+            if live is not None and self._load_tree is not None and not self._busy(session_id):
+                self._applying = True
+                try:
+                    await reload_tree(live, self._load_tree)
+                except StoreError as err:
+                    log.info("re-reading session %s failed: %s", session_id, err)
+                finally:
+                    self._applying = False
+            await self._announce(info)
+
+    async def _catch_up(self) -> None:
+        """The log no longer holds what this engine missed: re-read what it shows, once."""
         since = self._since - LATE_COMMIT_MARGIN if self._since is not None else EPOCH
         known = list(self._known)
-        rows = await self._counter.changed_sessions(since, known)
-        found = {info.id: info for info in rows}
+        counter = await ChangeCounter.open(self._url)
+        try:
+            rows = await counter.changed_sessions(since, known)
+        finally:
+            await counter.close()
+        found = {info.id for info in rows}
         for info in rows:
-            if self._since is None or info.updated_at > self._since:
-                self._since = info.updated_at
-            if info.id in self._gone:
-                continue
-            if self._known.get(info.id) != info:
-                self._known[info.id] = info
-                await self._changed(info)
+            if info.id not in self._gone:
+                self._watermark(info)
+                if self._live(info.id) is not None:
+                    self._deferred.add(info.id)
+                await self._announce(info)
         for session_id in known:
-            if session_id not in found and session_id in self._known:
-                del self._known[session_id]
-                await self._removed(session_id)
+            if session_id not in found:
+                await self._gone_elsewhere(session_id)
 
 
-async def reload_tree(live: LiveConversation, load: Callable[[str], Awaitable[ConversationTree]]) -> None:
+def _updated(session_id: str, mine: Message, stored: Message) -> list[ConversationEvent]:
+    """Bring ``mine`` (the live tree's object, which views hold) to the stored state, in place."""
+    if _shown(mine) == _shown(stored):
+        return []
+    old_text = mine.text
+    grew = _shown(mine)[1:] == _shown(stored)[1:] and stored.text.startswith(old_text)
+    for field in dataclasses.fields(Message):
+        if field.name != "id":
+            setattr(mine, field.name, getattr(stored, field.name))
+    if grew:
+        return [TextDelta(session_id, mine.id, stored.text[len(old_text) :])]
+    return [MessageChanged(session_id, mine)]
+
+
+async def reload_tree(live: LiveConversation, load: LoadTree) -> None:
     """Take the stored tree of an idle open conversation if it differs from the one in memory.
 
     Messages that changed are announced (``MessageChanged``), then the active path
@@ -166,24 +392,32 @@ async def reload_tree(live: LiveConversation, load: Callable[[str], Awaitable[Co
         return  # a turn started here while the tree was read: it owns the tree now
     mine = conversation.tree
     if stored.active_leaf == mine.active_leaf and _same(stored, mine):
+        if stored.checkpoints != mine.checkpoints:
+            mine.checkpoints = stored.checkpoints
+            live.emit(CheckpointsChanged(live.session_id, dict(mine.named_checkpoints), mine.tangent_origin))
         return
     conversation.tree = stored
     for message in stored:
         if message.id in mine and _shown(mine.get(message.id)) != _shown(message):
             live.emit(MessageChanged(live.session_id, message))
     live.emit(ActivePathChanged(live.session_id, stored.active_leaf))
+    if stored.checkpoints != mine.checkpoints:
+        live.emit(CheckpointsChanged(live.session_id, dict(stored.named_checkpoints), stored.tangent_origin))
 
 
 def _shown(message: Message) -> tuple[object, ...]:
-    """What a tab shows of a message (a stored copy may differ in, say, timestamp precision)."""
+    """What a tab shows of a message, text first (a stored copy may differ in, say,
+    timestamp precision, which is not shown)."""
     return (
+        message.text,
         message.parent_id,
         message.status,
-        message.text,
-        len(message.tool_calls),
+        message.kind,
+        message.tool_calls,
         len(message.tool_results),
         len(message.images),
         len(message.context),
+        tuple(r.text for r in message.reasoning),
     )
 
 

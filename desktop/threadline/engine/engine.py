@@ -53,7 +53,7 @@ from threadline.core.tree import ConversationTree
 from threadline.engine.agents import AgentError, AgentService, SessionAgent, agent_marker, session_agent
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
-from threadline.engine.change_watch import ChangeWatch, reload_tree
+from threadline.engine.change_watch import ChangeWatch
 from threadline.engine.context_meter import meter_for
 from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.drafts import Draft, draft_key
@@ -149,7 +149,12 @@ class Engine:
         """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
         if watch_changes:
             self.change_watch = ChangeWatch(
-                store.url, changed=self._changed_elsewhere, removed=self._removed_elsewhere
+                store.url,
+                changed=self._changed_elsewhere,
+                removed=self._removed_elsewhere,
+                live=self.live,
+                busy=lambda session_id: self.running(session_id) or bool(self.messages.pending(session_id)),
+                load_tree=self.store.load_tree,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()
@@ -203,6 +208,8 @@ class Engine:
             tree = await self.store.load_tree(session_id)
             live = LiveConversation(info, Conversation(session_id, tree))
             self._live[session_id] = live
+            if self.change_watch is not None:
+                self.change_watch.attach(live)  # its own changes are not taken back from the feed
             future.set_result(live)
             return live
         except BaseException as err:
@@ -980,6 +987,9 @@ class Engine:
         live = self._live.get(info.id)
         if live is not None:
             live.info = info
+        if self.change_watch is not None and not self.change_watch.is_news(info):
+            return  # the change feed announced it already (or this engine did)
+        if live is not None:
             live.emit(event)
         self._tell_sessions(event)
 
@@ -990,16 +1000,9 @@ class Engine:
         return sessions
 
     async def _changed_elsewhere(self, info: SessionInfo) -> None:
-        """Another process changed a session: announce it; an idle open one takes the stored tree."""
-        if info.id in self._pending_deletes:
-            return
-        live = self._live.get(info.id)
-        idle = live is not None and not self.running(info.id) and live.conversation.ready_for_input
-        if live is not None and idle and not self.messages.pending(info.id):  # a reload would undelete
-            moved = (live.info.updated_at, live.info.preview, live.info.active_leaf)
-            if moved != (info.updated_at, info.preview, info.active_leaf):
-                await reload_tree(live, self.store.load_tree)
-        self._session_changed(info)
+        """Another instance changed a session (the change watch has updated an open tree)."""
+        if info.id not in self._pending_deletes:
+            self._session_changed(info)
 
     async def _removed_elsewhere(self, session_id: str) -> None:
         """Another process deleted a session this engine has shown."""

@@ -109,6 +109,8 @@ class ChangeBatch:
     """Entries after the previous batch were trimmed before they were read."""
     read_started: float = 0.0
     """``time.monotonic()`` when the snapshot was taken (rows are at least this fresh)."""
+    messages_of: frozenset[str] = frozenset()
+    """The sessions whose messages were read."""
 
     @property
     def empty(self) -> bool:
@@ -181,11 +183,14 @@ class ChangeFeed:
         """PostgreSQL: how many times the listening connection was lost and made again."""
         return self._listener.reconnects if self._listener else 0
 
-    async def next_batch(self, messages_of: Collection[str] = ()) -> ChangeBatch:
-        """Wait for the next entries and read them; the rows of ``messages_of``'s messages too."""
+    async def next_batch(
+        self, messages_of: Collection[str] | Callable[[], Collection[str]] = ()
+    ) -> ChangeBatch:
+        """Wait for the next entries and read them; the rows of ``messages_of``'s messages too
+        (a callable is asked at each read: the sessions open then)."""
         while True:
             await self.wait()
-            batch = await self.read(messages_of)
+            batch = await self.read(messages_of() if callable(messages_of) else messages_of)
             if not batch.empty:
                 return batch
 
@@ -215,6 +220,15 @@ class ChangeFeed:
             self.last_seq = batch.changes[-1].seq
             self._more = len(batch.changes) >= PAGE
         return batch
+
+    async def sessions(self, ids: Collection[str]) -> dict[str, SessionInfo | None]:
+        """The current rows of ``ids`` (``None``: gone), for a caller that re-reads a few."""
+
+        def read() -> dict[str, SessionInfo | None]:
+            with Session(self._engine, expire_on_commit=False) as session, session.begin():
+                return _sessions(session, list(ids))
+
+        return await self._run(read)
 
     async def aclose(self) -> None:
         listener, self._listener = self._listener, None
@@ -258,10 +272,10 @@ class ChangeFeed:
             oldest = session.exec(select(func.min(col(ChangeLogRow.seq)))).one()
             missed = oldest is not None and int(oldest) > last + 1
             changes = tuple(_change(row) for row in rows)
-            sessions = _sessions(session, {c.session_id for c in changes})
+            sessions = _sessions(session, list(dict.fromkeys(c.session_id for c in changes)))
             wanted = {c.message_id for c in changes if c.message_id and c.session_id in messages_of}
             messages = _messages(session, wanted)
-        return ChangeBatch(changes, sessions, messages, missed, started)
+        return ChangeBatch(changes, sessions, messages, missed, started, messages_of)
 
     def _close(self) -> None:
         try:
@@ -276,7 +290,8 @@ def _change(row: ChangeLogRow) -> Change:
     return Change(row.seq, row.at, ChangeKind(row.kind), row.session_id, row.message_id)
 
 
-def _sessions(session: Session, ids: set[str]) -> dict[str, SessionInfo | None]:
+def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionInfo | None]:
+    """The rows of ``ids`` in the order given (``None``: gone)."""
     found: dict[str, SessionInfo | None] = dict.fromkeys(ids)
     for chunk in _chunks(sorted(ids)):
         for row in session.exec(select(SessionRow).where(col(SessionRow.id).in_(chunk))):

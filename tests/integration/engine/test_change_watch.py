@@ -19,8 +19,8 @@ from tests.support.sse_server import ReplayServer, openai_text_stream, sse_respo
 
 from threadline.engine.engine import Engine
 from threadline.engine.events import (
-    ActivePathChanged,
     ConversationEvent,
+    MessageAdded,
     SessionEvent,
     SessionRemoved,
     SessionUpdated,
@@ -140,7 +140,8 @@ async def test_a_chat_made_by_threadline_ask_arrives_and_an_open_idle_chat_shows
         assert result[0] == 0, result[1]
         await until(lambda: len(live.conversation.path()) == 4)
         assert [m.text for m in live.conversation.path()][2:] == ["again", "A second answer."]
-        assert any(isinstance(e, ActivePathChanged) for e in tab)
+        added = [e.message.id for e in tab if isinstance(e, MessageAdded)]
+        assert added == [m.id for m in live.conversation.path()[2:]]  # in place, not a reload
         assert live.info.preview.startswith("A second")
     finally:
         await engine.aclose()
@@ -170,9 +171,9 @@ async def test_close_stops_the_watch_with_nothing_pending(
     engine = await watching(tmp_path, replay_server)
     watch = engine.change_watch
     assert watch is not None
-    await until(lambda: watch._counter is not None)
+    await until(lambda: watch.feed is not None)
     await engine.aclose()
-    assert watch._task is None and watch._counter is None
+    assert watch._task is None and watch.feed is None
     leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
     assert leftovers == []
 

@@ -1,0 +1,246 @@
+"""Two engines on one database follow each other through the change feed.
+
+Real parts only: one SQLite file, or the private PostgreSQL server; the replay SSE
+server streams a slow reply (several chunks) in engine A while engine B has the
+session open and must see the text grow, the final status, new versions and
+checkpoints, and the sidebar's creates, renames and deletes. Waits are on
+conditions, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from tests.support.engines import FAST_RETRIES
+from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.core.messages import MessageStatus
+from threadline.engine.engine import Engine
+from threadline.engine.events import (
+    ActivePathChanged,
+    CheckpointsChanged,
+    ConversationEvent,
+    MessageAdded,
+    MessageChanged,
+    SessionEvent,
+    SessionRemoved,
+    SessionUpdated,
+    TextDelta,
+    TurnStateChanged,
+)
+from threadline.store.repository import Store
+
+pytestmark = pytest.mark.asyncio
+
+WAIT = 30.0
+"""Seconds to wait for a change to arrive (generous: both cores may be busy)."""
+PIECES = [f"piece{n} " for n in range(12)]
+REPLY = "".join(PIECES)
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield Store.sqlite_url(tmp_path / "shared.db")
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.create_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(url)
+
+
+async def engine_on(url: str, data_dir: Path, server: ReplayServer) -> Engine:
+    engine = await Engine.open(
+        data_dir, database_url=url, retry_policy=FAST_RETRIES, provider_timeout=10.0, watch_changes=True
+    )
+    config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m")
+    await engine.save_provider(config, "sk-test")
+    return engine
+
+
+def slow_reply(server: ReplayServer, pieces: list[str] = PIECES) -> None:
+    server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.15))
+
+
+class Tab:
+    """What an open tab in engine B is told, and the reply texts it could show."""
+
+    def __init__(self, engine: Engine, session_id: str) -> None:
+        self.engine = engine
+        self.session_id = session_id
+        self.events: list[ConversationEvent] = []
+        self.texts: list[str] = []
+
+    def __call__(self, event: ConversationEvent) -> None:
+        self.events.append(event)
+        live = self.engine.live(self.session_id)
+        if isinstance(event, TextDelta) and live is not None:
+            self.texts.append(live.conversation.tree.get(event.message_id).text)
+
+    def added(self) -> list[str]:
+        return [e.message.id for e in self.events if isinstance(e, MessageAdded)]
+
+
+async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_and_checkpoints_follow(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    slow_reply(replay_server)
+    a = await engine_on(database_url, tmp_path / "a", replay_server)
+    b = await engine_on(database_url, tmp_path / "b", replay_server)
+    try:
+        info = await a.new_session("Shared")
+        live_b = await b.open_session(info.id)
+        tab = Tab(b, info.id)
+        live_b.subscribe(tab)
+        await a.open_session(info.id)
+        a.send(info.id, "hello")
+        await a.wait_idle(info.id)
+        reply_id = a.live(info.id).conversation.path()[-1].id  # type: ignore[union-attr]
+
+        def finished() -> bool:
+            if reply_id not in live_b.conversation.tree:
+                return False
+            reply = live_b.conversation.tree.get(reply_id)
+            return reply.status is MessageStatus.COMPLETE and reply.text == REPLY
+
+        await until(finished)
+        partial = [t for t in dict.fromkeys(tab.texts) if t != REPLY]
+        assert len(partial) >= 3, tab.texts  # seen growing, not only at the end
+        assert all(REPLY.startswith(t) for t in tab.texts)
+        assert [m.text for m in live_b.conversation.path()] == ["hello", REPLY]
+        assert tab.added() == [m.id for m in live_b.conversation.path()]  # each once, in place
+        assert any(isinstance(e, MessageChanged) and e.message.id == reply_id for e in tab.events)
+
+        await a.set_checkpoint(info.id, "first answer")
+        await until(lambda: any(isinstance(e, CheckpointsChanged) for e in tab.events))
+        assert live_b.conversation.tree.named_checkpoints == {"first answer": reply_id}
+
+        slow_reply(replay_server, ["another ", "answer"])
+        a.regenerate(info.id, reply_id)
+        await a.wait_idle(info.id)
+        new_leaf = a.live(info.id).conversation.tree.active_leaf  # type: ignore[union-attr]
+        await until(lambda: live_b.conversation.tree.active_leaf == new_leaf)
+        await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
+        assert live_b.conversation.path()[-1].text == "another answer"
+        assert live_b.conversation.tree.version(new_leaf).count == 2
+        assert b.live(info.id) is live_b
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_sessions_created_renamed_and_deleted_in_one_engine_follow_in_the_other(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    a = await engine_on(database_url, tmp_path / "a", replay_server)
+    b = await engine_on(database_url, tmp_path / "b", replay_server)
+    try:
+        seen: list[SessionEvent] = []
+        b.subscribe_sessions(seen.append)
+        await b.list_sessions()
+
+        def updates(session_id: str) -> list[SessionUpdated]:
+            return [e for e in seen if isinstance(e, SessionUpdated) and e.session.id == session_id]
+
+        created = await a.new_session("Made in A")
+        await until(lambda: bool(updates(created.id)))
+        assert updates(created.id)[-1].session.title == "Made in A"
+        await b.open_session(created.id)
+        await a.rename_session(created.id, "Renamed in A")
+        await until(lambda: updates(created.id)[-1].session.title == "Renamed in A")
+        await a.pin_session(created.id, True)
+        await until(lambda: updates(created.id)[-1].session.pinned)
+        assert [e.session.title for e in updates(created.id)] == ["Made in A", "Renamed in A", "Renamed in A"]
+        await a.delete_session(created.id)
+        await a.purge_deleted()
+        await until(lambda: any(isinstance(e, SessionRemoved) for e in seen))
+        assert [e.session_id for e in seen if isinstance(e, SessionRemoved)] == [created.id]
+        await until(lambda: b.live(created.id) is None)  # the open tab closed
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_an_engine_s_own_turn_is_not_echoed_back_to_it(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    slow_reply(replay_server)
+    a = await engine_on(database_url, tmp_path / "a", replay_server)
+    b = await engine_on(database_url, tmp_path / "b", replay_server)
+    try:
+        info = await b.new_session("Mine")
+        live = await b.open_session(info.id)
+        tab = Tab(b, info.id)
+        live.subscribe(tab)
+        b.send(info.id, "hello")
+        await b.wait_idle(info.id)
+        ended = len(tab.events)
+        assert isinstance(tab.events[-1], TurnStateChanged)
+        marker = await a.new_session("Marker")  # once B has read this, it has read its own turn too
+        watch = b.change_watch
+        assert watch is not None
+        await until(lambda: watch.is_news(marker) is False and not watch._deferred)
+        # The feed may tell the sidebar the row's new preview; never a message again.
+        assert all(isinstance(e, SessionUpdated) for e in tab.events[ended:])
+        infos = [e.session for e in tab.events if isinstance(e, SessionUpdated)]
+        assert all(x != y for x, y in itertools.pairwise(infos))  # no repeats
+        assert len(tab.added()) == len(set(tab.added())) == 2
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+@pytest.mark.postgres
+async def test_the_reader_s_feed_connection_killed_mid_stream_resumes_and_misses_nothing(
+    postgres_server: PostgresServer,  # noqa: F811
+    tmp_path: Path,
+    replay_server: ReplayServer,
+) -> None:
+    import psycopg
+
+    url = postgres_server.create_database()
+    slow_reply(replay_server, [f"part{n} " for n in range(20)])
+    a = await engine_on(url, tmp_path / "a", replay_server)
+    b = await engine_on(url, tmp_path / "b", replay_server)
+    try:
+        info = await a.new_session("Shared")
+        live_b = await b.open_session(info.id)
+        tab = Tab(b, info.id)
+        live_b.subscribe(tab)
+        watch = b.change_watch
+        assert watch is not None
+        await until(lambda: watch.feed is not None and watch.feed.listen_pid is not None)
+        assert watch.feed is not None
+        await a.open_session(info.id)
+        a.send(info.id, "hello")
+        await until(lambda: len(tab.texts) >= 2)  # mid-stream
+        pid = watch.feed.listen_pid
+        with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        await a.wait_idle(info.id)
+        expected = "".join(f"part{n} " for n in range(20))
+        await until(lambda: live_b.conversation.path()[-1].text == expected)
+        await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
+        assert watch.feed.reconnects >= 1
+        assert all(expected.startswith(t) for t in tab.texts)
+        assert not any(isinstance(e, ActivePathChanged) for e in tab.events)  # followed in place
+    finally:
+        await a.aclose()
+        await b.aclose()
+        postgres_server.drop_database(url)
