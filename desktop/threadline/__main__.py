@@ -17,6 +17,7 @@ from threadline.cli_db import add_db_parser
 from threadline.cli_export import add_export_parser
 from threadline.cli_import import add_import_parser
 from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
+from threadline.cli_show import add_show_parser
 from threadline.cli_usage import add_usage_parser
 
 
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_parser(commands, common)
     add_list_parser(commands, common)
     add_usage_parser(commands, common)
+    add_show_parser(commands, common)
     add_export_parser(commands, common)
     add_import_parser(commands, common)
     add_agent_parser(commands, common)

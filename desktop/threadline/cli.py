@@ -65,6 +65,13 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(export_command(args, data_dir, database_url))
         if args.command == "agent":
             return asyncio.run(agent_command(args, data_dir, database_url))
+        if args.command == "show":
+            from threadline import cli_show
+
+            try:
+                return cli_show.run(args, cli_show.database_url(data_dir, database_url))
+            except cli_show.ShowError as err:
+                raise CommandError(str(err)) from err
         if args.command == "db":
             from threadline import cli_db
             from threadline.engine.engine import DATABASE_FILENAME
