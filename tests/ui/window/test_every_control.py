@@ -326,6 +326,15 @@ def check_show_sidebar(harness: Any) -> None:
     harness.qtbot.waitUntil(sidebar.isVisible, timeout=TIMEOUT)
 
 
+def check_branch_map(harness: Any) -> None:
+    tab = new_tab_by_click(harness)
+    choose_from_menu_bar(harness, "Branch Map")
+    harness.qtbot.waitUntil(tab.branch_map.isVisible, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(tab.branch_map.map.hasFocus, timeout=TIMEOUT)
+    choose_from_menu_bar(harness, "Branch Map")
+    harness.qtbot.waitUntil(lambda: not tab.branch_map.isVisible(), timeout=TIMEOUT)
+
+
 def zoom_check(text: str, start: int, expected: int) -> Callable[[Any], None]:
     def check(harness: Any) -> None:
         zoom = harness.window.zoom
@@ -435,6 +444,7 @@ MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Previous Pane": check_previous_pane,
     "Keyboard Shortcuts": check_keyboard_shortcuts,
     "Show Sidebar": check_show_sidebar,
+    "Branch Map": check_branch_map,
     "Zoom In": zoom_check("Zoom In", 0, 1),
     "Zoom Out": zoom_check("Zoom Out", 0, -1),
     "Actual Size": zoom_check("Actual Size", 3, 0),
@@ -709,7 +719,60 @@ def check_message_continue(harness: Any) -> None:
     wait_idle(harness, tab)
 
 
+def check_message_copy_markdown(harness: Any) -> None:
+    tab = chat_with_reply(harness, "Q1", "**Bold** answer")
+    QGuiApplication.clipboard().setText("")
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Copy as Markdown")
+    harness.qtbot.waitUntil(lambda: "**Bold** answer" in QGuiApplication.clipboard().text(), timeout=TIMEOUT)
+
+
+def check_message_copy_conversation(harness: Any) -> None:
+    tab = chat_with_reply(harness, "The question", "The answer")
+    QGuiApplication.clipboard().setText("")
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Copy conversation as Markdown")
+    harness.qtbot.waitUntil(
+        lambda: all(t in QGuiApplication.clipboard().text() for t in ("The question", "The answer")),
+        timeout=TIMEOUT,
+    )
+
+
+def check_message_delete(harness: Any) -> None:
+    tab = chat_with_reply(harness, "Q1", "Delete me")
+    reply_id = tab.live.conversation.path()[-1].id
+    choose_on_message(tab, reply_id, "Delete")
+    harness.qtbot.waitUntil(lambda: reply_id not in tab.live.conversation.tree, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: texts(tab) == ["Q1"], timeout=TIMEOUT)
+
+
+def check_message_start_tangent(harness: Any) -> None:
+    tab = chat_with_reply(harness, "Q1", "A1")
+    reply_id = tab.live.conversation.path()[-1].id
+    choose_on_message(tab, reply_id, "Start tangent from here")
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.tree.tangent_origin == reply_id, timeout=TIMEOUT)
+
+
+def check_message_set_checkpoint(harness: Any) -> None:
+    from threadline.ui.chat.checkpoint_menu import CheckpointNameDialog
+
+    tab = chat_with_reply(harness, "Q1", "A1")
+    prompt_id = tab.live.conversation.path()[0].id
+    choose_on_message(tab, prompt_id, "Set checkpoint here…")
+    harness.qtbot.waitUntil(lambda: isinstance(tab.controls.dialog, CheckpointNameDialog), timeout=TIMEOUT)
+    dialog = tab.controls.dialog
+    harness.qtbot.keyClicks(dialog.name, "first question")
+    harness.qtbot.keyClick(dialog.name, Qt.Key.Key_Return)
+    harness.qtbot.waitUntil(
+        lambda: tab.live.conversation.tree.named_checkpoints.get("first question") == prompt_id,
+        timeout=TIMEOUT,
+    )
+
+
 MESSAGE_MENU_CHECKS: dict[str, Callable[[Any], None]] = {
+    "Copy as Markdown": check_message_copy_markdown,
+    "Copy conversation as Markdown": check_message_copy_conversation,
+    "Delete": check_message_delete,
+    "Start tangent from here": check_message_start_tangent,
+    "Set checkpoint here…": check_message_set_checkpoint,
     "Copy": check_message_copy,
     "Select text": check_message_select_text,
     "Copy link address": check_message_copy_link,

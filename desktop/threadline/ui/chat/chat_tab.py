@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from threadline.core.config import DEFAULT_AGENT_ID
 from threadline.core.messages import ContextFile, ImageBlock, Message, MessageKind, MessageStatus, ToolCall
@@ -44,19 +44,29 @@ from threadline.engine.events import (
     ContextGathered,
     ConversationEvent,
     ErrorAction,
+    MessagesRemoved,
+    MessagesRestored,
     RetryScheduled,
     SaveStateChanged,
     UserFacingError,
 )
 from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.agent_picker import AgentBinding
+from threadline.ui.chat.attachment_tray import FileDropTarget
+from threadline.ui.chat.branch_map_panel import BranchMapPanel
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_dialog import ContextDialog
 from threadline.ui.chat.context_strip import ContextStrip
+from threadline.ui.chat.conversation_controls import ConversationControls
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.find_bar import install_find
+from threadline.ui.chat.message_actions import CONTROL_ACTIONS, is_editable_reply
+from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
+from threadline.ui.chat.slash_completer import SlashCompleter
+from threadline.ui.chat.slash_runner import SlashCommandRunner
 from threadline.ui.common.error_banner import ErrorBanner
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
@@ -68,6 +78,7 @@ INTERRUPTED_TOOLS_KIND = "interrupted_tools"
 
 COMPOSER_MAX_WIDTH = 820
 COMPACTING_TEXT = "Summarising earlier messages…"
+REPLY_EDIT_HINT = "Editing a reply — Enter saves your text as a new version (nothing is sent), Esc cancels."
 DRAFT_SAVE_MS = 600
 """How long typing must pause before the draft is saved (one write per pause, not per key)."""
 
@@ -122,7 +133,19 @@ class ChatTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.view, 1)
+        # The branch map (hidden until the window's View → Branch Map) sits beside the chat.
+        self.branch_map = BranchMapPanel(engine, live, colors)
+        self.branch_map.hide()
+        self.branch_map.scrollRequested.connect(self.scroll_to_message)
+        self.branch_map.failed.connect(lambda text: self._show_local_error(text, ()))
+        self.chat_split = QSplitter(Qt.Orientation.Horizontal)
+        self.chat_split.setChildrenCollapsible(False)
+        self.chat_split.setHandleWidth(1)
+        self.chat_split.addWidget(self.view)
+        self.chat_split.addWidget(self.branch_map)
+        self.chat_split.setStretchFactor(0, 1)
+        self.chat_split.setStretchFactor(1, 0)
+        layout.addWidget(self.chat_split, 1)
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(16, 6, 16, 14)
@@ -131,11 +154,18 @@ class ChatTab(QWidget):
         col = QVBoxLayout(column)
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(8)
+        self.undo_bar = MessageUndoBar(engine, live.session_id)
+        self.undo_bar.restored.connect(self.view.set_current_message)
+        self.undo_bar.failed.connect(lambda text: self._show_local_error(text, ()))
+        col.addWidget(self.undo_bar)
         col.addWidget(self.banner)
         col.addWidget(self.approval)
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
+        self.slash = SlashCommandRunner(self)  # slash commands: run here, never sent
+        col.addWidget(self.slash.notice)
         col.addWidget(self.composer)
+        self.slash_completer = SlashCompleter(self.composer.edit, self)
         bottom_layout.addStretch(1)
         bottom_layout.addWidget(column, 100)
         bottom_layout.addStretch(1)
@@ -154,6 +184,7 @@ class ChatTab(QWidget):
         self.composer.stopRequested.connect(self.stop)
         self.composer.modelChosen.connect(self._model_chosen)
         self.composer.attachmentRefused.connect(lambda text: self._show_local_error(text, ()))
+        self._file_drops = FileDropTarget(self.view.viewport(), self.composer.attach_paths)
         self.banner.actionChosen.connect(self._banner_action)
         self.context_strip.editRequested.connect(self.edit_context)
         self.context_strip.show_configured(live.info.context)
@@ -172,8 +203,12 @@ class ChatTab(QWidget):
             parent=self,
         )
         self.agent.changed.connect(self._update_status)
+        self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
         self.meter_feed = MeterFeed(engine, self.session_id, self.model, self.composer.meter, self.view)
-        self.composer.meter.compactRequested.connect(self.compact)
+        self.controls = ConversationControls(self, colors)
+        layout.insertWidget(0, self.controls.tangent_banner)
+        col.insertWidget(col.indexOf(self.undo_bar), self.controls.clear_notice)
+        self.composer.meter.compactRequested.connect(self.controls.open_compact_dialog)
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
@@ -228,7 +263,10 @@ class ChatTab(QWidget):
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.view.set_colors(colors)
+        self.find_bar.set_colors(colors)
         self.approval.set_colors(colors)
+        self.branch_map.set_colors(colors)
+        self.controls.set_colors(colors)
 
     def _tool_name(self, name: str) -> str:
         """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
@@ -244,6 +282,8 @@ class ChatTab(QWidget):
             self._end_approval(cancel=True)
         self.model.detach()
         self.agent.detach()
+        self.branch_map.detach()
+        self.controls.detach()
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
             self._unsubscribe_saves = None
@@ -293,6 +333,13 @@ class ChatTab(QWidget):
     # -- sending -----------------------------------------------------------------------------
 
     def _submit(self, text: str, images: tuple[ImageBlock, ...], context: tuple[ContextFile, ...]) -> None:
+        if self.composer.editing is not None and self._edit_reply(self.composer.editing, text):
+            return  # a reply's new version is stored, not sent: no model needed
+        if self.composer.editing is None:
+            prompt = self.slash.prompt_or_run(text)
+            if prompt is None:
+                return  # a slash command ran (or was refused); nothing is sent
+            text = prompt
         if not self._info.model or self._model_problem:
             # Nothing is staged: the text stays in the box while the user picks a model.
             problem = self._model_problem or "Pick a model for this chat first."
@@ -319,6 +366,18 @@ class ChatTab(QWidget):
         self.banner.dismiss()
         self.composer.accept_sent()
         self.view.scroll_to_bottom()
+
+    def _edit_reply(self, message_id: str, text: str) -> bool:
+        """Save an edited reply as its new version (nothing is sent); False if ``message_id`` is a prompt."""
+        message = self.model.message(message_id)
+        if message is None or not message.is_assistant:
+            return False
+        spawn(
+            self.engine.edit_reply(self.session_id, message_id, text),
+            on_done=lambda _version: self.composer.accept_sent(),
+            on_error=lambda err: self._show_local_error(f"Not saved: {describe(err)}", ()),
+        )
+        return True
 
     def stop(self) -> None:
         if self._busy or self._approval_wait is not None:
@@ -429,6 +488,19 @@ class ChatTab(QWidget):
         try:
             if action == "edit" and message.kind is MessageKind.PROMPT:
                 self.composer.begin_edit(message_id, message.text)
+            elif action == "edit" and is_editable_reply(message):
+                self.composer.begin_edit(message_id, message.text, REPLY_EDIT_HINT)
+            elif action in CONTROL_ACTIONS:
+                self.controls.message_action(action, message_id)
+            elif action == "delete":
+                spawn(
+                    self.engine.delete_message(self.session_id, message_id),
+                    on_error=lambda err: self._show_local_error(f"Not deleted: {describe(err)}", ()),
+                )
+            elif action == "copy_markdown":
+                self.statusChanged.emit("Copied as Markdown")
+            elif action == "copy_chat_markdown":
+                spawn(self.engine.export_markdown(self.session_id), on_done=self._copy_chat)
             elif action in ("regenerate", "retry"):
                 self.banner.dismiss()
                 self.engine.regenerate(self.session_id, message_id)
@@ -449,6 +521,10 @@ class ChatTab(QWidget):
                 self.statusChanged.emit("Code copied to the clipboard")
         except Exception as err:
             self._show_local_error(describe(err), ())
+
+    def _copy_chat(self, markdown: str) -> None:
+        QApplication.clipboard().setText(markdown)
+        self.statusChanged.emit("Conversation copied as Markdown")
 
     # -- engine events -------------------------------------------------------------------------
 
@@ -604,8 +680,24 @@ class ChatTab(QWidget):
         dialog.open()
         return dialog
 
-    def compact(self) -> None:
+    @property
+    def compacting(self) -> bool:
+        return self._compacting
+
+    def show_control_error(self, text: str) -> None:
+        """A conversation control (clear, tangent, checkpoint) failed: the banner says why."""
+        self._show_local_error(text, ())
+
+    def show_status(self, text: str) -> None:
+        self.statusChanged.emit(text)
+
+    def compact(
+        self, instructions: str = "", *, keep_turns: int = 0, finished: Callable[[bool], None] | None = None
+    ) -> None:
         """Summarise the whole conversation so far, so the next message starts from the summary.
+
+        ``/compact`` passes the user's ``instructions``, keeps the last turns and is told
+        through ``finished`` whether a summary was made.
 
         The banner offers this when the conversation no longer fits the model's context
         window; there the latest turn is the one that did not fit, so nothing is kept
@@ -628,13 +720,21 @@ class ChatTab(QWidget):
                 self.statusChanged.emit("Earlier messages were summarised; you can continue the chat.")
             elif self.banner.error is None:  # stopped before any answer: no error to show
                 self.banner.dismiss()
+            if finished is not None:
+                finished(summary is not None)
 
         def failed(err: BaseException) -> None:
             self._compacting = False
             self._update_held()
             self._show_local_error(f"Could not compact the conversation: {describe(err)}", ())
+            if finished is not None:
+                finished(False)
 
-        spawn(self.engine.compact(self.session_id, keep_turns=0), on_done=done, on_error=failed)
+        spawn(
+            self.engine.compact(self.session_id, instructions, keep_turns=keep_turns),
+            on_done=done,
+            on_error=failed,
+        )
 
     def _update_held(self) -> None:
         """Sending waits while the turn's writes are retried or a summary is being written."""
@@ -664,6 +764,8 @@ class ChatTab(QWidget):
         """Events the conversation model does not relay: the save state of the turn, sticky context."""
         if isinstance(event, ContextGathered):
             self.context_strip.show_gathered(event.gathered)
+        elif isinstance(event, MessagesRemoved | MessagesRestored):
+            self.undo_bar.on_event(event)
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self._update_held()

@@ -98,6 +98,9 @@ class _Edit(QPlainTextEdit):
         super().insertFromMimeData(source)
 
 
+MODEL_PICKER_MIN_WIDTH = 96
+
+
 class ModelPicker(QComboBox):
     """The model combo box; says when its list is about to show, so the list can be refreshed
     then rather than at start (listing models imports the provider SDKs, docs/design.md §9)."""
@@ -107,6 +110,13 @@ class ModelPicker(QComboBox):
     def showPopup(self) -> None:
         self.popupAboutToShow.emit()
         super().showPopup()
+
+    def minimumSizeHint(self) -> QSize:
+        """As wide as its model's name when there is room, down to ``MODEL_PICKER_MIN_WIDTH``
+        (the name elided) in a narrow window: the composer's row must not set the window's
+        minimum width."""
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), MODEL_PICKER_MIN_WIDTH), hint.height())
 
 
 class Composer(QWidget):

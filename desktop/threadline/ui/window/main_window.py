@@ -34,6 +34,7 @@ from PySide6.QtGui import (
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -117,6 +118,8 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 900])
         self.setCentralWidget(self.splitter)
+        self._restored_splitter: list[int] | None = None
+        """The saved sidebar and chat widths, applied again on each resize until the splitter is moved."""
 
         self.status_label = QLabel()
         self.statusBar().addWidget(self.status_label, 1)
@@ -159,7 +162,8 @@ class MainWindow(QMainWindow):
         )
         self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
-        self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K"), K(SK.Find)])
+        # Ctrl+F finds in the open chat (each tab's find bar); Ctrl+K searches all chats.
+        self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K")])
         self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
         self.act_prev_tab = self._action(
             "&Previous Tab", self.tabs.previous_tab, [K(SK.PreviousChild), K("Ctrl+PgUp")]
@@ -177,6 +181,8 @@ class MainWindow(QMainWindow):
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
         self.act_toggle_sidebar.setChecked(True)
+        self.act_branch_map = self._action("Branch &Map", self.toggle_branch_map, [K("Ctrl+Shift+B")])
+        self.act_branch_map.setCheckable(True)
         self.act_zoom_in = self._action("Zoom &In", self.zoom.zoom_in, [SK.ZoomIn, "Ctrl++", "Ctrl+="])
         self.act_zoom_out = self._action("Zoom &Out", self.zoom.zoom_out, [SK.ZoomOut, "Ctrl+-"])
         self.act_zoom_reset = self._action("&Actual Size", self.zoom.reset, ["Ctrl+0"])
@@ -219,6 +225,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.act_prev_pane)
         view_menu.addSeparator()
         view_menu.addAction(self.act_toggle_sidebar)
+        view_menu.addAction(self.act_branch_map)
         view_menu.addSeparator()
         view_menu.addAction(self.act_zoom_in)
         view_menu.addAction(self.act_zoom_out)
@@ -244,7 +251,7 @@ class MainWindow(QMainWindow):
         self.tabs.cur_status_changed.connect(self.status_label.setText)
         self.tabs.cur_tab_changed.connect(self._current_tab_changed)
         self.tabs.tabs_changed.connect(self._tabs_changed)
-        self.splitter.splitterMoved.connect(lambda _pos, _index: self.schedule_save())
+        self.splitter.splitterMoved.connect(self._splitter_moved)
         self.tabs.settings_requested.connect(self.open_settings)
         self.tabs.new_session_requested.connect(self.new_chat)
         self.empty.newChatRequested.connect(self.new_chat)
@@ -316,11 +323,14 @@ class MainWindow(QMainWindow):
         sizes = state.get("splitter")
         if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) for s in sizes):
             self.splitter.setSizes(sizes)
-            # The restored geometry is applied by a later resize, which redistributes the
-            # splitter; set the sizes again once that has happened.
-            QTimer.singleShot(0, lambda: self.splitter.setSizes(sizes))
+            # The restored geometry arrives with a later resize, which redistributes the
+            # splitter, and on a busy machine later than any timer would guess: every resize
+            # applies the restored sizes again until the person moves the splitter.
+            self._restored_splitter = list(sizes)
         if state.get("sidebar_hidden"):
             self.toggle_sidebar(False)
+        if state.get("branch_map"):
+            self.act_branch_map.setChecked(True)
         tabs = [t for t in state.get("tabs", []) if isinstance(t, str)]
         current = state.get("current")
         for sid in tabs:
@@ -344,6 +354,7 @@ class MainWindow(QMainWindow):
             "geometry": base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
             "splitter": [int(s) for s in self.splitter.sizes()],
             "sidebar_hidden": not self.sidebar.isVisible() and self.isVisible(),
+            "branch_map": self.act_branch_map.isChecked(),
             "tabs": [t.session_id for t in self.tabs.tabs()],
             "current": current.session_id if current else None,
         }
@@ -366,6 +377,12 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        if self._restored_splitter is not None and self.sidebar.isVisible():
+            self.splitter.setSizes(self._restored_splitter)
+        self.schedule_save()
+
+    def _splitter_moved(self, _pos: int, _index: int) -> None:
+        self._restored_splitter = None  # the person's own width from now on
         self.schedule_save()
 
     def moveEvent(self, event: QMoveEvent) -> None:
@@ -421,6 +438,8 @@ class MainWindow(QMainWindow):
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
         self.zoom.attach(tab.view, tab.composer.edit)
         tab.composer.modelListWanted.connect(self._refresh_models)
+        tab.branch_map.setVisible(self.act_branch_map.isChecked())
+        tab.branch_map.closeRequested.connect(lambda: self.toggle_branch_map(False))
         self.tabs.add_tab(tab, focus=focus, index=index)
         self._update_right()
         if focus:
@@ -546,6 +565,10 @@ class MainWindow(QMainWindow):
             current = tab()
             return current.view if current is not None else None
 
+        def branch_map() -> QWidget | None:
+            current = tab()
+            return current.branch_map.map if current is not None and current.branch_map.isVisible() else None
+
         def composer() -> QWidget | None:
             current = tab()
             return current.composer if current is not None else None
@@ -559,6 +582,7 @@ class MainWindow(QMainWindow):
             Pane("start page", start_page, start_entry),
             Pane("tabs", lambda: self.tabs if tab() else None, self.tabs.tabBar),
             Pane("conversation", view, view),
+            Pane("branch map", branch_map, branch_map),
             Pane("notice", notice_area, notice),
             Pane("composer", composer, composer_edit),
         ]
@@ -575,8 +599,25 @@ class MainWindow(QMainWindow):
 
     def toggle_sidebar(self, visible: bool | None = None) -> None:
         show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
+        self._restored_splitter = None
         self.sidebar.setVisible(show)
         self.act_toggle_sidebar.setChecked(show)
+        self.schedule_save()
+
+    def toggle_branch_map(self, visible: bool | None = None) -> None:
+        """Show or hide the branch map beside every tab's chat (remembered with the window's layout)."""
+        show = (not self.act_branch_map.isChecked()) if visible is None else bool(visible)
+        self.act_branch_map.setChecked(show)
+        for tab in self.tabs.tabs():
+            tab.branch_map.setVisible(show)
+        current = self.tabs.current_tab()
+        if current is not None:
+            if show:
+                current.branch_map.focus_map()
+            else:
+                focused = QApplication.focusWidget()
+                if focused is not None and current.branch_map.isAncestorOf(focused):
+                    current.focus_composer()
         self.schedule_save()
 
     def _title_changed(self, title: str) -> None:

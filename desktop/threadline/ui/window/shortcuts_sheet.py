@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.ui.chat.branch_map import key_hints as branch_map_keys
 from threadline.ui.chat.message_keys import COMMANDS
 from threadline.ui.common.shortcuts import KeyHint, ShortcutEntry, plain_text, registered_shortcuts
 
@@ -45,6 +46,10 @@ def widget_keys() -> tuple[KeyHint, ...]:
         KeyHint.of(messages, "First / last message", "Home", "End"),
         *(KeyHint.of(messages, c.label, *c.key_texts) for c in COMMANDS.values()),
         KeyHint.of(messages, "Message menu", "Menu", "Shift+F10"),
+        *branch_map_keys(),
+        KeyHint.of("Find in chat", "Find in this chat", "Ctrl+F"),
+        KeyHint.of("Find in chat", "Next / previous match", "Return", "Shift+Return", "F3", "Shift+F3"),
+        KeyHint.of("Find in chat", "Close the find bar", "Esc"),
         KeyHint.of("Composer", "Send the message", "Return"),
         KeyHint.of("Composer", "New line", "Shift+Return"),
         KeyHint.of("Composer", "Stop the reply", "Esc"),

@@ -1,0 +1,153 @@
+"""Find in a chat at 10,000 messages: time to the first match and to the full count.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/find_bench.py [--count N] [--runs R]
+
+Builds a conversation of ``N`` messages (default 10,000: prompts and replies of a few
+hundred characters, every tenth reply with a tool call and a tool result) and measures,
+for a rare word (in one message near the end), a common word (in every reply) and a word
+that is nowhere:
+
+* cold: the first search of a chat (each message's text lowered and kept);
+* warm: a search again after a key (the prepared texts reused), as the find bar does
+  while the user types;
+* ``first``: until the first match is known (lazy search, ``iter_matches``);
+* ``all``: until every match is counted (capped at 10,000 like the bar: "10,000+");
+* ``bar``: the real find bar searching a real ConversationModel of the same messages
+  (offscreen), from the query to the "n of m" label, view scrolled to the match; and what
+  opening it costs (it reads the messages and builds the search text then, so that the
+  first key is a warm search).
+
+Budget: 50 ms to the first match. Prints p50 / max of ``R`` runs (default 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "desktop"))
+
+from tests.support.ui_fakes import FakeLive  # noqa: E402
+
+from threadline.core.find_text import FindIndex, find_matches, iter_matches  # noqa: E402
+from threadline.core.messages import Message, ToolCall  # noqa: E402
+
+BUDGET_MS = 50.0
+MAX_MATCHES = 10_000
+QUERIES = {"rare": "zeppelin", "common": "paragraph", "none": "nothing like this"}
+FILLER = (
+    "This is a generated paragraph about nothing in particular, long enough to look like a "
+    "real answer: it mentions files, functions, a few numbers such as 42 and 1,024, and a "
+    "closing sentence that wraps up the thought. "
+)
+
+
+def build(count: int) -> FakeLive:
+    live = FakeLive()
+    for i in range(count // 2):
+        live.user_says(f"Question {i}: tell me more about topic {i % 97}?")
+        live.begin()
+        live.delta(FILLER * 2 + (" The zeppelin lands here." if i == count // 2 - 7 else ""))
+        if i % 10 == 0:
+            live.finish(tool_calls=(ToolCall(f"c{i}", "search", f'{{"query": "topic {i}"}}'),))
+            live.cancel()
+        else:
+            live.finish()
+    return live
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def row(label: str, values: list[float]) -> str:
+    flag = "" if max(values) <= BUDGET_MS else "  (over budget)"
+    return f"  {label:<28} p50 {statistics.median(values):7.2f} ms   max {max(values):7.2f} ms{flag}"
+
+
+def pure(messages: list[Message], runs: int) -> None:
+    versions = [0] * len(messages)
+    print(f"core.find_text over {len(messages):,} messages")
+    for name, query in QUERIES.items():
+        cold_first, cold_all, warm_first, warm_all = [], [], [], []
+        for _ in range(runs):
+
+            def first(index: FindIndex, query: str = query) -> object:
+                return next(iter_matches(messages, query, index=index, versions=versions), None)
+
+            def every(index: FindIndex, query: str = query) -> object:
+                return find_matches(messages, query, index=index, versions=versions, limit=MAX_MATCHES + 1)
+
+            cold_first.append(timed(lambda: first(FindIndex())))
+            index = FindIndex()
+            cold_all.append(timed(lambda index=index: every(index)))  # type: ignore[misc]
+            warm_first.append(timed(lambda index=index: first(index)))  # type: ignore[misc]
+            warm_all.append(timed(lambda index=index: every(index)))  # type: ignore[misc]
+        found = len(find_matches(messages, query, limit=MAX_MATCHES + 1))
+        print(f" {name} ({query!r}, {found:,}{'+' if found > MAX_MATCHES else ''} matches)")
+        print(row("cold, first match", cold_first))
+        print(row("cold, all matches", cold_all))
+        print(row("warm, first match", warm_first))
+        print(row("warm, all matches", warm_all))
+
+
+def bar(live: FakeLive, runs: int) -> None:
+    from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+
+    from threadline.ui.chat.chat_view import ChatView
+    from threadline.ui.chat.conversation_model import ConversationModel
+    from threadline.ui.chat.find_bar import install_find
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    host = QWidget()
+    layout = QVBoxLayout(host)
+    model = ConversationModel(live, host)  # type: ignore[arg-type]  # the tests' fake has no last_context
+    view = ChatView()
+    view.setModel(model)
+    composer = QLineEdit()
+    layout.addWidget(view, 1)
+    layout.addWidget(composer)
+    find = install_find(host, view, model, focus_back=composer.setFocus)
+    host.resize(900, 700)
+    host.show()
+    app.processEvents()
+    opened = timed(find.open)
+    print(f"find bar over a ConversationModel of {model.rowCount():,} rows (query to label, view scrolled)")
+    print(f"  Ctrl+F (bar shown, messages read, search text built): {opened:.1f} ms")
+    for name, query in QUERIES.items():
+        times = []
+        for _ in range(runs):
+            find.edit.blockSignals(True)
+            find.edit.setText(query)
+            find.edit.blockSignals(False)
+            times.append(timed(find.search))
+            view.viewport().repaint()
+        print(f" {name}: {find.count.text()!r}")
+        print(row("search + scroll", times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    live = build(args.count)
+    messages = list(live.conversation.path())
+    print(f"built {len(messages):,} messages in {time.perf_counter() - start:.1f} s")
+    pure(messages, args.runs)
+    bar(live, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,471 @@
+"""Find in a chat: the bar that Ctrl+F opens over a tab's conversation.
+
+The matches come from the messages' data (``core.find_text``), not from what is painted:
+the view draws only the rows on screen, while a find has to count every match of the
+conversation's path — including those in collapsed tool calls and tool output — and answer
+within a keystroke on a 10,000-message chat. The view is then asked to paint every match
+it shows (``ChatView.text_highlights``), the current one in a stronger colour, to open the
+tool box the current match is in, and to scroll it into view.
+
+Keys: Enter / F3 go to the next match, Shift+Enter / Shift+F3 to the previous one, Esc
+closes the bar and puts the focus back in the composer. The count ("3 of 17", "No
+matches") is read out to screen readers as it changes. While a reply streams in, the
+search runs again at most every ``REFRESH_MS`` and keeps the current match.
+
+The bar floats over the top right corner of the chat, like a browser's, so opening it does
+not move the conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from threadline.core.find_text import TEXT_PART, FindIndex, Match, find_matches
+from threadline.core.messages import Message
+from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.message_html import TOGGLE_SCHEME
+from threadline.ui.common.announce import announce
+from threadline.ui.common.shortcuts import unique_sequences
+from threadline.ui.common.theme import LIGHT, ThemeColors
+
+MAX_MATCHES = 10_000
+"""Matches counted at most ("10,000+"): nobody steps through more, and counting costs."""
+TYPING_MS = 40
+"""Typing pauses this long before a search (a key repeat does not search per key)."""
+REFRESH_MS = 250
+"""While text streams in, the search runs again at most this often."""
+OVERLAY_MARGIN = 10
+FIND_KEYS = (QKeySequence.StandardKey.Find, "Ctrl+F")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchColours:
+    """All matches get a soft marker colour; the current one a strong one."""
+
+    match: QColor
+    current: QColor
+
+    @classmethod
+    def of(cls, c: ThemeColors) -> MatchColours:
+        if c.dark:
+            return cls(QColor("#6b5514"), QColor("#c26a06"))
+        return cls(QColor("#fde68a"), QColor("#f59e0b"))
+
+
+class MatchHighlighter:
+    """What the view paints over a document: every occurrence of the query in it, and the current
+    match distinctly. Occurrences are looked up in the rendered document (what is painted),
+    cached per document revision, and only for rows the view paints."""
+
+    def __init__(self) -> None:
+        self.query = ""
+        self.case_sensitive = False
+        self.current: tuple[str, int] | None = None
+        """(message id, index of the current match among the document's occurrences)."""
+        self.colours = MatchColours.of(LIGHT)
+        self._found: dict[tuple[int, int, int], list[QTextCursor]] = {}
+
+    def reset(self, query: str, case_sensitive: bool) -> None:
+        if (query, case_sensitive) != (self.query, self.case_sensitive):
+            self._found.clear()
+        self.query, self.case_sensitive = query, case_sensitive
+
+    def occurrences(self, doc: QTextDocument) -> list[QTextCursor]:
+        """The query's occurrences in ``doc`` (cached while the document is unchanged)."""
+        key = (id(doc), doc.revision(), doc.characterCount())
+        found = self._found.get(key)
+        if found is None:
+            if len(self._found) > 64:
+                self._found.clear()
+            found = []
+            flags = (
+                QTextDocument.FindFlag.FindCaseSensitively
+                if self.case_sensitive
+                else QTextDocument.FindFlag(0)
+            )
+            cursor = doc.find(self.query, 0, flags)
+            while not cursor.isNull() and len(found) < MAX_MATCHES:
+                found.append(cursor)
+                cursor = doc.find(self.query, cursor, flags)
+            self._found[key] = found
+        return found
+
+    def __call__(self, message_id: str, doc: QTextDocument) -> list[QAbstractTextDocumentLayout.Selection]:
+        if not self.query:
+            return []
+        current = self.current[1] if self.current and self.current[0] == message_id else -1
+        out = []
+        for i, cursor in enumerate(self.occurrences(doc)):
+            selection = QAbstractTextDocumentLayout.Selection()
+            selection.cursor = cursor
+            fmt = QTextCharFormat()
+            fmt.setBackground(self.colours.current if i == current else self.colours.match)
+            selection.format = fmt
+            out.append(selection)
+        return out
+
+
+def _region_start(doc: QTextDocument, part: str) -> tuple[int, int]:
+    """Where a part of a message is in its document: (first position, end position).
+
+    The text comes before the first tool box; a tool box's body follows the block of its
+    header, the link ``toggle:<key>``.
+    """
+    end = doc.characterCount()
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            href = it.fragment().charFormat().anchorHref()
+            if href.startswith(TOGGLE_SCHEME + ":"):
+                if part == TEXT_PART:
+                    return 0, block.position()
+                if href == f"{TOGGLE_SCHEME}:{part}":
+                    return block.position() + block.length(), end
+            it += 1
+        block = block.next()
+    return 0, end
+
+
+class FindBar(QFrame):
+    """The find bar of one chat tab (made hidden; :meth:`open` shows it)."""
+
+    closed = Signal()
+
+    def __init__(self, view: ChatView, model: ConversationModel) -> None:
+        super().__init__(view)
+        self.setObjectName("FindBar")
+        self.setAccessibleName("Find in chat")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        self._view = view
+        self._model = model
+        self._index = FindIndex()
+        self._matches: list[Match] = []
+        self._messages: list[Message] = []
+        self._current = -1
+        self._more = False
+        self._path: tuple[list[Message], list[int]] | None = None
+        self.highlighter = MatchHighlighter()
+
+        self.edit = QLineEdit()
+        self.edit.setObjectName("FindText")
+        self.edit.setPlaceholderText("Find in chat")
+        self.edit.setAccessibleName("Find in chat")
+        self.edit.setClearButtonEnabled(True)
+        self.edit.setMinimumWidth(220)
+        self.edit.installEventFilter(self)
+        self.count = QLabel("")
+        self.count.setObjectName("FindCount")
+        self.count.setMinimumWidth(92)
+        self.count.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.case = self._button("Aa", "Match case", checkable=True)
+        self.previous_button = self._button("↑", "Previous match (Shift+Enter)")
+        self.next_button = self._button("↓", "Next match (Enter)")
+        self.close_button = self._button("✕", "Close (Esc)")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 5, 5, 5)
+        layout.setSpacing(4)
+        for widget in (
+            self.edit,
+            self.count,
+            self.case,
+            self.previous_button,
+            self.next_button,
+            self.close_button,
+        ):
+            layout.addWidget(widget)
+
+        self._typing = QTimer(self)
+        self._typing.setSingleShot(True)
+        self._typing.setInterval(TYPING_MS)
+        self._typing.timeout.connect(self.search)
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(REFRESH_MS)
+        self._refresh.timeout.connect(self._search_again)
+        self.edit.textChanged.connect(lambda _text: self._typing.start())
+        self.case.toggled.connect(lambda _on: self.search())
+        self.previous_button.clicked.connect(self.previous)
+        self.next_button.clicked.connect(self.next)
+        self.close_button.clicked.connect(self.close_bar)
+        for signal in (model.dataChanged, model.rowsInserted, model.rowsRemoved, model.modelReset):
+            signal.connect(self._conversation_changed)
+        view.installEventFilter(self)
+        self.set_colors(view.colors)
+        self.hide()
+
+    def _button(self, text: str, tip: str, *, checkable: bool = False) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(tip.split(" (")[0])
+        button.setCheckable(checkable)
+        button.setAutoRaise(True)
+        button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        return button
+
+    def set_colors(self, c: ThemeColors) -> None:
+        self.highlighter.colours = MatchColours.of(c)
+        self.setStyleSheet(
+            f"QFrame#FindBar {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 8px; }}"
+            f"QLabel#FindCount {{ color: {c.muted}; padding: 0 6px; }}"
+            f"QLineEdit#FindText {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border};"
+            f" border-radius: 5px; padding: 3px 6px; }}"
+            f"QToolButton {{ color: {c.text}; min-width: 24px; min-height: 24px; border-radius: 5px; }}"
+            f"QToolButton:hover {{ background: {c.hover}; }}"
+            f"QToolButton:checked {{ background: {c.selection}; }}"
+        )
+        self._view.viewport().update()
+
+    # -- opening and closing -------------------------------------------------------------
+
+    def open(self) -> None:
+        """Show the bar with its text selected (Ctrl+F again selects it for a new query)."""
+        self._place()
+        self.show()
+        self.raise_()
+        self.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.edit.selectAll()
+        self._view.text_highlights = self.highlighter
+        if self.edit.text():
+            self.search()
+        else:
+            self.warm_up()
+
+    def close_bar(self) -> None:
+        """Hide the bar and its highlights; the tab puts the focus back in the composer."""
+        self._typing.stop()
+        self._refresh.stop()
+        self._view.text_highlights = None
+        self.hide()
+        self._view.viewport().update()
+        self.closed.emit()
+
+    def _place(self) -> None:
+        self.adjustSize()
+        viewport = self._view.viewport().geometry()
+        width = min(self.sizeHint().width(), max(200, viewport.width() - 2 * OVERLAY_MARGIN))
+        self.setGeometry(
+            viewport.right() - width - OVERLAY_MARGIN,
+            viewport.top() + OVERLAY_MARGIN,
+            width,
+            self.sizeHint().height(),
+        )
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self._view and event.type() == QEvent.Type.Resize and self.isVisible():
+            self._place()
+        if obj is self.edit and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            return self._key(event)
+        return super().eventFilter(obj, event)
+
+    def _key(self, event: QKeyEvent) -> bool:
+        key, shift = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F3):
+            if self._typing.isActive():
+                self._typing.stop()
+                self.search()
+            self.previous() if shift else self.next()
+            return True
+        if key == Qt.Key.Key_Escape:
+            self.close_bar()
+            return True
+        return False
+
+    # -- searching -----------------------------------------------------------------------
+
+    def search(self) -> None:
+        """Find the query in the whole conversation and go to the first match from the top of
+        the view down (where a reader expects it)."""
+        self._run()
+        if self._matches:
+            self._go(self._first_from_view())
+        else:
+            self._go(-1)
+
+    def _search_again(self) -> None:
+        """The conversation changed: count again, staying on the current match."""
+        if not self.isVisible() or not self.edit.text():
+            return
+        keep = self._matches[self._current] if 0 <= self._current < len(self._matches) else None
+        keep_id = self._messages[keep.message_index].id if keep is not None else None
+        self._run()
+        index = -1
+        if keep is not None and keep_id is not None:
+            for i, match in enumerate(self._matches):
+                same = self._messages[match.message_index].id == keep_id and match.part == keep.part
+                if same and match.offset >= keep.offset:
+                    index = i
+                    break
+        self._current = index if index >= 0 else min(self._current, len(self._matches) - 1)
+        self._show_count()
+        self._mark_current(scroll=False)
+
+    def _run(self) -> None:
+        query = self.edit.text()
+        case_sensitive = self.case.isChecked()
+        self._messages, versions = self._snapshot()
+        found = find_matches(
+            self._messages,
+            query,
+            case_sensitive=case_sensitive,
+            index=self._index,
+            versions=versions,
+            limit=MAX_MATCHES + 1,
+        )
+        self._more = len(found) > MAX_MATCHES
+        self._matches = found[:MAX_MATCHES]
+        self.highlighter.reset(query, case_sensitive)
+        self._view.text_highlights = self.highlighter
+
+    def _snapshot(self) -> tuple[list[Message], list[int]]:
+        """The path's messages and their revisions, read from the model once per change of it
+        (reading 10,000 rows costs more than searching them)."""
+        if self._path is None:
+            model = self._model
+            messages = [m for m in (model.message_at(r) for r in range(model.rowCount())) if m is not None]
+            self._path = (messages, [model.revision(m.id) for m in messages])
+        return self._path
+
+    def warm_up(self) -> None:
+        """Read the messages and build the search text now, so the first key is fast."""
+        messages, versions = self._snapshot()
+        self._index.corpus(messages, versions, self.case.isChecked())
+
+    def _conversation_changed(self, *_args: object) -> None:
+        self._path = None
+        if self.isVisible() and self.edit.text() and not self._refresh.isActive():
+            self._refresh.start()
+
+    def _first_from_view(self) -> int:
+        visible = self._view.visible_message_ids()
+        first_row = self._model.row_of(visible[0]) if visible else 0
+        for i, match in enumerate(self._matches):
+            if match.message_index >= first_row:
+                return i
+        return 0
+
+    # -- stepping ------------------------------------------------------------------------
+
+    def next(self) -> None:
+        if self._matches:
+            self._go((self._current + 1) % len(self._matches))
+
+    def previous(self) -> None:
+        if self._matches:
+            self._go((self._current - 1) % len(self._matches))
+
+    @property
+    def current_match(self) -> Match | None:
+        return self._matches[self._current] if 0 <= self._current < len(self._matches) else None
+
+    @property
+    def match_count(self) -> int:
+        return len(self._matches)
+
+    def _go(self, index: int) -> None:
+        self._current = index
+        self._show_count()
+        self._mark_current(scroll=True)
+
+    def _show_count(self) -> None:
+        if not self.edit.text():
+            text = ""
+        elif not self._matches:
+            text = "No matches"
+        else:
+            total = f"{len(self._matches):,}{'+' if self._more else ''}"
+            text = f"{self._current + 1:,} of {total}"
+        if text != self.count.text():
+            self.count.setText(text)
+            announce(self.count, text)
+
+    def _mark_current(self, *, scroll: bool) -> None:
+        """Paint the current match distinctly (opening its tool box) and scroll to it."""
+        match = self.current_match
+        self.highlighter.current = None
+        if match is None:
+            self._view.viewport().update()
+            return
+        message = self._messages[match.message_index]
+        if match.part != TEXT_PART:
+            self._view.open_tool_box(message.id, match.part)
+        doc = self._view.rendered_document(message.id)
+        if doc is None:
+            return
+        ordinal = sum(
+            1
+            for m in self._matches[: self._current]
+            if m.message_index == match.message_index and m.part == match.part
+        )
+        start, end = _region_start(doc, match.part)
+        in_part = [
+            i for i, c in enumerate(self.highlighter.occurrences(doc)) if start <= c.selectionStart() < end
+        ]
+        if in_part:
+            doc_index = in_part[min(ordinal, len(in_part) - 1)]
+            self.highlighter.current = (message.id, doc_index)
+            if scroll:
+                cursor = self.highlighter.occurrences(doc)[doc_index]
+                top, bottom = _cursor_span(doc, cursor)
+                self._view.reveal_text(message.id, top, bottom, clear_top=self.geometry().bottom() + 4)
+        elif scroll:
+            self._view.bring_into_view(message.id)
+        self._view.viewport().update()
+
+
+def _cursor_span(doc: QTextDocument, cursor: QTextCursor) -> tuple[float, float]:
+    """Top and bottom of the line a match is on, in document coordinates."""
+    block = doc.findBlock(cursor.selectionStart())
+    rect = doc.documentLayout().blockBoundingRect(block)
+    layout = block.layout()
+    line = layout.lineForTextPosition(cursor.selectionStart() - block.position()) if layout else None
+    if line is None or not line.isValid():
+        return rect.top(), rect.bottom()
+    return rect.top() + line.y(), rect.top() + line.y() + line.height()
+
+
+def install_find(
+    tab: QWidget, view: ChatView, model: ConversationModel, focus_back: Callable[[], None]
+) -> FindBar:
+    """A find bar over ``view`` with the tab's keys: Ctrl+F opens it, F3 / Shift+F3 step."""
+    bar = FindBar(view, model)
+    bar.closed.connect(focus_back)
+
+    def step(forward: bool) -> None:
+        if not bar.isVisible():
+            bar.open()
+        elif forward:
+            bar.next()
+        else:
+            bar.previous()
+
+    keys: list[tuple[str, list[QKeySequence], Callable[[], None]]] = [
+        ("Find in chat", unique_sequences(FIND_KEYS), bar.open),
+        ("Next match", [QKeySequence("F3")], lambda: step(True)),
+        ("Previous match", [QKeySequence("Shift+F3")], lambda: step(False)),
+    ]
+    for name, sequences, slot in keys:
+        shortcut = QShortcut(tab)
+        shortcut.setKeys(sequences)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.setWhatsThis(name)
+        shortcut.setObjectName("find-" + name.lower().replace(" ", "-"))
+        shortcut.activated.connect(slot)
+    return bar

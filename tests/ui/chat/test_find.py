@@ -1,0 +1,184 @@
+"""Find in a chat, driven by keys as a person would: Ctrl+F, typing, Enter, Shift+Enter, Esc."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
+from tests.support.ui_fakes import FakeLive
+
+from threadline.core.find_text import TEXT_PART
+from threadline.core.messages import ToolCall
+from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.find_bar import FindBar, install_find
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
+
+
+class Host(QWidget):
+    """A chat view with a line edit standing for the composer, as a tab lays them out."""
+
+    def __init__(self, live: FakeLive) -> None:
+        super().__init__()
+        self.model = ConversationModel(live, self)
+        self.view = ChatView()
+        self.view.setModel(self.model)
+        self.composer = QLineEdit()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.composer)
+        self.bar = install_find(self, self.view, self.model, focus_back=self.composer.setFocus)
+
+
+def open_host(qtbot: Any, live: FakeLive) -> Host:
+    host = Host(live)
+    host.resize(760, 560)
+    qtbot.addWidget(host)
+    host.show()
+    qtbot.waitExposed(host)
+    host.activateWindow()  # a tab's keys answer in the active window
+    qtbot.waitUntil(host.isActiveWindow, timeout=10_000)
+    host.composer.setFocus()
+    return host
+
+
+def find(qtbot: Any, host: Host, query: str) -> FindBar:
+    qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
+    bar = host.bar
+    assert bar.isVisible() and QApplication.focusWidget() is bar.edit
+    qtbot.keyClicks(bar.edit, query)
+    qtbot.waitUntil(lambda: bar.count.text() != "", timeout=10_000)
+    return bar
+
+
+def current_on_screen(host: Host) -> bool:
+    """Whether the message of the current match is painted and its match is highlighted as current."""
+    bar = host.bar
+    match = bar.current_match
+    assert match is not None
+    message_id = host.model.message_at(match.message_index).id  # type: ignore[union-attr]
+    return (
+        message_id in host.view.visible_message_ids()
+        and bar.highlighter.current is not None
+        and (bar.highlighter.current[0] == message_id)
+    )
+
+
+def test_find_counts_steps_scrolls_and_closes(qtbot: Any) -> None:
+    live = FakeLive()
+    live.exchange("Where is the needle?", "The needle is in the haystack.")
+    for i in range(40):
+        live.exchange(f"filler question {i}", f"filler answer {i}\n\nwith a second paragraph")
+    live.exchange("And now?", "Another needle, and one more Needle.")
+    host = open_host(qtbot, live)
+    bar = find(qtbot, host, "needle")
+    # the view shows the end of the chat: the first match from there is the last reply's first
+    assert bar.count.text() == "3 of 4"
+    assert current_on_screen(host)
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+    assert bar.count.text() == "4 of 4"
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+    assert bar.count.text() == "1 of 4"  # wraps around
+    # the first exchange is far above: the view scrolled up to it
+    first_prompt = host.model.message_at(0)
+    assert first_prompt is not None and first_prompt.id in host.view.visible_message_ids()
+    assert current_on_screen(host)
+    assert not host.view.following
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return, SHIFT)
+    assert bar.count.text() == "4 of 4"
+    assert current_on_screen(host)
+    qtbot.keyClick(bar.edit, Qt.Key.Key_F3, SHIFT)
+    assert bar.count.text() == "3 of 4"
+    qtbot.keyClick(bar.edit, Qt.Key.Key_F3)
+    assert bar.count.text() == "4 of 4"
+    # painted highlights: every match in the painted rows, one of them current
+    reply = host.model.message_at(host.model.rowCount() - 1)
+    assert reply is not None
+    doc = host.view.rendered_document(reply.id)
+    assert doc is not None and len(host.view.text_highlights(reply.id, doc)) == 2  # type: ignore[misc]
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    assert QApplication.focusWidget() is host.composer
+    assert host.view.text_highlights is None
+
+
+def test_no_matches_and_match_case(qtbot: Any) -> None:
+    live = FakeLive()
+    live.exchange("Say Oslo", "Oslo, oslo, OSLO.")
+    host = open_host(qtbot, live)
+    bar = find(qtbot, host, "bergen")
+    assert bar.count.text() == "No matches"
+    bar.edit.clear()
+    qtbot.keyClicks(bar.edit, "oslo")
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 4", timeout=10_000)
+    qtbot.mouseClick(bar.case, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 1", timeout=10_000)
+
+
+def test_matches_inside_a_collapsed_tool_result_are_found_and_shown(qtbot: Any) -> None:
+    live = FakeLive()
+    live.user_says("What is the weather?")
+    live.begin()
+    live.delta("Let me look.")
+    reply = live.finish(tool_calls=(ToolCall("c1", "lookup", json.dumps({"city": "Tromsø"})),))
+    live.cancel()  # a result for the call, in its own collapsed box
+    host = open_host(qtbot, live)
+    results = host.model.message_at(2)
+    assert results is not None and results.tool_results
+    word = results.tool_results[0].text.split()[0]
+    bar = find(qtbot, host, "tromsø")
+    match = bar.current_match
+    assert bar.count.text() == "1 of 1" and match is not None
+    assert match.part == f"{reply.id}:c1" and match.part != TEXT_PART
+    # the collapsed call box was opened to show the match
+    doc = host.view.rendered_document(reply.id)
+    assert doc is not None and "Tromsø" in doc.toPlainText()
+    assert current_on_screen(host)
+    # and a word of the tool's output is found in the result box
+    bar.edit.clear()
+    qtbot.keyClicks(bar.edit, word)
+    qtbot.waitUntil(
+        lambda: bar.current_match is not None and bar.current_match.message_index == 2, timeout=10_000
+    )
+    result_doc = host.view.rendered_document(results.id)
+    assert result_doc is not None and results.tool_results[0].text[:20] in result_doc.toPlainText()
+
+
+def test_streaming_text_updates_the_count(qtbot: Any) -> None:
+    live = FakeLive()
+    live.exchange("first", "a kiwi")
+    host = open_host(qtbot, live)
+    bar = find(qtbot, host, "kiwi")
+    assert bar.count.text() == "1 of 1"
+    live.user_says("more")
+    live.begin()
+    live.delta("kiwi and ")
+    host.model.flush()
+    live.delta("another kiwi")
+    host.model.flush()
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 3", timeout=10_000)
+
+
+def test_ctrl_f_in_a_tab_of_the_window(harness: Any) -> None:
+    text = "Paris is the capital of France. Paris has the Louvre."
+    harness.server.enqueue(sse_response(openai_text_stream(split_text(text, 4))))
+    harness.open()
+    tab = new_tab_by_click(harness)
+    type_and_send(harness.qtbot, tab, "Tell me about Paris")
+    wait_idle(harness, tab)
+    qtbot = harness.qtbot
+    tab.composer.focus_input()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_F, CTRL)
+    bar = tab.find_bar
+    assert bar.isVisible() and QApplication.focusWidget() is bar.edit
+    qtbot.keyClicks(bar.edit, "paris")
+    qtbot.waitUntil(lambda: bar.count.text().endswith("of 3"), timeout=10_000)
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(QApplication.focusWidget()), timeout=10_000)
