@@ -150,3 +150,19 @@ def test_engine_commands_show_their_result_and_errors_keep_the_text(harness: Any
     assert "A1" in target.read_text(encoding="utf-8")
     assert tab.composer.edit.toPlainText() == "" and not tab.banner.isVisible()
     assert len(harness.server.requests) == requests
+
+
+def test_slash_clear_clears_like_the_menu_and_offers_undo(harness: Any) -> None:
+    tab = chat(harness, "Q1")
+    requests = len(harness.server.requests)
+    tab.composer.edit.setFocus()
+    harness.qtbot.keyClicks(tab.composer.edit, "/clear")
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)  # close the list; the text stays
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
+    path = tab.live.conversation.path
+    harness.qtbot.waitUntil(lambda: path()[-1].marker is not None, timeout=10000)
+    assert path()[-1].marker.type.value == "clear"
+    harness.qtbot.waitUntil(tab.controls.clear_notice.isVisible, timeout=10000)
+    assert tab.composer.text() == "" and len(harness.server.requests) == requests
+    harness.qtbot.mouseClick(tab.controls.clear_notice.button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: path()[-1].text == "A1", timeout=10000)

@@ -118,6 +118,9 @@ class SlashCommandRunner:
             self.notice.show_text(help_text(), help_table())
         elif name is CommandName.COMPACT:
             tab.compact(command.argument, keep_turns=2, finished=self._compacted)
+        elif name is CommandName.CLEAR:
+            self._done(CommandOutcome())
+            tab.controls.clear_context()  # as the menu's Clear context: with its Undo notice
         elif name is CommandName.CONTEXT:
             self._done(CommandOutcome())
             tab.edit_context()
