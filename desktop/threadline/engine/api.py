@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from threadline.core.compare import CompareTarget
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.gathered_context import GatheredContext
@@ -171,6 +172,23 @@ class EngineApi(Protocol):
         context: Sequence[ContextFile] = (),
     ) -> None: ...
     def cancel(self, session_id: str) -> None: ...
+    def send_compare(
+        self,
+        session_id: str,
+        text: str,
+        targets: Sequence[CompareTarget],
+        *,
+        images: Sequence[ImageBlock] = (),
+        context: Sequence[ContextFile] = (),
+    ) -> None:
+        """One prompt to 2–4 models or agents at once (``engine/compare_runner.py``)."""
+        ...
+
+    def stop_compare_worker(self, session_id: str, index: int) -> None: ...
+    async def pick_compare(self, session_id: str, reply_id: str) -> None:
+        """Continue with one of a prompt's replies (during a compare, the others stop)."""
+        ...
+
     def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None: ...
     def regenerate(self, session_id: str, message_id: str) -> None: ...
     def resume(self, session_id: str, message_id: str) -> None: ...

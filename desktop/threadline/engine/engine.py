@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from threadline.core.compare import CompareTarget
 from threadline.core.config import (
     DEFAULT_AGENT_ID,
     AgentConfig,
@@ -54,6 +55,7 @@ from threadline.engine.agents import AgentError, AgentService, SessionAgent, age
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.change_watch import ChangeWatch
+from threadline.engine.compare_runner import CompareRunner
 from threadline.engine.context_meter import meter_for
 from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.drafts import Draft, draft_key
@@ -61,6 +63,7 @@ from threadline.engine.errors import NothingToSendError, SessionBusyError, Sessi
 from threadline.engine.events import (
     ActivePathChanged,
     AgentChanged,
+    CompareStarted,
     MessageAdded,
     MessageChanged,
     SessionEvent,
@@ -166,6 +169,17 @@ class Engine:
             approval_handler=lambda: self._approve if self._approval_handler else None,
             retry_policy=retry_policy,
         )
+        self.comparing = CompareRunner(
+            store,
+            self.hub,
+            self.tools,
+            sticky=self.runner.sticky,
+            session_agent=self._turn_agent,
+            named_agent=self._named_agent,
+            approval_handler=lambda: self._approve if self._approval_handler else None,
+            retry_policy=retry_policy,
+        )
+        """Several workers on one prompt (``engine/compare_runner.py``)."""
 
     @classmethod
     async def open(cls, data_dir: Path, *, database_url: str | None = None, **options: Any) -> Engine:
@@ -525,6 +539,59 @@ class Engine:
         self._spawn(self._remember_last_used(live.info))
         self._start(live, stored_first=(prompt,), title_from=text)
 
+    def send_compare(
+        self,
+        session_id: str,
+        text: str,
+        targets: Sequence[CompareTarget],
+        *,
+        images: Sequence[ImageBlock] = (),
+        context: Sequence[ContextFile] = (),
+    ) -> None:
+        """Send one prompt to 2–4 models or agents at once; each reply is a version under it.
+
+        One turn: the session is busy until every worker ended or one was picked
+        (``pick_compare``). ``TreeError`` when the targets are fewer than two or more than four.
+        """
+        if not (text.strip() or images or context):
+            raise NothingToSendError()
+        live = self._ready(session_id)
+        prompt = live.conversation.start_compare(
+            text, tuple(targets), images=tuple(images), context=tuple(context)
+        )
+        live.emit(MessageAdded(session_id, prompt))
+        live.emit(CompareStarted(session_id, prompt.id, tuple(targets)))
+        self._start(live, title_from=text, comparing=True)
+
+    def stop_compare_worker(self, session_id: str, index: int) -> None:
+        """Stop one worker of the running compare; the others go on."""
+        self.comparing.stop_worker(session_id, index)
+
+    async def pick_compare(self, session_id: str, reply_id: str) -> None:
+        """Continue with ``reply_id`` (one of a prompt's replies): it becomes the active path,
+        and the model that wrote it the session's model.
+
+        During a compare the other workers stop (their text kept) and the turn ends;
+        after one, it is a version switch to that reply's newest branch.
+        """
+        live = self._live.get(session_id)
+        if live is None:
+            raise SessionClosedError()
+        compare = live.conversation.compare
+        worker = compare.worker_of(reply_id) if compare is not None else None
+        reply = live.conversation.tree.get(reply_id)
+        used = (reply.metadata.provider, reply.metadata.model) if reply.metadata else ("", "")
+        if worker is not None and self.comparing.pick(session_id, worker.index):
+            if not worker.target.agent_id:
+                used = (worker.target.provider, worker.target.model)
+            with contextlib.suppress(Exception):  # a worker's failure is its column's to show
+                await self.wait_idle(session_id)
+        else:
+            live = self._ready(session_id)
+            await self.set_active_leaf(session_id, live.conversation.tree.newest_leaf_under(reply_id))
+        if all(used) and used != (live.info.provider, live.info.model):
+            await self.set_session_model(session_id, *used)  # continuing a reply continues with its model
+
     def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None:
         live = self._ready(session_id)
         prompt = live.conversation.edit(message_id, text)
@@ -842,6 +909,11 @@ class Engine:
                 state = session_agent(live.conversation.path(), current)
                 live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
 
+    async def _named_agent(self, live: LiveConversation, agent_id: str) -> AgentConfig | None:
+        """A compare worker's agent (by id or name), with the session's project around it."""
+        agent = await self.agents.find(agent_id)
+        return None if agent is None else with_project(agent, await self.projects.get(live.info.project_id))
+
     async def _turn_agent(self, live: LiveConversation) -> AgentConfig:
         """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``),
         with its project's instructions and context added (``core/project.py``)."""
@@ -903,16 +975,23 @@ class Engine:
         stored_first: Sequence[Message] = (),
         resuming: bool = False,
         title_from: str = "",
+        comparing: bool = False,
     ) -> None:
         live.emit(TurnStateChanged(live.session_id, live.conversation.state))
         task = asyncio.create_task(
-            self._run_turn(live, stored_first, resuming, title_from), name=f"turn-{live.session_id}"
+            self._run_turn(live, stored_first, resuming, title_from, comparing),
+            name=f"turn-{live.session_id}",
         )
         self._tasks[live.session_id] = task
         task.add_done_callback(self._turn_done)
 
     async def _run_turn(
-        self, live: LiveConversation, stored_first: Sequence[Message], resuming: bool, title_from: str
+        self,
+        live: LiveConversation,
+        stored_first: Sequence[Message],
+        resuming: bool,
+        title_from: str,
+        comparing: bool = False,
     ) -> None:
         """Run the turn, then (only then) announce its final state.
 
@@ -928,7 +1007,12 @@ class Engine:
                 self._spawn(self._automatic_title(live, title_from))
 
         try:
-            await self.runner.run(live, stored_first=stored_first, resuming=resuming, on_stored=prompt_stored)
+            if comparing:
+                await self.comparing.run(live, on_stored=prompt_stored)
+            else:
+                await self.runner.run(
+                    live, stored_first=stored_first, resuming=resuming, on_stored=prompt_stored
+                )
         finally:
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]

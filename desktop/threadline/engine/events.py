@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from threadline.core.compare import CompareTarget, WorkerState
 from threadline.core.config import AgentConfig
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import Message
@@ -219,6 +220,40 @@ class CheckpointsChanged:
     tangent_origin: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class CompareStarted:
+    """A prompt went to several workers at once (``Engine.send_compare``): one column each."""
+
+    session_id: str
+    prompt_id: str
+    targets: tuple[CompareTarget, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CompareWorkerChanged:
+    """Worker ``index`` of the running compare moved to ``state`` (``error`` when it failed,
+    ``note`` for a retry under way). The compare's own end is the session's ``TurnStateChanged``."""
+
+    session_id: str
+    index: int
+    state: WorkerState
+    error: UserFacingError | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CompareWorkerEvent:
+    """A message event of one worker's lane (its reply added, a token, its end, reasoning).
+
+    Wrapped, not sent as is: the chat's own list shows the session's path, which during
+    a compare ends at the prompt; the columns show these.
+    """
+
+    session_id: str
+    index: int
+    event: MessageAdded | TextDelta | MessageChanged | ReasoningDelta
+
+
 ConversationEvent = (
     AgentChanged
     | MessagesRemoved
@@ -235,6 +270,9 @@ ConversationEvent = (
     | SaveStateChanged
     | ContextGathered
     | CheckpointsChanged
+    | CompareStarted
+    | CompareWorkerChanged
+    | CompareWorkerEvent
 )
 
 

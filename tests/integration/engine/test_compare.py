@@ -1,0 +1,283 @@
+"""Several models on one prompt (engine/compare_runner.py) against the replay server.
+
+Three workers, routed by the model name each request carries: one fails, one asks
+for a tool, one streams slowly. Each outcome reaches its column's events, each
+reply is stored under the prompt, and after picking one the next request carries
+only the chosen branch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+
+import pytest
+from tests.integration.engine.helpers import turn
+from tests.integration.engine.test_engine_turns import LookupTool
+from tests.support.sse_server import (
+    RecordedRequest,
+    ReplayServer,
+    ScriptedResponse,
+    openai_model_not_found,
+    openai_text_stream,
+    openai_tool_call_stream,
+    sse_response,
+)
+
+from threadline.core.compare import CompareTarget, WorkerState
+from threadline.core.config import AgentConfig
+from threadline.core.messages import MessageKind, MessageStatus, ToolCall
+from threadline.core.turn import TurnState
+from threadline.engine.approval import Decision
+from threadline.engine.compare_runner import approval_label
+from threadline.engine.engine import DATABASE_FILENAME, Engine
+from threadline.engine.events import (
+    CompareStarted,
+    CompareWorkerChanged,
+    CompareWorkerEvent,
+    ConversationEvent,
+    TextDelta,
+)
+from threadline.store.repository import Store
+
+pytestmark = pytest.mark.asyncio
+
+TARGETS = (
+    CompareTarget("replay", "fails"),
+    CompareTarget("replay", "tools"),
+    CompareTarget("replay", "slow"),
+)
+SLOW_TEXT = [f"slow{i} " for i in range(12)]
+
+
+def three_workers(request: RecordedRequest) -> ScriptedResponse | None:
+    """Answers by model: "fails" → 404, "tools" → a tool call then text, "slow" → a slow stream."""
+    body = request.body
+    model = body["model"]
+    if model == "fails":
+        return openai_model_not_found("fails")
+    if model == "tools":
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return sse_response(openai_text_stream(["It means ", "a long thread."], model="tools"))
+        return sse_response(
+            openai_tool_call_stream([("call_1", "lookup", {"q": "threadline"})], model="tools")
+        )
+    if model == "slow":
+        return sse_response(openai_text_stream(SLOW_TEXT, model="slow"), chunk_delay=0.05)
+    return sse_response(openai_text_stream(["Next answer."], model=model))
+
+
+async def compare(
+    engine: Engine, session_id: str, text: str, targets: Sequence[CompareTarget] = TARGETS
+) -> list[ConversationEvent]:
+    live = await engine.open_session(session_id)
+    events: list[ConversationEvent] = []
+    unsubscribe = live.subscribe(events.append)
+    try:
+        engine.send_compare(session_id, text, targets)
+        assert live.conversation.state is TurnState.COMPARING
+        await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    finally:
+        unsubscribe()
+    return events
+
+
+async def allow_tools(engine: Engine) -> list[str]:
+    engine.tools.register(LookupTool())
+    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    labels: list[str] = []
+
+    async def allow(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:
+        labels.append(approval_label())
+        return [Decision(c.id, allow=True) for c in calls]
+
+    engine.set_approval_handler(allow)
+    return labels
+
+
+def final_states(events: list[ConversationEvent]) -> dict[int, CompareWorkerChanged]:
+    last: dict[int, CompareWorkerChanged] = {}
+    for event in events:
+        if isinstance(event, CompareWorkerChanged):
+            last[event.index] = event
+    return last
+
+
+async def test_three_workers_fail_use_a_tool_and_stream_slowly(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    labels = await allow_tools(engine)
+    replay_server.responder = three_workers
+    session = await engine.new_session()
+    events = await compare(engine, session.id, "What is a threadline?")
+
+    started = next(e for e in events if isinstance(e, CompareStarted))
+    assert started.targets == TARGETS
+    states = final_states(events)
+    assert states[0].state is WorkerState.FAILED and states[0].error is not None
+    assert "fails" in states[0].error.message
+    assert states[1].state is WorkerState.DONE and states[2].state is WorkerState.DONE
+    assert labels == ["replay/tools"]  # the approval said which worker asked
+    # The slow column streamed token by token, inside its own wrapper.
+    slow_deltas = [
+        e.event.delta
+        for e in events
+        if isinstance(e, CompareWorkerEvent) and e.index == 2 and isinstance(e.event, TextDelta)
+    ]
+    assert "".join(slow_deltas) == "".join(SLOW_TEXT)
+    # The streams overlapped: one turn, three requests at once.
+    assert replay_server.max_concurrent_streams >= 2
+
+    live = engine.live(session.id)
+    assert live is not None and live.conversation.ready_for_input and live.conversation.compare is None
+    prompt = next(m for m in live.conversation.tree if m.text == "What is a threadline?")
+    # Stored under the prompt, as a restart reads them.
+    store = await Store.open(Store.sqlite_url(engine.data_dir / DATABASE_FILENAME))
+    try:
+        tree = await store.load_tree(session.id)
+    finally:
+        await store.close()
+    replies = {r.metadata.model if r.metadata else "": r for r in tree.children(prompt.id)}
+    assert sorted(replies) == ["fails", "slow", "tools"]  # siblings in the order they began
+    failed, tools, slow = replies["fails"], replies["tools"], replies["slow"]
+    assert failed.status is MessageStatus.FAILED and failed.metadata and failed.metadata.error
+    assert tools.kind is MessageKind.TOOL_CALLS
+    answer = tree.children(tools.id)[0]
+    assert answer.kind is MessageKind.TOOL_RESULTS and "long thread" in answer.tool_results[0].text
+    assert tree.children(answer.id)[0].text == "It means a long thread."
+    assert slow.status is MessageStatus.COMPLETE and slow.text == "".join(SLOW_TEXT)
+    # Nobody picked: the chat shows the first finished reply.
+    assert tree.active_leaf == tree.children(answer.id)[0].id
+
+    # Continue with the slow one: the next request carries only that branch.
+    await engine.pick_compare(session.id, slow.id)
+    assert live.conversation.tree.active_leaf == slow.id
+    sent_before = len(replay_server.requests)
+    await turn(engine, session.id, "And then?")
+    request = replay_server.requests[sent_before]
+    assert request.body["model"] == "slow"  # picking a model's reply continues with that model
+    sent = json.dumps(request.body["messages"])
+    assert "".join(SLOW_TEXT).strip() in sent
+    assert "long thread" not in sent and "lookup" not in sent
+    assert [m["role"] for m in request.body["messages"]][-3:] == ["user", "assistant", "user"]
+
+
+async def test_picking_during_the_compare_stops_the_others(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    def answer(request: RecordedRequest) -> ScriptedResponse:
+        model = request.body["model"]
+        if model == "quick":
+            return sse_response(openai_text_stream(["Quick answer."], model=model))
+        return sse_response(openai_text_stream([f"w{i} " for i in range(400)], model=model), chunk_delay=0.05)
+
+    replay_server.responder = answer
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    events: list[ConversationEvent] = []
+    live.subscribe(events.append)
+    engine.send_compare(
+        session.id, "Race", (CompareTarget("replay", "quick"), CompareTarget("replay", "slow"))
+    )
+    quick_done = asyncio.Event()
+    slow_started = asyncio.Event()
+
+    def watch(event: ConversationEvent) -> None:
+        if isinstance(event, CompareWorkerChanged) and event.index == 0 and event.state is WorkerState.DONE:
+            quick_done.set()
+        if isinstance(event, CompareWorkerEvent) and event.index == 1 and isinstance(event.event, TextDelta):
+            slow_started.set()
+
+    live.subscribe(watch)
+    await asyncio.wait_for(asyncio.gather(quick_done.wait(), slow_started.wait()), 30)
+    assert live.conversation.state is TurnState.COMPARING  # busy until all ended or one is picked
+    compare_ = live.conversation.compare
+    assert compare_ is not None
+    quick_id = compare_.workers[0].reply_id
+    slow_id = compare_.workers[1].reply_id
+    assert quick_id is not None and slow_id is not None
+    await asyncio.wait_for(engine.pick_compare(session.id, quick_id), 10)
+    assert live.conversation.ready_for_input and live.conversation.tree.active_leaf == quick_id
+    slow = live.conversation.tree.get(slow_id)
+    assert slow.status is MessageStatus.CANCELLED and slow.text.startswith("w0 ")
+    assert final_states(events)[1].state is WorkerState.CANCELLED
+
+
+async def test_stop_stops_every_worker_and_keeps_their_text(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    replay_server.responder = lambda request: sse_response(
+        openai_text_stream([f"t{i} " for i in range(400)], model=request.body["model"]), chunk_delay=0.05
+    )
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    streaming: set[int] = set()
+    both = asyncio.Event()
+
+    def watch(event: ConversationEvent) -> None:
+        if isinstance(event, CompareWorkerEvent) and isinstance(event.event, TextDelta):
+            streaming.add(event.index)
+            if len(streaming) == 2:
+                both.set()
+
+    live.subscribe(watch)
+    engine.send_compare(session.id, "Go", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
+    await asyncio.wait_for(both.wait(), 30)
+    engine.cancel(session.id)
+    await asyncio.wait_for(engine.wait_idle(session.id), 10)
+    assert live.conversation.ready_for_input
+    prompt = next(m for m in live.conversation.tree if m.text == "Go")
+    replies = live.conversation.tree.children(prompt.id)
+    assert len(replies) == 2
+    assert all(r.status is MessageStatus.CANCELLED and r.text.startswith("t0 ") for r in replies)
+
+
+async def test_one_workers_stop_leaves_the_other_running(engine: Engine, replay_server: ReplayServer) -> None:
+    def answer(request: RecordedRequest) -> ScriptedResponse:
+        model = request.body["model"]
+        delay = 0.05 if model == "long" else 0.02
+        count = 400 if model == "long" else 30
+        return sse_response(
+            openai_text_stream([f"{model}{i} " for i in range(count)], model=model), chunk_delay=delay
+        )
+
+    replay_server.responder = answer
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    started = asyncio.Event()
+    live.subscribe(
+        lambda e: (
+            started.set()
+            if isinstance(e, CompareWorkerEvent) and e.index == 0 and isinstance(e.event, TextDelta)
+            else None
+        )
+    )
+    engine.send_compare(
+        session.id, "Two", (CompareTarget("replay", "long"), CompareTarget("replay", "short"))
+    )
+    await asyncio.wait_for(started.wait(), 30)
+    engine.stop_compare_worker(session.id, 0)
+    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    prompt = next(m for m in live.conversation.tree if m.text == "Two")
+    by_model = {r.metadata.model if r.metadata else "": r for r in live.conversation.tree.children(prompt.id)}
+    long, short = by_model["long"], by_model["short"]
+    assert long.status is MessageStatus.CANCELLED
+    assert short.status is MessageStatus.COMPLETE and short.text.endswith("short29 ")
+    assert live.conversation.tree.active_leaf == short.id  # the finished one is shown
+
+
+async def test_compare_needs_two_to_four_targets(engine: Engine) -> None:
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    for targets in [
+        (CompareTarget("replay", "a"),),
+        tuple(CompareTarget("replay", f"m{i}") for i in range(5)),
+    ]:
+        try:
+            engine.send_compare(session.id, "Hello", targets)
+        except ValueError as err:
+            assert "2 to 4" in str(err)
+        else:
+            raise AssertionError("a compare with the wrong number of targets started")
+    assert live.conversation.ready_for_input and len(live.conversation.tree) == 0
