@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--provider", metavar="NAME", help="provider to use (see `threadline provider list`)")
     ask.add_argument("--model", metavar="M", help="model to use")
     ask.add_argument("--agent", metavar="NAME", help="agent to use (see `threadline agent list`)")
+    ask.add_argument(
+        "--models",
+        metavar="P/M1,P/M2",
+        help="ask 2-4 models at once (PROVIDER/MODEL, comma-separated); each reply is printed labelled "
+        "and stored as a version under the prompt",
+    )
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
     ask.add_argument(
         "--attach",

@@ -39,6 +39,7 @@ from threadline.engine.events import (
 from threadline.store.errors import StoreError
 
 if TYPE_CHECKING:
+    from threadline.core.compare import CompareTarget
     from threadline.engine.engine import Engine
 
 EXIT_FAILURE = 1
@@ -208,7 +209,8 @@ async def _ask(
         session_id = (await engine.new_session()).id
     if getattr(args, "agent", None):
         await _use_agent(engine, session_id, args.agent)
-    if args.provider or args.model:
+    models = _compare_targets(args)
+    if (args.provider or args.model) and not models:
         info = await engine.store.get_session(session_id)
         assert info is not None
         provider = args.provider or info.provider
@@ -225,6 +227,10 @@ async def _ask(
     prompt = parsed.text  # "//…" sends "/…"
     if args.yes:
         engine.set_approval_handler(_allow_all)
+    if models:
+        from threadline import cli_compare
+
+        return await cli_compare.run(engine, session_id, prompt, models, context=context)
     live = await engine.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr)
     live.subscribe(printer)
@@ -250,6 +256,21 @@ async def _ask(
         print("threadline: stopped; the partial reply is saved", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+def _compare_targets(args: argparse.Namespace) -> tuple[CompareTarget, ...]:
+    """``--models``, checked before anything is stored (``()`` without it)."""
+    spec = getattr(args, "models", None)
+    if not spec:
+        return ()
+    if args.provider or args.model:
+        raise CommandError("--models names each model itself; leave out --provider and --model")
+    from threadline.cli_compare import parse_models
+
+    try:
+        return parse_models(spec)
+    except ValueError as err:
+        raise CommandError(str(err)) from err
 
 
 async def _wait_until_saved(

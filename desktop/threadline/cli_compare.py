@@ -1,0 +1,128 @@
+"""``threadline ask --models P/M1,P/M2 "prompt"``: one prompt to several models, each reply labelled.
+
+The replies stream at once (``Engine.send_compare``); stdout gets each one whole, in
+the order the models were given, under a ``=== provider/model · state ===`` line,
+so a script can split them. Progress (a worker starting, its tools, retries) goes to
+stderr as it happens. Exit 0 when every model answered, 1 when any failed (its
+block says why), 130 when stopped with Ctrl+C (partial replies are stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+from threadline.core.compare import CompareTarget, WorkerState, check_targets
+from threadline.core.messages import ContextFile, MessageKind
+from threadline.core.tree import TreeError
+from threadline.engine.events import (
+    CompareWorkerChanged,
+    CompareWorkerEvent,
+    ConversationEvent,
+    MessageAdded,
+    TextDelta,
+)
+
+if TYPE_CHECKING:
+    from threadline.engine.engine import Engine
+
+EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130
+
+
+def parse_models(spec: str) -> tuple[CompareTarget, ...]:
+    """``--models`` as targets; ``ValueError`` with a message for the person otherwise."""
+    targets = tuple(CompareTarget.parse(part) for part in spec.split(",") if part.strip())
+    try:
+        check_targets(targets)
+    except TreeError as err:
+        raise ValueError(str(err)) from None
+    return targets
+
+
+async def run(
+    engine: Engine,
+    session_id: str,
+    prompt: str,
+    targets: tuple[CompareTarget, ...],
+    *,
+    context: tuple[ContextFile, ...] = (),
+) -> int:
+    """Send the compare, wait for every worker, print each reply labelled; the exit code."""
+    live = await engine.open_session(session_id)
+    progress = _Progress(targets, sys.stderr)
+    unsubscribe = live.subscribe(progress)
+    loop = asyncio.get_running_loop()
+    stopped = False
+
+    def stop() -> None:
+        nonlocal stopped
+        stopped = True
+        engine.cancel(session_id)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, stop)
+    try:
+        print(f"session {session_id}", file=sys.stderr)
+        engine.send_compare(session_id, prompt, targets, context=context)
+        compare = live.conversation.compare
+        assert compare is not None
+        workers = compare.workers
+        await engine.wait_idle(session_id)
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        unsubscribe()
+    out = sys.stdout
+    for worker in workers:
+        state = progress.states.get(worker.index, worker.state)
+        out.write(f"=== {worker.target.display} · {state.label.lower()} ===\n")
+        text = "\n\n".join(m.text for m in worker.messages() if m.is_assistant and m.text)
+        if text:
+            out.write(text.rstrip("\n") + "\n")
+        if worker.index in progress.errors:
+            out.write(f"threadline: {progress.errors[worker.index]}\n")
+        out.write("\n")
+    out.flush()
+    if stopped:
+        print("threadline: stopped; the partial replies are saved", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE if any(s is WorkerState.FAILED for s in progress.states.values()) else 0
+
+
+class _Progress:
+    """Says on stderr when each model starts writing, uses tools, retries, ends."""
+
+    def __init__(self, targets: tuple[CompareTarget, ...], err: TextIO) -> None:
+        self._targets = targets
+        self._err = err
+        self._writing: set[int] = set()
+        self.states: dict[int, WorkerState] = {}
+        self.errors: dict[int, str] = {}
+
+    def __call__(self, event: ConversationEvent) -> None:
+        if isinstance(event, CompareWorkerEvent):
+            inner = event.event
+            if isinstance(inner, TextDelta) and event.index not in self._writing:
+                self._writing.add(event.index)
+                self._say(event.index, "writing")
+            elif isinstance(inner, MessageAdded) and inner.message.kind in (
+                MessageKind.TOOL_RESULTS,
+                MessageKind.CANCELLED_TOOL_USES,
+            ):
+                self._say(event.index, "tools ran")
+        elif isinstance(event, CompareWorkerChanged):
+            self.states[event.index] = event.state
+            if event.error is not None:
+                self.errors[event.index] = event.error.message
+            if event.note:
+                self._say(event.index, event.note)
+            elif event.state.ended:
+                self._say(event.index, event.state.label.lower())
+
+    def _say(self, index: int, what: str) -> None:
+        self._err.write(f"[{self._targets[index].display}: {what}]\n")
+        self._err.flush()
