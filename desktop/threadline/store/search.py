@@ -133,24 +133,47 @@ def _title_contains(term: str, dialect: str) -> sa.ColumnElement[bool]:
 
 
 _SQLITE_SEARCH = """
-    SELECT m.id AS message_id, m.session_id AS session_id, s.title AS title,
-           snippet(messages_fts, 0, :open, :close, '…', :words) AS snippet,
-           m.created_at AS created_at
-    FROM messages_fts
-    JOIN messages AS m ON m.seq = messages_fts.rowid
-    JOIN sessions AS s ON s.id = m.session_id
-    WHERE messages_fts MATCH :query{project}
-    ORDER BY messages_fts.rowid DESC
+    SELECT message_id, session_id, title, snippet, created_at, thinking FROM (
+        SELECT * FROM (
+            SELECT m.id AS message_id, m.session_id AS session_id, s.title AS title,
+                   snippet(messages_fts, 0, :open, :close, '…', :words) AS snippet,
+                   m.created_at AS created_at, NULL AS thinking, m.seq AS seq
+            FROM messages_fts
+            JOIN messages AS m ON m.seq = messages_fts.rowid
+            JOIN sessions AS s ON s.id = m.session_id
+            WHERE messages_fts MATCH :query{project}
+            ORDER BY messages_fts.rowid DESC
+            LIMIT :limit
+        )
+        UNION ALL
+        SELECT * FROM (
+            SELECT m.id AS message_id, m.session_id AS session_id, s.title AS title,
+                   NULL AS snippet, m.created_at AS created_at,
+                   (SELECT group_concat(json_extract(value, '$.text'), char(10))
+                    FROM json_each(m.content, '$.reasoning')) AS thinking,
+                   m.seq AS seq
+            FROM reasoning_fts
+            JOIN messages AS m ON m.seq = reasoning_fts.rowid
+            JOIN sessions AS s ON s.id = m.session_id
+            WHERE reasoning_fts MATCH :query{project}
+            ORDER BY reasoning_fts.rowid DESC
+            LIMIT :limit
+        )
+    )
+    ORDER BY seq DESC
     LIMIT :limit
     """
+"""Hits in a reply's text (``messages_fts``) and in its thinking (``reasoning_fts``, migration
+0007), newest first; each side is bounded before they are merged."""
 
 _POSTGRES_SEARCH = """
     SELECT hit.id AS message_id, hit.session_id AS session_id, s.title AS title,
            ts_headline('simple'::regconfig, hit.text, to_tsquery('simple'::regconfig, :query), :options)
                AS snippet,
-           hit.created_at AS created_at
+           hit.created_at AS created_at,
+           jsonb_path_query_array(hit.content, '$.reasoning[*].text') AS thinking
     FROM (
-        SELECT m.seq, m.id, m.session_id, m.text, m.created_at
+        SELECT m.seq, m.id, m.session_id, m.text, m.content, m.created_at
         FROM messages AS m
         WHERE m.search_vector @@ to_tsquery('simple'::regconfig, :query){project}
         ORDER BY m.seq DESC
@@ -191,7 +214,7 @@ def _search_sqlite(session: Session, query: str, limit: int, project_id: str | N
         params["project"] = project_id
     statement = _statement(_SQLITE_SEARCH, "sqlite", project_id)
     rows = session.connection().execute(statement, {**params, "limit": limit})
-    return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
+    return _hits(rows, query)
 
 
 def _search_postgres(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
@@ -202,7 +225,31 @@ def _search_postgres(session: Session, query: str, limit: int, project_id: str |
     if project_id is not None:
         params["project"] = project_id
     rows = session.connection().execute(_statement(_POSTGRES_SEARCH, "postgresql", project_id), params)
-    return [_hit(r.session_id, r.message_id, r.title, r.snippet, r.created_at) for r in rows]
+    return _hits(rows, query)
+
+
+THINKING_LABEL = "Thinking: "
+"""Starts the snippet of a hit found only in a reply's thinking (the text shown is from there)."""
+
+
+def _hits(rows: Iterable[Any], query: str) -> list[SearchHit]:
+    """Search rows as hits, one per message: a hit whose snippet marks nothing in the reply's
+    text was found in its thinking, so its snippet is cut from the thinking instead."""
+    terms = [" ".join(t) for t in query_terms(query)]
+    seen: set[str] = set()
+    hits: list[SearchHit] = []
+    for row in rows:
+        if row.message_id in seen:
+            continue
+        seen.add(row.message_id)
+        snippet = row.snippet or ""
+        thinking = row.thinking
+        if isinstance(thinking, list):  # PostgreSQL hands the blocks' text as a JSON array
+            thinking = "\n".join(str(t) for t in thinking)
+        if thinking and SNIPPET_OPEN not in snippet:
+            snippet = THINKING_LABEL + make_snippet(str(thinking), terms)
+        hits.append(_hit(row.session_id, row.message_id, row.title, snippet, row.created_at))
+    return hits
 
 
 def _search_scan(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:

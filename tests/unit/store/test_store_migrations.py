@@ -59,6 +59,7 @@ async def test_empty_database_is_migrated_to_head(store_url: str) -> None:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
         fts = {"messages_fts_insert", "messages_fts_delete", "messages_fts_update"}
+        fts |= {"reasoning_fts_insert", "reasoning_fts_delete", "reasoning_fts_update"}  # 0007: thinking
         assert {t for t in triggers if not t.startswith("change_log_")} == fts
         assert {"change_log_session_update", "change_log_message_update", "change_log_trim"} <= triggers
 
@@ -71,7 +72,9 @@ async def test_tables_match_the_migrations(store_url: str) -> None:
 
     def include(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
         # Full-text machinery is backend-specific and deliberately not in the metadata.
-        return not (name or "").startswith(("messages_fts", "ix_messages_fts", "search_vector"))
+        return not (name or "").startswith(
+            ("messages_fts", "reasoning_fts", "ix_messages_fts", "search_vector")
+        )
 
     try:
         with engine.connect() as conn:
