@@ -55,6 +55,7 @@ from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.attachment_tray import FileDropTarget
 from threadline.ui.chat.branch_map_panel import BranchMapPanel
 from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_dialog import ContextDialog
 from threadline.ui.chat.context_strip import ContextStrip
@@ -146,6 +147,11 @@ class ChatTab(QWidget):
         self.chat_split.setStretchFactor(0, 1)
         self.chat_split.setStretchFactor(1, 0)
         layout.addWidget(self.chat_split, 1)
+        self.compare_view = CompareView(live, colors)  # several models' replies side by side
+        self.compare_view.pickRequested.connect(self._continue_with)
+        self.compare_view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
+        self.compare_view.closeRequested.connect(self.compare_view.hide)
+        layout.addWidget(self.compare_view, 2)
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(16, 6, 16, 14)
@@ -281,6 +287,7 @@ class ChatTab(QWidget):
             self.engine.cancel(self.session_id)
             self._end_approval(cancel=True)
         self.model.detach()
+        self.compare_view.detach()
         self.agent.detach()
         self.branch_map.detach()
         self.controls.detach()
@@ -349,6 +356,8 @@ class ChatTab(QWidget):
         try:
             if editing is not None:
                 self.engine.edit_and_resend(self.session_id, editing, text)
+            elif targets := self.composer.compare_button.targets():
+                self.engine.send_compare(self.session_id, text, targets, images=images, context=context)
             else:
                 self.engine.send(self.session_id, text, images=images, context=context)
         except SessionBusyError as err:
@@ -366,6 +375,18 @@ class ChatTab(QWidget):
         self.banner.dismiss()
         self.composer.accept_sent()
         self.view.scroll_to_bottom()
+
+    def _continue_with(self, reply_id: str) -> None:
+        """A compare column's "Continue with this one": that reply becomes the chat's path."""
+        spawn(
+            self.engine.pick_compare(self.session_id, reply_id),
+            on_done=lambda _none: self.compare_view.hide(),
+            on_error=lambda err: self._show_local_error(f"Could not continue with it: {describe(err)}", ()),
+        )
+
+    def compare_versions(self, prompt_id: str) -> None:
+        """Show a prompt's replies side by side (each can be continued with)."""
+        self.compare_view.show_versions(self.live.conversation.tree, prompt_id)
 
     def _edit_reply(self, message_id: str, text: str) -> bool:
         """Save an edited reply as its new version (nothing is sent); False if ``message_id`` is a prompt."""
@@ -529,7 +550,12 @@ class ChatTab(QWidget):
     # -- engine events -------------------------------------------------------------------------
 
     def _turn_state(self, state: TurnState) -> None:
-        busy = state in (TurnState.STREAMING, TurnState.AWAITING_APPROVAL, TurnState.RUNNING_TOOLS)
+        busy = state in (
+            TurnState.STREAMING,
+            TurnState.AWAITING_APPROVAL,
+            TurnState.RUNNING_TOOLS,
+            TurnState.COMPARING,
+        )
         if not busy:
             self._stop_retry_countdown()
         if busy != self._busy:
@@ -803,6 +829,8 @@ class ChatTab(QWidget):
             parts.append("Waiting for your approval")
         elif state is TurnState.RUNNING_TOOLS:
             parts.append("Running tools…")
+        elif state is TurnState.COMPARING:
+            parts.append("Comparing replies…")
         elif state is TurnState.FAILED:
             parts.append("The last reply failed")
         text = "  ·  ".join(parts)

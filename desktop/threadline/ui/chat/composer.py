@@ -44,6 +44,7 @@ from threadline.documents import file_dialog_filter
 from threadline.engine.drafts import Draft
 from threadline.ui.chat.agent_picker import AgentPicker
 from threadline.ui.chat.attachment_tray import AttachmentTray, local_paths
+from threadline.ui.chat.compare_picker import CompareButton
 from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.model_catalog import ModelChoice
 
@@ -197,6 +198,8 @@ class Composer(QWidget):
         self.model_picker.setToolTip("Model for this conversation")
         self.model_picker.activated.connect(self._model_activated)
         row.addWidget(self.model_picker)
+        self.compare_button = CompareButton()  # ticks 2–4 models: the next Send asks them all
+        row.addWidget(self.compare_button)
         row.addStretch(1)
         self.meter = ContextMeterButton()
         row.addWidget(self.meter)
@@ -302,6 +305,7 @@ class Composer(QWidget):
         a disabled "Loading models…" while the providers are asked (``loading``) and
         "Refresh models", which asks them again (``modelListWanted``).
         """
+        self.compare_button.set_models(models)
         entries: list[ModelChoice | None] = list(models)
         wanted = (current.provider, current.model) if current is not None and not problem else None
         if wanted is not None and not any(m is not None and (m.provider, m.model) == wanted for m in entries):

@@ -1,0 +1,111 @@
+"""Comparing models in the window, as a person would: tick three models under "Compare", send,
+watch three columns (one fails, one uses a tool, one streams slowly), continue with one, and the
+next request carries only that reply. PNGs of the columns (wide and narrow) land in the pytest
+temporary folder for a look."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
+from tests.integration.engine.test_compare import SLOW_TEXT, three_workers
+from tests.integration.engine.test_engine_turns import LookupTool
+from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.ui_driving import type_and_send, wait_idle
+from tests.ui.chat.test_flows_model_picker import open_picker_until
+
+from threadline.core.compare import WorkerState
+from threadline.core.config import AgentConfig, Approval, ApprovalRule
+
+TIMEOUT = 30000
+
+
+def tick_in_compare_menu(harness: Any, tab: Any, labels: list[str]) -> None:
+    """Open the Compare menu by clicking it and tick ``labels`` one click at a time."""
+    for label in labels:
+
+        def click_entry(label: str = label) -> None:
+            menu = QApplication.activePopupWidget()
+            if not isinstance(menu, QMenu):
+                QTimer.singleShot(10, lambda: click_entry(label))
+                return
+            entry = next(a for a in menu.actions() if a.text() == label)
+            QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(entry).center())
+
+        QTimer.singleShot(0, click_entry)
+        harness.qtbot.mouseClick(tab.composer.compare_button, Qt.MouseButton.LeftButton)
+        harness.qtbot.waitUntil(lambda label=label: any(
+            a.isChecked() for a in tab.composer.compare_button.menu().actions() if a.text() == label
+        ), timeout=TIMEOUT)  # fmt: skip
+
+
+def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path: Path) -> None:
+    harness.server.models = ["gpt-4o-mini", "fails", "tools", "slow"]
+    harness.server.responder = three_workers
+    harness.open()
+    harness.engine.tools.register(LookupTool())
+    harness.run(
+        harness.engine.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("lookup",),
+                approval_rules=(ApprovalRule("lookup", Approval.ALLOW),),
+            )
+        )
+    )
+    tab = new_tab(harness)
+    open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
+    tick_in_compare_menu(harness, tab, ["fails  ·  replay", "tools  ·  replay", "slow  ·  replay"])
+    assert tab.composer.compare_button.text() == "Compare · 3"
+
+    busy: list[bool] = []
+    tab.busyChanged.connect(busy.append)
+    type_and_send(harness.qtbot, tab, "What is a threadline?")
+    view = tab.compare_view
+    harness.qtbot.waitUntil(lambda: view.isVisible() and len(view.columns) == 3, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: not view.running, timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    assert busy == [True, False]  # one turn: busy from the prompt until every worker ended
+
+    failed, tools, slow = view.columns
+    assert failed.title.text() == "replay/fails" and failed.state.text() == WorkerState.FAILED.label
+    assert "Model 'fails' was not found" in failed.body.toPlainText()  # the reason, in its column
+    assert not failed.pick_button.isEnabled()  # nothing to continue with
+    assert tools.state.text() == "Done" and "lookup: ok" in tools.body.toPlainText()
+    assert "It means a long thread." in tools.body.toPlainText()
+    assert slow.state.text() == "Done" and slow.body.toPlainText() == "".join(SLOW_TEXT).strip()
+    assert "tokens" in slow.figures.text()  # the reply header's figures
+    assert all(not c.stop_button.isVisible() for c in view.columns)
+
+    shots = Path(os.environ.get("THREADLINE_SHOTS", tmp_path))
+    harness.window.resize(1280, 820)
+    harness.qtbot.waitUntil(lambda: view.columns[0].x() < view.columns[1].x(), timeout=TIMEOUT)
+    tab.grab().save(str(shots / "compare-wide.png"))
+    harness.window.resize(620, 900)
+    harness.qtbot.waitUntil(lambda: view.columns[0].y() < view.columns[1].y(), timeout=TIMEOUT)
+    tab.grab().save(str(shots / "compare-narrow.png"))
+    harness.window.resize(1100, 760)
+
+    slow_id = tab.live.conversation.tree.children(
+        next(m.id for m in tab.live.conversation.tree if m.text == "What is a threadline?")
+    )
+    chosen = next(m for m in slow_id if m.metadata and m.metadata.model == "slow")
+    harness.qtbot.mouseClick(slow.pick_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not view.isVisible(), timeout=TIMEOUT)
+    assert tab.live.conversation.tree.active_leaf == chosen.id
+    harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2, timeout=TIMEOUT)
+
+    tab.composer.compare_button.clear()  # back to one model: the one picked
+    sent = len(harness.server.requests)
+    type_and_send(harness.qtbot, tab, "And then?")
+    wait_idle(harness, tab)
+    request = next(r for r in harness.server.requests[sent:] if r.method == "POST")
+    assert request.body["model"] == "slow"
+    body = json.dumps(request.body["messages"])
+    assert "slow0" in body and "long thread" not in body and "lookup" not in body
