@@ -2,8 +2,9 @@
 
 ``--session ID …`` exports those chats in that order, ``--all`` every chat (archived
 ones last). ``--format md`` writes each chat's active path (``--all-branches``: every
-version of every message), ``--format json`` the lossless Threadline JSON that
-``threadline import`` reads back. Without ``-o`` the export goes to standard output;
+version of every message; ``--include-thinking``: replies' reasoning as quote blocks),
+``--format json`` the lossless Threadline JSON that ``threadline import`` reads back
+(reasoning always included). Without ``-o`` the export goes to standard output;
 with it, to a file that is replaced only once the export is complete.
 
 The module imports nothing heavy at the top: building the parser runs at every start.
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 
 def add_export_parser(commands: Any, common: argparse.ArgumentParser) -> None:
-    """``threadline export (--session ID … | --all) --format md|json [--all-branches] [-o PATH]``."""
+    """``threadline export (--session ID … | --all) --format md|json [--all-branches]
+    [--include-thinking] [-o PATH]``."""
     parser = commands.add_parser(
         "export", parents=[common], help="export chats as Markdown or Threadline JSON (never keys)"
     )
@@ -43,6 +45,11 @@ def add_export_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         help="with md: every version of every message, not only the shown path",
     )
     parser.add_argument(
+        "--include-thinking",
+        action="store_true",
+        help="with md: each reply's reasoning as a quote block above it (json always has it)",
+    )
+    parser.add_argument(
         "-o", "--output", type=Path, metavar="PATH", help="write to PATH instead of standard output"
     )
 
@@ -59,10 +66,11 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     """Export as asked; ``ExportError`` (unknown chat, unwritable file) is the caller's to report."""
     session_ids = None if args.all else list(args.session)
     fmt = export_format(args)
+    thinking = bool(args.include_thinking)
     if args.output is not None:
-        await engine.export(args.output, fmt, session_ids)
+        await engine.export(args.output, fmt, session_ids, include_thinking=thinking)
         return 0
-    async for chunk in engine.export_chunks(fmt, session_ids):
+    async for chunk in engine.export_chunks(fmt, session_ids, include_thinking=thinking):
         out.write(chunk)
     out.flush()
     return 0

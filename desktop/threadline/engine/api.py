@@ -144,8 +144,11 @@ class EngineApi(Protocol):
         fmt: ExportFormat,
         session_ids: Sequence[str] | None = None,
         progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
     ) -> None:
-        """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``)."""
+        """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``);
+        Markdown carries replies' reasoning only with ``include_thinking``, JSON always."""
         ...
 
     async def import_file(

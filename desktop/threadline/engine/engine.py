@@ -444,13 +444,23 @@ class Engine:
         fmt: ExportFormat,
         session_ids: Sequence[str] | None = None,
         progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
     ) -> AsyncIterator[str]:
-        """The text of an export, a chat at a time (``None``: every chat, archived ones last)."""
+        """The text of an export, a chat at a time (``None``: every chat, archived ones last);
+        Markdown shows replies' reasoning only with ``include_thinking`` (JSON always has it)."""
         source = ChatSource(
             self.store.get_session, self.store.list_sessions, self._tree, lambda: self._pending_deletes
         )
         total = None if session_ids is None else len(dict.fromkeys(session_ids))
-        return export_chunks(source.chats(session_ids), fmt, progress, total, project_of=self.projects.get)
+        return export_chunks(
+            source.chats(session_ids),
+            fmt,
+            progress,
+            total,
+            project_of=self.projects.get,
+            include_thinking=include_thinking,
+        )
 
     async def export(
         self,
@@ -458,9 +468,12 @@ class Engine:
         fmt: ExportFormat,
         session_ids: Sequence[str] | None = None,
         progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
     ) -> None:
         """Write an export to ``path``, replacing it only once complete (``ExportError`` on failure)."""
-        await write_to_file(path, self.export_chunks(fmt, session_ids, progress))
+        chunks = self.export_chunks(fmt, session_ids, progress, include_thinking=include_thinking)
+        await write_to_file(path, chunks)
 
     async def import_file(
         self, path: Path, progress: Callable[[ImportProgress], None] | None = None

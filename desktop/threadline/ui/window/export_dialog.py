@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QButtonGroup,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -52,6 +54,8 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export chats")
         self._current = current
         self._selected = list(selected)
+        self._thinking_choice = False
+        """The box's state for Markdown, kept while JSON shows it ticked and disabled."""
         layout = QVBoxLayout(self)
 
         scope_box = QGroupBox("Chats")
@@ -84,6 +88,13 @@ class ExportDialog(QDialog):
             self.formats.addButton(button)
             format_layout.addWidget(button)
         self._format_buttons[ExportFormat.MARKDOWN].setChecked(True)
+        self.include_thinking = QCheckBox("Include thinking")
+        self.include_thinking.setObjectName("IncludeThinking")
+        self.include_thinking.setToolTip(
+            "Each reply's reasoning as a quote block above it. Threadline JSON always keeps it."
+        )
+        format_layout.addWidget(self.include_thinking)
+        self.formats.buttonToggled.connect(self._format_toggled)
         layout.addWidget(format_box)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
@@ -102,6 +113,23 @@ class ExportDialog(QDialog):
 
     def export_format(self) -> ExportFormat:
         return next(fmt for fmt, button in self._format_buttons.items() if button.isChecked())
+
+    def thinking_included(self) -> bool:
+        """Whether replies' reasoning goes in: the box for Markdown; always for JSON."""
+        return self.export_format() is ExportFormat.JSON or self.include_thinking.isChecked()
+
+    def _format_toggled(self, button: QAbstractButton, checked: bool) -> None:
+        """The box only means something for Markdown: JSON carries reasoning anyway, so the
+        box is shown ticked and disabled there, and the person's own choice comes back after."""
+        if not checked:
+            return
+        is_json = button is self._format_buttons[ExportFormat.JSON]
+        if is_json and self.include_thinking.isEnabled():
+            self._thinking_choice = self.include_thinking.isChecked()
+            self.include_thinking.setChecked(True)
+        elif not is_json and not self.include_thinking.isEnabled():
+            self.include_thinking.setChecked(self._thinking_choice)
+        self.include_thinking.setEnabled(not is_json)
 
 
 def suggested_name(fmt: ExportFormat, session_ids: list[str] | None, title: str) -> str:
@@ -129,6 +157,7 @@ def export_chats(
     if dialog.exec() != QDialog.DialogCode.Accepted:
         return
     session_ids, fmt = dialog.session_ids(), dialog.export_format()
+    thinking = dialog.thinking_included()
     name = suggested_name(fmt, session_ids, current_title)
     path, _ = QFileDialog.getSaveFileName(parent, "Export chats", name, FILTERS[fmt.suffix])
     if not path:
@@ -138,7 +167,7 @@ def export_chats(
         target = target.with_suffix(fmt.suffix)
     tell(f"Exporting to {target}…")
     spawn(
-        engine.export(target, fmt, session_ids),
+        engine.export(target, fmt, session_ids, include_thinking=thinking),
         on_done=lambda _none: tell(f"Exported to {target}"),
         on_error=lambda err: tell(describe(err)),
         name="export",
