@@ -8,12 +8,16 @@ message that says so and how to use a variable instead. Keys are never logged;
 no function here puts a key in an exception message.
 
 ``keyring`` is imported on first use: picking a backend probes D-Bus and is not
-free.
+free. Its import alone is ~2 MB and reads every installed package's entry points,
+so when ``PYTHON_KEYRING_BACKEND`` names keyring's fail or null backend (headless
+machines, CI) and nothing has imported keyring yet, the answer "no keychain" is
+given without it: keyring would load exactly that backend, which counts as none.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from threadline.core.config import ProviderConfig
@@ -57,8 +61,14 @@ def _keyring() -> Any:
     return keyring
 
 
+_NO_KEYCHAIN_BACKENDS = frozenset({"keyring.backends.fail.Keyring", "keyring.backends.null.Keyring"})
+"""``PYTHON_KEYRING_BACKEND`` values (as keyring reads them, unstripped) that mean no keychain."""
+
+
 def _usable_backend() -> Any | None:
     """The active keyring backend, or ``None`` when it is the fail or null backend."""
+    if "keyring" not in sys.modules and os.environ.get("PYTHON_KEYRING_BACKEND") in _NO_KEYCHAIN_BACKENDS:
+        return None  # keyring would load that backend first (its ``load_env``); once imported, ask it
     keyring = _keyring()
     from keyring.backends import fail, null
 
