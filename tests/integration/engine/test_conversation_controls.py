@@ -6,14 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.integration.engine.helpers import failure, turn
+from tests.integration.engine.helpers import failure, stored_path, turn
 from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 from threadline.core.messages import MarkerType
 from threadline.engine.conversation_controls import ControlRefusedError
 from threadline.engine.engine import Engine
-from threadline.engine.events import CheckpointsChanged, ConversationEvent
+from threadline.engine.errors import EngineError, SessionBusyError
+from threadline.engine.events import (
+    ActivePathChanged,
+    CheckpointsChanged,
+    ConversationEvent,
+    MessageAdded,
+    SessionUpdated,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -118,7 +125,7 @@ async def test_a_restored_checkpoint_is_what_the_next_request_follows(
 
 
 async def test_compact_keeps_turns_and_follows_instructions(
-    engine: Engine, replay_server: ReplayServer
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
     info = await engine.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"), ("Q3", "A3"))
@@ -130,3 +137,91 @@ async def test_compact_keeps_turns_and_follows_instructions(
     body = replay_server.requests[-1].body["messages"]
     assert "The user asked three questions." in str(body[0]["content"])
     assert sent(replay_server) == ["Q3", "A3", "Q4"]
+
+    # After a restart the stored summary is still what stands for the older turns, and a
+    # clear made then starts the context afresh, summary included.
+    await engine.aclose()
+    again = await open_engine(tmp_path / "data", replay_server)
+    try:
+        await talk(again, replay_server, info.id, ("Q5", "A5"))
+        assert "The user asked three questions." in str(
+            replay_server.requests[-1].body["messages"][0]["content"]
+        )
+        assert sent(replay_server) == ["Q3", "A3", "Q4", "A4", "Q5"]
+        await again.clear_context(info.id)
+        await talk(again, replay_server, info.id, ("Q6", "A6"))
+        assert replay_server.requests[-1].body["messages"][0][
+            "role"
+        ] != "system" or "three questions" not in str(
+            replay_server.requests[-1].body["messages"][0]["content"]
+        )
+        assert sent(replay_server) == ["Q6"]
+    finally:
+        await again.aclose()
+
+
+async def test_controls_tell_open_tabs_and_refuse_with_a_message(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"))
+    live = await engine.open_session(info.id)
+    a1 = live.conversation.tree.active_leaf
+    assert a1 is not None
+    events: list[ConversationEvent] = []
+    live.subscribe(events.append)
+
+    marker = await engine.clear_context(info.id)
+    assert [type(e) for e in events if not isinstance(e, SessionUpdated)] == [MessageAdded, ActivePathChanged]
+    assert MessageAdded(info.id, marker) in events and ActivePathChanged(info.id, marker.id) in events
+
+    events.clear()
+    await engine.set_checkpoint(info.id, "first", a1)
+    assert [e for e in events if not isinstance(e, SessionUpdated)] == [
+        CheckpointsChanged(info.id, {"first": a1}, None)
+    ]
+    for name, refusal in [("", "needs a name"), ("x" * 61, "at most 60"), ("first", "already")]:
+        with pytest.raises(EngineError, match=refusal) as refused:
+            await engine.set_checkpoint(info.id, name)
+        assert refusal in refused.value.user_message
+
+    # In a tangent, restoring a checkpoint on the main line leaves the tangent: the tab hears it.
+    await engine.start_tangent(info.id)
+    await talk(engine, replay_server, info.id, ("T1", "TA1"))
+    events.clear()
+    await engine.restore_checkpoint(info.id, "first")
+    assert live.conversation.tree.active_leaf == a1 and live.conversation.tree.tangent_origin is None
+    assert ActivePathChanged(info.id, a1) in events
+    assert CheckpointsChanged(info.id, {"first": a1}, None) in events
+
+    # While a reply runs every control is refused, with a message and nothing changed.
+    replay_server.enqueue(sse_response(openai_text_stream(["slow"]), first_byte_delay=0.3))
+    engine.send(info.id, "Q2")
+    for control in (
+        engine.clear_context(info.id),
+        engine.start_tangent(info.id),
+        engine.set_checkpoint(info.id, "later"),
+        engine.restore_checkpoint(info.id, "first"),
+        engine.remove_checkpoint(info.id, "first"),
+    ):
+        with pytest.raises(SessionBusyError) as busy:
+            await control
+        assert busy.value.user_message
+    await engine.wait_idle(info.id)
+    assert list(live.conversation.tree.named_checkpoints) == ["first"]
+
+
+async def test_a_brought_exchange_is_marked_and_survives_a_restart(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"))
+    await engine.start_tangent(info.id)
+    await talk(engine, replay_server, info.id, ("T1", "TA1"))
+    await engine.end_tangent(info.id, bring_last_exchange=True)
+    path = await stored_path(engine.data_dir, info.id)
+    originals = {m.id: m for m in engine.live(info.id).conversation.tree}  # type: ignore[union-attr]
+    assert [m.text for m in path] == ["Q1", "A1", "T1", "TA1"]
+    for copy in path[-2:]:
+        assert copy.metadata is not None and originals[copy.metadata.brought_from].text == copy.text
+        assert copy.metadata.brought_from != copy.id
