@@ -16,8 +16,10 @@ is a tool call whose arguments hold the code or command; a ``tool`` message is
 that call's result (``execution_output`` and the like kept as text). System
 messages, context the app injects (``user_editable_context``), reasoning
 (``thoughts``, ``reasoning_recap``) and nodes marked visually hidden are skipped,
-their children re-parented. Images and files the zip holds become image blocks;
-the others become a visible placeholder naming them.
+their children re-parented; the ``thoughts`` become the ``reasoning`` of the next
+assistant message shown, never its text (``interchange.reasoning_import``). Images
+and files the zip holds become image blocks; the others become a visible placeholder
+naming them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import hashlib
 import json
 
 from threadline.core.messages import ImageBlock, Message, MessageStatus, RequestMetadata, ToolCall, ToolResult
+from threadline.core.reasoning import Reasoning
 from threadline.interchange.assemble import SourceNode, assemble, imported_conversation
 from threadline.interchange.common import (
     EPOCH,
@@ -42,6 +45,7 @@ from threadline.interchange.common import (
 )
 from threadline.interchange.ids import message_id_for
 from threadline.interchange.model import ImportedConversation, ImportSource
+from threadline.interchange.reasoning_import import chatgpt_thoughts, is_chatgpt_recap, is_chatgpt_thoughts
 
 SOURCE = ImportSource.CHATGPT
 HIDDEN_CONTENT = frozenset({"user_editable_context", "model_editable_context", "thoughts", "reasoning_recap"})
@@ -107,6 +111,8 @@ class _Nodes:
         self._created = created
         self._parents: dict[str, str | None] = {}
         self._messages: dict[str, dict[str, object]] = {}
+        self._reasoning_nodes: dict[str, dict[str, object]] = {}
+        """Hidden ``thoughts`` and ``reasoning_recap`` messages, read into the next reply."""
         for key, raw in mapping.items():
             node = as_dict(raw)
             node_id = as_id(node.get("id")) or key
@@ -114,6 +120,8 @@ class _Nodes:
             message = as_dict(node.get("message"))
             if message and not _hidden(message):
                 self._messages[node_id] = message
+            elif message and (is_chatgpt_thoughts(message) or is_chatgpt_recap(message)):
+                self._reasoning_nodes[node_id] = message
 
     def build(self) -> list[SourceNode]:
         built = []
@@ -159,13 +167,34 @@ class _Nodes:
         if recipient == "all":
             if as_str(content.get("content_type")) == "code":
                 text = f"```{as_str(content.get('language'))}\n{text}\n```"
-            return Message.reply(
+            made = Message.reply(
                 parent_id=None, id=self._id(node_id), text=text, status=status, metadata=metadata
             )
-        call = ToolCall(id=_call_id(node_id), name=recipient, arguments=_arguments(content, text))
-        return Message.reply(
-            parent_id=None, id=self._id(node_id), tool_calls=(call,), status=status, metadata=metadata
-        )
+        else:
+            call = ToolCall(id=_call_id(node_id), name=recipient, arguments=_arguments(content, text))
+            made = Message.reply(
+                parent_id=None, id=self._id(node_id), tool_calls=(call,), status=status, metadata=metadata
+            )
+        made.reasoning = self._reasoning_before(node_id)
+        return made
+
+    def _reasoning_before(self, node_id: str) -> tuple[Reasoning, ...]:
+        """The ``thoughts`` among the hidden nodes between this message and the one shown
+        before it, oldest first (bounded like ``_shown_ancestor``)."""
+        found: list[Reasoning] = []
+        recap: dict[str, object] | None = None
+        node = self._parents.get(node_id)
+        for _ in range(len(self._parents)):
+            if node is None or node in self._messages:
+                break
+            hidden = self._reasoning_nodes.get(node)
+            if hidden is not None and is_chatgpt_recap(hidden):
+                recap = hidden
+            elif hidden is not None and (block := chatgpt_thoughts(hidden, recap, self._context.limits)):
+                found.append(block)
+                recap = None
+            node = self._parents.get(node)
+        return tuple(reversed(found))
 
     def _tool_result(self, node_id: str, message: dict[str, object], content: dict[str, object]) -> Message:
         name = as_str(as_dict(message.get("author")).get("name"))

@@ -14,7 +14,9 @@ context files, its uploads as placeholders. An assistant message is split at its
 tool blocks into a chain that stays well-formed — text and ``tool_use`` blocks
 become a reply with tool calls, the ``tool_result`` blocks after them one
 tool-results message, the text after those a further reply — so code and tool
-output stay what they were. Reasoning (``thinking``) is not imported.
+output stay what they were. Reasoning (``thinking`` and ``redacted_thinking`` blocks)
+becomes the ``reasoning`` of the reply made from the blocks after it, never its text
+(``interchange.reasoning_import``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
+from threadline.core.reasoning import Reasoning
 from threadline.interchange.assemble import (
     MessageListKeys,
     assemble,
@@ -50,6 +53,7 @@ from threadline.interchange.common import (
 )
 from threadline.interchange.ids import message_id_for
 from threadline.interchange.model import ImportedConversation, ImportSource
+from threadline.interchange.reasoning_import import CLAUDE_REASONING_BLOCKS, claude_block
 
 SOURCE = ImportSource.CLAUDE
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
@@ -105,6 +109,8 @@ class _Converter:
         self._limits = context.limits
         self._model = model
         self._made: list[Message] = []
+        self._reasoning: list[Reasoning] = []
+        """Thinking read but not yet given to a reply: it goes on the next one made."""
 
     def convert(self, raw: dict[str, object]) -> list[Message]:
         sender = as_str(raw.get("sender"))
@@ -163,8 +169,9 @@ class _Converter:
                     self._reply(text, calls)
                     text, calls = [], []
                 results.append(block)
-            elif kind == "thinking":
-                continue
+            elif kind in CLAUDE_REASONING_BLOCKS:
+                if (block_reasoning := claude_block(block, self._limits)) is not None:
+                    self._reasoning.append(block_reasoning)
             else:
                 if results:
                     self._results(results)
@@ -173,7 +180,7 @@ class _Converter:
                     text.append(shown)
         if results:
             self._results(results)
-        if text or calls or not self._made:
+        if text or calls or self._reasoning or not self._made:
             self._reply(text, calls)
 
     def _call(self, block: dict[str, object], index: int) -> ToolCall:
@@ -195,6 +202,7 @@ class _Converter:
             metadata=metadata,
             status=MessageStatus.COMPLETE,
         )
+        message.reasoning, self._reasoning = tuple(self._reasoning), []
         self._made.append(message)
 
     def _results(self, blocks: list[dict[str, object]]) -> None:
