@@ -6,10 +6,12 @@ layout per message. Searching the stored text finds matches in parts that are no
 at all — a collapsed tool call's arguments, a tool's output — and is fast: a 10,000-message
 chat answers in milliseconds (``bench/find_bench.py`` measures it).
 
-Each message is searched part by part: its text first, then each tool call's arguments
-and each tool result's output, in the order the view shows them. A part is named by its
-key: ``""`` for the text, ``"<message id>:<call id>"`` for a tool box (the same key the view
-uses to open or close the box), so the find bar can open the box a match is in.
+Each message is searched part by part, in the order the view shows them: a reply's
+reasoning (its "Thought for 12 s" block), its text, then each tool call's arguments and
+each tool result's output. A part is named by its key: ``""`` for the text,
+``"<message id>:thinking"`` for the reasoning and ``"<message id>:<call id>"`` for a tool
+box (the same keys the view uses to open or close them), so the find bar can open the
+block a match is in.
 
 The parts are joined into one string and searched with ``str.find`` (see :class:`Corpus`).
 Matching ignores case by default (``str.lower`` on both sides). Where lowering changes the
@@ -34,6 +36,23 @@ TEXT_PART = ""
 Part = tuple[str, str]
 """(key, text) of one searchable part of a message."""
 
+THINKING_SUFFIX = ":thinking"
+"""A reasoning part's key is the message id and this (the view's key of the thinking block)."""
+
+
+def thinking_part(message_id: str) -> str:
+    """The key of a reply's reasoning part."""
+    return message_id + THINKING_SUFFIX
+
+
+def is_thinking_part(key: str) -> bool:
+    return key.endswith(THINKING_SUFFIX)
+
+
+def shown_reasoning(message: Message) -> str:
+    """A reply's reasoning as its opened block shows it: each block's text, a blank line between."""
+    return "\n\n".join(b.text.strip("\n") for b in message.reasoning if b.text.strip())
+
 
 @dataclass(frozen=True, slots=True)
 class Match:
@@ -51,6 +70,8 @@ class Match:
 def searchable_parts(message: Message) -> list[Part]:
     """The texts of a message a find looks in, in the order they are shown."""
     parts: list[Part] = []
+    if message.reasoning and (reasoning := shown_reasoning(message)):
+        parts.append((thinking_part(message.id), reasoning))
     if message.text:
         parts.append((TEXT_PART, message.text))
     for call in message.tool_calls:

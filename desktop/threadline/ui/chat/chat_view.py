@@ -81,7 +81,7 @@ from threadline.ui.chat.message_labels import status_label
 from threadline.ui.chat.message_markdown import message_markdown
 from threadline.ui.chat.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.selection_editor import SelectionEditor
-from threadline.ui.chat.thinking_block import TOGGLE_THINKING_ACTION, thinking_key
+from threadline.ui.chat.thinking_block import TOGGLE_THINKING_ACTION, thinking_key, thinking_open
 from threadline.ui.chat.view_layout import (
     BUBBLE_PAD_Y,
     HEADER_GAP,
@@ -368,6 +368,16 @@ class ChatView(QAbstractScrollArea):
             return
         self._expanded.add(key)
         self._rows.mark_stale(self._model.row_of(message_id))
+        self.viewport().update()
+
+    def open_thinking(self, message: Message) -> None:
+        """Open a reply's closed thinking block (the find bar shows a match inside it). Its key
+        flips the block's default (open while thinking, closed after), so it is set or cleared
+        as the block's state needs."""
+        if self._model is None or thinking_open(message, self._expanded):
+            return
+        self._expanded.symmetric_difference_update({thinking_key(message.id)})
+        self._rows.mark_stale(self._model.row_of(message.id))
         self.viewport().update()
 
     def reveal_text(self, message_id: str, doc_top: float, doc_bottom: float, *, clear_top: int = 0) -> bool:

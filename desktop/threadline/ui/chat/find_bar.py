@@ -2,10 +2,10 @@
 
 The matches come from the messages' data (``core.find_text``), not from what is painted:
 the view draws only the rows on screen, while a find has to count every match of the
-conversation's path — including those in collapsed tool calls and tool output — and answer
+conversation's path — including those in collapsed tool calls, tool output and thinking — and answer
 within a keystroke on a 10,000-message chat. The view is then asked to paint every match
 it shows (``ChatView.text_highlights``), the current one in a stronger colour, to open the
-tool box the current match is in, and to scroll it into view.
+tool box or thinking block the current match is in, and to scroll it into view.
 
 Keys: Enter / F3 go to the next match, Shift+Enter / Shift+F3 to the previous one, Esc
 closes the bar and puts the focus back in the composer. The count ("3 of 17", "No
@@ -34,7 +34,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from threadline.core.find_text import TEXT_PART, FindIndex, Match, find_matches
+from threadline.core.find_text import TEXT_PART, FindIndex, Match, find_matches, is_thinking_part
 from threadline.core.messages import Message
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
@@ -123,23 +123,33 @@ class MatchHighlighter:
 def _region_start(doc: QTextDocument, part: str) -> tuple[int, int]:
     """Where a part of a message is in its document: (first position, end position).
 
-    The text comes before the first tool box; a tool box's body follows the block of its
-    header, the link ``toggle:<key>``.
+    A reply's thinking block comes first: a table whose header block holds the link
+    ``toggle:<message id>:thinking``, its reasoning below the header, inside the table. The
+    text follows the thinking block and ends at the first tool box; a tool box's body
+    follows the block of its header, the link ``toggle:<key>``.
     """
     end = doc.characterCount()
+    text_start = 0
     block = doc.begin()
     while block.isValid():
         it = block.begin()
         while not it.atEnd():
             href = it.fragment().charFormat().anchorHref()
             if href.startswith(TOGGLE_SCHEME + ":"):
-                if part == TEXT_PART:
-                    return 0, block.position()
-                if href == f"{TOGGLE_SCHEME}:{part}":
+                key = href[len(TOGGLE_SCHEME) + 1 :]
+                if is_thinking_part(key):
+                    table = QTextCursor(block).currentTable()
+                    table_end = table.lastPosition() + 1 if table is not None else block.position()
+                    if part == key:
+                        return block.position() + block.length(), table_end
+                    text_start = table_end
+                elif part == TEXT_PART:
+                    return text_start, block.position()
+                elif key == part:
                     return block.position() + block.length(), end
             it += 1
         block = block.next()
-    return 0, end
+    return (text_start, end) if part == TEXT_PART else (0, end)
 
 
 class FindBar(QFrame):
@@ -404,7 +414,9 @@ class FindBar(QFrame):
             self._view.viewport().update()
             return
         message = self._messages[match.message_index]
-        if match.part != TEXT_PART:
+        if is_thinking_part(match.part):
+            self._view.open_thinking(message)
+        elif match.part != TEXT_PART:
             self._view.open_tool_box(message.id, match.part)
         doc = self._view.rendered_document(message.id)
         if doc is None:
