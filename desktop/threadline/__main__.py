@@ -146,6 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
     database_url: str | None = getattr(args, "database_url", None)
+    if args.command is not None or args.self_test:  # the window reads the choice after its first paint
+        from threadline.database_choice import DatabaseChoiceError, resolve_database_url
+
+        try:
+            database_url = resolve_database_url(data_dir, database_url)
+        except DatabaseChoiceError as err:
+            sys.stderr.write(f"threadline: {err.user_message}\n")
+            return 1
     if args.command is not None:
         from threadline.cli import exit_process, run_command
 

@@ -141,6 +141,16 @@ async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
     return await Engine.open(data_dir, database_url=database_url, watch_changes=True)
 
 
+async def open_chosen_engine(data_dir: Path, database_url: str | None) -> Engine:
+    """``open_engine`` on ``--database-url``, else the server chosen in Settings → Data
+    (``database.json``), else the data folder's file. Read at each attempt, so a fixed
+    choice file works on Retry; its errors carry a ``user_message`` for the startup dialog."""
+    from threadline.database_choice import resolve_database_url
+
+    url = await asyncio.to_thread(resolve_database_url, data_dir, database_url)
+    return await open_engine(data_dir, url)
+
+
 def start_warm_up(engine: Engine) -> None:
     """Once the window is live: provider SDKs, keys and MCP servers in the background, so the
     first send shows at once instead of doing that work (``engine.warm_up``; the bench calls it too)."""
@@ -202,7 +212,7 @@ def _run_window(
     async def start_engine() -> None:
         from threadline.ui.window.startup_dialog import StartupRecovery
 
-        recovery = StartupRecovery(data_dir, database_url, opener=open_engine, parent_widget=window)
+        recovery = StartupRecovery(data_dir, database_url, opener=open_chosen_engine, parent_widget=window)
         engine = await recovery.open_engine()
         if engine is None:
             finish(1)
