@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import difflib
 import fnmatch
 import os
 import re
@@ -216,6 +215,8 @@ class WriteFileTool:
             raise ValueError("'content' must be a string")
         old = path.read_text("utf-8", errors="replace") if path.is_file() else ""
         label = display(path, allowed_roots())
+        import difflib  # here: ~0.2 MB that every start would hold for the first write's preview
+
         diff = difflib.unified_diff(
             old.splitlines(keepends=True),
             content.splitlines(keepends=True),
