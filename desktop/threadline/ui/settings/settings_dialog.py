@@ -47,7 +47,9 @@ from threadline.llm.timeouts import (
 )
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.settings_agents_page import AgentsPage
+from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_tools_page import ToolsPage
@@ -512,6 +514,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.mcp)
         elif page == "models":
             self.pages.setCurrentWidget(self.models)
+        elif page == "data":
+            self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it
             self.pages.setCurrentWidget(self.providers)
 
@@ -549,9 +553,8 @@ class SettingsDialog(QDialog):
             self.themeChosen.emit(choice)
 
     def _data_page(self) -> QWidget:
-        page = QWidget()
-        v = QVBoxLayout(page)
-        v.setContentsMargins(12, 12, 12, 12)
+        page = self.data_page = QWidget()
+        v = scrolling_page(page, "Data")
         title = QLabel("Data folder")
         title.setObjectName("SectionTitle")
         v.addWidget(title)
@@ -573,6 +576,10 @@ class SettingsDialog(QDialog):
         row.addWidget(self.open_folder)
         row.addStretch(1)
         v.addLayout(row)
+        v.addSpacing(12)
+        store_url = getattr(getattr(self.engine, "store", None), "url", None)
+        self.database = DatabaseSection(self.data_dir, store_url if isinstance(store_url, str) else None)
+        v.addWidget(self.database)
         v.addStretch(1)
         return page
 

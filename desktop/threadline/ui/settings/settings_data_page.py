@@ -1,0 +1,411 @@
+"""Settings → Data: where the conversations are, and "Use a server database".
+
+The section shows the database this window uses (the data folder's file, or a server
+named without its password) and a form for a PostgreSQL server: host, port, database,
+user, password, TLS mode and CA file. Nothing here opens the store: the window keeps the
+database it started with, and the choice saved here (``database.json`` in the data
+folder, see ``threadline.database_choice``) takes effect at the next start.
+
+* **Test connection** connects once on a worker thread (``database_probe``) and says in
+  plain words whether it worked and what the database holds.
+* **Copy my conversations there** is offered once a test found the server's database
+  empty: it runs ``store.copy`` (progress, then counts and checksums compared).
+* **Save** stores the password in the system keychain — only then, and never in a file —
+  and writes the choice. **Back to the local file** switches back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from threadline.database_choice import (
+    DEFAULT_PORT,
+    PASSWORD_VARIABLE,
+    POSTGRESQL,
+    DatabaseChoice,
+    DatabaseChoiceError,
+    ServerChoice,
+    has_stored_password,
+    load_choice,
+    save_choice,
+    store_password,
+    stored_password,
+    use_local_file,
+)
+from threadline.database_probe import ProbeResult, ServerContents, probe_server
+from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.settings.page_layout import hint_label, section_title
+
+TLS_CHOICES = (
+    ("prefer", "When the server offers it (prefer)"),
+    ("require", "Always (require)"),
+    ("verify-full", "Always, and check the certificate (verify-full)"),
+    ("disable", "Never (disable)"),
+)
+SERVER_HINT = (
+    "Keep your conversations in a PostgreSQL database to use them from several computers. "
+    "The password is kept in the system keychain, never in a file. The switch happens when "
+    "Threadline next starts."
+)
+STORED_PLACEHOLDER = "stored in the system keychain — type to replace"
+
+
+def where_in_use(url: str | None, data_dir: Path | None) -> str:
+    """A sentence naming the database a URL points at, without its password."""
+    from threadline.store.db import sqlite_path
+
+    if url is None:
+        if data_dir is None:
+            return "This window's database is not known."
+        from threadline.engine.engine import DATABASE_FILENAME
+
+        return f"This window uses the file {data_dir / DATABASE_FILENAME}."
+    path = sqlite_path(url)
+    if path is not None:
+        return f"This window uses the file {path}."
+    from threadline.store.copy import safe_url
+
+    return f"This window uses the server database {safe_url(url)}."
+
+
+class DatabaseSection(QWidget):
+    """The "where" line and the server form; ``current_url`` is the database this window uses."""
+
+    saved = Signal()
+
+    def __init__(self, data_dir: Path | None, current_url: str | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("DatabaseSection")
+        self.data_dir = data_dir
+        self.current_url = current_url
+        self._tested_empty: ServerChoice | None = None
+        self._copying = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+
+        layout.addWidget(section_title("Where your conversations are"))
+        self.in_use = QLabel(where_in_use(current_url, data_dir))
+        self.in_use.setObjectName("DatabaseInUse")
+        self.in_use.setWordWrap(True)
+        self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.in_use)
+        self.next_start = hint_label("")
+        self.next_start.setObjectName("Hint")
+        layout.addWidget(self.next_start)
+
+        layout.addSpacing(8)
+        layout.addWidget(section_title("Use a server database"))
+        layout.addWidget(hint_label(SERVER_HINT))
+        layout.addLayout(self._form())
+        self.message = QLabel()
+        self.message.setObjectName("DatabaseMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.message)
+        layout.addLayout(self._buttons())
+        self._fill_from_file()
+
+    # -- building -------------------------------------------------------------------------
+
+    def _form(self) -> QFormLayout:
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.host = QLineEdit()
+        self.host.setPlaceholderText("e.g. db.example.org or 192.168.1.20")
+        form.addRow("&Host", self.host)
+        self.port = QSpinBox()
+        self.port.setRange(1, 65535)
+        self.port.setValue(DEFAULT_PORT)
+        self.port.setFixedWidth(110)
+        form.addRow("P&ort", self.port)
+        self.database = QLineEdit("threadline")
+        form.addRow("&Database", self.database)
+        self.user = QLineEdit()
+        form.addRow("&User", self.user)
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("not stored")
+        form.addRow("&Password", self.password)
+        self.tls = QComboBox()
+        for value, label in TLS_CHOICES:
+            self.tls.addItem(label, value)
+        form.addRow("&TLS", self.tls)
+        ca_row = QHBoxLayout()
+        self.ca_file = QLineEdit()
+        self.ca_file.setPlaceholderText("only needed to check the server's certificate")
+        ca_row.addWidget(self.ca_file, 1)
+        self.browse_ca = QPushButton("Browse…")
+        self.browse_ca.setObjectName("SecondaryButton")
+        self.browse_ca.clicked.connect(self._browse_ca)
+        ca_row.addWidget(self.browse_ca)
+        ca_label = QLabel("&CA file")
+        ca_label.setBuddy(self.ca_file)
+        form.addRow(ca_label, ca_row)
+        for field in (self.host, self.port, self.database, self.user, self.password, self.tls):
+            row_label = form.labelForField(field)
+            if isinstance(row_label, QLabel):
+                field.setAccessibleName(row_label.text().replace("&", ""))
+        self.ca_file.setAccessibleName("CA file")
+        for edit in (self.host, self.database, self.user, self.password, self.ca_file):
+            edit.textEdited.connect(self._form_changed)
+        self.port.valueChanged.connect(self._form_changed)
+        self.tls.currentIndexChanged.connect(self._form_changed)
+        return form
+
+    def _buttons(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setObjectName("SecondaryButton")
+        self.test_button.clicked.connect(self.test_connection)
+        row.addWidget(self.test_button)
+        self.copy_button = QPushButton("Copy my conversations there")
+        self.copy_button.setObjectName("SecondaryButton")
+        self.copy_button.setToolTip("Offered when a test found the server's database empty")
+        self.copy_button.setEnabled(False)
+        self.copy_button.clicked.connect(self.copy_conversations)
+        row.addWidget(self.copy_button)
+        row.addStretch(1)
+        self.local_button = QPushButton("Back to the local file")
+        self.local_button.setObjectName("SecondaryButton")
+        self.local_button.clicked.connect(self.back_to_local_file)
+        row.addWidget(self.local_button)
+        self.save_button = QPushButton("Save")
+        self.save_button.setObjectName("PrimaryButton")
+        self.save_button.clicked.connect(self.save)
+        row.addWidget(self.save_button)
+        if self.data_dir is None:
+            for b in (self.test_button, self.copy_button, self.local_button, self.save_button):
+                b.setEnabled(False)
+        return row
+
+    def _fill_from_file(self) -> None:
+        if self.data_dir is None:
+            return
+        try:
+            choice = load_choice(self.data_dir)
+        except DatabaseChoiceError as err:
+            self._say(err.user_message, error=True)
+            return
+        server = choice.server
+        if server is not None:
+            self.host.setText(server.host)
+            self.port.setValue(server.port)
+            self.database.setText(server.database)
+            self.user.setText(server.user)
+            self.tls.setCurrentIndex(max(0, self.tls.findData(server.tls)))
+            self.ca_file.setText(server.ca_file)
+            if has_stored_password(server):
+                self.password.setPlaceholderText(STORED_PLACEHOLDER)
+        self._show_next_start(choice)
+
+    def _show_next_start(self, choice: DatabaseChoice) -> None:
+        if choice.uses_server and choice.server is not None:
+            text = f"Chosen for the next start: the server database {choice.server.describe()}."
+        else:
+            text = "Chosen for the next start: the local file in the data folder."
+        self.next_start.setText(text)
+        self.local_button.setEnabled(choice.uses_server)
+
+    # -- the form -------------------------------------------------------------------------
+
+    def server_choice(self) -> ServerChoice:
+        return ServerChoice(
+            host=self.host.text().strip(),
+            port=self.port.value(),
+            database=self.database.text().strip(),
+            user=self.user.text().strip(),
+            tls=str(self.tls.currentData()),
+            ca_file=self.ca_file.text().strip(),
+        )
+
+    def _form_changed(self, *_: object) -> None:
+        self._tested_empty = None
+        if not self._copying:
+            self.copy_button.setEnabled(False)
+
+    def _browse_ca(self) -> None:
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "CA file", self.ca_file.text(), "Certificates (*.pem *.crt *.cer);;All files (*)"
+        )
+        if path:
+            self.ca_file.setText(path)
+            self._form_changed()
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        self.message.setObjectName("FormError" if error else "DatabaseMessage")
+        self.message.style().unpolish(self.message)
+        self.message.style().polish(self.message)
+        self.message.setText(text)
+
+    def _checked_server(self) -> ServerChoice | None:
+        server = self.server_choice()
+        problems = server.problems()
+        if problems:
+            self._say(" ".join(problems), error=True)
+            return None
+        return server
+
+    # -- actions --------------------------------------------------------------------------
+
+    def test_connection(self) -> None:
+        server = self._checked_server()
+        if server is None:
+            return
+        typed = self.password.text()
+        self._say(f"Connecting to {server.describe()}…")
+        self.test_button.setEnabled(False)
+
+        def probe() -> ProbeResult:
+            return probe_server(server, typed or stored_password(server))
+
+        def done(result: ProbeResult) -> None:
+            if not shiboken6.isValid(self):
+                return
+            self.test_button.setEnabled(True)
+            usable = result.contents in (ServerContents.EMPTY, ServerContents.THREADLINE)
+            self._say(result.message, error=not (result.ok and usable))
+            empty = result.ok and result.contents is ServerContents.EMPTY
+            self._tested_empty = server if empty else None
+            self.copy_button.setEnabled(empty and not self._copying)
+
+        def failed(err: BaseException) -> None:
+            if shiboken6.isValid(self):
+                self.test_button.setEnabled(True)
+                self._say(describe(err), error=True)
+
+        spawn(asyncio.to_thread(probe), on_done=done, on_error=failed, name="database-test")
+
+    def copy_conversations(self) -> None:
+        server = self._tested_empty
+        if server is None or server != self.server_choice() or self._copying:
+            return
+        source = self.current_url
+        if source is None and self.data_dir is not None:
+            from threadline.engine.engine import DATABASE_FILENAME
+            from threadline.store.db import sqlite_url
+
+            source = sqlite_url(self.data_dir / DATABASE_FILENAME)
+        if source is None:
+            return
+        typed = self.password.text()
+        self._copying = True
+        self.copy_button.setEnabled(False)
+        self._say(f"Copying your conversations to {server.describe()}…")
+
+        async def copy() -> object:
+            from threadline.database_choice import build_url
+            from threadline.store.copy import copy_database
+
+            loop = asyncio.get_running_loop()
+
+            def progress(table: str, rows: int) -> None:
+                loop.call_soon_threadsafe(self._progress, table, rows)
+
+            def run() -> object:
+                target = build_url(server, typed or stored_password(server))
+                return copy_database(source, target, progress)
+
+            return await asyncio.to_thread(run)
+
+        def done(report: object) -> None:
+            self._copying = False
+            if not shiboken6.isValid(self):
+                return
+            from threadline.store.copy import CopyReport
+
+            assert isinstance(report, CopyReport)
+            self._tested_empty = None
+            rows = sum(f.rows for f in report.source)
+            if report.identical:
+                self._say(
+                    f"Copied {rows:,} rows in {report.seconds:.1f} s; the server's copy was read back "
+                    "and its counts and checksums match. Save to use it from the next start."
+                )
+            else:
+                self._say(
+                    "The copy did not read back identical: "
+                    + "; ".join(report.differences())
+                    + ". Keep using the local file, and try the copy again into a new empty database.",
+                    error=True,
+                )
+
+        def failed(err: BaseException) -> None:
+            self._copying = False
+            if shiboken6.isValid(self):
+                self.copy_button.setEnabled(self._tested_empty is not None)
+                self._say(f"Not copied: {describe(err)}", error=True)
+
+        spawn(copy(), on_done=done, on_error=failed, name="database-copy")
+
+    def _progress(self, table: str, rows: int) -> None:
+        if self._copying and shiboken6.isValid(self):
+            self._say(f"Copying your conversations… {table}: {rows:,} rows")
+
+    def save(self) -> None:
+        server = self._checked_server()
+        data_dir = self.data_dir
+        if server is None or data_dir is None:
+            return
+        typed = self.password.text()
+
+        def write() -> DatabaseChoice:
+            if typed:
+                store_password(server, typed)
+            choice = DatabaseChoice(POSTGRESQL, server)
+            save_choice(data_dir, choice)
+            return choice
+
+        def done(choice: DatabaseChoice) -> None:
+            if not shiboken6.isValid(self):
+                return
+            self.password.clear()
+            stored = has_stored_password(server)
+            self.password.setPlaceholderText(STORED_PLACEHOLDER if stored else "not stored")
+            note = (
+                ""
+                if stored or typed
+                else (f" No password is stored: the server must not need one, or set {PASSWORD_VARIABLE}.")
+            )
+            self._say(
+                f"Saved. Restart Threadline to switch to the server database {server.describe()}." + note
+            )
+            self._show_next_start(choice)
+            self.saved.emit()
+
+        def failed(err: BaseException) -> None:
+            if shiboken6.isValid(self):
+                self._say(describe(err), error=True)
+
+        spawn(asyncio.to_thread(write), on_done=done, on_error=failed, name="database-save")
+
+    def back_to_local_file(self) -> None:
+        data_dir = self.data_dir
+        if data_dir is None:
+            return
+        try:
+            use_local_file(data_dir)
+            choice = load_choice(data_dir)
+        except DatabaseChoiceError as err:
+            self._say(f"Not saved: {err.user_message}", error=True)
+            return
+        self._say("Saved. Restart Threadline to switch back to the local file in the data folder.")
+        self._show_next_start(choice)
+        self.saved.emit()
