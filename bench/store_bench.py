@@ -179,18 +179,18 @@ def migration_triggers() -> dict[str, str]:
     found: dict[str, str] = {}
     for module in sorted(info.name for info in pkgutil.iter_modules(package.__path__)):
         migration = importlib.import_module(f"{MIGRATIONS}.{module}")
-        for value in vars(migration).values():
-            items = (
-                value.values()
-                if isinstance(value, dict)
-                else value
-                if isinstance(value, list | tuple)
-                else [value]
-            )
-            for statement in items:
-                if isinstance(statement, str) and (match := re.search(r"CREATE TRIGGER (\w+)", statement)):
-                    found[match.group(1)] = statement
+        for statement in (text for value in vars(migration).values() for text in _strings(value)):
+            if match := re.search(r"CREATE TRIGGER (\w+)", statement):
+                found[match.group(1)] = statement
     return found
+
+
+def _strings(value: object) -> list[str]:
+    """The strings in a module constant: itself, or the items of a list, tuple or dict's values."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    items = value if isinstance(value, list | tuple) else [value]
+    return [item for item in items if isinstance(item, str)]
 
 
 def stored_triggers(connection: sqlite3.Connection) -> dict[str, str]:
