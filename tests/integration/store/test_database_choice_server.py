@@ -119,3 +119,23 @@ def test_a_command_uses_the_chosen_server_unless_a_url_is_given(
     save_choice(data_dir, DatabaseChoice(POSTGRESQL, replace(server, port=free_port())))
     down = run_threadline(data_dir, "list")
     assert down.returncode == 1 and down.stderr.startswith("threadline: ")
+
+
+def test_the_window_opens_the_chosen_server(server_db: tuple[str, ServerChoice], tmp_path: Path) -> None:
+    from threadline.app import open_chosen_engine
+
+    _url, server = server_db
+    data_dir = tmp_path / "data"
+    save_choice(data_dir, DatabaseChoice(POSTGRESQL, server))
+
+    async def opened_url() -> str:
+        engine = await open_chosen_engine(data_dir, None)
+        try:
+            return str(engine.store.url)
+        finally:
+            await engine.aclose()
+
+    chosen = asyncio.run(opened_url())
+    assert chosen.startswith(f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/{server.database}?")
+    assert "sslmode=disable" in chosen
+    assert not (data_dir / "threadline.db").exists()

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox
-from tests.support.fixtures import memory_keyring  # noqa: F401  (fixture)
+from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fixtures)
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.postgres import PostgresServer, free_port, postgres_server  # noqa: F401
 
@@ -141,3 +141,27 @@ def test_missing_fields_are_named_before_connecting(harness: Any) -> None:
     text = wait_message(harness.qtbot, section, "Enter the server's host name")
     assert "user name" in text
     assert not (harness.data_dir / CONFIG_FILENAME).exists()
+
+
+def test_without_a_keychain_the_password_is_not_saved_anywhere(
+    harness: Any,
+    no_keyring: None,  # noqa: F811
+) -> None:
+    harness.open(provider=False)  # a provider's key would need the keychain too
+    section = open_data_page(harness).database
+    qtbot = harness.qtbot
+    type_into(qtbot, section.host, "db.example.org")
+    type_into(qtbot, section.user, "ana")
+    type_into(qtbot, section.password, PASSWORD)
+    click(qtbot, section.save_button)
+    text = wait_message(qtbot, section, "There is no system keychain")
+    assert "THREADLINE_DB_PASSWORD" in text and "Nothing was saved" in text
+    assert section.message.objectName() == "FormError"
+    assert not (harness.data_dir / CONFIG_FILENAME).exists()
+    assert not any(PASSWORD.encode() in p.read_bytes() for p in harness.data_dir.rglob("*.json"))
+
+    type_into(qtbot, section.password, "")  # the variable's way: save without a password
+    click(qtbot, section.save_button)
+    text = wait_message(qtbot, section, "Saved.")
+    assert "No password is stored" in text
+    assert json.loads((harness.data_dir / CONFIG_FILENAME).read_bytes())["server"]["user"] == "ana"
