@@ -24,7 +24,16 @@ EXPECTED: dict[tuple[TurnState, TurnAction], TurnState] = {
     (S.STREAMING, A.FAIL): S.FAILED,
     (S.AWAITING_APPROVAL, A.FAIL): S.FAILED,
     (S.RUNNING_TOOLS, A.FAIL): S.FAILED,
+    # A compare (several workers on one prompt) is one turn, ended by the last worker or a pick.
+    (S.IDLE, A.START_COMPARE): S.COMPARING,
+    (S.FAILED, A.START_COMPARE): S.COMPARING,
+    (S.COMPARING, A.WORKER_ENDED): S.COMPARING,
+    (S.COMPARING, A.PICK): S.IDLE,
+    (S.COMPARING, A.COMPARE_DONE): S.IDLE,
+    (S.COMPARING, A.CANCEL): S.IDLE,
+    (S.COMPARING, A.FAIL): S.FAILED,
 }
+STAGING = (A.STAGE, A.START_COMPARE)
 
 # How to reach each state from a fresh turn with legal actions only.
 ROUTES: dict[TurnState, list[TurnAction]] = {
@@ -33,13 +42,14 @@ ROUTES: dict[TurnState, list[TurnAction]] = {
     S.AWAITING_APPROVAL: [A.STAGE, A.TOOL_CALLS],
     S.RUNNING_TOOLS: [A.STAGE, A.TOOL_CALLS, A.DECIDED],
     S.FAILED: [A.STAGE, A.FAIL],
+    S.COMPARING: [A.START_COMPARE],
 }
 
 
 def turn_in(state: TurnState) -> Turn:
     turn = Turn()
     for action in ROUTES[state]:
-        turn.apply(action, staged="p1" if action is A.STAGE else None)
+        turn.apply(action, staged="p1" if action in STAGING else None)
     assert turn.state is state
     return turn
 
@@ -55,7 +65,7 @@ ALL = list(itertools.product(TurnState, TurnAction))
 def test_legal_transition(state: TurnState, action: TurnAction) -> None:
     turn = turn_in(state)
     assert turn.can(action)
-    assert turn.apply(action, staged="p2" if action is A.STAGE else None) is EXPECTED[(state, action)]
+    assert turn.apply(action, staged="p2" if action in STAGING else None) is EXPECTED[(state, action)]
     assert turn.state is EXPECTED[(state, action)]
 
 
@@ -65,7 +75,7 @@ def test_illegal_transition_raises_and_changes_nothing(state: TurnState, action:
     staged = turn.staged
     assert not turn.can(action)
     with pytest.raises(IllegalTransition) as info:
-        turn.apply(action, staged="p2" if action is A.STAGE else None)
+        turn.apply(action, staged="p2" if action in STAGING else None)
     assert info.value.state is state and info.value.action is action
     assert action.value in str(info.value) and state.value in str(info.value)
     assert turn.state is state and turn.staged == staged
@@ -96,8 +106,9 @@ BACK_TO_INPUT = [(s, a) for (s, a), nxt in EXPECTED.items() if nxt in (S.IDLE, S
 
 
 def test_back_to_input_is_commit_cancel_or_fail() -> None:
-    assert {a for _, a in BACK_TO_INPUT} == {A.COMMIT, A.CANCEL, A.FAIL}
-    assert len(BACK_TO_INPUT) == 7
+    """Or, for a compare, the last worker's end or a pick."""
+    assert {a for _, a in BACK_TO_INPUT} == {A.COMMIT, A.CANCEL, A.FAIL, A.PICK, A.COMPARE_DONE}
+    assert len(BACK_TO_INPUT) == 11
 
 
 @pytest.mark.parametrize(("state", "action"), BACK_TO_INPUT)
