@@ -92,6 +92,7 @@ from threadline.ui.chat.view_layout import (
     has_bubble,
     row_height,
 )
+from threadline.ui.chat.wide_tables import OPEN_TABLE_SCHEME
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 __all__ = ["IMAGE_SCHEME", "ChatView"]
@@ -599,6 +600,10 @@ class ChatView(QAbstractScrollArea):
         elif href.startswith(IMAGE_SCHEME + ":"):
             message = self._model.message(message_id) if self._model else None
             self.image_viewer = open_image(self, message, href)
+        elif href.startswith(OPEN_TABLE_SCHEME + ":"):
+            from threadline.ui.chat.table_dialog import open_table  # first use only
+
+            open_table(self, self._model.message(message_id) if self._model else None, href)
         elif href.startswith(TOGGLE_SCHEME + ":"):
             key = href.split(":", 1)[1]
             self._expanded.symmetric_difference_update({key})

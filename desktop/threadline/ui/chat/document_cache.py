@@ -5,7 +5,8 @@ the same document, without parsing again); the cache holds the most recently pai
 ``DOC_CACHE_SIZE`` messages, so a long conversation costs memory for what was seen lately,
 not for all of it. A streaming reply grows its document instead: paragraphs that can no
 longer change (see ``stable_boundary``) are appended once and only the unfinished tail is
-replaced, so a frame costs the size of the tail, not of the reply.
+replaced, so a frame costs the size of the tail, not of the reply. A Markdown table too wide
+for the column keeps its natural width (``wide_tables.fit_wide_tables``).
 
 Documents load no resources at all (``SafeDocument``): a prompt's own images are decoded
 here and registered on its document; nothing else is ever fetched.
@@ -34,6 +35,7 @@ from threadline.ui.chat.markdown import document_css, prepare_highlighting, rend
 from threadline.ui.chat.math_render import FormulaImages, MathStyle
 from threadline.ui.chat.message_html import MessageHtmlOptions, ToolNamer, message_html, shown_images
 from threadline.ui.chat.thinking_block import thinking_html, thinking_open
+from threadline.ui.chat.wide_tables import fit_wide_tables
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 DOC_CACHE_SIZE = 400
@@ -144,6 +146,7 @@ class DocumentCache:
             return cached
         if cached is not None and cached.key[:3] == key[:3] and cached.key[4:] == key[4:]:
             cached.doc.setTextWidth(width)  # only the width changed: re-wrap, no re-parse
+            fit_wide_tables(cached.doc, width)
             cached.key = key
             self._docs.move_to_end(message.id)
             return cached
@@ -165,6 +168,7 @@ class DocumentCache:
         formulas.add_to(doc)
         doc.setHtml(out.html)
         doc.setTextWidth(width)
+        fit_wide_tables(doc, width)
         self.render_count += 1
         plain = bool(out.unhighlighted) or self._math_pending(formulas)
         rendered = RenderedMessage(key, doc, out.code_blocks, unhighlighted=plain)
@@ -270,6 +274,7 @@ class DocumentCache:
                 cursor.insertBlock()
             cursor.insertHtml(part.html)
             rendered.code_blocks.extend(part.code_blocks)
+        fit_wide_tables(doc, width)
         rendered.key = key
         rendered.unhighlighted = rendered.unhighlighted or self._math_pending(formulas)
         self.render_count += 1

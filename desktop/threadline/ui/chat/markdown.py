@@ -29,6 +29,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 
 from threadline.ui.chat.math_markdown import MATH_DISPLAY, MATH_INLINE, math_plugin
+from threadline.ui.chat.wide_tables import open_link_html, table_cells, table_key
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -174,6 +175,8 @@ class _Renderer:
         math: FormulaHtml | None = None,
     ) -> None:
         self.math = math
+        self.table_key = ""
+        """The key of the table being rendered (its "Open table" link names it)."""
         self.in_paragraph = False
         """Inside a visible ``<p>`` (not a tight list item's hidden one)."""
         self.lone_display = False
@@ -265,13 +268,23 @@ class _Renderer:
                 return "</span>" if tokens[j].meta.get("unsafe") else "</a>"
         return "</a>"
 
+    def table_close(self, tokens: list[Token], idx: int) -> str:
+        """The table's end and its "⤢ Open table" link (``wide_tables``)."""
+        return "</table>\n" + open_link_html(self.table_key, self.colors)
+
     def table_open(self, tokens: list[Token], idx: int) -> str:
+        self.table_key = table_key(table_cells(tokens, idx)[0])
         c = self.colors
         grid = _mix_hex(c.border, c.text, 0.12)  # code_border is too faint for a grid on white
         return (
             f'<table cellspacing="0" cellpadding="5" border="1" style="border-collapse: collapse; '
             f'border-style: solid; border-color: {grid}; margin-bottom: 10px;">'
         )
+
+
+def parse_markdown(text: str) -> list[Token]:
+    """The markdown-it tokens of ``text``, parsed as the chat renders it (tables, math)."""
+    return _parser().parse(text)
 
 
 def render_markdown(
@@ -311,6 +324,7 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
         "link_open": lambda toks, i: r.link_open(toks, i),
         "link_close": lambda toks, i: r.link_close(toks, i),
         "table_open": lambda toks, i: r.table_open(toks, i),
+        "table_close": lambda toks, i: r.table_close(toks, i),
         MATH_INLINE: lambda toks, i: r.formula(toks, i),
         MATH_DISPLAY: lambda toks, i: r.formula(toks, i),
     }

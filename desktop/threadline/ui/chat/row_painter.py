@@ -173,6 +173,9 @@ class RowPainter:
         )
         if frame.text_highlights is not None:
             ctx.selections = frame.text_highlights(message.id, doc)
+        if doc.size().width() > doc.textWidth() + 1:
+            # a table wider than the column (wide_tables) is cut at the column's edge
+            p.setClipRect(QRectF(0, 0, doc_rect.width(), doc_h), Qt.ClipOperation.IntersectClip)
         doc.documentLayout().draw(p, ctx)
         p.restore()
         # Footer: actions.
