@@ -127,6 +127,12 @@ def test_use_a_server_database_from_settings(
         assert json.loads((harness.data_dir / CONFIG_FILENAME).read_bytes())["backend"] == "sqlite"
         assert not section.local_button.isEnabled()
         dialog.reject()
+
+        again = open_data_page(harness).database  # the form remembers the server, not the password
+        assert (again.host.text(), again.port.value(), again.database.text()) == ("127.0.0.1", port, database)
+        qtbot.waitUntil(lambda: "keychain" in again.password.placeholderText(), timeout=15000)
+        assert again.password.text() == ""
+        harness.window._settings_dialog.reject()
     finally:
         if harness.window is not None:
             harness.close()

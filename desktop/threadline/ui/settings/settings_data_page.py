@@ -212,9 +212,17 @@ class DatabaseSection(QWidget):
             self.user.setText(server.user)
             self.tls.setCurrentIndex(max(0, self.tls.findData(server.tls)))
             self.ca_file.setText(server.ca_file)
-            if has_stored_password(server):
-                self.password.setPlaceholderText(STORED_PLACEHOLDER)
+            spawn(
+                asyncio.to_thread(has_stored_password, server),
+                on_done=self._show_stored,
+                name="database-keychain-check",
+            )
         self._show_next_start(choice)
+
+    def _show_stored(self, stored: bool) -> None:
+        """The keychain is asked off the GUI thread (it may wait on D-Bus or an unlock prompt)."""
+        if stored and shiboken6.isValid(self) and not self.password.text():
+            self.password.setPlaceholderText(STORED_PLACEHOLDER)
 
     def _show_next_start(self, choice: DatabaseChoice) -> None:
         if choice.uses_server and choice.server is not None:
@@ -366,18 +374,18 @@ class DatabaseSection(QWidget):
             return
         typed = self.password.text()
 
-        def write() -> DatabaseChoice:
+        def write() -> tuple[DatabaseChoice, bool]:
             if typed:
                 store_password(server, typed)
             choice = DatabaseChoice(POSTGRESQL, server)
             save_choice(data_dir, choice)
-            return choice
+            return choice, has_stored_password(server)
 
-        def done(choice: DatabaseChoice) -> None:
+        def done(outcome: tuple[DatabaseChoice, bool]) -> None:
             if not shiboken6.isValid(self):
                 return
+            choice, stored = outcome
             self.password.clear()
-            stored = has_stored_password(server)
             self.password.setPlaceholderText(STORED_PLACEHOLDER if stored else "not stored")
             note = (
                 ""
