@@ -100,6 +100,8 @@ def test_use_a_server_database_from_settings(
             f"Nothing answered at 127.0.0.1 port {wrong}: the connection was refused. Check the port, "
             "and that the database server is running."
         )
+        assert section.message.objectName() == "FormError"
+        dialog.grab().save(str(SCREENSHOT_DIR / "settings-data-page-refused.png"))
         type_port(qtbot, section.port, port)
 
         click(qtbot, section.save_button)
