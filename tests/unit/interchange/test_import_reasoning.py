@@ -18,10 +18,13 @@ from threadline.interchange.model import ImportedConversation
 from threadline.interchange.reasoning_import import chatgpt_thoughts, claude_block
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
+REASONING = FIXTURES / "reasoning"
+"""Exports with reasoning, apart from the format fixtures (tests that import every file there count them)."""
 
 
 def conversations(name: str) -> dict[str, ImportedConversation]:
-    return {c.title: c for c in read_file(FIXTURES / name) if isinstance(c, ImportedConversation)}
+    path = REASONING / name if (REASONING / name).exists() else FIXTURES / name
+    return {c.title: c for c in read_file(path) if isinstance(c, ImportedConversation)}
 
 
 def path_of(conversation: ImportedConversation) -> list[Message]:
