@@ -60,6 +60,7 @@ COPIED_TABLES: tuple[type[SQLModel], ...] = (
     SessionRow,
     MessageRow,
     # Not ``ChangeLogRow``: the change feed's log is derived; the target's triggers write its own.
+    # Not ``SessionLeaseRow``: a lease belongs to a process running a turn on the source right now.
 )
 """Every table of the schema, parents before the rows that point at them."""
 BATCH_ROWS = 2000

@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -38,6 +39,7 @@ from threadline.store import (
     backups,
     db,
     integrity,
+    leases,
     migrate,
     ops_config,
     ops_import,
@@ -275,6 +277,23 @@ class Store:
         if not await self._read(ops_messages.has_streaming):
             return 0
         return await self._write(ops_messages.mark_interrupted)
+
+    # -- session leases (one turn per session across instances; see ``leases``) -----------------
+
+    async def acquire_lease(self, session_id: str, holder: str, expires_after: timedelta) -> leases.Acquired:
+        return await self._write(leases.acquire, session_id, holder, expires_after)
+
+    async def lease_heartbeat(self, session_id: str, holder: str) -> leases.Beat:
+        return await self._write(leases.heartbeat, session_id, holder)
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        await self._write(leases.release, session_id, holder)
+
+    async def request_lease_stop(self, session_id: str) -> leases.Lease | None:
+        return await self._write(leases.request_stop, session_id)
+
+    async def get_lease(self, session_id: str) -> leases.Lease | None:
+        return await self._read(leases.get_lease, session_id)
 
     # -- health ------------------------------------------------------------------------------
 

@@ -196,3 +196,17 @@ class UIStateRow(SQLModel, table=True):
 
     key: str = Field(primary_key=True, max_length=255)
     value: Any = Field(default=None, sa_type=JSONValue, nullable=True)
+
+
+class SessionLeaseRow(SQLModel, table=True):
+    """Which instance runs a turn in a session right now (``threadline.store.leases``)."""
+
+    __tablename__ = "session_leases"
+
+    session_id: str = Field(primary_key=True, max_length=64)
+    holder: str = Field(max_length=200)
+    """``host|pid`` of the holding process, as ``threadline.store.writers`` names writers."""
+    host: str = Field(max_length=200)
+    acquired_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    heartbeat_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    stop_requested: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})

@@ -1,0 +1,199 @@
+"""One turn per session across instances: the session lease (table ``session_leases``).
+
+Two windows, two app instances on one file, or two machines on one PostgreSQL
+server may all try to start a turn in the same chat. Each turn start first takes
+the chat's lease; only the holder writes a turn. The lease is one row per
+session, taken atomically (``INSERT … ON CONFLICT DO NOTHING``, then a
+conditional ``UPDATE`` of a lease that is expired or already ours, inside the
+store's write transaction: ``BEGIN IMMEDIATE`` on SQLite, a row lock on
+PostgreSQL), refreshed by a heartbeat while the turn runs, and deleted once the
+turn's writes are saved.
+
+A holder is ``host|pid|instance``: the process as ``threadline.store.writers``
+names writers, plus a token per engine, so two engines in one process (tests,
+or a window and a worker) are two holders. A lease whose holder stopped beating
+for ``expires_after`` — or whose process on this host is certainly gone — is
+taken over, and the replies that holder left ``streaming`` in the session become
+``interrupted`` in the same transaction, as they would at start-up.
+
+Another instance may set ``stop_requested``; the holder reads it with its next
+heartbeat and stops its turn as Stop does.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select, update
+
+from threadline.core.messages import MessageStatus, utcnow
+from threadline.store.coltypes import UTCDateTime
+from threadline.store.tables import MessageRow, SessionLeaseRow
+from threadline.store.writers import writer_alive
+
+_LIVE_HOLDERS: set[str] = set()
+"""Holders made by this process and not yet retired (``retire_holder``)."""
+
+
+def new_holder() -> str:
+    """A holder name for one engine of this process: ``host|pid|token``."""
+    holder = f"{socket.gethostname()}|{os.getpid()}|{secrets.token_hex(4)}"
+    _LIVE_HOLDERS.add(holder)
+    return holder
+
+
+def retire_holder(holder: str) -> None:
+    """The engine that used ``holder`` closed: a lease it left behind is free at once."""
+    _LIVE_HOLDERS.discard(holder)
+
+
+def holder_alive(holder: str) -> bool | None:
+    """``False`` when the holder is certainly gone, ``True`` when alive, ``None`` when unknown."""
+    process, _, _token = holder.rpartition("|")
+    host, _, pid_text = process.rpartition("|")
+    if host == socket.gethostname() and pid_text == str(os.getpid()):
+        return holder in _LIVE_HOLDERS
+    return writer_alive(process)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A session's lease as stored."""
+
+    session_id: str
+    holder: str
+    host: str
+    acquired_at: datetime
+    heartbeat_at: datetime
+    stop_requested: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Acquired:
+    """The outcome of asking for a lease: ``held`` is ``None`` when ours, else the other holder's lease."""
+
+    held: Lease | None
+    taken_from: str | None = None
+    """The holder whose expired lease was taken over (its streaming replies now ``interrupted``)."""
+    interrupted: tuple[str, ...] = ()
+    """Ids of the replies that holder left ``streaming``, now ``interrupted``."""
+
+    @property
+    def ok(self) -> bool:
+        return self.held is None
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """What a heartbeat found: whether the lease is still ours, and whether a stop was asked."""
+
+    held: bool
+    stop_requested: bool
+
+
+def _lease(row: SessionLeaseRow) -> Lease:
+    return Lease(row.session_id, row.holder, row.host, row.acquired_at, row.heartbeat_at, row.stop_requested)
+
+
+def get_lease(session: Session, session_id: str) -> Lease | None:
+    row = session.get(SessionLeaseRow, session_id)
+    return _lease(row) if row is not None else None
+
+
+def expired(lease: Lease, now: datetime, expires_after: timedelta) -> bool:
+    """Whether a lease's holder is gone: its heartbeat is too old, or its process has ended."""
+    return now - lease.heartbeat_at > expires_after or holder_alive(lease.holder) is False
+
+
+_INSERT = sa.text(
+    "INSERT INTO session_leases (session_id, holder, host, acquired_at, heartbeat_at, stop_requested) "
+    "VALUES (:session_id, :holder, :host, :now, :now, :no) ON CONFLICT (session_id) DO NOTHING"
+).bindparams(sa.bindparam("now", type_=UTCDateTime()), sa.bindparam("no", type_=sa.Boolean()))
+
+
+def acquire(session: Session, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
+    """Take the lease of ``session_id`` for ``holder`` if it is free, ours, or expired."""
+    now = utcnow()
+    host = holder.split("|", 1)[0]
+    inserted = session.connection().execute(
+        _INSERT, {"session_id": session_id, "holder": holder, "host": host, "now": now, "no": False}
+    )
+    if inserted.rowcount == 1:
+        return Acquired(None)
+    row = session.exec(
+        select(SessionLeaseRow).where(col(SessionLeaseRow.session_id) == session_id).with_for_update()
+    ).one()
+    current = _lease(row)
+    if current.holder != holder and not expired(current, now, expires_after):
+        return Acquired(current)
+    taken = session.exec(
+        update(SessionLeaseRow)
+        .where(col(SessionLeaseRow.session_id) == session_id)
+        .where(col(SessionLeaseRow.holder) == current.holder)
+        .where(col(SessionLeaseRow.heartbeat_at) == current.heartbeat_at)
+        .values(holder=holder, host=host, acquired_at=now, heartbeat_at=now, stop_requested=False)
+    )
+    if taken.rowcount != 1:  # someone beat us to it between the read and the update
+        latest = get_lease(session, session_id)
+        return Acquired(latest) if latest is not None and latest.holder != holder else Acquired(None)
+    if current.holder == holder:
+        return Acquired(None)
+    return Acquired(None, current.holder, _interrupt_left_behind(session, session_id, current.holder))
+
+
+def _interrupt_left_behind(session: Session, session_id: str, holder: str) -> tuple[str, ...]:
+    """The replies a dead holder left ``streaming`` in the session become ``interrupted``."""
+    process = holder.rpartition("|")[0]
+    ids = session.exec(
+        select(MessageRow.id)
+        .where(col(MessageRow.session_id) == session_id)
+        .where(col(MessageRow.status) == MessageStatus.STREAMING.value)
+        .where(col(MessageRow.writer) == process)
+    ).all()
+    if ids:
+        session.exec(
+            update(MessageRow)
+            .where(col(MessageRow.id).in_(ids))
+            .values(status=MessageStatus.INTERRUPTED.value)
+        )
+    return tuple(ids)
+
+
+def heartbeat(session: Session, session_id: str, holder: str) -> Beat:
+    """Refresh our lease; says whether it is still ours and whether another instance asked to stop."""
+    beat = session.exec(
+        update(SessionLeaseRow)
+        .where(col(SessionLeaseRow.session_id) == session_id)
+        .where(col(SessionLeaseRow.holder) == holder)
+        .values(heartbeat_at=utcnow())
+    )
+    if beat.rowcount != 1:
+        return Beat(held=False, stop_requested=False)
+    stop = session.exec(
+        select(SessionLeaseRow.stop_requested).where(col(SessionLeaseRow.session_id) == session_id)
+    ).one()
+    return Beat(held=True, stop_requested=bool(stop))
+
+
+def release(session: Session, session_id: str, holder: str) -> None:
+    """Give the lease up (the turn's writes are saved); a lease taken over meanwhile is left alone."""
+    session.exec(
+        sa.delete(SessionLeaseRow)
+        .where(col(SessionLeaseRow.session_id) == session_id)
+        .where(col(SessionLeaseRow.holder) == holder)
+    )
+
+
+def request_stop(session: Session, session_id: str) -> Lease | None:
+    """Ask the holder of ``session_id``'s lease to stop its turn; the lease asked, or ``None``."""
+    session.exec(
+        update(SessionLeaseRow)
+        .where(col(SessionLeaseRow.session_id) == session_id)
+        .values(stop_requested=True)
+    )
+    return get_lease(session, session_id)
