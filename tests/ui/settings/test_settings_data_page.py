@@ -84,8 +84,9 @@ def test_use_a_server_database_from_settings(
         dialog.grab().save(str(SCREENSHOT_DIR / "settings-data-page.png"))
 
         click(qtbot, section.copy_button)
-        text = wait_message(qtbot, section, "Copied ", timeout=120000)
-        assert "counts and checksums match" in text, text
+        qtbot.waitUntil(lambda: not section.message.text().startswith("Copying"), timeout=120000)
+        text = section.message.text()
+        assert text.startswith("Copied ") and "counts and checksums match" in text, text
         assert not section.copy_button.isEnabled()
 
         click(qtbot, section.test_button)
