@@ -120,6 +120,11 @@ def test_a_command_uses_the_chosen_server_unless_a_url_is_given(
     down = run_threadline(data_dir, "list")
     assert down.returncode == 1 and down.stderr.startswith("threadline: ")
 
+    # The TLS mode reaches the driver: the test server offers no TLS, so "require" cannot connect.
+    save_choice(data_dir, DatabaseChoice(POSTGRESQL, replace(server, tls="require")))
+    no_tls = run_threadline(data_dir, "list")
+    assert no_tls.returncode == 1 and "Chat kept on the server" not in no_tls.stdout
+
 
 def test_the_window_opens_the_chosen_server(server_db: tuple[str, ServerChoice], tmp_path: Path) -> None:
     from threadline.app import open_chosen_engine
