@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
     ask.add_argument(
+        "--wait",
+        metavar="SECONDS",
+        type=float,
+        default=120.0,
+        help="with --session: how long to wait for a reply running elsewhere in that chat (default 120)",
+    )
+    ask.add_argument(
         "--attach",
         metavar="FILE",
         action="append",

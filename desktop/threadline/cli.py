@@ -231,6 +231,13 @@ async def _ask(
         from threadline import cli_compare
 
         return await cli_compare.run(engine, session_id, prompt, models, context=context)
+    if args.session:
+        from threadline import cli_wait
+
+        try:
+            await cli_wait.wait_until_free(engine, session_id, getattr(args, "wait", cli_wait.DEFAULT_WAIT))
+        except cli_wait.StillBusy as err:
+            raise CommandError(str(err)) from err
     live = await engine.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr)
     live.subscribe(printer)

@@ -66,6 +66,7 @@ from threadline.engine.events import (
     CompareStarted,
     MessageAdded,
     MessageChanged,
+    SessionBusyElsewhere,
     SessionEvent,
     SessionForked,
     SessionRemoved,
@@ -81,6 +82,7 @@ from threadline.engine.exporting import (
     export_chunks,
     write_to_file,
 )
+from threadline.engine.leases import SessionLeases, start_turn
 from threadline.engine.live import LiveConversation
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectNotFoundError, ProjectService
@@ -126,8 +128,17 @@ class Engine:
         provider_timeout: float = 120.0,
         undo_seconds: float = UNDO_SECONDS,
         watch_changes: bool = False,
+        lease_heartbeat: float | None = None,
     ) -> None:
         self.store = store
+        self.leases = (
+            SessionLeases(store, on_stop_requested=self.cancel, heartbeat_every=lease_heartbeat)
+            if lease_heartbeat is not None
+            else SessionLeases(store, on_stop_requested=self.cancel)
+        )
+        """One turn per session across instances (``engine/leases.py``); a turn start that finds
+        the chat busy elsewhere is refused at once (its prompt back in the composer)."""
+        self._leaf_before: dict[str, str | None] = {}
         self.undo_seconds = undo_seconds
         self._pending_deletes: dict[str, asyncio.TimerHandle] = {}
         self._last_used: tuple[str, str, str] | None = None
@@ -198,6 +209,7 @@ class Engine:
         await self.messages.purge()  # deletes still waiting for their undo window happen now
         await self.purge_deleted()
         await self._stop_tasks()
+        await self.leases.aclose()
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()
@@ -668,6 +680,25 @@ class Engine:
         live.emit(ActivePathChanged(session_id, target.id))
         self._start(live)
 
+    async def stop_elsewhere(self, session_id: str) -> bool:
+        """Ask the instance running a turn in this chat (another window, process or machine) to stop it.
+
+        That instance stops as its own Stop would, at its next heartbeat; ``False`` when
+        no turn runs anywhere (the lease is gone).
+        """
+        lease = await self.leases.request_stop(session_id)
+        live = self._live.get(session_id)
+        if live is not None:
+            live.emit(SessionBusyElsewhere(session_id, lease.host if lease else "", lease is not None))
+        return lease is not None
+
+    async def busy_elsewhere(self, session_id: str) -> str | None:
+        """The host whose instance runs a turn in this chat right now, or ``None`` (free, or this engine)."""
+        lease = await self.leases.current(session_id)
+        if lease is None or lease.holder == self.leases.holder:
+            return None
+        return lease.host
+
     def cancel(self, session_id: str) -> None:
         """Stop the running turn or compaction; its partial reply and cancelled results are stored.
 
@@ -744,6 +775,8 @@ class Engine:
         return None if task.cancelled() or task.exception() is not None else task.result()
 
     async def _compact(self, live: LiveConversation, instructions: str, keep_turns: int) -> Message | None:
+        if not await start_turn(self.leases, live, (), None):
+            return None
         try:
             agent = await self._turn_agent(live)
             config, model = await self.hub.resolve(live.info, agent)
@@ -757,6 +790,8 @@ class Engine:
         except Exception as err:
             live.emit(TurnFailed(live.session_id, user_error(err)))
             return None
+        finally:
+            await self.leases.release(live.session_id)
 
     # -- approval ----------------------------------------------------------------------------------
 
@@ -979,6 +1014,7 @@ class Engine:
             raise SessionClosedError()
         if self.running(session_id) or not live.conversation.ready_for_input:
             raise SessionBusyError()
+        self._leaf_before[session_id] = live.conversation.tree.active_leaf  # where a refused start goes back
         return live
 
     def _start(
@@ -1019,7 +1055,12 @@ class Engine:
             if title_from and not live.info.title:
                 self._spawn(self._automatic_title(live, title_from))
 
+        leased = False
         try:
+            leaf_before = self._leaf_before.pop(session_id, None)
+            leased = await start_turn(self.leases, live, stored_first, leaf_before)
+            if not leased:
+                return
             if comparing:
                 await self.comparing.run(live, on_stored=prompt_stored)
             else:
@@ -1027,6 +1068,8 @@ class Engine:
                     live, stored_first=stored_first, resuming=resuming, on_stored=prompt_stored
                 )
         finally:
+            if leased:  # the runner returned once its writes were saved: idle means saved, here too
+                await self.leases.release(session_id)
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]
             self._spawn(self._refresh_info(session_id))

@@ -107,6 +107,21 @@ class TurnFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionBusyElsewhere:
+    """Another instance (window, process or machine) holds this chat's turn.
+
+    Sent when a turn start here found the chat busy there (it then waits, or is
+    refused with ``TurnFailed`` and the prompt back in the composer), and when that
+    other turn ended (``host`` empty): the tab shows "Replying on <host>" with a
+    "Stop it" action (``Engine.stop_elsewhere``) while ``host`` is set.
+    """
+
+    session_id: str
+    host: str
+    stop_requested: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RetryScheduled:
     """A transient error; the engine retries after ``delay`` seconds (shown to the user).
 
@@ -265,6 +280,7 @@ ConversationEvent = (
     | ActivePathChanged
     | TurnStateChanged
     | TurnFailed
+    | SessionBusyElsewhere
     | RetryScheduled
     | SessionUpdated
     | SaveStateChanged

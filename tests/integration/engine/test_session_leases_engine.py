@@ -1,0 +1,176 @@
+"""One turn per session across engines: two engines on one database (SQLite file, PostgreSQL).
+
+Real parts only: one SQLite file or the private PostgreSQL server, the replay SSE
+server streaming slow replies. Waits are on conditions, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from tests.support.engines import FAST_RETRIES
+from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.core.messages import MessageKind, MessageStatus
+from threadline.engine.engine import Engine
+from threadline.engine.events import ConversationEvent, SessionBusyElsewhere, TextDelta, TurnFailed
+from threadline.store.repository import Store
+
+pytestmark = pytest.mark.asyncio
+
+WAIT = 30.0
+HEARTBEAT = 0.2
+"""Seconds between lease heartbeats in these tests (a stop asked elsewhere is seen within one)."""
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield Store.sqlite_url(tmp_path / "shared.db")
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.create_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(url)
+
+
+@pytest_asyncio.fixture
+async def engines(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> AsyncIterator[tuple[Engine, Engine]]:
+    opened: list[Engine] = []
+    try:
+        for name in ("a", "b"):
+            engine = await Engine.open(
+                tmp_path / name,
+                database_url=database_url,
+                retry_policy=FAST_RETRIES,
+                provider_timeout=10.0,
+                lease_heartbeat=HEARTBEAT,
+            )
+            config = ProviderConfig(
+                "replay", ProviderKind.OPENAI, base_url=replay_server.openai_base_url, default_model="m"
+            )
+            await engine.save_provider(config, "sk-test")
+            opened.append(engine)
+        yield opened[0], opened[1]
+    finally:
+        for engine in opened:
+            await engine.aclose()
+
+
+def slow_reply(server: ReplayServer, pieces: int = 12, delay: float = 0.15) -> str:
+    parts = [f"piece{n} " for n in range(pieces)]
+    server.enqueue(sse_response(openai_text_stream(parts), chunk_delay=delay))
+    return "".join(parts)
+
+
+# Both sends remember the last-used model at once; on PostgreSQL the settings upsert
+# (a read, then an insert) can lose that race and log it. Not about leases: reported.
+@pytest.mark.expected_log_warnings(r"background store work failed: duplicate key")
+async def test_two_engines_starting_a_turn_at_once_exactly_one_runs(
+    engines: tuple[Engine, Engine], replay_server: ReplayServer
+) -> None:
+    a, b = engines
+    reply = slow_reply(replay_server)
+    slow_reply(replay_server)  # only used if both ran (the bug this test is for)
+    info = await a.new_session("Shared")
+    tabs: dict[str, list[ConversationEvent]] = {"a": [], "b": []}
+    (await a.open_session(info.id)).subscribe(tabs["a"].append)
+    (await b.open_session(info.id)).subscribe(tabs["b"].append)
+
+    a.send(info.id, "from A")
+    b.send(info.id, "from B")  # same loop turn: both staged before either asked for the lease
+    await a.wait_idle(info.id)
+    await b.wait_idle(info.id)
+
+    refused = {
+        name: [e for e in events if isinstance(e, TurnFailed) and e.error.kind == "busy_elsewhere"]
+        for name, events in tabs.items()
+    }
+    assert sorted(len(r) for r in refused.values()) == [0, 1], tabs
+    loser = "a" if refused["a"] else "b"
+    failed = refused[loser][0]
+    assert failed.unsent_prompt is not None and failed.unsent_prompt.text == f"from {loser.upper()}"
+    assert socket.gethostname() in failed.error.message
+    busy = [e for e in tabs[loser] if isinstance(e, SessionBusyElsewhere)]
+    assert busy and busy[0].host == socket.gethostname()
+    losing = (a if loser == "a" else b).live(info.id)
+    assert losing is not None and losing.conversation.ready_for_input
+    assert all(m.text != f"from {loser.upper()}" for m in losing.conversation.tree)
+
+    tree = await a.store.load_tree(info.id)
+    prompts = [m for m in tree if m.kind is MessageKind.PROMPT]
+    replies = [m for m in tree if m.is_assistant]
+    winner = "B" if loser == "a" else "A"
+    assert [p.text for p in prompts] == [f"from {winner}"]
+    assert [(r.text, r.status) for r in replies] == [(reply, MessageStatus.COMPLETE)]
+    assert await a.store.get_lease(info.id) is None  # released once saved
+
+
+async def test_stop_asked_from_b_stops_a_s_turn_and_keeps_its_partial_reply(
+    engines: tuple[Engine, Engine], replay_server: ReplayServer
+) -> None:
+    a, b = engines
+    whole = slow_reply(replay_server, pieces=200, delay=0.1)  # 20 s if nobody stops it
+    info = await a.new_session("Stopped elsewhere")
+    live_a = await a.open_session(info.id)
+    grown: list[TextDelta] = []
+    live_a.subscribe(lambda e: grown.append(e) if isinstance(e, TextDelta) else None)
+    b_events: list[ConversationEvent] = []
+    (await b.open_session(info.id)).subscribe(b_events.append)
+    a.send(info.id, "a long one")
+    await until(lambda: len(grown) >= 3)
+    assert await b.busy_elsewhere(info.id) == socket.gethostname()
+    assert await a.busy_elsewhere(info.id) is None  # its own turn is not "elsewhere"
+
+    assert await b.stop_elsewhere(info.id)
+    assert any(isinstance(e, SessionBusyElsewhere) and e.stop_requested for e in b_events)
+    async with asyncio.timeout(WAIT):
+        await a.wait_idle(info.id)
+    reply = live_a.conversation.path()[-1]
+    assert reply.status is MessageStatus.CANCELLED
+    assert reply.text and whole.startswith(reply.text) and reply.text != whole
+    stored = (await b.store.load_tree(info.id)).get(reply.id)
+    assert stored.status is MessageStatus.CANCELLED and stored.text == reply.text
+    assert await b.busy_elsewhere(info.id) is None
+    assert not await b.stop_elsewhere(info.id)  # nothing runs any more
+
+
+async def test_the_turn_after_a_refusal_runs_once_the_other_has_ended(
+    engines: tuple[Engine, Engine], replay_server: ReplayServer
+) -> None:
+    a, b = engines
+    slow_reply(replay_server)
+    info = await a.new_session("Taking turns")
+    await a.open_session(info.id)
+    await b.open_session(info.id)
+    a.send(info.id, "first")
+    await until(lambda: a.leases.holds(info.id))
+    b_events: list[ConversationEvent] = []
+    b.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
+    b.send(info.id, "second")
+    await b.wait_idle(info.id)
+    assert any(isinstance(e, TurnFailed) and e.error.kind == "busy_elsewhere" for e in b_events)
+    await a.wait_idle(info.id)
+    replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+    b.send(info.id, "second")
+    await b.wait_idle(info.id)
+    tree = await a.store.load_tree(info.id)
+    assert sorted(m.text for m in tree if m.kind is MessageKind.PROMPT) == ["first", "second"]
