@@ -27,6 +27,7 @@ class CompareButton(QToolButton):
         self.setAccessibleName("Compare models")
         self.setToolTip(f"Send the next message to {MIN_WORKERS}–{MAX_WORKERS} models at once, side by side")
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setMinimumWidth(28)  # gives way on a narrow window rather than widening the chat's minimum
         self._menu = QMenu(self)
         self.setMenu(self._menu)
         self._models: list[ModelChoice] = []
