@@ -767,7 +767,19 @@ def check_message_set_checkpoint(harness: Any) -> None:
     )
 
 
+def check_message_compare_versions(harness: Any) -> None:
+    tab = chat_with_reply(harness, "Q1", "First answer")
+    harness.server.enqueue(reply("Second answer"))
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Regenerate")
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1] == "Second answer", timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Compare versions side by side")
+    harness.qtbot.waitUntil(lambda: tab.compare_view.isVisible(), timeout=TIMEOUT)
+    assert len(tab.compare_view.columns) == 2
+
+
 MESSAGE_MENU_CHECKS: dict[str, Callable[[Any], None]] = {
+    "Compare versions side by side": check_message_compare_versions,
     "Copy as Markdown": check_message_copy_markdown,
     "Copy conversation as Markdown": check_message_copy_conversation,
     "Delete": check_message_delete,

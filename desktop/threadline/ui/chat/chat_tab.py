@@ -62,7 +62,7 @@ from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_controls import ConversationControls
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.find_bar import install_find
-from threadline.ui.chat.message_actions import CONTROL_ACTIONS, is_editable_reply
+from threadline.ui.chat.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
 from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
@@ -518,6 +518,8 @@ class ChatTab(QWidget):
                     self.engine.delete_message(self.session_id, message_id),
                     on_error=lambda err: self._show_local_error(f"Not deleted: {describe(err)}", ()),
                 )
+            elif action == COMPARE_VERSIONS and message.parent_id is not None:
+                self.compare_versions(message.parent_id)
             elif action == "copy_markdown":
                 self.statusChanged.emit("Copied as Markdown")
             elif action == "copy_chat_markdown":

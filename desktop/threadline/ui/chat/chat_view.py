@@ -713,7 +713,8 @@ class ChatView(QAbstractScrollArea):
                     commands.append(SELECT_TEXT)
         if SELECT_TEXT not in commands and message.text:
             commands.insert(0, SELECT_TEXT)
-        return commands + menu_actions_for(message, busy=busy)
+        versions = self._model.version(message_id).count
+        return commands + menu_actions_for(message, busy=busy, versions=versions)
 
     def run_command(self, action: str, message_id: str) -> None:
         """Do ``action`` to a message, as its footer button or menu entry would."""

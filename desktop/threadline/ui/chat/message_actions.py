@@ -25,6 +25,9 @@ ACTION_LABELS = {
     "next_version": "›",
 }
 
+COMPARE_VERSIONS = "compare_versions"
+"""Show a prompt's replies side by side (a reply with other versions offers it)."""
+
 VERSION = "version"
 """Not a button but the place of the ‹ n / m › version switcher."""
 
@@ -54,6 +57,7 @@ MENU_ONLY = (
     "copy_markdown",
     "copy_chat_markdown",
     "delete",
+    COMPARE_VERSIONS,
     SUMMARY_TOGGLE_ACTION,
     TOGGLE_THINKING_ACTION,
     *CONTROL_ACTIONS,
@@ -71,13 +75,16 @@ def is_editable_reply(message: Message) -> bool:
     )
 
 
-def menu_actions_for(message: Message, *, busy: bool) -> list[str]:
-    """The menu-only actions for ``message``: copy it or the chat as Markdown, delete it (not mid-turn)."""
+def menu_actions_for(message: Message, *, busy: bool, versions: int = 1) -> list[str]:
+    """The menu-only actions for ``message``: copy it or the chat as Markdown, delete it (not mid-turn);
+    a reply with other versions (``versions``) can be compared with them side by side."""
     actions = ["copy_chat_markdown"] if message.is_marker else ["copy_markdown", "copy_chat_markdown"]
     if message.kind is MessageKind.SUMMARY:
         actions.insert(0, SUMMARY_TOGGLE_ACTION)
     if message.is_assistant and message.reasoning:
         actions.insert(0, TOGGLE_THINKING_ACTION)
+    if not busy and message.is_assistant and versions > 1:
+        actions.append(COMPARE_VERSIONS)
     if not busy and not message.is_marker:
         actions += CONTROL_ACTIONS  # a tangent or a checkpoint from this message
     if not busy:

@@ -56,6 +56,7 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("copy_markdown", "Copy as Markdown", ("M",)),
         MessageCommand("copy_chat_markdown", "Copy conversation as Markdown", ("Shift+M",)),
         MessageCommand("delete", "Delete", ("Del",)),
+        MessageCommand("compare_versions", "Compare versions side by side", ("V",)),
         MessageCommand("toggle_summary", "Show or hide the summary", ("Space",)),
         MessageCommand("toggle_thinking", "Show or hide the thinking", ("Space",)),
         MessageCommand("tangent_here", "Start tangent from here", ("T",)),
