@@ -85,8 +85,11 @@ class ChangeWatch:
         busy: Callable[[str], bool] = lambda _id: False,
         load_tree: LoadTree | None = None,
         settle: float = SETTLE_SECONDS,
+        session_touched: Callable[[str], None] = lambda _id: None,
     ) -> None:
         self._url = url
+        self._session_touched = session_touched
+        """Told each open session with a ``session_changed`` entry (its lease may have moved)."""
         self._changed = changed
         self._removed = removed
         self._live = live
@@ -219,6 +222,9 @@ class ChangeWatch:
         by_session: dict[str, list[StoredMessage]] = {}
         for stored in batch.messages:
             by_session.setdefault(stored.session_id, []).append(stored)
+        for change in batch.changes:
+            if change.kind is ChangeKind.SESSION_CHANGED and self._live(change.session_id) is not None:
+                self._session_touched(change.session_id)
         for session_id, info in batch.sessions.items():
             if session_id in self._gone:
                 continue

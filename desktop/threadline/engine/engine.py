@@ -82,7 +82,7 @@ from threadline.engine.exporting import (
     export_chunks,
     write_to_file,
 )
-from threadline.engine.leases import SessionLeases, start_turn
+from threadline.engine.leases import ElsewhereWatch, SessionLeases, start_turn
 from threadline.engine.live import LiveConversation
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectNotFoundError, ProjectService
@@ -169,6 +169,7 @@ class Engine:
                 live=self.live,
                 busy=lambda session_id: self.running(session_id) or bool(self.messages.pending(session_id)),
                 load_tree=self.store.load_tree,
+                session_touched=ElsewhereWatch(self.leases, self.live, self._spawn).touched,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()

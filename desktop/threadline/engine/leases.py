@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
+from typing import Any
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.engine.events import (
@@ -226,3 +227,49 @@ def _mark_interrupted(live: LiveConversation, ids: Sequence[str]) -> None:
             message = tree.get(message_id)
             message.status = MessageStatus.INTERRUPTED
             live.emit(MessageChanged(live.session_id, message))
+
+
+class ElsewhereWatch:
+    """Tells open tabs where their chat's turn runs, as the change feed reports leases moving.
+
+    The lease triggers log a ``session_changed`` entry when a lease is taken, handed
+    over, asked to stop or given up; the change watch passes those sessions here, and
+    the lease is read once per batch. A tab hears ``SessionBusyElsewhere`` only when
+    what it shows changes (host, or a stop asked): "Replying on <host>" appears when
+    another instance starts a turn and goes when it ends.
+    """
+
+    def __init__(
+        self,
+        leases_: SessionLeases,
+        live: Callable[[str], LiveConversation | None],
+        spawn: Callable[[Coroutine[Any, Any, None]], None],
+    ) -> None:
+        self._leases = leases_
+        self._live = live
+        self._spawn = spawn
+        self._reading: set[str] = set()
+        self._shown: dict[str, tuple[str, bool]] = {}
+
+    def touched(self, session_id: str) -> None:
+        if session_id not in self._reading:
+            self._reading.add(session_id)
+            self._spawn(self._read(session_id))
+
+    async def _read(self, session_id: str) -> None:
+        try:
+            lease = await self._leases.current(session_id)
+        except StoreError as err:  # the next entry reads it again
+            log.info("session %s: reading its lease failed: %s", session_id, err)
+            return
+        finally:
+            self._reading.discard(session_id)
+        live = self._live(session_id)
+        if live is None:
+            self._shown.pop(session_id, None)
+            return
+        elsewhere = lease is not None and lease.holder != self._leases.holder
+        shown = (lease.host, lease.stop_requested) if lease is not None and elsewhere else ("", False)
+        if self._shown.get(session_id, ("", False)) != shown:
+            self._shown[session_id] = shown
+            live.emit(SessionBusyElsewhere(session_id, *shown))

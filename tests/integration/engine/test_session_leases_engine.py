@@ -54,6 +54,21 @@ async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
 async def engines(
     database_url: str, tmp_path: Path, replay_server: ReplayServer
 ) -> AsyncIterator[tuple[Engine, Engine]]:
+    async for pair in open_two(database_url, tmp_path, replay_server, watch_changes=False):
+        yield pair
+
+
+@pytest_asyncio.fixture
+async def watching(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> AsyncIterator[tuple[Engine, Engine]]:
+    async for pair in open_two(database_url, tmp_path, replay_server, watch_changes=True):
+        yield pair
+
+
+async def open_two(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer, *, watch_changes: bool
+) -> AsyncIterator[tuple[Engine, Engine]]:
     opened: list[Engine] = []
     try:
         for name in ("a", "b"):
@@ -63,6 +78,7 @@ async def engines(
                 retry_policy=FAST_RETRIES,
                 provider_timeout=10.0,
                 lease_heartbeat=HEARTBEAT,
+                watch_changes=watch_changes,
             )
             config = ProviderConfig(
                 "replay", ProviderKind.OPENAI, base_url=replay_server.openai_base_url, default_model="m"
@@ -174,3 +190,28 @@ async def test_the_turn_after_a_refusal_runs_once_the_other_has_ended(
     await b.wait_idle(info.id)
     tree = await a.store.load_tree(info.id)
     assert sorted(m.text for m in tree if m.kind is MessageKind.PROMPT) == ["first", "second"]
+
+
+async def test_an_open_tab_is_told_where_its_chat_replies_and_when_that_ends(
+    watching: tuple[Engine, Engine], replay_server: ReplayServer
+) -> None:
+    a, b = watching
+    slow_reply(replay_server, pieces=40, delay=0.1)
+    info = await a.new_session("Watched")
+    await a.open_session(info.id)
+    shown: list[SessionBusyElsewhere] = []
+    (await b.open_session(info.id)).subscribe(
+        lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
+    )
+    a_shown: list[SessionBusyElsewhere] = []
+    a.live(info.id).subscribe(  # type: ignore[union-attr]
+        lambda e: a_shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
+    )
+    a.send(info.id, "watch me")
+    host = socket.gethostname()
+    await until(lambda: bool(shown) and shown[-1] == SessionBusyElsewhere(info.id, host, False))
+    assert await b.stop_elsewhere(info.id)
+    await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, host, True))
+    await a.wait_idle(info.id)
+    await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
+    assert a_shown == []  # its own turn is never "elsewhere" to it
