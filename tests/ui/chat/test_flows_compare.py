@@ -109,3 +109,31 @@ def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path
     assert request.body["model"] == "slow"
     body = json.dumps(request.body["messages"])
     assert "slow0" in body and "long thread" not in body and "lookup" not in body
+
+
+def test_a_workers_approval_says_which_model_asks(harness: Any) -> None:
+    harness.server.models = ["gpt-4o-mini", "fails", "tools", "slow"]
+    harness.server.responder = three_workers
+    harness.open()
+    harness.engine.tools.register(LookupTool())
+    harness.run(
+        harness.engine.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("lookup",),
+                approval_rules=(ApprovalRule("lookup", Approval.ASK),),
+            )
+        )
+    )
+    tab = new_tab(harness)
+    open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("tools  ·  replay") >= 0)
+    tick_in_compare_menu(harness, tab, ["tools  ·  replay", "slow  ·  replay"])
+    type_and_send(harness.qtbot, tab, "What is a threadline?")
+    harness.qtbot.waitUntil(lambda: tab.approval.isVisible(), timeout=TIMEOUT)
+    assert tab.approval.title.text().startswith("replay/tools wants to")  # the column that asks
+    row = tab.approval.rows[0]
+    harness.qtbot.mouseClick(row.allow_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not tab.compare_view.running, timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    assert "lookup: ok" in tab.compare_view.columns[0].body.toPlainText()

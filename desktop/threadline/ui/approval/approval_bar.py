@@ -147,8 +147,11 @@ class ApprovalBar(QFrame):
     def pending(self) -> bool:
         return bool(self.rows)
 
-    def ask(self, calls: Sequence[ToolCall], previews: Mapping[str, str | None]) -> None:
-        """Show ``calls`` (policy names) with their previews (a diff for writes) and wait for answers."""
+    def ask(self, calls: Sequence[ToolCall], previews: Mapping[str, str | None], asker: str = "") -> None:
+        """Show ``calls`` (policy names) with their previews (a diff for writes) and wait for answers.
+
+        ``asker`` names who asks when it is not simply "the assistant": in a compare, the
+        model or agent of the column whose reply wants the tools."""
         self._clear_rows()
         for call in calls:
             row = ApprovalCallRow(call, previews.get(call.id), self._colors)
@@ -162,7 +165,8 @@ class ApprovalBar(QFrame):
         self.allow_all_button.setObjectName("ApprovePrimary" if several else "ApproveSecondary")
         self.allow_all_button.style().unpolish(self.allow_all_button)
         self.allow_all_button.style().polish(self.allow_all_button)
-        self.title.setText(self._title(calls))
+        title = self._title(calls)
+        self.title.setText(title.replace("The assistant", asker, 1) if asker else title)
         self.allow_all_button.setVisible(several)
         self.deny_all_button.setVisible(several)
         self.show()

@@ -421,7 +421,7 @@ class ChatTab(QWidget):
     # -- tool approval ------------------------------------------------------------------------------
 
     async def ask_approval(
-        self, calls: Sequence[ToolCall], previews: Mapping[str, str | None]
+        self, calls: Sequence[ToolCall], previews: Mapping[str, str | None], asker: str = ""
     ) -> list[Decision]:
         """Show the calls in the approval bar and wait for the user's answers (one per call).
 
@@ -431,7 +431,7 @@ class ChatTab(QWidget):
             self._end_approval(cancel=True)
         wait: asyncio.Future[list[Decision]] = asyncio.get_running_loop().create_future()
         self._approval_wait = wait
-        self.approval.ask(calls, previews)
+        self.approval.ask(calls, previews, asker)
         self._fit_approval()
         self.approvalChanged.emit(True)
         self._update_status()

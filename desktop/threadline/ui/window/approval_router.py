@@ -43,6 +43,9 @@ class ApprovalRouter:
             self._engine.set_approval_handler(None)
 
     async def __call__(self, session_id: str, calls: tuple[ToolCall, ...]) -> Sequence[Decision]:
+        from threadline.engine.compare_runner import approval_label
+
+        asker = approval_label()  # in a compare: the worker whose reply asks (read before any await)
         previews = {call.id: await asyncio.to_thread(self._engine.tools.preview, call) for call in calls}
         if not self._attached:
             return []
@@ -52,4 +55,4 @@ class ApprovalRouter:
             tab = await self._open_tab(session_id)
         if tab is None or not self._attached:
             return []
-        return await tab.ask_approval(calls, previews)
+        return await tab.ask_approval(calls, previews, asker)
