@@ -45,6 +45,7 @@ from threadline.engine.events import (
     MessageAdded,
     MessageChanged,
     MessagesRemoved,
+    SessionBusyElsewhere,
     SessionEvent,
     SessionRemoved,
     SessionRestored,
@@ -144,8 +145,9 @@ class ChangeWatch:
         self._attached.add(id(live))
         session_id = live.session_id
 
-        def local(_event: ConversationEvent) -> None:
-            self._mark_local(session_id)
+        def local(event: ConversationEvent) -> None:
+            if not isinstance(event, SessionBusyElsewhere):  # news of another instance, not a change here
+                self._mark_local(session_id)
 
         live.subscribe(local)
 
