@@ -175,6 +175,10 @@ class EngineApi(Protocol):
         context: Sequence[ContextFile] = (),
     ) -> None: ...
     def cancel(self, session_id: str) -> None: ...
+    async def stop_elsewhere(self, session_id: str) -> bool:
+        """Ask the instance running a turn in this chat elsewhere to stop it (see ``engine.leases``)."""
+        ...
+
     def send_compare(
         self,
         session_id: str,

@@ -48,12 +48,14 @@ from threadline.engine.events import (
     MessagesRestored,
     RetryScheduled,
     SaveStateChanged,
+    SessionBusyElsewhere,
     UserFacingError,
 )
 from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.attachment_tray import FileDropTarget
 from threadline.ui.chat.branch_map_panel import BranchMapPanel
+from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
@@ -165,6 +167,8 @@ class ChatTab(QWidget):
         self.undo_bar.failed.connect(lambda text: self._show_local_error(text, ()))
         col.addWidget(self.undo_bar)
         col.addWidget(self.banner)
+        self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.stop_elsewhere(live.session_id))
+        col.addWidget(self.busy_elsewhere)
         col.addWidget(self.approval)
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
@@ -794,6 +798,8 @@ class ChatTab(QWidget):
             self.context_strip.show_gathered(event.gathered)
         elif isinstance(event, MessagesRemoved | MessagesRestored):
             self.undo_bar.on_event(event)
+        elif isinstance(event, SessionBusyElsewhere):
+            self.busy_elsewhere.on_event(event)
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self._update_held()

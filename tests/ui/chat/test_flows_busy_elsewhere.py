@@ -1,0 +1,83 @@
+"""A chat replying in another instance: the tab says where, refuses a second turn, and can stop it.
+
+The window's engine and a second real engine share the SQLite file, as a second
+app instance would; the second streams a slow reply from the replay server. The
+tab learns of it through the change feed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from tests.support.sse_server import openai_text_stream, sse_response
+from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.ui_driving import type_and_send
+
+from threadline.core.messages import MessageKind, MessageStatus
+from threadline.engine.engine import DATABASE_FILENAME, Engine
+from threadline.store.repository import Store
+
+SHOTS = os.environ.get("THREADLINE_SCREENSHOTS")
+"""A folder to save screenshots in (looked at by hand), or unset."""
+
+
+def test_replying_elsewhere_strip_refuses_a_second_turn_and_stops_the_other(harness: Any) -> None:
+    harness.open()
+    tab = new_tab(harness)
+    host = socket.gethostname()
+
+    async def second_instance() -> Engine:
+        other = await Engine.open(
+            harness.data_dir / "other",
+            database_url=Store.sqlite_url(harness.data_dir / DATABASE_FILENAME),
+            provider_timeout=10.0,
+            lease_heartbeat=0.2,
+        )
+        await other.open_session(tab.session_id)
+        other.send(tab.session_id, "Long answer, please")
+        return other
+
+    pieces = [f"word{n} " for n in range(400)]
+    harness.server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
+    other: Engine = harness.run(second_instance())
+    try:
+        strip = tab.busy_elsewhere
+        harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
+        assert strip.label.text().startswith(f"Replying on {host}")
+        assert strip.button.isEnabled()
+        if SHOTS:
+            tab.window().grab().save(str(Path(SHOTS) / "busy_elsewhere.png"))
+
+        type_and_send(harness.qtbot, tab, "Me too")  # refused: the chat is busy there
+        harness.qtbot.waitUntil(
+            lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=15000
+        )
+        assert f"replying on {host}" in tab.banner.label.text().lower()
+        harness.qtbot.waitUntil(lambda: tab.composer.text() == "Me too", timeout=15000)
+
+        def other_reply_grown() -> bool:
+            live = other.live(tab.session_id)
+            reply = live.conversation.reply if live is not None else None
+            return reply is not None and len(reply.text) > 20
+
+        harness.qtbot.waitUntil(other_reply_grown, timeout=20000)
+        harness.qtbot.mouseClick(strip.button, Qt.MouseButton.LeftButton)
+        harness.qtbot.waitUntil(lambda: "stop" in strip.label.text(), timeout=5000)
+        harness.qtbot.waitUntil(lambda: not other.running(tab.session_id), timeout=20000)
+        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
+
+        async def stored() -> list[Any]:
+            return list(await other.store.load_tree(tab.session_id))
+
+        messages = harness.run(stored())
+        assert [m.text for m in messages if m.kind is MessageKind.PROMPT] == ["Long answer, please"]
+        (reply,) = [m for m in messages if m.is_assistant]
+        assert (
+            reply.status is MessageStatus.CANCELLED and reply.text and len(reply.text) < len("".join(pieces))
+        )
+    finally:
+        harness.run(other.aclose())
