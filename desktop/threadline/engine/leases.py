@@ -151,6 +151,12 @@ def busy_error(host: str) -> UserFacingError:
     )
 
 
+def stopped_error() -> UserFacingError:
+    return UserFacingError(
+        "cancelled", "You stopped it before it was sent; your message is back in the message box.", actions=()
+    )
+
+
 def waiting_stopped_error() -> UserFacingError:
     return UserFacingError(
         "busy_elsewhere",
@@ -185,7 +191,7 @@ async def start_turn(
     try:
         acquired = await leases_.acquire(session_id, wait=wait, on_busy=busy)
     except asyncio.CancelledError:
-        _give_back(live, stored_first, leaf_before, waiting_stopped_error())
+        _give_back(live, stored_first, leaf_before, waiting_stopped_error() if told else stopped_error())
         raise
     except StoreError as err:
         error = unsent_prompt_error(err)
