@@ -44,6 +44,7 @@ class CommandName(StrEnum):
     CONTEXT = "context"
     USAGE = "usage"
     EXPORT = "export"
+    COMPARE = "compare"
     HELP = "help"
 
 
@@ -76,10 +77,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(CommandName.CONTEXT, "", "Show and edit the sticky context of this chat"),
     CommandSpec(CommandName.USAGE, "", "Tokens, cost and how full the context window is"),
     CommandSpec(CommandName.EXPORT, "[markdown|json] [PATH]", "Export this chat (to PATH, or choose where)"),
+    CommandSpec(CommandName.COMPARE, "", "Pick 2–4 models to answer the next message side by side"),
     CommandSpec(CommandName.HELP, "", "List the slash commands"),
 )
 SPECS: dict[CommandName, CommandSpec] = {spec.name: spec for spec in COMMANDS}
-NO_ARGUMENT = frozenset({CommandName.CLEAR, CommandName.CONTEXT, CommandName.USAGE, CommandName.HELP})
+NO_ARGUMENT = frozenset(
+    {CommandName.CLEAR, CommandName.CONTEXT, CommandName.USAGE, CommandName.COMPARE, CommandName.HELP}
+)
 
 
 @dataclass(frozen=True)

@@ -303,6 +303,13 @@ def export_path(typed: str, fmt: ExportFormat, base_dir: Path | None) -> Path:
     return path if path.suffix else path.with_suffix(fmt.suffix)
 
 
+async def _compare(ctx: _Context) -> CommandOutcome:
+    """Comparing needs the window's columns; the command line has its own way."""
+    return CommandOutcome(
+        error='/compare picks models in the window. Here, use threadline ask --models P/M1,P/M2 "prompt".'
+    )
+
+
 async def _help(ctx: _Context) -> CommandOutcome:
     return CommandOutcome(help_text())
 
@@ -318,5 +325,6 @@ _HANDLERS: dict[CommandName, Callable[[_Context], Awaitable[CommandOutcome]]] = 
     CommandName.CONTEXT: _context,
     CommandName.USAGE: _usage,
     CommandName.EXPORT: _export,
+    CommandName.COMPARE: _compare,
     CommandName.HELP: _help,
 }

@@ -58,6 +58,7 @@ def test_typing_a_slash_lists_the_commands_and_filters_as_you_type(harness: Any)
         CommandName.CLEAR,
         CommandName.CHECKPOINT,
         CommandName.CONTEXT,
+        CommandName.COMPARE,
     ]
     qtbot.keyClicks(edit, "l")
     assert [s.name for s in popup.specs()] == [CommandName.CLEAR]
@@ -166,3 +167,19 @@ def test_slash_clear_clears_like_the_menu_and_offers_undo(harness: Any) -> None:
     assert tab.composer.text() == "" and len(harness.server.requests) == requests
     harness.qtbot.mouseClick(tab.controls.clear_notice.button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: path()[-1].text == "A1", timeout=10000)
+
+
+def test_slash_compare_opens_the_compare_menu(harness: Any) -> None:
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    tab = chat(harness)
+    requests = len(harness.server.requests)
+    tab.composer.edit.setFocus()
+    harness.qtbot.keyClicks(tab.composer.edit, "/compare")
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
+    harness.qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=10000)
+    menu = QApplication.activePopupWidget()
+    assert menu is tab.composer.compare_button.menu()
+    menu.close()
+    assert tab.composer.text() == "" and len(harness.server.requests) == requests

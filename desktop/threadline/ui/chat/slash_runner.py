@@ -22,7 +22,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from threadline.core.slash_commands import (
@@ -121,6 +121,14 @@ class SlashCommandRunner:
         elif name is CommandName.CLEAR:
             self._done(CommandOutcome())
             tab.controls.clear_context()  # as the menu's Clear context: with its Undo notice
+        elif name is CommandName.COMPARE:
+            self._done(CommandOutcome())
+            # Tick 2–4 models; the next message goes to each. Popped up (not exec'd): no nested
+            # event loop inside the key press that sent the command.
+            button = tab.composer.compare_button
+            menu = button.menu()
+            if menu is not None:
+                menu.popup(button.mapToGlobal(QPoint(0, -menu.sizeHint().height())))
         elif name is CommandName.CONTEXT:
             self._done(CommandOutcome())
             tab.edit_context()
