@@ -121,6 +121,7 @@ def test_the_table_completes_by_prefix_and_lists_every_command_in_help() -> None
         CommandName.CLEAR,
         CommandName.CHECKPOINT,
         CommandName.CONTEXT,
+        CommandName.COMPARE,
     ]
     assert [s.name for s in matching("")] == [s.name for s in COMMANDS]
     assert matching("zz") == []
