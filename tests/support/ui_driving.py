@@ -60,3 +60,33 @@ def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
         ),
         timeout=timeout,
     )
+
+
+def open_with_stored_chats(harness: Any, prompts: dict[str, tuple[str, str]], timeout: int = 15000) -> None:
+    """Store chats before the window opens (id → (title, first prompt)), open it, wait for their rows.
+
+    The prompt of the n-th chat gets the id ``m<n>``.
+    """
+    from tests.support.chat_trees import Chat, store_chat
+
+    from threadline.core.messages import Message
+    from threadline.core.session import SessionInfo
+    from threadline.store.repository import Store
+
+    async def fill() -> None:
+        harness.data_dir.mkdir(parents=True, exist_ok=True)
+        store = await Store.open(Store.sqlite_url(harness.data_dir / "threadline.db"))
+        try:
+            for n, (sid, (title, prompt)) in enumerate(prompts.items()):
+                await store_chat(
+                    store, Chat(SessionInfo(id=sid, title=title), [Message.prompt(prompt, id=f"m{n}")])
+                )
+        finally:
+            await store.close()
+
+    harness.run(fill())
+    harness.open()
+    sidebar = harness.window.sidebar
+    harness.qtbot.waitUntil(
+        lambda: all(sidebar.model.index_of(s).isValid() for s in prompts), timeout=timeout
+    )

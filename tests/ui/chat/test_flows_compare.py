@@ -44,22 +44,23 @@ def tick_in_compare_menu(harness: Any, tab: Any, labels: list[str]) -> None:
         ), timeout=TIMEOUT)  # fmt: skip
 
 
-def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path: Path) -> None:
+def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
+    """The window on the replay server's three workers, the lookup tool offered with ``lookup``."""
     harness.server.models = ["gpt-4o-mini", "fails", "tools", "slow"]
     harness.server.responder = three_workers
     harness.open()
     harness.engine.tools.register(LookupTool())
+    rules = (ApprovalRule("lookup", lookup),)
     harness.run(
         harness.engine.save_agent(
-            AgentConfig(
-                "default",
-                "Default",
-                enabled_tools=("lookup",),
-                approval_rules=(ApprovalRule("lookup", Approval.ALLOW),),
-            )
+            AgentConfig("default", "Default", enabled_tools=("lookup",), approval_rules=rules)
         )
     )
-    tab = new_tab(harness)
+    return new_tab(harness)
+
+
+def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path: Path) -> None:
+    tab = open_with_three_workers(harness, Approval.ALLOW)
     open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
     tick_in_compare_menu(harness, tab, ["fails  ·  replay", "tools  ·  replay", "slow  ·  replay"])
     assert tab.composer.compare_button.text() == "Compare · 3"
@@ -112,21 +113,7 @@ def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path
 
 
 def test_a_workers_approval_says_which_model_asks(harness: Any) -> None:
-    harness.server.models = ["gpt-4o-mini", "fails", "tools", "slow"]
-    harness.server.responder = three_workers
-    harness.open()
-    harness.engine.tools.register(LookupTool())
-    harness.run(
-        harness.engine.save_agent(
-            AgentConfig(
-                "default",
-                "Default",
-                enabled_tools=("lookup",),
-                approval_rules=(ApprovalRule("lookup", Approval.ASK),),
-            )
-        )
-    )
-    tab = new_tab(harness)
+    tab = open_with_three_workers(harness, Approval.ASK)
     open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("tools  ·  replay") >= 0)
     tick_in_compare_menu(harness, tab, ["tools  ·  replay", "slow  ·  replay"])
     type_and_send(harness.qtbot, tab, "What is a threadline?")

@@ -8,12 +8,10 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton
-from tests.support.chat_trees import Chat, store_chat
+from tests.support.ui_driving import open_with_stored_chats
 from tests.ui.conftest import AppHarness
 
-from threadline.core.messages import Message
 from threadline.core.session import SessionInfo
-from threadline.store.repository import Store
 from threadline.ui.sessions.project_dialog import ProjectDialog
 from threadline.ui.sessions.project_list import ProjectIdRole
 from threadline.ui.sessions.session_list_model import SessionIdRole
@@ -23,20 +21,8 @@ IDS = [f"chat{n}" for n in range(4)]
 
 
 def open_with_chats(harness: AppHarness) -> None:
-    async def fill() -> None:
-        harness.data_dir.mkdir(parents=True, exist_ok=True)
-        store = await Store.open(Store.sqlite_url(harness.data_dir / "threadline.db"))
-        try:
-            for n, sid in enumerate(IDS):
-                info = SessionInfo(id=sid, title=f"Topic {n}")
-                await store_chat(store, Chat(info, [Message.prompt(f"roses and topic {n}", id=f"m{n}")]))
-        finally:
-            await store.close()
-
-    harness.run(fill())
-    harness.open()
-    harness.qtbot.waitUntil(
-        lambda: all(harness.window.sidebar.model.index_of(s).isValid() for s in IDS), timeout=TIMEOUT
+    open_with_stored_chats(
+        harness, {sid: (f"Topic {n}", f"roses and topic {n}") for n, sid in enumerate(IDS)}
     )
 
 

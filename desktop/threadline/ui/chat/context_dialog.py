@@ -9,13 +9,13 @@ shown in the dialog and nothing is closed.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.sticky import StickyContext
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.context_strip import details
+from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.sticky_context_editor import StickyContextEditor
 
@@ -59,23 +59,8 @@ class ContextDialog(QDialog):
         self.last.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.last.setVisible(bool(self.last.text()))
         v.addWidget(self.last)
-        self.message = QLabel()
-        self.message.setObjectName("FormError")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        v.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        for b in self.buttons.buttons():
-            b.setObjectName("SecondaryButton")
-            b.setIcon(QIcon())
-        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        self.save_button.setObjectName("PrimaryButton")
-        self.save_button.setAutoDefault(False)  # Enter in the path field adds it, it does not save
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
-        v.addWidget(self.buttons)
+        foot = add_save_foot(self, v, self.save)  # Enter in the path field adds it, it does not save
+        self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
 
     def save(self) -> None:
         context = self.editor.value()

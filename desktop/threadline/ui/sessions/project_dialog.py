@@ -15,7 +15,6 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.project import MAX_PROJECT_NAME, PROJECT_COLOURS, Project
+from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.sticky_context_editor import StickyContextEditor
 
@@ -128,24 +128,9 @@ class ProjectDialog(QDialog):
             self.context.set_value(project.context)
         v.addWidget(self.context)
 
-        self.message = QLabel()
-        self.message.setObjectName("FormError")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        v.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        for b in self.buttons.buttons():
-            b.setObjectName("SecondaryButton")
-            b.setIcon(QIcon())
-        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        self.save_button.setObjectName("PrimaryButton")
+        foot = add_save_foot(self, v, self.save)  # Enter in the path field adds it, it does not save
+        self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
         self.save_button.setText("Create" if project is None else "Save")
-        self.save_button.setAutoDefault(False)  # Enter in the path field adds it, it does not save
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
-        v.addWidget(self.buttons)
         self._name_changed(self.name.text())
 
     def chosen_colour(self) -> str:

@@ -20,17 +20,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QVBoxLayout,
@@ -39,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from threadline.engine.api import EngineApi
 from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 
@@ -117,22 +115,8 @@ class McpServerEditor(QDialog):
         form.addRow("", self.enabled)
         v.addLayout(form)
 
-        self.message = QLabel()
-        self.message.setObjectName("FormError")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        v.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        for b in self.buttons.buttons():
-            b.setObjectName("SecondaryButton")
-            b.setIcon(QIcon())
-        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        self.save_button.setObjectName("PrimaryButton")
-        self.buttons.accepted.connect(self.save)
-        self.buttons.rejected.connect(self.reject)
-        v.addWidget(self.buttons)
+        foot = add_save_foot(self, v, self.save)
+        self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
         if config is not None:
             self._show(config)
         self._transport_changed()
