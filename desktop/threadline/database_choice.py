@@ -128,7 +128,7 @@ def load_choice(data_dir: Path) -> DatabaseChoice:
     path = choice_path(data_dir)
     try:
         raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file, or no data folder to hold one
         return DatabaseChoice()
     except OSError as err:
         raise DatabaseChoiceError(
