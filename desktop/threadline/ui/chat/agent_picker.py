@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QWidget
 
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig
@@ -27,6 +27,15 @@ from threadline.ui.common.tasks import describe, spawn
 log = logging.getLogger("threadline.ui.chat.agent_picker")
 
 USE_NEW_SETTINGS = "Use new settings"
+
+
+class _ShrinkingCombo(QComboBox):
+    """As wide as the agent's name when there is room, down to 64 px (elided) when there is not:
+    the composer's row must not set the chat pane's minimum width."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), 64), hint.height())
 
 
 class AgentPicker(QWidget):
@@ -40,7 +49,7 @@ class AgentPicker(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        self.combo = QComboBox()
+        self.combo = _ShrinkingCombo()
         self.combo.setObjectName("AgentPicker")
         self.combo.setAccessibleName("Agent")
         self.combo.setToolTip("Agent for this conversation: its instructions, model, parameters and tools")

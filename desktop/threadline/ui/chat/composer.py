@@ -99,7 +99,7 @@ class _Edit(QPlainTextEdit):
         super().insertFromMimeData(source)
 
 
-MODEL_PICKER_MIN_WIDTH = 96
+MODEL_PICKER_MIN_WIDTH = 80
 
 
 class ModelPicker(QComboBox):

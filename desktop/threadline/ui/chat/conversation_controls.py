@@ -158,6 +158,7 @@ class ConversationControls(QObject):
             "QToolButton { font-size: 17px; font-weight: 600; padding: 0 6px; }"
             "QToolButton::menu-indicator { image: none; width: 0; }"
         )
+        self.menu_button.setFixedWidth(32)  # "⋯" needs no more; the composer's row must stay narrow
         self._clear_marker: str | None = None
         self.checkpoint_list: CheckpointList | None = None
         """The checkpoint list last opened (tests read it)."""
