@@ -3,10 +3,10 @@
 Run with the project's Python under Xvfb and a session bus, with
 ``QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1`` so Qt's AT-SPI bridge exports the widgets. The
 conversation is the real core ``Conversation`` behind the test double of the live
-conversation (tests/support/ui_fakes.py); the reply streams in several pieces a short
-while after the window shows, like a provider's, so the reader sees it grow and finish.
-Prints ``ready`` when the window shows and ``finished`` when the reply is done; quits when
-its standard input closes.
+conversation (tests/support/ui_fakes.py); the reply streams in several pieces, like a
+provider's, a short while after the reader writes ``start`` (it is listening by then), so
+the reader sees it grow and finish. Prints ``ready`` when the window shows and ``finished``
+when the reply is done; quits when its standard input closes.
 """
 
 from __future__ import annotations
@@ -57,9 +57,20 @@ def main() -> int:
             return
         QTimer.singleShot(STEP_MS, step)
 
-    QTimer.singleShot(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, step)
+    delay = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+
+    def read_stdin() -> None:
+        # "start": the reader listens and sees the list, so the reply may stream now (on a busy
+        # machine a fixed head start was not enough: the reader missed the announcement).
+        # End of input: the reader is done, time to go.
+        line = sys.stdin.readline()
+        if not line:
+            app.quit()
+        elif line.strip() == "start":
+            QTimer.singleShot(delay, step)
+
     stdin = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
-    stdin.activated.connect(app.quit)  # the reader closed the pipe (or wrote): time to go
+    stdin.activated.connect(read_stdin)
     QTimer.singleShot(120_000, app.quit)  # never outlive a test that lost track of it
     return app.exec()
 

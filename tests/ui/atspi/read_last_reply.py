@@ -91,6 +91,11 @@ def main():
             chat = find(app, lambda n: n.getRoleName() == "list" and n.name == "Messages")
             if chat is None or not chat.childCount:
                 return True
+            if not result.get("started"):  # listening, and the list is there: let the reply stream
+                app_proc.stdin.write("start\n")
+                app_proc.stdin.flush()
+                result["started"] = True
+                return True
             last = chat.getChildAtIndex(chat.childCount - 1)
             # Finished means the whole text AND a status that no longer says streaming (the
             # text can arrive a moment before the status), and the announcement was heard.
