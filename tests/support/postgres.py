@@ -71,6 +71,8 @@ class PostgresServer:
     base_dir: Path | None = None
     owned: bool = False
     run_as: list[str] = field(default_factory=list)
+    options: str = ""
+    """The server's command-line options (port, socket folder…), for ``start_again``."""
 
     def create_database(self) -> str:
         """A fresh database; returns its SQLAlchemy URL."""
@@ -87,6 +89,35 @@ class PostgresServer:
         name = url.rsplit("/", 1)[1]
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    @property
+    def can_restart(self) -> bool:
+        """Whether this test session started the server (and so may stop and start it)."""
+        return self.owned and self.bin_dir is not None and self.base_dir is not None
+
+    def stop_for_a_while(self) -> None:
+        """Shut the server down (``fast``: sessions are cut off), keeping its data for ``start_again``."""
+        assert self.can_restart and self.bin_dir is not None and self.base_dir is not None
+        data = self.base_dir / "data"
+        subprocess.run(
+            [*self.run_as, str(self.bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+
+    def start_again(self) -> None:
+        """Start the server ``stop_for_a_while`` stopped, on its port; returns once it accepts connections."""
+        assert self.can_restart and self.bin_dir is not None and self.base_dir is not None
+        data, log = self.base_dir / "data", self.base_dir / "server.log"
+        subprocess.run(
+            [*self.run_as, str(self.bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", self.options,
+             "-w", "-t", "60", "start"],
+            check=True,
+            capture_output=True,
+            timeout=90,
+        )  # fmt: skip
+        _wait_until_ready(self)
 
     def stop(self) -> None:
         if not self.owned or self.bin_dir is None or self.base_dir is None:
@@ -172,6 +203,7 @@ def start_postgres() -> PostgresServer:
         base_dir=base,
         owned=True,
         run_as=run_as,
+        options=options,
     )
     _wait_until_ready(server)
     return server

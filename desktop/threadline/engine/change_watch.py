@@ -200,7 +200,11 @@ class ChangeWatch:
                         await asyncio.sleep(RETRY_SECONDS)
                         continue
                     await self.apply(batch)
-                await self._recheck_settled()
+                try:
+                    await self._recheck_settled()
+                except StoreError as err:  # unreachable for now: the sessions stay deferred
+                    log.info("re-reading deferred sessions failed: %s", err)
+                    await asyncio.sleep(RETRY_SECONDS)
         finally:
             if pending is not None:
                 pending.cancel()

@@ -19,6 +19,10 @@ through one ``TurnWriter`` per turn, for three reasons:
   backoff for as long as the turn lives. ``on_save_state`` is told when saving
   starts failing (with the error) and when everything is saved again, so the
   tab can say "Saving…" and why. The turn ends only once its writer has drained.
+  The store itself retries a transient failure (a dropped server connection) for
+  a while before it raises; a write still waiting after ``TROUBLE_AFTER`` while
+  the store reports such trouble (``Store.trouble``) counts as failing at once,
+  so a lost connection is shown within a second or so, not after the window.
 
 A reply's reasoning (a thinking model's) is coalesced the same way: while only the
 text grew, the fast text-only write is used; once the reasoning grew, the reply's
@@ -54,6 +58,11 @@ WRITE_MARGIN = 0.04
 writer and the loop's own delays count against the bound too (SIGKILLs measured up to 260 ms without)."""
 MAX_WRITE_LEAD = 0.5
 """The most of ``interval`` reserved for the write itself (a slow disk must not turn coalescing off)."""
+
+TROUBLE_AFTER = 1.0
+"""A write waiting this long while the store retries a transient error is reported as failing."""
+TROUBLE_POLL = 0.25
+"""How often a slow write looks at the store's trouble."""
 
 SaveStateCallback = Callable[[Exception | None], None]
 """Called with the error when saving starts failing (or fails differently), ``None`` once saved."""
@@ -234,15 +243,31 @@ class TurnWriter:
             self._written_up_to(text, self._written_reasoning)
         elif message is not None and time.monotonic() - self._last_beat >= self._heartbeat:
             try:
-                await self._store.touch_message(message.id)
+                await self._timed(lambda: self._store.touch_message(message.id))
             except Exception as err:  # a missed beat loses nothing; the next write or beat follows
                 log.info("session %s: heartbeat not written: %s", self._session_id, err)
         self._last_beat = time.monotonic()
 
     async def _timed(self, write: Callable[[], Awaitable[None]]) -> None:
         started = time.monotonic()
-        await write()
+        pending = asyncio.ensure_future(write())
+        try:
+            while not (await asyncio.wait({pending}, timeout=TROUBLE_POLL))[0]:
+                if time.monotonic() - started >= TROUBLE_AFTER:
+                    self._notice_trouble()
+        except asyncio.CancelledError:
+            pending.cancel()
+            raise
+        pending.result()
         self._write_time = time.monotonic() - started
+
+    def _notice_trouble(self) -> None:
+        """A slow write: if the store is retrying a transient error, saving is failing now."""
+        trouble = getattr(self._store, "trouble", None)
+        if isinstance(trouble, Exception) and self._failing is None:
+            log.info("session %s: writes wait while the store retries: %s", self._session_id, trouble)
+            self._failing = trouble
+            self._tell(trouble)
 
     def _stored(self, message: Message) -> bool:
         return message.text == self._written and message.reasoning is self._written_reasoning

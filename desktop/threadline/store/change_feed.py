@@ -48,6 +48,7 @@ from threadline.core.session import SessionInfo
 from threadline.store import db
 from threadline.store.convert import message_from_row, session_from_row
 from threadline.store.tables import ChangeLogRow, MessageRow, SessionRow
+from threadline.store.translate import translate_error
 
 log = logging.getLogger("threadline.store.change_feed")
 
@@ -243,7 +244,14 @@ class ChangeFeed:
     # -- on the feed's thread -------------------------------------------------------------------
 
     async def _run(self, function: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+        """Run ``function`` on the feed's thread; a driver error comes back as the store's typed error."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+        except Exception as error:
+            translated = translate_error(error)
+            if translated is None or translated is error:
+                raise
+            raise translated from error
 
     def _wake_up(self) -> None:
         self._wake.set()

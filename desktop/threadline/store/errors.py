@@ -49,8 +49,8 @@ class DatabaseUnreachableError(StoreError):
     """The connection to the database server was lost or could not be made."""
 
     default_message = (
-        "The database server could not be reached. Check that it is running and that "
-        "this computer can connect to it; Threadline will try again."
+        "The connection to the database server was lost, or could not be made. Check that "
+        "the server is running and that this computer can reach it."
     )
     transient = True
 

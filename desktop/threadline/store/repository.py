@@ -86,6 +86,10 @@ class Store:
         """The backup written before a schema upgrade at open, if one was."""
         self.interrupted_at_open = 0
         """How many ``streaming`` messages were found (and marked ``interrupted``) at open."""
+        self.trouble: StoreError | None = None
+        """The transient error (a lost server connection, a busy file) the worker is riding out:
+        set by each failed attempt, cleared by the next that succeeds. A caller whose write is
+        slow reads it to say why at once, before the retry window ends (``retry.py``)."""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -405,8 +409,14 @@ class Store:
         if self._closed:
             raise StoreClosedError("the store is closed")
         once = functools.partial(self._in_transaction, writes, operation, *args, **kwargs)
-        call = functools.partial(run_with_retries, once, self._retry, stop=self._closing)
+        call = functools.partial(
+            run_with_retries, once, self._retry, stop=self._closing, on_trouble=self._troubled
+        )
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    def _troubled(self, error: StoreError | None) -> None:
+        """Worker thread: remember what is being retried (one attribute store; read from the loop)."""
+        self.trouble = error
 
     def _in_transaction(
         self,

@@ -9,6 +9,11 @@ text" still happens in order — with jittered exponential backoff, for a bounde
 time (about 30 s by default: long enough to ride out another program's write,
 short enough that a window does not look hung). Then the last error is raised;
 its ``transient`` flag tells the caller the same write may succeed later.
+
+While it retries, ``on_trouble`` is told the error being ridden out (and
+``None`` once an attempt succeeds again), so a caller waiting for the write can
+say "the database connection was lost; retrying" at once rather than after the
+whole window (the store keeps it as ``Store.trouble``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from threadline.store.errors import StoreError
+
+TroubleCallback = Callable[[StoreError | None], None]
+"""Told the transient error an operation is being retried for, and ``None`` whenever one succeeds."""
 
 log = logging.getLogger("threadline.store")
 
@@ -39,18 +47,23 @@ class RetryPolicy:
 
 
 def run_with_retries(
-    attempt: Callable[[], T], policy: RetryPolicy, *, stop: threading.Event | None = None
+    attempt: Callable[[], T],
+    policy: RetryPolicy,
+    *,
+    stop: threading.Event | None = None,
+    on_trouble: TroubleCallback | None = None,
 ) -> T:
     """Call ``attempt`` until it succeeds, fails for good, ``policy.total`` is spent or ``stop`` is set.
 
-    ``attempt`` raises ``StoreError``; only ``transient`` ones are retried.
+    ``attempt`` raises ``StoreError``; only ``transient`` ones are retried. ``on_trouble``
+    hears each transient error before its pause, and ``None`` when an attempt succeeds.
     """
     deadline = time.monotonic() + policy.total
     delay = policy.first_delay
     failures = 0
     while True:
         try:
-            return attempt()
+            result = attempt()
         except StoreError as error:
             failures += 1
             pause = random.uniform(delay / 2, delay)
@@ -58,6 +71,8 @@ def run_with_retries(
                 if error.transient:
                     log.warning("database write gave up after %d attempts: %s", failures, error.detail)
                 raise
+            if on_trouble is not None:
+                on_trouble(error)
             if failures in (1, 10, 50):
                 log.info("database busy (%s); retrying (attempt %d)", error.detail, failures + 1)
             if stop is not None:
@@ -65,3 +80,7 @@ def run_with_retries(
             else:
                 time.sleep(pause)
             delay = min(delay * 2, policy.max_delay)
+            continue
+        if on_trouble is not None:
+            on_trouble(None)
+        return result

@@ -1,0 +1,277 @@
+"""Losing the PostgreSQL server mid-stream: shown, retried in order, nothing lost, both sides resume.
+
+Real parts only: the private PostgreSQL server of the test session is stopped
+(``pg_ctl stop -m fast``: every session is cut off, new connections are refused)
+and started again on the same port, or its backends are terminated from an
+admin connection; the replay SSE server streams the reply meanwhile. Engine A
+runs the turn (the writer), engine B has the chat open and follows it through
+the change feed (the reader). Waits are on conditions, never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from tests.support.engines import FAST_RETRIES
+from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.core.messages import Message, MessageStatus
+from threadline.engine.engine import Engine
+from threadline.engine.events import ConversationEvent, SaveStateChanged, TextDelta, TurnFailed
+from threadline.store.repository import Store
+from threadline.store.retry import RetryPolicy
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.postgres]
+
+WAIT = 60.0
+"""Generous: a server restart and both cores busy with other tests."""
+PIECES = [f"part{n} " for n in range(50)]
+REPLY = "".join(PIECES)
+TOLD_WITHIN = 12.0
+"""Seconds from the server stopping to the tab being told (the store alone would take 30)."""
+LOST = "connection to the database server was lost"
+DRIVER_WORDS = ("psycopg", "sqlalchemy", "SELECT", "UPDATE", "INSERT", "terminating", "Traceback", "errno")
+
+
+async def until(condition: Callable[[], object], timeout: float = WAIT) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def server(postgres_server: PostgresServer) -> PostgresServer:  # noqa: F811
+    if not postgres_server.can_restart:
+        pytest.skip("the PostgreSQL server was not started by the tests, so they may not stop it")
+    return postgres_server
+
+
+@pytest_asyncio.fixture
+async def url(server: PostgresServer) -> AsyncIterator[str]:
+    url = server.create_database()
+    yield url
+    server.drop_database(url)
+
+
+@contextlib.contextmanager
+def server_down(server: PostgresServer) -> Iterator[Callable[[], None]]:
+    """Stop the server; the caller starts it again with the function given (or it is, on the way out)."""
+    up = [False]
+
+    def start() -> None:
+        if not up[0]:
+            server.start_again()
+            up[0] = True
+
+    server.stop_for_a_while()
+    try:
+        yield start
+    finally:
+        start()
+
+
+async def open_engine(url: str, data_dir: Path, replay: ReplayServer, *, store_retry: float = 30.0) -> Engine:
+    store = await Store.open(url, retry=RetryPolicy(total=store_retry))
+    data_dir.mkdir(parents=True)
+    engine = Engine(store, data_dir, retry_policy=FAST_RETRIES, provider_timeout=30.0, watch_changes=True)
+    config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=replay.openai_base_url, default_model="m")
+    await engine.save_provider(config, "sk-test")
+    return engine
+
+
+class Watcher:
+    """What one engine's open tab is told: events, and the reply's text as each delta showed it."""
+
+    def __init__(self, engine: Engine, session_id: str) -> None:
+        self.engine = engine
+        self.session_id = session_id
+        self.events: list[ConversationEvent] = []
+        self.texts: list[str] = []
+
+    def __call__(self, event: ConversationEvent) -> None:
+        self.events.append(event)
+        live = self.engine.live(self.session_id)
+        if isinstance(event, TextDelta) and live is not None:
+            self.texts.append(live.conversation.tree.get(event.message_id).text)
+
+    def saves(self) -> list[SaveStateChanged]:
+        return [e for e in self.events if isinstance(e, SaveStateChanged)]
+
+    def last(self) -> Message:
+        live = self.engine.live(self.session_id)
+        assert live is not None
+        return live.conversation.path()[-1]
+
+
+async def stored(url: str, session_id: str) -> list[Message]:
+    """The active path as a fresh connection reads it, and every message of the session."""
+    store = await Store.open(url)
+    try:
+        tree = await store.load_tree(session_id)
+        assert len(tree) == len(tree.path()), "a write was stored twice"
+        return tree.path()
+    finally:
+        await store.close()
+
+
+def plain(message: str) -> bool:
+    return not any(word.lower() in message.lower() for word in DRIVER_WORDS)
+
+
+async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_resume(
+    server: PostgresServer, url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(sse_response(openai_text_stream(PIECES), chunk_delay=0.1))
+    replay_server.enqueue(sse_response(openai_text_stream(["second ", "answer"]), chunk_delay=0.05))
+    a = await open_engine(url, tmp_path / "a", replay_server)
+    b = await open_engine(url, tmp_path / "b", replay_server)
+    try:
+        info = await a.new_session("Shared")
+        other = await a.new_session("Asked while the server was down")
+        live_b = await b.open_session(info.id)
+        reader = Watcher(b, info.id)
+        live_b.subscribe(reader)
+        writer = Watcher(a, info.id)
+        (await a.open_session(info.id)).subscribe(writer)
+        other_tab = Watcher(a, other.id)
+        (await a.open_session(other.id)).subscribe(other_tab)
+        watch = b.change_watch
+        assert watch is not None
+        await until(lambda: watch.feed is not None and watch.feed.listen_pid is not None)
+        assert watch.feed is not None
+        reconnects = watch.feed.reconnects
+
+        a.send(info.id, "hello")
+        await until(lambda: len(reader.texts) >= 2)  # mid-stream, and B follows it
+        with server_down(server) as start_again:
+            at_stop = writer.last().text
+            # Told within seconds, long before the store's 30 s retry window ends.
+            await until(lambda: writer.saves(), timeout=TOLD_WITHIN)
+            shown = writer.saves()[0]
+            assert shown.saving and shown.error is not None
+            assert LOST in shown.error.message and plain(shown.error.message), shown.error.message
+            assert "kept in memory" in shown.error.message
+            rename = asyncio.ensure_future(a.rename_session(info.id, "Renamed while the server was down"))
+            a.send(other.id, "a question sent while the server was down")
+            await until(lambda: len(writer.last().text) > len(at_stop))  # the reply goes on streaming
+            assert not rename.done()  # never "saved" while it was not
+            assert a.running(info.id)  # idle means saved: the turn waits for its writes
+            start_again()
+
+        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        await asyncio.wait_for(rename, WAIT)
+        await asyncio.wait_for(a.wait_idle(other.id), WAIT)
+        assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
+        assert [m.text for m in await stored(url, info.id)] == ["hello", REPLY]
+        assert (await stored(url, info.id))[-1].status is MessageStatus.COMPLETE
+        asked = await stored(url, other.id)
+        assert [m.text for m in asked] == ["a question sent while the server was down", "second answer"]
+        assert not any(isinstance(e, TurnFailed) for e in writer.events + other_tab.events)
+
+        # The reader: its feed reconnected and shows the whole reply, its final status, the new title.
+        await until(lambda: live_b.conversation.path()[-1].text == REPLY)
+        await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
+        await until(lambda: live_b.info.title == "Renamed while the server was down")
+        assert watch.feed.reconnects > reconnects
+        assert all(REPLY.startswith(t) for t in reader.texts)
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_terminated_writer_connections_mid_stream_lose_nothing(
+    server: PostgresServer, url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    import psycopg
+
+    replay_server.enqueue(sse_response(openai_text_stream(PIECES), chunk_delay=0.08))
+    a = await open_engine(url, tmp_path / "a", replay_server)
+    b = await open_engine(url, tmp_path / "b", replay_server)
+    try:
+        info = await a.new_session("Shared")
+        live_b = await b.open_session(info.id)
+        reader = Watcher(b, info.id)
+        live_b.subscribe(reader)
+        writer = Watcher(a, info.id)
+        (await a.open_session(info.id)).subscribe(writer)
+        a.send(info.id, "hello")
+        name = url.rsplit("/", 1)[1]
+        killed = 0
+        with psycopg.connect(server.admin_url, autocommit=True) as admin:
+            for wanted in (5, 20, 35):  # three times mid-stream, every connection to the database
+                await until(lambda wanted=wanted: len(writer.texts) >= wanted)
+                rows = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                ).fetchall()
+                killed += len(rows)
+        assert killed >= 3
+        assert len(writer.texts) < len(PIECES)  # still streaming after the last kill
+        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        path = await stored(url, info.id)
+        assert [m.text for m in path] == ["hello", REPLY]
+        assert path[-1].status is MessageStatus.COMPLETE
+        assert not writer.saves() or writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
+        await until(lambda: live_b.conversation.path()[-1].text == REPLY)
+        await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
+        assert all(REPLY.startswith(t) for t in reader.texts)
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+@pytest.mark.expected_log_warnings("a write failed", "database write gave up", "prompt could not be stored")
+async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
+    server: PostgresServer,
+    url: str,
+    tmp_path: Path,
+    replay_server: ReplayServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="threadline")
+    replay_server.enqueue(sse_response(openai_text_stream(PIECES[:20]), chunk_delay=0.05))
+    a = await open_engine(url, tmp_path / "a", replay_server, store_retry=1.0)
+    try:
+        info = await a.new_session("Long outage")
+        other = await a.new_session("Refused send")
+        writer = Watcher(a, info.id)
+        (await a.open_session(info.id)).subscribe(writer)
+        refused = Watcher(a, other.id)
+        (await a.open_session(other.id)).subscribe(refused)
+        a.send(info.id, "hello")
+        await until(lambda: len(writer.texts) >= 2)
+
+        def gave_up(times: int) -> bool:
+            return sum("a write failed" in r.getMessage() for r in caplog.records) >= times
+
+        with server_down(server) as start_again:
+            await until(lambda: writer.saves())
+            await until(lambda: writer.last().text == "".join(PIECES[:20]))  # the stream ended meanwhile
+            await until(lambda: gave_up(3))  # the store's window ran out three times; the writer goes on
+            assert a.running(info.id)
+            assert all(s.saving for s in writer.saves())
+            a.send(other.id, "my question")  # a send while down: refused in plain words, text given back
+            await until(lambda: any(isinstance(e, TurnFailed) for e in refused.events))
+            failed = next(e for e in refused.events if isinstance(e, TurnFailed))
+            assert failed.unsent_prompt is not None and failed.unsent_prompt.text == "my question"
+            assert "not sent" in failed.error.message and LOST in failed.error.message
+            assert plain(failed.error.message), failed.error.message
+            start_again()
+
+        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
+        path = await stored(url, info.id)
+        assert [m.text for m in path] == ["hello", "".join(PIECES[:20])]
+        assert path[-1].status is MessageStatus.COMPLETE
+        assert await stored(url, other.id) == []  # nothing of the refused send was stored
+    finally:
+        await a.aclose()
