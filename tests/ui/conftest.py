@@ -127,6 +127,8 @@ class AppHarness:
         self.engine: Any = None
         self.window: Any = None
         self.windows: list[Any] = []
+        self.database_url: str | None = None
+        """A server database (``postgres_server.create_database()``) instead of the data dir's file."""
 
     def open(self, *, provider: bool = True) -> Any:
         from PySide6.QtWidgets import QApplication
@@ -140,7 +142,11 @@ class AppHarness:
         async def start() -> Any:
             retry = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
             engine = await Engine.open(
-                self.data_dir, retry_policy=retry, provider_timeout=5.0, watch_changes=True
+                self.data_dir,
+                database_url=self.database_url,
+                retry_policy=retry,
+                provider_timeout=5.0,
+                watch_changes=True,
             )
             if provider and self.server is not None and not await engine.list_providers():
                 await engine.save_provider(

@@ -74,7 +74,7 @@ def run_with_retries(
             if on_trouble is not None:
                 on_trouble(error)
             if failures in (1, 10, 50):
-                log.info("database busy (%s); retrying (attempt %d)", error.detail, failures + 1)
+                log.info("database operation failed (%s); retrying (attempt %d)", error.detail, failures + 1)
             if stop is not None:
                 stop.wait(pause)
             else:

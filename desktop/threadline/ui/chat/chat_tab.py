@@ -117,6 +117,8 @@ class ChatTab(QWidget):
         self._busy = not live.conversation.ready_for_input
         self._status = ""
         self._saving = False
+        self._save_error: UserFacingError | None = None
+        """Why the turn's writes are behind, while the banner may be showing it."""
         self._compacting = False
         self._model_problem = ""
         self._draft_dirty = False
@@ -804,7 +806,12 @@ class ChatTab(QWidget):
             self._saving = event.saving
             self._update_held()
             if event.error is not None:
+                self._save_error = event.error
                 self.banner.show_error(event.error)
+            elif self._save_error is not None:  # saved again: why it was not goes too (if still shown)
+                if self.banner.error is self._save_error:
+                    self.banner.dismiss()
+                self._save_error = None
             self._update_status()
 
     def _model_chosen(self, choice: ModelChoice) -> None:
