@@ -26,11 +26,13 @@ from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.engine.events import (
     ActivePathChanged,
     MessageChanged,
+    SaveStateChanged,
     SessionBusyElsewhere,
     TurnFailed,
     UserFacingError,
 )
 from threadline.engine.live import LiveConversation
+from threadline.engine.store_trouble import awaiting, prompt_waiting
 from threadline.engine.turn_runner import unsent_prompt_error
 from threadline.store import leases
 from threadline.store.errors import StoreError
@@ -56,6 +58,8 @@ class SessionLeases:
         missed_heartbeats: int = MISSED_HEARTBEATS,
     ) -> None:
         self._store = store
+        self.store = store
+        """The store the leases live in (its ``trouble`` says why a call is slow)."""
         self._on_stop_requested = on_stop_requested
         self.heartbeat_every = heartbeat_every
         self.expires_after = timedelta(seconds=heartbeat_every * missed_heartbeats)
@@ -187,9 +191,17 @@ async def start_turn(
         told.append(lease)
         live.emit(SessionBusyElsewhere(session_id, lease.host, lease.stop_requested))
 
+    waited: list[Exception] = []
+
+    def unreachable(trouble: Exception) -> None:  # the store is retrying: say so while it does
+        waited.append(trouble)
+        live.emit(prompt_waiting(session_id, trouble))
+
     error: UserFacingError | None = None
     try:
-        acquired = await leases_.acquire(session_id, wait=wait, on_busy=busy)
+        acquired = await awaiting(
+            leases_.acquire(session_id, wait=wait, on_busy=busy), leases_.store, unreachable
+        )
     except asyncio.CancelledError:
         _give_back(live, stored_first, leaf_before, waiting_stopped_error() if told else stopped_error())
         raise
@@ -198,6 +210,9 @@ async def start_turn(
     else:
         if acquired.held is not None:
             error = busy_error(acquired.held.host)
+    finally:
+        if waited:
+            live.emit(SaveStateChanged(session_id, saving=False))
     if error is not None:
         _give_back(live, stored_first, leaf_before, error)
         return False

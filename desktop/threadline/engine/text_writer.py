@@ -20,9 +20,9 @@ through one ``TurnWriter`` per turn, for three reasons:
   starts failing (with the error) and when everything is saved again, so the
   tab can say "Saving…" and why. The turn ends only once its writer has drained.
   The store itself retries a transient failure (a dropped server connection) for
-  a while before it raises; a write still waiting after ``TROUBLE_AFTER`` while
-  the store reports such trouble (``Store.trouble``) counts as failing at once,
-  so a lost connection is shown within a second or so, not after the window.
+  a while before it raises; a write still waiting after a second while the store
+  reports such trouble (``Store.trouble``, see ``store_trouble.py``) counts as
+  failing at once, so a lost connection is shown within a second or so.
 
 A reply's reasoning (a thinking model's) is coalesced the same way: while only the
 text grew, the fast text-only write is used; once the reasoning grew, the reply's
@@ -45,6 +45,7 @@ from typing import Protocol
 
 from threadline.core.messages import Message
 from threadline.core.reasoning import Reasoning
+from threadline.engine.store_trouble import awaiting
 
 log = logging.getLogger("threadline.engine")
 
@@ -58,11 +59,6 @@ WRITE_MARGIN = 0.04
 writer and the loop's own delays count against the bound too (SIGKILLs measured up to 260 ms without)."""
 MAX_WRITE_LEAD = 0.5
 """The most of ``interval`` reserved for the write itself (a slow disk must not turn coalescing off)."""
-
-TROUBLE_AFTER = 1.0
-"""A write waiting this long while the store retries a transient error is reported as failing."""
-TROUBLE_POLL = 0.25
-"""How often a slow write looks at the store's trouble."""
 
 SaveStateCallback = Callable[[Exception | None], None]
 """Called with the error when saving starts failing (or fails differently), ``None`` once saved."""
@@ -250,21 +246,12 @@ class TurnWriter:
 
     async def _timed(self, write: Callable[[], Awaitable[None]]) -> None:
         started = time.monotonic()
-        pending = asyncio.ensure_future(write())
-        try:
-            while not (await asyncio.wait({pending}, timeout=TROUBLE_POLL))[0]:
-                if time.monotonic() - started >= TROUBLE_AFTER:
-                    self._notice_trouble()
-        except asyncio.CancelledError:
-            pending.cancel()
-            raise
-        pending.result()
+        await awaiting(write(), self._store, self._notice_trouble)
         self._write_time = time.monotonic() - started
 
-    def _notice_trouble(self) -> None:
-        """A slow write: if the store is retrying a transient error, saving is failing now."""
-        trouble = getattr(self._store, "trouble", None)
-        if isinstance(trouble, Exception) and self._failing is None:
+    def _notice_trouble(self, trouble: Exception) -> None:
+        """A slow write while the store retries a transient error: saving is failing, say so now."""
+        if self._failing is None:
             log.info("session %s: writes wait while the store retries: %s", self._session_id, trouble)
             self._failing = trouble
             self._tell(trouble)

@@ -53,6 +53,7 @@ from threadline.engine.sticky_context import (
     StickyContextGatherer,
     TurnHooks,
 )
+from threadline.engine.store_trouble import awaiting, prompt_waiting
 from threadline.engine.text_writer import TurnWriter
 from threadline.llm import errors as llm_errors
 from threadline.llm import events as llm_events
@@ -290,11 +291,21 @@ class TurnRunner:
         return session_id in self._saving
 
     async def _store_prompt(self, live: LiveConversation, stored_first: Sequence[Message]) -> bool:
-        """Store the prompt before anything is sent; if the store refuses, take it back and fail."""
+        """Store the prompt before anything is sent; if the store refuses, take it back and fail.
+
+        While the store retries a lost connection, the tab hears that the message waits.
+        """
+        waited: list[Exception] = []
+
+        def waiting(trouble: Exception) -> None:
+            waited.append(trouble)
+            live.emit(prompt_waiting(live.session_id, trouble))
+
         try:
             for message in stored_first:
                 # Shielded: a Stop pressed at once must not leave the prompt half-way.
-                await asyncio.shield(self._store.append_message(live.session_id, message))
+                append = asyncio.shield(self._store.append_message(live.session_id, message))
+                await awaiting(append, self._store, waiting)
         except StoreError as err:
             log.warning("session %s: the prompt could not be stored: %s", live.session_id, err)
             conversation = live.conversation
@@ -305,6 +316,9 @@ class TurnRunner:
             prompt = stored_first[0] if stored_first else None
             live.emit(TurnFailed(live.session_id, unsent_prompt_error(err), unsent_prompt=prompt))
             return False
+        finally:
+            if waited:
+                live.emit(SaveStateChanged(live.session_id, saving=False))
         return True
 
     async def _save(self, live: LiveConversation, writer: TurnWriter) -> None:

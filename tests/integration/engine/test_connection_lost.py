@@ -78,10 +78,19 @@ def server_down(server: PostgresServer) -> Iterator[Callable[[], None]]:
         start()
 
 
-async def open_engine(url: str, data_dir: Path, replay: ReplayServer, *, store_retry: float = 30.0) -> Engine:
+async def open_engine(
+    url: str, data_dir: Path, replay: ReplayServer, *, store_retry: float = 30.0, lease_heartbeat: float = 5.0
+) -> Engine:
     store = await Store.open(url, retry=RetryPolicy(total=store_retry))
     data_dir.mkdir(parents=True)
-    engine = Engine(store, data_dir, retry_policy=FAST_RETRIES, provider_timeout=30.0, watch_changes=True)
+    engine = Engine(
+        store,
+        data_dir,
+        retry_policy=FAST_RETRIES,
+        provider_timeout=30.0,
+        watch_changes=True,
+        lease_heartbeat=lease_heartbeat,
+    )
     config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=replay.openai_base_url, default_model="m")
     await engine.save_provider(config, "sk-test")
     return engine
@@ -161,6 +170,10 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
             assert "kept in memory" in shown.error.message
             rename = asyncio.ensure_future(a.rename_session(info.id, "Renamed while the server was down"))
             a.send(other.id, "a question sent while the server was down")
+            await until(lambda: other_tab.saves(), timeout=TOLD_WITHIN)  # the new message waits, and says so
+            waiting = other_tab.saves()[0]
+            assert waiting.saving and waiting.error is not None and LOST in waiting.error.message
+            assert "waits" in waiting.error.message and plain(waiting.error.message)
             await until(lambda: len(writer.last().text) > len(at_stop))  # the reply goes on streaming
             assert not rename.done()  # never "saved" while it was not
             assert a.running(info.id)  # idle means saved: the turn waits for its writes
@@ -175,6 +188,7 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
         asked = await stored(url, other.id)
         assert [m.text for m in asked] == ["a question sent while the server was down", "second answer"]
         assert not any(isinstance(e, TurnFailed) for e in writer.events + other_tab.events)
+        assert other_tab.saves()[-1] == SaveStateChanged(other.id, saving=False)
 
         # The reader: its feed reconnected and shows the whole reply, its final status, the new title.
         await until(lambda: live_b.conversation.path()[-1].text == REPLY)
@@ -239,7 +253,8 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
 ) -> None:
     caplog.set_level(logging.INFO, logger="threadline")
     replay_server.enqueue(sse_response(openai_text_stream(PIECES[:20]), chunk_delay=0.05))
-    a = await open_engine(url, tmp_path / "a", replay_server, store_retry=1.0)
+    # The lease would expire after 1 s of silence: the outage outlasts it, and nobody else took it.
+    a = await open_engine(url, tmp_path / "a", replay_server, store_retry=1.0, lease_heartbeat=0.25)
     try:
         info = await a.new_session("Long outage")
         other = await a.new_session("Refused send")
@@ -265,6 +280,7 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
             assert failed.unsent_prompt is not None and failed.unsent_prompt.text == "my question"
             assert "not sent" in failed.error.message and LOST in failed.error.message
             assert plain(failed.error.message), failed.error.message
+            assert not refused.saves() or refused.saves()[-1].saving is False
             start_again()
 
         await asyncio.wait_for(a.wait_idle(info.id), WAIT)
@@ -273,5 +289,6 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
         assert [m.text for m in path] == ["hello", "".join(PIECES[:20])]
         assert path[-1].status is MessageStatus.COMPLETE
         assert await stored(url, other.id) == []  # nothing of the refused send was stored
+        assert not any(isinstance(e, TurnFailed) for e in writer.events)  # not stopped as a dead holder
     finally:
         await a.aclose()
