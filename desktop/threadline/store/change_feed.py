@@ -358,8 +358,10 @@ class _Listener:
         failures = 0
         while not self._stopping.is_set():
             try:
+                timeouts = db.server_timeouts(psycopg.conninfo.conninfo_to_dict(self._conninfo))
+                conninfo = psycopg.conninfo.make_conninfo(self._conninfo, **timeouts)
                 with psycopg.connect(
-                    self._conninfo, autocommit=True, application_name="threadline-feed", connect_timeout=10
+                    conninfo, autocommit=True, application_name="threadline-feed"
                 ) as connection:
                     connection.execute(f"LISTEN {CHANNEL}")
                     self.backend_pid = connection.info.backend_pid
