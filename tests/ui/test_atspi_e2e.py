@@ -65,7 +65,7 @@ def test_screen_reader_reads_the_finished_reply_from_the_accessibility_tree() ->
         SYSTEM_PYTHON, str(HERE / "atspi" / "read_last_reply.py"),
         sys.executable, str(HERE / "atspi" / "chat_view_app.py"), "1500",
     ]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180, check=False)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert lines, f"the reader printed nothing\n{done.stdout}\n{done.stderr[-3000:]}"
     seen = json.loads(lines[-1])

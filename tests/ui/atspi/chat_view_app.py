@@ -4,8 +4,11 @@ Run with the project's Python under Xvfb and a session bus, with
 ``QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1`` so Qt's AT-SPI bridge exports the widgets. The
 conversation is the real core ``Conversation`` behind the test double of the live
 conversation (tests/support/ui_fakes.py); the reply streams in several pieces, like a
-provider's, a short while after the reader writes ``start`` (it is listening by then), so
-the reader sees it grow and finish. Prints ``ready`` when the window shows and ``finished``
+provider's, a short while after the reader writes ``start``, so the reader sees it grow and
+finish. Until then the app announces a probe every few hundred milliseconds: the reader
+writes ``start`` only once it has heard one, which proves that its listener has reached the
+app's accessibility bridge (on a busy machine that registration can arrive seconds late,
+and an announcement sent before it is lost). Prints ``ready`` when the window shows and ``finished``
 when the reply is done; quits when its standard input closes.
 """
 
@@ -22,8 +25,10 @@ from tests.support.ui_fakes import FakeLive
 
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.common.announce import announce
 
 PIECES = ["The capital ", "of France ", "is Paris."]
+PROBE = "Accessibility probe"
 STEP_MS = 150
 
 
@@ -59,6 +64,11 @@ def main() -> int:
 
     delay = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 
+    probe = QTimer()
+    probe.setInterval(300)
+    probe.timeout.connect(lambda: announce(view, PROBE))
+    probe.start()
+
     def read_stdin() -> None:
         # "start": the reader listens and sees the list, so the reply may stream now (on a busy
         # machine a fixed head start was not enough: the reader missed the announcement).
@@ -67,6 +77,7 @@ def main() -> int:
         if not line:
             app.quit()
         elif line.strip() == "start":
+            probe.stop()
             QTimer.singleShot(delay, step)
 
     stdin = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)

@@ -17,7 +17,8 @@ from gi.repository import GLib
 
 APP_NAME = "threadline-atspi-e2e"
 WANTED = "The capital of France is Paris."
-DEADLINE_S = 60
+PROBE = "Accessibility probe"  # what the app announces until the reader says "start"
+DEADLINE_S = 90
 
 
 def find(node, pred, depth=0):
@@ -62,16 +63,23 @@ def describe(item):
 
 
 def main():
-    app_proc = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    app_proc.stdout.readline()  # "ready": the window is shown
     heard = []
+    probes_heard = []
     result = {"found_app": False}
     loop = GLib.MainLoop()
     start = time.monotonic()
     done_at = []
 
     def on_announcement(event):
-        heard.append(str(event.any_data))
+        text = str(event.any_data)
+        (probes_heard if text == PROBE else heard).append(text)
+
+    # Listen before the app starts: Qt's bridge learns of listeners from the registry when it
+    # connects, and on a busy machine it could miss one registered later (it then sends no
+    # announcements at all).
+    pyatspi.Registry.registerEventListener(on_announcement, "object:announcement")
+    app_proc = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    app_proc.stdout.readline()  # "ready": the window is shown
 
     def poll():
         # Everything runs on the GLib loop: pyatspi is not safe to call from another thread.
@@ -91,7 +99,11 @@ def main():
             chat = find(app, lambda n: n.getRoleName() == "list" and n.name == "Messages")
             if chat is None or not chat.childCount:
                 return True
-            if not result.get("started"):  # listening, and the list is there: let the reply stream
+            if not result.get("started"):
+                # Let the reply stream once the list is there and an announcement has come
+                # through, so the one that matters cannot be sent before the app knows we listen.
+                if not probes_heard:
+                    return True
                 app_proc.stdin.write("start\n")
                 app_proc.stdin.flush()
                 result["started"] = True
@@ -100,6 +112,8 @@ def main():
             # Finished means the whole text AND a status that no longer says streaming (the
             # text can arrive a moment before the status), and the announcement was heard.
             finished = last is not None and last.description == WANTED and "Streaming" not in last.name
+            if last is not None:  # what a failure report shows: where the reader got to
+                result["last_seen"] = [chat.childCount, last.name, last.description, len(heard)]
             if finished and heard:
                 result["count"] = chat.childCount
                 result["items"] = [describe(chat.getChildAtIndex(i)) for i in range(chat.childCount)]
@@ -108,7 +122,6 @@ def main():
             result["last_error"] = str(err)
         return True
 
-    pyatspi.Registry.registerEventListener(on_announcement, "object:announcement")
     GLib.timeout_add(200, poll)
     loop.run()
     result["announcements"] = list(heard)
