@@ -201,6 +201,13 @@ async def _ask(
             return 0
     except cli_slash.SlashCommandFailed as err:
         raise CommandError(str(err)) from err
+    if isinstance(parsed, SlashCommand) and context:
+        # A command is never sent to a model, so files attached to it would go nowhere:
+        # refuse rather than run it and drop them without a word.
+        raise CommandError(
+            f"--attach goes with a prompt, not with /{parsed.name}; nothing was done "
+            "(start the prompt with // to send a leading slash)"
+        )
     if args.session:
         if await engine.store.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")

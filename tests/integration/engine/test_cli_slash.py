@@ -76,3 +76,27 @@ def test_a_double_slash_and_a_path_are_sent_as_prompts(tmp_path: Path, replay_se
     assert replay_server.requests[-1].body["messages"][-1]["content"] == "/usr is a folder"
     assert ask(tmp_path, "/usr/bin holds programs")[0] == 0
     assert replay_server.requests[-1].body["messages"][-1]["content"] == "/usr/bin holds programs"
+
+
+def test_attachments_with_a_command_are_refused_not_dropped(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    add_replay_provider(tmp_path, replay_server)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\nThe meeting is on Tuesday.\n", encoding="utf-8")
+    replay_server.enqueue(reply("Hello."))
+    code, _, err = ask(tmp_path, "Hi")
+    assert code == 0, err
+    session_id = err.split("session ", 1)[1].split()[0]
+    code, out, err = ask(tmp_path, "--session", session_id, "--attach", str(notes), "/compact keep dates")
+    assert code == 1 and out == ""
+    assert "threadline: --attach goes with a prompt, not with /compact; nothing was done" in err
+    assert len(replay_server.requests) == 1 and len(stored_sessions(tmp_path)[0]) == 2  # nothing compacted
+
+    replay_server.enqueue(reply("Tuesday."))
+    code, _, err = ask(tmp_path, "--attach", str(notes), "//compact: when is the meeting?")
+    assert code == 0, err
+    sent = replay_server.requests[-1].body["messages"]
+    last = str(sent[-1]["content"])  # the file's text goes with the prompt that carries it
+    assert "/compact: when is the meeting?" in last and "//compact" not in last
+    assert "The meeting is on Tuesday." in str(sent)
