@@ -82,7 +82,7 @@ from threadline.engine.exporting import (
     export_chunks,
     write_to_file,
 )
-from threadline.engine.leases import ElsewhereWatch, SessionLeases, start_turn
+from threadline.engine.leases import ElsewhereWatch, SessionLeases, start_turn, taken_over_error
 from threadline.engine.live import LiveConversation
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectNotFoundError, ProjectService
@@ -132,9 +132,14 @@ class Engine:
     ) -> None:
         self.store = store
         self.leases = (
-            SessionLeases(store, on_stop_requested=self.cancel, heartbeat_every=lease_heartbeat)
+            SessionLeases(
+                store,
+                on_stop_requested=self.cancel,
+                on_taken_over=self._lease_taken_over,
+                heartbeat_every=lease_heartbeat,
+            )
             if lease_heartbeat is not None
-            else SessionLeases(store, on_stop_requested=self.cancel)
+            else SessionLeases(store, on_stop_requested=self.cancel, on_taken_over=self._lease_taken_over)
         )
         """One turn per session across instances (``engine/leases.py``); a turn start that finds
         the chat busy elsewhere is refused at once (its prompt back in the composer)."""
@@ -699,6 +704,12 @@ class Engine:
         if lease is None or lease.holder == self.leases.holder:
             return None
         return lease.host
+
+    def _lease_taken_over(self, session_id: str, host: str) -> None:
+        """This turn's lease went elsewhere while it was cut off: the tab says why it stops."""
+        live = self._live.get(session_id)
+        if live is not None:
+            live.emit(TurnFailed(session_id, taken_over_error(host)))
 
     def cancel(self, session_id: str) -> None:
         """Stop the running turn or compaction; its partial reply and cancelled results are stored.

@@ -54,6 +54,7 @@ class SessionLeases:
         store: Store,
         *,
         on_stop_requested: Callable[[str], None],
+        on_taken_over: Callable[[str, str], None] | None = None,
         heartbeat_every: float = HEARTBEAT_EVERY.total_seconds(),
         missed_heartbeats: int = MISSED_HEARTBEATS,
     ) -> None:
@@ -61,6 +62,8 @@ class SessionLeases:
         self.store = store
         """The store the leases live in (its ``trouble`` says why a call is slow)."""
         self._on_stop_requested = on_stop_requested
+        self._on_taken_over = on_taken_over
+        """Told ``(session_id, host)`` when a heartbeat finds another instance holds the lease now."""
         self.heartbeat_every = heartbeat_every
         self.expires_after = timedelta(seconds=heartbeat_every * missed_heartbeats)
         """Silence after which another instance takes a lease over (a dead holder)."""
@@ -135,14 +138,35 @@ class SessionLeases:
             except StoreError as err:  # the turn's own writes say what is wrong; keep beating
                 log.info("session %s: lease heartbeat failed: %s", session_id, err)
                 continue
-            if not beat.held:  # silent too long (a stalled machine): the other instance runs now
+            if not beat.held:  # silent too long (cut off, or a stalled machine): the other instance runs now
                 log.warning("session %s: another instance took this turn's lease over; stopping", session_id)
+                if self._on_taken_over is not None:
+                    self._on_taken_over(session_id, await self._new_holder_host(session_id))
                 self._on_stop_requested(session_id)
                 return
             if beat.stop_requested and not asked:
                 asked = True
                 log.info("session %s: another instance asked this turn to stop", session_id)
                 self._on_stop_requested(session_id)
+
+    async def _new_holder_host(self, session_id: str) -> str:
+        try:
+            lease = await self._store.get_lease(session_id)
+        except StoreError:
+            return ""
+        return lease.host if lease is not None else ""
+
+
+def taken_over_error(host: str) -> UserFacingError:
+    """Why a turn stopped that the user did not stop: its lease went to another instance."""
+    where = host or "another computer or window"
+    return UserFacingError(
+        "busy_elsewhere",
+        f"This reply stopped because this window could not reach the database for a while, and "
+        f"meanwhile the chat was taken over on {where}. What arrived of the reply is saved; "
+        "send again once that turn ends.",
+        actions=(),
+    )
 
 
 def busy_error(host: str) -> UserFacingError:

@@ -21,9 +21,10 @@ import pytest_asyncio
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.tcp_proxy import TcpProxy
 
 from threadline.core.config import ProviderConfig, ProviderKind
-from threadline.core.messages import Message, MessageStatus
+from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.engine.engine import Engine
 from threadline.engine.events import ConversationEvent, SaveStateChanged, TextDelta, TurnFailed
 from threadline.store.repository import Store
@@ -292,3 +293,67 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
         assert not any(isinstance(e, TurnFailed) for e in writer.events)  # not stopped as a dead holder
     finally:
         await a.aclose()
+
+
+@pytest.mark.expected_log_warnings("took this turn's lease over")
+async def test_a_network_drop_on_the_writer_longer_than_its_lease_hands_the_chat_over_honestly(
+    server: PostgresServer, url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """Only A is cut off (a relay between A and the server drops): B goes on, takes the chat over
+    once A's lease expired, and A, back, stops its reply, keeps what it streamed, and says why."""
+    port = url.rsplit(":", 1)[1].split("/", 1)[0]
+    proxy = TcpProxy("127.0.0.1", int(port)).start()
+    replay_server.enqueue(sse_response(openai_text_stream(PIECES), chunk_delay=0.1))
+    replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"]), chunk_delay=0.01))
+    a_url = url.replace(f":{port}/", f":{proxy.port}/")
+    a = await open_engine(a_url, tmp_path / "a", replay_server, lease_heartbeat=0.25)  # expires after 1 s
+    b = await open_engine(url, tmp_path / "b", replay_server, lease_heartbeat=0.25)
+    try:
+        info = await a.new_session("Shared")
+        writer = Watcher(a, info.id)
+        (await a.open_session(info.id)).subscribe(writer)
+        live_b = await b.open_session(info.id)
+        a.send(info.id, "hello")
+        await until(lambda: len(writer.texts) >= 5)
+        proxy.cut()
+        assert proxy.cuts > 0
+        await until(lambda: writer.saves(), timeout=TOLD_WITHIN)  # A says it cannot save
+        assert LOST in (writer.saves()[0].error.message if writer.saves()[0].error else "")
+
+        async def a_silent_for(seconds: float) -> bool:
+            lease = await b.leases.current(info.id)
+            return lease is not None and (utcnow() - lease.heartbeat_at).total_seconds() > seconds
+
+        async with asyncio.timeout(WAIT):
+            while not await a_silent_for(2.0):
+                await asyncio.sleep(0.1)
+        b.send(info.id, "taking over")
+        await asyncio.wait_for(b.wait_idle(info.id), WAIT)
+        assert [m.text for m in live_b.conversation.path()][-2:] == ["taking over", "taken over"]
+        a_reply_id = next(m.id for m in live_b.conversation.path() if m.text.startswith("part0"))
+        assert live_b.conversation.tree.get(a_reply_id).status is MessageStatus.INTERRUPTED
+        assert a.running(info.id)  # A, cut off, still streams and keeps its text
+
+        proxy.restore()
+        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        told = [e for e in writer.events if isinstance(e, TurnFailed)]
+        assert len(told) == 1 and "taken over" in told[0].error.message, told
+        assert plain(told[0].error.message)
+        assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
+        a_reply = a.live(info.id).conversation.tree.get(a_reply_id)  # type: ignore[union-attr]
+        store = await Store.open(url)
+        try:
+            tree = await store.load_tree(info.id)
+        finally:
+            await store.close()
+        assert tree.get(a_reply_id).text == a_reply.text  # all A streamed before it stopped
+        assert len(a_reply.text) > len("".join(PIECES[:5]))
+        assert tree.get(a_reply_id).status is not MessageStatus.STREAMING
+        prompt = tree.children(a_reply_id)
+        assert [m.text for m in prompt] == ["taking over"]
+        assert [m.text for m in tree.children(prompt[0].id)] == ["taken over"]
+        assert tree.path()[-1].text == "taken over"  # A's ending did not move the chat back to its reply
+    finally:
+        await a.aclose()
+        await b.aclose()
+        proxy.close()
