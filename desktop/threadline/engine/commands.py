@@ -177,7 +177,9 @@ async def _restore(ctx: _Context) -> CommandOutcome:
     if not ctx.argument:
         if not named:
             return CommandOutcome("No checkpoints in this chat yet; /checkpoint NAME sets one.")
-        lines = [f"{name} — {_excerpt(ctx.live, target)}" for name, target in sorted(named.items())]
+        lines = [
+            f"{name} — {_excerpt(ctx.live, named[name])}" for name in _in_conversation_order(ctx.live, named)
+        ]
         return CommandOutcome("Checkpoints (/restore NAME goes back):\n" + "\n".join(lines))
     if ctx.argument not in named:
         known = ", ".join(sorted(named)) or "none yet"
@@ -187,6 +189,19 @@ async def _restore(ctx: _Context) -> CommandOutcome:
         f"Restored “{ctx.argument}”: the chat continues from there; later messages stay in the branch map.",
         changed=True,
     )
+
+
+def _in_conversation_order(live: LiveConversationApi, named: dict[str, str]) -> list[str]:
+    """Checkpoint names by the place of their message (oldest first), as the tab's list shows
+    them; a server database keeps no order of its own. Names of deleted messages come last."""
+    tree = live.conversation.tree
+
+    def key(name: str) -> tuple[bool, float, str]:
+        target = named[name]
+        when = tree.get(target).created_at.timestamp() if target in tree else 0.0
+        return (target not in tree, when, name.casefold())
+
+    return sorted(named, key=key)
 
 
 def _excerpt(live: LiveConversationApi, message_id: str) -> str:

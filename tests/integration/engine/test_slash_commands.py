@@ -158,8 +158,11 @@ async def test_checkpoint_list_and_restore_moves_the_next_request(
     assert (await run(engine, session_id, "/checkpoint after one")).ok
     replay_server.enqueue(reply("A2"))
     await turn(engine, session_id, "Q2")
+    assert (await run(engine, session_id, "/checkpoint a later one")).ok
     listed = await run(engine, session_id, "/restore")
     assert "after one" in listed.text and "A1" in listed.text
+    lines = listed.text.splitlines()[1:]  # in the order of the chat, not by name
+    assert [line.split(" — ")[0] for line in lines] == ["after one", "a later one"]
     unknown = await run(engine, session_id, "/restore nope")
     assert not unknown.ok and "after one" in unknown.error
     restored = await run(engine, session_id, "/restore after one")

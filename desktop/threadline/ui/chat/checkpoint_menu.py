@@ -77,6 +77,21 @@ class CheckpointNameDialog(QDialog):
         self.note.setVisible(bool(self.note.text()))
 
 
+def in_conversation_order(named: Mapping[str, str], message_of: Callable[[str], Message | None]) -> list[str]:
+    """Checkpoint names in the order of the messages they mark (oldest first), then by name.
+
+    Not the stored order: a server database keeps the names in a JSON object with no order.
+    A checkpoint whose message is gone comes last.
+    """
+
+    def key(name: str) -> tuple[bool, float, str]:
+        message = message_of(named[name])
+        when = message.created_at.timestamp() if message is not None else 0.0
+        return (message is None, when, name.casefold())
+
+    return sorted(named, key=key)
+
+
 class CheckpointList(QFrame):
     """A popup listing the checkpoints; ``restoreRequested`` / ``removeRequested`` carry a name."""
 
@@ -113,7 +128,7 @@ class CheckpointList(QFrame):
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(6)
-        for row, name in enumerate(sorted(named, key=str.casefold)):
+        for row, name in enumerate(in_conversation_order(named, message_of)):
             message = message_of(named[name])
             line = excerpt(message, 56) if message is not None else "(message no longer in this chat)"
             label = QLabel(f"<b>⚑ {_html(name)}</b><br><span style='color:{muted};'>{_html(line)}</span>")
