@@ -167,8 +167,9 @@ class SaveStateChanged:
     """Whether the turn's writes are behind because the store refused them.
 
     ``saving`` is true from the first failed write of a turn (``error`` says what
-    is wrong, e.g. the disk is full) until everything is stored again, when a
-    second event with ``saving=False`` and no error follows. Meanwhile the text
+    is wrong, e.g. the disk is full or the server connection was lost; a write kept
+    waiting while the store retries counts too) until the store accepts its writes
+    again, when a second event with ``saving=False`` and no error follows. Meanwhile the text
     stays in memory and is retried, and the session refuses new sends
     (``SessionBusyError``): the turn ends (its final state event) only once saved.
     """

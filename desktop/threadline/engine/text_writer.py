@@ -282,13 +282,15 @@ class TurnWriter:
             self._tell(err)
 
     def _saved(self) -> None:
+        """A whole pass was written: the store accepts writes again (the tab stops saying
+        "Saving…" even while a fast stream keeps adding text), and a drain may end."""
         self._failures = 0
-        if self.pending:
-            return  # more came while writing: the worker goes on at once (flush or failing)
-        self._flush_requested = False
         if self._failing is not None:
             self._failing = None
             self._tell(None)
+        if self.pending:
+            return  # more came while writing: a flush goes on at once, new text within the interval
+        self._flush_requested = False
         self._drained.set()
 
     def _tell(self, err: Exception | None) -> None:
