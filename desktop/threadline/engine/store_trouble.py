@@ -69,8 +69,8 @@ def prompt_waiting(session_id: str, trouble: Exception) -> SaveStateChanged:
         saving=True,
         error=UserFacingError(
             "storage",
-            f"{what} Your message waits, and is sent once the database accepts it (or comes back "
-            "to the message box if it cannot).",
+            f"{what} Your message waits, and is sent once the database accepts it; if it cannot "
+            "be saved, nothing is sent and you get it back.",
             actions=(),
         ),
     )
