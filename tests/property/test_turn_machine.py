@@ -489,9 +489,11 @@ class ConversationMachine(RuleBasedStateMachine):
         message = data.draw(st.sampled_from(candidates))
         ids = [m.id for m in self.c.tree.siblings(message.id)]
         target = ids[(ids.index(message.id) + offset) % len(ids)]
+        tangent = self.c.open_tangent_marker()
         leaf = self.c.switch_version(message.id, offset)
         assert target in [m.id for m in self.c.path()]
         assert not self.c.tree.children(leaf)
+        self.check_left_tangent(tangent)
         self.persist()
 
     @precondition(lambda self: self.c.ready_for_input and len(self.c.tree) > 0)
@@ -499,8 +501,16 @@ class ConversationMachine(RuleBasedStateMachine):
     @counted
     def switch_active_leaf(self, data: st.DataObject) -> None:
         target = data.draw(st.sampled_from([m.id for m in self.c.tree]))
+        tangent = self.c.open_tangent_marker()
         self.c.set_active_leaf(target)
         assert self.c.path()[-1].id == target
+        self.check_left_tangent(tangent)
+
+    def check_left_tangent(self, tangent: str | None) -> None:
+        """A move of the shown path (a version, the branch map) out of the open tangent leaves
+        it; within it, the tangent stays open."""
+        if tangent is not None:
+            assert self.c.tree.in_tangent == (tangent in {m.id for m in self.c.path()})
         self.persist()
 
     @precondition(lambda self: self.c.ready_for_input and len(self.c.path()) >= 2)

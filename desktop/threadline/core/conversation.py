@@ -450,12 +450,31 @@ class Conversation:
     # -- moving around --------------------------------------------------------------------
 
     def switch_version(self, message_id: str, offset: int) -> str:
+        """Show another version of a message; moving out of the open tangent leaves it."""
         self._require_ready()
-        return self.tree.switch_version(message_id, offset)
+        tangent = self.open_tangent_marker()
+        leaf = self.tree.switch_version(message_id, offset)
+        self._leave_tangent_if_outside(tangent)
+        return leaf
 
     def set_active_leaf(self, message_id: str | None) -> None:
+        """Show the path to ``message_id`` (the branch map, a search hit); moving out of the
+        open tangent leaves it."""
         self._require_ready()
+        tangent = self.open_tangent_marker()
         self.tree.set_active_leaf(message_id)
+        self._leave_tangent_if_outside(tangent)
+
+    def _leave_tangent_if_outside(self, tangent: str | None) -> None:
+        """The tangent ends when the shown path no longer runs through its marker.
+
+        However the person got there (a restore, a version switch, the branch map), they
+        chose to be elsewhere: the tab must not go on saying "in a tangent", and a later
+        Return must not jump back to a main line they have already left. The tangent
+        itself stays in the tree, as after Return.
+        """
+        if tangent is not None and tangent not in {m.id for m in self.path()}:
+            del self.tree.checkpoints[TANGENT_CHECKPOINT]
 
     def add_marker(self, marker: Marker) -> Message:
         """Record a change (an agent switch) under the active leaf, between turns.
@@ -548,8 +567,7 @@ class Conversation:
             raise TreeError(f"There is no checkpoint called “{name}”.")
         tangent = self.open_tangent_marker()
         target = self.tree.restore_checkpoint(name)
-        if tangent is not None and tangent not in {m.id for m in self.tree.path(target)}:
-            del self.tree.checkpoints[TANGENT_CHECKPOINT]
+        self._leave_tangent_if_outside(tangent)
         return target
 
     def remove_checkpoint(self, name: str) -> None:

@@ -74,6 +74,12 @@ class ConversationControls:
         origin = live.conversation.tree.tangent_origin
         _refusing(lambda: live.conversation.restore_checkpoint(name))
         await self._moved(live)
+        await self.store_tangent_if_left(live, origin)
+
+    async def store_tangent_if_left(self, live: LiveConversation, origin: str | None) -> None:
+        """After the path moved: when that left the tangent (its return point ``origin`` is
+        gone), store the session's checkpoints and tell the tab, so the strip goes away here
+        and in every other window."""
         if live.conversation.tree.tangent_origin != origin:
             await self._store_checkpoints(live)
 

@@ -225,3 +225,26 @@ async def test_a_brought_exchange_is_marked_and_survives_a_restart(
     for copy in path[-2:]:
         assert copy.metadata is not None and originals[copy.metadata.brought_from].text == copy.text
         assert copy.metadata.brought_from != copy.id
+
+
+async def test_the_branch_map_or_a_version_out_of_a_tangent_leaves_it_for_good(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    info = await engine.new_session()
+    await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
+    live = await engine.open_session(info.id)
+    a1 = live.conversation.path()[1].id
+    await engine.start_tangent(info.id)
+    await talk(engine, replay_server, info.id, ("T1", "TA1"))
+    events: list[ConversationEvent] = []
+    live.subscribe(events.append)
+
+    await engine.set_active_leaf(info.id, a1)  # the branch map: a point above the tangent
+    assert live.conversation.tree.tangent_origin is None
+    assert any(isinstance(e, CheckpointsChanged) and e.tangent_origin is None for e in events)
+    stored = await engine.store.get_session(info.id)
+    assert stored is not None and "__tangent_return__" not in (stored.checkpoints or {})
+    await talk(engine, replay_server, info.id, ("Q3", "A3"))
+    assert sent(replay_server) == ["Q1", "A1", "Q3"]  # a new branch under A1, no tangent
+    with pytest.raises(ControlRefusedError, match="not in a tangent"):
+        await engine.end_tangent(info.id)

@@ -199,3 +199,33 @@ def test_restoring_out_of_a_tangent_leaves_it_and_into_it_keeps_it() -> None:
     c.restore_checkpoint("main")
     assert not c.tree.in_tangent and c.tree.active_leaf == a1.id
     assert c.tree.named_checkpoints == {"main": a1.id, "side": ta1.id}
+
+
+def answer_again(c: Conversation, reply: Message, text: str) -> Message:
+    c.regenerate(reply.id)
+    again = c.begin_reply()
+    c.append_text(text)
+    c.finish_reply()
+    return again
+
+
+def test_moving_out_of_a_tangent_by_a_version_or_the_branch_map_leaves_it() -> None:
+    c = Conversation("s")
+    q1, a1 = turn(c, "Q1", "A1")
+    answer_again(c, a1, "A1 again")
+    c.start_tangent()
+    _, ta1 = turn(c, "T1", "TA1")
+    answer_again(c, ta1, "TA1 again")
+    c.switch_version(ta1.id, 0)  # a version switch inside the tangent keeps it
+    assert c.tree.in_tangent and c.path()[-1].id == ta1.id
+    c.switch_version(a1.id, 0)  # the main line's first reply: out of the tangent
+    assert not c.tree.in_tangent and c.path()[-1].id == a1.id
+    assert ta1.id in c.tree  # the tangent stays browsable
+
+    c.set_active_leaf(ta1.id)  # back into it by the branch map: it is not reopened
+    assert not c.tree.in_tangent
+    c.set_active_leaf(a1.id)
+    c.start_tangent()
+    turn(c, "T2", "TA2")
+    c.set_active_leaf(q1.id)  # the branch map, to a point above the tangent
+    assert not c.tree.in_tangent and TANGENT_CHECKPOINT not in c.tree.checkpoints
