@@ -723,9 +723,11 @@ class Engine:
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
         live = self._ready(session_id)
+        origin = live.conversation.tree.tangent_origin
         leaf = live.conversation.switch_version(message_id, offset)
         await self.store.set_active_leaf(session_id, leaf)
         live.emit(ActivePathChanged(session_id, leaf))
+        await self.controls.store_tangent_if_left(live, origin)
 
     async def delete_message(self, session_id: str, message_id: str) -> None:
         """Delete a message and what hangs below it, undoably (``engine/message_ops.py``)."""
@@ -740,9 +742,11 @@ class Engine:
 
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         live = self._ready(session_id)
+        origin = live.conversation.tree.tangent_origin
         live.conversation.set_active_leaf(leaf_id)
         await self.store.set_active_leaf(session_id, leaf_id)
         live.emit(ActivePathChanged(session_id, leaf_id))
+        await self.controls.store_tangent_if_left(live, origin)
 
     # -- conversation controls (engine/conversation_controls.py) ----------------------------------
 
