@@ -13,6 +13,7 @@ What it serves
 * ``GET /v1/models``: ``models`` in the OpenAI list shape, or in Anthropic's shape
   when the request carries an ``anthropic-version`` header. Set
   ``models_response`` to script a failure instead.
+* ``GET`` of a path in ``get_routes``: that scripted response (llama.cpp's ``/props``).
 * Anything else: 404.
 
 Every request is recorded in ``server.requests`` (method, path, lower-cased
@@ -129,7 +130,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         request = self._record()
         owner = self.server.owner
-        if request.path in MODELS_PATHS:
+        if request.path in owner.get_routes:  # another GET a server answers (llama.cpp's /props)
+            self._write(owner.get_routes[request.path])
+        elif request.path in MODELS_PATHS:
             if owner.models_response is not None:
                 self._write(owner.models_response)
             elif request.is_anthropic:
@@ -222,6 +225,7 @@ class ReplayServer:
         self._requested_port = port
         self.models: list[str] = list(models)
         self.models_response: ScriptedResponse | None = None
+        self.get_routes: dict[str, ScriptedResponse] = {}
         self.responder: Responder | None = None
         self.default: ScriptedResponse | None = None
         self.requests: list[RecordedRequest] = []

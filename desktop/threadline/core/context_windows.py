@@ -66,6 +66,13 @@ def window_from_listing(entry: Mapping[str, Any]) -> int | None:
     return None
 
 
+def served_window(props: Any) -> int | None:
+    """The per-slot window in a llama.cpp server's ``/props`` (``default_generation_settings.n_ctx``)."""
+    settings = props.get("default_generation_settings") if isinstance(props, Mapping) else None
+    value = settings.get("n_ctx") if isinstance(settings, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def user_window(setting: Any, provider: str, model: str) -> int | None:
     """The user's figure from the ``context_windows`` setting: ``{"provider/model": tokens}``."""
     if not isinstance(setting, Mapping):

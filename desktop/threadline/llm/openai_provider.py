@@ -45,6 +45,7 @@ from contextlib import aclosing
 from typing import Any
 
 from threadline.core.config import ModelInfo, ProviderConfig
+from threadline.core.context_windows import served_window, window_from_listing
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.llm.accumulate import OpenAIAccumulator
 from threadline.llm.base import ChatParams
@@ -208,10 +209,12 @@ class OpenAIProvider(SdkProvider):
             if mapped is None:
                 raise
             raise mapped from err
+        configured = await self._llama_cpp_window(models)
         return sorted(
             (
                 ModelInfo(
                     id=m["id"],
+                    context_window=configured or window_from_listing(m),
                     owned_by=str(m.get("owned_by") or ""),
                     supports_images=guess_supports_images(m["id"]),
                 )
@@ -219,3 +222,23 @@ class OpenAIProvider(SdkProvider):
             ),
             key=lambda info: info.id,
         )
+
+    async def _llama_cpp_window(self, models: Sequence[dict[str, Any]]) -> int | None:
+        """The window a llama.cpp server was started with (``-c``, per slot), from its ``/props``.
+
+        Its model listing states only the window the model was trained for, often far
+        larger than the server's: a request over the real one gets an empty reply, not
+        an error, so the true figure is what lets Threadline compact before sending. Any
+        other server, or a ``/props`` that does not answer as expected: ``None``.
+        """
+        if not any(m.get("owned_by") == "llamacpp" for m in models):
+            return None
+        base = self._client.base_url
+        root = base.path.rstrip("/").removesuffix("/v1")
+        try:
+            props = await get_json(
+                self._client, str(base.copy_with(path=root + "/props")), provider=self.name
+            )
+        except Exception:  # an older server without /props: the listing's figure stands
+            return None
+        return served_window(props)
