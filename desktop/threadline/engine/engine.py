@@ -852,6 +852,11 @@ class Engine:
             )
         return await self.hub.list_models(config)
 
+    def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
+        """Take a listing saved by an earlier run, so its context windows guide budgets and
+        compaction from the first turn, before the server is asked again."""
+        self.hub.remember_models(provider, models)
+
     async def detect_local_servers(self) -> list[ProviderConfig]:
         from threadline.llm.local import detect_local_servers
 

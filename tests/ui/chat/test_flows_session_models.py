@@ -175,3 +175,15 @@ def test_a_draft_and_its_attachment_survive_a_restart(harness: Any, tmp_path: Pa
     [attached] = restored.composer.attachments()
     assert attached.name == "notes.txt" and "PELICAN-42" in attached.text
     assert restored.composer.chips.isVisible()
+
+
+def test_windows_the_servers_listed_last_time_count_from_the_start(harness: Any) -> None:
+    from threadline.ui.chat.model_catalog import CACHE_KEY
+
+    window = harness.open()
+    saved = {"replay": [{"id": "qwen-local", "context_window": 512, "supports_images": False}]}
+    harness.run(harness.engine.set_setting(CACHE_KEY, saved))
+    harness.run(window.catalog.load(harness.engine))  # what the next start does, without asking a server
+    assert window.catalog.find("replay", "qwen-local") is not None
+    assert harness.engine.hub.context_window("replay", "qwen-local") == 512
+    assert not [r for r in harness.server.requests if r.path.endswith("/models")]

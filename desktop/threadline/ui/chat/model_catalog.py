@@ -105,6 +105,9 @@ class ModelCatalog(QObject):
         """The catalogue from the providers' defaults and the saved list: no network, no SDK."""
         self.providers = await engine.list_providers()
         cached = _parse_cache(await engine.get_setting(CACHE_KEY, None))
+        for provider in self.providers:  # windows the servers stated last time count from now
+            if cached.get(provider.name):
+                engine.remember_models(provider.name, cached[provider.name])
         self._set(self._merge({p.name: cached.get(p.name, []) for p in self.providers}))
 
     def refresh_in_background(self, engine: EngineApi) -> None:
