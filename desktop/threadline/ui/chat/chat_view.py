@@ -55,6 +55,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QShowEvent,
     QTextDocument,
+    QWheelEvent,
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
 
@@ -81,6 +82,7 @@ from threadline.ui.chat.message_labels import status_label
 from threadline.ui.chat.message_markdown import message_markdown
 from threadline.ui.chat.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.selection_editor import SelectionEditor
+from threadline.ui.chat.table_scroll_input import TableScrolling
 from threadline.ui.chat.thinking_block import TOGGLE_THINKING_ACTION, thinking_key, thinking_open
 from threadline.ui.chat.view_layout import (
     BUBBLE_PAD_Y,
@@ -160,6 +162,8 @@ class ChatView(QAbstractScrollArea):
         self.verticalScrollBar().setSingleStep(40)
         self.text_highlights: TextHighlights | None = None
         """Ranges painted highlighted in messages' text (set by the find bar)."""
+        self.tables = TableScrolling(self.viewport().update)
+        """Wide tables scrolled sideways in place (Shift+wheel, their bar, Shift+Left/Right)."""
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -168,6 +172,7 @@ class ChatView(QAbstractScrollArea):
             self._connect(self._model, connect=False)
         self._model = model
         self._connect(model, connect=True)
+        self.tables.offsets.keep_only(())
         self._reset_rows()
 
     def model(self) -> ConversationModel | None:
@@ -440,6 +445,7 @@ class ChatView(QAbstractScrollArea):
             price_of=self.price_of,
             text_highlights=self.text_highlights,
             checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
+            table_offsets=self.tables.offsets,
         )
         first_sent = self._model.first_sent_row()  # rows above it are summarised or cleared: dimmed
         y = -self._rows.anchor_off
@@ -527,7 +533,15 @@ class ChatView(QAbstractScrollArea):
 
     # -- interaction ---------------------------------------------------------------------------
 
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.tables.wheel(self._visible, event):
+            event.accept()
+            return
+        super().wheelEvent(event)
+
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self.tables.move(event.position()):
+            return
         target = self._hit(event.position())
         hover = (target.row.message_id, target.action) if target.row and target.action else None
         if hover != self._hover:
@@ -550,6 +564,8 @@ class ChatView(QAbstractScrollArea):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         event.accept()  # clicks are handled on release (actions, links)
+        if event.button() == Qt.MouseButton.LeftButton and self.tables.press(self._visible, event.position()):
+            return
         target = self._hit(event.position())
         if target.row is not None:
             self._set_current(target.row.message_id, scroll=False)
@@ -558,6 +574,8 @@ class ChatView(QAbstractScrollArea):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return super().mouseReleaseEvent(event)
+        if self.tables.release():
+            return None
         target = self._hit(event.position())
         if target.row is None:
             return None
@@ -734,7 +752,7 @@ class ChatView(QAbstractScrollArea):
             if self._current is not None:
                 self.open_message_menu(self._current)
             return
-        if self._navigate(event):
+        if self._navigate(event) or self.tables.key(self._visible, self._current, event):
             return
         current = self._current
         if current is not None and self._model is not None and self._model.row_of(current) >= 0:

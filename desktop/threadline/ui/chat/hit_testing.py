@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QTextDocument
 
+from threadline.ui.chat.table_scroll import ScrolledTable
+
 
 @dataclass(slots=True)
 class RowGeometry:
@@ -26,6 +28,8 @@ class RowGeometry:
     bubble: QRectF | None
     actions: list[tuple[QRectF, str]] = field(default_factory=list)
     version_label: tuple[QRectF, str] | None = None
+    tables: list[ScrolledTable] = field(default_factory=list)
+    """Wide tables scrolled sideways in this row (``table_scroll``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +63,19 @@ def hit(visible: Sequence[RowGeometry], pos: QPointF, document_of: DocumentOf) -
     if geo.doc_rect.contains(pos):
         doc = document_of(geo.message_id)
         if doc is not None:
-            href = doc.documentLayout().anchorAt(pos - geo.doc_rect.topLeft())
+            point = pos - geo.doc_rect.topLeft()
+            table = table_at(geo, pos)
+            if table is not None:  # the table is drawn shifted left by its offset
+                point += QPointF(table.offset, 0)
+            href = doc.documentLayout().anchorAt(point)
             if href:
                 return Hit(geo, href=href)
     return Hit(geo)
+
+
+def table_at(geo: RowGeometry, pos: QPointF) -> ScrolledTable | None:
+    """The wide table of a row whose visible window holds ``pos``."""
+    return next((t for t in geo.tables if t.rect.contains(pos)), None)
 
 
 def anchor_rect(doc: QTextDocument, doc_rect: QRectF, href: str, step: int = 3) -> QRect | None:

@@ -32,6 +32,7 @@ from threadline.ui.chat.hit_testing import RowGeometry
 from threadline.ui.chat.mark_painting import divider_colours, paint_badges, paint_summary_card
 from threadline.ui.chat.message_actions import ACTION_LABELS, VERSION
 from threadline.ui.chat.message_labels import speaker, status_label, time_label, usage_label
+from threadline.ui.chat.table_scroll import ScrolledTable, TableOffsets, paint_document
 from threadline.ui.chat.view_layout import (
     BUBBLE_PAD_X,
     BUBBLE_PAD_Y,
@@ -76,6 +77,8 @@ class FrameState:
     """Extra highlights over a message's text (the find bar's matches)."""
     checkpoints: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Checkpoint names by message id: flags in those messages' headers."""
+    table_offsets: TableOffsets | None = None
+    """How far each wide table is scrolled sideways; ``None``: wide tables are only clipped."""
 
 
 class RowPainter:
@@ -173,13 +176,26 @@ class RowPainter:
         )
         if frame.text_highlights is not None:
             ctx.selections = frame.text_highlights(message.id, doc)
-        if doc.size().width() > doc.textWidth() + 1:
-            # a table wider than the column (wide_tables) is cut at the column's edge
+        tables: list[ScrolledTable] = []
+        if doc.size().width() <= doc.textWidth() + 1:
+            doc.documentLayout().draw(p, ctx)
+        elif frame.table_offsets is not None:  # a table wider than the column scrolls sideways
+            tables = paint_document(
+                p,
+                doc,
+                ctx,
+                message_id=message.id,
+                width=doc_rect.width(),
+                offsets=frame.table_offsets,
+                colors=c,
+                origin=doc_rect.topLeft(),
+            )
+        else:  # cut at the column's edge
             p.setClipRect(QRectF(0, 0, doc_rect.width(), doc_h), Qt.ClipOperation.IntersectClip)
-        doc.documentLayout().draw(p, ctx)
+            doc.documentLayout().draw(p, ctx)
         p.restore()
         # Footer: actions.
-        geo = RowGeometry(row, message.id, top, height, doc_rect, bubble_rect)
+        geo = RowGeometry(row, message.id, top, height, doc_rect, bubble_rect, tables=tables)
         fy = int(doc_rect.bottom() + (BUBBLE_PAD_Y if bubble_rect else 0)) + 4
         self._paint_actions(p, frame, geo, left, fy, actions, version)
         if message.id == frame.focus_id:

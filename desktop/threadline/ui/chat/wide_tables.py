@@ -3,19 +3,11 @@
 ``QTextDocument`` fits a table into the document's width by wrapping its cells, down to the
 longest word of each; a 12-column table in a 700 px column becomes a tower of one-word
 lines. Here a table that does not fit gets fixed column widths — each column as wide as
-its widest cell on one line — so it keeps its shape and runs past the column's right edge,
-where the row painter clips it. Under every table the Markdown renderer puts a small
-"⤢ Open table" link (``open-table:<key>``) that opens the table in a resizable dialog with
-both scroll bars and Copy as Markdown / CSV (``table_dialog``).
-
-Why not scroll each table sideways in place? The chat paints cached ``QTextDocument``s
-row by row, one document per message, so a 10,000-message session scrolls at the cost of
-the rows on screen. An in-place scroll needs each table to be a separate object (a
-``QTextObjectInterface`` with its own document and horizontal offset) whose selection,
-find highlights and hit-testing are kept in step with the message's document: a larger
-change to the painting and hit-testing than the dialog. The clipped table plus the dialog
-keeps painting exactly as fast (the widths are set once per render, only for documents
-that have a table) and keeps the document's selection and copy as they were.
+its widest cell on one line — so it keeps its shape and runs past the column's right edge.
+The row painter then lets it scroll sideways in place (``table_scroll``). Under every table
+the Markdown renderer puts a small "⤢ Open table" link (``open-table:<key>``) that opens the
+table in a resizable dialog with both scroll bars and Copy as Markdown / CSV
+(``table_dialog``).
 
 The link's key is a hash of the table's cell texts, so a table is found again in the
 message's Markdown (``tables_in``) however the reply was rendered — whole, or part by part
@@ -153,7 +145,7 @@ def find_table(text: str, href: str) -> TableData | None:
 def open_link_html(key: str, colors: ThemeColors) -> str:
     """The small link under a table that opens it in a dialog."""
     return (
-        f'<p style="margin-top: -4px; margin-bottom: 10px;"><a href="{OPEN_TABLE_SCHEME}:{key}" '
+        f'<p style="margin-top: 0px; margin-bottom: 10px;"><a href="{OPEN_TABLE_SCHEME}:{key}" '
         f'style="color:{colors.muted}; text-decoration:none;">⤢ Open table</a></p>'
     )
 

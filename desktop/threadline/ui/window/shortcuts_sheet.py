@@ -46,6 +46,7 @@ def widget_keys() -> tuple[KeyHint, ...]:
         KeyHint.of(messages, "First / last message", "Home", "End"),
         *(KeyHint.of(messages, c.label, *c.key_texts) for c in COMMANDS.values()),
         KeyHint.of(messages, "Message menu", "Menu", "Shift+F10"),
+        KeyHint.of(messages, "Scroll a wide table sideways", "Shift+Left", "Shift+Right"),
         *branch_map_keys(),
         KeyHint.of("Find in chat", "Find in this chat", "Ctrl+F"),
         KeyHint.of("Find in chat", "Next / previous match", "Return", "Shift+Return", "F3", "Shift+F3"),
