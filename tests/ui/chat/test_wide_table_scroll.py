@@ -150,3 +150,22 @@ def test_a_table_that_fits_has_no_bar_and_a_wider_window_shows_more(qtbot: Any) 
     qtbot.waitUntil(lambda: current(view, wide.id).max_offset < at_end.max_offset, timeout=10_000)
     wider = current(view, wide.id)
     assert wider.offset == wider.max_offset
+
+
+def test_find_scrolls_a_wide_table_to_its_match(qtbot: Any, tmp_path: Path) -> None:
+    from tests.ui.chat.test_find import find, open_host
+
+    live = FakeLive()
+    _prompt, reply = live.exchange("Compare the regions", WIDE)
+    host = open_host(qtbot, live)
+    table = wide_table(qtbot, host.view, reply.id)
+    assert table.offset == 0
+    bar = find(qtbot, host, "311 units")  # the last column, far past the column's edge
+    qtbot.waitUntil(lambda: current(host.view, reply.id).offset > 0, timeout=10_000)
+    shown = current(host.view, reply.id)
+    assert shown.offset > 0.8 * shown.max_offset, "the last column is brought into view"
+    assert bar.count.text().startswith("1 of 1")
+    host.view.viewport().grab().save(str(tmp_path / "wide-table-find.png"))
+    qtbot.keyClick(bar.edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(bar.edit, "region 0")  # the first column: back to the left
+    qtbot.waitUntil(lambda: current(host.view, reply.id).offset < shown.offset, timeout=10_000)

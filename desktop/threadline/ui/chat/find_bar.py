@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -437,9 +438,26 @@ class FindBar(QFrame):
                 cursor = self.highlighter.occurrences(doc)[doc_index]
                 top, bottom = _cursor_span(doc, cursor)
                 self._view.reveal_text(message.id, top, bottom, clear_top=self.geometry().bottom() + 4)
+                left, right = _cursor_x(doc, cursor)
+                self._view.tables.reveal(message.id, doc, left, right, (top + bottom) / 2)
         elif scroll:
             self._view.bring_into_view(message.id)
         self._view.viewport().update()
+
+
+def _cursor_x(doc: QTextDocument, cursor: QTextCursor) -> tuple[float, float]:
+    """Left and right of a match in document coordinates (a wide table may need scrolling to it)."""
+    block = doc.findBlock(cursor.selectionStart())
+    left = doc.documentLayout().blockBoundingRect(block).left()
+    layout = block.layout()
+    start, end = cursor.selectionStart() - block.position(), cursor.selectionEnd() - block.position()
+    line = layout.lineForTextPosition(start) if layout else None
+    if line is None or not line.isValid():
+        return left, left
+    # PySide returns (x, position) here, though its stubs say a float.
+    x0: Any = line.cursorToX(start)
+    x1: Any = line.cursorToX(end)
+    return left + float(x0[0]), left + float(x1[0])
 
 
 def _cursor_span(doc: QTextDocument, cursor: QTextCursor) -> tuple[float, float]:

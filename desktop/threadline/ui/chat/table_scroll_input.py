@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QKeyEvent, QWheelEvent
+from PySide6.QtGui import QKeyEvent, QTextDocument, QWheelEvent
 
 from threadline.ui.chat.hit_testing import RowGeometry, row_at, table_at
 from threadline.ui.chat.table_scroll import (
@@ -20,7 +20,11 @@ from threadline.ui.chat.table_scroll import (
     bar_hit_area,
     offset_for_thumb_at,
     wheel_pixels,
+    wide_tables,
 )
+
+REVEAL_MARGIN_PX = 24.0
+"""Room kept beside a find match brought into view inside a table."""
 
 
 @dataclass(slots=True)
@@ -101,3 +105,21 @@ class TableScrolling:
         table = geo.tables[0]
         self._scroll_by(table, step)
         return True
+
+    def reveal(self, message_id: str, doc: QTextDocument, x0: float, x1: float, y: float) -> None:
+        """Scroll the wide table holding document point (``x0``…``x1``, ``y``) so that span shows
+        (a find match past the column's edge)."""
+        width = doc.textWidth()
+        table = next((t for t in wide_tables(doc, width) if t.top <= y <= t.top + t.height), None)
+        if table is None:
+            return
+        max_offset = table.right - width
+        now = self.offsets.get(message_id, table.index, max_offset)
+        if x1 - now > width:
+            wanted = x1 - width + REVEAL_MARGIN_PX
+        elif x0 < now:
+            wanted = x0 - REVEAL_MARGIN_PX
+        else:
+            return
+        if self.offsets.scroll_to(message_id, table.index, wanted, max_offset):
+            self._changed()
