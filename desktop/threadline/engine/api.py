@@ -291,6 +291,12 @@ class EngineApi(Protocol):
     async def save_provider(self, config: ProviderConfig, api_key: str | None = None) -> None: ...
     async def remove_provider(self, name: str) -> None: ...
     async def list_models(self, provider: str) -> list[ModelInfo]: ...
+    async def catch_up(self, session_id: str) -> None:
+        """Read an open idle chat's stored tree now (a waiting message goes after the other reply)."""
+
+    async def busy_elsewhere(self, session_id: str) -> str | None:
+        """The host of another instance running a turn in this chat now, or ``None``."""
+
     def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
         """A listing saved earlier (the window's model list): its context windows count at once."""
 

@@ -705,6 +705,16 @@ class Engine:
             return None
         return lease.host
 
+    async def catch_up(self, session_id: str) -> None:
+        """Take the stored tree of an open, idle chat now, before a send that waited for another
+        instance's turn: the prompt goes after what that turn wrote, whether or not the change
+        feed has brought it here yet."""
+        from threadline.engine.change_watch import reload_tree
+
+        live = self._live.get(session_id)
+        if live is not None and live.conversation.ready_for_input:
+            await reload_tree(live, self.store.load_tree)
+
     def _lease_taken_over(self, session_id: str, host: str) -> None:
         """This turn's lease went elsewhere while it was cut off: the tab says why it stops."""
         live = self._live.get(session_id)

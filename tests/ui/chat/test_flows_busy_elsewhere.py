@@ -1,4 +1,5 @@
-"""A chat replying in another instance: the tab says where, refuses a second turn, and can stop it.
+"""A chat replying in another instance: the tab says where, holds a message sent meanwhile and
+sends it when that reply ends, and can stop the other reply.
 
 The window's engine and a second real engine share the SQLite file, as a second
 app instance would; the second streams a slow reply from the replay server. The
@@ -25,7 +26,9 @@ SHOTS = os.environ.get("THREADLINE_SCREENSHOTS")
 """A folder to save screenshots in (looked at by hand), or unset."""
 
 
-def test_replying_elsewhere_strip_refuses_a_second_turn_and_stops_the_other(harness: Any) -> None:
+def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_is_stopped(
+    harness: Any,
+) -> None:
     harness.open()
     tab = new_tab(harness)
     host = socket.gethostname()
@@ -52,12 +55,13 @@ def test_replying_elsewhere_strip_refuses_a_second_turn_and_stops_the_other(harn
         if SHOTS:
             tab.window().grab().save(str(Path(SHOTS) / "busy_elsewhere.png"))
 
-        type_and_send(harness.qtbot, tab, "Me too")  # refused: the chat is busy there
-        harness.qtbot.waitUntil(
-            lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=15000
-        )
-        assert f"replying on {host}" in tab.banner.label.text().lower()
-        harness.qtbot.waitUntil(lambda: tab.composer.text() == "Me too", timeout=15000)
+        harness.server.enqueue(sse_response(openai_text_stream(["Here ", "too."])))
+        type_and_send(harness.qtbot, tab, "Me too")  # the chat is busy there: it waits
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+        assert strip.label.text().endswith("Your message is sent when it ends.")
+        assert tab.composer.text() == "Me too" and tab.banner.error is None
+        if SHOTS:
+            tab.window().grab().save(str(Path(SHOTS) / "busy_elsewhere_waiting.png"))
 
         def other_reply_grown() -> bool:
             live = other.live(tab.session_id)
@@ -69,15 +73,61 @@ def test_replying_elsewhere_strip_refuses_a_second_turn_and_stops_the_other(harn
         harness.qtbot.waitUntil(lambda: "stop" in strip.label.text(), timeout=5000)
         harness.qtbot.waitUntil(lambda: not other.running(tab.session_id), timeout=20000)
         harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
+        # The other reply ended: the waiting message went, after it, and the box emptied.
+        harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=20000)
+        harness.qtbot.waitUntil(
+            lambda: (
+                tab.model.message_at(tab.model.rowCount() - 1) is not None
+                and tab.model.message_at(tab.model.rowCount() - 1).text == "Here too."
+            ),
+            timeout=20000,
+        )
+        sent = [r for r in harness.server.requests if r.method == "POST"][-1].body["messages"]
+        assert sent[-1]["content"] == "Me too", sent
+        assert [m["content"] for m in sent if m["role"] == "user"][-2] == "Long answer, please"
 
         async def stored() -> list[Any]:
             return list(await other.store.load_tree(tab.session_id))
 
         messages = harness.run(stored())
-        assert [m.text for m in messages if m.kind is MessageKind.PROMPT] == ["Long answer, please"]
-        (reply,) = [m for m in messages if m.is_assistant]
+        assert [m.text for m in messages if m.kind is MessageKind.PROMPT] == ["Long answer, please", "Me too"]
+        reply = next(m for m in messages if m.is_assistant)
         assert (
             reply.status is MessageStatus.CANCELLED and reply.text and len(reply.text) < len("".join(pieces))
         )
+    finally:
+        harness.run(other.aclose())
+
+
+def test_dont_send_keeps_the_waiting_message_in_the_box(harness: Any) -> None:
+    harness.open()
+    tab = new_tab(harness)
+
+    async def second_instance() -> Engine:
+        other = await Engine.open(
+            harness.data_dir / "other",
+            database_url=Store.sqlite_url(harness.data_dir / DATABASE_FILENAME),
+            provider_timeout=10.0,
+            lease_heartbeat=0.2,
+        )
+        await other.open_session(tab.session_id)
+        other.send(tab.session_id, "Slow one")
+        return other
+
+    pieces = [f"w{n} " for n in range(60)]
+    harness.server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
+    other: Engine = harness.run(second_instance())
+    try:
+        strip = tab.busy_elsewhere
+        harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
+        type_and_send(harness.qtbot, tab, "Maybe later")
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+        harness.qtbot.mouseClick(strip.dont_send, Qt.MouseButton.LeftButton)
+        assert not strip.dont_send.isVisible() and not strip.label.text().endswith("when it ends.")
+        harness.qtbot.waitUntil(lambda: not other.running(tab.session_id), timeout=30000)
+        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
+        assert tab.composer.text() == "Maybe later", "not sent: still in the box"
+        posts = [r for r in harness.server.requests if r.method == "POST"]
+        assert all(r.body["messages"][-1]["content"] != "Maybe later" for r in posts)
     finally:
         harness.run(other.aclose())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from threadline.engine.events import SessionBusyElsewhere
@@ -24,6 +24,9 @@ StopElsewhere = Callable[[], Coroutine[Any, Any, bool]]
 
 class BusyElsewhereStrip(QFrame):
     """ "Replying on <host>" and "Stop it"; hidden while the chat is free or busy here."""
+
+    dontSend = Signal()
+    """ "Don't send" was pressed on a message waiting for the other reply (``waiting_send``)."""
 
     def __init__(self, stop: StopElsewhere, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -42,7 +45,23 @@ class BusyElsewhereStrip(QFrame):
         self.button.setAccessibleDescription("Ask the other window or computer to stop its reply")
         self.button.clicked.connect(self._stop_clicked)
         layout.addWidget(self.button)
+        self.dont_send = QPushButton("Don't send")
+        self.dont_send.setObjectName("SecondaryButton")
+        self.dont_send.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.dont_send.setAccessibleDescription("Keep your message in the box instead of sending it later")
+        self.dont_send.clicked.connect(self.dontSend)
+        self.dont_send.hide()
+        layout.addWidget(self.dont_send)
+        self.waiting = False
+        self._stop_asked = False
         self.hide()
+
+    def set_waiting(self, waiting: bool) -> None:
+        """A message of this window waits for the other reply to end (or no longer does)."""
+        self.waiting = waiting
+        self.dont_send.setVisible(waiting)
+        if self.host:
+            self._show_text()
 
     def on_event(self, event: SessionBusyElsewhere) -> None:
         if not event.host:
@@ -53,15 +72,21 @@ class BusyElsewhereStrip(QFrame):
             return
         first = self.host != event.host
         self.host = event.host
-        if event.stop_requested:
-            self.label.setText(f"Replying on {event.host} — asked to stop…")
-            self.button.setEnabled(False)
-        else:
-            self.label.setText(f"Replying on {event.host}. This chat runs one reply at a time.")
-            self.button.setEnabled(True)
+        self._stop_asked = event.stop_requested
+        self.button.setEnabled(not event.stop_requested)
+        self._show_text()
         self.show()
         if first:
             announce(self, f"This chat is replying on {event.host}.")
+
+    def _show_text(self) -> None:
+        if self._stop_asked:
+            text = f"Replying on {self.host} — asked to stop…"
+        else:
+            text = f"Replying on {self.host}. This chat runs one reply at a time."
+        if self.waiting:
+            text += " Your message is sent when it ends."
+        self.label.setText(text)
 
     def _stop_clicked(self) -> None:
         self.button.setEnabled(False)

@@ -70,6 +70,7 @@ from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
 from threadline.ui.chat.slash_completer import SlashCompleter
 from threadline.ui.chat.slash_runner import SlashCommandRunner
+from threadline.ui.chat.waiting_send import WaitingSend
 from threadline.ui.common.error_banner import ErrorBanner
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
@@ -171,6 +172,12 @@ class ChatTab(QWidget):
         col.addWidget(self.banner)
         self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.stop_elsewhere(live.session_id))
         col.addWidget(self.busy_elsewhere)
+        self.waiting_send = WaitingSend(
+            self.busy_elsewhere,
+            lambda: engine.busy_elsewhere(live.session_id),
+            lambda: engine.catch_up(live.session_id),
+            self.composer.submit,
+        )
         col.addWidget(self.approval)
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
@@ -359,6 +366,9 @@ class ChatTab(QWidget):
             self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
             return
         editing = self.composer.editing
+        if self.busy_elsewhere.host and editing is None:
+            self.waiting_send.hold()  # sent when the reply running elsewhere ends
+            return
         try:
             if editing is not None:
                 self.engine.edit_and_resend(self.session_id, editing, text)
@@ -802,6 +812,7 @@ class ChatTab(QWidget):
             self.undo_bar.on_event(event)
         elif isinstance(event, SessionBusyElsewhere):
             self.busy_elsewhere.on_event(event)
+            self.waiting_send.on_event(event)
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self._update_held()
