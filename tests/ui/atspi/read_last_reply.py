@@ -14,26 +14,12 @@ import time
 
 import pyatspi
 from gi.repository import GLib
+from tree_walk import find  # beside this script
 
 APP_NAME = "threadline-atspi-e2e"
 WANTED = "The capital of France is Paris."
 PROBE = "Accessibility probe"  # what the app announces until the reader says "start"
 DEADLINE_S = 90
-
-
-def find(node, pred, depth=0):
-    if node is None or depth > 12:
-        return None
-    try:
-        if pred(node):
-            return node
-        for i in range(node.childCount):
-            hit = find(node.getChildAtIndex(i), pred, depth + 1)
-            if hit is not None:
-                return hit
-    except Exception:  # a node can go away while it is walked
-        return None
-    return None
 
 
 def the_app():

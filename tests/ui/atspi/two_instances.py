@@ -16,24 +16,10 @@ import time
 
 import pyatspi
 from gi.repository import Atspi, GLib
+from tree_walk import find  # beside this script
 
 DEADLINE_S = 150
 PROMPT = "Tell me about Paris"
-
-
-def find(node, pred, depth=0):
-    if node is None or depth > 16:
-        return None
-    try:
-        if pred(node):
-            return node
-        for i in range(node.childCount):
-            hit = find(node.getChildAtIndex(i), pred, depth + 1)
-            if hit is not None:
-                return hit
-    except Exception:  # a node can go away while it is walked
-        return None
-    return None
 
 
 def app_of(pid):

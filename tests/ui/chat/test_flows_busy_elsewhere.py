@@ -26,6 +26,19 @@ SHOTS = os.environ.get("THREADLINE_SCREENSHOTS")
 """A folder to save screenshots in (looked at by hand), or unset."""
 
 
+async def second_instance(harness: Any, session_id: str, prompt: str) -> Engine:
+    """A second real engine on the window's database file (another app instance) sending ``prompt``."""
+    other = await Engine.open(
+        harness.data_dir / "other",
+        database_url=Store.sqlite_url(harness.data_dir / DATABASE_FILENAME),
+        provider_timeout=10.0,
+        lease_heartbeat=0.2,
+    )
+    await other.open_session(session_id)
+    other.send(session_id, prompt)
+    return other
+
+
 def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_is_stopped(
     harness: Any,
 ) -> None:
@@ -33,20 +46,9 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
     tab = new_tab(harness)
     host = socket.gethostname()
 
-    async def second_instance() -> Engine:
-        other = await Engine.open(
-            harness.data_dir / "other",
-            database_url=Store.sqlite_url(harness.data_dir / DATABASE_FILENAME),
-            provider_timeout=10.0,
-            lease_heartbeat=0.2,
-        )
-        await other.open_session(tab.session_id)
-        other.send(tab.session_id, "Long answer, please")
-        return other
-
     pieces = [f"word{n} " for n in range(400)]
     harness.server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
-    other: Engine = harness.run(second_instance())
+    other = harness.run(second_instance(harness, tab.session_id, "Long answer, please"))
     try:
         strip = tab.busy_elsewhere
         harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
@@ -103,20 +105,9 @@ def test_dont_send_keeps_the_waiting_message_in_the_box(harness: Any) -> None:
     harness.open()
     tab = new_tab(harness)
 
-    async def second_instance() -> Engine:
-        other = await Engine.open(
-            harness.data_dir / "other",
-            database_url=Store.sqlite_url(harness.data_dir / DATABASE_FILENAME),
-            provider_timeout=10.0,
-            lease_heartbeat=0.2,
-        )
-        await other.open_session(tab.session_id)
-        other.send(tab.session_id, "Slow one")
-        return other
-
     pieces = [f"w{n} " for n in range(60)]
     harness.server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
-    other: Engine = harness.run(second_instance())
+    other = harness.run(second_instance(harness, tab.session_id, "Slow one"))
     try:
         strip = tab.busy_elsewhere
         harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
