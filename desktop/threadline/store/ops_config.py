@@ -71,4 +71,23 @@ def get_value(session: Session, table: type[KeyValueRow], key: str, default: Any
 
 
 def set_value(session: Session, table: type[KeyValueRow], key: str, value: Any) -> None:
-    session.merge(table(key=key, value=value))
+    """Insert or replace one key, in one statement (``INSERT … ON CONFLICT DO UPDATE``).
+
+    Not ``merge`` (a read, then an insert or an update): two instances saving the same key
+    at once — the last-used model, the window state — both read "absent", and the second
+    insert fails on the primary key. The upsert lets the later write win instead.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        statement = pg_insert(table).values(key=key, value=value)
+        session.execute(
+            statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value})
+        )
+    else:  # SQLite: the PostgreSQL dialect is not loaded (it costs every `ask` start)
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        lite = sqlite_insert(table).values(key=key, value=value)
+        session.execute(
+            lite.on_conflict_do_update(index_elements=["key"], set_={"value": lite.excluded.value})
+        )

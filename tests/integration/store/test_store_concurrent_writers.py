@@ -77,3 +77,30 @@ def test_two_processes_append_to_one_session(shared_url: str, tmp_path: Path) ->
         replies = [m for m in messages if m.text.startswith(f"{tag} reply")]
         assert len(replies) == ROUNDS
         assert all(m.status is MessageStatus.COMPLETE and m.text.endswith("part 4. ") for m in replies)
+
+
+def test_two_stores_saving_one_setting_at_once_both_succeed(shared_url: str) -> None:
+    """Two instances saving the same key (the last-used model) race; the later write wins, neither fails."""
+
+    async def race() -> tuple[object, object]:
+        a, b = await Store.open(shared_url), await Store.open(shared_url)
+        try:
+            for round_ in range(ROUNDS):
+                key = f"last_used_model.{round_}"
+                await asyncio.gather(
+                    a.set_setting(key, {"by": "a", "round": round_}),
+                    b.set_setting(key, {"by": "b", "round": round_}),
+                    a.set_ui_state(key, ["a"]),
+                    b.set_ui_state(key, ["b"]),
+                )
+                got = await a.get_setting(key)
+                assert got in ({"by": "a", "round": round_}, {"by": "b", "round": round_}), got
+            await a.set_setting("cleared", {"x": 1})
+            await b.set_setting("cleared", None)
+            return await a.get_setting("cleared", "default"), await b.get_ui_state("last_used_model.0")
+        finally:
+            await a.close()
+            await b.close()
+
+    cleared, state = asyncio.run(race())
+    assert cleared is None and state in (["a"], ["b"])
