@@ -10,6 +10,7 @@ conditions, never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from threadline.engine.events import (
     TextDelta,
     TurnStateChanged,
 )
+from threadline.engine.live import LiveConversation
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -78,6 +80,24 @@ def slow_reply(server: ReplayServer, pieces: list[str] = PIECES) -> None:
     server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.15))
 
 
+async def feed_came_round(a: Engine, live_b: LiveConversation) -> None:
+    """Return once B's feed has read two batches since B opened the chat.
+
+    A batch B asked for before it opened the chat does not read the chat's messages, so B
+    takes the stored tree instead: correct, but as one reload (``ActivePathChanged``), and the
+    re-read runs after that batch is applied. A rename seen by B's open chat shows a batch read
+    since the open; a second one shows the loop also finished the re-read that may have
+    followed the first. Only then does a turn in A arrive in B message by message, in place.
+    """
+    for title in ("Shared chat", "Shared chat (seen)"):
+        await a.rename_session(live_b.session_id, title)
+        await until(functools.partial(_titled, live_b, title))
+
+
+def _titled(live: LiveConversation, title: str) -> bool:
+    return live.info.title == title
+
+
 class Tab:
     """What an open tab in engine B is told, and the reply texts it could show."""
 
@@ -108,11 +128,7 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
         live_b = await b.open_session(info.id)
         tab = Tab(b, info.id)
         live_b.subscribe(tab)
-        # A batch B asked for before it opened the chat does not read the chat's messages
-        # (B then takes the stored tree: correct, but as one reload). A rename seen by B's open
-        # chat shows its feed has come round since, so the turn below arrives message by message.
-        await a.rename_session(info.id, "Shared chat")
-        await until(lambda: live_b.info.title == "Shared chat")
+        await feed_came_round(a, live_b)
         await a.open_session(info.id)
         a.send(info.id, "hello")
         await a.wait_idle(info.id)
@@ -232,6 +248,7 @@ async def test_the_reader_s_feed_connection_killed_mid_stream_resumes_and_misses
         assert watch is not None
         await until(lambda: watch.feed is not None and watch.feed.listen_pid is not None)
         assert watch.feed is not None
+        await feed_came_round(a, live_b)
         await a.open_session(info.id)
         a.send(info.id, "hello")
         await until(lambda: len(tab.texts) >= 2)  # mid-stream
