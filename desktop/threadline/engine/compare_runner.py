@@ -25,6 +25,7 @@ What this module adds:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -104,16 +105,19 @@ class CompareRunner:
         assert compare is not None, "start_compare first"
         session_id = live.session_id
         prompt = conversation.tree.get(compare.prompt_id)
-        if not await self._store_prompt(live, prompt):
-            return
-        if on_stored is not None:
-            on_stored()
-        tasks = {
-            w.index: asyncio.create_task(self._run_worker(live, w), name=f"compare-{session_id}-{w.index}")
-            for w in compare.workers
-        }
-        self._workers[session_id] = tasks
+        tasks: dict[int, asyncio.Task[None]] = {}
         try:
+            # Inside the try: a Stop while the prompt is being stored must still settle the
+            # compare, or the session would stay COMPARING (busy) until reopened.
+            if not await self._store_prompt(live, prompt):
+                return
+            if on_stored is not None:
+                on_stored()
+            tasks = {
+                w.index: asyncio.create_task(self._run_worker(live, w), name=f"compare-{session_id}-{i}")
+                for i, w in enumerate(compare.workers)
+            }
+            self._workers[session_id] = tasks
             outcomes = await asyncio.gather(*tasks.values(), return_exceptions=True)
             for outcome in outcomes:
                 if isinstance(outcome, Exception):
@@ -121,9 +125,11 @@ class CompareRunner:
         finally:
             # Stop cancelled this task and, through gather, every worker: wait for their endings.
             await asyncio.gather(*tasks.values(), return_exceptions=True)
-            del self._workers[session_id]
+            self._workers.pop(session_id, None)
             self._asking.pop(session_id, None)
-            await self._settle(live, compare, self._picked.pop(session_id, None))
+            picked = self._picked.pop(session_id, None)
+            if tasks or conversation.compare is compare:  # not when the prompt's store failed (ended)
+                await self._settle(live, compare, picked)
 
     def stop_worker(self, session_id: str, index: int) -> bool:
         """Stop one worker of the running compare (its partial reply is kept); the others go on."""
@@ -226,17 +232,35 @@ class CompareRunner:
     # -- start and end -----------------------------------------------------------------------------
 
     async def _store_prompt(self, live: LiveConversation, prompt: Message) -> bool:
+        """Store the prompt before any worker sends; ``False`` (compare ended, prompt given back)
+        when the store refuses it.
+
+        Shielded, and a Stop waits for the write to end: the compare then settles on a
+        prompt that is stored (or, refused, given back) rather than on a write in flight.
+        """
+        append = asyncio.ensure_future(self._store.append_message(live.session_id, prompt))
         try:
-            await asyncio.shield(self._store.append_message(live.session_id, prompt))
+            try:
+                await asyncio.shield(append)
+            except asyncio.CancelledError:
+                with contextlib.suppress(StoreError):
+                    await asyncio.shield(append)
+                refused = None if append.cancelled() else append.exception()
+                if isinstance(refused, StoreError):
+                    self._prompt_refused(live, prompt, refused)
+                raise
         except StoreError as err:
-            log.warning("session %s: the compare's prompt could not be stored: %s", live.session_id, err)
-            conversation = live.conversation
-            conversation.fail(str(err))
-            conversation.tree.remove_leaf(prompt.id)
-            live.emit(ActivePathChanged(live.session_id, conversation.tree.active_leaf))
-            live.emit(TurnFailed(live.session_id, unsent_prompt_error(err), unsent_prompt=prompt))
+            self._prompt_refused(live, prompt, err)
             return False
         return True
+
+    def _prompt_refused(self, live: LiveConversation, prompt: Message, err: StoreError) -> None:
+        log.warning("session %s: the compare's prompt could not be stored: %s", live.session_id, err)
+        conversation = live.conversation
+        conversation.fail(str(err))
+        conversation.tree.remove_leaf(prompt.id)
+        live.emit(ActivePathChanged(live.session_id, conversation.tree.active_leaf))
+        live.emit(TurnFailed(live.session_id, unsent_prompt_error(err), unsent_prompt=prompt))
 
     async def _settle(self, live: LiveConversation, compare: Compare, picked: int | None) -> None:
         """Every worker has ended: show the picked (or first finished) reply, and store that."""

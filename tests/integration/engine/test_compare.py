@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
 
 import pytest
-from tests.integration.engine.helpers import turn
+from tests.integration.engine.helpers import stored_path, turn
 from tests.integration.engine.test_engine_turns import LookupTool
 from tests.support.sse_server import (
     RecordedRequest,
@@ -27,7 +29,7 @@ from tests.support.sse_server import (
 
 from threadline.core.compare import CompareTarget, WorkerState
 from threadline.core.config import AgentConfig
-from threadline.core.messages import MessageKind, MessageStatus, ToolCall
+from threadline.core.messages import Message, MessageKind, MessageStatus, ToolCall
 from threadline.core.turn import TurnState
 from threadline.engine.approval import Decision
 from threadline.engine.compare_runner import approval_label
@@ -49,6 +51,12 @@ TARGETS = (
     CompareTarget("replay", "slow"),
 )
 SLOW_TEXT = [f"slow{i} " for i in range(12)]
+
+
+async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
 
 
 def three_workers(request: RecordedRequest) -> ScriptedResponse | None:
@@ -281,3 +289,53 @@ async def test_compare_needs_two_to_four_targets(engine: Engine) -> None:
         else:
             raise AssertionError("a compare with the wrong number of targets started")
     assert live.conversation.ready_for_input and len(live.conversation.tree) == 0
+
+
+async def test_stop_while_the_prompt_is_stored_leaves_the_chat_ready(
+    engine: Engine, replay_server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stop pressed while the compare's prompt waits for the database (another connection
+    holds SQLite's write lock): the compare settles, the chat is ready, the next send runs."""
+    replay_server.responder = lambda request: sse_response(
+        openai_text_stream(["Fine."], model=request.body["model"])
+    )
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        connection = sqlite3.connect(engine.data_dir / DATABASE_FILENAME, timeout=30, isolation_level=None)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            locked.set()
+            release.wait(120)
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    real_append = engine.store.append_message
+
+    async def append_behind_a_lock(session_id: str, message: Message) -> None:
+        if message.text == "Held" and not holder.is_alive():  # the compare's prompt: lock first
+            holder.start()
+            await until(locked.is_set)
+        await real_append(session_id, message)
+
+    monkeypatch.setattr(engine.store, "append_message", append_behind_a_lock)
+    engine.send_compare(session.id, "Held", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
+    try:
+        await until(locked.is_set)
+        engine.cancel(session.id)
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join)
+    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    assert live.conversation.ready_for_input and live.conversation.compare is None
+    assert not replay_server.requests  # stopped before any worker sent
+    prompt = next(m for m in live.conversation.tree if m.text == "Held")
+    assert live.conversation.tree.active_leaf == prompt.id
+    await turn(engine, session.id, "Next")  # a next send is accepted, not SessionBusyError
+    assert live.conversation.tree.get(live.conversation.tree.active_leaf or "").text == "Fine."
+    stored = await stored_path(engine.data_dir, session.id)
+    assert [m.text for m in stored] == ["Held", "Next", "Fine."]
