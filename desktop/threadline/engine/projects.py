@@ -1,9 +1,13 @@
 """Projects: folders of chats with shared instructions and context (see ``core/project.py``).
 
-``ProjectService`` keeps the projects in the store and a copy of them in memory:
-every turn asks which project its chat is in (to add the project's instructions
-and context files), and that must not cost a database read per request. The copy
-is refreshed by every change made here; the sidebar hears ``ProjectsChanged``.
+``ProjectService`` keeps the projects in the store and the list it last read in
+memory. Another instance on the same database may edit a project at any time
+(the change log records sessions and messages, not projects), so nothing that is
+sent relies on that copy: every turn reads its project's stored row (one row by
+primary key, well under a millisecond) through ``get``. Whenever a read finds
+the stored projects differ from the copy — an edit here, or one made elsewhere
+and found by a turn or by the sidebar's ``all`` — listeners hear
+``ProjectsChanged`` with the whole list, so the sidebar follows too.
 """
 
 from __future__ import annotations
@@ -38,19 +42,22 @@ class ProjectService:
         self._known: dict[str, Project] | None = None
 
     async def all(self) -> list[Project]:
-        """Every project by name, read from the store (other instances may have changed them)."""
+        """Every project by name, read from the store (other instances may have changed them);
+        ``ProjectsChanged`` follows when the list differs from the one read before."""
         projects = await self._store.list_projects()
-        self._known = {p.id: p for p in projects}
+        self._remember(projects)
         return projects
 
     async def get(self, project_id: str | None) -> Project | None:
-        """The project ``project_id`` names (``None`` for none or a project deleted since)."""
+        """The project ``project_id`` names as stored now (``None`` for none or a project
+        deleted since): a turn must send the instructions as they are, not as this instance
+        last saw them. A row that differs from the remembered one refreshes the list."""
         if not project_id:
             return None
-        if self._known is None or project_id not in self._known:
-            await self.all()
-        assert self._known is not None
-        return self._known.get(project_id)
+        stored = await self._store.get_project(project_id)
+        if self._known is not None and self._known.get(project_id) != stored:
+            await self.all()  # changed elsewhere: the sidebar hears ProjectsChanged
+        return stored
 
     async def find(self, name_or_id: str) -> Project:
         """The project with this id or name (case-insensitive), for the command line."""
@@ -100,4 +107,12 @@ class ProjectService:
         return project
 
     async def _changed(self) -> None:
-        self._announce(ProjectsChanged(tuple(await self.all())))
+        """After a change made here: always announce, with the list as stored now."""
+        self._remember(await self._store.list_projects(), always=True)
+
+    def _remember(self, projects: list[Project], *, always: bool = False) -> None:
+        known = {p.id: p for p in projects}
+        changed = self._known is not None and known != self._known
+        self._known = known
+        if changed or always:
+            self._announce(ProjectsChanged(tuple(projects)))

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import failure, turn
+from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 from threadline.core.sticky import ContextSource, StickyContext
-from threadline.engine.engine import Engine
+from threadline.engine.engine import DATABASE_FILENAME, Engine
 from threadline.engine.events import ProjectsChanged, SessionEvent, SessionUpdated
 from threadline.engine.projects import ProjectNameError, ProjectNotFoundError
+from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
 
@@ -98,3 +100,39 @@ async def test_search_can_keep_to_one_project(engine: Engine, replay_server: Rep
     listed = await engine.list_sessions(project_id=project.id)
     assert [s.id for s in listed] == [inside.id]
     assert await engine.project_chat_counts() == {project.id: 1}
+
+
+async def test_an_edit_made_by_another_instance_reaches_the_next_turn(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    """Two engines on one SQLite file: B has already sent a turn with the project's old
+    instructions (and listed the projects) when A edits them; B's next request carries
+    the new ones and B's listing hears the edit, without a restart."""
+    other = await Engine.open(
+        tmp_path / "b",
+        database_url=Store.sqlite_url(tmp_path / "data" / DATABASE_FILENAME),
+        retry_policy=FAST_RETRIES,
+        provider_timeout=10.0,
+    )
+    try:
+        project = await engine.create_project("Garden", instructions="Answer in metric units.")
+        info = await engine.new_session(project_id=project.id)
+        assert [p.instructions for p in await other.list_projects()] == ["Answer in metric units."]
+        heard: list[SessionEvent] = []
+        other.subscribe_sessions(heard.append)
+
+        replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+        assert failure(await turn(other, info.id, "How long is it?")) is None
+        assert "Answer in metric units." in system_sent(replay_server)
+
+        await engine.save_project(replace(project, instructions="Answer in imperial units."))
+        replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
+        assert failure(await turn(other, info.id, "And wide?")) is None
+        system = system_sent(replay_server)
+        assert "Answer in imperial units." in system and "metric" not in system
+
+        changes = [e for e in heard if isinstance(e, ProjectsChanged)]
+        assert changes and [p.instructions for p in changes[-1].projects] == ["Answer in imperial units."]
+        assert [p.instructions for p in await other.list_projects()] == ["Answer in imperial units."]
+    finally:
+        await other.aclose()

@@ -4,6 +4,8 @@ delete it (its chats stay)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtTest import QTest
@@ -185,3 +187,36 @@ def test_a_project_can_be_renamed_and_recoloured(harness: AppHarness) -> None:
     harness.qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: [p.name for p in view.projects] == ["Letters"], timeout=TIMEOUT)
     assert view.projects[0].colour == "#8b5cf6"
+
+
+def test_a_project_edited_by_another_instance_shows_when_the_window_is_active_again(
+    harness: AppHarness,
+) -> None:
+    """The change feed does not carry projects: coming back to the window reads them again."""
+    from PySide6.QtWidgets import QWidget
+
+    from threadline.engine.engine import Engine
+
+    window = harness.open()
+    rows = window.sidebar.project_scope.view
+    project = harness.run(harness.engine.create_project("Garden", colour="#10b981"))
+    harness.qtbot.waitUntil(lambda: [p.name for p in rows.projects] == ["Garden"], timeout=TIMEOUT)
+
+    async def edit_elsewhere() -> None:
+        other = await Engine.open(harness.data_dir)
+        try:
+            edited = await other.projects.rename(project.id, "Allotment")
+            await other.save_project(replace(edited, colour="#ef4444"))
+        finally:
+            await other.aclose()
+
+    harness.run(edit_elsewhere())
+    elsewhere = QWidget()
+    harness.qtbot.addWidget(elsewhere)
+    elsewhere.show()
+    elsewhere.activateWindow()
+    harness.qtbot.waitUntil(elsewhere.isActiveWindow, timeout=TIMEOUT)
+    window.activateWindow()
+    harness.qtbot.waitUntil(
+        lambda: [(p.name, p.colour) for p in rows.projects] == [("Allotment", "#ef4444")], timeout=TIMEOUT
+    )
