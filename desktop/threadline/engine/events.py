@@ -31,6 +31,8 @@ class ErrorAction(StrEnum):
     COMPACT = "compact"
     NEW_SESSION = "new_session"
     SETTINGS = "settings"
+    SET_CONTEXT_WINDOW = "set_context_window"
+    """Give the model's context window (Settings → Models): the server did not say it."""
     RERUN_TOOLS = "rerun_tools"
     """Run again the tool calls Threadline stopped while they ran (a crash)."""
     SKIP_TOOLS = "skip_tools"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -74,11 +75,32 @@ COMPACT_THRESHOLD = 0.85
 """Compact before sending when the estimate passes this share of the model's budget."""
 EMPTY_REPLY_OVERFLOW_SHARE = 0.5
 """An empty reply to a request filling this share of a known context window counts as an overflow."""
-EMPTY_REPLY_BIG_REQUEST = 1024
-"""With the window unknown, an empty reply to a request of this many tokens counts as an overflow:
-local servers are often started with windows of 512 to 2,048 tokens."""
+EMPTY_REPLY_TINY_REQUEST = 64
+"""With the window unknown, an empty reply to a request of fewer tokens than this is a broken
+stream, not an overflow: no server runs with a window that small. From this size on it is taken
+for a probable overflow, since local servers are often started with windows of 512 to 2,048
+tokens and do not say what theirs is."""
 SAVE_ON_CLOSE_GRACE = 5.0
 """Seconds a turn closed while its writes are still going through (and not failing) waits for them."""
+
+
+class ProbableOverflowError(llm_errors.ContextOverflowError):
+    """An empty reply while the model's context window is unknown.
+
+    A llama.cpp server answers a streamed request over its window with HTTP 200 and an
+    empty body, and its listing does not always give the window (llama-cpp-python lists
+    ``owned_by: "me"`` and has no ``/props``). So this counts as an overflow — the turn
+    compacts and tries once more — but, as nothing confirms it, the tab also offers to
+    give the window (Settings → Models) and to send the same request again.
+    """
+
+    def after_compacting(self) -> ProbableOverflowError:
+        """This error as told when the retry after compacting came back empty too."""
+        told = copy.copy(self)
+        again = "sent back an empty reply again, after the earlier messages were summarised,"
+        told.user_message = self.user_message.replace("sent back an empty reply", again, 1)
+        told.args = (told.user_message,)
+        return told
 
 
 class TurnStopped(Exception):
@@ -94,6 +116,7 @@ class TurnStopped(Exception):
 
 
 _ERROR_ACTIONS: dict[type[Exception], tuple[ErrorAction, ...]] = {
+    ProbableOverflowError: (ErrorAction.COMPACT, ErrorAction.SET_CONTEXT_WINDOW, ErrorAction.RETRY),
     llm_errors.AuthenticationError: (ErrorAction.ADD_KEY, ErrorAction.RETRY),
     llm_errors.PermissionDeniedError: (ErrorAction.PICK_MODEL, ErrorAction.SETTINGS),
     llm_errors.ModelNotFoundError: (ErrorAction.PICK_MODEL,),
@@ -230,6 +253,8 @@ class TurnRunner:
                 try:
                     await self._stream_round(live, agent, config, provider, params, writer, resuming)
                 except llm_errors.ContextOverflowError as overflow:
+                    if compacted and isinstance(overflow, ProbableOverflowError):
+                        raise overflow.after_compacting() from overflow
                     if compacted or conversation.reply is not None:
                         raise
                     compacted = True
@@ -458,11 +483,12 @@ class TurnRunner:
         A llama.cpp server answers a streamed request longer than its context window
         with HTTP 200 and an empty body, and retrying sends the same request again.
         When the request fills at least ``EMPTY_REPLY_OVERFLOW_SHARE`` of the model's
-        known window, or the window is unknown and the request has at least
-        ``EMPTY_REPLY_BIG_REQUEST`` tokens, that is taken for a context overflow: the
-        turn compacts and tries once more, as for an overflow the server names. A small
-        request's empty reply is not an overflow; without a known window the error also
-        says where to give it.
+        known window, that is a context overflow. When the window is unknown, any
+        request but a tiny one (``EMPTY_REPLY_TINY_REQUEST``) is a probable overflow
+        (``ProbableOverflowError``). Either way the turn compacts and tries once more, as
+        for an overflow the server names, when there is something older than the current
+        turn to summarise. A request well within a known window, or a tiny one, gets a
+        broken stream's error: Retry is what helps there.
         """
         window = self._hub.context_window(provider, model)
         tokens = request.estimated_tokens
@@ -476,16 +502,17 @@ class TurnRunner:
                 detail=err.detail,
                 reason="an empty reply to a request near the context window",
             )
-        if not window and tokens >= EMPTY_REPLY_BIG_REQUEST:
-            return llm_errors.ContextOverflowError(
-                f"{provider} sent back an empty reply to a request of about {tokens:,} tokens; the "
-                "conversation is probably longer than the model's context window. Compact the "
-                "conversation or continue in a new session, and give the model's context window in "
-                "Settings → Models so Threadline can compact in time.",
+        if not window and tokens >= EMPTY_REPLY_TINY_REQUEST:
+            return ProbableOverflowError(
+                f"{provider} sent back an empty reply to a request of about {tokens:,} tokens. The "
+                f"likely cause: the server's context window for '{model}' is smaller than this request "
+                "(a llama.cpp server answers so instead of naming the overflow), and Threadline does "
+                "not know the window. Compact the conversation or shorten the message, and give the "
+                "model's context window in Settings → Models so Threadline can fit requests to it.",
                 provider=provider,
                 model=model,
                 detail=err.detail,
-                reason="an empty reply to a long request (the context window is unknown)",
+                reason="an empty reply (probably a request over the server's context window)",
             )
         if window:
             return llm_errors.MalformedStreamError(
@@ -498,10 +525,9 @@ class TurnRunner:
                 reason="an empty reply",
             )
         return llm_errors.MalformedStreamError(
-            f"{provider} ended the reply without sending anything. A local server does this when the "
-            "conversation is longer than its context window: compact the conversation, or give the "
-            f"model's context window in Settings → Models so Threadline can tell (request: about "
-            f"{tokens:,} tokens).",
+            f"{provider} ended the reply without sending anything (the request was about {tokens:,} "
+            "tokens, too short to be over a context window). Try again; if it keeps happening, look at "
+            "the server's log, and give the model's context window in Settings → Models.",
             provider=provider,
             model=model,
             detail=err.detail,

@@ -1,7 +1,9 @@
 """A context overflow however a server reports it: a 400 naming it, or — as a llama.cpp server
 does for a streamed request over its window — HTTP 200 with an empty body. Both end in a
-compacted, successful turn when the model's window is known; without a known window the
-empty reply says what may be wrong and where to give the window."""
+compacted, successful turn, whether the model's window is known or not (llama-cpp-python's
+server lists its model with ``owned_by: "me"``, no window and no ``/props``); when nothing can
+be compacted, the error names the likely cause and offers Compact, the window setting and Retry.
+A tiny request's empty reply is a broken stream."""
 
 from __future__ import annotations
 
@@ -9,7 +11,13 @@ from dataclasses import replace
 
 import pytest
 from tests.integration.engine.helpers import failure, stored_path, turn
-from tests.support.sse_server import ReplayServer, ScriptedResponse, openai_text_stream, sse_response
+from tests.support.sse_server import (
+    ReplayServer,
+    ScriptedResponse,
+    json_response,
+    openai_text_stream,
+    sse_response,
+)
 from tests.support.sse_streams import openai_context_length_error
 
 from threadline.core.messages import MessageKind
@@ -64,6 +72,76 @@ async def test_an_overflow_ends_in_a_compacted_successful_turn(
     assert users == ["Q3 " + LONG]  # only the kept turn: the summary stands for the rest
 
 
+LOCAL_MODEL = "qwen2.5-0.5b-instruct-q4_k_m.gguf"
+LISTED = {"id": LOCAL_MODEL, "object": "model", "owned_by": "me", "permissions": []}
+LLAMA_CPP_PYTHON_MODELS = json_response(200, {"object": "list", "data": [LISTED]})
+"""What llama-cpp-python's server (``--n_ctx 512``) lists: no window; it has no ``/props`` either."""
+
+
+async def llama_cpp_python_session(engine: Engine, server: ReplayServer) -> str:
+    """A chat on the replay server's model as llama-cpp-python lists it: the window stays unknown."""
+    server.models_response = LLAMA_CPP_PYTHON_MODELS
+    assert [m.id for m in await engine.list_models("replay")] == [LOCAL_MODEL]
+    session = await engine.new_session()
+    await engine.set_session_model(session.id, "replay", LOCAL_MODEL)
+    assert engine.hub.context_window("replay", LOCAL_MODEL) is None
+    return session.id
+
+
+async def test_with_an_unknown_window_an_empty_reply_compacts_and_retries(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """The issue's own case: ~600 tokens of history, under 1,024, and the server's window unknown."""
+    session_id = await llama_cpp_python_session(engine, replay_server)
+    replay_server.enqueue(reply("A1 " + LONG), reply("A2 " + LONG))
+    await turn(engine, session_id, "Q1 " + LONG)
+    await turn(engine, session_id, "Q2 " + LONG)
+    replay_server.enqueue(EMPTY_200, reply("Summary: two long questions were asked."), reply("A3"))
+    before = len(replay_server.requests)
+    events = await turn(engine, session_id, "Q3 " + LONG)
+    assert failure(events) is None
+    refused, summarising, retried = (r.body for r in replay_server.requests[before:])
+    sent_first = [str(m["content"]) for m in refused["messages"] if m["role"] == "user"]
+    assert sent_first == ["Q1 " + LONG, "Q2 " + LONG, "Q3 " + LONG]  # ~600 tokens: under the old 1,024
+    assert "Q1" in str(summarising["messages"][-1]["content"])
+    assert "two long questions were asked" in str(retried["messages"][0]["content"])
+    assert [str(m["content"]) for m in retried["messages"] if m["role"] == "user"] == ["Q3 " + LONG]
+    path = await stored_path(engine.data_dir, session_id)
+    assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
+    assert path[-1].text == "A3"
+
+
+async def test_with_an_unknown_window_and_nothing_to_compact_the_error_names_the_cause(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    session_id = await llama_cpp_python_session(engine, replay_server)
+    replay_server.enqueue(EMPTY_200)
+    before = len(replay_server.requests)
+    failed = failure(await turn(engine, session_id, "Q1 " + LONG))
+    assert failed is not None
+    assert len(replay_server.requests) == before + 1  # nothing older to summarise: not sent again
+    assert "context window" in failed.error.message and "smaller than this request" in failed.error.message
+    assert "Settings → Models" in failed.error.message
+    assert failed.error.actions == (ErrorAction.COMPACT, ErrorAction.SET_CONTEXT_WINDOW, ErrorAction.RETRY)
+
+
+async def test_with_an_unknown_window_an_empty_retry_after_compacting_says_so(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    session_id = await llama_cpp_python_session(engine, replay_server)
+    replay_server.enqueue(reply("A1 " + LONG), reply("A2 " + LONG))
+    await turn(engine, session_id, "Q1 " + LONG)
+    await turn(engine, session_id, "Q2 " + LONG)
+    replay_server.enqueue(EMPTY_200, reply("Summary: two long questions."), EMPTY_200)
+    before = len(replay_server.requests)
+    failed = failure(await turn(engine, session_id, "Q3 " + LONG))
+    assert failed is not None
+    assert len(replay_server.requests) == before + 3  # refused, summarised, refused again: no loop
+    assert "again, after the earlier messages were summarised" in failed.error.message
+    assert "smaller than this request" in failed.error.message
+    assert failed.error.actions == (ErrorAction.COMPACT, ErrorAction.SET_CONTEXT_WINDOW, ErrorAction.RETRY)
+
+
 async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
@@ -74,6 +152,7 @@ async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
     assert failed is not None
     assert "without sending anything" in failed.error.message
     assert "Settings → Models" in failed.error.message
+    assert failed.error.actions == (ErrorAction.RETRY,)  # a tiny request: a broken stream, not an overflow
 
 
 async def test_an_empty_reply_to_a_big_request_counts_as_an_overflow_without_a_known_window(

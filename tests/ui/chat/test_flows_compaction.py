@@ -124,3 +124,40 @@ def test_a_failed_compaction_says_why_in_the_banner_and_sending_still_works(harn
     wait_idle(harness, tab)
     assert shown_rows(tab)[-1].text == "A5"
     assert not tab.banner.isVisible()
+
+
+EMPTY_200 = ScriptedResponse(status=200, headers={"Content-Type": "text/event-stream"}, chunks=[])
+"""llama-cpp-python's answer to a streamed request over its window: HTTP 200, nothing in it."""
+
+
+def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_retry(harness: Any) -> None:
+    """Nothing older than the prompt to compact and the server's window unknown: the banner names
+    the likely cause, and its "Set the context window…" opens Settings on the Models page."""
+    harness.open()
+    tab = new_tab(harness)
+    harness.run(harness.engine.set_session_model(tab.session_id, "replay", "tiny-local-model"))
+    harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=15000)
+    harness.server.enqueue(EMPTY_200)
+    type_and_send(harness.qtbot, tab, "Q1 " + "word " * 96)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=15000)
+    wait_idle(harness, tab)
+    error = tab.banner.error
+    assert error is not None and error.kind == "context_overflow"
+    assert "smaller than this request" in tab.banner.label.text()
+    assert error.actions == (ErrorAction.COMPACT, ErrorAction.SET_CONTEXT_WINDOW, ErrorAction.RETRY)
+    for action, text in (
+        (ErrorAction.COMPACT, "Compact conversation"),
+        (ErrorAction.SET_CONTEXT_WINDOW, "Set the context window…"),
+        (ErrorAction.RETRY, "Retry"),
+    ):
+        button = tab.banner.button(action)
+        assert button is not None and button.isVisible() and button.text() == text
+
+    button = tab.banner.button(ErrorAction.SET_CONTEXT_WINDOW)
+    harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    window = harness.window
+    harness.qtbot.waitUntil(lambda: getattr(window, "_settings_dialog", None) is not None, timeout=15000)
+    dialog = window._settings_dialog
+    harness.qtbot.waitUntil(dialog.isVisible, timeout=15000)
+    assert dialog.pages.currentWidget() is dialog.models
+    dialog.reject()

@@ -663,6 +663,8 @@ class ChatTab(QWidget):
             self.settingsRequested.emit(self._info.provider or "providers")
         elif action is ErrorAction.SETTINGS:
             self.settingsRequested.emit("providers")
+        elif action is ErrorAction.SET_CONTEXT_WINDOW:
+            self.settingsRequested.emit("models")
         elif action is ErrorAction.PICK_MODEL:
             self.banner.dismiss()
             self.composer.model_picker.setFocus()

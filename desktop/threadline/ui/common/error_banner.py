@@ -19,6 +19,7 @@ ACTION_TEXT = {
     ErrorAction.COMPACT: "Compact conversation",
     ErrorAction.NEW_SESSION: "Start a new chat",
     ErrorAction.SETTINGS: "Open Settings…",
+    ErrorAction.SET_CONTEXT_WINDOW: "Set the context window…",
     ErrorAction.RERUN_TOOLS: "Run again",
     ErrorAction.SKIP_TOOLS: "Skip",
 }
