@@ -699,11 +699,10 @@ class Engine:
         return lease is not None
 
     async def busy_elsewhere(self, session_id: str) -> str | None:
-        """The host whose instance runs a turn in this chat right now, or ``None`` (free, or this engine)."""
-        lease = await self.leases.current(session_id)
-        if lease is None or lease.holder == self.leases.holder:
-            return None
-        return lease.host
+        """The host whose instance runs a turn in this chat right now, or ``None`` (free, this
+        engine, or a dead holder whose lease has expired)."""
+        lease = await self.leases.elsewhere(session_id)
+        return lease.host if lease is not None else None
 
     async def catch_up(self, session_id: str) -> None:
         """Take the stored tree of an open, idle chat now, before a send that waited for another

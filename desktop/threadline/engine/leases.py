@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
-from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.core.messages import Message, MessageKind, MessageStatus, utcnow
 from threadline.engine.events import (
     ActivePathChanged,
     MessageChanged,
@@ -113,6 +113,23 @@ class SessionLeases:
     async def current(self, session_id: str) -> Lease | None:
         """The session's lease as stored (ours, another instance's, or none)."""
         return await self._store.get_lease(session_id)
+
+    async def elsewhere(self, session_id: str) -> Lease | None:
+        """The lease of another instance that is still running a turn in the session, or ``None``.
+
+        ``None`` when the chat is free, busy here, or held by a dead holder: a process
+        killed mid-turn (or a machine that went away) leaves its row behind, and nobody
+        deletes it until a turn start takes it over. Counted as gone once ``expired``
+        says so (no heartbeat for ``expires_after``, or its process on this host has
+        ended), so a tab stops showing "Replying on <host>" and a message waiting for
+        that reply is sent; its turn start then takes the lease over.
+        """
+        lease = await self._store.get_lease(session_id)
+        if lease is None or lease.holder == self.holder:
+            return None
+        if leases.expired(lease, utcnow(), self.expires_after):
+            return None
+        return lease
 
     def holds(self, session_id: str) -> bool:
         return session_id in self._beats
@@ -282,6 +299,11 @@ class ElsewhereWatch:
     the lease is read once per batch. A tab hears ``SessionBusyElsewhere`` only when
     what it shows changes (host, or a stop asked): "Replying on <host>" appears when
     another instance starts a turn and goes when it ends.
+
+    A holder that dies mid-turn gives nothing up, so no entry says it ended. While a
+    tab shows its chat busy elsewhere the lease is therefore read again every
+    heartbeat; once the holder counts as gone (``SessionLeases.elsewhere``) the strip
+    goes, and a message waiting for that reply is sent.
     """
 
     def __init__(
@@ -293,28 +315,43 @@ class ElsewhereWatch:
         self._leases = leases_
         self._live = live
         self._spawn = spawn
-        self._reading: set[str] = set()
+        self._following: dict[str, asyncio.Event] = {}
+        """Sessions whose lease is being read (or re-read while busy elsewhere); set wakes it."""
         self._shown: dict[str, tuple[str, bool]] = {}
 
     def touched(self, session_id: str) -> None:
-        if session_id not in self._reading:
-            self._reading.add(session_id)
-            self._spawn(self._read(session_id))
-
-    async def _read(self, session_id: str) -> None:
-        try:
-            lease = await self._leases.current(session_id)
-        except StoreError as err:  # the next entry reads it again
-            log.info("session %s: reading its lease failed: %s", session_id, err)
+        """The session's lease may have moved: read it (again, at once, if already following)."""
+        wake = self._following.get(session_id)
+        if wake is not None:
+            wake.set()
             return
+        self._following[session_id] = asyncio.Event()
+        self._spawn(self._follow(session_id))
+
+    async def _follow(self, session_id: str) -> None:
+        """Read the lease, and keep reading it each heartbeat while it shows busy elsewhere."""
+        try:
+            while await self._read(session_id):
+                wake = self._following[session_id]
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), self._leases.heartbeat_every)
+                wake.clear()
         finally:
-            self._reading.discard(session_id)
+            self._following.pop(session_id, None)
+
+    async def _read(self, session_id: str) -> bool:
+        """Tell the tab what changed; whether the session shows busy elsewhere now."""
+        try:
+            lease = await self._leases.elsewhere(session_id)
+        except StoreError as err:  # read again at the next heartbeat or entry
+            log.info("session %s: reading its lease failed: %s", session_id, err)
+            return bool(self._shown.get(session_id, ("", False))[0]) and self._live(session_id) is not None
         live = self._live(session_id)
         if live is None:
             self._shown.pop(session_id, None)
-            return
-        elsewhere = lease is not None and lease.holder != self._leases.holder
-        shown = (lease.host, lease.stop_requested) if lease is not None and elsewhere else ("", False)
+            return False
+        shown = (lease.host, lease.stop_requested) if lease is not None else ("", False)
         if self._shown.get(session_id, ("", False)) != shown:
             self._shown[session_id] = shown
             live.emit(SessionBusyElsewhere(session_id, *shown))
+        return lease is not None

@@ -146,3 +146,34 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     assert stored[1].id == left.id and stored[1].status is MessageStatus.INTERRUPTED
     assert "".join(pieces(400)).startswith(stored[1].text) and stored[1].text
     assert await engine.store.get_lease(info.id) is None
+
+
+async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A holder killed with SIGKILL leaves its lease row; the next ``ask --session`` sees that
+    its holder is gone and runs, rather than waiting out its ``--wait`` and giving up."""
+    info = await engine.new_session("Killed, then asked again")
+    replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
+    first = await ask(tmp_path, "--session", info.id, "count")
+    assert first.stdout is not None
+    printed = b""
+    async with asyncio.timeout(WAIT):
+        while len(printed) < 10 * 5:
+            printed += await first.stdout.read(4096)
+    os.kill(first.pid, signal.SIGKILL)
+    await first.wait()
+    lease = await engine.store.get_lease(info.id)
+    assert lease is not None and lease.holder.split("|")[1] == str(first.pid)  # left behind
+
+    replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
+    second = await ask(tmp_path, "--session", info.id, "--wait", "120", "go on")
+    out, err = await asyncio.wait_for(second.communicate(), WAIT)
+    assert second.returncode == 0, err.decode()
+    assert "waiting:" not in err.decode()
+    assert out.decode().strip() == "taken over"
+    tree = await engine.store.load_tree(info.id)
+    path = tree.path(tree.active_leaf)
+    assert [m.text for m in path][2:] == ["go on", "taken over"]
+    assert path[1].status is MessageStatus.INTERRUPTED
+    assert await engine.store.get_lease(info.id) is None

@@ -215,3 +215,40 @@ async def test_an_open_tab_is_told_where_its_chat_replies_and_when_that_ends(
     await a.wait_idle(info.id)
     await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
     assert a_shown == []  # its own turn is never "elsewhere" to it
+
+
+async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
+    watching: tuple[Engine, Engine], database_url: str, replay_server: ReplayServer
+) -> None:
+    """Another machine's instance holds the chat, beats, then dies: it never gives the lease up,
+    so no change entry says its turn ended. B's tab stops showing it once the lease has expired,
+    ``busy_elsewhere`` says free, and B's next turn takes the lease over."""
+    a, b = watching
+    info = await a.new_session("Held by the dead")
+    shown: list[SessionBusyElsewhere] = []
+    (await b.open_session(info.id)).subscribe(
+        lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
+    )
+    dead = "gone.example|4242|dead"
+    assert (await a.store.acquire_lease(info.id, dead, a.leases.expires_after)).ok
+    busy = SessionBusyElsewhere(info.id, "gone.example", False)
+    async with asyncio.timeout(WAIT):  # alive: it beats until B has seen it
+        while busy not in shown:
+            assert (await a.store.lease_heartbeat(info.id, dead)).held
+            await asyncio.sleep(HEARTBEAT)
+    assert await b.busy_elsewhere(info.id) == "gone.example"
+
+    # It dies: no more heartbeats, and its row stays.
+    await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
+    assert (await b.store.get_lease(info.id)) is not None  # nobody deleted it: B saw it expire
+    assert await b.busy_elsewhere(info.id) is None
+
+    replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
+    b_events: list[ConversationEvent] = []
+    b.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
+    b.send(info.id, "anyone there?")
+    await b.wait_idle(info.id)
+    assert not any(isinstance(e, TurnFailed) for e in b_events), b_events
+    tree = await b.store.load_tree(info.id)
+    assert [m.text for m in tree.path(tree.active_leaf)] == ["anyone there?", "taken over"]
+    assert await b.store.get_lease(info.id) is None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.engine import DATABASE_FILENAME, Engine
 from threadline.store.repository import Store
 
+THREADLINE = (sys.executable, "-m", "threadline")
 SHOTS = os.environ.get("THREADLINE_SCREENSHOTS")
 """A folder to save screenshots in (looked at by hand), or unset."""
 
@@ -122,3 +125,55 @@ def test_dont_send_keeps_the_waiting_message_in_the_box(harness: Any) -> None:
         assert all(r.body["messages"][-1]["content"] != "Maybe later" for r in posts)
     finally:
         harness.run(other.aclose())
+
+
+def test_a_message_waiting_for_a_killed_instance_is_sent_once_its_lease_is_gone(harness: Any) -> None:
+    """The other instance is a real ``threadline ask`` process, killed with SIGKILL mid-reply: it
+    never gives its lease up. The strip goes and the waiting message is sent anyway, after the
+    cut-off reply, which is kept as interrupted."""
+    harness.open()
+    tab = new_tab(harness)
+    strip = tab.busy_elsewhere
+
+    pieces = [f"word{n} " for n in range(400)]
+    harness.server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
+    other = subprocess.Popen(
+        [*THREADLINE, "--data-dir", str(harness.data_dir), "ask", "--session", tab.session_id, "Long one"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+    )
+    try:
+        harness.qtbot.waitUntil(strip.isVisible, timeout=30000)
+        assert strip.label.text().startswith(f"Replying on {socket.gethostname()}")
+        harness.server.enqueue(sse_response(openai_text_stream(["Here ", "too."])))
+        type_and_send(harness.qtbot, tab, "Me too")
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+
+        def other_reply_shown() -> bool:  # the feed brings the other reply into this tab as it grows
+            last = tab.model.message_at(tab.model.rowCount() - 1)
+            return last is not None and last.text.startswith("word0 word1 ")
+
+        harness.qtbot.waitUntil(other_reply_shown, timeout=30000)
+    finally:
+        other.kill()  # SIGKILL: no lease given up, no reply finished
+        other.wait(timeout=30)
+
+    harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=30000)
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=30000)
+    harness.qtbot.waitUntil(
+        lambda: (
+            tab.model.message_at(tab.model.rowCount() - 1) is not None
+            and tab.model.message_at(tab.model.rowCount() - 1).text == "Here too."
+        ),
+        timeout=30000,
+    )
+
+    async def stored() -> list[Any]:
+        tree = await harness.engine.store.load_tree(tab.session_id)
+        return tree.path(tree.active_leaf)
+
+    path = harness.run(stored())
+    texts = [m.text for m in path]
+    assert texts[:1] + texts[2:] == ["Long one", "Me too", "Here too."]
+    assert path[1].status is MessageStatus.INTERRUPTED and "".join(pieces).startswith(path[1].text)
