@@ -13,6 +13,14 @@ each tool result's output. A part is named by its key: ``""`` for the text,
 box (the same keys the view uses to open or close them), so the find bar can open the
 block a match is in.
 
+A find must count exactly what the view can highlight, or "3 of 17" points at the wrong
+place. So each part is searched as it is shown, not as it is stored: a tool call's
+arguments and a JSON tool result as their box shows them (indented, unescaped), and a
+reply's text through ``shown_text`` — the chat passes a function that turns Markdown into
+the text its document holds (``ui/chat/find_shown_text.py``): no markup, link text
+without its address, each paragraph, list item, cell and code line on a line of its own,
+formulas left out (they are pictures). Without it the stored text is searched.
+
 The parts are joined into one string and searched with ``str.find`` (see :class:`Corpus`).
 Matching ignores case by default (``str.lower`` on both sides). Where lowering changes the
 text's length (a few characters such as "İ" do), the offsets would no longer point into
@@ -25,7 +33,7 @@ import bisect
 import itertools
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from threadline.core.messages import Message
@@ -35,6 +43,9 @@ TEXT_PART = ""
 
 Part = tuple[str, str]
 """(key, text) of one searchable part of a message."""
+
+ShownText = Callable[[Message], str]
+"""A message's text as the view shows it (for a reply: its Markdown rendered to plain text)."""
 
 THINKING_SUFFIX = ":thinking"
 """A reasoning part's key is the message id and this (the view's key of the thinking block)."""
@@ -67,19 +78,20 @@ class Match:
     length: int
 
 
-def searchable_parts(message: Message) -> list[Part]:
-    """The texts of a message a find looks in, in the order they are shown."""
+def searchable_parts(message: Message, shown_text: ShownText | None = None) -> list[Part]:
+    """The texts of a message a find looks in, in the order they are shown (the text as
+    ``shown_text`` gives it, if given)."""
     parts: list[Part] = []
     if message.reasoning and (reasoning := shown_reasoning(message)):
         parts.append((thinking_part(message.id), reasoning))
-    if message.text:
-        parts.append((TEXT_PART, message.text))
+    if message.text and (text := shown_text(message) if shown_text is not None else message.text):
+        parts.append((TEXT_PART, text))
     for call in message.tool_calls:
         if call.arguments:
             parts.append((f"{message.id}:{call.id}", shown_arguments(call.arguments)))
     for result in message.tool_results:
         if result.text:
-            parts.append((f"{message.id}:{result.call_id}", result.text))
+            parts.append((f"{message.id}:{result.call_id}", shown_result(result.text)))
     return parts
 
 
@@ -90,6 +102,19 @@ def shown_arguments(arguments: str) -> str:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except (ValueError, TypeError):
         return arguments
+
+
+def shown_result(text: str) -> str:
+    """A tool's output as its box shows it: a JSON object or list indented and unescaped,
+    anything else as it came."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return text  # not JSON: no parse attempt (most output is text)
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False) if isinstance(value, dict | list) else text
 
 
 SEPARATOR = "\x00"
@@ -104,14 +129,16 @@ class Corpus:
     with a binary search over where each part starts.
     """
 
-    def __init__(self, messages: Sequence[Message], case_sensitive: bool) -> None:
+    def __init__(
+        self, messages: Sequence[Message], case_sensitive: bool, shown_text: ShownText | None = None
+    ) -> None:
         self.case_sensitive = case_sensitive
         self.starts: list[int] = []
         self.owners: list[tuple[int, str]] = []
         texts: list[str] = []
         at = 0
         for i, message in enumerate(messages):
-            for key, text in searchable_parts(message):
+            for key, text in searchable_parts(message, shown_text):
                 self.starts.append(at)
                 self.owners.append((i, key))
                 texts.append(text)
@@ -159,10 +186,16 @@ class FindIndex:
         self._signature: tuple[object, ...] | None = None
         self._corpus: Corpus | None = None
 
-    def corpus(self, messages: Sequence[Message], versions: Sequence[object], case_sensitive: bool) -> Corpus:
-        signature = (case_sensitive, tuple(m.id for m in messages), tuple(versions))
+    def corpus(
+        self,
+        messages: Sequence[Message],
+        versions: Sequence[object],
+        case_sensitive: bool,
+        shown_text: ShownText | None = None,
+    ) -> Corpus:
+        signature = (case_sensitive, shown_text, tuple(m.id for m in messages), tuple(versions))
         if self._corpus is None or signature != self._signature:
-            self._corpus = Corpus(messages, case_sensitive)
+            self._corpus = Corpus(messages, case_sensitive, shown_text)
             self._signature = signature
         return self._corpus
 
@@ -174,18 +207,19 @@ def iter_matches(
     case_sensitive: bool = False,
     index: FindIndex | None = None,
     versions: Sequence[object] | None = None,
+    shown_text: ShownText | None = None,
 ) -> Iterator[Match]:
     """Every match of ``query`` in ``messages``, in reading order (lazily: the first comes at once).
 
     ``index`` keeps the joined text between calls; ``versions`` (one per message) tells it
-    when a message changed.
+    when a message changed; ``shown_text`` gives a message's text as the view shows it.
     """
     if not query:
         return iter(())
     if index is not None and versions is not None:
-        corpus = index.corpus(messages, versions, case_sensitive)
+        corpus = index.corpus(messages, versions, case_sensitive, shown_text)
     else:
-        corpus = Corpus(messages, case_sensitive)
+        corpus = Corpus(messages, case_sensitive, shown_text)
     return corpus.matches(query)
 
 
@@ -197,7 +231,10 @@ def find_matches(
     index: FindIndex | None = None,
     versions: Sequence[object] | None = None,
     limit: int | None = None,
+    shown_text: ShownText | None = None,
 ) -> list[Match]:
     """The matches of ``query`` in ``messages`` as a list (at most ``limit`` of them)."""
-    found = iter_matches(messages, query, case_sensitive=case_sensitive, index=index, versions=versions)
+    found = iter_matches(
+        messages, query, case_sensitive=case_sensitive, index=index, versions=versions, shown_text=shown_text
+    )
     return list(found) if limit is None else list(itertools.islice(found, limit))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
@@ -13,6 +13,7 @@ from tests.support.ui_fakes import FakeLive
 
 from threadline.core.find_text import TEXT_PART
 from threadline.core.messages import ToolCall
+from threadline.ui.chat import math_render
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.find_bar import FindBar, install_find
@@ -53,7 +54,7 @@ def find(qtbot: Any, host: Host, query: str) -> FindBar:
     bar = host.bar
     assert bar.isVisible() and QApplication.focusWidget() is bar.edit
     qtbot.keyClicks(bar.edit, query)
-    qtbot.waitUntil(lambda: bar.count.text() != "", timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text() not in ("", "Searching…"), timeout=10_000)
     return bar
 
 
@@ -148,6 +149,103 @@ def test_matches_inside_a_collapsed_tool_result_are_found_and_shown(qtbot: Any) 
     )
     result_doc = host.view.rendered_document(results.id)
     assert result_doc is not None and results.tool_results[0].text[:20] in result_doc.toPlainText()
+
+
+MARKUP_REPLY = (
+    "I like **foo** bar, and [foo docs](https://foo.example/bar?q=example) say *so*.\n\n"
+    "Run `foo  bar()` in python, then copy this:\n\n"
+    "```python\nprint('foo bar')\n```\n\n"
+    "Inline $\\frac{a}{b}$ and a broken $\\frac{c$ formula, then display:\n\n"
+    "$$\\sum_{i=1}^{n} i$$\n\n"
+    "A table:\n\n| name | value |\n|---|---|\n| foo | bar |\n"
+)
+
+
+def highlighted(host: Host) -> list[str]:
+    """The text of every highlighted range in every row's document, in order."""
+    found: list[str] = []
+    for row in range(host.model.rowCount()):
+        message = host.model.message_at(row)
+        assert message is not None
+        doc = host.view.rendered_document(message.id)
+        assert doc is not None, "every row of this short chat is painted"
+        found.extend(s.cursor.selectedText() for s in host.view.text_highlights(message.id, doc))  # type: ignore[misc]
+    return found
+
+
+def test_the_count_and_the_highlights_agree_on_markup_links_code_and_math(qtbot: Any) -> None:
+    """The count is taken from the text as rendered, so it equals the highlighted ranges:
+    "foo bar" split by bold is both counted and highlighted; a link's address, a formula's
+    LaTeX (a picture, or source when broken), a code box's language and "Copy", and the
+    table's "Open table" link are neither. Stepping lands on the highlight of each match."""
+    live = FakeLive()
+    live.exchange("Show me markup", MARKUP_REPLY)
+    host = open_host(qtbot, live)
+    reply = host.model.message_at(1)
+    assert reply is not None
+    qtbot.waitUntil(lambda: math_render.ready(), timeout=20_000)
+
+    def formulas_drawn() -> bool:
+        doc = host.view.rendered_document(reply.id)
+        return doc is not None and doc.toPlainText().count("\ufffc") == 2  # the broken one is source
+
+    qtbot.waitUntil(formulas_drawn, timeout=20_000)
+    expected = {
+        "foo bar": 3,  # **foo** bar, `foo  bar()` (one space, as shown), print('foo bar')
+        "example": 0,  # only in the link's address
+        "frac": 0,  # only in formulas
+        "python": 1,  # the prose, not the code box's language
+        "copy": 1,  # the prose, not the code box's Copy
+        "table": 1,  # "A table:", not "Open table"
+        "foo": 5,  # the three above, the link's text and the table cell
+    }
+    bar = find(qtbot, host, "foo bar")
+    for query, count in expected.items():
+        bar.edit.selectAll()
+        qtbot.keyClicks(bar.edit, query)
+        label = "No matches" if count == 0 else f" of {count}"
+        qtbot.waitUntil(
+            lambda query=query, label=label: (
+                bar.highlighter.query == query and bar.count.text().endswith(label)
+            ),
+            timeout=10_000,
+        )
+        assert bar.match_count == count, query
+        shown = highlighted(host)
+        assert len(shown) == count, (query, shown)
+        assert all(text.lower() == query for text in shown), (query, shown)
+    for _step in range(expected["foo"]):
+        qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+        current = bar.highlighter.current
+        assert current is not None and current[0] == reply.id
+        doc = host.view.rendered_document(reply.id)
+        assert doc is not None
+        ordinal = int(bar.count.text().split(" of ")[0]) - 1
+        occurrences = bar.highlighter.occurrences(doc)
+        assert current[1] == ordinal  # the n-th counted is the n-th highlighted
+        assert occurrences[current[1]].selectedText().lower() == "foo"
+
+
+def test_a_long_markdown_chat_is_made_searchable_between_frames(qtbot: Any) -> None:
+    """Parsing a long chat's Markdown takes a while: the bar says "Searching…", the GUI keeps
+    answering (the work is cut into slices), and the count comes when every text is ready."""
+    live = FakeLive()
+    for i in range(400):
+        live.exchange(f"question {i}", f"Answer **{i}** is [here](https://x.example/{i}) with `code {i}`.")
+    host = open_host(qtbot, live)
+    qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
+    bar = host.bar
+    assert bar.preparing  # the 400 replies were never parsed: that is left for between frames
+    qtbot.keyClicks(bar.edit, "answer 39")
+    qtbot.waitUntil(lambda: bar.count.text() == "Searching…" or not bar.preparing, timeout=10_000)
+    slices: list[bool] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: slices.append(bar.preparing))
+    timer.start(0)  # runs between the bar's slices only if the event loop is not blocked
+    qtbot.waitUntil(lambda: not bar.preparing and bar.count.text() != "Searching…", timeout=30_000)
+    timer.stop()
+    assert bar.count.text().endswith(" of 11")  # 39 and 390-399
+    assert True in slices
 
 
 def test_streaming_text_updates_the_count(qtbot: Any) -> None:

@@ -70,3 +70,32 @@ def test_the_index_prepares_a_message_again_only_when_its_version_changes() -> N
     assert find_matches([new], "beta", index=index, versions=[1]) == []  # same version: kept
     assert len(find_matches([new], "beta", index=index, versions=[2])) == 1
     assert find_matches([new], "beta", index=index, versions=[2]) == [Match(0, TEXT_PART, 0, 4)]
+
+
+def test_the_text_is_searched_as_shown_text_gives_it() -> None:
+    """The view's text (Markdown rendered) is what is searched: a match split by markup is
+    found, one in a link's address is not, and offsets are in the shown text."""
+    message = reply("**foo** bar, see [the docs](https://foo.example/bar)", mid="m")
+
+    def shown(m: Message) -> str:
+        assert m is message
+        return "foo bar, see the docs"
+
+    assert find_matches([message], "foo bar") == []  # the stored text has markup between them
+    assert find_matches([message], "foo bar", shown_text=shown) == [Match(0, TEXT_PART, 0, 7)]
+    assert find_matches([message], "foo", shown_text=shown) == [Match(0, TEXT_PART, 0, 3)]
+    index = FindIndex()
+    assert len(find_matches([message], "foo", index=index, versions=[1])) == 2  # one in the address
+    assert len(find_matches([message], "foo", index=index, versions=[1], shown_text=shown)) == 1
+    assert [key for key, _ in searchable_parts(reply("**", mid="x"), lambda _m: "")] == []
+
+
+def test_a_json_tool_result_is_searched_as_its_box_shows_it() -> None:
+    """Indented and unescaped, like the open box: "Tromsø" is found in ``"Troms\\u00f8"``."""
+    raw = '{"city":"Troms\\u00f8","days":[1,2]}'
+    found = find_matches([results(ToolResult("c1", raw, tool_name="weather"), mid="t1")], "tromsø")
+    assert len(found) == 1
+    shown = searchable_parts(results(ToolResult("c1", raw), mid="t1"))[0][1]
+    assert shown == '{\n  "city": "Tromsø",\n  "days": [\n    1,\n    2\n  ]\n}'
+    assert searchable_parts(results(ToolResult("c1", "[not json"), mid="t1"))[0][1] == "[not json"
+    assert searchable_parts(results(ToolResult("c1", '"a string"'), mid="t1"))[0][1] == '"a string"'

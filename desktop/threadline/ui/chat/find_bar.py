@@ -18,6 +18,7 @@ not move the conversation.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,12 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QToolButto
 from threadline.core.find_text import TEXT_PART, FindIndex, Match, find_matches, is_thinking_part
 from threadline.core.messages import Message
 from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.context_marks import summary_key
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.find_shown_text import prepared, shown_text
+from threadline.ui.chat.markdown import COPY_CODE_SCHEME, UNSEARCHED_TITLE
 from threadline.ui.chat.message_html import TOGGLE_SCHEME
+from threadline.ui.chat.wide_tables import OPEN_TABLE_SCHEME
 from threadline.ui.common.announce import announce
 from threadline.ui.common.shortcuts import unique_sequences
 from threadline.ui.common.theme import LIGHT, ThemeColors
@@ -52,6 +57,8 @@ REFRESH_MS = 250
 """While text streams in, the search runs again at most this often."""
 OVERLAY_MARGIN = 10
 FIND_KEYS = (QKeySequence.StandardKey.Find, "Ctrl+F")
+PREPARE_SLICE_MS = 8
+"""A long chat's Markdown is made searchable this long at a time between frames."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +75,22 @@ class MatchColours:
         return cls(QColor("#fde68a"), QColor("#f59e0b"))
 
 
+SUMMARY_SUFFIX = summary_key("")
+"""A compaction summary's header link ends so; its text follows the header."""
+CHROME_SCHEMES = (COPY_CODE_SCHEME + ":", OPEN_TABLE_SCHEME + ":")
+"""Links the view adds around a message's text ("Copy", "⤢ Open table"): not searched."""
+
+
 class MatchHighlighter:
     """What the view paints over a document: every occurrence of the query in it, and the current
     match distinctly. Occurrences are looked up in the rendered document (what is painted),
-    cached per document revision, and only for rows the view paints."""
+    cached per document revision, and only for rows the view paints.
+
+    Only text the count includes is highlighted (``core.find_text`` searches the same text
+    through ``find_shown_text``): what the view adds around a message — a box's header, a
+    code box's language and "Copy", "⤢ Open table", text marked ``UNSEARCHED_TITLE`` — is
+    skipped, so the n-th match counted is the n-th highlighted.
+    """
 
     def __init__(self) -> None:
         self.query = ""
@@ -99,9 +118,13 @@ class MatchHighlighter:
                 if self.case_sensitive
                 else QTextDocument.FindFlag(0)
             )
+            chrome: list[tuple[int, int]] | None = None
             cursor = doc.find(self.query, 0, flags)
             while not cursor.isNull() and len(found) < MAX_MATCHES:
-                found.append(cursor)
+                if chrome is None:
+                    chrome = _chrome(doc)
+                if not _overlaps(chrome, cursor.selectionStart(), cursor.selectionEnd()):
+                    found.append(cursor)
                 cursor = doc.find(self.query, cursor, flags)
             self._found[key] = found
         return found
@@ -119,6 +142,31 @@ class MatchHighlighter:
             selection.format = fmt
             out.append(selection)
         return out
+
+
+def _chrome(doc: QTextDocument) -> list[tuple[int, int]]:
+    """The (start, end) ranges of ``doc`` that are not a message's searched text, in order:
+    each block holding a box's header link, the view's own links, and marked text."""
+    ranges: list[tuple[int, int]] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            char_format = fragment.charFormat()
+            href = char_format.anchorHref()
+            if href.startswith(TOGGLE_SCHEME + ":"):
+                ranges.append((block.position(), block.position() + block.length()))
+                break
+            if href.startswith(CHROME_SCHEMES) or char_format.toolTip() == UNSEARCHED_TITLE:
+                ranges.append((fragment.position(), fragment.position() + fragment.length()))
+            it += 1
+        block = block.next()
+    return ranges
+
+
+def _overlaps(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a < end and start < b for a, b in ranges)
 
 
 def _region_start(doc: QTextDocument, part: str) -> tuple[int, int]:
@@ -144,6 +192,8 @@ def _region_start(doc: QTextDocument, part: str) -> tuple[int, int]:
                     if part == key:
                         return block.position() + block.length(), table_end
                     text_start = table_end
+                elif key.endswith(SUMMARY_SUFFIX):
+                    text_start = block.position() + block.length()  # a summary's text follows its header
                 elif part == TEXT_PART:
                     return text_start, block.position()
                 elif key == part:
@@ -172,6 +222,10 @@ class FindBar(QFrame):
         self._current = -1
         self._more = False
         self._path: tuple[list[Message], list[int]] | None = None
+        self._unprepared: list[Message] | None = None
+        """Messages whose shown text is still to be made (``None``: not looked at since the
+        conversation last changed)."""
+        self._search_when_prepared = False
         self.highlighter = MatchHighlighter()
 
         self.edit = QLineEdit()
@@ -210,6 +264,9 @@ class FindBar(QFrame):
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(REFRESH_MS)
         self._refresh.timeout.connect(self._search_again)
+        self._preparing = QTimer(self)
+        self._preparing.setInterval(0)
+        self._preparing.timeout.connect(self._prepare_some)
         self.edit.textChanged.connect(lambda _text: self._typing.start())
         self.case.toggled.connect(lambda _on: self.search())
         self.previous_button.clicked.connect(self.previous)
@@ -263,6 +320,7 @@ class FindBar(QFrame):
         """Hide the bar and its highlights; the tab puts the focus back in the composer."""
         self._typing.stop()
         self._refresh.stop()
+        self._search_when_prepared = False
         self._view.text_highlights = None
         self.hide()
         self._view.viewport().update()
@@ -304,6 +362,10 @@ class FindBar(QFrame):
     def search(self) -> None:
         """Find the query in the whole conversation and go to the first match from the top of
         the view down (where a reader expects it)."""
+        if not self._prepared():
+            self._search_when_prepared = True
+            self._show_count()
+            return
         self._run()
         if self._matches:
             self._go(self._first_from_view())
@@ -313,6 +375,9 @@ class FindBar(QFrame):
     def _search_again(self) -> None:
         """The conversation changed: count again, staying on the current match."""
         if not self.isVisible() or not self.edit.text():
+            return
+        if not self._prepared():
+            self._search_when_prepared = True
             return
         keep = self._matches[self._current] if 0 <= self._current < len(self._matches) else None
         keep_id = self._messages[keep.message_index].id if keep is not None else None
@@ -339,6 +404,7 @@ class FindBar(QFrame):
             index=self._index,
             versions=versions,
             limit=MAX_MATCHES + 1,
+            shown_text=shown_text,
         )
         self._more = len(found) > MAX_MATCHES
         self._matches = found[:MAX_MATCHES]
@@ -352,12 +418,44 @@ class FindBar(QFrame):
             model = self._model
             messages = [m for m in (model.message_at(r) for r in range(model.rowCount())) if m is not None]
             self._path = (messages, [model.revision(m.id) for m in messages])
+            self._unprepared = None
         return self._path
+
+    def _prepared(self) -> bool:
+        """Whether every message's shown text is made; if not, start making it between frames
+        (a long chat's Markdown takes seconds to parse: the GUI must not wait for all of it)."""
+        messages, _versions = self._snapshot()
+        if self._unprepared is None:
+            self._unprepared = [m for m in reversed(messages) if not prepared(m)]
+        if self._unprepared and not self._preparing.isActive():
+            self._preparing.start()
+        return not self._unprepared
+
+    def _prepare_some(self) -> None:
+        deadline = time.perf_counter() + PREPARE_SLICE_MS / 1000
+        pending = self._unprepared or []
+        while pending and time.perf_counter() < deadline:
+            shown_text(pending.pop())
+        if pending:
+            return
+        self._preparing.stop()
+        if self._search_when_prepared and self.isVisible():
+            self._search_when_prepared = False
+            self.search()
+        else:
+            self.warm_up()
+
+    @property
+    def preparing(self) -> bool:
+        """Whether the bar is still making the chat's text searchable (the count says so)."""
+        return self._preparing.isActive()
 
     def warm_up(self) -> None:
         """Read the messages and build the search text now, so the first key is fast."""
+        if not self._prepared():
+            return  # built when the texts are ready
         messages, versions = self._snapshot()
-        self._index.corpus(messages, versions, self.case.isChecked())
+        self._index.corpus(messages, versions, self.case.isChecked(), shown_text)
 
     def _conversation_changed(self, *_args: object) -> None:
         self._path = None
@@ -398,6 +496,8 @@ class FindBar(QFrame):
     def _show_count(self) -> None:
         if not self.edit.text():
             text = ""
+        elif self._search_when_prepared:
+            text = "Searching…"
         elif not self._matches:
             text = "No matches"
         else:

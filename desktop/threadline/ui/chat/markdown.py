@@ -44,6 +44,13 @@ Rule = Callable[["list[Token]", int], str]
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 COPY_CODE_SCHEME = "copy-code"
+UNSEARCHED_TITLE = "\u2060"
+"""The ``title`` of text a document shows that is not part of the message (a code box's
+language, a formula's source while it is not a picture, "Thinking…"): find leaves it out
+of its count, so the highlights leave it out too (``find_bar``). A word joiner: no tooltip
+shows it, and no text has it as a title."""
+UNSEARCHED = f' title="{UNSEARCHED_TITLE}"'
+"""The attribute that marks an element as ``UNSEARCHED_TITLE``."""
 
 
 class FormulaHtml(Protocol):
@@ -214,7 +221,7 @@ class _Renderer:
             f'border-collapse: collapse; margin-top: 2px; margin-bottom: 10px;">'
             f'<tr><td style="border-bottom: 1px solid {c.code_border}; padding: 3px 8px;">'
             f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-            f'<td><span style="color:{c.muted}; font-size: small;">{label}</span></td>'
+            f'<td><span{UNSEARCHED} style="color:{c.muted}; font-size: small;">{label}</span></td>'
             f'<td align="right"><a href="{COPY_CODE_SCHEME}:{n}" '
             f'style="color:{c.muted}; font-size: small; text-decoration: none;">Copy</a></td>'
             f"</tr></table></td></tr>"
@@ -226,7 +233,7 @@ class _Renderer:
         display = token.type == MATH_DISPLAY
         if self.math is None:
             source = f"$${token.content}$$" if display else f"${token.content}$"
-            return f"<code>{html.escape(source)}</code>"
+            return f"<code{UNSEARCHED}>{html.escape(source)}</code>"
         shown = self.math.html(token.content, display)
         if not display or not self.in_paragraph or self.lone_display:
             return shown

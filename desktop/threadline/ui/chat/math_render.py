@@ -34,6 +34,8 @@ from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt, QUrl
 from PySide6.QtGui import QFont, QFontInfo, QFontMetricsF, QImage, QPainter, QTextCursor, QTextDocument
 from PySide6.QtSvg import QSvgRenderer
 
+from threadline.ui.chat.markdown import UNSEARCHED
+
 MATH_SCHEME = "tex-math"
 OBJECT_REPLACEMENT = "\ufffc"
 """The character a document holds where an image is (what a plain-text copy gets for it)."""
@@ -194,7 +196,8 @@ class FormulaImages:
         self.pending = False
 
     def html(self, latex: str, display: bool) -> str:
-        source = f"<code>{html.escape(source_text(latex, display))}</code>"
+        # Shown as source, a formula is still left out of find (a picture cannot be highlighted).
+        source = f"<code{UNSEARCHED}>{html.escape(source_text(latex, display))}</code>"
         if not ready():
             self.pending = True
             return source

@@ -34,7 +34,7 @@ from threadline.core.messages import (
     ToolResult,
 )
 from threadline.ui.chat.context_marks import summary_html, summary_key
-from threadline.ui.chat.markdown import FormulaHtml, plain_text_html, render_markdown
+from threadline.ui.chat.markdown import UNSEARCHED, FormulaHtml, plain_text_html, render_markdown
 from threadline.ui.chat.thinking_block import thinking_html
 from threadline.ui.common.theme import ThemeColors
 
@@ -112,10 +112,11 @@ def _prompt_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) 
     images: list[tuple[str, int]] = []
     for ctx in message.context:
         parts.append(
-            f'<p><span class="muted">Attached: {_esc(ctx.name)} ({len(ctx.text):,} characters)</span></p>'
+            f'<p><span class="muted"{UNSEARCHED}>'
+            f"Attached: {_esc(ctx.name)} ({len(ctx.text):,} characters)</span></p>"
         )
     for i, img in enumerate(message.images):
-        label = f'<span class="muted">Image: {_esc(img.name or img.media_type)}</span>'
+        label = f'<span class="muted"{UNSEARCHED}>Image: {_esc(img.name or img.media_type)}</span>'
         size = options.image_sizes.get(i)
         if size is None:
             parts.append(f"<p>{label}</p>")
@@ -144,7 +145,8 @@ def _tool_results_html(message: Message, c: ThemeColors, options: MessageHtmlOpt
     for result in message.tool_results:
         thumbnails: list[str] = []
         for image in result.images:  # shown whether the box is open or not: they are the result
-            label = f'<span style="color:{c.muted};">Image: {_esc(image.name or image.media_type)}</span>'
+            name = _esc(image.name or image.media_type)
+            label = f'<span{UNSEARCHED} style="color:{c.muted};">Image: {name}</span>'
             size = options.image_sizes.get(index)
             if size is not None:
                 url = image_url(message.id, index)
@@ -203,14 +205,15 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
         out.unhighlighted = rendered.unhighlighted
     elif message.status is MessageStatus.STREAMING:
         if not message.reasoning:  # a thinking block says it already
-            parts.append('<p class="muted">Thinking…</p>')
+            parts.append(f'<p class="muted"{UNSEARCHED}>Thinking…</p>')
     elif not message.tool_calls and message.status is not MessageStatus.FAILED:
         stopped = message.status in (MessageStatus.CANCELLED, MessageStatus.INTERRUPTED)
         reason = "Stopped before any text arrived." if stopped else "No text was received."
-        parts.append(f'<p class="muted">{reason}</p>')
+        parts.append(f'<p class="muted"{UNSEARCHED}>{reason}</p>')
     if message.status is MessageStatus.FAILED:
         error = message.metadata.error if message.metadata else ""
-        parts.append(f'<p class="muted">{_esc(error or "The reply failed before any text arrived.")}</p>')
+        failed = _esc(error or "The reply failed before any text arrived.")
+        parts.append(f'<p class="muted"{UNSEARCHED}>{failed}</p>')
     for call in message.tool_calls:
         parts.append(
             tool_box(

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.core.reasoning import thought_label
+from threadline.ui.chat.markdown import UNSEARCHED
 from threadline.ui.common.theme import ThemeColors
 
 TOGGLE_THINKING_ACTION = "toggle_thinking"
@@ -97,7 +98,8 @@ def _body(message: Message, c: ThemeColors, *, tail: bool) -> str:
     if redacted:
         what = "one part" if redacted == 1 else f"{redacted} parts"
         parts.append(
-            f'<p style="color:{c.muted}; margin-top: 4px;"><i>The provider encrypted {what} of this '
+            f'<p{UNSEARCHED} style="color:{c.muted}; margin-top: 4px;">'
+            f"<i>The provider encrypted {what} of this "
             "reasoning: it is kept to send back, and cannot be shown.</i></p>"
         )
     return "".join(parts)
