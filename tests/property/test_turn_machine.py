@@ -799,11 +799,24 @@ class CompareMachine(ConversationMachine):
     def end_worker(self, worker: CompareWorker) -> None:
         """The engine's step when a worker's run returns: the turn ends with the last one."""
         assert worker.state.ended
-        others_running = any(not w.state.ended for w in self.workers() if w is not worker)
+        workers = self.workers()
+        others_running = any(not w.state.ended for w in workers if w is not worker)
         ended = self.c.worker_ended(worker.index)
         assert ended is not others_running
         if ended:
             assert self.c.ready_for_input and self.c.compare is None and self.c.staged is None
+            self.check_default_leaf(workers)
+
+    def check_default_leaf(self, workers: list[CompareWorker]) -> None:
+        """Nobody picked: the chat shows the first finished reply, never a bare prompt that
+        hides one (a worker stopped before its first token is not "finished")."""
+        done = [w for w in workers if w.state is WorkerState.DONE]
+        if done:
+            assert self.c.tree.active_leaf == done[0].leaf
+            assert self.c.tree.get(done[0].leaf).kind is not MessageKind.PROMPT
+        else:  # the first column that wrote anything, else the prompt
+            wrote = [w for w in workers if w.messages()]
+            assert not wrote or self.c.tree.active_leaf == wrote[0].leaf
 
     # Not while a crash left tools interrupted: that state is rare and its own rule needs it.
     @precondition(lambda self: self.c.ready_for_input and self.c.interrupted_tools() is None)
@@ -896,7 +909,8 @@ class CompareMachine(ConversationMachine):
             assert worker.state is WorkerState.FAILED
         else:
             worker.lane.cancel()
-            assert worker.state is WorkerState.CANCELLED or (reply is None and worker.state.ended)
+            # Stopped, even before its first token or between a tool round and the next reply.
+            assert worker.state is WorkerState.CANCELLED
         if reply is not None:
             assert reply.text == text and reply.status is not MessageStatus.STREAMING
         self.persist()
@@ -946,10 +960,14 @@ class CompareMachine(ConversationMachine):
     def compare_stop_all(self) -> None:
         """Stop during a compare stops every worker; each keeps what it wrote."""
         RULES_RUN["compare_stop_all"] += 1
-        replies = [(w.lane.reply, w.lane.reply.text) for w in self.workers() if w.lane.reply is not None]
+        workers = self.workers()
+        running = [w for w in workers if not w.state.ended]
+        replies = [(w.lane.reply, w.lane.reply.text) for w in workers if w.lane.reply is not None]
         streaming = [r for r, _ in replies if r is not None and r.status is MessageStatus.STREAMING]
         self.c.cancel("stop")
         assert self.c.ready_for_input and self.c.compare is None and self.c.staged is None
+        assert all(w.state is WorkerState.CANCELLED for w in running)  # none of them "Done"
+        self.check_default_leaf(workers)
         for reply, text in replies:
             assert reply is not None and reply.text == text
         assert all(r.status is MessageStatus.CANCELLED for r in streaming)
@@ -981,6 +999,9 @@ class CompareMachine(ConversationMachine):
         for worker in compare.workers:
             mine = worker.messages()
             assert not mine or mine[0].parent_id == compare.prompt_id
+            if worker.state is WorkerState.DONE:  # "Done" means a finished reply, never nothing
+                assert mine and mine[-1].status is MessageStatus.COMPLETE
+                assert mine[-1].kind in (MessageKind.RESPONSE, MessageKind.TOOL_CALLS)
             if worker.lane.turn.busy:
                 assert worker.lane.staged == compare.prompt_id
             if worker.lane.state is TurnState.STREAMING:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from threadline.core.messages import Message, MessageKind, MessageStatus
+from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus
 from threadline.core.tree import ConversationTree, TreeError
 from threadline.core.turn import TurnState
 
@@ -116,9 +116,12 @@ class CompareWorker:
             return _BUSY_STATES[lane_state]
         if lane_state is TurnState.FAILED:
             return WorkerState.FAILED
+        # Done only when the lane ends on a finished reply. Anything else was stopped: before
+        # its first token (the leaf is still the prompt), mid-reply, at an approval, or after a
+        # tool round before the next reply began (the leaf is that round's results).
         leaf = self.lane.tree.get(self.leaf)
-        stopped = leaf.status is MessageStatus.CANCELLED or leaf.kind is MessageKind.CANCELLED_TOOL_USES
-        return WorkerState.CANCELLED if stopped else WorkerState.DONE
+        finished = leaf.kind in ASSISTANT_KINDS and leaf.status is MessageStatus.COMPLETE
+        return WorkerState.DONE if finished and self.leaf != self._prompt_id else WorkerState.CANCELLED
 
     @property
     def leaf(self) -> str:
@@ -169,8 +172,12 @@ class Compare:
 
     def default_leaf(self) -> str:
         """Where the session's path goes when nobody picked: the first finished reply,
-        else the first worker that produced anything, else the prompt."""
+        else the first worker that produced anything, else the prompt.
+
+        A worker whose leaf is still the prompt wrote nothing, so it never counts as
+        finished: the chat must not end at the prompt and hide another column's reply.
+        """
         for worker in self.workers:
-            if worker.state is WorkerState.DONE:
+            if worker.state is WorkerState.DONE and worker.leaf != self.prompt_id:
                 return worker.leaf
         return next((w.leaf for w in self.workers if w.leaf != self.prompt_id), self.prompt_id)

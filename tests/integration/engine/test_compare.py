@@ -339,3 +339,37 @@ async def test_stop_while_the_prompt_is_stored_leaves_the_chat_ready(
     assert live.conversation.tree.get(live.conversation.tree.active_leaf or "").text == "Fine."
     stored = await stored_path(engine.data_dir, session.id)
     assert [m.text for m in stored] == ["Held", "Next", "Fine."]
+
+
+async def test_a_worker_stopped_before_its_first_token_is_stopped_and_the_finished_reply_shown(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """Column 1 is stopped while its model has not answered yet; column 2 finishes. Column 1
+    says "Stopped" (not "Done"), and the chat ends on column 2's reply, not on the prompt."""
+
+    def answer(request: RecordedRequest) -> ScriptedResponse:
+        model = request.body["model"]
+        if model == "silent":  # nothing at all until the server stops
+            return sse_response(openai_text_stream(["late"], model=model), first_byte_delay=120)
+        return sse_response(openai_text_stream(["Here ", "it is."], model=model), chunk_delay=0.05)
+
+    replay_server.responder = answer
+    session = await engine.new_session()
+    live = await engine.open_session(session.id)
+    events: list[ConversationEvent] = []
+    live.subscribe(events.append)
+    engine.send_compare(
+        session.id, "Who answers?", (CompareTarget("replay", "silent"), CompareTarget("replay", "quick"))
+    )
+    await until(lambda: any(r.body["model"] == "silent" for r in replay_server.requests))
+    engine.stop_compare_worker(session.id, 0)
+    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+
+    states = final_states(events)
+    assert states[0].state is WorkerState.CANCELLED and states[0].state.label == "Stopped"
+    assert states[1].state is WorkerState.DONE
+    prompt = next(m for m in live.conversation.tree if m.text == "Who answers?")
+    (reply,) = live.conversation.tree.children(prompt.id)
+    assert reply.text == "Here it is." and reply.status is MessageStatus.COMPLETE
+    assert live.conversation.ready_for_input and live.conversation.tree.active_leaf == reply.id
+    assert [m.text for m in await stored_path(engine.data_dir, session.id)] == ["Who answers?", "Here it is."]
