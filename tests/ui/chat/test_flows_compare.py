@@ -21,6 +21,7 @@ from tests.ui.chat.test_flows_model_picker import open_picker_until
 
 from threadline.core.compare import WorkerState
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.engine.usage_report import PRICES_SETTING
 
 TIMEOUT = 30000
 
@@ -56,6 +57,9 @@ def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
             AgentConfig("default", "Default", enabled_tools=("lookup",), approval_rules=rules)
         )
     )
+    # A known price for the slow model only (its stream reports 12 tokens in, 7 out).
+    price = {"provider": "replay", "model": "slow", "input_per_mtok": 1000, "output_per_mtok": 2000}
+    harness.run(harness.engine.set_setting(PRICES_SETTING, [price]))
     return new_tab(harness)
 
 
@@ -82,6 +86,10 @@ def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path
     assert "It means a long thread." in tools.body.toPlainText()
     assert slow.state.text() == "Done" and slow.body.toPlainText() == "".join(SLOW_TEXT).strip()
     assert "tokens" in slow.figures.text()  # the reply header's figures
+    # Its cost, as the chat's reply header shows it: 12 × $1,000 + 7 × $2,000 per million.
+    harness.qtbot.waitUntil(lambda: "$0.026" in slow.figures.text(), timeout=TIMEOUT)
+    assert slow.figures.text().startswith("12 in · 7 out")
+    assert "$" not in tools.figures.text()  # no price known for that model
     assert all(not c.stop_button.isVisible() for c in view.columns)
 
     shots = Path(os.environ.get("THREADLINE_SHOTS", tmp_path))

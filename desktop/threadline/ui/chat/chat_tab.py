@@ -223,7 +223,9 @@ class ChatTab(QWidget):
         )
         self.agent.changed.connect(self._update_status)
         self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
-        self.meter_feed = MeterFeed(engine, self.session_id, self.model, self.composer.meter, self.view)
+        self.meter_feed = MeterFeed(
+            engine, self.session_id, self.model, self.composer.meter, self.view, self.compare_view
+        )
         self.controls = ConversationControls(self, colors)
         layout.insertWidget(0, self.controls.tangent_banner)
         col.insertWidget(col.indexOf(self.undo_bar), self.controls.clear_notice)

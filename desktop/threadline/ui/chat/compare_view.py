@@ -346,6 +346,11 @@ class CompareView(QWidget):
         for index in dirty:
             self.columns[index].flush()
 
+    def set_price_of(self, price_of: PriceLookup) -> None:
+        """The price book arrived (``MeterFeed``): every column's figures show cost from now on."""
+        self.price_of = price_of
+        self._refresh_figures()
+
     def _refresh_figures(self) -> None:
         now = datetime.now(UTC)
         for index, column in enumerate(self.columns):

@@ -19,6 +19,7 @@ from threadline.core.usage import format_cost, replies
 from threadline.engine.api import EngineApi
 from threadline.engine.usage_report import PriceBook, SessionUsage
 from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.common.tasks import spawn
@@ -37,12 +38,14 @@ class MeterFeed(QObject):
         model: ConversationModel,
         meter: ContextMeterButton,
         view: ChatView,
+        compare: CompareView | None = None,
     ) -> None:
         super().__init__(meter)
         self._engine = engine
         self._session_id = session_id
         self._meter = meter
         self._view = view
+        self._compare = compare
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(REFRESH_DELAY_MS)
@@ -86,6 +89,8 @@ class MeterFeed(QObject):
         if self._alive():
             self._view.price_of = book.price
             self._view.viewport().update()
+            if self._compare is not None and shiboken6.isValid(self._compare):  # the columns' cost
+                self._compare.set_price_of(book.price)
 
     def _failed(self, err: BaseException) -> None:
         log.info("could not refresh the context meter: %s", err)
