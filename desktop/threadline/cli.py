@@ -234,17 +234,17 @@ async def _ask(
     prompt = parsed.text  # "//…" sends "/…"
     if args.yes:
         engine.set_approval_handler(_allow_all)
-    if models:
-        from threadline import cli_compare
-
-        return await cli_compare.run(engine, session_id, prompt, models, context=context)
-    if args.session:
+    if args.session:  # a compare (--models) waits for a reply elsewhere too
         from threadline import cli_wait
 
         try:
             await cli_wait.wait_until_free(engine, session_id, getattr(args, "wait", cli_wait.DEFAULT_WAIT))
         except cli_wait.StillBusy as err:
             raise CommandError(str(err)) from err
+    if models:
+        from threadline import cli_compare
+
+        return await cli_compare.run(engine, session_id, prompt, models, context=context)
     live = await engine.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr)
     live.subscribe(printer)

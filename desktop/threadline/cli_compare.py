@@ -4,7 +4,10 @@ The replies stream at once (``Engine.send_compare``); stdout gets each one whole
 the order the models were given, under a ``=== provider/model · state ===`` line,
 so a script can split them. Progress (a worker starting, its tools, retries) goes to
 stderr as it happens. Exit 0 when every model answered, 1 when any failed (its
-block says why), 130 when stopped with Ctrl+C (partial replies are stored).
+block says why) or the compare was turned away before it began (one ``threadline:``
+line, nothing printed on stdout), 130 when stopped with Ctrl+C (partial replies are
+stored). With ``--session``, a chat replying elsewhere is waited for first, as plain
+``ask`` does (``cli_wait``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
     TextDelta,
+    TurnFailed,
 )
 
 if TYPE_CHECKING:
@@ -31,6 +35,16 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
+
+
+def refusal(failed: TurnFailed) -> str:
+    """Why a compare turned away before it began, as a script's reader needs it (no message box)."""
+    if failed.error.kind == "busy_elsewhere":
+        return (
+            "this chat started replying elsewhere, so the compare was not sent and nothing was "
+            "stored; try again when that reply ends"
+        )
+    return failed.error.message
 
 
 def parse_models(spec: str) -> tuple[CompareTarget, ...]:
@@ -76,6 +90,9 @@ async def run(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         unsubscribe()
+    if progress.unsent is not None:  # refused before any model was asked (busy elsewhere, store)
+        print(f"threadline: {refusal(progress.unsent)}", file=sys.stderr)
+        return EXIT_FAILURE
     out = sys.stdout
     for worker in workers:
         state = progress.states.get(worker.index, worker.state)
@@ -102,9 +119,13 @@ class _Progress:
         self._writing: set[int] = set()
         self.states: dict[int, WorkerState] = {}
         self.errors: dict[int, str] = {}
+        self.unsent: TurnFailed | None = None
+        """The compare was turned away before it began: nothing was stored or sent."""
 
     def __call__(self, event: ConversationEvent) -> None:
-        if isinstance(event, CompareWorkerEvent):
+        if isinstance(event, TurnFailed) and event.unsent_prompt is not None:
+            self.unsent = event
+        elif isinstance(event, CompareWorkerEvent):
             inner = event.event
             if isinstance(inner, TextDelta) and event.index not in self._writing:
                 self._writing.add(event.index)

@@ -119,9 +119,11 @@ class CompareWorker:
         # Done only when the lane ends on a finished reply. Anything else was stopped: before
         # its first token (the leaf is still the prompt), mid-reply, at an approval, or after a
         # tool round before the next reply began (the leaf is that round's results).
+        if self.leaf == self._prompt_id:  # (the prompt may be gone: given back, never sent)
+            return WorkerState.CANCELLED
         leaf = self.lane.tree.get(self.leaf)
         finished = leaf.kind in ASSISTANT_KINDS and leaf.status is MessageStatus.COMPLETE
-        return WorkerState.DONE if finished and self.leaf != self._prompt_id else WorkerState.CANCELLED
+        return WorkerState.DONE if finished else WorkerState.CANCELLED
 
     @property
     def leaf(self) -> str:
@@ -150,6 +152,8 @@ class Compare:
 
         check_targets(targets)
         self.prompt_id = prompt.id
+        self._prompt_parent = prompt.parent_id
+        self._tree = tree
         self.workers = tuple(
             CompareWorker(i, target, Conversation(f"lane-{i}", tree.lane(prompt.id)), prompt.id)
             for i, target in enumerate(targets)
@@ -170,13 +174,15 @@ class Compare:
         """The worker whose lane holds ``message_id`` below the prompt."""
         return next((w for w in self.workers if message_id in {m.id for m in w.messages()}), None)
 
-    def default_leaf(self) -> str:
+    def default_leaf(self) -> str | None:
         """Where the session's path goes when nobody picked: the first finished reply,
         else the first worker that produced anything, else the prompt.
 
         A worker whose leaf is still the prompt wrote nothing, so it never counts as
         finished: the chat must not end at the prompt and hide another column's reply.
         """
+        if self.prompt_id not in self._tree:  # a compare turned away before it began (prompt given back)
+            return self._prompt_parent
         for worker in self.workers:
             if worker.state is WorkerState.DONE and worker.leaf != self.prompt_id:
                 return worker.leaf

@@ -592,7 +592,8 @@ class Engine:
         )
         live.emit(MessageAdded(session_id, prompt))
         live.emit(CompareStarted(session_id, prompt.id, tuple(targets)))
-        self._start(live, title_from=text, comparing=True)
+        # stored_first: a compare turned away (busy elsewhere) gives the prompt back, as a send does.
+        self._start(live, stored_first=(prompt,), title_from=text, comparing=True)
 
     def stop_compare_worker(self, session_id: str, index: int) -> None:
         """Stop one worker of the running compare; the others go on."""

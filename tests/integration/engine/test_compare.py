@@ -13,6 +13,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path, turn
@@ -40,6 +41,7 @@ from threadline.engine.events import (
     CompareWorkerEvent,
     ConversationEvent,
     TextDelta,
+    TurnFailed,
 )
 from threadline.store.repository import Store
 
@@ -373,3 +375,40 @@ async def test_a_worker_stopped_before_its_first_token_is_stopped_and_the_finish
     assert reply.text == "Here it is." and reply.status is MessageStatus.COMPLETE
     assert live.conversation.ready_for_input and live.conversation.tree.active_leaf == reply.id
     assert [m.text for m in await stored_path(engine.data_dir, session.id)] == ["Who answers?", "Here it is."]
+
+
+async def test_a_compare_turned_away_by_a_reply_elsewhere_gives_the_prompt_back(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    """The chat replies in another instance (a second engine on the same SQLite file): the
+    compare is refused before anything is stored or sent, and its prompt comes back (as
+    ``TurnFailed.unsent_prompt``, for the composer), the chat ready as before."""
+    replay_server.enqueue(sse_response(openai_text_stream([f"p{i} " for i in range(400)]), chunk_delay=0.05))
+    session = await engine.new_session()
+    elsewhere = await Engine.open(
+        tmp_path / "elsewhere", database_url=Store.sqlite_url(engine.data_dir / DATABASE_FILENAME)
+    )
+    try:
+        await elsewhere.open_session(session.id)
+        elsewhere.send(session.id, "Busy over there")
+        await until(lambda: elsewhere.leases.holds(session.id))
+        live = await engine.open_session(session.id)
+        events: list[ConversationEvent] = []
+        live.subscribe(events.append)
+        engine.send_compare(
+            session.id, "Compare me", (CompareTarget("replay", "a"), CompareTarget("replay", "b"))
+        )
+        await asyncio.wait_for(engine.wait_idle(session.id), 30)
+        failed = [e for e in events if isinstance(e, TurnFailed)]
+        assert len(failed) == 1 and failed[0].error.kind == "busy_elsewhere"
+        assert failed[0].unsent_prompt is not None and failed[0].unsent_prompt.text == "Compare me"
+        assert live.conversation.ready_for_input and live.conversation.compare is None
+        assert all(m.text != "Compare me" for m in live.conversation.tree)
+        assert not any(isinstance(e, CompareWorkerChanged) for e in events)  # no column ran
+        assert not [r for r in replay_server.requests if r.body and r.body.get("model") in ("a", "b")]
+        elsewhere.cancel(session.id)
+        await asyncio.wait_for(elsewhere.wait_idle(session.id), 30)
+    finally:
+        await elsewhere.aclose()
+    stored = await stored_path(engine.data_dir, session.id)
+    assert "Compare me" not in [m.text for m in stored]
