@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from threadline.core.messages import Message, MessageKind, MessageStatus, Role
+from threadline.core.messages import TOOL_ANSWER_KINDS, Message, MessageKind, MessageStatus, Role
 from threadline.core.request import BuiltRequest, SentMessage, estimate_tokens_by_chars, split_at_summary
 
 SUMMARY_SYSTEM = (
@@ -47,8 +47,35 @@ class NothingToCompactError(Exception):
 @dataclass(frozen=True, slots=True)
 class CompactionPlan:
     summarised_through: str
+    """The last message the summary stands for when every planned message is summarised."""
     messages: tuple[Message, ...]
     previous_summary: str
+
+    def summarised(self, escalation: Escalation) -> tuple[Message, ...]:
+        """The planned messages ``escalation`` puts into the summary request.
+
+        The last escalation leaves the newest ones out to make the request smaller. They
+        are then not in the summary, so the summary must not stand for them: they stay
+        after its ``summarised_through`` and are sent as they are (``through``). The part
+        left out starts where a request may go on after the summary — a prompt or a round
+        of tool results, never the model's reply, which a request cannot start with — so
+        at least ``exclude_newest`` are left out, or none when no such start leaves
+        something to summarise.
+        """
+        if not escalation.exclude_newest:
+            return self.messages
+        start = len(self.messages) - escalation.exclude_newest
+        while start > 0 and not _may_follow_a_summary(self.messages[start]):
+            start -= 1
+        return self.messages[:start] if start > 0 else self.messages
+
+    def through(self, escalation: Escalation) -> str:
+        """The id the summary written under ``escalation`` stands for, up to and including."""
+        return self.summarised(escalation)[-1].id
+
+
+def _may_follow_a_summary(message: Message) -> bool:
+    return message.kind is MessageKind.PROMPT or message.kind in TOOL_ANSWER_KINDS
 
 
 def plan_compaction(path: Sequence[Message], *, keep_turns: int = 2) -> CompactionPlan:
@@ -71,7 +98,7 @@ def plan_compaction(path: Sequence[Message], *, keep_turns: int = 2) -> Compacti
 
 def summary_request(plan: CompactionPlan, escalation: Escalation, instructions: str = "") -> BuiltRequest:
     """The one-message request that asks a model for the new summary."""
-    messages = plan.messages[: len(plan.messages) - escalation.exclude_newest] or plan.messages[:1]
+    messages = plan.summarised(escalation)
     parts: list[str] = []
     if plan.previous_summary:
         parts.append(f"Summary so far:\n{plan.previous_summary}")

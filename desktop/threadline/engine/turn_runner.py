@@ -666,7 +666,7 @@ class TurnRunner:
                     "The model returned an empty summary, so the conversation was not compacted.",
                     kind="compaction",
                 )
-            summary = live.conversation.add_summary(text.strip(), plan.summarised_through)
+            summary = live.conversation.add_summary(text.strip(), plan.through(escalation))
             await self._store.append_message(live.session_id, summary)
             live.emit(MessageAdded(live.session_id, summary))
             return summary

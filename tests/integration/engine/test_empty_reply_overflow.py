@@ -226,3 +226,26 @@ async def test_a_small_known_window_compacts_before_sending(
     sent = replay_server.requests[-1].body["messages"]
     assert "two long questions" in str(sent[0]["content"])
     assert [str(m["content"]) for m in sent if m["role"] == "user"] == ["Q3"]
+
+
+async def test_a_summary_request_that_overflows_escalates_and_still_sends_what_it_left_out(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """The turn overflows, and so do the first two summary requests; the last escalation leaves
+    the newest two messages (Q2, A2) out of the summary, so the retry still sends them."""
+    session_id = await two_long_turns(engine, replay_server)
+    too_long = openai_context_length_error(1000, 1200)
+    replay_server.enqueue(too_long, too_long, too_long, reply("Summary: Q1 was asked."), reply("A3"))
+    before = len(replay_server.requests)
+    events = await turn(engine, session_id, "Q3 " + LONG)
+    assert failure(events) is None
+    sent = [r.body["messages"] for r in replay_server.requests[before:]]
+    assert len(sent) == 5  # refused, three summary requests, the retry
+    shortest = str(sent[3][-1]["content"])
+    assert "Q1" in shortest and "Q2" not in shortest and "A2" not in shortest
+    retried = sent[4]
+    assert "Q1 was asked" in str(retried[0]["content"])
+    assert [str(m["content"]) for m in retried[1:]] == ["Q2 " + LONG, "A2 " + LONG, "Q3 " + LONG]
+    path = await stored_path(engine.data_dir, session_id)
+    summary = next(m for m in path if m.kind is MessageKind.SUMMARY)
+    assert summary.summarised_through == next(m.id for m in path if m.text == "A1 " + LONG)

@@ -104,3 +104,45 @@ def test_mid_turn_summary_reply_can_be_regenerated() -> None:
     again = conversation.begin_reply()
     assert again.parent_id == summary.id and conversation.tree.version(again.id).count == 2
     assert [m.kind for m in conversation.path()][-2:] == [MessageKind.SUMMARY, MessageKind.RESPONSE]
+
+
+def test_the_newest_messages_left_out_of_the_summary_are_sent_after_it() -> None:
+    """The last escalation leaves the newest two messages out of the summary request; the
+    summary then stands only for what it was given, and the two are still sent."""
+    conversation = chat(3)
+    plan = plan_compaction(conversation.path(), keep_turns=1)
+    last = ESCALATIONS[-1]
+    assert last.exclude_newest == 2
+    assert [m.text for m in plan.summarised(last)] == ["Q1", "A1"]
+    a1 = conversation.path()[1]
+    assert plan.through(last) == a1.id
+    assert plan.through(ESCALATIONS[0]) == plan.summarised_through == conversation.path()[3].id
+    asked = summary_request(plan, last).messages[0].text
+    assert "Q1" in asked and "Q2" not in asked
+    conversation.add_summary("S: Q1 was answered.", plan.through(last))
+    sent = build_request(conversation.path())
+    assert "S: Q1 was answered." in sent.system
+    assert [m.text for m in sent.messages] == ["Q2", "A2", "Q3", "A3"]
+
+
+def test_what_is_left_out_starts_at_a_prompt_or_tool_results_never_a_reply() -> None:
+    conversation = chat(2)
+    conversation.stage("Q3")  # compacting everything (the overflow banner) takes the staged prompt too
+    plan = plan_compaction(conversation.path(), keep_turns=0)
+    last = ESCALATIONS[-1]
+    assert [m.text for m in plan.summarised(last)] == ["Q1", "A1"]  # A2 cannot start a request: Q2 goes too
+    conversation.add_summary("S", plan.through(last))
+    assert [m.text for m in build_request(conversation.path()).messages] == ["Q2", "A2", "Q3"]
+
+    one_turn = chat(1)
+    one_turn.stage("Q2")
+    plan = plan_compaction(one_turn.path(), keep_turns=0)  # Q1 A1 Q2: no start leaves anything
+    assert plan.summarised(last) == plan.messages and plan.through(last) == plan.summarised_through
+
+    with_tools = chat(2, tool_output="the fetched page")
+    plan = plan_compaction(with_tools.path(), keep_turns=1)  # Q1, its tool call, the result, A1
+    assert [m.kind for m in plan.summarised(last)] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS]
+    with_tools.add_summary("S", plan.through(last))
+    sent = build_request(with_tools.path())
+    assert "the fetched page" in sent.messages[0].text and sent.messages[0].is_prompt
+    assert [m.text for m in sent.messages[1:]] == ["A1", "Q2", "A2"]
