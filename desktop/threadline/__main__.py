@@ -89,8 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--models",
         metavar="P/M1,P/M2",
-        help="ask 2-4 models at once (PROVIDER/MODEL, comma-separated); each reply is printed labelled "
-        "and stored as a version under the prompt",
+        help="ask 2-4 models or agents at once, comma-separated: PROVIDER/MODEL, or agent:NAME for an "
+        "agent (its instructions, tools and model; see `threadline agent list`); each reply is printed "
+        "labelled and stored as a version under the prompt",
     )
     ask.add_argument("--yes", action="store_true", help="allow tool calls that would ask for approval")
     ask.add_argument(

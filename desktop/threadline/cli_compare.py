@@ -1,7 +1,11 @@
 """``threadline ask --models P/M1,P/M2 "prompt"``: one prompt to several models, each reply labelled.
 
+An entry ``agent:NAME`` is an agent instead of a model: it answers with its own
+instructions, tools and model (the chat's model if it names none).
+
 The replies stream at once (``Engine.send_compare``); stdout gets each one whole, in
-the order the models were given, under a ``=== provider/model · state ===`` line,
+the order the models were given, under a ``=== provider/model · state ===`` line
+(``=== agent:NAME · state ===`` for an agent),
 so a script can split them. Progress (a worker starting, its tools, retries) goes to
 stderr as it happens. Exit 0 when every model answered, 1 when any failed (its
 block says why) or the compare was turned away before it began (one ``threadline:``
@@ -66,6 +70,14 @@ async def run(
     context: tuple[ContextFile, ...] = (),
 ) -> int:
     """Send the compare, wait for every worker, print each reply labelled; the exit code."""
+    for target in targets:  # an unknown agent is refused before anything is stored or sent
+        if target.agent_id and await engine.agents.find(target.agent_id) is None:
+            print(
+                f"threadline: no agent named {target.agent_id!r} (see `threadline agent list`); "
+                "nothing was sent",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
     live = await engine.open_session(session_id)
     progress = _Progress(targets, sys.stderr)
     unsubscribe = live.subscribe(progress)

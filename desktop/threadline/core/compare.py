@@ -26,6 +26,8 @@ from threadline.core.turn import TurnState
 if TYPE_CHECKING:
     from threadline.core.conversation import Conversation
 
+AGENT_PREFIX = "agent:"
+"""How ``threadline ask --models`` names an agent among models: ``agent:NAME``."""
 MIN_WORKERS = 2
 MAX_WORKERS = 4
 """More columns than four no longer fit side by side, and cost the person four bills."""
@@ -85,10 +87,18 @@ class CompareTarget:
 
     @classmethod
     def parse(cls, spec: str) -> CompareTarget:
-        """``PROVIDER/MODEL`` (the model may contain slashes itself); ``ValueError`` otherwise."""
-        provider, _, model = spec.strip().partition("/")
+        """``PROVIDER/MODEL`` (the model may contain slashes itself) or ``agent:NAME`` (an agent,
+        by name or id, answering with its own instructions, tools and model); ``ValueError`` otherwise.
+        """
+        text = spec.strip()
+        if text[:6].casefold() == AGENT_PREFIX:
+            name = text[6:].strip()
+            if not name:
+                raise ValueError(f"“{text}” names no agent (for example agent:Coder).")
+            return cls(agent_id=name, label=f"{AGENT_PREFIX}{name}")
+        provider, _, model = text.partition("/")
         if not provider or not model:
-            raise ValueError(f"“{spec.strip()}” is not PROVIDER/MODEL (for example openai/gpt-4o).")
+            raise ValueError(f"“{text}” is not PROVIDER/MODEL (for example openai/gpt-4o) nor agent:NAME.")
         return cls(provider=provider.strip(), model=model.strip())
 
 

@@ -124,3 +124,26 @@ def read_tree(data_dir: Path) -> ConversationTree:
             await store.close()
 
     return asyncio.run(read())
+
+
+def test_ask_models_takes_an_agent_beside_a_model(tmp_path: Path, replay_server: ReplayServer) -> None:
+    """``agent:NAME`` in ``--models``: that column is the agent, with its own instructions."""
+    add_replay_provider(tmp_path, replay_server)
+    replay_server.responder = by_model
+    added = threadline(tmp_path, "agent", "add", "Reviewer", "--system", "Be terse.")
+    assert added.returncode == 0, added.stderr
+    result = threadline(tmp_path, "ask", "--models", "replay/alpha,agent:reviewer", "Greet me")
+    assert result.returncode == 0, result.stderr
+    assert "=== replay/alpha · done ===\nalpha says hello.\n\n" in result.stdout
+    assert "=== agent:reviewer · done ===\n" in result.stdout
+    bodies = [r.body for r in replay_server.requests if r.method == "POST"]
+    terse = [b for b in bodies if b["messages"][0] == {"role": "system", "content": "Be terse."}]
+    assert len(bodies) == 2 and len(terse) == 1 and terse[0]["model"] != "alpha"
+
+    unknown = threadline(tmp_path, "ask", "--models", "replay/alpha,agent:Nobody", "Hi")
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert "threadline: no agent named 'Nobody'" in unknown.stderr
+    assert len([r for r in replay_server.requests if r.method == "POST"]) == 2  # nothing more sent
+
+    help_text = threadline(tmp_path, "ask", "--help").stdout
+    assert "agent:NAME" in help_text

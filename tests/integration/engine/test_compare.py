@@ -412,3 +412,26 @@ async def test_a_compare_turned_away_by_a_reply_elsewhere_gives_the_prompt_back(
         await elsewhere.aclose()
     stored = await stored_path(engine.data_dir, session.id)
     assert "Compare me" not in [m.text for m in stored]
+
+
+async def test_an_agent_answers_beside_a_model_with_its_own_instructions(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A column may be an agent (``CompareTarget.agent_id``): its request carries the agent's
+    system prompt and model; the model's column carries neither."""
+    replay_server.responder = lambda request: sse_response(
+        openai_text_stream([f"{request.body['model']} answers."], model=request.body["model"])
+    )
+    pirate = await engine.create_agent(
+        AgentConfig("", "Pirate", system_prompt="Answer as a pirate.", provider="replay", model="sea")
+    )
+    session = await engine.new_session()
+    targets = (CompareTarget("replay", "plain"), CompareTarget(agent_id=pirate.id, label=pirate.name))
+    events = await compare(engine, session.id, "Hello?", targets)
+    states = final_states(events)
+    assert states[0].state is WorkerState.DONE and states[1].state is WorkerState.DONE
+    bodies = {r.body["model"]: r.body for r in replay_server.requests if r.method == "POST"}
+    assert sorted(bodies) == ["plain", "sea"]  # the agent answered with its own model
+    assert bodies["sea"]["messages"][0] == {"role": "system", "content": "Answer as a pirate."}
+    assert "pirate" not in json.dumps(bodies["plain"]["messages"])
+    assert bodies["sea"]["messages"][-1]["content"] == "Hello?"

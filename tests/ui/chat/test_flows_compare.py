@@ -132,3 +132,35 @@ def test_a_workers_approval_says_which_model_asks(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: not tab.compare_view.running, timeout=TIMEOUT)
     wait_idle(harness, tab)
     assert "lookup: ok" in tab.compare_view.columns[0].body.toPlainText()
+
+
+def test_an_agent_and_a_model_side_by_side(harness: Any) -> None:
+    """The Compare menu lists agents beside models; an agent's column answers with its own
+    instructions (its request carries the agent's system prompt, the model's does not)."""
+    harness.server.models = ["gpt-4o-mini", "slow"]
+    harness.server.responder = three_workers
+    harness.open()
+    harness.run(harness.engine.create_agent(AgentConfig("", "Pirate", system_prompt="Answer as a pirate.")))
+    tab = new_tab(harness)
+    open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
+    harness.qtbot.waitUntil(
+        lambda: any(a.text() == "Pirate  ·  agent" for a in tab.composer.compare_button.menu().actions()),
+        timeout=TIMEOUT,
+    )
+    tick_in_compare_menu(harness, tab, ["Pirate  ·  agent", "slow  ·  replay"])
+    assert tab.composer.compare_button.text() == "Compare · 2"
+
+    sent = len(harness.server.requests)
+    type_and_send(harness.qtbot, tab, "Who are you?")
+    view = tab.compare_view
+    harness.qtbot.waitUntil(lambda: view.isVisible() and len(view.columns) == 2, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: not view.running, timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    pirate, slow = view.columns
+    assert pirate.title.text() == "Pirate" and pirate.state.text() == "Done"
+    assert pirate.body.toPlainText() == "Next answer."
+    assert slow.title.text() == "replay/slow" and slow.state.text() == "Done"
+    bodies = {r.body["model"]: r.body for r in harness.server.requests[sent:] if r.method == "POST"}
+    assert sorted(bodies) == ["gpt-4o-mini", "slow"]  # the agent names no model: the chat's
+    assert bodies["gpt-4o-mini"]["messages"][0] == {"role": "system", "content": "Answer as a pirate."}
+    assert "pirate" not in json.dumps(bodies["slow"]["messages"])

@@ -57,6 +57,7 @@ from threadline.ui.chat.attachment_tray import FileDropTarget
 from threadline.ui.chat.branch_map_panel import BranchMapPanel
 from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.chat_view import ChatView
+from threadline.ui.chat.compare_picker import CompareAgents
 from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_dialog import ContextDialog
@@ -223,6 +224,7 @@ class ChatTab(QWidget):
         )
         self.agent.changed.connect(self._update_status)
         self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
+        self.compare_agents = CompareAgents(engine, self.composer.compare_button)  # agents beside models
         self.meter_feed = MeterFeed(
             engine, self.session_id, self.model, self.composer.meter, self.view, self.compare_view
         )
