@@ -166,6 +166,8 @@ class Engine:
         self._approval_handler: ApprovalHandler | None = None
         self.change_watch: ChangeWatch | None = None
         """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
+        self.elsewhere = ElsewhereWatch(self.leases, self.live, self._spawn)
+        """Tells open tabs where their chat's turn runs elsewhere (``SessionBusyElsewhere``)."""
         if watch_changes:
             self.change_watch = ChangeWatch(
                 store.url,
@@ -174,7 +176,7 @@ class Engine:
                 live=self.live,
                 busy=lambda session_id: self.running(session_id) or bool(self.messages.pending(session_id)),
                 load_tree=self.store.load_tree,
-                session_touched=ElsewhereWatch(self.leases, self.live, self._spawn).touched,
+                session_touched=self.elsewhere.touched,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()
@@ -227,6 +229,8 @@ class Engine:
             raise SessionClosedError()
         live = self._live.get(session_id)
         if live is not None:
+            if self.change_watch is not None:
+                self.elsewhere.opened(session_id, first=False)  # another tab: told if busy elsewhere
             return live
         pending = self._opening.get(session_id)
         if pending is not None:
@@ -242,6 +246,7 @@ class Engine:
             self._live[session_id] = live
             if self.change_watch is not None:
                 self.change_watch.attach(live)  # its own changes are not taken back from the feed
+                self.elsewhere.opened(session_id, first=True)  # a turn elsewhere may predate this open
             future.set_result(live)
             return live
         except BaseException as err:

@@ -296,9 +296,12 @@ class ElsewhereWatch:
 
     The lease triggers log a ``session_changed`` entry when a lease is taken, handed
     over, asked to stop or given up; the change watch passes those sessions here, and
-    the lease is read once per batch. A tab hears ``SessionBusyElsewhere`` only when
-    what it shows changes (host, or a stop asked): "Replying on <host>" appears when
-    another instance starts a turn and goes when it ends.
+    the lease is read once per batch (again, if an entry came while it was being read).
+    Opening a chat reads it too: a turn that started elsewhere before the tab opened
+    wrote its entry before anyone here was listening for that chat. A tab hears
+    ``SessionBusyElsewhere`` only when what it shows changes (host, or a stop asked):
+    "Replying on <host>" appears when another instance starts a turn and goes when it
+    ends.
 
     A holder that dies mid-turn gives nothing up, so no entry says it ended. While a
     tab shows its chat busy elsewhere the lease is therefore read again every
@@ -318,6 +321,20 @@ class ElsewhereWatch:
         self._following: dict[str, asyncio.Event] = {}
         """Sessions whose lease is being read (or re-read while busy elsewhere); set wakes it."""
         self._shown: dict[str, tuple[str, bool]] = {}
+        self._repeat: set[str] = set()
+        """Sessions whose next read says "busy elsewhere" again even if unchanged (a new tab)."""
+
+    def opened(self, session_id: str, *, first: bool) -> None:
+        """A tab opened the chat: read its lease now, so a turn running elsewhere shows.
+
+        The first open reads it; a later one (another tab on the live conversation)
+        reads it only if it shows busy elsewhere, and is told so again.
+        """
+        if first:
+            self.touched(session_id)
+        elif self._shown.get(session_id, ("", False))[0]:
+            self._repeat.add(session_id)
+            self.touched(session_id)
 
     def touched(self, session_id: str) -> None:
         """The session's lease may have moved: read it (again, at once, if already following)."""
@@ -330,12 +347,17 @@ class ElsewhereWatch:
 
     async def _follow(self, session_id: str) -> None:
         """Read the lease, and keep reading it each heartbeat while it shows busy elsewhere."""
+        wake = self._following[session_id]
         try:
-            while await self._read(session_id):
-                wake = self._following[session_id]
+            while True:
+                wake.clear()
+                busy = await self._read(session_id)
+                if wake.is_set():  # touched while reading: that read may predate the change
+                    continue
+                if not busy:
+                    return
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), self._leases.heartbeat_every)
-                wake.clear()
         finally:
             self._following.pop(session_id, None)
 
@@ -351,7 +373,9 @@ class ElsewhereWatch:
             self._shown.pop(session_id, None)
             return False
         shown = (lease.host, lease.stop_requested) if lease is not None else ("", False)
-        if self._shown.get(session_id, ("", False)) != shown:
+        repeat = session_id in self._repeat and bool(shown[0])
+        self._repeat.discard(session_id)
+        if self._shown.get(session_id, ("", False)) != shown or repeat:
             self._shown[session_id] = shown
             live.emit(SessionBusyElsewhere(session_id, *shown))
         return lease is not None

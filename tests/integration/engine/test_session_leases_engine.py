@@ -7,8 +7,10 @@ server streaming slow replies. Waits are on conditions, never fixed sleeps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.engine import Engine
 from threadline.engine.events import ConversationEvent, SessionBusyElsewhere, TextDelta, TurnFailed
+from threadline.engine.live import LiveConversation
+from threadline.store.leases import Lease
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -252,3 +256,91 @@ async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
     tree = await b.store.load_tree(info.id)
     assert [m.text for m in tree.path(tree.active_leaf)] == ["anyone there?", "taken over"]
     assert await b.store.get_lease(info.id) is None
+
+
+async def _seen_by(a: Engine, live_b: LiveConversation, title: str) -> None:
+    """A rename in A reaches B's open chat: B's feed has read past every entry A wrote before it."""
+    await a.rename_session(live_b.session_id, title)
+    await until(lambda: live_b.info.title == title)
+
+
+@contextlib.asynccontextmanager
+async def held_elsewhere(
+    store: Store, session_id: str, holder: str, expires_after: timedelta
+) -> AsyncIterator[None]:
+    """Another machine's instance holds the chat's lease and beats it, writing nothing else
+    (no session change a reader could take as a hint); it gives the lease up at the end."""
+    assert (await store.acquire_lease(session_id, holder, expires_after)).ok
+    beating = True
+
+    async def beat() -> None:
+        while beating:
+            await store.lease_heartbeat(session_id, holder)
+            await asyncio.sleep(HEARTBEAT)
+
+    beats = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        beating = False
+        await beats
+        await store.release_lease(session_id, holder)
+
+
+async def test_a_chat_opened_after_a_turn_started_elsewhere_shows_it_busy(
+    watching: tuple[Engine, Engine],
+) -> None:
+    """The turn elsewhere started before B opened the chat: only reading the lease on open shows it."""
+    a, b = watching
+    info = await a.new_session("Opened late")
+    marker = await b.open_session((await a.new_session("Marker")).id)
+    busy = SessionBusyElsewhere(info.id, "other.example", False)
+    shown: list[SessionBusyElsewhere] = []
+    async with held_elsewhere(a.store, info.id, "other.example|4242|busy", a.leases.expires_after):
+        await _seen_by(a, marker, "Marker (after the lease)")  # the lease's entry passed B unopened
+        (await b.open_session(info.id)).subscribe(
+            lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
+        )
+        await until(lambda: busy in shown)
+        again: list[SessionBusyElsewhere] = []  # a second tab on the same live chat is told too
+        (await b.open_session(info.id)).subscribe(
+            lambda e: again.append(e) if isinstance(e, SessionBusyElsewhere) else None
+        )
+        await until(lambda: busy in again)
+    await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))  # its turn ended
+
+
+async def test_a_lease_taken_while_its_chat_s_lease_is_being_read_is_not_missed(
+    watching: tuple[Engine, Engine],
+) -> None:
+    """B reads the lease as it opens the chat and finds it free; before that read is done, another
+    instance takes the lease and B's feed passes the entry on. The read's stale 'free' must not
+    be the last word: B reads again and shows the chat busy."""
+    a, b = watching
+    info = await a.new_session("Raced")
+    marker = await b.open_session((await a.new_session("Marker")).id)
+    real = b.leases.elsewhere
+    reads: list[Lease | None] = []
+    go_on = asyncio.Event()
+
+    async def slow_first_read(session_id: str) -> Lease | None:
+        lease = await real(session_id)
+        if session_id != info.id:
+            return lease
+        reads.append(lease)
+        if len(reads) == 1:
+            await go_on.wait()
+        return lease
+
+    b.leases.elsewhere = slow_first_read  # type: ignore[method-assign]
+    shown: list[SessionBusyElsewhere] = []
+    (await b.open_session(info.id)).subscribe(
+        lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
+    )
+    await until(lambda: len(reads) == 1)
+    assert reads == [None]  # free when read
+    async with held_elsewhere(a.store, info.id, "other.example|4242|busy", a.leases.expires_after):
+        await _seen_by(a, marker, "Marker (after the lease)")  # B's feed has passed the entry on
+        go_on.set()
+        await until(lambda: SessionBusyElsewhere(info.id, "other.example", False) in shown)
+    await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
