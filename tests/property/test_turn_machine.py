@@ -592,15 +592,13 @@ class ConversationMachine(RuleBasedStateMachine):
     def do_set_checkpoint(self, data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(["start", "draft 2", "before tools"]), label="name")
         target = data.draw(st.sampled_from([m.id for m in self.c.path()]), label="at")
-        if name in self.c.tree.named_checkpoints:
-            with pytest.raises(TreeError, match="already a checkpoint"):
-                self.c.set_checkpoint(name, target)
-            if data.draw(st.booleans(), label="remove"):
-                self.c.remove_checkpoint(name)
-                assert name not in self.c.tree.named_checkpoints
+        if name in self.c.tree.named_checkpoints and data.draw(st.booleans(), label="remove"):
+            self.c.remove_checkpoint(name)
+            assert name not in self.c.tree.named_checkpoints
             return
-        self.c.set_checkpoint(f"  {name} ", target)  # names are trimmed
-        assert self.c.tree.named_checkpoints[name] == target
+        others = {n: t for n, t in self.c.tree.named_checkpoints.items() if n != name}
+        self.c.set_checkpoint(f"  {name} ", target)  # names are trimmed; a name used again moves
+        assert self.c.tree.named_checkpoints == {**others, name: target}
 
     def do_restore_checkpoint(self, data: st.DataObject) -> None:
         if not self.c.tree.named_checkpoints:

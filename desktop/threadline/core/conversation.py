@@ -540,14 +540,14 @@ class Conversation:
         return [copy, answer]
 
     def set_checkpoint(self, name: str, message_id: str | None = None) -> str:
-        """Name a point of the conversation (the active leaf by default); a name is used once.
+        """Name a point of the conversation (the active leaf by default).
 
         Names are trimmed (inner runs of spaces made one) so "draft" and " draft " are
-        the same name.
+        the same name. A name already in use moves to the new point, as a tag set again
+        does: it is the way to say "the draft is now here", the dialog and ``/checkpoint``
+        say so, and nothing is lost (the old point's messages stay in the tree).
         """
         name = checkpoint_name(name)
-        if name in self.tree.checkpoints:
-            raise TreeError(f"There is already a checkpoint called “{name}”. Pick another name.")
         if message_id is not None:
             self._require_message(message_id)
         elif self.tree.active_leaf is None:

@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-MAX_CHECKPOINT_NAME = 80
+from threadline.core.conversation import MAX_CHECKPOINT_NAME
+
 EXPORT_FORMATS = ("markdown", "markdown-branches", "json")
 TANGENT_END = "end"
 TANGENT_BRING = "bring"
@@ -164,9 +165,10 @@ def _argument_problem(name: CommandName, argument: str) -> str:
 
 
 def checkpoint_name_problem(name: str) -> str:
+    """What is wrong with ``name`` as typed, by the rules the conversation applies when it is set."""
     if "\n" in name:
         return "A checkpoint name is one line."
-    if len(name) > MAX_CHECKPOINT_NAME:
+    if len(" ".join(name.split())) > MAX_CHECKPOINT_NAME:
         return f"A checkpoint name has at most {MAX_CHECKPOINT_NAME} characters."
     if name.startswith("__"):
         return "Checkpoint names starting with “__” are reserved; pick another."

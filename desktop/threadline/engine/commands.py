@@ -162,14 +162,24 @@ def checkpoints(live: LiveConversationApi) -> dict[str, str]:
 
 
 async def _checkpoint(ctx: _Context) -> CommandOutcome:
+    """Name the current point; a name already used moves here, and the note says from where."""
     if not ctx.live.conversation.path():
         return failed("An empty chat has nothing to mark; send a message first.")
-    replaced = ctx.argument in checkpoints(ctx.live)
-    await ctx.controls.set_checkpoint(ctx.session_id, ctx.argument)
-    verb = "moved here" if replaced else "set"
-    return CommandOutcome(
-        f"Checkpoint “{ctx.argument}” {verb}. /restore {ctx.argument} comes back to it.", True
-    )
+    name = _name(ctx.argument)
+    before = checkpoints(ctx.live).get(name)
+    await ctx.controls.set_checkpoint(ctx.session_id, name)
+    if before is None:
+        verb = "set"
+    elif before == checkpoints(ctx.live).get(name):
+        verb = "already names this point"
+    else:
+        verb = f"moved here (it named {_excerpt(ctx.live, before)})"
+    return CommandOutcome(f"Checkpoint “{name}” {verb}. /restore {name} comes back to it.", True)
+
+
+def _name(typed: str) -> str:
+    """A checkpoint name as the conversation keeps it: inner runs of white space made one."""
+    return " ".join(typed.split())
 
 
 async def _restore(ctx: _Context) -> CommandOutcome:
@@ -181,12 +191,13 @@ async def _restore(ctx: _Context) -> CommandOutcome:
             f"{name} — {_excerpt(ctx.live, named[name])}" for name in _in_conversation_order(ctx.live, named)
         ]
         return CommandOutcome("Checkpoints (/restore NAME goes back):\n" + "\n".join(lines))
-    if ctx.argument not in named:
+    name = _name(ctx.argument)
+    if name not in named:
         known = ", ".join(sorted(named)) or "none yet"
-        return failed(f"No checkpoint named “{ctx.argument}” (checkpoints: {known}).")
-    await ctx.controls.restore_checkpoint(ctx.session_id, ctx.argument)
+        return failed(f"No checkpoint named “{name}” (checkpoints: {known}).")
+    await ctx.controls.restore_checkpoint(ctx.session_id, name)
     return CommandOutcome(
-        f"Restored “{ctx.argument}”: the chat continues from there; later messages stay in the branch map.",
+        f"Restored “{name}”: the chat continues from there; later messages stay in the branch map.",
         changed=True,
     )
 

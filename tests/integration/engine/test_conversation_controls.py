@@ -97,8 +97,10 @@ async def test_a_restored_checkpoint_is_what_the_next_request_follows(
     await talk(engine, replay_server, info.id, ("Q2", "A2"))
     live = await engine.open_session(info.id)
     assert list(live.conversation.tree.named_checkpoints) == ["before the detour"]
-    with pytest.raises(ControlRefusedError, match="already a checkpoint"):
-        await engine.set_checkpoint(info.id, "before the detour")
+    a1 = live.conversation.tree.named_checkpoints["before the detour"]
+    await engine.set_checkpoint(info.id, "before the detour")  # used again: moves to A2
+    assert live.conversation.tree.named_checkpoints["before the detour"] == live.conversation.path()[-1].id
+    await engine.set_checkpoint(info.id, "before the detour", a1)  # and back
     with pytest.raises(ControlRefusedError, match="no checkpoint"):
         await engine.restore_checkpoint(info.id, "nowhere")
     await engine.restore_checkpoint(info.id, "before the detour")
@@ -180,7 +182,7 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
     assert [e for e in events if not isinstance(e, SessionUpdated)] == [
         CheckpointsChanged(info.id, {"first": a1}, None)
     ]
-    for name, refusal in [("", "needs a name"), ("x" * 61, "at most 60"), ("first", "already")]:
+    for name, refusal in [("", "needs a name"), ("x" * 61, "at most 60")]:
         with pytest.raises(EngineError, match=refusal) as refused:
             await engine.set_checkpoint(info.id, name)
         assert refusal in refused.value.user_message

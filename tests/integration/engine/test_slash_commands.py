@@ -170,3 +170,26 @@ async def test_checkpoint_list_and_restore_moves_the_next_request(
     replay_server.enqueue(reply("A3"))
     await turn(engine, session_id, "Q3")
     assert sent_texts(replay_server) == ["Q1", "A1", "Q3"]
+
+
+async def test_a_checkpoint_name_used_again_moves_here_and_says_from_where(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """As the checkpoint dialog warns ("it will move here"), ``/checkpoint NAME`` with a name
+    already in use moves it, like a tag set again; the note names the point it left."""
+    session_id = await chat(engine, replay_server, "Q1")
+    assert (await run(engine, session_id, "/checkpoint  draft ")).text.startswith("Checkpoint “draft” set.")
+    replay_server.enqueue(reply("A2"))
+    await turn(engine, session_id, "Q2")
+    moved = await run(engine, session_id, "/checkpoint   draft")
+    assert moved.ok and moved.changed
+    assert moved.text.startswith("Checkpoint “draft” moved here (it named “A1”).")
+    live = engine.live(session_id)
+    assert live is not None
+    assert live.conversation.tree.named_checkpoints == {"draft": live.conversation.path()[-1].id}
+    same = await run(engine, session_id, "/checkpoint draft")
+    assert same.ok and "already names this point" in same.text
+    assert (await run(engine, session_id, "/restore  draft")).ok  # spaces count once, as when set
+    replay_server.enqueue(reply("A3"))
+    await turn(engine, session_id, "Q3")
+    assert sent_texts(replay_server) == ["Q1", "A1", "Q2", "A2", "Q3"]  # the moved point, not A1

@@ -78,7 +78,7 @@ def test_an_unknown_command_is_refused_with_help_and_not_sent() -> None:
         ("/help me", "takes no argument"),
         ("/checkpoint", "name"),
         ("/checkpoint a\nb", "one line"),
-        ("/checkpoint " + "x" * 81, "at most 80"),
+        ("/checkpoint " + "x" * 61, "at most 60"),  # the conversation's own limit (MAX_CHECKPOINT_NAME)
         ("/checkpoint __tangent_return__", "reserved"),
         ("/tangent start", "/tangent end"),
         ("/tangent end now", "/tangent end bring"),
@@ -88,6 +88,12 @@ def test_wrong_arguments_say_what_is_expected(text: str, words: str) -> None:
     parsed = parse(text)
     assert isinstance(parsed, CommandProblem), parsed
     assert words in parsed.message
+
+
+def test_a_checkpoint_name_is_judged_as_the_conversation_keeps_it() -> None:
+    """Inner runs of spaces count once, as ``Conversation.set_checkpoint`` keeps the name."""
+    assert isinstance(parse("/checkpoint " + "x" * 60), SlashCommand)
+    assert isinstance(parse("/checkpoint " + "x " * 29 + "     xx"), SlashCommand)  # 60 once trimmed
 
 
 def test_tangent_arguments() -> None:

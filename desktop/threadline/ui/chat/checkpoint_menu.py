@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.core.conversation import MAX_CHECKPOINT_NAME
 from threadline.core.messages import Message
 from threadline.ui.chat.context_marks import excerpt
 
-MAX_NAME = 60
+MAX_NAME = MAX_CHECKPOINT_NAME
 
 
 class CheckpointNameDialog(QDialog):
