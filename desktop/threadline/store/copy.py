@@ -15,7 +15,8 @@ to a file. Rules:
   stored column.
 * Verification reads the target back and compares, table by table, the number of
   rows and a SHA-256 over every row in primary-key order (values normalised so
-  SQLite and PostgreSQL agree: aware UTC times, JSON with sorted keys). The source's
+  SQLite and PostgreSQL agree: aware UTC times, JSON with sorted keys; text keys
+  ordered by their bytes on both, whatever the server database's collation). The source's
   figures are taken from the very rows that were copied.
 
 Secrets are not in the database (they live in the keychain), so nothing secret is
@@ -260,17 +261,40 @@ def _figures(engine: Engine, model: type[SQLModel]) -> TableFigures:
 def _batches(connection: Connection, table: sa.Table) -> Iterator[Sequence[sa.Row[Any]]]:
     """The table's rows in primary-key order, ``BATCH_ROWS`` at a time (keyset paging)."""
     keys = list(table.primary_key.columns)
+    ordered = _bytewise(connection, keys)
     columns = list(table.columns)
     last: tuple[Any, ...] | None = None
     while True:
-        statement = sa.select(*columns).order_by(*keys).limit(BATCH_ROWS)
+        statement = sa.select(*columns).order_by(*ordered).limit(BATCH_ROWS)
         if last is not None:
-            statement = statement.where(sa.tuple_(*keys) > sa.tuple_(*last))
+            statement = statement.where(sa.tuple_(*ordered) > sa.tuple_(*last))
         batch = connection.execute(statement).all()
         if not batch:
             return
         yield batch
         last = tuple(batch[-1]._mapping[k.name] for k in keys)
+
+
+def _bytewise(connection: Connection, keys: list[sa.Column[Any]]) -> list[sa.ColumnElement[Any]]:
+    """Key columns that order text by its bytes on either backend, so both sides agree.
+
+    SQLite compares text with ``BINARY`` (the bytes of its UTF-8); PostgreSQL with the
+    database's collation, which for a server set up with, say, ``en_US`` or ICU puts
+    ``_x`` before ``a`` before ``B``. Read in different orders, identical tables got
+    different checksums. ``COLLATE "C"`` compares UTF-8 bytes, as SQLite does; it is
+    used for the ordering and for the keyset comparison that pages, so no row is
+    skipped or read twice. (The tables with text keys are small; ``messages`` pages
+    by its integer ``seq`` and keeps its index.)
+    """
+    if connection.dialect.name != "postgresql":
+        return list(keys)
+    return [key.collate("C") if _is_text(key) else key for key in keys]
+
+
+def _is_text(column: sa.Column[Any]) -> bool:
+    """Whether a column holds text (SQLModel's ``AutoString`` wraps ``String`` as a decorator)."""
+    kind = column.type
+    return isinstance(kind, sa.String) or isinstance(getattr(kind, "impl", None), sa.String)
 
 
 def _row_bytes(row: sa.Row[Any]) -> bytes:

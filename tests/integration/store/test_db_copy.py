@@ -162,3 +162,65 @@ def test_a_damaged_target_address_is_one_clear_line(
     assert code == 1 and err.startswith("threadline: ") and "secret-pw" not in err
     with pytest.raises(CopyError):
         copy_database(Store.sqlite_url(data / "threadline.db"), Store.sqlite_url(data / "threadline.db"))
+
+
+ORDER_SENSITIVE_KEYS = ("a", "B", "_x", "b", "A", "é", "z-1", "z1")
+"""Keys a natural-language collation orders differently from bytes (SQLite's order)."""
+
+
+def icu_database(server: PostgresServer) -> str:
+    """A database whose default collation is ICU's en-US (as a server set up for people often is)."""
+    import psycopg
+
+    url = server.create_database()
+    name = url.rsplit("/", 1)[1]
+    server.drop_database(url)
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        try:
+            conn.execute(
+                f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING UTF8 '
+                "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'"
+            )
+        except psycopg.Error as err:
+            pytest.skip(f"this PostgreSQL server cannot make an ICU database: {err}")
+        row = conn.execute("SELECT daticulocale FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    assert row is not None and row[0] == "en-US"
+    return url
+
+
+async def fill_order_sensitive(url: str) -> None:
+    store = await Store.open(url)
+    try:
+        for key in ORDER_SENSITIVE_KEYS:
+            await store_chat(store, Chat(SessionInfo(id=key, title=f"chat {key}"), [Message.prompt(key)]))
+            await store.set_setting(key, {"key": key})
+            await store.save_provider(
+                ProviderConfig(key, ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1", default_model="m")
+            )
+    finally:
+        await store.close()
+    await (await Store.open(url)).close()
+
+
+@pytest.mark.postgres
+def test_a_copy_through_a_server_with_a_natural_language_collation_verifies(
+    postgres_server: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL orders text keys by the database's collation, SQLite by bytes: rows are read in
+    byte order on both (and paged by it: two rows a batch here), so the checksums agree."""
+    import threadline.store.copy as copying
+
+    monkeypatch.setattr(copying, "BATCH_ROWS", 2)
+    first, back = Store.sqlite_url(tmp_path / "first.db"), Store.sqlite_url(tmp_path / "back.db")
+    server = icu_database(postgres_server)
+    try:
+        asyncio.run(fill_order_sensitive(first))
+        there = copy_database(first, server)
+        assert there.identical, there.differences()
+        again = copy_database(server, back)
+        assert again.identical, again.differences()
+        assert [f.checksum for f in there.source] == [f.checksum for f in again.target]
+        assert {f.table: f.rows for f in again.target}["sessions"] == len(ORDER_SENSITIVE_KEYS)
+        same(asyncio.run(dump(first)), asyncio.run(dump(back)))
+    finally:
+        postgres_server.drop_database(server)
