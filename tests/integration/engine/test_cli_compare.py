@@ -147,3 +147,35 @@ def test_ask_models_takes_an_agent_beside_a_model(tmp_path: Path, replay_server:
 
     help_text = threadline(tmp_path, "ask", "--help").stdout
     assert "agent:NAME" in help_text
+
+
+def test_ctrl_c_before_any_model_answered_prints_stopped_not_done(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """Ctrl+C while neither model has sent a token: each block says "stopped" (a worker with
+    no reply is not "done"), exit 130."""
+    add_replay_provider(tmp_path, replay_server)
+    replay_server.responder = lambda request: sse_response(
+        openai_text_stream(["late"], model=request.body["model"]), first_byte_delay=120
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "--data-dir", str(tmp_path), "ask", "--models",
+         "replay/a,replay/b", "Anyone?"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while len([r for r in replay_server.requests if r.method == "POST"]) < 2:
+            assert time.monotonic() < deadline, "the two requests were not sent"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err.decode()
+    assert out.decode() == "=== replay/a · stopped ===\n\n=== replay/b · stopped ===\n\n"
+    assert "done" not in err.decode()
