@@ -166,17 +166,47 @@ def test_compact_through_the_dialog_keeps_the_chosen_turns_and_sends_the_summary
     assert contents(sent) == ["Q3", "A3", "Q4"]
 
 
-def test_the_meters_compact_now_opens_the_dialog_and_cancel_compacts_nothing(harness: Any) -> None:
-    tab = chat_with(harness, 1)
+def click_compact_now(harness: Any, tab: Any) -> None:
+    """Click the context meter, then "Compact now" in the breakdown it pops up."""
+    from threadline.ui.chat.context_meter_button import MeterBreakdown
+
+    meter = tab.composer.meter
+    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=TIMEOUT)
+
+    def shown() -> list[Any]:
+        return [p for p in meter.findChildren(MeterBreakdown) if p.isVisible()]
+
+    harness.qtbot.mouseClick(meter, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: len(shown()) == 1, timeout=TIMEOUT)
+    [popup] = shown()
+    assert popup.compact_button.text() == "Compact now"
+    harness.qtbot.mouseClick(popup.compact_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not shown(), timeout=TIMEOUT)
+
+
+def test_the_meters_compact_now_button_opens_the_dialog_that_compacts(harness: Any) -> None:
+    tab = chat_with(harness, 3)
     requests_before = len(harness.server.requests)
-    tab.composer.meter.compactRequested.emit()  # what "Compact now" in the meter's breakdown emits
+    click_compact_now(harness, tab)
     harness.qtbot.waitUntil(lambda: tab.controls.dialog is not None, timeout=TIMEOUT)
     dialog = tab.controls.dialog
     assert dialog.isVisible() and dialog.keep.value() == 2
-    harness.qtbot.keyClick(dialog.keep, Qt.Key.Key_Escape)
+    harness.qtbot.keyClick(dialog.keep, Qt.Key.Key_Escape)  # Cancel compacts nothing
     harness.qtbot.waitUntil(lambda: tab.controls.dialog is None, timeout=TIMEOUT)
     harness.qtbot.waitUntil(lambda: focus_is_in_composer(tab), timeout=TIMEOUT)
     assert len(harness.server.requests) == requests_before and not tab.compacting
+
+    click_compact_now(harness, tab)  # again, and this time Compact
+    harness.qtbot.waitUntil(lambda: tab.controls.dialog is not None, timeout=TIMEOUT)
+    harness.server.enqueue(reply(SUMMARY_TEXT))
+    harness.qtbot.mouseClick(tab.controls.dialog.compact_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(
+        lambda: any(m.kind is MessageKind.SUMMARY for m in tab.live.conversation.path()), timeout=TIMEOUT
+    )
+    harness.qtbot.waitUntil(lambda: not tab.compacting, timeout=TIMEOUT)
+    sent = send_and_capture(harness, tab, "Q4", "A4")
+    assert "the user asked Q1 and Q2" in next(m["content"] for m in sent if m["role"] == "system")
+    assert contents(sent) == ["Q2", "A2", "Q3", "A3", "Q4"]  # the two kept turns, then the new one
 
 
 # -- clear -------------------------------------------------------------------------------------
@@ -244,6 +274,25 @@ def test_a_tangent_leaves_out_the_main_lines_later_turns_until_it_returns(
     assert focus_is_in_composer(tab)
     sent = send_and_capture(harness, tab, "Q4", "A4")
     assert contents(sent) == ["Q1", "A1", "Q2", "A2", "Q3", "A3", "Q4"]
+
+
+def test_bring_the_last_exchange_ticked_before_return_carries_it_to_the_main_line(harness: Any) -> None:
+    tab = chat_with(harness, 2)
+    use_message_menu(harness, tab, message_id(tab, "A1"), "tangent_here")
+    banner = tab.controls.tangent_banner
+    harness.qtbot.waitUntil(banner.isVisible, timeout=TIMEOUT)
+    send_and_capture(harness, tab, "T1", "TA1")
+    assert contents(send_and_capture(harness, tab, "T2", "TA2")) == ["Q1", "A1", "T1", "TA1", "T2"]
+
+    harness.qtbot.mouseClick(banner.bring, Qt.MouseButton.LeftButton)
+    assert banner.bring.isChecked()
+    harness.qtbot.mouseClick(banner.return_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not banner.isVisible(), timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "TA2", timeout=TIMEOUT)
+    assert not banner.bring.isChecked()  # the next tangent starts unticked
+    sent = send_and_capture(harness, tab, "Q3", "A3")
+    # The main line where it was left (A2), then only the tangent's last exchange, then Q3.
+    assert contents(sent) == ["Q1", "A1", "Q2", "A2", "T2", "TA2", "Q3"]
 
 
 def test_the_tangent_banner_comes_back_after_a_restart(harness: Any) -> None:

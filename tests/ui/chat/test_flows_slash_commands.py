@@ -183,3 +183,49 @@ def test_slash_compare_opens_the_compare_menu(harness: Any) -> None:
     assert menu is tab.composer.compare_button.menu()
     menu.close()
     assert tab.composer.text() == "" and len(harness.server.requests) == requests
+
+
+def run_typed(harness: Any, tab: Any, text: str, note: str) -> None:
+    """Type ``text`` in the message box, press Enter, and wait for the note that says it ran."""
+    edit = tab.composer.edit
+    edit.setFocus()
+    harness.qtbot.keyClicks(edit, text)
+    harness.qtbot.keyClick(edit, Qt.Key.Key_Return)
+    harness.qtbot.waitUntil(lambda: note in tab.slash.notice.text(), timeout=15000)
+    assert edit.toPlainText() == "" and not tab.banner.isVisible()
+
+
+def send(harness: Any, tab: Any, text: str) -> list[str]:
+    """Send ``text``, wait for the reply, and return the non-system texts the server got."""
+    harness.server.enqueue(reply(f"re {text}"))
+    type_and_send(harness.qtbot, tab, text)
+    wait_idle(harness, tab)
+    return [str(m["content"]) for m in harness.server.requests[-1].body["messages"] if m["role"] != "system"]
+
+
+def test_slash_checkpoint_tangent_and_restore_typed_with_enter(harness: Any) -> None:
+    """Each typed in full and run with Enter (the list lets Enter through for a whole name);
+    the request after each shows what it did, and none of them reached the model."""
+    tab = chat(harness, "Q1")
+    a1 = tab.live.conversation.path()[-1].id
+    requests = len(harness.server.requests)
+    run_typed(harness, tab, "/checkpoint first", "Checkpoint “first” set")
+    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": a1}, timeout=15000)
+    assert len(harness.server.requests) == requests
+    assert send(harness, tab, "Q2") == ["Q1", "A1", "Q2"]
+
+    run_typed(harness, tab, "/tangent", "Tangent started")
+    banner = tab.controls.tangent_banner
+    harness.qtbot.waitUntil(banner.isVisible, timeout=15000)
+    assert send(harness, tab, "T1") == ["Q1", "A1", "Q2", "re Q2", "T1"]
+
+    run_typed(harness, tab, "/restore first", "Restored “first”")
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].id == a1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: not banner.isVisible(), timeout=15000)  # the restore left the tangent
+    assert send(harness, tab, "Q3") == ["Q1", "A1", "Q3"]  # the restored path only
+
+    run_typed(harness, tab, "/checkpoint first", "moved here (it named “A1”)")
+    latest = tab.live.conversation.path()[-1]
+    assert latest.text == "re Q3"
+    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": latest.id}, timeout=15000)
+    assert all(not m.text.startswith("/") for m in shown(tab))  # no command became a message

@@ -150,6 +150,7 @@ class MeterBreakdown(QFrame):
 
     def __init__(self, meter: ContextMeter | None, usage_text: str, parent: QWidget) -> None:
         super().__init__(parent, Qt.WindowType.Popup)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # each click builds a fresh one
         self.setObjectName("MeterBreakdown")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName("Context breakdown")
@@ -167,10 +168,11 @@ class MeterBreakdown(QFrame):
             used.setObjectName("MeterUsage")
             used.setWordWrap(True)
             layout.addWidget(used)
-        compact = QPushButton("Compact now")
-        compact.setToolTip("Summarise older messages so later requests carry the summary instead")
-        compact.clicked.connect(self._compact)
-        layout.addWidget(compact, alignment=Qt.AlignmentFlag.AlignRight)
+        self.compact_button = QPushButton("Compact now")
+        self.compact_button.setObjectName("MeterCompactNow")
+        self.compact_button.setToolTip("Summarise older messages so later requests carry the summary instead")
+        self.compact_button.clicked.connect(self._compact)
+        layout.addWidget(self.compact_button, alignment=Qt.AlignmentFlag.AlignRight)
 
     def _parts_grid(self, meter: ContextMeter) -> QGridLayout:
         grid = QGridLayout()
