@@ -64,6 +64,8 @@ SETTLE_SECONDS = 1.0
 state of it (its own write may commit after a snapshot that started before it)."""
 RETRY_SECONDS = 1.0
 """Wait after a failed read of the feed (a busy or briefly unreachable database)."""
+OPEN_RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)
+"""Waits between attempts to open the feed (the last repeats until the watch is closed)."""
 LATE_COMMIT_MARGIN = timedelta(seconds=60)
 """How far before the newest activity seen a catch-up re-read still looks."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -87,8 +89,10 @@ class ChangeWatch:
         load_tree: LoadTree | None = None,
         settle: float = SETTLE_SECONDS,
         session_touched: Callable[[str], None] = lambda _id: None,
+        open_retry: tuple[float, ...] = OPEN_RETRY_SECONDS,
     ) -> None:
         self._url = url
+        self._open_retry = open_retry
         self._session_touched = session_touched
         """Told each open session with a ``session_changed`` entry (its lease may have moved)."""
         self._changed = changed
@@ -112,6 +116,8 @@ class ChangeWatch:
         self.feed: ChangeFeed | None = None
         self.checks = 0
         """How many batches of changes were applied (tests read it)."""
+        self.open_failures = 0
+        """How many attempts to open the feed failed (tests read it)."""
 
     # -- what this engine has shown and done ----------------------------------------------------
 
@@ -176,15 +182,32 @@ class ChangeWatch:
         if feed is not None:
             await feed.aclose()
 
+    async def _open(self) -> ChangeFeed:
+        """Open the feed, trying again after ``open_retry`` waits until it opens or the watch closes.
+
+        A database that cannot be reached at start-up (a server restarting, no network
+        yet) must not leave this window blind to other instances until it restarts.
+        """
+        while True:
+            try:
+                feed = await ChangeFeed.open(self._url)
+            except Exception as err:
+                delay = self._open_retry[min(self.open_failures, len(self._open_retry) - 1)]
+                if self.open_failures == 0 and isinstance(err, StoreError):
+                    log.warning("not following other windows' changes yet (%s); trying again", err)
+                elif self.open_failures == 0:
+                    log.exception("could not start following the database's changes; trying again")
+                else:
+                    log.info("following the database's changes failed again: %s", err)
+                self.open_failures += 1
+                await asyncio.sleep(delay)
+                continue
+            if self.open_failures:
+                log.info("following other windows' changes now")
+            return feed
+
     async def _run(self) -> None:
-        try:
-            self.feed = await ChangeFeed.open(self._url)
-        except StoreError as err:
-            log.warning("changes made by other programs will not show until restart: %s", err)
-            return
-        except Exception:
-            log.exception("could not start following the database's changes")
-            return
+        self.feed = await self._open()
         pending: asyncio.Task[ChangeBatch] | None = None
         try:
             while True:

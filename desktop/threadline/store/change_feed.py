@@ -163,11 +163,19 @@ class ChangeFeed:
                 engine.dispose()
                 raise
 
+        connecting = loop.run_in_executor(executor, connect)
         try:
-            engine, last = await loop.run_in_executor(executor, connect)
-        except BaseException:
+            engine, last = await connecting
+        except asyncio.CancelledError:  # closed meanwhile: the engine made on the thread goes too
+            connecting.add_done_callback(_dispose_made)
             executor.shutdown(wait=False)
             raise
+        except Exception as error:
+            executor.shutdown(wait=False)
+            translated = translate_error(error)
+            if translated is None or translated is error:
+                raise
+            raise translated from error
         feed = cls(url, engine, executor, last, poll_interval=poll_interval, slow_poll=slow_poll)
         if not feed._sqlite:
             feed._listener = _Listener(url, loop, feed._wake_up, slow_poll)
@@ -291,6 +299,11 @@ class ChangeFeed:
                 self._counter_connection.close()
         finally:
             self._engine.dispose()
+
+
+def _dispose_made(connected: asyncio.Future[tuple[sa.Engine, int]]) -> None:
+    if not connected.cancelled() and connected.exception() is None:
+        connected.result()[0].dispose()
 
 
 def _change(row: ChangeLogRow) -> Change:

@@ -204,3 +204,43 @@ async def test_the_counter_moves_only_after_a_commit(
     finally:
         await counter.close()
         await store.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.expected_log_warnings("not following other windows' changes yet")
+async def test_a_feed_that_cannot_open_at_start_is_tried_again_until_it_does(
+    postgres_server: PostgresServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The window's engine starts while the server cannot be reached (a relay between them is
+    cut just after its store opened): the change watch keeps trying, and once the network is
+    back another instance's new chat arrives."""
+    from tests.support.tcp_proxy import TcpProxy
+
+    from threadline.store.repository import Store
+
+    url = postgres_server.create_database()
+    port = url.rsplit(":", 1)[1].split("/", 1)[0]
+    proxy = TcpProxy("127.0.0.1", int(port)).start()
+    other = await Engine.open(tmp_path / "other", database_url=url)
+    store = await Store.open(url.replace(f":{port}/", f":{proxy.port}/"))
+    proxy.cut()
+    window = Engine(store, tmp_path / "window", watch_changes=True)
+    try:
+        watch = window.change_watch
+        assert watch is not None
+        seen = Recorder()
+        window.subscribe_sessions(seen)
+        await until(lambda: watch.open_failures >= 2)  # tried, and tried again
+        assert watch.feed is None
+        proxy.restore()
+        await until(lambda: watch.feed is not None)
+        created = await other.new_session("Made while it was starting")
+        await until(lambda: bool(seen.updated(created.id)))
+        assert seen.updated(created.id)[-1].session.title == "Made while it was starting"
+    finally:
+        proxy.restore()
+        await window.aclose()
+        await other.aclose()
+        proxy.close()
+        postgres_server.drop_database(url)
