@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING
 
 from threadline.core.config import AgentConfig
-from threadline.core.messages import Message
 from threadline.core.slash_commands import (
     CommandName,
     SlashCommand,
@@ -59,19 +58,6 @@ def failed(message: str) -> CommandOutcome:
     return CommandOutcome(error=message)
 
 
-class ConversationControls(Protocol):
-    """The engine's clear, tangent and checkpoint methods, as ``EngineApi`` declares them.
-
-    Kept here as well so this module reads the same whichever order the two land in.
-    """
-
-    async def clear_context(self, session_id: str) -> Message: ...
-    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message: ...
-    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> object: ...
-    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> object: ...
-    async def restore_checkpoint(self, session_id: str, name: str) -> object: ...
-
-
 async def run_command(
     engine: EngineApi, session_id: str, command: SlashCommand, *, base_dir: Path | None = None
 ) -> CommandOutcome:
@@ -97,10 +83,6 @@ class _Context:
     def session_id(self) -> str:
         return self.live.session_id
 
-    @property
-    def controls(self) -> ConversationControls:
-        return cast(ConversationControls, self.engine)
-
 
 # -- the conversation ----------------------------------------------------------------------------
 
@@ -123,7 +105,7 @@ async def _compact(ctx: _Context) -> CommandOutcome:
 
 
 async def _clear(ctx: _Context) -> CommandOutcome:
-    await ctx.controls.clear_context(ctx.session_id)
+    await ctx.engine.clear_context(ctx.session_id)
     return CommandOutcome(
         "Context cleared: the next message starts afresh; earlier messages stay visible above.",
         changed=True,
@@ -131,8 +113,7 @@ async def _clear(ctx: _Context) -> CommandOutcome:
 
 
 def _tangent_origin(live: LiveConversationApi) -> str | None:
-    origin = getattr(live.conversation.tree, "tangent_origin", None)
-    return origin if isinstance(origin, str) else None
+    return live.conversation.tree.tangent_origin
 
 
 async def _tangent(ctx: _Context) -> CommandOutcome:
@@ -141,14 +122,14 @@ async def _tangent(ctx: _Context) -> CommandOutcome:
     if not request.end:
         if in_tangent:
             return failed("This chat is already in a tangent; /tangent end returns to the main line.")
-        await ctx.controls.start_tangent(ctx.session_id)
+        await ctx.engine.start_tangent(ctx.session_id)
         return CommandOutcome(
             "Tangent started: a side conversation from here. /tangent end returns to the main line.",
             changed=True,
         )
     if not in_tangent:
         return failed("This chat is not in a tangent; /tangent starts one.")
-    await ctx.controls.end_tangent(ctx.session_id, bring_last_exchange=request.bring_last_exchange)
+    await ctx.engine.end_tangent(ctx.session_id, bring_last_exchange=request.bring_last_exchange)
     brought = " with the tangent's last exchange" if request.bring_last_exchange else ""
     return CommandOutcome(
         f"Back on the main line{brought}; the tangent stays in the branch map.", changed=True
@@ -157,8 +138,7 @@ async def _tangent(ctx: _Context) -> CommandOutcome:
 
 def checkpoints(live: LiveConversationApi) -> dict[str, str]:
     """The chat's named checkpoints (name → message id), without the tangent's own return point."""
-    named = getattr(live.conversation.tree, "named_checkpoints", None)
-    return dict(named) if isinstance(named, dict) else {}
+    return dict(live.conversation.tree.named_checkpoints)
 
 
 async def _checkpoint(ctx: _Context) -> CommandOutcome:
@@ -167,7 +147,7 @@ async def _checkpoint(ctx: _Context) -> CommandOutcome:
         return failed("An empty chat has nothing to mark; send a message first.")
     name = _name(ctx.argument)
     before = checkpoints(ctx.live).get(name)
-    await ctx.controls.set_checkpoint(ctx.session_id, name)
+    await ctx.engine.set_checkpoint(ctx.session_id, name)
     if before is None:
         verb = "set"
     elif before == checkpoints(ctx.live).get(name):
@@ -195,7 +175,7 @@ async def _restore(ctx: _Context) -> CommandOutcome:
     if name not in named:
         known = ", ".join(sorted(named)) or "none yet"
         return failed(f"No checkpoint named “{name}” (checkpoints: {known}).")
-    await ctx.controls.restore_checkpoint(ctx.session_id, name)
+    await ctx.engine.restore_checkpoint(ctx.session_id, name)
     return CommandOutcome(
         f"Restored “{name}”: the chat continues from there; later messages stay in the branch map.",
         changed=True,

@@ -17,11 +17,6 @@ from threadline.engine.engine import Engine
 
 pytestmark = pytest.mark.asyncio
 
-needs_conversation_controls = pytest.mark.skipif(
-    not hasattr(Engine, "clear_context"),
-    reason="waits on the engine's clear/tangent/checkpoint methods (Engine.clear_context and friends)",
-)
-
 
 def reply(text: str) -> ScriptedResponse:
     return sse_response(openai_text_stream([text]))
@@ -116,7 +111,6 @@ async def test_reports_and_export(engine: Engine, replay_server: ReplayServer, t
     assert len(replay_server.requests) == requests  # no command reached the model
 
 
-@needs_conversation_controls
 async def test_clear_sends_nothing_before_the_marker(engine: Engine, replay_server: ReplayServer) -> None:
     session_id = await chat(engine, replay_server, "Q1", "Q2")
     outcome = await run(engine, session_id, "/clear")
@@ -129,7 +123,6 @@ async def test_clear_sends_nothing_before_the_marker(engine: Engine, replay_serv
     assert [m.text for m in live.conversation.path() if m.kind is MessageKind.PROMPT] == ["Q1", "Q2", "Q3"]
 
 
-@needs_conversation_controls
 async def test_tangent_leaves_the_main_line_out_and_brings_it_back(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
@@ -148,7 +141,6 @@ async def test_tangent_leaves_the_main_line_out_and_brings_it_back(
     assert sent_texts(replay_server) == ["Q1", "A1", "Q2"]
 
 
-@needs_conversation_controls
 async def test_checkpoint_list_and_restore_moves_the_next_request(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
