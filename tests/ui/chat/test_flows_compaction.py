@@ -161,3 +161,21 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     harness.qtbot.waitUntil(dialog.isVisible, timeout=15000)
     assert dialog.pages.currentWidget() is dialog.models
     dialog.reject()
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+
+    # "Compact conversation" summarises everything, the prompt that did not fit included;
+    # the next message goes out with the summary instead.
+    harness.server.enqueue(reply("Summary: a long prompt of repeated words."))
+    compact = tab.banner.button(ErrorAction.COMPACT)
+    assert compact is not None
+    harness.qtbot.mouseClick(compact, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(
+        lambda: any(m.kind is MessageKind.SUMMARY for m in shown_rows(tab)), timeout=15000
+    )
+    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=15000)
+    harness.server.enqueue(reply("A2"))
+    type_and_send(harness.qtbot, tab, "Q2")
+    wait_idle(harness, tab)
+    sent = harness.server.requests[-1].body["messages"]
+    assert "a long prompt of repeated words" in sent[0]["content"]
+    assert [m["content"] for m in sent[1:]] == ["Q2"]
