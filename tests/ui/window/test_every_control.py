@@ -520,6 +520,21 @@ def check_banner_settings(harness: Any) -> None:
     close_settings(harness, dialog)
 
 
+def check_banner_set_context_window(harness: Any) -> None:
+    # An empty 200 reply (a llama.cpp server over its window) while the model's window is unknown.
+    tab = new_tab_by_click(harness)
+    harness.run(harness.engine.set_session_model(tab.session_id, "replay", "tiny-local-model"))
+    harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=TIMEOUT)
+    harness.server.enqueue(ScriptedResponse(status=200, headers={"Content-Type": "text/event-stream"}))
+    type_and_send(harness.qtbot, tab, "Q1 " + "word " * 96)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    click_banner(harness, tab, ErrorAction.SET_CONTEXT_WINDOW)
+    dialog = settings_dialog_open(harness)
+    assert dialog.pages.currentWidget() is dialog.models
+    close_settings(harness, dialog)
+
+
 def check_banner_pick_model(harness: Any) -> None:
     tab = banner_with(harness, openai_model_not_found("gpt-4o-mini"), ErrorAction.PICK_MODEL)
     click_banner(harness, tab, ErrorAction.PICK_MODEL)
@@ -578,6 +593,7 @@ BANNER_CHECKS: dict[ErrorAction, Callable[[Any], None]] = {
     ErrorAction.COMPACT: check_banner_compact,
     ErrorAction.NEW_SESSION: check_banner_new_session,
     ErrorAction.SETTINGS: check_banner_settings,
+    ErrorAction.SET_CONTEXT_WINDOW: check_banner_set_context_window,
     ErrorAction.RERUN_TOOLS: check_banner_rerun_tools,
     ErrorAction.SKIP_TOOLS: check_banner_skip_tools,
 }
