@@ -40,6 +40,7 @@ from threadline.core.session import SessionInfo
 from threadline.core.tree import ConversationTree
 from threadline.engine.events import (
     ActivePathChanged,
+    ChangesReceiving,
     CheckpointsChanged,
     ConversationEvent,
     MessageAdded,
@@ -90,9 +91,12 @@ class ChangeWatch:
         settle: float = SETTLE_SECONDS,
         session_touched: Callable[[str], None] = lambda _id: None,
         open_retry: tuple[float, ...] = OPEN_RETRY_SECONDS,
+        on_receiving: Callable[[bool], None] = lambda _receiving: None,
     ) -> None:
         self._url = url
         self._open_retry = open_retry
+        self._on_receiving = on_receiving
+        """Told when ``receiving`` changes after start-up (not for the first, good news)."""
         self._session_touched = session_touched
         """Told each open session with a ``session_changed`` entry (its lease may have moved)."""
         self._changed = changed
@@ -118,6 +122,11 @@ class ChangeWatch:
         """How many batches of changes were applied (tests read it)."""
         self.open_failures = 0
         """How many attempts to open the feed failed (tests read it)."""
+        self.receiving: bool | None = None
+        """Whether other instances' changes reach this engine now: the feed is open, listening
+        (PostgreSQL) and its last read worked; ``None`` before the first attempt to open it."""
+        self._listening = True
+        self._reads_work = True
 
     # -- what this engine has shown and done ----------------------------------------------------
 
@@ -152,7 +161,7 @@ class ChangeWatch:
         session_id = live.session_id
 
         def local(event: ConversationEvent) -> None:
-            if not isinstance(event, SessionBusyElsewhere):  # news of another instance, not a change here
+            if not isinstance(event, SessionBusyElsewhere | ChangesReceiving):  # news, not a change here
                 self._mark_local(session_id)
 
         live.subscribe(local)
@@ -190,8 +199,9 @@ class ChangeWatch:
         """
         while True:
             try:
-                feed = await ChangeFeed.open(self._url)
+                feed = await ChangeFeed.open(self._url, on_listening=self._listening_changed)
             except Exception as err:
+                self._set_receiving(False)
                 delay = self._open_retry[min(self.open_failures, len(self._open_retry) - 1)]
                 if self.open_failures == 0 and isinstance(err, StoreError):
                     log.warning("not following other windows' changes yet (%s); trying again", err)
@@ -204,6 +214,8 @@ class ChangeWatch:
                 continue
             if self.open_failures:
                 log.info("following other windows' changes now")
+            self.feed = feed
+            self._set_receiving(True)
             return feed
 
     async def _run(self) -> None:
@@ -220,8 +232,10 @@ class ChangeWatch:
                         batch = finished.result()
                     except Exception as err:  # a busy or briefly unreachable database
                         log.info("reading the database's changes failed: %s", err)
+                        self._reads_changed(False)
                         await asyncio.sleep(RETRY_SECONDS)
                         continue
+                    self._reads_changed(True)
                     await self.apply(batch)
                 try:
                     await self._recheck_settled()
@@ -233,6 +247,20 @@ class ChangeWatch:
                 pending.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await pending
+
+    def _listening_changed(self, listening: bool) -> None:
+        self._listening = listening
+        self._set_receiving(self._listening and self._reads_work)
+
+    def _reads_changed(self, work: bool) -> None:
+        self._reads_work = work
+        self._set_receiving(self._listening and self._reads_work)
+
+    def _set_receiving(self, receiving: bool) -> None:
+        """Keep ``receiving`` and say when it changes; a first ``True`` is not news."""
+        before, self.receiving = self.receiving, receiving
+        if before != receiving and (before is not None or not receiving):
+            self._on_receiving(receiving)
 
     def _open_ids(self) -> frozenset[str]:
         return frozenset(s for s in self._local_or_known() if self._live(s) is not None)

@@ -63,6 +63,7 @@ from threadline.engine.errors import NothingToSendError, SessionBusyError, Sessi
 from threadline.engine.events import (
     ActivePathChanged,
     AgentChanged,
+    ChangesReceiving,
     CompareStarted,
     MessageAdded,
     MessageChanged,
@@ -177,6 +178,7 @@ class Engine:
                 busy=lambda session_id: self.running(session_id) or bool(self.messages.pending(session_id)),
                 load_tree=self.store.load_tree,
                 session_touched=self.elsewhere.touched,
+                on_receiving=self._changes_receiving,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()
@@ -231,6 +233,7 @@ class Engine:
         if live is not None:
             if self.change_watch is not None:
                 self.elsewhere.opened(session_id, first=False)  # another tab: told if busy elsewhere
+                self._tell_not_receiving(live)
             return live
         pending = self._opening.get(session_id)
         if pending is not None:
@@ -247,6 +250,7 @@ class Engine:
             if self.change_watch is not None:
                 self.change_watch.attach(live)  # its own changes are not taken back from the feed
                 self.elsewhere.opened(session_id, first=True)  # a turn elsewhere may predate this open
+                self._tell_not_receiving(live)
             future.set_result(live)
             return live
         except BaseException as err:
@@ -719,6 +723,23 @@ class Engine:
         live = self._live.get(session_id)
         if live is not None and live.conversation.ready_for_input:
             await reload_tree(live, self.store.load_tree)
+
+    def _changes_receiving(self, receiving: bool) -> None:
+        """The change feed lost the database, or has it back: every open tab says so."""
+        for live in list(self._live.values()):
+            live.emit(ChangesReceiving(live.session_id, receiving))
+
+    def _tell_not_receiving(self, live: LiveConversation) -> None:
+        """A tab opened while other instances' changes do not arrive hears so once it has subscribed."""
+        watch = self.change_watch
+        if watch is None or watch.receiving is not False:
+            return
+
+        def tell() -> None:
+            if watch.receiving is False:  # not back meanwhile (that news went to every tab)
+                live.emit(ChangesReceiving(live.session_id, False))
+
+        asyncio.get_running_loop().call_soon(tell)
 
     def _lease_taken_over(self, session_id: str, host: str) -> None:
         """This turn's lease went elsewhere while it was cut off: the tab says why it stops."""

@@ -124,6 +124,20 @@ class SessionBusyElsewhere:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangesReceiving:
+    """Whether this window hears what other instances write (the change feed's connection).
+
+    ``receiving=False`` when the feed lost the database (or never reached it): other
+    windows' and machines' changes do not show until it is back, so the tab says
+    "Not receiving other windows' changes — reconnecting…"; ``True`` once it is back
+    and has caught up. Sent only on a change after start-up.
+    """
+
+    session_id: str
+    receiving: bool
+
+
+@dataclass(frozen=True, slots=True)
 class RetryScheduled:
     """A transient error; the engine retries after ``delay`` seconds (shown to the user).
 
@@ -284,6 +298,7 @@ ConversationEvent = (
     | TurnStateChanged
     | TurnFailed
     | SessionBusyElsewhere
+    | ChangesReceiving
     | RetryScheduled
     | SessionUpdated
     | SaveStateChanged

@@ -147,9 +147,19 @@ class ChangeFeed:
 
     @classmethod
     async def open(
-        cls, url: str, *, poll_interval: float = POLL_SECONDS, slow_poll: float = SLOW_POLL_SECONDS
+        cls,
+        url: str,
+        *,
+        poll_interval: float = POLL_SECONDS,
+        slow_poll: float = SLOW_POLL_SECONDS,
+        on_listening: Callable[[bool], None] | None = None,
     ) -> ChangeFeed:
-        """Connect and start after the newest entry: what was written before is not reported."""
+        """Connect and start after the newest entry: what was written before is not reported.
+
+        PostgreSQL: ``on_listening`` is told, on the loop, ``False`` when the listening
+        connection is lost (nothing wakes the reader until it is back) and ``True`` once
+        it is listening again.
+        """
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="threadline-feed")
         loop = asyncio.get_running_loop()
 
@@ -178,7 +188,7 @@ class ChangeFeed:
             raise translated from error
         feed = cls(url, engine, executor, last, poll_interval=poll_interval, slow_poll=slow_poll)
         if not feed._sqlite:
-            feed._listener = _Listener(url, loop, feed._wake_up, slow_poll)
+            feed._listener = _Listener(url, loop, feed._wake_up, slow_poll, on_listening)
             feed._listener.start()
         return feed
 
@@ -342,11 +352,17 @@ class _Listener:
     """PostgreSQL: a thread that ``LISTEN``\\ s and wakes the reader, reconnecting after a loss."""
 
     def __init__(
-        self, url: str, loop: asyncio.AbstractEventLoop, wake: Callable[[], None], slow_poll: float
+        self,
+        url: str,
+        loop: asyncio.AbstractEventLoop,
+        wake: Callable[[], None],
+        slow_poll: float,
+        on_listening: Callable[[bool], None] | None = None,
     ) -> None:
         self._conninfo = libpq_url(url)
         self._loop = loop
         self._wake = wake
+        self._on_listening = on_listening
         self._slow_poll = slow_poll
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="threadline-feed-listen", daemon=True)
@@ -365,6 +381,11 @@ class _Listener:
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody is reading any more
             self._loop.call_soon_threadsafe(self._wake)
 
+    def _tell(self, listening: bool) -> None:
+        if self._on_listening is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._on_listening, listening)
+
     def _run(self) -> None:
         import psycopg
 
@@ -380,6 +401,7 @@ class _Listener:
                     self.backend_pid = connection.info.backend_pid
                     if failures:
                         log.info("the change feed is connected again; catching up")
+                        self._tell(True)
                     failures = 0
                     self._signal()  # catch up on whatever was committed while not listening
                     self._listen(connection)
@@ -390,6 +412,7 @@ class _Listener:
                 delay = RECONNECT_DELAYS[min(failures, len(RECONNECT_DELAYS) - 1)]
                 if failures == 0:
                     log.info("the change feed lost its connection (%s); reconnecting", type(err).__name__)
+                    self._tell(False)
                 failures += 1
                 self.reconnects += 1
                 self._stopping.wait(delay)

@@ -244,3 +244,53 @@ async def test_a_feed_that_cannot_open_at_start_is_tried_again_until_it_does(
         await other.aclose()
         proxy.close()
         postgres_server.drop_database(url)
+
+
+@pytest.mark.postgres
+async def test_an_open_chat_is_told_while_other_windows_changes_do_not_arrive(
+    postgres_server: PostgresServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A window that only reads loses its link to the server: its open chat hears
+    ChangesReceiving(False) (a tab opened meanwhile too), and True once the link is back,
+    with what was written meanwhile arriving after all."""
+    from tests.support.tcp_proxy import TcpProxy
+
+    from threadline.engine.events import ChangesReceiving
+
+    url = postgres_server.create_database()
+    port = url.rsplit(":", 1)[1].split("/", 1)[0]
+    proxy = TcpProxy("127.0.0.1", int(port)).start()
+    other = await Engine.open(tmp_path / "other", database_url=url)
+    window = await Engine.open(
+        tmp_path / "window", database_url=url.replace(f":{port}/", f":{proxy.port}/"), watch_changes=True
+    )
+    try:
+        watch = window.change_watch
+        assert watch is not None
+        info = await other.new_session("Followed")
+        told: list[ChangesReceiving] = []
+        live = await window.open_session(info.id)
+        live.subscribe(lambda e: told.append(e) if isinstance(e, ChangesReceiving) else None)
+        await until(lambda: watch.receiving is True)
+        assert told == []  # all well from the start: nothing to say
+
+        proxy.cut()
+        await until(lambda: told == [ChangesReceiving(info.id, False)])
+        second: list[ChangesReceiving] = []  # another tab on the chat, opened while cut off
+        (await window.open_session(info.id)).subscribe(
+            lambda e: second.append(e) if isinstance(e, ChangesReceiving) else None
+        )
+        await until(lambda: second == [ChangesReceiving(info.id, False)])
+        await other.rename_session(info.id, "Renamed while cut off")
+
+        proxy.restore()
+        await until(lambda: told[-1] == ChangesReceiving(info.id, True), timeout=60)
+        await until(lambda: live.info.title == "Renamed while cut off")
+        assert second[-1] == ChangesReceiving(info.id, True)
+    finally:
+        proxy.restore()
+        await window.aclose()
+        await other.aclose()
+        proxy.close()
+        postgres_server.drop_database(url)

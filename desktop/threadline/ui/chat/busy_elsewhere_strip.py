@@ -5,6 +5,10 @@ session lease). While another instance holds it, the tab shows "Replying on
 <host>" with a "Stop it" button that asks that instance to stop (it stops at its
 next heartbeat, keeping its partial reply). The engine's ``SessionBusyElsewhere``
 events drive it: a host shows the strip, an empty host hides it.
+
+It also says when this window does not hear other instances at all (the change
+feed lost the database: ``ChangesReceiving``): "Not receiving other windows'
+changes — reconnecting…", gone once the feed is back.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from threadline.engine.events import SessionBusyElsewhere
+from threadline.engine.events import ChangesReceiving, SessionBusyElsewhere
 from threadline.ui.common.announce import announce
 from threadline.ui.common.tasks import spawn
 
@@ -53,6 +57,8 @@ class BusyElsewhereStrip(QFrame):
         self.dont_send.hide()
         layout.addWidget(self.dont_send)
         self.waiting = False
+        self.not_receiving = False
+        """Other instances' changes do not arrive (the change feed is reconnecting)."""
         self._stop_asked = False
         self.hide()
 
@@ -68,25 +74,41 @@ class BusyElsewhereStrip(QFrame):
             if self.host:
                 announce(self, f"The reply on {self.host} ended.")
             self.host = ""
-            self.hide()
+            self._show_text()
             return
         first = self.host != event.host
         self.host = event.host
         self._stop_asked = event.stop_requested
         self.button.setEnabled(not event.stop_requested)
         self._show_text()
-        self.show()
         if first:
             announce(self, f"This chat is replying on {event.host}.")
 
-    def _show_text(self) -> None:
-        if self._stop_asked:
-            text = f"Replying on {self.host} — asked to stop…"
+    def on_changes(self, event: ChangesReceiving) -> None:
+        """Other windows' changes stopped arriving, or arrive again."""
+        if self.not_receiving == (not event.receiving):
+            return
+        self.not_receiving = not event.receiving
+        self._show_text()
+        if self.not_receiving:
+            announce(self, "Not receiving other windows' changes; reconnecting.")
         else:
-            text = f"Replying on {self.host}. This chat runs one reply at a time."
-        if self.waiting:
-            text += " Your message is sent when it ends."
-        self.label.setText(text)
+            announce(self, "Receiving other windows' changes again.")
+
+    def _show_text(self) -> None:
+        """The strip's sentence for what it knows now; hidden when there is nothing to say."""
+        parts: list[str] = []
+        if self.host and self._stop_asked:
+            parts.append(f"Replying on {self.host} — asked to stop…")
+        elif self.host:
+            parts.append(f"Replying on {self.host}. This chat runs one reply at a time.")
+        if self.host and self.waiting:
+            parts.append("Your message is sent when it ends.")
+        if self.not_receiving:
+            parts.append("Not receiving other windows' changes — reconnecting…")
+        self.label.setText(" ".join(parts))
+        self.button.setVisible(bool(self.host))
+        self.setVisible(bool(parts))
 
     def _stop_clicked(self) -> None:
         self.button.setEnabled(False)
@@ -96,7 +118,7 @@ class BusyElsewhereStrip(QFrame):
     def _asked(self, running: bool) -> None:
         if not running:  # it had ended meanwhile
             self.host = ""
-            self.hide()
+            self._show_text()
 
     def _failed(self) -> None:
         self.button.setEnabled(True)

@@ -41,6 +41,7 @@ from threadline.engine.approval import Decision
 from threadline.engine.drafts import Draft
 from threadline.engine.errors import EngineError, SessionBusyError
 from threadline.engine.events import (
+    ChangesReceiving,
     ContextGathered,
     ConversationEvent,
     ErrorAction,
@@ -819,6 +820,8 @@ class ChatTab(QWidget):
         elif isinstance(event, SessionBusyElsewhere):
             self.busy_elsewhere.on_event(event)
             self.waiting_send.on_event(event)
+        elif isinstance(event, ChangesReceiving):
+            self.busy_elsewhere.on_changes(event)
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self._update_held()
