@@ -4,8 +4,11 @@ delete it (its chats stay)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtTest import QTest
@@ -220,3 +223,33 @@ def test_a_project_edited_by_another_instance_shows_when_the_window_is_active_ag
     harness.qtbot.waitUntil(
         lambda: [(p.name, p.colour) for p in rows.projects] == [("Allotment", "#ef4444")], timeout=TIMEOUT
     )
+
+
+@pytest.mark.skipif(not os.environ.get("THREADLINE_SHOTS"), reason="screenshots only when asked for")
+def test_screenshot_of_the_projects_section(harness: AppHarness) -> None:
+    """Three coloured projects, chats dragged into one, that one chosen;
+    then all chats, where a chat in a project shows its colour. Light and dark."""
+    from threadline.ui.common.theme import ThemeChoice
+
+    open_with_chats(harness)
+    window = harness.window
+    window.resize(980, 640)
+    garden = make_project(harness, "Garden planning", "Answer in metric units.")
+    for name in ("Thesis", "Taxes 2026"):  # the dialog is shown once above; these through the engine
+        harness.run(harness.engine.create_project(name))
+    rows = window.sidebar.project_scope.view
+    harness.qtbot.waitUntil(lambda: len(rows.projects) == 3, timeout=TIMEOUT)
+    drop_on_project(harness, IDS[:3], garden)  # (the menu's popup would need a window manager)
+    harness.qtbot.waitUntil(lambda: rows.counts.get(garden) == 3, timeout=TIMEOUT)
+    folder = Path(os.environ["THREADLINE_SHOTS"])
+    folder.mkdir(parents=True, exist_ok=True)
+    harness.qtbot.wait(100)
+    assert window.grab().save(str(folder / "projects-all-light.png"))
+    choose_project_row(harness, garden)
+    harness.qtbot.waitUntil(lambda: listed(harness) == set(IDS[:3]), timeout=TIMEOUT)
+    harness.qtbot.wait(100)
+    assert window.grab().save(str(folder / "projects-chosen-light.png"))
+    window.set_theme(ThemeChoice.DARK)
+    harness.qtbot.wait(300)
+    assert window.grab().save(str(folder / "projects-chosen-dark.png"))
+    window.set_theme(ThemeChoice.LIGHT)
