@@ -104,10 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--attach",
         metavar="FILE",
-        action="append",
+        nargs="+",
+        action="extend",
         default=[],
-        help="send a document's text with the prompt (PDF, DOCX, XLSX, CSV, PPTX, Markdown, HTML, text); "
-        "repeat for several",
+        help="send documents' text with the prompt (PDF, DOCX, XLSX, CSV, PPTX, Markdown, HTML, text): "
+        "several files after one --attach, or --attach again; the last value is the prompt when it is "
+        "not a file (or put the prompt after --)",
     )
     ask.add_argument(
         "prompt",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 import sys
 import time
@@ -153,10 +154,11 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
 
 
 async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    prompt = args.prompt if args.prompt is not None else sys.stdin.read()
+    files, prompt_argument = split_attach_prompt(getattr(args, "attach", None) or [], args.prompt)
+    prompt = prompt_argument if prompt_argument is not None else sys.stdin.read()
     if not prompt.strip():
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
-    context = await _read_attachments(getattr(args, "attach", None) or [])
+    context = await _read_attachments(files)
     engine = await _open_engine(data_dir, database_url)
     try:
         return await _ask(engine, args, prompt, context)
@@ -164,6 +166,33 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
         raise CommandError(err.user_message) from err
     finally:
         await engine.aclose()
+
+
+_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
+
+
+def split_attach_prompt(values: list[str], prompt: str | None) -> tuple[list[str], str | None]:
+    """The files of ``ask --attach`` and the prompt.
+
+    ``--attach`` takes every value up to the next option (``--attach a.pdf b.pdf``), so in
+    ``ask --attach a.pdf b.pdf "Compare them"`` argparse hands the prompt over as a third
+    file. When no prompt came otherwise (before ``--attach``, or after ``--``), the last of
+    two or more values is the prompt — unless it is an existing file or looks like one (a
+    name with a document's suffix and no spaces), so ``ask --attach a.pdf b.pdf`` with the
+    prompt on standard input attaches both, and a mistyped file name is reported, never sent
+    as the prompt.
+    """
+    if prompt is not None or len(values) < 2 or _names_a_file(values[-1]):
+        return list(values), prompt
+    return list(values[:-1]), values[-1]
+
+
+def _names_a_file(value: str) -> bool:
+    """An existing path, or a file name: no spaces and a suffix such as ``.pdf`` or ``.rs``."""
+    path = Path(value)
+    if path.exists():
+        return True
+    return not any(c.isspace() for c in value) and _FILE_SUFFIX.fullmatch(path.suffix) is not None
 
 
 async def _read_attachments(files: list[str]) -> tuple[ContextFile, ...]:

@@ -49,3 +49,54 @@ def test_ask_attach_refuses_a_bad_file_and_sends_nothing(tmp_path: Path, replay_
     )
     assert len(replay_server.requests) == before
     assert stored_sessions(tmp_path) == []  # no session, no prompt stored
+
+
+def sent_text(replay_server: ReplayServer) -> str:
+    content = replay_server.requests[-1].body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
+
+
+def test_several_files_after_one_attach_and_the_prompt_stays_the_prompt(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """``--attach a.pdf b.pptx "prompt"``: both files go, and the last value is the prompt;
+    ``--`` says so explicitly; with the prompt on standard input every value is a file; a
+    mistyped file name is reported, never sent as the prompt."""
+    add_replay_provider(tmp_path, replay_server)
+    pdf = write_pdf(tmp_path / "report.pdf", ["Revenue grew in PELICAN"])
+    deck = write_pptx(tmp_path / "deck.pptx")
+    for args, stdin in (
+        (["--attach", str(pdf), str(deck), "What grew?"], None),
+        (["--attach", str(pdf), str(deck), "--", "What grew?"], None),
+        (["--attach", str(pdf), str(deck)], "What grew?"),
+    ):
+        replay_server.enqueue(sse_response(openai_text_stream(["It grew."])))
+        result = threadline(tmp_path, "ask", *args, stdin=stdin)
+        assert result.returncode == 0, (args, result.stderr)
+        assert "attached report.pdf" in result.stderr and "attached deck.pptx" in result.stderr
+        text = sent_text(replay_server)
+        assert '<file name="report.pdf">' in text and '<file name="deck.pptx">' in text
+        assert text.rstrip().endswith("What grew?")
+    sessions = stored_sessions(tmp_path)
+    assert len(sessions) == 3 and all(path[0].text == "What grew?" for path in sessions)
+
+    before = len(replay_server.requests)
+    typo = threadline(tmp_path, "ask", "--attach", str(pdf), "reprot.pdf", stdin="What grew?")
+    assert typo.returncode == 1
+    message = "threadline: reprot.pdf is not a file Threadline can attach. Nothing was sent."
+    assert typo.stderr.splitlines()[-1] == message
+    assert len(replay_server.requests) == before
+
+
+def test_the_prompt_is_split_from_the_attached_files(tmp_path: Path) -> None:
+    from threadline.cli import split_attach_prompt
+
+    real = tmp_path / "notes"
+    real.write_text("an existing file without a suffix")
+    assert split_attach_prompt(["a.pdf", "Compare them"], None) == (["a.pdf"], "Compare them")
+    assert split_attach_prompt(["a.pdf", "b.docx", "Summarise"], None) == (["a.pdf", "b.docx"], "Summarise")
+    assert split_attach_prompt(["a.pdf", "b.docx"], None) == (["a.pdf", "b.docx"], None)  # looks like files
+    assert split_attach_prompt(["a.pdf", str(real)], None) == (["a.pdf", str(real)], None)  # exists
+    assert split_attach_prompt(["a.pdf", "Summarise"], "Given") == (["a.pdf", "Summarise"], "Given")
+    assert split_attach_prompt(["Summarise"], None) == (["Summarise"], None)  # one value: a file, as before
+    assert split_attach_prompt([], None) == ([], None)
