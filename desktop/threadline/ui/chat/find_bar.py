@@ -59,6 +59,8 @@ OVERLAY_MARGIN = 10
 FIND_KEYS = (QKeySequence.StandardKey.Find, "Ctrl+F")
 PREPARE_SLICE_MS = 8
 """A long chat's Markdown is made searchable this long at a time between frames."""
+PREPARE_AT_ONCE = 50
+"""Up to this many messages are made searchable at once (a streaming reply, a short chat)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +227,8 @@ class FindBar(QFrame):
         self._unprepared: list[Message] | None = None
         """Messages whose shown text is still to be made (``None``: not looked at since the
         conversation last changed)."""
-        self._search_when_prepared = False
+        self._waiting: Callable[[], None] | None = None
+        """What runs once every text is made: ``search``, or ``_search_again`` (streaming)."""
         self.highlighter = MatchHighlighter()
 
         self.edit = QLineEdit()
@@ -320,7 +323,7 @@ class FindBar(QFrame):
         """Hide the bar and its highlights; the tab puts the focus back in the composer."""
         self._typing.stop()
         self._refresh.stop()
-        self._search_when_prepared = False
+        self._waiting = None
         self._view.text_highlights = None
         self.hide()
         self._view.viewport().update()
@@ -363,7 +366,7 @@ class FindBar(QFrame):
         """Find the query in the whole conversation and go to the first match from the top of
         the view down (where a reader expects it)."""
         if not self._prepared():
-            self._search_when_prepared = True
+            self._waiting = self.search
             self._show_count()
             return
         self._run()
@@ -377,7 +380,8 @@ class FindBar(QFrame):
         if not self.isVisible() or not self.edit.text():
             return
         if not self._prepared():
-            self._search_when_prepared = True
+            if self._waiting is None:
+                self._waiting = self._search_again
             return
         keep = self._matches[self._current] if 0 <= self._current < len(self._matches) else None
         keep_id = self._messages[keep.message_index].id if keep is not None else None
@@ -427,6 +431,10 @@ class FindBar(QFrame):
         messages, _versions = self._snapshot()
         if self._unprepared is None:
             self._unprepared = [m for m in reversed(messages) if not prepared(m)]
+            if len(self._unprepared) <= PREPARE_AT_ONCE:
+                for message in self._unprepared:
+                    shown_text(message)
+                self._unprepared = []
         if self._unprepared and not self._preparing.isActive():
             self._preparing.start()
         return not self._unprepared
@@ -439,9 +447,9 @@ class FindBar(QFrame):
         if pending:
             return
         self._preparing.stop()
-        if self._search_when_prepared and self.isVisible():
-            self._search_when_prepared = False
-            self.search()
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None and self.isVisible():
+            waiting()
         else:
             self.warm_up()
 
@@ -496,7 +504,7 @@ class FindBar(QFrame):
     def _show_count(self) -> None:
         if not self.edit.text():
             text = ""
-        elif self._search_when_prepared:
+        elif self._waiting == self.search:
             text = "Searching…"
         elif not self._matches:
             text = "No matches"
