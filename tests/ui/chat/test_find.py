@@ -17,6 +17,7 @@ from threadline.ui.chat import math_render
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.find_bar import FindBar, install_find
+from threadline.ui.common.announce import Announcer
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
@@ -243,11 +244,51 @@ def test_a_long_markdown_chat_is_made_searchable_between_frames(qtbot: Any) -> N
     qtbot.keyClicks(bar.edit, "answer 39")
     if bar.preparing:  # Enter searches at once: still preparing, the bar says so
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
-        assert bar.count.text() == "Searching…"
+        assert bar.count.text() == "Searching…" or bar.count.text().endswith(" · searching…")
     qtbot.waitUntil(lambda: bar.count.text().endswith(" of 11"), timeout=30_000)  # 39 and 390-399
     timer.stop()
     assert not bar.preparing
     assert True in slices
+
+
+def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(qtbot: Any) -> None:
+    """On a long Markdown chat scrolled to its middle, a word just below the view is shown as
+    soon as the texts there are made — "1 of 2+ · searching…", highlighted, while the rest of
+    the chat is still being made searchable — and when all is searched the count is exact
+    and the bar is still on the same match (now the 8th: seven lie above the view)."""
+    live = FakeLive()
+    for i in range(1500):
+        kiwi = " A kiwi here." if i % 100 == 3 else ""  # exchanges 3, 103, …, 1403: 15 matches
+        points = "".join(f"- point {k} about *{i}* and `x{k}`\n" for k in range(8))
+        table = f"| a | b |\n|---|---|\n| {i} | **{i}** |\n"
+        reply = f"Answer **{i}** is [here](https://x.example/{i}).{kiwi}\n\n{points}\n{table}\n```\nprint({i})\n```"
+        live.exchange(f"question {i}", reply)  # ~0.5 ms to parse: ~0.7 s for the chat
+    host = open_host(qtbot, live)
+    bar = host.bar
+    middle = host.model.message_at(1400)  # the prompt of exchange 700
+    assert middle is not None and host.view.scroll_to_message(middle.id, flash=False)
+    qtbot.waitUntil(lambda: host.view.visible_message_ids()[:1] == [middle.id], timeout=15_000)
+    heard: list[tuple[str, bool, Any]] = []
+
+    def hear(_widget: object, text: str, _assertive: bool) -> None:
+        heard.append((text, bar.preparing, bar.current_match))
+
+    Announcer.of().announced.connect(hear)
+    try:
+        qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
+        assert bar.preparing  # 1,500 replies never parsed
+        qtbot.keyClicks(bar.edit, "kiwi")
+        qtbot.waitUntil(lambda: bar.count.text() == "8 of 15", timeout=30_000)
+    finally:
+        Announcer.of().announced.disconnect(hear)
+    early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
+    assert early, f"no match was shown while the chat was searched: {heard}"
+    text, first = early[0]
+    assert text.startswith("1 of ") and text.endswith("+ · searching…"), text
+    assert first.message_index == 1407 and first.part == TEXT_PART  # exchange 703's reply
+    assert bar.current_match == first  # the same message and offset, now counted exactly
+    assert not bar.preparing
+    assert current_on_screen(host)
 
 
 def test_streaming_text_updates_the_count(qtbot: Any) -> None:

@@ -12,6 +12,13 @@ closes the bar and puts the focus back in the composer. The count ("3 of 17", "N
 matches") is read out to screen readers as it changes. While a reply streams in, the
 search runs again at most every ``REFRESH_MS`` and keeps the current match.
 
+A long chat's Markdown is made searchable a slice at a time (``find_shown_text``), from the
+view's first row down, then from the top. Until it is all made, the texts made so far from
+that row on are searched after each slice, and the first match found is shown at once
+("1 of 3+ · searching…"); when every text is made, the whole chat is searched, staying on
+that match, and the count is exact ("2 of 17"). Meanwhile Enter / Shift+Enter step through
+the matches found so far and stop at either end (what lies past them is not known yet).
+
 The bar floats over the top right corner of the chat, like a browser's, so opening it does
 not move the conversation.
 """
@@ -61,6 +68,50 @@ PREPARE_SLICE_MS = 8
 """A long chat's Markdown is made searchable this long at a time between frames."""
 PREPARE_AT_ONCE = 50
 """Up to this many messages are made searchable at once (a streaming reply, a short chat)."""
+
+
+@dataclass(slots=True)
+class EarlySearch:
+    """A search of the texts made so far, while a long chat is still being made searchable.
+
+    Rows are searched in the order they are made: from ``start`` (the view's first row)
+    down to the last, then from the top. ``searched`` rows of that order are searched; the
+    next ones are searched once made, so no row is searched twice.
+    """
+
+    messages: list[Message]
+    """The path searched (the bar's snapshot of it)."""
+    start: int
+    searched: int = 0
+
+    def ready_rows(self) -> list[int]:
+        """The rows made since the last call, in order, up to the first one not made yet."""
+        count = len(self.messages)
+        end = self.searched
+        while end < count and prepared(self.messages[(self.start + end) % count]):
+            end += 1
+        rows = [(self.start + p) % count for p in range(self.searched, end)]
+        self.searched = end
+        return rows
+
+
+def preparation_order(messages: list[Message], start: int) -> list[Message]:
+    """The messages whose shown text is still to be made, last to be made first (popped
+    from the end): from row ``start`` down, then from the top, as the first match is looked
+    for (``FindBar._first_from_view``)."""
+    order = messages[start:] + messages[:start]
+    return [m for m in reversed(order) if not prepared(m)]
+
+
+def search_rows(
+    messages: list[Message], rows: list[int], query: str, *, case_sensitive: bool, limit: int
+) -> list[Match]:
+    """The matches in ``messages`` at ``rows``, in that order (each match's ``message_index``
+    its row in ``messages``)."""
+    found = find_matches(
+        [messages[r] for r in rows], query, case_sensitive=case_sensitive, limit=limit, shown_text=shown_text
+    )
+    return [Match(rows[m.message_index], m.part, m.offset, m.length) for m in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +279,10 @@ class FindBar(QFrame):
         """Messages whose shown text is still to be made (``None``: not looked at since the
         conversation last changed)."""
         self._waiting: Callable[[], None] | None = None
-        """What runs once every text is made: ``search``, or ``_search_again`` (streaming)."""
+        """What runs once every text is made: ``_search_made``, or ``_search_again`` (streaming)."""
+        self._early: EarlySearch | None = None
+        """While texts are made for the query: the search of those made so far (the matches
+        are the ones it found; the count says "searching…")."""
         self.highlighter = MatchHighlighter()
 
         self.edit = QLineEdit()
@@ -324,6 +378,7 @@ class FindBar(QFrame):
         self._typing.stop()
         self._refresh.stop()
         self._waiting = None
+        self._early = None
         self._view.text_highlights = None
         self.hide()
         self._view.viewport().update()
@@ -364,16 +419,67 @@ class FindBar(QFrame):
 
     def search(self) -> None:
         """Find the query in the whole conversation and go to the first match from the top of
-        the view down (where a reader expects it)."""
-        if not self._prepared():
-            self._waiting = self.search
-            self._show_count()
+        the view down (where a reader expects it).
+
+        If texts are still to be made, they are made from the view's first row on, and the
+        ones made are searched meanwhile (``_search_early``): the first match near the view
+        shows long before the whole chat is searchable."""
+        start = self._first_visible_row()
+        if self._unprepared:
+            self._unprepared = None  # still to be made: from where the view is now
+        if not self._prepared(start):
+            self._waiting = self._search_made
+            self._begin_early(start)
             return
+        self._early = None
         self._run()
         if self._matches:
-            self._go(self._first_from_view())
+            self._go(self._first_from_view(start))
         else:
             self._go(-1)
+
+    def _search_made(self) -> None:
+        """Every text is made: search it all, staying on the match the early search showed
+        (its place in the count may change: matches above it are counted now)."""
+        if self._early is not None and self.current_match is not None:
+            self._early = None
+            self._search_again()
+        else:
+            self.search()
+
+    def _begin_early(self, start: int) -> None:
+        """Search the texts made so far, from row ``start`` on (see ``EarlySearch``)."""
+        messages, _versions = self._snapshot()
+        self._early = EarlySearch(messages, start)
+        self._messages = messages
+        self._matches, self._current, self._more = [], -1, False
+        self.highlighter.reset(self.edit.text(), self.case.isChecked())
+        self._view.text_highlights = self.highlighter
+        self._search_early()
+        self._show_count()
+
+    def _search_early(self) -> None:
+        """Search the rows made since the last time and, if nothing is shown yet, go to the
+        first match found."""
+        self._extend_early()
+        if self._current < 0 and self._matches:
+            self._go(0)
+
+    def _extend_early(self) -> None:
+        early = self._early
+        if early is None or self._path is None or self._path[0] is not early.messages:
+            return  # the conversation changed: the search when all is made counts it
+        room = MAX_MATCHES + 1 - len(self._matches)
+        rows = early.ready_rows()
+        if not rows or room <= 0 or not self.edit.text():
+            return
+        found = search_rows(
+            early.messages, rows, self.edit.text(), case_sensitive=self.case.isChecked(), limit=room
+        )
+        self._matches.extend(found)
+        if len(self._matches) > MAX_MATCHES:
+            self._more = True
+            del self._matches[MAX_MATCHES:]
 
     def _search_again(self) -> None:
         """The conversation changed: count again, staying on the current match."""
@@ -425,12 +531,14 @@ class FindBar(QFrame):
             self._unprepared = None
         return self._path
 
-    def _prepared(self) -> bool:
+    def _prepared(self, start: int | None = None) -> bool:
         """Whether every message's shown text is made; if not, start making it between frames
-        (a long chat's Markdown takes seconds to parse: the GUI must not wait for all of it)."""
+        (a long chat's Markdown takes seconds to parse: the GUI must not wait for all of it),
+        from row ``start`` (by default the view's first row) down, then from the top."""
         messages, _versions = self._snapshot()
         if self._unprepared is None:
-            self._unprepared = [m for m in reversed(messages) if not prepared(m)]
+            first = self._first_visible_row() if start is None else start
+            self._unprepared = preparation_order(messages, min(first, len(messages)))
             if len(self._unprepared) <= PREPARE_AT_ONCE:
                 for message in self._unprepared:
                     shown_text(message)
@@ -445,6 +553,8 @@ class FindBar(QFrame):
         while pending and time.perf_counter() < deadline:
             shown_text(pending.pop())
         if pending:
+            if self._early is not None and self._current < 0 and self.isVisible():
+                self._search_early()
             return
         self._preparing.stop()
         waiting, self._waiting = self._waiting, None
@@ -470,9 +580,11 @@ class FindBar(QFrame):
         if self.isVisible() and self.edit.text() and not self._refresh.isActive():
             self._refresh.start()
 
-    def _first_from_view(self) -> int:
+    def _first_visible_row(self) -> int:
         visible = self._view.visible_message_ids()
-        first_row = self._model.row_of(visible[0]) if visible else 0
+        return max(0, self._model.row_of(visible[0])) if visible else 0
+
+    def _first_from_view(self, first_row: int) -> int:
         for i, match in enumerate(self._matches):
             if match.message_index >= first_row:
                 return i
@@ -481,11 +593,22 @@ class FindBar(QFrame):
     # -- stepping ------------------------------------------------------------------------
 
     def next(self) -> None:
-        if self._matches:
+        """Go to the next match (after the last, the first; while the chat is still being
+        searched, the next one found so far, stopping at the last)."""
+        if self._early is not None:
+            self._extend_early()
+            if self._matches:
+                self._go(min(self._current + 1, len(self._matches) - 1))
+        elif self._matches:
             self._go((self._current + 1) % len(self._matches))
 
     def previous(self) -> None:
-        if self._matches:
+        """Go to the previous match (before the first, the last; while the chat is still being
+        searched, stopping at the first found: those above it are not known yet)."""
+        if self._early is not None:
+            if self._matches:
+                self._go(max(self._current - 1, 0))
+        elif self._matches:
             self._go((self._current - 1) % len(self._matches))
 
     @property
@@ -504,16 +627,20 @@ class FindBar(QFrame):
     def _show_count(self) -> None:
         if not self.edit.text():
             text = ""
-        elif self._waiting == self.search:
+        elif self._early is not None and self._current < 0:
             text = "Searching…"
         elif not self._matches:
             text = "No matches"
         else:
-            total = f"{len(self._matches):,}{'+' if self._more else ''}"
-            text = f"{self._current + 1:,} of {total}"
+            more = self._more or self._early is not None
+            text = f"{self._current + 1:,} of {len(self._matches):,}{'+' if more else ''}"
+            if self._early is not None:
+                text += " · searching…"
         if text != self.count.text():
             self.count.setText(text)
             announce(self.count, text)
+            if self.isVisible() and self.sizeHint().width() != self.width():
+                self._place()  # "· searching…" widens the bar; it narrows again after
 
     def _mark_current(self, *, scroll: bool) -> None:
         """Paint the current match distinctly (opening its tool box) and scroll to it."""

@@ -20,7 +20,9 @@ tokens are the ones the view renders. It costs 0.1-1 ms a reply, so a text with 
 Markdown could change takes a fast path, and results are cached by text: a chat is parsed
 once, not per key or per opening of the bar. A long chat's first find would still spend
 seconds here, so the find bar asks ``prepared`` and makes the missing texts a few
-milliseconds at a time between frames before it searches.
+milliseconds at a time between frames, from the view's first row down, searching those
+made so far meanwhile (the first match near the view shows at once), and the whole chat
+when they are all made.
 """
 
 from __future__ import annotations
