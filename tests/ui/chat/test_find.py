@@ -254,11 +254,12 @@ def test_a_long_markdown_chat_is_made_searchable_between_frames(qtbot: Any) -> N
 def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(qtbot: Any) -> None:
     """On a long Markdown chat scrolled to its middle, a word just below the view is shown as
     soon as the texts there are made — "1 of 2+ · searching…", highlighted, while the rest of
-    the chat is still being made searchable — and when all is searched the count is exact
-    and the bar is still on the same match (now the 8th: seven lie above the view)."""
+    the chat is still being made searchable; Enter / Shift+Enter step through what is found
+    so far without wrapping to what is not known yet; and when all is searched the count is
+    exact and the bar is still on the same match (now the 15th: 14 lie above the view)."""
     live = FakeLive()
     for i in range(1500):
-        kiwi = " A kiwi here." if i % 100 == 3 else ""  # exchanges 3, 103, …, 1403: 15 matches
+        kiwi = " A kiwi here, a kiwi there." if i % 100 == 3 else ""  # exchanges 3, 103, …, 1403: 30 matches
         points = "".join(f"- point {k} about *{i}* and `x{k}`\n" for k in range(8))
         table = f"| a | b |\n|---|---|\n| {i} | **{i}** |\n"
         reply = f"Answer **{i}** is [here](https://x.example/{i}).{kiwi}\n\n{points}\n{table}\n```\nprint({i})\n```"
@@ -278,14 +279,26 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
         qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
         assert bar.preparing  # 1,500 replies never parsed
         qtbot.keyClicks(bar.edit, "kiwi")
-        qtbot.waitUntil(lambda: bar.count.text() == "8 of 15", timeout=30_000)
+        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=30_000)
+        first = bar.current_match
+        if bar.preparing:  # stepping through the matches found so far (both in exchange 703)
+            qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+            assert bar.count.text().startswith("2 of ") and bar.count.text().endswith("+ · searching…")
+            second = bar.current_match
+            assert second is not None and first is not None
+            assert second.message_index == first.message_index and second.offset > first.offset
+            assert current_on_screen(host)
+            for _step in range(2):  # back to the first, and no further: what is above is not known yet
+                qtbot.keyClick(bar.edit, Qt.Key.Key_Return, SHIFT)
+                assert bar.count.text().startswith("1 of ") and bar.current_match == first
+        qtbot.waitUntil(lambda: bar.count.text() == "15 of 30", timeout=30_000)
     finally:
         Announcer.of().announced.disconnect(hear)
     early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
     assert early, f"no match was shown while the chat was searched: {heard}"
-    text, first = early[0]
+    text, shown = early[0]
     assert text.startswith("1 of ") and text.endswith("+ · searching…"), text
-    assert first.message_index == 1407 and first.part == TEXT_PART  # exchange 703's reply
+    assert shown == first and shown.message_index == 1407 and shown.part == TEXT_PART  # exchange 703
     assert bar.current_match == first  # the same message and offset, now counted exactly
     assert not bar.preparing
     assert current_on_screen(host)
