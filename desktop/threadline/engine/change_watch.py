@@ -15,6 +15,11 @@ that into the events this engine already emits for its own changes:
   is ``MessageChanged`` (final status, reasoning, tool calls), a deleted one is
   ``MessagesRemoved``; a moved active leaf is ``ActivePathChanged`` (new versions)
   and changed checkpoints are ``CheckpointsChanged``.
+* **Projects**: a batch with any ``project_changed`` entry (or one that missed
+  entries) calls ``projects_changed`` once, before the batch's sessions are announced
+  (so a chat moved into a project made elsewhere finds that project listed). The
+  engine re-reads the small project list and announces ``ProjectsChanged`` only when
+  it differs from what it last told, so its own edits are not echoed.
 
 A session this engine is busy with (a turn runs here, or a message delete waits for
 its undo) is never touched. A batch is read from one snapshot; if this engine
@@ -74,6 +79,11 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Changed = Callable[[SessionInfo], Awaitable[None]]
 Removed = Callable[[str], Awaitable[None]]
 LoadTree = Callable[[str], Awaitable[ConversationTree]]
+ProjectsChangedCallback = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
 
 
 class ChangeWatch:
@@ -92,8 +102,11 @@ class ChangeWatch:
         session_touched: Callable[[str], None] = lambda _id: None,
         open_retry: tuple[float, ...] = OPEN_RETRY_SECONDS,
         on_receiving: Callable[[bool], None] = lambda _receiving: None,
+        projects_changed: ProjectsChangedCallback = _nothing,
     ) -> None:
         self._url = url
+        self._projects_changed = projects_changed
+        """Told once per batch that says projects changed (the engine re-reads the list)."""
         self._open_retry = open_retry
         self._on_receiving = on_receiving
         """Told when ``receiving`` changes after start-up (not for the first, good news)."""
@@ -276,6 +289,8 @@ class ChangeWatch:
         self.checks += 1
         if batch.missed:
             await self._catch_up()
+        if batch.projects_changed or batch.missed:
+            await self._refresh_projects()
         by_session: dict[str, list[StoredMessage]] = {}
         for stored in batch.messages:
             by_session.setdefault(stored.session_id, []).append(stored)
@@ -304,6 +319,12 @@ class ChangeWatch:
                 else:  # opened after the batch was asked for: its messages were not read
                     self._deferred.add(session_id)
             await self._announce(info)
+
+    async def _refresh_projects(self) -> None:
+        try:
+            await self._projects_changed()
+        except StoreError as err:  # unreachable for now: the next project entry tries again
+            log.info("re-reading the projects failed: %s", err)
 
     async def _announce(self, info: SessionInfo) -> None:
         if not self.is_news(info):

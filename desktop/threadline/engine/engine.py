@@ -179,6 +179,7 @@ class Engine:
                 load_tree=self.store.load_tree,
                 session_touched=self.elsewhere.touched,
                 on_receiving=self._changes_receiving,
+                projects_changed=self.projects.refresh,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()

@@ -1,13 +1,15 @@
 """Projects: folders of chats with shared instructions and context (see ``core/project.py``).
 
 ``ProjectService`` keeps the projects in the store and the list it last read in
-memory. Another instance on the same database may edit a project at any time
-(the change log records sessions and messages, not projects), so nothing that is
-sent relies on that copy: every turn reads its project's stored row (one row by
-primary key, well under a millisecond) through ``get``. Whenever a read finds
-the stored projects differ from the copy — an edit here, or one made elsewhere
-and found by a turn or by the sidebar's ``all`` — listeners hear
-``ProjectsChanged`` with the whole list, so the sidebar follows too.
+memory. Another instance on the same database may edit a project at any time, so
+nothing that is sent relies on that copy: every turn reads its project's stored
+row (one row by primary key, well under a millisecond) through ``get``. Edits made
+elsewhere arrive through the change feed (``project_changed`` entries, migration
+0009): the engine's change watch calls ``refresh``, which reads the list again.
+Whenever a read finds the stored projects differ from the copy — an edit here, one
+made elsewhere and named by the feed, or one found by a turn — listeners hear
+``ProjectsChanged`` with the whole list, so the sidebar follows; a re-read that
+finds the list unchanged (the feed's echo of an edit made here) says nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ class ProjectService:
         projects = await self._store.list_projects()
         self._remember(projects)
         return projects
+
+    async def refresh(self) -> None:
+        """The change feed says projects changed: read them, and announce the list if it differs
+        from the one last told (an edit made here was announced already and stays silent)."""
+        projects = await self._store.list_projects()
+        self._remember(projects, always=self._known is None)
 
     async def get(self, project_id: str | None) -> Project | None:
         """The project ``project_id`` names as stored now (``None`` for none or a project

@@ -2,9 +2,11 @@
 
 Database triggers append one entry to ``change_log`` for every session created,
 changed or deleted and every message added, grown, changed or deleted (migration
-0006), whoever wrote it. A ``ChangeFeed`` remembers the last ``seq`` it handed out
-and reads only the entries after it, together with the current rows of the
-sessions and messages they name, in one read transaction:
+0006), and every project created, edited or deleted (migration 0009, kind
+``project_changed``, the project's id in ``session_id``), whoever wrote it. A
+``ChangeFeed`` remembers the last ``seq`` it handed out and reads only the entries
+after it, together with the current rows of the sessions and messages they name,
+in one read transaction:
 
 * **When to read.** SQLite: ``PRAGMA data_version`` on a connection of its own
   changes whenever another connection committed; it is checked every
@@ -22,7 +24,8 @@ sessions and messages they name, in one read transaction:
   line; its caller re-reads what it shows once (``change_counter.changed_sessions``).
 
 Message rows are fetched only for the sessions the caller names (the open ones):
-the sidebar needs the session rows, never a streaming reply's text.
+the sidebar needs the session rows, never a streaming reply's text. Project entries
+fetch nothing: the list is small and its reader reads it whole (``ChangeBatch.projects_changed``).
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class ChangeKind(StrEnum):
     MESSAGE_CHANGED = "message_changed"
     """Status, kind, content, metadata or parent changed (perhaps the text too)."""
     MESSAGE_DELETED = "message_deleted"
+    PROJECT_CHANGED = "project_changed"
+    """A project was created, edited or deleted; ``session_id`` is the project's id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,11 @@ class ChangeBatch:
     @property
     def empty(self) -> bool:
         return not self.changes and not self.missed
+
+    @property
+    def projects_changed(self) -> bool:
+        """Whether any entry says a project was created, edited or deleted."""
+        return any(c.kind is ChangeKind.PROJECT_CHANGED for c in self.changes)
 
 
 class ChangeFeed:
@@ -298,7 +308,8 @@ class ChangeFeed:
             oldest = session.exec(select(func.min(col(ChangeLogRow.seq)))).one()
             missed = oldest is not None and int(oldest) > last + 1
             changes = tuple(_change(row) for row in rows)
-            sessions = _sessions(session, list(dict.fromkeys(c.session_id for c in changes)))
+            named = (c.session_id for c in changes if c.kind is not ChangeKind.PROJECT_CHANGED)
+            sessions = _sessions(session, list(dict.fromkeys(named)))
             wanted = {c.message_id for c in changes if c.message_id and c.session_id in messages_of}
             messages = _messages(session, wanted)
         return ChangeBatch(changes, sessions, messages, missed, started, messages_of)

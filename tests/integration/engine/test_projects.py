@@ -5,6 +5,8 @@ The replay server's captured requests prove what went over the wire.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from threadline.engine.projects import ProjectNameError, ProjectNotFoundError
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
+WAIT = 20.0
 
 
 def system_sent(server: ReplayServer) -> str:
@@ -102,37 +105,63 @@ async def test_search_can_keep_to_one_project(engine: Engine, replay_server: Rep
     assert await engine.project_chat_counts() == {project.id: 1}
 
 
-async def test_an_edit_made_by_another_instance_reaches_the_next_turn(
+async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    """Two engines on one SQLite file: B has already sent a turn with the project's old
-    instructions (and listed the projects) when A edits them; B's next request carries
-    the new ones and B's listing hears the edit, without a restart."""
+    """Two engines on one SQLite file. A renames, recolours and re-instructs a project; B,
+    which follows the change feed as a window does, hears ``ProjectsChanged`` with the edit
+    without listing the projects or sending anything, and B's next request carries the new
+    instructions. B's own edit is announced once: the feed's echo of it stays silent."""
+    url = Store.sqlite_url(tmp_path / "data" / DATABASE_FILENAME)
     other = await Engine.open(
-        tmp_path / "b",
-        database_url=Store.sqlite_url(tmp_path / "data" / DATABASE_FILENAME),
-        retry_policy=FAST_RETRIES,
-        provider_timeout=10.0,
+        tmp_path / "b", database_url=url, retry_policy=FAST_RETRIES, provider_timeout=10.0, watch_changes=True
     )
     try:
-        project = await engine.create_project("Garden", instructions="Answer in metric units.")
+        project = await engine.create_project(
+            "Garden", colour="#10b981", instructions="Answer in metric units."
+        )
         info = await engine.new_session(project_id=project.id)
         assert [p.instructions for p in await other.list_projects()] == ["Answer in metric units."]
-        heard: list[SessionEvent] = []
-        other.subscribe_sessions(heard.append)
+        events: list[SessionEvent] = []
+        other.subscribe_sessions(events.append)
+
+        def heard() -> list[ProjectsChanged]:
+            return [e for e in events if isinstance(e, ProjectsChanged)]
+
+        watch = other.change_watch
+        assert watch is not None
+        await until(lambda: watch.feed is not None)
 
         replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
         assert failure(await turn(other, info.id, "How long is it?")) is None
         assert "Answer in metric units." in system_sent(replay_server)
+        assert heard() == []
 
-        await engine.save_project(replace(project, instructions="Answer in imperial units."))
+        imperial = "Answer in imperial units."
+        edited = replace(project, name="Allotment", colour="#ef4444", instructions=imperial)
+        await engine.save_project(edited)
+        shown = [[("Allotment", "#ef4444", imperial)]]
+        await until(
+            lambda: [[(p.name, p.colour, p.instructions) for p in e.projects] for e in heard()] == shown
+        )
+
         replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
         assert failure(await turn(other, info.id, "And wide?")) is None
         system = system_sent(replay_server)
         assert "Answer in imperial units." in system and "metric" not in system
 
-        changes = [e for e in heard if isinstance(e, ProjectsChanged)]
-        assert changes and [p.instructions for p in changes[-1].projects] == ["Answer in imperial units."]
-        assert [p.instructions for p in await other.list_projects()] == ["Answer in imperial units."]
+        # B's own edit: announced at once, and the feed's entry for it adds nothing.
+        await other.save_project(replace(edited, instructions="Answer in furlongs."))
+        assert [e.projects[0].instructions for e in heard()] == [imperial, "Answer in furlongs."]
+        # A chat made after it is announced by B's feed only once the entry before it was applied.
+        marker = await engine.new_session("after the edit")
+        await until(lambda: any(isinstance(e, SessionUpdated) and e.session.id == marker.id for e in events))
+        assert len(heard()) == 2
     finally:
         await other.aclose()

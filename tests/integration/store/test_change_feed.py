@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import sqlalchemy as sa
 from tests.support.postgres import PostgresServer
 
 from threadline.core.messages import Message, MessageStatus
+from threadline.core.project import Project
 from threadline.store.change_feed import ChangeBatch, ChangeFeed, ChangeKind
 from threadline.store.repository import Store
 
@@ -97,6 +99,47 @@ async def test_every_write_is_one_entry_in_order_with_the_rows_it_names(url: str
         # The cascade's message deletes are not logged: the session's entry says it all.
         assert [c.kind for c in changes] == [ChangeKind.SESSION_DELETED]
         assert batches[-1].sessions == {info.id: None}
+    finally:
+        await feed.aclose()
+        await store.close()
+
+
+async def test_each_project_write_is_one_project_entry_and_no_session_lookup(url: str) -> None:
+    """Creating, editing and deleting a project each log one ``project_changed`` entry naming
+    the project (migration 0009); the feed does not take the project's id for a session."""
+    store = await Store.open(url)
+    feed = await ChangeFeed.open(url)
+    try:
+        project = await store.save_project(Project.create("Garden", colour="#10b981"))
+        batches = await collect(feed, await newest_seq(store))
+        assert [(c.kind, c.session_id, c.message_id) for b in batches for c in b.changes] == [
+            (ChangeKind.PROJECT_CHANGED, project.id, None)
+        ]
+        assert all(b.projects_changed for b in batches)
+        assert all(project.id not in b.sessions for b in batches)
+
+        await store.save_project(replace(project, name="Allotment", instructions="Metric units."))
+        batches = await collect(feed, await newest_seq(store))
+        assert [c.kind for b in batches for c in b.changes] == [ChangeKind.PROJECT_CHANGED]
+
+        chat = await store.create_session(title="in the garden")
+        await store.set_session_project(chat.id, project.id)
+        await store.delete_project(project.id)
+        batches = await collect(feed, await newest_seq(store))
+        changes = [(c.kind, c.session_id) for b in batches for c in b.changes]
+        # The chat moved out of the deleted project logs its own entry, in the same commit.
+        assert changes.count((ChangeKind.PROJECT_CHANGED, project.id)) == 1
+        assert (ChangeKind.SESSION_CHANGED, chat.id) in changes
+        assert changes[-2:] in (
+            [(ChangeKind.SESSION_CHANGED, chat.id), (ChangeKind.PROJECT_CHANGED, project.id)],
+            [(ChangeKind.PROJECT_CHANGED, project.id), (ChangeKind.SESSION_CHANGED, chat.id)],
+        )
+        assert set(batches[-1].sessions) == {chat.id}
+        assert batches[-1].sessions[chat.id] is not None and batches[-1].sessions[chat.id].project_id is None  # type: ignore[union-attr]
+
+        await store.append_message(chat.id, Message.prompt("no project here"))
+        batches = await collect(feed, await newest_seq(store))
+        assert not any(b.projects_changed for b in batches)
     finally:
         await feed.aclose()
         await store.close()
