@@ -192,37 +192,40 @@ def test_a_project_can_be_renamed_and_recoloured(harness: AppHarness) -> None:
     assert view.projects[0].colour == "#8b5cf6"
 
 
-def test_a_project_edited_by_another_instance_shows_when_the_window_is_active_again(
+def test_projects_edited_by_another_instance_show_without_activating_the_window(
     harness: AppHarness,
 ) -> None:
-    """The change feed does not carry projects: coming back to the window reads them again."""
-    from PySide6.QtWidgets import QWidget
-
+    """The change feed carries project edits: the sidebar follows another instance's rename,
+    recolour and new project, and a chat it moves into that project, while this window is
+    left alone (no activation, no timer)."""
     from threadline.engine.engine import Engine
 
     window = harness.open()
     rows = window.sidebar.project_scope.view
     project = harness.run(harness.engine.create_project("Garden", colour="#10b981"))
+    chat = harness.run(harness.engine.new_session())
     harness.qtbot.waitUntil(lambda: [p.name for p in rows.projects] == ["Garden"], timeout=TIMEOUT)
 
-    async def edit_elsewhere() -> None:
+    async def edit_elsewhere() -> str:
         other = await Engine.open(harness.data_dir)
         try:
             edited = await other.projects.rename(project.id, "Allotment")
             await other.save_project(replace(edited, colour="#ef4444"))
+            shed = await other.create_project("Shed", colour="#8b5cf6")
+            await other.set_session_project(chat.id, shed.id)
+            return shed.id
         finally:
             await other.aclose()
 
-    harness.run(edit_elsewhere())
-    elsewhere = QWidget()
-    harness.qtbot.addWidget(elsewhere)
-    elsewhere.show()
-    elsewhere.activateWindow()
-    harness.qtbot.waitUntil(elsewhere.isActiveWindow, timeout=TIMEOUT)
-    window.activateWindow()
+    shed_id = harness.run(edit_elsewhere())
     harness.qtbot.waitUntil(
-        lambda: [(p.name, p.colour) for p in rows.projects] == [("Allotment", "#ef4444")], timeout=TIMEOUT
+        lambda: (
+            [(p.name, p.colour) for p in rows.projects] == [("Allotment", "#ef4444"), ("Shed", "#8b5cf6")]
+        ),
+        timeout=TIMEOUT,
     )
+    harness.qtbot.waitUntil(lambda: rows.counts.get(shed_id) == 1, timeout=TIMEOUT)
+    assert rows.colour_of(shed_id) == "#8b5cf6"
 
 
 @pytest.mark.skipif(not os.environ.get("THREADLINE_SHOTS"), reason="screenshots only when asked for")

@@ -5,21 +5,18 @@ sidebar itself only learns "the chosen project changed" (``scopeChanged``) and
 where a new chat goes (``project_id``). Every change goes to the engine; the list
 follows the engine's ``ProjectsChanged`` events, in this window and any other.
 
-Another instance on the same database may edit projects too, and the change feed
-records sessions and messages, not projects. So the list is read again (one small
-query; the engine announces ``ProjectsChanged`` only when it differs) when the
-window becomes active — someone coming back from the other window — every
-``RECHECK_MS`` while it is shown, and when a chat turns up in a project this
-window does not know.
+Another instance on the same database may edit projects too: the change feed
+carries those edits (``project_changed`` entries), and the engine announces
+``ProjectsChanged`` when the list it re-reads differs, so this window follows
+without reading the list on a timer or when it is activated.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from threadline.core.project import Project, next_colour
@@ -29,12 +26,8 @@ from threadline.ui.sessions.project_list import ProjectList
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.api import EngineApi
 
-log = logging.getLogger("threadline.ui.sessions")
-
 COUNTS_DELAY_MS = 400
 """Chat counts are read again this long after the last change (a burst of moves reads once)."""
-RECHECK_MS = 30_000
-"""How often a shown window reads the project list again for edits made by another instance."""
 
 
 class ProjectScope(QObject):
@@ -58,11 +51,6 @@ class ProjectScope(QObject):
         self._counts_timer.setSingleShot(True)
         self._counts_timer.setInterval(COUNTS_DELAY_MS)
         self._counts_timer.timeout.connect(self.refresh_counts)
-        self._recheck_timer = QTimer(self)
-        self._recheck_timer.setInterval(RECHECK_MS)
-        self._recheck_timer.timeout.connect(self._recheck_if_shown)
-        self._rechecking = False
-        self._watched: QWidget | None = None
 
     @property
     def project_id(self) -> str | None:
@@ -71,45 +59,6 @@ class ProjectScope(QObject):
 
     def set_engine(self, engine: EngineApi) -> None:
         self.engine = engine
-        self._recheck_timer.start()
-        self.watch_activation(self.host.window())
-
-    def watch_activation(self, window: QWidget) -> None:
-        """Read the projects again whenever ``window`` becomes the active window."""
-        if self._watched is not None:
-            self._watched.removeEventFilter(self)
-        self._watched = window
-        window.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._watched and event.type() == QEvent.Type.WindowActivate:
-            self.recheck()
-        return False
-
-    def recheck(self) -> None:
-        """Read the project list again; the engine announces it only if it changed elsewhere."""
-        if self.engine is None or self._rechecking:
-            return
-        self._rechecking = True
-
-        def done(_result: object = None) -> None:
-            self._rechecking = False
-
-        def failed(err: BaseException) -> None:
-            # Quietly: the next activation or tick tries again, and a store that cannot be
-            # reached is reported by whatever the person is doing.
-            log.info("re-reading the projects failed: %s", err)
-            done()
-
-        spawn(self.engine.list_projects(), on_done=done, on_error=failed, name="projects-recheck")
-
-    def knows(self, project_id: str | None) -> bool:
-        """Whether ``project_id`` is ``None`` or one of the listed projects."""
-        return project_id is None or self.view.project(project_id) is not None
-
-    def _recheck_if_shown(self) -> None:
-        if self.host.isVisible():
-            self.recheck()
 
     async def load(self) -> None:
         """Read the projects and their chat counts (at start)."""

@@ -454,10 +454,6 @@ class SessionSidebar(QWidget):
             self.list.viewport().update()  # the colour marks of chats in a project
             return
         self.project_scope.chats_changed()
-        if isinstance(event, SessionUpdated | SessionRestored) and not self.project_scope.knows(
-            event.session.project_id
-        ):
-            self.project_scope.recheck()  # moved into a project made by another instance
         if isinstance(event, SessionUpdated | SessionRestored):
             self.model.upsert(event.session)
             if self._archived_loaded:
