@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from pathlib import Path
 
 from threadline.core.messages import Message
@@ -35,3 +37,39 @@ async def stored_path(data_dir: Path, session_id: str) -> list[Message]:
         return (await store.load_tree(session_id)).path()
     finally:
         await store.close()
+
+
+class SqliteWriteLock:
+    """Another program holding a SQLite file's write lock (``BEGIN IMMEDIATE``) on a thread of
+    its own, from ``start`` until ``release``: the store's writes wait behind it, as they would
+    behind a real second writer."""
+
+    def __init__(self, database: Path) -> None:
+        self._database = database
+        self.locked = threading.Event()
+        """Set once the lock is held."""
+        self._release = threading.Event()
+        self._thread = threading.Thread(target=self._hold, name="sqlite-write-lock")
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    async def release(self) -> None:
+        """Let go of the lock (if it was taken) and wait for the thread to end."""
+        self._release.set()
+        if self.started:
+            await asyncio.to_thread(self._thread.join)
+
+    def _hold(self) -> None:
+        connection = sqlite3.connect(self._database, timeout=30, isolation_level=None)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            self.locked.set()
+            self._release.wait(120)  # until the test has seen what it waits for
+            connection.execute("COMMIT")
+        finally:
+            connection.close()

@@ -9,12 +9,10 @@ would, and the replay server streaming meanwhile.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-import threading
 from collections.abc import Callable
 
 import pytest
-from tests.integration.engine.helpers import stored_path
+from tests.integration.engine.helpers import SqliteWriteLock, stored_path
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 from threadline.core.messages import MessageStatus
@@ -39,35 +37,23 @@ async def test_a_file_locked_mid_stream_is_shown_then_everything_lands_and_the_s
     live = await engine.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_lock() -> None:
-        connection = sqlite3.connect(engine.data_dir / DATABASE_FILENAME, timeout=30, isolation_level=None)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            locked.set()
-            release.wait(120)  # until the test saw the tab told
-            connection.execute("COMMIT")
-        finally:
-            connection.close()
+    lock = SqliteWriteLock(engine.data_dir / DATABASE_FILENAME)
 
     def saves() -> list[SaveStateChanged]:
         return [e for e in events if isinstance(e, SaveStateChanged)]
 
     engine.send(session_id, "count")
     await until(lambda: any(isinstance(e, TextDelta) for e in events))
-    holder = threading.Thread(target=hold_lock)
-    holder.start()
+    lock.start()
     try:
-        await until(locked.is_set)
+        await until(lock.locked.is_set)
         await until(saves)  # told while the store still retries (its window is 30 s)
         told = saves()[0]
         assert told.saving and told.error is not None
         assert "busy" in told.error.message and "kept in memory" in told.error.message
         assert engine.running(session_id)
     finally:
-        release.set()
-        await asyncio.to_thread(holder.join)
+        await lock.release()
     await asyncio.wait_for(engine.wait_idle(session_id), 60)
     assert saves()[-1] == SaveStateChanged(session_id, saving=False)
     assert not [e for e in events if isinstance(e, TurnFailed)]

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from tests.integration.engine.helpers import stored_path, turn
+from tests.integration.engine.helpers import SqliteWriteLock, stored_path, turn
 from tests.integration.engine.test_engine_turns import LookupTool
 from tests.support.sse_server import (
     RecordedRequest,
@@ -303,35 +301,22 @@ async def test_stop_while_the_prompt_is_stored_leaves_the_chat_ready(
     )
     session = await engine.new_session()
     live = await engine.open_session(session.id)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_lock() -> None:
-        connection = sqlite3.connect(engine.data_dir / DATABASE_FILENAME, timeout=30, isolation_level=None)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            locked.set()
-            release.wait(120)
-            connection.execute("COMMIT")
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_lock)
+    lock = SqliteWriteLock(engine.data_dir / DATABASE_FILENAME)
     real_append = engine.store.append_message
 
     async def append_behind_a_lock(session_id: str, message: Message) -> None:
-        if message.text == "Held" and not holder.is_alive():  # the compare's prompt: lock first
-            holder.start()
-            await until(locked.is_set)
+        if message.text == "Held" and not lock.started:  # the compare's prompt: lock first
+            lock.start()
+            await until(lock.locked.is_set)
         await real_append(session_id, message)
 
     monkeypatch.setattr(engine.store, "append_message", append_behind_a_lock)
     engine.send_compare(session.id, "Held", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
     try:
-        await until(locked.is_set)
+        await until(lock.locked.is_set)
         engine.cancel(session.id)
     finally:
-        release.set()
-        await asyncio.to_thread(holder.join)
+        await lock.release()
     await asyncio.wait_for(engine.wait_idle(session.id), 30)
     assert live.conversation.ready_for_input and live.conversation.compare is None
     assert not replay_server.requests  # stopped before any worker sent
