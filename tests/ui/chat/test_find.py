@@ -12,7 +12,8 @@ from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
 from tests.support.ui_fakes import FakeLive
 
 from threadline.core.find_text import TEXT_PART
-from threadline.core.messages import ToolCall
+from threadline.core.messages import MessageKind, ToolCall
+from threadline.engine.events import MessageAdded
 from threadline.ui.chat import math_render
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
@@ -150,6 +151,34 @@ def test_matches_inside_a_collapsed_tool_result_are_found_and_shown(qtbot: Any) 
     )
     result_doc = host.view.rendered_document(results.id)
     assert result_doc is not None and results.tool_results[0].text[:20] in result_doc.toPlainText()
+
+
+def test_a_match_inside_a_closed_summary_opens_the_card(qtbot: Any) -> None:
+    """A compaction summary shows closed, one line of its first words; a word further in it
+    is found (the count includes it), and going to it opens the card, as for a tool box, so
+    the match is painted and highlighted as current."""
+    live = FakeLive()
+    first_prompt, _reply = live.exchange("Plan the trip", "Fly to Bergen, then take the train.")
+    opening = "The user planned a trip to Norway and asked about the routes between the cities. " * 2
+    text = opening + "\n\n- They prefer the **fjord** ferry."
+    summary = live.conversation.add_summary(text, first_prompt.id)
+    live.emit(MessageAdded(live.session_id, summary))
+    live.exchange("And then?", "Then the ferry back.")
+    host = open_host(qtbot, live)
+    closed = host.view.rendered_document(summary.id)  # closed, as a chat opens
+    assert closed is not None and "Show the summary" in closed.toPlainText()
+    assert "fjord" not in closed.toPlainText()
+    bar = find(qtbot, host, "fjord")
+    assert bar.count.text() == "1 of 1"
+    match = bar.current_match
+    assert match is not None
+    assert host.model.message_at(match.message_index).kind is MessageKind.SUMMARY  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: current_on_screen(host), timeout=15_000)
+    doc = host.view.rendered_document(summary.id)
+    assert doc is not None and "fjord" in doc.toPlainText() and "Hide the summary" in doc.toPlainText()
+    current = bar.highlighter.current
+    assert current is not None and current[0] == summary.id
+    assert bar.highlighter.occurrences(doc)[current[1]].selectedText() == "fjord"
 
 
 MARKUP_REPLY = (

@@ -5,7 +5,8 @@ the view draws only the rows on screen, while a find has to count every match of
 conversation's path — including those in collapsed tool calls, tool output and thinking — and answer
 within a keystroke on a 10,000-message chat. The view is then asked to paint every match
 it shows (``ChatView.text_highlights``), the current one in a stronger colour, to open the
-tool box or thinking block the current match is in, and to scroll it into view.
+tool box, thinking block or compaction summary card the current match is in, and to scroll
+it into view.
 
 Keys: Enter / F3 go to the next match, Shift+Enter / Shift+F3 to the previous one, Esc
 closes the bar and puts the focus back in the composer. The count ("3 of 17", "No
@@ -44,7 +45,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from threadline.core.find_text import TEXT_PART, FindIndex, Match, find_matches, is_thinking_part
-from threadline.core.messages import Message
+from threadline.core.messages import Message, MessageKind
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.context_marks import summary_key
 from threadline.ui.chat.conversation_model import ConversationModel
@@ -643,7 +644,8 @@ class FindBar(QFrame):
                 self._place()  # "· searching…" widens the bar; it narrows again after
 
     def _mark_current(self, *, scroll: bool) -> None:
-        """Paint the current match distinctly (opening its tool box) and scroll to it."""
+        """Paint the current match distinctly (opening its tool box, thinking block or
+        summary card) and scroll to it."""
         match = self.current_match
         self.highlighter.current = None
         if match is None:
@@ -654,6 +656,8 @@ class FindBar(QFrame):
             self._view.open_thinking(message)
         elif match.part != TEXT_PART:
             self._view.open_tool_box(message.id, match.part)
+        elif message.kind is MessageKind.SUMMARY:
+            self._view.open_tool_box(message.id, summary_key(message.id))  # same expanded set as a tool box
         doc = self._view.rendered_document(message.id)
         if doc is None:
             return
