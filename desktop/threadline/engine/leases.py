@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
-from threadline.core.messages import Message, MessageKind, MessageStatus, utcnow
+from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.engine.events import (
     ActivePathChanged,
     MessageChanged,
@@ -122,12 +122,14 @@ class SessionLeases:
         deletes it until a turn start takes it over. Counted as gone once ``expired``
         says so (no heartbeat for ``expires_after``, or its process on this host has
         ended), so a tab stops showing "Replying on <host>" and a message waiting for
-        that reply is sent; its turn start then takes the lease over.
+        that reply is sent; its turn start then takes the lease over. Its age is judged
+        by the database's clock as read with the lease (``Lease.read_at``), the clock
+        that wrote its heartbeat, never by this machine's.
         """
         lease = await self._store.get_lease(session_id)
         if lease is None or lease.holder == self.holder:
             return None
-        if leases.expired(lease, utcnow(), self.expires_after):
+        if leases.expired(lease, lease.read_at, self.expires_after):
             return None
         return lease
 

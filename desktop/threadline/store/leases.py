@@ -18,6 +18,11 @@ taken over, and the replies that holder left ``streaming`` in the session become
 
 Another instance may set ``stop_requested``; the holder reads it with its next
 heartbeat and stops its turn as Stop does.
+
+Lease time is the database's time (``database_now``): on PostgreSQL the server's
+clock writes ``acquired_at`` and ``heartbeat_at`` and decides expiry, so machines
+whose clocks disagree still agree on which holder is alive. On SQLite every
+writer is on one machine, and its clock is that time.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import os
 import secrets
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select, update
@@ -71,6 +76,8 @@ class Lease:
     acquired_at: datetime
     heartbeat_at: datetime
     stop_requested: bool
+    read_at: datetime
+    """The database's time when the lease was read: judge ``expired`` by it, not this machine's clock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,17 +103,38 @@ class Beat:
     stop_requested: bool
 
 
-def _lease(row: SessionLeaseRow) -> Lease:
-    return Lease(row.session_id, row.holder, row.host, row.acquired_at, row.heartbeat_at, row.stop_requested)
+def database_now(session: Session) -> datetime:
+    """The time lease rows are written and judged by, as an aware UTC datetime.
+
+    On PostgreSQL the server's clock (``clock_timestamp()``): two machines on one server
+    with clocks a minute apart would otherwise take a live turn's lease away (the reader's
+    clock ahead) or keep a dead holder's chat busy far too long (the reader's behind). On
+    SQLite every writer shares this machine's clock, so that is the database's time.
+    """
+    connection = session.connection()
+    if connection.dialect.name != "postgresql":
+        return utcnow()
+    now: datetime = connection.execute(sa.text("SELECT clock_timestamp()")).scalar_one()
+    return now.astimezone(UTC)
+
+
+def _lease(row: SessionLeaseRow, read_at: datetime) -> Lease:
+    return Lease(
+        row.session_id, row.holder, row.host, row.acquired_at, row.heartbeat_at, row.stop_requested, read_at
+    )
 
 
 def get_lease(session: Session, session_id: str) -> Lease | None:
     row = session.get(SessionLeaseRow, session_id)
-    return _lease(row) if row is not None else None
+    return _lease(row, database_now(session)) if row is not None else None
 
 
 def expired(lease: Lease, now: datetime, expires_after: timedelta) -> bool:
-    """Whether a lease's holder is gone: its heartbeat is too old, or its process has ended."""
+    """Whether a lease's holder is gone: its heartbeat is too old, or its process has ended.
+
+    ``now`` is the database's time (``database_now``, or the lease's ``read_at``), the
+    clock that wrote ``heartbeat_at``.
+    """
     return now - lease.heartbeat_at > expires_after or holder_alive(lease.holder) is False
 
 
@@ -118,7 +146,7 @@ _INSERT = sa.text(
 
 def acquire(session: Session, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
     """Take the lease of ``session_id`` for ``holder`` if it is free, ours, or expired."""
-    now = utcnow()
+    now = database_now(session)
     host = holder.split("|", 1)[0]
     inserted = session.connection().execute(
         _INSERT, {"session_id": session_id, "holder": holder, "host": host, "now": now, "no": False}
@@ -128,7 +156,7 @@ def acquire(session: Session, session_id: str, holder: str, expires_after: timed
     row = session.exec(
         select(SessionLeaseRow).where(col(SessionLeaseRow.session_id) == session_id).with_for_update()
     ).one()
-    current = _lease(row)
+    current = _lease(row, now)
     if current.holder != holder and not expired(current, now, expires_after):
         return Acquired(current)
     taken = session.exec(
@@ -170,7 +198,7 @@ def heartbeat(session: Session, session_id: str, holder: str) -> Beat:
         update(SessionLeaseRow)
         .where(col(SessionLeaseRow.session_id) == session_id)
         .where(col(SessionLeaseRow.holder) == holder)
-        .values(heartbeat_at=utcnow())
+        .values(heartbeat_at=database_now(session))
     )
     if beat.rowcount != 1:
         return Beat(held=False, stop_requested=False)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -362,3 +364,88 @@ async def test_a_lease_taken_while_its_chat_s_lease_is_being_read_is_not_missed(
         go_on.set()
         await until(lambda: SessionBusyElsewhere(info.id, "other.example", False) in shown)
     await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
+
+
+class SkewedClocks:
+    """Two machines' clocks in one process: the clock the lease code reads (``utcnow``) is
+    machine A's on A's store worker thread and machine B's everywhere else (B's worker and the
+    event loop, where B judges leases it has read)."""
+
+    def __init__(self, a_thread: int, a_skew: timedelta, b_skew: timedelta) -> None:
+        self._a_thread = a_thread
+        self._a_skew = a_skew
+        self._b_skew = b_skew
+
+    def __call__(self) -> datetime:
+        skew = self._a_skew if threading.get_ident() == self._a_thread else self._b_skew
+        return datetime.now(UTC) + skew
+
+
+@pytest_asyncio.fixture
+async def on_postgres(
+    postgres_server: PostgresServer,  # noqa: F811  (fixture)
+    tmp_path: Path,
+    replay_server: ReplayServer,
+) -> AsyncIterator[tuple[Engine, Engine]]:
+    url = postgres_server.create_database()
+    try:
+        async for pair in open_two(
+            url, tmp_path, replay_server, watch_changes=False, heartbeat=SLOW_HEARTBEAT
+        ):
+            yield pair
+    finally:
+        postgres_server.drop_database(url)
+
+
+async def skew_clocks(
+    monkeypatch: pytest.MonkeyPatch, a: Engine, a_skew: timedelta, b_skew: timedelta
+) -> None:
+    """Machine A's clock is off by ``a_skew``, machine B's by ``b_skew``, for the lease code."""
+    a_thread = await a.store._read(lambda _session: threading.get_ident())
+    clocks = SkewedClocks(a_thread, a_skew, b_skew)
+    monkeypatch.setattr("threadline.store.leases.utcnow", clocks)
+    monkeypatch.setattr("threadline.engine.leases.utcnow", clocks, raising=False)
+
+
+@pytest.mark.postgres
+async def test_a_live_holder_whose_clock_is_behind_keeps_its_lease_against_a_reader_ahead(
+    on_postgres: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Machine A's clock is 10 minutes behind, B's 10 minutes ahead, one PostgreSQL server. A holds
+    the chat and beats; B must see it busy and be refused, not take a live turn's lease away
+    (its clock would make every heartbeat of A look 20 minutes old)."""
+    a, b = on_postgres
+    await skew_clocks(monkeypatch, a, timedelta(minutes=-10), timedelta(minutes=10))
+    info = await a.new_session("Skewed, alive")
+    holder = "machine-a.example|4242|live"
+    async with held_elsewhere(a.store, info.id, holder, a.leases.expires_after):
+        refused = await b.store.acquire_lease(info.id, b.leases.holder, b.leases.expires_after)
+        assert not refused.ok and refused.held is not None and refused.held.holder == holder
+        assert await b.busy_elsewhere(info.id) == "machine-a.example"
+        lease = await b.store.get_lease(info.id)
+        assert lease is not None and lease.holder == holder
+
+
+@pytest.mark.postgres
+async def test_a_dead_holder_expires_on_time_for_a_reader_whose_clock_is_behind(
+    on_postgres: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Machine B's clock is 10 minutes behind A's. A holds the chat, beats, and dies. B sees the
+    lease expire once ``expires_after`` has passed since A's last heartbeat — not 10 minutes
+    later — and B's turn start takes it over."""
+    a, b = on_postgres
+    await skew_clocks(monkeypatch, a, timedelta(0), timedelta(minutes=-10))
+    info = await a.new_session("Skewed, dead")
+    dead = "machine-a.example|4242|dead"
+    assert (await a.store.acquire_lease(info.id, dead, a.leases.expires_after)).ok
+    assert await b.busy_elsewhere(info.id) == "machine-a.example"
+    last_beat = time.monotonic()
+    assert (await a.store.lease_heartbeat(info.id, dead)).held  # its last heartbeat
+
+    async with asyncio.timeout(WAIT):
+        while await b.busy_elsewhere(info.id) is not None:
+            await asyncio.sleep(0.05)
+    assert time.monotonic() - last_beat >= b.leases.expires_after.total_seconds()  # not before its time
+    taken = await b.store.acquire_lease(info.id, b.leases.holder, b.leases.expires_after)
+    assert taken.ok and taken.taken_from == dead
+    await b.store.release_lease(info.id, b.leases.holder)
