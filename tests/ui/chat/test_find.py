@@ -333,6 +333,62 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
     assert current_on_screen(host)
 
 
+def test_a_word_just_above_the_view_shows_first_while_the_chat_is_still_searched(qtbot: Any) -> None:
+    """A chat opens at its end, so what the user just scrolled past is above the view: on a
+    long Markdown chat, the rows on screen and about two screens above are made searchable
+    first. A word in a reply just above the view (and in the first reply, far above) is shown
+    while the rest is still made — the nearest one above, as nothing is on screen — with an
+    honest count ("1 of 1+ · searching…"), highlighted on screen; when all is searched the
+    count is exact and the bar is still on that match, now "2 of 2"."""
+    live = FakeLive()
+    count = 1500
+    for i in range(count):
+        kiwi = " A kiwi here." if i in (0, count - 4) else ""  # the first reply and the 4th from the end
+        points = "".join(f"- point {k} about *{i}* and `x{k}`\n" for k in range(8))
+        table = f"| a | b |\n|---|---|\n| {i} | **{i}** |\n"
+        reply = f"Reply **{i}** is [there](https://y.example/{i}).{kiwi}\n\n{points}\n{table}\n```\nprint({i})\n```"
+        live.exchange(f"question {i}", reply)  # not parsed by another test (the parsed texts are cached)
+    host = open_host(qtbot, live)
+    bar = host.bar
+    near_reply = host.model.message_at(2 * (count - 4) + 1)
+    assert near_reply is not None and "kiwi" in near_reply.text
+    qtbot.waitUntil(lambda: bool(host.view.visible_message_ids()), timeout=15_000)
+    assert near_reply.id not in host.view.visible_message_ids()  # just above the view
+    heard: list[tuple[str, bool, Any]] = []
+
+    def hear(_widget: object, text: str, _assertive: bool) -> None:
+        heard.append((text, bar.preparing, bar.current_match))
+
+    Announcer.of().announced.connect(hear)
+    try:
+        qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
+        assert bar.preparing  # 1,500 replies never parsed
+        qtbot.keyClicks(bar.edit, "kiwi")
+        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=30_000)
+        first = bar.current_match
+        qtbot.waitUntil(lambda: not bar.preparing and "searching" not in bar.count.text(), timeout=30_000)
+    finally:
+        Announcer.of().announced.disconnect(hear)
+    assert bar.count.text() == "2 of 2"
+    early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
+    assert early, f"no match was shown while the chat was searched: {heard}"
+    text, shown = early[0]
+    assert text == "1 of 1+ · searching…", text
+    assert shown == first and first is not None
+    assert first.message_index == 2 * (count - 4) + 1 and first.part == TEXT_PART  # the nearest, not the top
+    assert bar.current_match == first  # the same match, now counted exactly
+    assert not bar.preparing
+    assert current_on_screen(host)
+    # every text is made now: a new find from the chat's end picks the same match at once
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
+    host.view.scroll_to_bottom()  # back at the chat's end, as it opened
+    qtbot.waitUntil(lambda: near_reply.id not in host.view.visible_message_ids(), timeout=15_000)
+    qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
+    assert not bar.preparing
+    qtbot.waitUntil(lambda: bar.count.text() == "2 of 2", timeout=15_000)
+    assert bar.current_match == first
+
+
 def test_streaming_text_updates_the_count(qtbot: Any) -> None:
     live = FakeLive()
     live.exchange("first", "a kiwi")

@@ -13,12 +13,15 @@ closes the bar and puts the focus back in the composer. The count ("3 of 17", "N
 matches") is read out to screen readers as it changes. While a reply streams in, the
 search runs again at most every ``REFRESH_MS`` and keeps the current match.
 
-A long chat's Markdown is made searchable a slice at a time (``find_shown_text``), from the
-view's first row down, then from the top. Until it is all made, the texts made so far from
-that row on are searched after each slice, and the first match found is shown at once
-("1 of 3+ · searching…"); when every text is made, the whole chat is searched, staying on
-that match, and the count is exact ("2 of 17"). Meanwhile Enter / Shift+Enter step through
-the matches found so far and stop at either end (what lies past them is not known yet).
+A long chat's Markdown is made searchable a slice at a time (``find_shown_text``): first
+the rows on screen and about two screens above them (what the user just scrolled past — a
+chat opens at its end, so that is where a remembered word usually is), then from the view
+down to the end, then upward from above the view, nearest first (``preparation_order``).
+Until it is all made, the texts made so far are searched after each slice, and the match
+to show is shown as soon as it is known ("1 of 3+ · searching…"; ``match_to_show``); when
+every text is made, the whole chat is searched, staying on that match, and the count is
+exact ("2 of 17"). Meanwhile Enter / Shift+Enter step through the matches found so far, in
+the chat's order, and stop at either end (what lies past them is not known yet).
 
 The bar floats over the top right corner of the chat, like a browser's, so opening it does
 not move the conversation.
@@ -69,39 +72,123 @@ PREPARE_SLICE_MS = 8
 """A long chat's Markdown is made searchable this long at a time between frames."""
 PREPARE_AT_ONCE = 50
 """Up to this many messages are made searchable at once (a streaming reply, a short chat)."""
+NEAR_SCREENS_ABOVE = 2
+"""The screens above the view made searchable right after the rows on screen."""
+NEAR_ROWS_ABOVE = 16
+"""At least this many rows above the view are made so (about two screens of a prompt and a
+reply each: rows above the view are not laid out, so their heights are not known)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRows:
+    """Where the view is, in rows of the path: ``top`` (its first row), ``end`` (one past its
+    last) and ``near_top``, the first row of the about two screens above it."""
+
+    top: int
+    end: int
+    near_top: int
+
+    @classmethod
+    def around(cls, top: int, end: int, count: int) -> ViewRows:
+        """The rows ``top`` to ``end`` on screen, in a path of ``count`` rows; rows above are
+        not laid out, so two screens above are taken as twice the rows on screen (at least
+        ``NEAR_ROWS_ABOVE``: prompts above are short)."""
+        top = max(0, min(top, count))
+        end = max(top + 1, min(end, count)) if count else 0
+        above = max(NEAR_ROWS_ABOVE, NEAR_SCREENS_ABOVE * (end - top))
+        return cls(top, end, max(0, top - above))
+
+    def order(self, count: int) -> list[int]:
+        """The rows in the order they are made searchable: those on screen, the two screens
+        above them (nearest first), the rows below the view, then the rest above (nearest
+        first). Each row made keeps the made ones one unbroken run of rows."""
+        return (
+            list(range(self.top, self.end))
+            + list(range(self.top - 1, self.near_top - 1, -1))
+            + list(range(self.end, count))
+            + list(range(self.near_top - 1, -1, -1))
+        )
 
 
 @dataclass(slots=True)
 class EarlySearch:
     """A search of the texts made so far, while a long chat is still being made searchable.
 
-    Rows are searched in the order they are made: from ``start`` (the view's first row)
-    down to the last, then from the top. ``searched`` rows of that order are searched; the
-    next ones are searched once made, so no row is searched twice.
+    Rows are searched in the order they are made (``ViewRows.order``), so the rows searched
+    are always one run, ``low`` to ``high`` (exclusive): each new one is just below it or
+    just above it. ``searched`` rows of that order are searched; the next ones are searched
+    once made, so no row is searched twice.
     """
 
     messages: list[Message]
     """The path searched (the bar's snapshot of it)."""
-    start: int
+    view: ViewRows
+    order: list[int]
     searched: int = 0
+    low: int = 0
+    high: int = 0
 
-    def ready_rows(self) -> list[int]:
-        """The rows made since the last call, in order, up to the first one not made yet."""
-        count = len(self.messages)
+    @classmethod
+    def of(cls, messages: list[Message], view: ViewRows) -> EarlySearch:
+        return cls(messages, view, view.order(len(messages)), low=view.top, high=view.top)
+
+    def ready_rows(self) -> tuple[list[int], list[int]]:
+        """The rows made since the last call, up to the first one not made yet: those above
+        the run searched and those below it, each top to bottom."""
+        count = len(self.order)
         end = self.searched
-        while end < count and prepared(self.messages[(self.start + end) % count]):
+        while end < count and prepared(self.messages[self.order[end]]):
             end += 1
-        rows = [(self.start + p) % count for p in range(self.searched, end)]
+        above: list[int] = []
+        below: list[int] = []
+        for row in self.order[self.searched : end]:
+            if row >= self.high:
+                below.append(row)
+                self.high = row + 1
+            else:
+                above.append(row)
+                self.low = row
         self.searched = end
-        return rows
+        return above[::-1], below
+
+    @property
+    def done(self) -> bool:
+        return self.searched >= len(self.order)
 
 
-def preparation_order(messages: list[Message], start: int) -> list[Message]:
+def preparation_order(messages: list[Message], view: ViewRows) -> list[Message]:
     """The messages whose shown text is still to be made, last to be made first (popped
-    from the end): from row ``start`` down, then from the top, as the first match is looked
-    for (``FindBar._first_from_view``)."""
-    order = messages[start:] + messages[:start]
-    return [m for m in reversed(order) if not prepared(m)]
+    from the end), in ``ViewRows.order``."""
+    return [messages[r] for r in reversed(view.order(len(messages))) if not prepared(messages[r])]
+
+
+def match_to_show(matches: list[Match], view: ViewRows, low: int, high: int, count: int) -> int | None:
+    """Which of ``matches`` (in the chat's order, found in rows ``low`` to ``high`` of
+    ``count``) the bar goes to first, or None while that is not known yet.
+
+    The first one on screen from the view's top; else the nearest in the two screens above
+    (what the user just scrolled past: a browser's find wraps, and the nearest is what is
+    expected); else the first below the view; else the nearest above it. Whether texts were
+    made already or are being made, the same match is chosen: the rows are made in that
+    order (``ViewRows.order``), and it is chosen as soon as the rows it depends on are made."""
+    rows = [m.message_index for m in matches]
+    on_screen = [i for i, r in enumerate(rows) if view.top <= r < view.end]
+    if on_screen:
+        return on_screen[0]  # the run searched starts at the top: none on screen above it is missed
+    if low > view.near_top or high < view.end:
+        return None
+    near_above = [i for i, r in enumerate(rows) if view.near_top <= r < view.top]
+    if near_above:
+        return near_above[-1]
+    below = [i for i, r in enumerate(rows) if r >= view.end]
+    if below:
+        return below[0]
+    if high < count:
+        return None
+    above = [i for i, r in enumerate(rows) if r < view.top]
+    if above:
+        return above[-1]
+    return None
 
 
 def search_rows(
@@ -424,20 +511,20 @@ class FindBar(QFrame):
 
         If texts are still to be made, they are made from the view's first row on, and the
         ones made are searched meanwhile (``_search_early``): the first match near the view
-        shows long before the whole chat is searchable."""
-        start = self._first_visible_row()
+        shows long before the whole chat is searchable. Which match is shown first is the
+        same either way (``match_to_show``)."""
+        view = self._view_rows()
         if self._unprepared:
             self._unprepared = None  # still to be made: from where the view is now
-        if not self._prepared(start):
+        if not self._prepared(view):
             self._waiting = self._search_made
-            self._begin_early(start)
+            self._begin_early(view)
             return
         self._early = None
         self._run()
-        if self._matches:
-            self._go(self._first_from_view(start))
-        else:
-            self._go(-1)
+        count = len(self._messages)
+        shown = match_to_show(self._matches, view, 0, count, count)
+        self._go(-1 if shown is None else shown)
 
     def _search_made(self) -> None:
         """Every text is made: search it all, staying on the match the early search showed
@@ -448,10 +535,10 @@ class FindBar(QFrame):
         else:
             self.search()
 
-    def _begin_early(self, start: int) -> None:
-        """Search the texts made so far, from row ``start`` on (see ``EarlySearch``)."""
+    def _begin_early(self, view: ViewRows) -> None:
+        """Search the texts made so far, around the view (see ``EarlySearch``)."""
         messages, _versions = self._snapshot()
-        self._early = EarlySearch(messages, start)
+        self._early = EarlySearch.of(messages, view)
         self._messages = messages
         self._matches, self._current, self._more = [], -1, False
         self.highlighter.reset(self.edit.text(), self.case.isChecked())
@@ -461,26 +548,40 @@ class FindBar(QFrame):
 
     def _search_early(self) -> None:
         """Search the rows made since the last time and, if nothing is shown yet, go to the
-        first match found."""
+        match to show once it is known (``match_to_show``)."""
         self._extend_early()
-        if self._current < 0 and self._matches:
-            self._go(0)
+        early = self._early
+        if early is None or self._current >= 0 or not self._matches:
+            return
+        shown = match_to_show(self._matches, early.view, early.low, early.high, len(early.messages))
+        if shown is not None:
+            self._go(shown)
 
     def _extend_early(self) -> None:
+        """Search the rows made since the last time: matches above the run searched go
+        before those found so far (the current one stays the same match), those below after."""
         early = self._early
         if early is None or self._path is None or self._path[0] is not early.messages:
             return  # the conversation changed: the search when all is made counts it
-        room = MAX_MATCHES + 1 - len(self._matches)
-        rows = early.ready_rows()
-        if not rows or room <= 0 or not self.edit.text():
+        above, below = early.ready_rows()
+        query, case_sensitive = self.edit.text(), self.case.isChecked()
+        if not query:
             return
-        found = search_rows(
-            early.messages, rows, self.edit.text(), case_sensitive=self.case.isChecked(), limit=room
-        )
-        self._matches.extend(found)
+        for rows, before in ((above, True), (below, False)):
+            room = MAX_MATCHES + 1 - len(self._matches)
+            if not rows or room <= 0:
+                continue
+            found = search_rows(early.messages, rows, query, case_sensitive=case_sensitive, limit=room)
+            if before:
+                self._matches[:0] = found
+                if self._current >= 0:
+                    self._current += len(found)
+            else:
+                self._matches.extend(found)
         if len(self._matches) > MAX_MATCHES:
             self._more = True
             del self._matches[MAX_MATCHES:]
+            self._current = min(self._current, MAX_MATCHES - 1)
 
     def _search_again(self) -> None:
         """The conversation changed: count again, staying on the current match."""
@@ -532,14 +633,14 @@ class FindBar(QFrame):
             self._unprepared = None
         return self._path
 
-    def _prepared(self, start: int | None = None) -> bool:
+    def _prepared(self, view: ViewRows | None = None) -> bool:
         """Whether every message's shown text is made; if not, start making it between frames
         (a long chat's Markdown takes seconds to parse: the GUI must not wait for all of it),
-        from row ``start`` (by default the view's first row) down, then from the top."""
+        around ``view`` (by default where the view is) in ``ViewRows.order``."""
         messages, _versions = self._snapshot()
         if self._unprepared is None:
-            first = self._first_visible_row() if start is None else start
-            self._unprepared = preparation_order(messages, min(first, len(messages)))
+            around = self._view_rows() if view is None else view
+            self._unprepared = preparation_order(messages, around)
             if len(self._unprepared) <= PREPARE_AT_ONCE:
                 for message in self._unprepared:
                     shown_text(message)
@@ -581,15 +682,12 @@ class FindBar(QFrame):
         if self.isVisible() and self.edit.text() and not self._refresh.isActive():
             self._refresh.start()
 
-    def _first_visible_row(self) -> int:
-        visible = self._view.visible_message_ids()
-        return max(0, self._model.row_of(visible[0])) if visible else 0
-
-    def _first_from_view(self, first_row: int) -> int:
-        for i, match in enumerate(self._matches):
-            if match.message_index >= first_row:
-                return i
-        return 0
+    def _view_rows(self) -> ViewRows:
+        """The rows on screen now (and the two screens above them), in the path's rows."""
+        messages, _versions = self._snapshot()
+        rows = [r for r in (self._model.row_of(i) for i in self._view.visible_message_ids()) if r >= 0]
+        top, end = (min(rows), max(rows) + 1) if rows else (0, 1)
+        return ViewRows.around(top, end, len(messages))
 
     # -- stepping ------------------------------------------------------------------------
 
@@ -607,6 +705,7 @@ class FindBar(QFrame):
         """Go to the previous match (before the first, the last; while the chat is still being
         searched, stopping at the first found: those above it are not known yet)."""
         if self._early is not None:
+            self._extend_early()  # matches found above since: the current one's index moved
             if self._matches:
                 self._go(max(self._current - 1, 0))
         elif self._matches:
