@@ -287,6 +287,9 @@ def child_open_close(data_dir: str, session_id: str, cycles: int) -> None:
             tab.view.viewport().repaint()
             opened.append(rss_mb())
             window.tabs.close_tab(tab)
+            # The closed tab's Python wrapper would otherwise stay referenced here until the
+            # next open, and with it the whole conversation: measured, not the app's doing.
+            del tab
             for _ in range(5):
                 await asyncio.sleep(0.05)  # deleteLater and the engine's release run
             after.append(settled_rss())
