@@ -11,13 +11,13 @@ from tests.support.sse_server import openai_text_stream, split_text, sse_respons
 from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
 from tests.support.ui_fakes import FakeLive
 
-from threadline.core.find_text import TEXT_PART
+from threadline.core.find_text import TEXT_PART, Match
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.events import MessageAdded
 from threadline.ui.chat import math_render
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_bar import FindBar, install_find
+from threadline.ui.chat.find_bar import FindBar, ViewRows, install_find, match_to_show
 from threadline.ui.common.announce import Announcer
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -387,6 +387,28 @@ def test_a_word_just_above_the_view_shows_first_while_the_chat_is_still_searched
     assert not bar.preparing
     qtbot.waitUntil(lambda: bar.count.text() == "2 of 2", timeout=15_000)
     assert bar.current_match == first
+
+
+def test_which_match_is_shown_first_and_when_it_is_known() -> None:
+    """On screen from the top first; else the nearest in the two screens above; else the
+    first below; else the nearest above — each decided only once the rows it depends on are
+    searched (the run ``low`` to ``high`` of 100 rows), so a chat being made searchable shows
+    the match a made one would."""
+    view = ViewRows.around(60, 63, 100)
+    assert (view.near_top, view.order(100)[:5]) == (60 - 16, [60, 61, 62, 59, 58])
+
+    def at(*rows: int) -> list[Match]:
+        return [Match(r, TEXT_PART, 0, 4) for r in rows]
+
+    assert match_to_show(at(50, 61, 62), view, 60, 62, 100) == 1  # on screen: the rest may wait
+    assert match_to_show(at(10, 50, 55), view, 50, 63, 100) is None  # two screens above not all made
+    assert match_to_show(at(50, 55), view, 44, 63, 100) == 1  # the nearest above, not the first
+    assert match_to_show(at(50, 70, 80), view, 44, 81, 100) == 0  # near above wins over below
+    assert match_to_show(at(70, 80), view, 44, 81, 100) == 0  # else the first below
+    assert match_to_show(at(10), view, 30, 90, 100) is None  # rows below still to be made
+    assert match_to_show(at(20), view, 15, 100, 100) == 0  # else the nearest above, at once
+    assert match_to_show(at(10, 20), view, 0, 100, 100) == 1  # a made chat: the same one
+    assert match_to_show([], view, 0, 100, 100) is None
 
 
 def test_streaming_text_updates_the_count(qtbot: Any) -> None:
