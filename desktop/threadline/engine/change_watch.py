@@ -103,8 +103,14 @@ class ChangeWatch:
         open_retry: tuple[float, ...] = OPEN_RETRY_SECONDS,
         on_receiving: Callable[[bool], None] = lambda _receiving: None,
         projects_changed: ProjectsChangedCallback = _nothing,
+        since: int | None = None,
     ) -> None:
         self._url = url
+        self._since_seq = since
+        """The change-log entry to follow from (``Store.newest_change`` read when the engine
+        opened, before any window read the store): the feed connects a moment later, in the
+        background, and what other instances wrote meanwhile must reach this window too.
+        ``None``: from the newest entry when the feed connects."""
         self._projects_changed = projects_changed
         """Told once per batch that says projects changed (the engine re-reads the list)."""
         self._open_retry = open_retry
@@ -212,7 +218,9 @@ class ChangeWatch:
         """
         while True:
             try:
-                feed = await ChangeFeed.open(self._url, on_listening=self._listening_changed)
+                feed = await ChangeFeed.open(
+                    self._url, on_listening=self._listening_changed, since=self._since_seq
+                )
             except Exception as err:
                 self._set_receiving(False)
                 delay = self._open_retry[min(self.open_failures, len(self._open_retry) - 1)]

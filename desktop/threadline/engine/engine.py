@@ -129,6 +129,7 @@ class Engine:
         provider_timeout: float = 120.0,
         undo_seconds: float = UNDO_SECONDS,
         watch_changes: bool = False,
+        watch_since: int | None = None,
         lease_heartbeat: float | None = None,
     ) -> None:
         self.store = store
@@ -180,6 +181,7 @@ class Engine:
                 session_touched=self.elsewhere.touched,
                 on_receiving=self._changes_receiving,
                 projects_changed=self.projects.refresh,
+                since=watch_since,
             )
             self.subscribe_sessions(self.change_watch.observe)
             self.change_watch.start()
@@ -209,6 +211,10 @@ class Engine:
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (one cheap call, before any loop work)
         url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
         store = await Store.open(url)  # backups go beside a SQLite file, wherever it is
+        if options.get("watch_changes") and "watch_since" not in options:
+            # Before anything is read: the feed connects later, and must not miss what
+            # other instances write in between (see ``change_watch``).
+            options["watch_since"] = await store.newest_change()
         engine = cls(store, data_dir, **options)
         engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
         return engine

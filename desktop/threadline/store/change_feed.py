@@ -163,8 +163,12 @@ class ChangeFeed:
         poll_interval: float = POLL_SECONDS,
         slow_poll: float = SLOW_POLL_SECONDS,
         on_listening: Callable[[bool], None] | None = None,
+        since: int | None = None,
     ) -> ChangeFeed:
         """Connect and start after the newest entry: what was written before is not reported.
+
+        With ``since`` (an entry's number read earlier, ``Store.newest_change``) it starts
+        after that entry instead: what was written while this feed connected is reported too.
 
         PostgreSQL: ``on_listening`` is told, on the loop, ``False`` when the listening
         connection is lost (nothing wakes the reader until it is back) and ``True`` once
@@ -178,7 +182,7 @@ class ChangeFeed:
             try:
                 with engine.connect() as connection, connection.begin():
                     newest = connection.execute(sa.select(func.max(col(ChangeLogRow.seq)))).scalar_one()
-                return engine, int(newest or 0)
+                return engine, int(newest or 0) if since is None else since
             except BaseException:
                 engine.dispose()
                 raise

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col, func, select
 
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message
@@ -51,7 +51,7 @@ from threadline.store import (
 )
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
 from threadline.store.retry import RetryPolicy, run_with_retries
-from threadline.store.tables import SettingRow, UIStateRow
+from threadline.store.tables import ChangeLogRow, SettingRow, UIStateRow
 from threadline.store.translate import translate_error, translate_os_error
 
 log = logging.getLogger("threadline.store")
@@ -299,6 +299,13 @@ class Store:
     async def get_lease(self, session_id: str) -> leases.Lease | None:
         return await self._read(leases.get_lease, session_id)
 
+    # -- change feed -----------------------------------------------------------------------------
+
+    async def newest_change(self) -> int:
+        """The newest change-log entry's number (0 with none): where a change feed opened
+        later starts, so it misses nothing written after this call (``engine/change_watch``)."""
+        return await self._read(_newest_change)
+
     # -- health ------------------------------------------------------------------------------
 
     async def check_integrity(self) -> list[str]:
@@ -498,3 +505,7 @@ def _open_sync(url: str, backup_dir: Path | None) -> tuple[Engine, Path | None]:
         raise translated from error
     log.info("opened store %s", engine.url.render_as_string())
     return engine, backup
+
+
+def _newest_change(session: Session) -> int:
+    return int(session.exec(select(func.max(col(ChangeLogRow.seq)))).one() or 0)

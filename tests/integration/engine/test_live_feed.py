@@ -14,6 +14,7 @@ import functools
 import itertools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -37,6 +38,7 @@ from threadline.engine.events import (
     TurnStateChanged,
 )
 from threadline.engine.live import LiveConversation
+from threadline.store.change_feed import ChangeFeed
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -193,6 +195,34 @@ async def test_sessions_created_renamed_and_deleted_in_one_engine_follow_in_the_
         await until(lambda: any(isinstance(e, SessionRemoved) for e in seen))
         assert [e.session_id for e in seen if isinstance(e, SessionRemoved)] == [created.id]
         await until(lambda: b.live(created.id) is None)  # the open tab closed
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_what_another_instance_writes_while_the_feed_connects_still_arrives(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The feed connects in the background after the engine opened (a window reads its sidebar
+    meanwhile). A chat another instance creates in between must still reach B: its feed starts
+    after the entry read when B opened, not after the newest one when it got connected."""
+    connect = asyncio.Event()
+    real_open = ChangeFeed.open.__func__  # type: ignore[attr-defined]
+
+    async def open_late(cls: type[ChangeFeed], url: str, **options: Any) -> ChangeFeed:
+        await connect.wait()  # as a busy machine or a slow server connects late
+        feed: ChangeFeed = await real_open(cls, url, **options)
+        return feed
+
+    monkeypatch.setattr(ChangeFeed, "open", classmethod(open_late))
+    b = await engine_on(database_url, tmp_path / "b", replay_server)
+    a = await engine_on(database_url, tmp_path / "a", replay_server)
+    try:
+        seen: list[SessionEvent] = []
+        b.subscribe_sessions(seen.append)
+        created = await a.new_session("Written while B connected")
+        connect.set()
+        await until(lambda: any(isinstance(e, SessionUpdated) and e.session.id == created.id for e in seen))
     finally:
         await a.aclose()
         await b.aclose()
