@@ -17,7 +17,8 @@ from threadline.engine.events import MessageAdded
 from threadline.ui.chat import math_render
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_bar import FindBar, ViewRows, install_find, match_to_show
+from threadline.ui.chat.find_bar import FindBar, install_find
+from threadline.ui.chat.find_order import ViewRows, match_to_show
 from threadline.ui.common.announce import Announcer
 
 CTRL = Qt.KeyboardModifier.ControlModifier
