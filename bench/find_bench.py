@@ -42,6 +42,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,14 +145,15 @@ def build_markdown(count: int) -> FakeLive:
     return live
 
 
-def bar(live: FakeLive, runs: int, title: str = "") -> None:
-    from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+def find_host(live: FakeLive) -> tuple[Any, Any, Any, Any, Any]:
+    """A chat view over ``live`` with a message box under it and the find bar installed, shown
+    at a window's size: (host, model, view, composer, find)."""
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
     from threadline.ui.chat.chat_view import ChatView
     from threadline.ui.chat.conversation_model import ConversationModel
     from threadline.ui.chat.find_bar import install_find
 
-    app = QApplication.instance() or QApplication(sys.argv)
     host = QWidget()
     layout = QVBoxLayout(host)
     model = ConversationModel(live, host)  # type: ignore[arg-type]  # the tests' fake has no last_context
@@ -163,6 +165,14 @@ def bar(live: FakeLive, runs: int, title: str = "") -> None:
     find = install_find(host, view, model, focus_back=composer.setFocus)
     host.resize(900, 700)
     host.show()
+    return host, model, view, composer, find
+
+
+def bar(live: FakeLive, runs: int, title: str = "") -> None:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    _host, model, view, _composer, find = find_host(live)  # _host: kept alive while measured
     app.processEvents()
     slices: list[float] = []
     prepare = find._prepare_some
@@ -199,12 +209,9 @@ def first_match(live: FakeLive, runs: int) -> None:
     """Time to the first match through the real bar on a cold Markdown chat (see the module doc)."""
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+    from PySide6.QtWidgets import QApplication
 
     from threadline.ui.chat import find_shown_text
-    from threadline.ui.chat.chat_view import ChatView
-    from threadline.ui.chat.conversation_model import ConversationModel
-    from threadline.ui.chat.find_bar import install_find
 
     app = QApplication.instance() or QApplication(sys.argv)
     rows = len(list(live.conversation.path()))
@@ -215,17 +222,7 @@ def first_match(live: FakeLive, runs: int) -> None:
         from_key, from_search, labels = [], [], []
         for _ in range(runs):
             find_shown_text._cache.clear()  # cold: no reply parsed yet
-            host = QWidget()
-            layout = QVBoxLayout(host)
-            model = ConversationModel(live, host)  # type: ignore[arg-type]
-            view = ChatView()
-            view.setModel(model)
-            composer = QLineEdit()
-            layout.addWidget(view, 1)
-            layout.addWidget(composer)
-            find = install_find(host, view, model, focus_back=composer.setFocus)
-            host.resize(900, 700)
-            host.show()
+            host, _model, _view, composer, find = find_host(live)
             host.activateWindow()
             composer.setFocus()
             app.processEvents()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -281,6 +283,29 @@ def test_a_long_markdown_chat_is_made_searchable_between_frames(qtbot: Any) -> N
     assert True in slices
 
 
+@contextlib.contextmanager
+def announcements_while_searching(bar: FindBar) -> Iterator[list[tuple[str, bool, Match | None]]]:
+    """What the bar announces meanwhile, each with whether it was still making texts
+    searchable and the match it was on then."""
+    heard: list[tuple[str, bool, Match | None]] = []
+
+    def hear(_widget: object, text: str, _assertive: bool) -> None:
+        heard.append((text, bar.preparing, bar.current_match))
+
+    Announcer.of().announced.connect(hear)
+    try:
+        yield heard
+    finally:
+        Announcer.of().announced.disconnect(hear)
+
+
+def first_shown_while_searching(heard: list[tuple[str, bool, Match | None]]) -> tuple[str, Match]:
+    """The first announcement made with a match shown while the chat was still searched."""
+    early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
+    assert early, f"no match was shown while the chat was searched: {heard}"
+    return early[0]
+
+
 def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(qtbot: Any) -> None:
     """On a long Markdown chat scrolled to its middle, a word just below the view is shown as
     soon as the texts there are made — "1 of 2+ · searching…", highlighted, while the rest of
@@ -299,13 +324,7 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
     middle = host.model.message_at(1400)  # the prompt of exchange 700
     assert middle is not None and host.view.scroll_to_message(middle.id, flash=False)
     qtbot.waitUntil(lambda: host.view.visible_message_ids()[:1] == [middle.id], timeout=15_000)
-    heard: list[tuple[str, bool, Any]] = []
-
-    def hear(_widget: object, text: str, _assertive: bool) -> None:
-        heard.append((text, bar.preparing, bar.current_match))
-
-    Announcer.of().announced.connect(hear)
-    try:
+    with announcements_while_searching(bar) as heard:
         qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
         assert bar.preparing  # 1,500 replies never parsed
         qtbot.keyClicks(bar.edit, "kiwi")
@@ -322,11 +341,7 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
                 qtbot.keyClick(bar.edit, Qt.Key.Key_Return, SHIFT)
                 assert bar.count.text().startswith("1 of ") and bar.current_match == first
         qtbot.waitUntil(lambda: bar.count.text() == "15 of 30", timeout=30_000)
-    finally:
-        Announcer.of().announced.disconnect(hear)
-    early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
-    assert early, f"no match was shown while the chat was searched: {heard}"
-    text, shown = early[0]
+    text, shown = first_shown_while_searching(heard)
     assert text.startswith("1 of ") and text.endswith("+ · searching…"), text
     assert shown == first and shown.message_index == 1407 and shown.part == TEXT_PART  # exchange 703
     assert bar.current_match == first  # the same message and offset, now counted exactly
@@ -355,25 +370,15 @@ def test_a_word_just_above_the_view_shows_first_while_the_chat_is_still_searched
     assert near_reply is not None and "kiwi" in near_reply.text
     qtbot.waitUntil(lambda: bool(host.view.visible_message_ids()), timeout=15_000)
     assert near_reply.id not in host.view.visible_message_ids()  # just above the view
-    heard: list[tuple[str, bool, Any]] = []
-
-    def hear(_widget: object, text: str, _assertive: bool) -> None:
-        heard.append((text, bar.preparing, bar.current_match))
-
-    Announcer.of().announced.connect(hear)
-    try:
+    with announcements_while_searching(bar) as heard:
         qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
         assert bar.preparing  # 1,500 replies never parsed
         qtbot.keyClicks(bar.edit, "kiwi")
         qtbot.waitUntil(lambda: bar.current_match is not None, timeout=30_000)
         first = bar.current_match
         qtbot.waitUntil(lambda: not bar.preparing and "searching" not in bar.count.text(), timeout=30_000)
-    finally:
-        Announcer.of().announced.disconnect(hear)
     assert bar.count.text() == "2 of 2"
-    early = [(text, match) for text, preparing, match in heard if preparing and match is not None]
-    assert early, f"no match was shown while the chat was searched: {heard}"
-    text, shown = early[0]
+    text, shown = first_shown_while_searching(heard)
     assert text == "1 of 1+ · searching…", text
     assert shown == first and first is not None
     assert first.message_index == 2 * (count - 4) + 1 and first.part == TEXT_PART  # the nearest, not the top
