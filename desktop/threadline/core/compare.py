@@ -188,12 +188,13 @@ class Compare:
         """Where the session's path goes when nobody picked: the first finished reply,
         else the first worker that produced anything, else the prompt.
 
-        A worker whose leaf is still the prompt wrote nothing, so it never counts as
-        finished: the chat must not end at the prompt and hide another column's reply.
+        A worker whose leaf is still the prompt wrote nothing, so it is never ``DONE``
+        (``CompareWorker.state``): the chat must not end at the prompt and hide another
+        column's reply.
         """
         if self.prompt_id not in self._tree:  # a compare turned away before it began (prompt given back)
             return self._prompt_parent
         for worker in self.workers:
-            if worker.state is WorkerState.DONE and worker.leaf != self.prompt_id:
+            if worker.state is WorkerState.DONE:
                 return worker.leaf
         return next((w.leaf for w in self.workers if w.leaf != self.prompt_id), self.prompt_id)
