@@ -16,7 +16,7 @@ from threadline.cli_agent import add_agent_parser
 from threadline.cli_db import add_db_parser
 from threadline.cli_export import add_export_parser
 from threadline.cli_import import add_import_parser
-from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
+from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options, split_server_command
 from threadline.cli_show import add_show_parser
 from threadline.cli_usage import add_usage_parser
 
@@ -151,7 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words, server_command = split_server_command(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(words)
+    if server_command:
+        args.server_command = server_command
     from threadline.paths import default_data_dir
 
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()

@@ -30,9 +30,6 @@ class McpCommandError(Exception):
 
 def config_from_args(args: argparse.Namespace) -> McpServerConfig:
     """The record ``mcp add`` saves (validated; secrets still in it, the manager moves them)."""
-    from threadline.cli_options import finish_mcp_add
-
-    args = finish_mcp_add(args)
     command: list[str] = list(args.server_command)
     if bool(args.url) == bool(command):
         raise McpCommandError("give either a command after -- (a local server) or --url URL (a remote one)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from threadline.llm.timeouts import DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT
@@ -66,16 +67,26 @@ def _add_mcp_add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", metavar="DIR", default="", help="working folder of the command")
 
 
-def finish_mcp_add(args: argparse.Namespace) -> argparse.Namespace:
-    """``args`` of ``mcp add`` with the options after NAME and the command after ``--`` parsed.
+def split_server_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``argv`` without the server command of ``mcp add … -- COMMAND [ARGS …]``, and that command.
 
-    Sets ``args.server_command`` (the program and its arguments, empty for ``--url``). Bad
-    options exit with argparse's usage message, as on the first parse.
+    Everything after the first ``--`` that follows ``mcp add`` is the server's command line,
+    verbatim: its options (``--local-timezone``, even ``--url`` or another ``--``) belong to the
+    server, never to Threadline. argparse cannot express that for a subcommand (with ``--``
+    right after NAME it went on to read the command's options as its own and refused them), so
+    the cut is made before parsing. Other commands' ``--`` (``ask -- PROMPT``) are left alone:
+    only a ``--`` after the words ``mcp add`` counts.
     """
-    rest = argparse.ArgumentParser(prog="threadline mcp add NAME", add_help=False)
-    _add_mcp_add_options(rest)
-    rest.add_argument("server_command", nargs="*")
-    return rest.parse_args(args.mcp_add_rest, namespace=args)
+    words = list(argv)
+    for i in range(len(words) - 1):
+        if words[i] == "--":
+            break
+        if words[i] == "mcp" and words[i + 1] == "add":
+            if "--" in words[i + 2 :]:
+                cut = words.index("--", i + 2)
+                return words[:cut], words[cut + 1 :]
+            break
+    return words, []
 
 
 def add_mcp_parser(
@@ -96,10 +107,7 @@ def add_mcp_parser(
     )
     add.add_argument("name", metavar="NAME", help="server name; its tools are named NAME/tool")
     _add_mcp_add_options(add)
-    # Options may follow NAME; argparse would give the words after ``--`` to no one (the command
-    # positional is already matched, empty, at NAME), so the rest is parsed again by
-    # ``finish_mcp_add``.
-    add.add_argument("mcp_add_rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    add.set_defaults(server_command=[])  # the words after ``--``: ``split_server_command``
     actions.add_parser("list", parents=[common], help="list MCP servers (secret values masked)")
     remove = actions.add_parser("remove", parents=[common], help="remove an MCP server and its secrets")
     remove.add_argument("name", metavar="NAME")

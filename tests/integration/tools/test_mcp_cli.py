@@ -94,6 +94,29 @@ def test_a_command_and_a_url_together_are_refused(tmp_path: Path, capsys: pytest
     assert threadline(tmp_path, "mcp", "add", "x") == 1
 
 
+def test_the_command_after_dashes_keeps_its_own_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--`` right after NAME, and a command whose options look like Threadline's own
+    (``--url``, ``--cwd``, another ``--``): every word after the first ``--`` is the server's.
+    The first case used to stop with "unrecognized arguments: --local-timezone UTC"."""
+    assert threadline(tmp_path, "mcp", "add", "time", "--", *TIME_SERVER) == 0
+    assert (
+        threadline(
+            tmp_path, "mcp", "add", "odd", "--cwd", str(tmp_path), "--", "prog", "--url", "u", "--", "x"
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert threadline(tmp_path, "mcp", "list") == 0
+    assert sorted(capsys.readouterr().out.splitlines()) == [
+        "odd\tstdio\tprog --url u -- x",
+        f"time\tstdio\t{' '.join(TIME_SERVER)}",
+    ]
+    assert threadline(tmp_path, "mcp", "tools", "time") == 0  # the server starts with its options
+    assert "time/get_current_time" in capsys.readouterr().out
+
+
 def run_headless(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
