@@ -7,7 +7,10 @@ second JSON object with ISO 8601 timestamps.
 
 Readers take ``MessageRecord`` rather than ``MessageRow`` so that the hot path
 (loading a 10,000-message tree) can hand in plain result rows without building
-ORM objects first.
+ORM objects first. The other readers take a row class or a Core result row
+(``core_reads``) alike: both have the columns as attributes. The row classes
+(``tables``, hence the ORM and SQLModel) are imported only by the writers that
+build them, so the start's Core reads do not load them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
 from threadline.core.messages import (
@@ -34,7 +37,11 @@ from threadline.core.project import Project
 from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
-from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
 
 log = logging.getLogger("threadline.store")
 
@@ -68,6 +75,8 @@ class MessageRecord(Protocol):
 
 
 def message_to_row(message: Message, *, session_id: str, ordinal: int) -> MessageRow:
+    from threadline.store.tables import MessageRow
+
     return MessageRow(
         id=message.id,
         session_id=session_id,
@@ -195,7 +204,7 @@ def message_preview(message: Message) -> str:
 # -- sessions -----------------------------------------------------------------------
 
 
-def session_from_row(row: SessionRow) -> SessionInfo:
+def session_from_row(row: SessionRow | sa.Row[Any]) -> SessionInfo:
     return SessionInfo(
         id=row.id,
         title=row.title,
@@ -216,7 +225,7 @@ def session_from_row(row: SessionRow) -> SessionInfo:
     )
 
 
-def project_from_row(row: ProjectRow) -> Project:
+def project_from_row(row: ProjectRow | sa.Row[Any]) -> Project:
     return Project(
         id=row.id,
         name=row.name,
@@ -229,6 +238,8 @@ def project_from_row(row: ProjectRow) -> Project:
 
 
 def project_to_row(project: Project) -> ProjectRow:
+    from threadline.store.tables import ProjectRow
+
     return ProjectRow(
         id=project.id,
         name=project.name,
@@ -244,6 +255,8 @@ def project_to_row(project: Project) -> ProjectRow:
 
 
 def provider_to_row(config: ProviderConfig) -> ProviderRow:
+    from threadline.store.tables import ProviderRow
+
     return ProviderRow(
         name=config.name,
         kind=config.kind.value,
@@ -256,7 +269,7 @@ def provider_to_row(config: ProviderConfig) -> ProviderRow:
     )
 
 
-def provider_from_row(row: ProviderRow) -> ProviderConfig:
+def provider_from_row(row: ProviderRow | sa.Row[Any]) -> ProviderConfig:
     return ProviderConfig(
         name=row.name,
         kind=ProviderKind(row.kind),
@@ -285,6 +298,8 @@ def safe_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str],
 
 
 def agent_to_row(agent: AgentConfig) -> AgentRow:
+    from threadline.store.tables import AgentRow
+
     return AgentRow(
         id=agent.id,
         name=agent.name,

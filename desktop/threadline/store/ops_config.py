@@ -18,11 +18,6 @@ from threadline.store.convert import agent_from_row, agent_to_row, provider_from
 from threadline.store.tables import AgentRow, ProviderRow, SettingRow, UIStateRow
 
 
-def list_providers(session: Session) -> list[ProviderConfig]:
-    rows = session.exec(select(ProviderRow).order_by(col(ProviderRow.name)))
-    return [provider_from_row(row) for row in rows]
-
-
 def get_provider(session: Session, name: str) -> ProviderConfig | None:
     row = session.get(ProviderRow, name)
     return None if row is None else provider_from_row(row)
@@ -63,11 +58,6 @@ def remove_agent(session: Session, agent_id: str) -> None:
 
 
 KeyValueRow = TypeVar("KeyValueRow", SettingRow, UIStateRow)
-
-
-def get_value(session: Session, table: type[KeyValueRow], key: str, default: Any) -> Any:
-    row = session.get(table, key)
-    return default if row is None else row.value
 
 
 def set_value(session: Session, table: type[KeyValueRow], key: str, value: Any) -> None:

@@ -169,14 +169,6 @@ def touch_message(session: Session, message_id: str) -> None:
     )
 
 
-def has_streaming(session: Session) -> bool:
-    """Whether any reply is marked ``streaming`` (a cheap read before ``mark_interrupted``)."""
-    found = session.exec(
-        select(MessageRow.id).where(col(MessageRow.status) == MessageStatus.STREAMING.value).limit(1)
-    ).first()
-    return found is not None
-
-
 def mark_interrupted(session: Session) -> int:
     """Replies still ``streaming`` whose writer is gone become ``interrupted`` (``writers.py``).
 

@@ -14,12 +14,6 @@ from threadline.store.ops_sessions import require_session
 from threadline.store.tables import ProjectRow, SessionRow
 
 
-def list_projects(session: Session) -> list[Project]:
-    """Every project, by name (case-insensitive), as the sidebar lists them."""
-    rows = session.exec(select(ProjectRow).order_by(func.lower(col(ProjectRow.name)), col(ProjectRow.id)))
-    return [project_from_row(row) for row in rows]
-
-
 def get_project(session: Session, project_id: str) -> Project | None:
     row = session.get(ProjectRow, project_id)
     return None if row is None else project_from_row(row)

@@ -7,15 +7,11 @@ reshuffle it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from threadline.core.messages import new_id, utcnow
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import StickyContext
-from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import session_from_row
 from threadline.store.errors import NotFoundError
 from threadline.store.tables import SessionRow
@@ -55,77 +51,6 @@ def create_session(
 def get_session(session: Session, session_id: str) -> SessionInfo | None:
     row = session.get(SessionRow, session_id)
     return None if row is None else session_from_row(row)
-
-
-def list_sessions(
-    session: Session,
-    *,
-    archived: bool,
-    limit: int,
-    offset: int,
-    after: SessionInfo | None = None,
-    project_id: str | None = None,
-) -> list[SessionInfo]:
-    """One sidebar page: pinned first, then most recent activity (served by ``ix_sessions_list``).
-
-    ``after`` is keyset paging: the page starts right after that session's place in
-    the order (its pinned flag, activity time and id as given, even if the row has
-    changed or gone since). Unlike ``offset``, whose cost grows with the number of
-    rows skipped, every page is one index seek, so the 500th page of 100,000
-    sessions costs what the first does. ``offset`` applies on top of ``after``.
-    ``project_id`` lists only that project's chats (served by ``ix_sessions_project``).
-    """
-    scope = _Scope(archived=archived, project_id=project_id)
-    if after is None:
-        return _page(session, scope, pinned=None, after=None, limit=limit, offset=offset)
-    rows = _page(session, scope, pinned=after.pinned, after=after, limit=limit, offset=offset)
-    if after.pinned and len(rows) < limit:  # the pinned ones are exhausted: continue with the others
-        rest = _page(session, scope, pinned=False, after=None, limit=limit - len(rows), offset=0)
-        rows += rest
-    return rows
-
-
-@dataclass(frozen=True, slots=True)
-class _Scope:
-    """Which list a page comes from: the archived one or the other, and one project or all."""
-
-    archived: bool
-    project_id: str | None
-
-
-def _page(
-    session: Session,
-    scope: _Scope,
-    *,
-    pinned: bool | None,
-    after: SessionInfo | None,
-    limit: int,
-    offset: int,
-) -> list[SessionInfo]:
-    """Rows in sidebar order; with ``pinned`` given, only that part, and only past ``after``.
-
-    Equality on ``archived`` and ``pinned`` then a row-value bound on
-    ``(updated_at, id)`` is a plain range of ``ix_sessions_list`` on SQLite and
-    PostgreSQL alike.
-    """
-    statement = select(SessionRow).where(col(SessionRow.archived) == scope.archived)
-    if scope.project_id is not None:
-        statement = statement.where(col(SessionRow.project_id) == scope.project_id)
-    if pinned is not None:
-        statement = statement.where(col(SessionRow.pinned) == pinned)
-    if after is not None:
-        bound = sa.tuple_(
-            sa.bindparam(None, after.updated_at, type_=UTCDateTime()),
-            sa.bindparam(None, after.id, type_=sa.String()),
-        )
-        statement = statement.where(sa.tuple_(col(SessionRow.updated_at), col(SessionRow.id)) < bound)
-    statement = statement.order_by(
-        col(SessionRow.pinned).desc(), col(SessionRow.updated_at).desc(), col(SessionRow.id).desc()
-    )
-    statement = statement.limit(limit)
-    if offset:
-        statement = statement.offset(offset)
-    return [session_from_row(row) for row in session.exec(statement)]
 
 
 def rename_session(session: Session, session_id: str, title: str, *, by_user: bool) -> SessionInfo:

@@ -1,0 +1,132 @@
+"""Reads through SQLAlchemy Core only: what a window and the change feed need at start.
+
+Each takes a ``sa.Connection`` inside a transaction (``Store._read_core``). They read the
+``core_tables`` clauses and build the core types directly, so the ORM, SQLModel and
+pydantic (``tables.py``, the ``ops_*`` modules) are imported only by the first write or
+chat load, not by every start (see docs/performance.md, "Memory after start").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from threadline.core.config import ProviderConfig
+from threadline.core.messages import MessageStatus
+from threadline.core.project import Project
+from threadline.core.session import SessionInfo
+from threadline.store.coltypes import UTCDateTime
+from threadline.store.convert import project_from_row, provider_from_row, session_from_row
+from threadline.store.core_tables import (
+    change_log,
+    messages,
+    projects,
+    providers,
+    sessions,
+    settings,
+    ui_state,
+)
+
+KEY_VALUE_TABLES = {"settings": settings, "ui_state": ui_state}
+
+
+def get_value(connection: sa.Connection, table: str, key: str, default: Any) -> Any:
+    """The JSON value stored under ``key`` in ``settings`` or ``ui_state``, else ``default``."""
+    clause = KEY_VALUE_TABLES[table]
+    row = connection.execute(sa.select(clause.c.value).where(clause.c.key == key)).first()
+    return default if row is None else row.value
+
+
+def has_streaming(connection: sa.Connection) -> bool:
+    """Whether any reply is marked ``streaming`` (a cheap read before ``mark_interrupted``)."""
+    statement = sa.select(messages.c.id).where(messages.c.status == MessageStatus.STREAMING.value).limit(1)
+    return connection.execute(statement).first() is not None
+
+
+def newest_change(connection: sa.Connection) -> int:
+    """The newest change-log entry's number, 0 with none."""
+    return int(connection.execute(sa.select(sa.func.max(change_log.c.seq))).scalar_one() or 0)
+
+
+def list_providers(connection: sa.Connection) -> list[ProviderConfig]:
+    rows = connection.execute(sa.select(providers).order_by(providers.c.name))
+    return [provider_from_row(row) for row in rows]
+
+
+def list_projects(connection: sa.Connection) -> list[Project]:
+    """Every project, by name (case-insensitive), as the sidebar lists them."""
+    statement = sa.select(projects).order_by(sa.func.lower(projects.c.name), projects.c.id)
+    return [project_from_row(row) for row in connection.execute(statement)]
+
+
+def list_sessions(
+    connection: sa.Connection,
+    *,
+    archived: bool,
+    limit: int,
+    offset: int,
+    after: SessionInfo | None = None,
+    project_id: str | None = None,
+) -> list[SessionInfo]:
+    """One sidebar page: pinned first, then most recent activity (served by ``ix_sessions_list``).
+
+    ``after`` is keyset paging: the page starts right after that session's place in
+    the order (its pinned flag, activity time and id as given, even if the row has
+    changed or gone since). Unlike ``offset``, whose cost grows with the number of
+    rows skipped, every page is one index seek, so the 500th page of 100,000
+    sessions costs what the first does. ``offset`` applies on top of ``after``.
+    ``project_id`` lists only that project's chats (served by ``ix_sessions_project``).
+    """
+    scope = _Scope(archived=archived, project_id=project_id)
+    if after is None:
+        return _page(connection, scope, pinned=None, after=None, limit=limit, offset=offset)
+    rows = _page(connection, scope, pinned=after.pinned, after=after, limit=limit, offset=offset)
+    if after.pinned and len(rows) < limit:  # the pinned ones are exhausted: continue with the others
+        rest = _page(connection, scope, pinned=False, after=None, limit=limit - len(rows), offset=0)
+        rows += rest
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """Which list a page comes from: the archived one or the other, and one project or all."""
+
+    archived: bool
+    project_id: str | None
+
+
+def _page(
+    connection: sa.Connection,
+    scope: _Scope,
+    *,
+    pinned: bool | None,
+    after: SessionInfo | None,
+    limit: int,
+    offset: int,
+) -> list[SessionInfo]:
+    """Rows in sidebar order; with ``pinned`` given, only that part, and only past ``after``.
+
+    Equality on ``archived`` and ``pinned`` then a row-value bound on
+    ``(updated_at, id)`` is a plain range of ``ix_sessions_list`` on SQLite and
+    PostgreSQL alike.
+    """
+    statement = sa.select(sessions).where(sessions.c.archived == scope.archived)
+    if scope.project_id is not None:
+        statement = statement.where(sessions.c.project_id == scope.project_id)
+    if pinned is not None:
+        statement = statement.where(sessions.c.pinned == pinned)
+    if after is not None:
+        bound = sa.tuple_(
+            sa.bindparam(None, after.updated_at, type_=UTCDateTime()),
+            sa.bindparam(None, after.id, type_=sa.String()),
+        )
+        statement = statement.where(sa.tuple_(sessions.c.updated_at, sessions.c.id) < bound)
+    statement = statement.order_by(
+        sessions.c.pinned.desc(), sessions.c.updated_at.desc(), sessions.c.id.desc()
+    )
+    statement = statement.limit(limit)
+    if offset:
+        statement = statement.offset(offset)
+    return [session_from_row(row) for row in connection.execute(statement)]
