@@ -74,22 +74,31 @@ class MessageRecord(Protocol):
 # -- messages -----------------------------------------------------------------------
 
 
+def message_values(message: Message, *, session_id: str, ordinal: int) -> dict[str, Any]:
+    """The ``messages`` columns of a new row, by column name (for a Core insert)."""
+    return {
+        "id": message.id,
+        "session_id": session_id,
+        "parent_id": message.parent_id,
+        "ordinal": ordinal,
+        "role": message.role.value,
+        "kind": message.kind.value,
+        "text": message.text,
+        "content": content_to_json(message),
+        "status": message.status.value,
+        "metadata": metadata_to_json(message.metadata),
+        "created_at": as_utc(message.created_at),
+        "writer": None,
+        "heartbeat_at": None,
+    }
+
+
 def message_to_row(message: Message, *, session_id: str, ordinal: int) -> MessageRow:
     from threadline.store.tables import MessageRow
 
-    return MessageRow(
-        id=message.id,
-        session_id=session_id,
-        parent_id=message.parent_id,
-        ordinal=ordinal,
-        role=message.role.value,
-        kind=message.kind.value,
-        text=message.text,
-        content=content_to_json(message),
-        status=message.status.value,
-        meta=metadata_to_json(message.metadata),
-        created_at=as_utc(message.created_at),
-    )
+    values = message_values(message, session_id=session_id, ordinal=ordinal)
+    values["meta"] = values.pop("metadata")
+    return MessageRow(**values)
 
 
 def message_from_row(row: MessageRecord) -> Message:
@@ -332,7 +341,7 @@ def _reasoning_settings(agent: AgentConfig) -> dict[str, Any]:
     return {"reasoning": settings} if settings else {}
 
 
-def agent_from_row(row: AgentRow) -> AgentConfig:
+def agent_from_row(row: AgentRow | sa.Row[Any]) -> AgentConfig:
     reasoning = (row.context or {}).get("reasoning") or {}
     return AgentConfig(
         id=row.id,

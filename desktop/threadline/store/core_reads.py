@@ -1,4 +1,4 @@
-"""Reads through SQLAlchemy Core only: what a window and the change feed need at start.
+"""Reads through SQLAlchemy Core only: what a window's start and every turn read.
 
 Each takes a ``sa.Connection`` inside a transaction (``Store._read_core``). They read the
 ``core_tables`` clauses and build the core types directly, so the ORM, SQLModel and
@@ -9,34 +9,23 @@ chat load, not by every start (see docs/performance.md, "Memory after start").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 
-from threadline.core.config import ProviderConfig
+from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import MessageStatus
 from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.store.coltypes import UTCDateTime
-from threadline.store.convert import project_from_row, provider_from_row, session_from_row
+from threadline.store.convert import agent_from_row, project_from_row, provider_from_row, session_from_row
 from threadline.store.core_tables import (
+    agents,
     change_log,
     messages,
     projects,
     providers,
     sessions,
-    settings,
-    ui_state,
 )
-
-KEY_VALUE_TABLES = {"settings": settings, "ui_state": ui_state}
-
-
-def get_value(connection: sa.Connection, table: str, key: str, default: Any) -> Any:
-    """The JSON value stored under ``key`` in ``settings`` or ``ui_state``, else ``default``."""
-    clause = KEY_VALUE_TABLES[table]
-    row = connection.execute(sa.select(clause.c.value).where(clause.c.key == key)).first()
-    return default if row is None else row.value
 
 
 def has_streaming(connection: sa.Connection) -> bool:
@@ -53,6 +42,21 @@ def newest_change(connection: sa.Connection) -> int:
 def list_providers(connection: sa.Connection) -> list[ProviderConfig]:
     rows = connection.execute(sa.select(providers).order_by(providers.c.name))
     return [provider_from_row(row) for row in rows]
+
+
+def get_provider(connection: sa.Connection, name: str) -> ProviderConfig | None:
+    row = connection.execute(sa.select(providers).where(providers.c.name == name)).first()
+    return None if row is None else provider_from_row(row)
+
+
+def list_agents(connection: sa.Connection) -> list[AgentConfig]:
+    rows = connection.execute(sa.select(agents).order_by(agents.c.name, agents.c.id))
+    return [agent_from_row(row) for row in rows]
+
+
+def get_agent(connection: sa.Connection, agent_id: str) -> AgentConfig | None:
+    row = connection.execute(sa.select(agents).where(agents.c.id == agent_id)).first()
+    return None if row is None else agent_from_row(row)
 
 
 def list_projects(connection: sa.Connection) -> list[Project]:

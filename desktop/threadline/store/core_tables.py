@@ -1,11 +1,12 @@
-"""The tables the start and the change feed read, as SQLAlchemy Core clauses (no ORM).
+"""The tables as SQLAlchemy Core clauses (no ORM), for the operations that run most.
 
 ``tables.py`` declares the tables as SQLModel classes, which needs SQLAlchemy's ORM,
 SQLModel and pydantic: ~13 MB of memory and ~0.15 s of imports. What a window reads
-while it starts (settings, the sidebar's first page, projects, providers) and what
-the change feed reads (change log, changed sessions and messages) needs none of it,
-so those reads go through these lightweight ``sa.table`` clauses, and the ORM is
-imported by the first operation that writes or loads a chat (``ops_*``).
+while it starts (settings, the sidebar's first page, projects, providers), what the
+change feed reads, and what a turn writes (a chat, its messages, its lease) needs none
+of it, so those operations use these lightweight ``sa.table`` clauses, and the ORM is
+imported by the first operation still written with it (``ops_*``: organising chats,
+projects, agents and providers, import, search).
 
 These clauses only name columns and their types for reading; the schema itself is
 the migrations', and a test checks every column here against ``tables.py``.
@@ -89,11 +90,40 @@ providers = sa.table(
     sa.column("updated_at", UTCDateTime),
 )
 
+agents = sa.table(
+    "agents",
+    sa.column("id", sa.String),
+    sa.column("name", sa.String),
+    sa.column("system_prompt", sa.String),
+    sa.column("provider", sa.String),
+    sa.column("model", sa.String),
+    sa.column("temperature", sa.Float),
+    sa.column("max_tokens", sa.Integer),
+    sa.column("enabled_tools", JSONValue),
+    sa.column("approval_rules", JSONValue),
+    sa.column("allowed_folders", JSONValue),
+    sa.column("default_approval", sa.String),
+    sa.column("top_p", sa.Float),
+    sa.column("context", JSONValue),
+    sa.column("context_share", sa.Float),
+    sa.column("updated_at", UTCDateTime),
+)
+
+session_leases = sa.table(
+    "session_leases",
+    sa.column("session_id", sa.String),
+    sa.column("holder", sa.String),
+    sa.column("host", sa.String),
+    sa.column("acquired_at", UTCDateTime),
+    sa.column("heartbeat_at", UTCDateTime),
+    sa.column("stop_requested", sa.Boolean),
+)
+
 settings = sa.table("settings", sa.column("key", sa.String), sa.column("value", JSONValue))
 
 ui_state = sa.table("ui_state", sa.column("key", sa.String), sa.column("value", JSONValue))
 
-ALL = (sessions, projects, messages, change_log, providers, settings, ui_state)
+ALL = (sessions, projects, messages, change_log, providers, agents, session_leases, settings, ui_state)
 
 
 def message_columns() -> tuple[sa.ColumnElement[object], ...]:

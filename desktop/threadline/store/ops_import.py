@@ -170,7 +170,7 @@ def _update_session(
         )
     changed = bool(fresh or rewritten)
     if fresh:
-        _insert(session, row.id, fresh, first_ordinal=next_ordinal(session, row.id))
+        _insert(session, row.id, fresh, first_ordinal=next_ordinal(session.connection(), row.id))
     if changed:
         if conversation.active_leaf in known:
             row.active_leaf = conversation.active_leaf

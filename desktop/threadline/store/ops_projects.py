@@ -10,7 +10,7 @@ from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.store.convert import project_from_row, project_to_row, session_from_row
 from threadline.store.errors import NotFoundError
-from threadline.store.ops_sessions import require_session
+from threadline.store.ops_sessions import require_session, update_changed
 from threadline.store.tables import ProjectRow, SessionRow
 
 
@@ -62,11 +62,9 @@ def set_session_project(session: Session, session_id: str, project_id: str | Non
     """Move a chat into ``project_id`` (``None``: out of any project)."""
     if project_id is not None and session.get(ProjectRow, project_id) is None:
         raise NotFoundError(f"no project {project_id!r}")
-    row = require_session(session, session_id)
-    row.project_id = project_id
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
+    connection = session.connection()
+    row = require_session(connection, session_id)
+    return session_from_row(update_changed(connection, row, project_id=project_id))
 
 
 def project_chat_counts(session: Session, *, archived: bool = False) -> dict[str, int]:

@@ -36,7 +36,17 @@ from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
 from threadline.interchange.model import ImportedConversation
-from threadline.store import backups, core_reads, db, integrity, migrate
+from threadline.store import (
+    backups,
+    core_reads,
+    db,
+    integrity,
+    key_values,
+    leases,
+    migrate,
+    ops_messages,
+    ops_sessions,
+)
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
 from threadline.store.lease_types import Acquired, Beat, Lease
 from threadline.store.retry import RetryPolicy, run_with_retries
@@ -156,9 +166,7 @@ class Store:
         model: str = "",
         session_id: str | None = None,
     ) -> SessionInfo:
-        from threadline.store import ops_sessions
-
-        return await self._write(
+        return await self._write_core(
             ops_sessions.create_session,
             title=title,
             agent_id=agent_id,
@@ -168,9 +176,7 @@ class Store:
         )
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
-        from threadline.store import ops_sessions
-
-        return await self._read(ops_sessions.get_session, session_id)
+        return await self._read_core(ops_sessions.get_session, session_id)
 
     async def list_sessions(
         self,
@@ -194,24 +200,16 @@ class Store:
         )
 
     async def rename_session(self, session_id: str, title: str, *, by_user: bool = True) -> SessionInfo:
-        from threadline.store import ops_sessions
-
-        return await self._write(ops_sessions.rename_session, session_id, title, by_user=by_user)
+        return await self._write_core(ops_sessions.rename_session, session_id, title, by_user=by_user)
 
     async def pin_session(self, session_id: str, pinned: bool) -> SessionInfo:
-        from threadline.store import ops_sessions
-
-        return await self._write(ops_sessions.pin_session, session_id, pinned)
+        return await self._write_core(ops_sessions.pin_session, session_id, pinned)
 
     async def archive_session(self, session_id: str, archived: bool) -> SessionInfo:
-        from threadline.store import ops_sessions
-
-        return await self._write(ops_sessions.archive_session, session_id, archived)
+        return await self._write_core(ops_sessions.archive_session, session_id, archived)
 
     async def delete_session(self, session_id: str) -> None:
-        from threadline.store import ops_sessions
-
-        await self._write(ops_sessions.delete_session, session_id)
+        await self._write_core(ops_sessions.delete_session, session_id)
 
     async def update_session(
         self,
@@ -223,9 +221,7 @@ class Store:
         checkpoints: dict[str, str] | None = None,
         context: StickyContext | None = None,
     ) -> SessionInfo:
-        from threadline.store import ops_sessions
-
-        return await self._write(
+        return await self._write_core(
             ops_sessions.update_session,
             session_id,
             provider=provider,
@@ -237,42 +233,28 @@ class Store:
 
     async def sessions_with_agent(self, agent_id: str) -> list[SessionInfo]:
         """Every session, archived ones too, whose agent is ``agent_id``."""
-        from threadline.store import ops_sessions
-
-        return await self._read(ops_sessions.sessions_with_agent, agent_id)
+        return await self._read_core(ops_sessions.sessions_with_agent, agent_id)
 
     async def set_active_leaf(self, session_id: str, leaf_id: str | None) -> None:
-        from threadline.store import ops_sessions
-
-        await self._write(ops_sessions.set_active_leaf, session_id, leaf_id)
+        await self._write_core(ops_sessions.set_active_leaf, session_id, leaf_id)
 
     # -- messages ----------------------------------------------------------------------------
 
     async def append_message(self, session_id: str, message: Message) -> None:
-        from threadline.store import ops_messages
-
-        await self._write(ops_messages.append_messages, session_id, (message,))
+        await self._write_core(ops_messages.append_messages, session_id, (message,))
 
     async def append_messages(self, session_id: str, messages: Sequence[Message]) -> None:
-        from threadline.store import ops_messages
-
-        await self._write(ops_messages.append_messages, session_id, tuple(messages))
+        await self._write_core(ops_messages.append_messages, session_id, tuple(messages))
 
     async def update_message(self, message: Message) -> None:
-        from threadline.store import ops_messages
-
-        await self._write(ops_messages.update_message, message)
+        await self._write_core(ops_messages.update_message, message)
 
     async def update_message_text(self, message_id: str, text: str) -> None:
-        from threadline.store import ops_messages
-
-        await self._write(ops_messages.update_message_text, message_id, text)
+        await self._write_core(ops_messages.update_message_text, message_id, text)
 
     async def touch_message(self, message_id: str) -> None:
         """Tell other instances sharing the database that this streaming reply is still alive."""
-        from threadline.store import ops_messages
-
-        await self._write(ops_messages.touch_message, message_id)
+        await self._write_core(ops_messages.touch_message, message_id)
 
     async def import_conversation(
         self, conversation: ImportedConversation, session_id: str, *, stop: threading.Event | None = None
@@ -293,14 +275,10 @@ class Store:
         return await self._write(ops_subtree.delete_subtree, session_id, message_id, fallback_leaf)
 
     async def load_tree(self, session_id: str) -> ConversationTree:
-        from threadline.store import ops_messages
-
-        return await self._read(ops_messages.load_tree, session_id)
+        return await self._read_core(ops_messages.load_tree, session_id)
 
     async def message_count(self, session_id: str) -> int:
-        from threadline.store import ops_messages
-
-        return await self._read(ops_messages.message_count, session_id)
+        return await self._read_core(ops_messages.message_count, session_id)
 
     async def mark_interrupted(self) -> int:
         """Mark replies left ``streaming`` by a dead writer as interrupted; returns how many.
@@ -310,36 +288,24 @@ class Store:
         """
         if not await self._read_core(core_reads.has_streaming):
             return 0
-        from threadline.store import ops_messages
-
-        return await self._write(ops_messages.mark_interrupted)
+        return await self._write_core(ops_messages.mark_interrupted)
 
     # -- session leases (one turn per session across instances; see ``leases``) -----------------
 
     async def acquire_lease(self, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
-        from threadline.store import leases
-
-        return await self._write(leases.acquire, session_id, holder, expires_after)
+        return await self._write_core(leases.acquire, session_id, holder, expires_after)
 
     async def lease_heartbeat(self, session_id: str, holder: str) -> Beat:
-        from threadline.store import leases
-
-        return await self._write(leases.heartbeat, session_id, holder)
+        return await self._write_core(leases.heartbeat, session_id, holder)
 
     async def release_lease(self, session_id: str, holder: str) -> None:
-        from threadline.store import leases
-
-        await self._write(leases.release, session_id, holder)
+        await self._write_core(leases.release, session_id, holder)
 
     async def request_lease_stop(self, session_id: str) -> Lease | None:
-        from threadline.store import leases
-
-        return await self._write(leases.request_stop, session_id)
+        return await self._write_core(leases.request_stop, session_id)
 
     async def get_lease(self, session_id: str) -> Lease | None:
-        from threadline.store import leases
-
-        return await self._read(leases.get_lease, session_id)
+        return await self._read_core(leases.get_lease, session_id)
 
     # -- change feed -----------------------------------------------------------------------------
 
@@ -418,9 +384,7 @@ class Store:
         return await self._read_core(core_reads.list_providers)
 
     async def get_provider(self, name: str) -> ProviderConfig | None:
-        from threadline.store import ops_config
-
-        return await self._read(ops_config.get_provider, name)
+        return await self._read_core(core_reads.get_provider, name)
 
     async def save_provider(self, config: ProviderConfig) -> None:
         from threadline.store import ops_config
@@ -433,14 +397,10 @@ class Store:
         await self._write(ops_config.remove_provider, name)
 
     async def list_agents(self) -> list[AgentConfig]:
-        from threadline.store import ops_config
-
-        return await self._read(ops_config.list_agents)
+        return await self._read_core(core_reads.list_agents)
 
     async def get_agent(self, agent_id: str) -> AgentConfig | None:
-        from threadline.store import ops_config
-
-        return await self._read(ops_config.get_agent, agent_id)
+        return await self._read_core(core_reads.get_agent, agent_id)
 
     async def save_agent(self, agent: AgentConfig) -> None:
         from threadline.store import ops_config
@@ -453,22 +413,16 @@ class Store:
         await self._write(ops_config.remove_agent, agent_id)
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
-        return await self._read_core(core_reads.get_value, "settings", key, default)
+        return await self._read_core(key_values.get_value, "settings", key, default)
 
     async def set_setting(self, key: str, value: Any) -> None:
-        from threadline.store import ops_config
-        from threadline.store.tables import SettingRow
-
-        await self._write(ops_config.set_value, SettingRow, key, value)
+        await self._write_core(key_values.set_value, "settings", key, value)
 
     async def get_ui_state(self, key: str, default: Any = None) -> Any:
-        return await self._read_core(core_reads.get_value, "ui_state", key, default)
+        return await self._read_core(key_values.get_value, "ui_state", key, default)
 
     async def set_ui_state(self, key: str, value: Any) -> None:
-        from threadline.store import ops_config
-        from threadline.store.tables import UIStateRow
-
-        await self._write(ops_config.set_value, UIStateRow, key, value)
+        await self._write_core(key_values.set_value, "ui_state", key, value)
 
     # -- plumbing ------------------------------------------------------------------------------
 
