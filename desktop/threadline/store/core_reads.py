@@ -65,6 +65,28 @@ def list_projects(connection: sa.Connection) -> list[Project]:
     return [project_from_row(row) for row in connection.execute(statement)]
 
 
+def get_project(connection: sa.Connection, project_id: str) -> Project | None:
+    row = connection.execute(sa.select(projects).where(projects.c.id == project_id)).first()
+    return None if row is None else project_from_row(row)
+
+
+def find_project_by_name(connection: sa.Connection, name: str) -> Project | None:
+    """The project called ``name`` (case-insensitive), for import and the command line."""
+    statement = sa.select(projects).where(sa.func.lower(projects.c.name) == name.lower())
+    row = connection.execute(statement.order_by(projects.c.created_at)).first()
+    return None if row is None else project_from_row(row)
+
+
+def project_chat_counts(connection: sa.Connection, *, archived: bool = False) -> dict[str, int]:
+    """How many chats (of the archived list or the other) each project holds."""
+    statement = (
+        sa.select(sessions.c.project_id, sa.func.count())
+        .where(sessions.c.project_id.is_not(None), sessions.c.archived == archived)
+        .group_by(sessions.c.project_id)
+    )
+    return {str(project): int(count) for project, count in connection.execute(statement)}
+
+
 def list_sessions(
     connection: sa.Connection,
     *,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col
 
 from threadline.core.messages import utcnow
 from threadline.core.project import Project
@@ -12,18 +12,6 @@ from threadline.store.convert import project_from_row, project_to_row, session_f
 from threadline.store.errors import NotFoundError
 from threadline.store.ops_sessions import require_session, update_changed
 from threadline.store.tables import ProjectRow, SessionRow
-
-
-def get_project(session: Session, project_id: str) -> Project | None:
-    row = session.get(ProjectRow, project_id)
-    return None if row is None else project_from_row(row)
-
-
-def find_project_by_name(session: Session, name: str) -> Project | None:
-    """The project called ``name`` (case-insensitive), for import and the command line."""
-    statement = select(ProjectRow).where(func.lower(col(ProjectRow.name)) == name.lower())
-    row = session.exec(statement.order_by(col(ProjectRow.created_at))).first()
-    return None if row is None else project_from_row(row)
 
 
 def save_project(session: Session, project: Project) -> Project:
@@ -65,13 +53,3 @@ def set_session_project(session: Session, session_id: str, project_id: str | Non
     connection = session.connection()
     row = require_session(connection, session_id)
     return session_from_row(update_changed(connection, row, project_id=project_id))
-
-
-def project_chat_counts(session: Session, *, archived: bool = False) -> dict[str, int]:
-    """How many chats (of the archived list or the other) each project holds."""
-    statement = (
-        select(SessionRow.project_id, func.count())
-        .where(col(SessionRow.project_id).is_not(None), col(SessionRow.archived) == archived)
-        .group_by(col(SessionRow.project_id))
-    )
-    return {str(project): int(count) for project, count in session.exec(statement)}

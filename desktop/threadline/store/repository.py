@@ -35,7 +35,6 @@ from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
-from threadline.interchange.model import ImportedConversation
 from threadline.store import (
     backups,
     core_reads,
@@ -46,6 +45,7 @@ from threadline.store import (
     migrate,
     ops_messages,
     ops_sessions,
+    search,
 )
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
 from threadline.store.lease_types import Acquired, Beat, Lease
@@ -55,6 +55,7 @@ from threadline.store.translate import translate_error, translate_os_error
 if TYPE_CHECKING:
     from sqlmodel import Session
 
+    from threadline.interchange.model import ImportedConversation
     from threadline.store.import_outcome import StoredImport
 
 log = logging.getLogger("threadline.store")
@@ -330,17 +331,13 @@ class Store:
 
     async def search(self, query: str, *, limit: int = 50, project_id: str | None = None) -> list[SearchHit]:
         """Messages matching ``query`` (see ``search``), newest first; ``project_id``: that project only."""
-        from threadline.store import search
-
-        return await self._read(search.search_messages, query, limit, project_id)
+        return await self._read_core(search.search_messages, query, limit, project_id)
 
     async def search_sessions(
         self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         """Sessions whose title contains every word of ``query``, for the sidebar filter."""
-        from threadline.store import search
-
-        return await self._read(search.search_session_titles, query, limit, archived, project_id)
+        return await self._read_core(search.search_session_titles, query, limit, archived, project_id)
 
     # -- projects ------------------------------------------------------------------------------
 
@@ -348,14 +345,10 @@ class Store:
         return await self._read_core(core_reads.list_projects)
 
     async def get_project(self, project_id: str) -> Project | None:
-        from threadline.store import ops_projects
-
-        return await self._read(ops_projects.get_project, project_id)
+        return await self._read_core(core_reads.get_project, project_id)
 
     async def find_project_by_name(self, name: str) -> Project | None:
-        from threadline.store import ops_projects
-
-        return await self._read(ops_projects.find_project_by_name, name)
+        return await self._read_core(core_reads.find_project_by_name, name)
 
     async def save_project(self, project: Project) -> Project:
         from threadline.store import ops_projects
@@ -374,9 +367,7 @@ class Store:
         return await self._write(ops_projects.set_session_project, session_id, project_id)
 
     async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
-        from threadline.store import ops_projects
-
-        return await self._read(ops_projects.project_chat_counts, archived=archived)
+        return await self._read_core(core_reads.project_chat_counts, archived=archived)
 
     # -- configuration ---------------------------------------------------------------------------
 

@@ -71,6 +71,10 @@ async def main(data_dir):
         tree = await store.load_tree(info.id)
         assert [m.text for m in tree.path()] == ["hi", "Hello"], tree.path()
         assert (await store.get_session(info.id)).title == "Greeting"
+        # What the sidebar's filter, search and project list read.
+        assert [s.id for s in await store.search_sessions("greet")] == [info.id]
+        assert [h.message_id for h in await store.search("hello")] == [reply.id]
+        assert await store.project_chat_counts() == {}
         assert not orm_loaded(), orm_loaded()
         # Operations still written with the ORM load it when first used.
         await store.save_project(Project.create("Work"))
