@@ -3,8 +3,13 @@
 Every database call runs on one dedicated worker thread. One thread serialises
 the writes (SQLite has a single writer anyway, and ordering of "append, then
 update text" must hold), and the asyncio/Qt thread only ever awaits, so it
-never blocks on disk or network. Underneath is plain synchronous
-SQLAlchemy/SQLModel, one transaction per call, in the ``ops_*`` modules.
+never blocks on disk or network. Underneath is plain synchronous SQLAlchemy,
+one transaction per call, in the ``ops_*``, ``core_reads``, ``key_values``,
+``leases`` and ``search`` modules. What a start, a turn and a search run is
+written in SQLAlchemy Core on the ``core_tables`` clauses; the rest (saving
+projects, agents and providers, import, subtree delete) uses the SQLModel classes,
+and ``sqlmodel`` with SQLAlchemy's ORM and pydantic (~15 MB, ~0.13 s) is imported
+by the first such call, not by every process (see docs/performance.md).
 
 Each call is either a read (a deferred transaction) or a write, whose
 transaction takes the write lock from its start (``db.writing``) so SQLite's
