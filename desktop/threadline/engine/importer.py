@@ -37,7 +37,7 @@ from threadline.interchange.model import (
     ImportReport,
 )
 from threadline.store.errors import StoreError
-from threadline.store.ops_import import ImportCancelled, ImportOutcome, ImportRefused, StoredImport
+from threadline.store.import_outcome import ImportCancelled, ImportOutcome, ImportRefused, StoredImport
 from threadline.store.repository import Store
 
 log = logging.getLogger("threadline.engine")

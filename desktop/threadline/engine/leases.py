@@ -34,9 +34,9 @@ from threadline.engine.events import (
 from threadline.engine.live import LiveConversation
 from threadline.engine.store_trouble import awaiting, prompt_waiting
 from threadline.engine.turn_runner import unsent_prompt_error
-from threadline.store import leases
+from threadline.store import lease_types
 from threadline.store.errors import StoreError
-from threadline.store.leases import Acquired, Lease
+from threadline.store.lease_types import Acquired, Lease
 from threadline.store.repository import Store
 from threadline.store.writers import HEARTBEAT_EVERY
 
@@ -67,7 +67,7 @@ class SessionLeases:
         self.heartbeat_every = heartbeat_every
         self.expires_after = timedelta(seconds=heartbeat_every * missed_heartbeats)
         """Silence after which another instance takes a lease over (a dead holder)."""
-        self.holder = leases.new_holder()
+        self.holder = lease_types.new_holder()
         self._beats: dict[str, asyncio.Task[None]] = {}
 
     async def acquire(
@@ -129,7 +129,7 @@ class SessionLeases:
         lease = await self._store.get_lease(session_id)
         if lease is None or lease.holder == self.holder:
             return None
-        if leases.expired(lease, lease.read_at, self.expires_after):
+        if lease_types.expired(lease, lease.read_at, self.expires_after):
             return None
         return lease
 
@@ -140,7 +140,7 @@ class SessionLeases:
         """Stop every heartbeat and release what is still held; this engine's holder is retired."""
         for session_id in list(self._beats):
             await self.release(session_id)
-        leases.retire_holder(self.holder)
+        lease_types.retire_holder(self.holder)
 
     def _start_beating(self, session_id: str) -> None:
         old = self._beats.pop(session_id, None)

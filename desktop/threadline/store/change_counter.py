@@ -33,13 +33,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
 
 from threadline.core.session import SessionInfo
 from threadline.store import db
 from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import session_from_row
-from threadline.store.tables import SessionRow
+from threadline.store.core_tables import sessions
 
 log = logging.getLogger("threadline.store.change_counter")
 
@@ -118,7 +117,7 @@ class ChangeCounter:
 
     def _latest_activity(self) -> datetime | None:
         # Typed as the column, so SQLite's text comes back as an aware datetime.
-        newest = sa.type_coerce(sa.func.max(col(SessionRow.updated_at)), UTCDateTime())
+        newest = sa.type_coerce(sa.func.max(sessions.c.updated_at), UTCDateTime())
         with self._engine.connect() as connection, connection.begin():
             value: datetime | None = connection.execute(sa.select(newest)).scalar_one()
             return value
@@ -126,19 +125,19 @@ class ChangeCounter:
     def _changed_sessions(self, since: datetime | None, known: tuple[str, ...]) -> list[SessionInfo]:
         found: dict[str, SessionInfo] = {}
         # A pooled connection, never the counter's: that one must stay outside any transaction.
-        with Session(self._engine, expire_on_commit=False) as session, session.begin():
+        with self._engine.connect() as connection, connection.begin():
             if since is not None:
                 # The equalities on the index's leading columns keep this a few index ranges.
-                statement = select(SessionRow).where(
-                    col(SessionRow.archived).in_([False, True]),
-                    col(SessionRow.pinned).in_([False, True]),
-                    col(SessionRow.updated_at) >= since,
+                statement = sa.select(sessions).where(
+                    sessions.c.archived.in_([False, True]),
+                    sessions.c.pinned.in_([False, True]),
+                    sessions.c.updated_at >= since,
                 )
-                for row in session.exec(statement):
+                for row in connection.execute(statement):
                     found[row.id] = session_from_row(row)
             for start in range(0, len(known), ID_CHUNK):
                 chunk = known[start : start + ID_CHUNK]
-                for row in session.exec(select(SessionRow).where(col(SessionRow.id).in_(chunk))):
+                for row in connection.execute(sa.select(sessions).where(sessions.c.id.in_(chunk))):
                     found[row.id] = session_from_row(row)
         return list(found.values())
 

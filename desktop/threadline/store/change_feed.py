@@ -44,16 +44,16 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
-from sqlmodel import Session, col, func, select
 
 from threadline.core.messages import Message
 from threadline.core.session import SessionInfo
-from threadline.store import db
+from threadline.store import core_tables, db
 from threadline.store.convert import message_from_row, session_from_row
-from threadline.store.tables import ChangeLogRow, MessageRow, SessionRow
 from threadline.store.translate import translate_error
 
 log = logging.getLogger("threadline.store.change_feed")
+
+_log = core_tables.change_log
 
 POLL_SECONDS = 0.05
 """SQLite: how often the change counter is checked (one PRAGMA on an idle connection)."""
@@ -181,7 +181,7 @@ class ChangeFeed:
             engine = db.create_engine(url)
             try:
                 with engine.connect() as connection, connection.begin():
-                    newest = connection.execute(sa.select(func.max(col(ChangeLogRow.seq)))).scalar_one()
+                    newest = connection.execute(sa.select(sa.func.max(_log.c.seq))).scalar_one()
                 return engine, int(newest or 0) if since is None else since
             except BaseException:
                 engine.dispose()
@@ -258,8 +258,8 @@ class ChangeFeed:
         """The current rows of ``ids`` (``None``: gone), for a caller that re-reads a few."""
 
         def read() -> dict[str, SessionInfo | None]:
-            with Session(self._engine, expire_on_commit=False) as session, session.begin():
-                return _sessions(session, list(ids))
+            with self._engine.connect() as connection, connection.begin():
+                return _sessions(connection, list(ids))
 
         return await self._run(read)
 
@@ -302,21 +302,18 @@ class ChangeFeed:
 
     def _read(self, last: int, messages_of: frozenset[str]) -> ChangeBatch:
         started = time.monotonic()
-        with Session(self._engine, expire_on_commit=False) as session, session.begin():
-            rows = session.exec(
-                select(ChangeLogRow)
-                .where(col(ChangeLogRow.seq) > last)
-                .order_by(col(ChangeLogRow.seq))
-                .limit(PAGE)
+        with self._engine.connect() as connection, connection.begin():
+            rows = connection.execute(
+                sa.select(_log).where(_log.c.seq > last).order_by(_log.c.seq).limit(PAGE)
             ).all()
-            oldest = session.exec(select(func.min(col(ChangeLogRow.seq)))).one()
+            oldest = connection.execute(sa.select(sa.func.min(_log.c.seq))).scalar_one()
             missed = oldest is not None and int(oldest) > last + 1
             changes = tuple(_change(row) for row in rows)
             named = (c.session_id for c in changes if c.kind is not ChangeKind.PROJECT_CHANGED)
-            sessions = _sessions(session, list(dict.fromkeys(named)))
+            found = _sessions(connection, list(dict.fromkeys(named)))
             wanted = {c.message_id for c in changes if c.message_id and c.session_id in messages_of}
-            messages = _messages(session, wanted)
-        return ChangeBatch(changes, sessions, messages, missed, started, messages_of)
+            rows_of_messages = _messages(connection, wanted)
+        return ChangeBatch(changes, found, rows_of_messages, missed, started, messages_of)
 
     def _close(self) -> None:
         try:
@@ -331,24 +328,25 @@ def _dispose_made(connected: asyncio.Future[tuple[sa.Engine, int]]) -> None:
         connected.result()[0].dispose()
 
 
-def _change(row: ChangeLogRow) -> Change:
-    assert row.seq is not None
+def _change(row: sa.Row[Any]) -> Change:
     return Change(row.seq, row.at, ChangeKind(row.kind), row.session_id, row.message_id)
 
 
-def _sessions(session: Session, ids: Collection[str]) -> dict[str, SessionInfo | None]:
+def _sessions(connection: sa.Connection, ids: Collection[str]) -> dict[str, SessionInfo | None]:
     """The rows of ``ids`` in the order given (``None``: gone)."""
     found: dict[str, SessionInfo | None] = dict.fromkeys(ids)
     for chunk in _chunks(sorted(ids)):
-        for row in session.exec(select(SessionRow).where(col(SessionRow.id).in_(chunk))):
+        statement = sa.select(core_tables.sessions).where(core_tables.sessions.c.id.in_(chunk))
+        for row in connection.execute(statement):
             found[row.id] = session_from_row(row)
     return found
 
 
-def _messages(session: Session, ids: set[str]) -> tuple[StoredMessage, ...]:
+def _messages(connection: sa.Connection, ids: set[str]) -> tuple[StoredMessage, ...]:
     found: list[StoredMessage] = []
     for chunk in _chunks(sorted(ids)):
-        for row in session.exec(select(MessageRow).where(col(MessageRow.id).in_(chunk))):
+        statement = sa.select(*core_tables.message_columns()).where(core_tables.messages.c.id.in_(chunk))
+        for row in connection.execute(statement):
             found.append(StoredMessage(row.session_id, row.ordinal, message_from_row(row)))
     found.sort(key=lambda m: (m.session_id, m.ordinal))
     return tuple(found)

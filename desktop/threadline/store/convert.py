@@ -7,7 +7,10 @@ second JSON object with ISO 8601 timestamps.
 
 Readers take ``MessageRecord`` rather than ``MessageRow`` so that the hot path
 (loading a 10,000-message tree) can hand in plain result rows without building
-ORM objects first.
+ORM objects first. The other readers take a row class or a Core result row
+(``core_reads``) alike: both have the columns as attributes. The row classes
+(``tables``, hence the ORM and SQLModel) are imported only by the writers that
+build them, so the start's Core reads do not load them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
 from threadline.core.messages import (
@@ -34,7 +37,11 @@ from threadline.core.project import Project
 from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
-from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
 
 log = logging.getLogger("threadline.store")
 
@@ -67,20 +74,31 @@ class MessageRecord(Protocol):
 # -- messages -----------------------------------------------------------------------
 
 
+def message_values(message: Message, *, session_id: str, ordinal: int) -> dict[str, Any]:
+    """The ``messages`` columns of a new row, by column name (for a Core insert)."""
+    return {
+        "id": message.id,
+        "session_id": session_id,
+        "parent_id": message.parent_id,
+        "ordinal": ordinal,
+        "role": message.role.value,
+        "kind": message.kind.value,
+        "text": message.text,
+        "content": content_to_json(message),
+        "status": message.status.value,
+        "metadata": metadata_to_json(message.metadata),
+        "created_at": as_utc(message.created_at),
+        "writer": None,
+        "heartbeat_at": None,
+    }
+
+
 def message_to_row(message: Message, *, session_id: str, ordinal: int) -> MessageRow:
-    return MessageRow(
-        id=message.id,
-        session_id=session_id,
-        parent_id=message.parent_id,
-        ordinal=ordinal,
-        role=message.role.value,
-        kind=message.kind.value,
-        text=message.text,
-        content=content_to_json(message),
-        status=message.status.value,
-        meta=metadata_to_json(message.metadata),
-        created_at=as_utc(message.created_at),
-    )
+    from threadline.store.tables import MessageRow
+
+    values = message_values(message, session_id=session_id, ordinal=ordinal)
+    values["meta"] = values.pop("metadata")
+    return MessageRow(**values)
 
 
 def message_from_row(row: MessageRecord) -> Message:
@@ -195,7 +213,7 @@ def message_preview(message: Message) -> str:
 # -- sessions -----------------------------------------------------------------------
 
 
-def session_from_row(row: SessionRow) -> SessionInfo:
+def session_from_row(row: SessionRow | sa.Row[Any]) -> SessionInfo:
     return SessionInfo(
         id=row.id,
         title=row.title,
@@ -216,7 +234,7 @@ def session_from_row(row: SessionRow) -> SessionInfo:
     )
 
 
-def project_from_row(row: ProjectRow) -> Project:
+def project_from_row(row: ProjectRow | sa.Row[Any]) -> Project:
     return Project(
         id=row.id,
         name=row.name,
@@ -229,6 +247,8 @@ def project_from_row(row: ProjectRow) -> Project:
 
 
 def project_to_row(project: Project) -> ProjectRow:
+    from threadline.store.tables import ProjectRow
+
     return ProjectRow(
         id=project.id,
         name=project.name,
@@ -244,6 +264,8 @@ def project_to_row(project: Project) -> ProjectRow:
 
 
 def provider_to_row(config: ProviderConfig) -> ProviderRow:
+    from threadline.store.tables import ProviderRow
+
     return ProviderRow(
         name=config.name,
         kind=config.kind.value,
@@ -256,7 +278,7 @@ def provider_to_row(config: ProviderConfig) -> ProviderRow:
     )
 
 
-def provider_from_row(row: ProviderRow) -> ProviderConfig:
+def provider_from_row(row: ProviderRow | sa.Row[Any]) -> ProviderConfig:
     return ProviderConfig(
         name=row.name,
         kind=ProviderKind(row.kind),
@@ -285,6 +307,8 @@ def safe_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str],
 
 
 def agent_to_row(agent: AgentConfig) -> AgentRow:
+    from threadline.store.tables import AgentRow
+
     return AgentRow(
         id=agent.id,
         name=agent.name,
@@ -317,7 +341,7 @@ def _reasoning_settings(agent: AgentConfig) -> dict[str, Any]:
     return {"reasoning": settings} if settings else {}
 
 
-def agent_from_row(row: AgentRow) -> AgentConfig:
+def agent_from_row(row: AgentRow | sa.Row[Any]) -> AgentConfig:
     reasoning = (row.context or {}).get("reasoning") or {}
     return AgentConfig(
         id=row.id,

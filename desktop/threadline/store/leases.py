@@ -23,87 +23,50 @@ Lease time is the database's time (``database_now``): on PostgreSQL the server's
 clock writes ``acquired_at`` and ``heartbeat_at`` and decides expiry, so machines
 whose clocks disagree still agree on which holder is alive. On SQLite every
 writer is on one machine, and its clock is that time.
+
+The plain types and the holder names are in ``lease_types``, which the engine imports
+at start; the operations here are written in SQLAlchemy Core (no ORM), as every one a
+turn runs is.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select, update
 
 from threadline.core.messages import MessageStatus, utcnow
 from threadline.store.coltypes import UTCDateTime
-from threadline.store.tables import MessageRow, SessionLeaseRow
-from threadline.store.writers import writer_alive
+from threadline.store.core_tables import messages, session_leases
+from threadline.store.lease_types import (
+    Acquired,
+    Beat,
+    Lease,
+    expired,
+    holder_alive,
+    new_holder,
+    retire_holder,
+)
 
-_LIVE_HOLDERS: set[str] = set()
-"""Holders made by this process and not yet retired (``retire_holder``)."""
-
-
-def new_holder() -> str:
-    """A holder name for one engine of this process: ``host|pid|token``."""
-    holder = f"{socket.gethostname()}|{os.getpid()}|{secrets.token_hex(4)}"
-    _LIVE_HOLDERS.add(holder)
-    return holder
-
-
-def retire_holder(holder: str) -> None:
-    """The engine that used ``holder`` closed: a lease it left behind is free at once."""
-    _LIVE_HOLDERS.discard(holder)
-
-
-def holder_alive(holder: str) -> bool | None:
-    """``False`` when the holder is certainly gone, ``True`` when alive, ``None`` when unknown."""
-    process, _, _token = holder.rpartition("|")
-    host, _, pid_text = process.rpartition("|")
-    if host == socket.gethostname() and pid_text == str(os.getpid()):
-        return holder in _LIVE_HOLDERS
-    return writer_alive(process)
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """A session's lease as stored."""
-
-    session_id: str
-    holder: str
-    host: str
-    acquired_at: datetime
-    heartbeat_at: datetime
-    stop_requested: bool
-    read_at: datetime
-    """The database's time when the lease was read: judge ``expired`` by it, not this machine's clock."""
+__all__ = [
+    "Acquired",
+    "Beat",
+    "Lease",
+    "acquire",
+    "database_now",
+    "expired",
+    "get_lease",
+    "heartbeat",
+    "holder_alive",
+    "new_holder",
+    "release",
+    "request_stop",
+    "retire_holder",
+]
 
 
-@dataclass(frozen=True, slots=True)
-class Acquired:
-    """The outcome of asking for a lease: ``held`` is ``None`` when ours, else the other holder's lease."""
-
-    held: Lease | None
-    taken_from: str | None = None
-    """The holder whose expired lease was taken over (its streaming replies now ``interrupted``)."""
-    interrupted: tuple[str, ...] = ()
-    """Ids of the replies that holder left ``streaming``, now ``interrupted``."""
-
-    @property
-    def ok(self) -> bool:
-        return self.held is None
-
-
-@dataclass(frozen=True, slots=True)
-class Beat:
-    """What a heartbeat found: whether the lease is still ours, and whether a stop was asked."""
-
-    held: bool
-    stop_requested: bool
-
-
-def database_now(session: Session) -> datetime:
+def database_now(connection: sa.Connection) -> datetime:
     """The time lease rows are written and judged by, as an aware UTC datetime.
 
     On PostgreSQL the server's clock (``clock_timestamp()``): two machines on one server
@@ -111,31 +74,25 @@ def database_now(session: Session) -> datetime:
     clock ahead) or keep a dead holder's chat busy far too long (the reader's behind). On
     SQLite every writer shares this machine's clock, so that is the database's time.
     """
-    connection = session.connection()
     if connection.dialect.name != "postgresql":
         return utcnow()
     now: datetime = connection.execute(sa.text("SELECT clock_timestamp()")).scalar_one()
     return now.astimezone(UTC)
 
 
-def _lease(row: SessionLeaseRow, read_at: datetime) -> Lease:
+def _lease(row: sa.Row[Any], read_at: datetime) -> Lease:
     return Lease(
         row.session_id, row.holder, row.host, row.acquired_at, row.heartbeat_at, row.stop_requested, read_at
     )
 
 
-def get_lease(session: Session, session_id: str) -> Lease | None:
-    row = session.get(SessionLeaseRow, session_id)
-    return _lease(row, database_now(session)) if row is not None else None
+def get_lease(connection: sa.Connection, session_id: str) -> Lease | None:
+    row = connection.execute(_select_lease(session_id)).first()
+    return _lease(row, database_now(connection)) if row is not None else None
 
 
-def expired(lease: Lease, now: datetime, expires_after: timedelta) -> bool:
-    """Whether a lease's holder is gone: its heartbeat is too old, or its process has ended.
-
-    ``now`` is the database's time (``database_now``, or the lease's ``read_at``), the
-    clock that wrote ``heartbeat_at``.
-    """
-    return now - lease.heartbeat_at > expires_after or holder_alive(lease.holder) is False
+def _select_lease(session_id: str) -> sa.Select[Any]:
+    return sa.select(session_leases).where(session_leases.c.session_id == session_id)
 
 
 _INSERT = sa.text(
@@ -144,84 +101,82 @@ _INSERT = sa.text(
 ).bindparams(sa.bindparam("now", type_=UTCDateTime()), sa.bindparam("no", type_=sa.Boolean()))
 
 
-def acquire(session: Session, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
+def acquire(connection: sa.Connection, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
     """Take the lease of ``session_id`` for ``holder`` if it is free, ours, or expired."""
-    now = database_now(session)
+    now = database_now(connection)
     host = holder.split("|", 1)[0]
-    inserted = session.connection().execute(
+    inserted = connection.execute(
         _INSERT, {"session_id": session_id, "holder": holder, "host": host, "now": now, "no": False}
     )
     if inserted.rowcount == 1:
         return Acquired(None)
-    row = session.exec(
-        select(SessionLeaseRow).where(col(SessionLeaseRow.session_id) == session_id).with_for_update()
-    ).one()
+    row = connection.execute(_select_lease(session_id).with_for_update()).one()
     current = _lease(row, now)
     if current.holder != holder and not expired(current, now, expires_after):
         return Acquired(current)
-    taken = session.exec(
-        update(SessionLeaseRow)
-        .where(col(SessionLeaseRow.session_id) == session_id)
-        .where(col(SessionLeaseRow.holder) == current.holder)
-        .where(col(SessionLeaseRow.heartbeat_at) == current.heartbeat_at)
+    taken = connection.execute(
+        sa.update(session_leases)
+        .where(session_leases.c.session_id == session_id)
+        .where(session_leases.c.holder == current.holder)
+        .where(session_leases.c.heartbeat_at == current.heartbeat_at)
         .values(holder=holder, host=host, acquired_at=now, heartbeat_at=now, stop_requested=False)
     )
     if taken.rowcount != 1:  # someone beat us to it between the read and the update
-        latest = get_lease(session, session_id)
+        latest = get_lease(connection, session_id)
         return Acquired(latest) if latest is not None and latest.holder != holder else Acquired(None)
     if current.holder == holder:
         return Acquired(None)
-    return Acquired(None, current.holder, _interrupt_left_behind(session, session_id, current.holder))
+    return Acquired(None, current.holder, _interrupt_left_behind(connection, session_id, current.holder))
 
 
-def _interrupt_left_behind(session: Session, session_id: str, holder: str) -> tuple[str, ...]:
+def _interrupt_left_behind(connection: sa.Connection, session_id: str, holder: str) -> tuple[str, ...]:
     """The replies a dead holder left ``streaming`` in the session become ``interrupted``."""
     process = holder.rpartition("|")[0]
-    ids = session.exec(
-        select(MessageRow.id)
-        .where(col(MessageRow.session_id) == session_id)
-        .where(col(MessageRow.status) == MessageStatus.STREAMING.value)
-        .where(col(MessageRow.writer) == process)
-    ).all()
+    ids = (
+        connection.execute(
+            sa.select(messages.c.id)
+            .where(messages.c.session_id == session_id)
+            .where(messages.c.status == MessageStatus.STREAMING.value)
+            .where(messages.c.writer == process)
+        )
+        .scalars()
+        .all()
+    )
     if ids:
-        session.exec(
-            update(MessageRow)
-            .where(col(MessageRow.id).in_(ids))
-            .values(status=MessageStatus.INTERRUPTED.value)
+        connection.execute(
+            sa.update(messages).where(messages.c.id.in_(ids)).values(status=MessageStatus.INTERRUPTED.value)
         )
     return tuple(ids)
 
 
-def heartbeat(session: Session, session_id: str, holder: str) -> Beat:
+def heartbeat(connection: sa.Connection, session_id: str, holder: str) -> Beat:
     """Refresh our lease; says whether it is still ours and whether another instance asked to stop."""
-    beat = session.exec(
-        update(SessionLeaseRow)
-        .where(col(SessionLeaseRow.session_id) == session_id)
-        .where(col(SessionLeaseRow.holder) == holder)
-        .values(heartbeat_at=database_now(session))
+    beat = connection.execute(
+        sa.update(session_leases)
+        .where(session_leases.c.session_id == session_id)
+        .where(session_leases.c.holder == holder)
+        .values(heartbeat_at=database_now(connection))
     )
     if beat.rowcount != 1:
         return Beat(held=False, stop_requested=False)
-    stop = session.exec(
-        select(SessionLeaseRow.stop_requested).where(col(SessionLeaseRow.session_id) == session_id)
-    ).one()
+    stop = connection.execute(
+        sa.select(session_leases.c.stop_requested).where(session_leases.c.session_id == session_id)
+    ).scalar_one()
     return Beat(held=True, stop_requested=bool(stop))
 
 
-def release(session: Session, session_id: str, holder: str) -> None:
+def release(connection: sa.Connection, session_id: str, holder: str) -> None:
     """Give the lease up (the turn's writes are saved); a lease taken over meanwhile is left alone."""
-    session.exec(
-        sa.delete(SessionLeaseRow)
-        .where(col(SessionLeaseRow.session_id) == session_id)
-        .where(col(SessionLeaseRow.holder) == holder)
+    connection.execute(
+        sa.delete(session_leases)
+        .where(session_leases.c.session_id == session_id)
+        .where(session_leases.c.holder == holder)
     )
 
 
-def request_stop(session: Session, session_id: str) -> Lease | None:
+def request_stop(connection: sa.Connection, session_id: str) -> Lease | None:
     """Ask the holder of ``session_id``'s lease to stop its turn; the lease asked, or ``None``."""
-    session.exec(
-        update(SessionLeaseRow)
-        .where(col(SessionLeaseRow.session_id) == session_id)
-        .values(stop_requested=True)
+    connection.execute(
+        sa.update(session_leases).where(session_leases.c.session_id == session_id).values(stop_requested=True)
     )
-    return get_lease(session, session_id)
+    return get_lease(connection, session_id)

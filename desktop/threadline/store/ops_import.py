@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import Session
 
 from threadline.core.messages import Message, MessageStatus
-from threadline.core.session import SessionInfo
 from threadline.interchange.model import ImportedConversation
 from threadline.store.convert import (
     as_utc,
@@ -40,6 +37,7 @@ from threadline.store.convert import (
     metadata_to_json,
     session_from_row,
 )
+from threadline.store.import_outcome import ImportCancelled, ImportOutcome, ImportRefused, StoredImport
 from threadline.store.ops_messages import next_ordinal
 from threadline.store.tables import MessageRow, SessionRow
 
@@ -47,30 +45,6 @@ _messages = cast(sa.Table, sa.inspect(MessageRow).local_table)
 MAX_ID = 64
 """The id columns' width."""
 _ID_BATCH = 500
-
-
-class ImportOutcome(StrEnum):
-    IMPORTED = "imported"
-    UPDATED = "updated"
-    UNCHANGED = "unchanged"
-
-
-@dataclass(frozen=True, slots=True)
-class StoredImport:
-    outcome: ImportOutcome
-    session: SessionInfo
-
-
-class ImportRefused(Exception):
-    """The conversation does not fit the database; ``reason`` is for the import's report."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class ImportCancelled(Exception):
-    """The import was cancelled while this conversation was being written: it is rolled back."""
 
 
 def import_conversation(
@@ -196,7 +170,7 @@ def _update_session(
         )
     changed = bool(fresh or rewritten)
     if fresh:
-        _insert(session, row.id, fresh, first_ordinal=next_ordinal(session, row.id))
+        _insert(session, row.id, fresh, first_ordinal=next_ordinal(session.connection(), row.id))
     if changed:
         if conversation.active_leaf in known:
             row.active_leaf = conversation.active_leaf

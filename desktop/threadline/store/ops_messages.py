@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, func, select, update
 
 from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.core.tree import ConversationTree
@@ -25,17 +24,16 @@ from threadline.store.convert import (
     json_value,
     message_from_row,
     message_preview,
-    message_to_row,
+    message_values,
     metadata_to_json,
 )
+from threadline.store.core_tables import messages as _messages
 from threadline.store.errors import NotFoundError
-from threadline.store.ops_sessions import require_session
-from threadline.store.tables import MessageRow
+from threadline.store.ops_sessions import require_session, update_changed
 from threadline.store.writers import left_behind, this_writer
 
 log = logging.getLogger("threadline.store")
 
-_messages = sa.inspect(MessageRow).local_table
 _RAW = sa.String()
 _TREE_COLUMNS = (
     _messages.c.id,
@@ -83,15 +81,15 @@ class StoredMessage(NamedTuple):
         )
 
 
-def next_ordinal(session: Session, session_id: str) -> int:
+def next_ordinal(connection: sa.Connection, session_id: str) -> int:
     """One past the session's highest ordinal (one probe of the (session_id, ordinal) index)."""
-    highest = session.exec(
-        select(func.max(MessageRow.ordinal)).where(col(MessageRow.session_id) == session_id)
-    ).one()
+    highest = connection.execute(
+        sa.select(sa.func.max(_messages.c.ordinal)).where(_messages.c.session_id == session_id)
+    ).scalar_one()
     return 0 if highest is None else int(highest) + 1
 
 
-def append_messages(session: Session, session_id: str, messages: Sequence[Message]) -> None:
+def append_messages(connection: sa.Connection, session_id: str, messages: Sequence[Message]) -> None:
     """Insert messages in order after the session's last one; the last becomes the active leaf.
 
     The session row is locked first (``FOR UPDATE`` on PostgreSQL; on SQLite the
@@ -100,132 +98,131 @@ def append_messages(session: Session, session_id: str, messages: Sequence[Messag
     """
     if not messages:
         return
-    row = require_session(session, session_id, lock=True)
-    if _already_stored(session, session_id, messages):
+    owner = require_session(connection, session_id, lock=True)
+    if _already_stored(connection, session_id, messages):
         return  # an earlier attempt committed before its connection was lost: retrying is a no-op
-    ordinal = next_ordinal(session, session_id)
-    rows = [message_to_row(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)]
-    for row_ in rows:
-        if row_.status == MessageStatus.STREAMING.value:
-            _claim(row_)
-    session.add_all(rows)
-    row.active_leaf = messages[-1].id
-    row.updated_at = utcnow()
+    ordinal = next_ordinal(connection, session_id)
+    rows = [message_values(m, session_id=session_id, ordinal=ordinal + i) for i, m in enumerate(messages)]
+    for values in rows:
+        if values["status"] == MessageStatus.STREAMING.value:
+            values.update(_claim())
+    connection.execute(sa.insert(_messages), rows)
+    activity: dict[str, Any] = {"active_leaf": messages[-1].id, "updated_at": utcnow()}
     preview = next((p for m in reversed(messages) if (p := message_preview(m))), "")
     if preview:
-        row.preview = preview
-    session.add(row)
-    session.flush()
+        activity["preview"] = preview
+    update_changed(connection, owner, **activity)
 
 
-def _already_stored(session: Session, session_id: str, messages: Sequence[Message]) -> bool:
+def _already_stored(connection: sa.Connection, session_id: str, messages: Sequence[Message]) -> bool:
     ids = [m.id for m in messages]
-    found = session.exec(
-        select(func.count())
-        .select_from(MessageRow)
-        .where(col(MessageRow.id).in_(ids), col(MessageRow.session_id) == session_id)
-    ).one()
+    found = connection.execute(
+        sa.select(sa.func.count())
+        .select_from(_messages)
+        .where(_messages.c.id.in_(ids), _messages.c.session_id == session_id)
+    ).scalar_one()
     return int(found) == len(ids)
 
 
-def update_message(session: Session, message: Message) -> None:
-    """Rewrite what can change after insertion: text, kind, status, content and metadata."""
-    row = session.exec(select(MessageRow).where(col(MessageRow.id) == message.id)).first()
+def update_message(connection: sa.Connection, message: Message) -> None:
+    """Rewrite what can change after insertion: text, kind, status, content and metadata.
+
+    Only the columns that changed are written (none: no statement), as the ORM did.
+    """
+    row = connection.execute(sa.select(*_WRITTEN).where(_messages.c.id == message.id)).first()
     if row is None:
         raise NotFoundError(f"no message {message.id!r}")
-    row.text = message.text
-    row.kind = message.kind.value
-    row.status = message.status.value
-    row.content = content_to_json(message)
-    row.meta = metadata_to_json(message.metadata)
+    values: dict[str, Any] = {
+        "text": message.text,
+        "kind": message.kind.value,
+        "status": message.status.value,
+        "content": content_to_json(message),
+        "metadata": metadata_to_json(message.metadata),
+    }
     if message.status is MessageStatus.STREAMING:
-        _claim(row)  # a reply continued in place is being written again
-    session.add(row)
+        values.update(_claim())  # a reply continued in place is being written again
+    changed = {key: value for key, value in values.items() if row._mapping[key] != value}
+    if changed:
+        connection.execute(sa.update(_messages).where(_messages.c.id == message.id).values(**changed))
     preview = message_preview(message)
-    if preview and row.ordinal == next_ordinal(session, row.session_id) - 1:
-        owner = require_session(session, row.session_id)
-        owner.preview = preview
-        session.add(owner)
-    session.flush()
+    if preview and row.ordinal == next_ordinal(connection, row.session_id) - 1:
+        update_changed(connection, require_session(connection, row.session_id), preview=preview)
 
 
-def update_message_text(session: Session, message_id: str, text: str) -> None:
+_WRITTEN = (
+    _messages.c.session_id,
+    _messages.c.ordinal,
+    _messages.c.text,
+    _messages.c.kind,
+    _messages.c.status,
+    _messages.c.content,
+    _messages.c.metadata,
+    _messages.c.writer,
+    _messages.c.heartbeat_at,
+)
+"""What ``update_message`` reads to write only what changed."""
+
+
+def update_message_text(connection: sa.Connection, message_id: str, text: str) -> None:
     """The streaming fast path: one UPDATE (the trigger re-indexes the text), which is also a heartbeat."""
-    result = session.exec(
-        update(MessageRow)
-        .where(col(MessageRow.id) == message_id)
-        .values(text=text, writer=this_writer(), heartbeat_at=utcnow())
+    result = connection.execute(
+        sa.update(_messages).where(_messages.c.id == message_id).values(text=text, **_claim())
     )
     if result.rowcount == 0:
         raise NotFoundError(f"no message {message_id!r}")
 
 
-def touch_message(session: Session, message_id: str) -> None:
+def touch_message(connection: sa.Connection, message_id: str) -> None:
     """A heartbeat for a streaming reply whose text has not changed (a stalled stream)."""
-    session.exec(
-        update(MessageRow)
-        .where(col(MessageRow.id) == message_id)
-        .values(writer=this_writer(), heartbeat_at=utcnow())
-    )
+    connection.execute(sa.update(_messages).where(_messages.c.id == message_id).values(**_claim()))
 
 
-def has_streaming(session: Session) -> bool:
-    """Whether any reply is marked ``streaming`` (a cheap read before ``mark_interrupted``)."""
-    found = session.exec(
-        select(MessageRow.id).where(col(MessageRow.status) == MessageStatus.STREAMING.value).limit(1)
-    ).first()
-    return found is not None
-
-
-def mark_interrupted(session: Session) -> int:
+def mark_interrupted(connection: sa.Connection) -> int:
     """Replies still ``streaming`` whose writer is gone become ``interrupted`` (``writers.py``).
 
     A reply another live instance is streaming right now is left alone.
     """
     now = utcnow()
-    rows = session.exec(
-        select(MessageRow.id, MessageRow.writer, MessageRow.heartbeat_at).where(
-            col(MessageRow.status) == MessageStatus.STREAMING.value
+    rows = connection.execute(
+        sa.select(_messages.c.id, _messages.c.writer, _messages.c.heartbeat_at).where(
+            _messages.c.status == MessageStatus.STREAMING.value
         )
     ).all()
     orphans = [id_ for id_, writer, heartbeat_at in rows if left_behind(writer, heartbeat_at, now)]
     if orphans:
-        session.exec(
-            update(MessageRow)
-            .where(col(MessageRow.id).in_(orphans))
+        connection.execute(
+            sa.update(_messages)
+            .where(_messages.c.id.in_(orphans))
             .values(status=MessageStatus.INTERRUPTED.value)
         )
     return len(orphans)
 
 
-def _claim(row: MessageRow) -> None:
-    row.writer = this_writer()
-    row.heartbeat_at = utcnow()
+def _claim() -> dict[str, Any]:
+    """The columns that say this process is writing a reply, now."""
+    return {"writer": this_writer(), "heartbeat_at": utcnow()}
 
 
-def message_count(session: Session, session_id: str) -> int:
-    return int(
-        session.exec(
-            select(func.count()).select_from(MessageRow).where(col(MessageRow.session_id) == session_id)
-        ).one()
-    )
+def message_count(connection: sa.Connection, session_id: str) -> int:
+    statement = sa.select(sa.func.count()).select_from(_messages).where(_messages.c.session_id == session_id)
+    return int(connection.execute(statement).scalar_one())
 
 
-def load_tree(session: Session, session_id: str) -> ConversationTree:
+def load_tree(connection: sa.Connection, session_id: str) -> ConversationTree:
     """The session's tree in ordinal order, with its active leaf and checkpoints.
 
     Rows are read as plain tuples (no ORM objects) because this is the hot path
     for long sessions. A message whose parent is missing cannot be placed and is
     skipped with a warning rather than making the whole session unreadable.
     """
-    owner = require_session(session, session_id)
+    owner = require_session(connection, session_id)
     statement = (
         sa.select(*_TREE_COLUMNS).where(_messages.c.session_id == session_id).order_by(_messages.c.ordinal)
     )
     tree = ConversationTree()
     newest_ordinal: dict[str, int] = {}
     with _collector_paused():
-        rows = session.connection().execute(statement).all()
+        rows = connection.execute(statement).all()
         _fill_tree(tree, rows, newest_ordinal, session_id)
     leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree, newest_ordinal)
     tree.set_active_leaf(leaf)

@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col
 
 from threadline.core.messages import utcnow
 from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.store.convert import project_from_row, project_to_row, session_from_row
 from threadline.store.errors import NotFoundError
-from threadline.store.ops_sessions import require_session
+from threadline.store.ops_sessions import require_session, update_changed
 from threadline.store.tables import ProjectRow, SessionRow
-
-
-def list_projects(session: Session) -> list[Project]:
-    """Every project, by name (case-insensitive), as the sidebar lists them."""
-    rows = session.exec(select(ProjectRow).order_by(func.lower(col(ProjectRow.name)), col(ProjectRow.id)))
-    return [project_from_row(row) for row in rows]
-
-
-def get_project(session: Session, project_id: str) -> Project | None:
-    row = session.get(ProjectRow, project_id)
-    return None if row is None else project_from_row(row)
-
-
-def find_project_by_name(session: Session, name: str) -> Project | None:
-    """The project called ``name`` (case-insensitive), for import and the command line."""
-    statement = select(ProjectRow).where(func.lower(col(ProjectRow.name)) == name.lower())
-    row = session.exec(statement.order_by(col(ProjectRow.created_at))).first()
-    return None if row is None else project_from_row(row)
 
 
 def save_project(session: Session, project: Project) -> Project:
@@ -68,18 +50,6 @@ def set_session_project(session: Session, session_id: str, project_id: str | Non
     """Move a chat into ``project_id`` (``None``: out of any project)."""
     if project_id is not None and session.get(ProjectRow, project_id) is None:
         raise NotFoundError(f"no project {project_id!r}")
-    row = require_session(session, session_id)
-    row.project_id = project_id
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
-
-
-def project_chat_counts(session: Session, *, archived: bool = False) -> dict[str, int]:
-    """How many chats (of the archived list or the other) each project holds."""
-    statement = (
-        select(SessionRow.project_id, func.count())
-        .where(col(SessionRow.project_id).is_not(None), col(SessionRow.archived) == archived)
-        .group_by(col(SessionRow.project_id))
-    )
-    return {str(project): int(count) for project, count in session.exec(statement)}
+    connection = session.connection()
+    row = require_session(connection, session_id)
+    return session_from_row(update_changed(connection, row, project_id=project_id))

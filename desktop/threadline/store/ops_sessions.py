@@ -3,170 +3,109 @@
 ``updated_at`` means "last activity": it moves when messages are added, not when
 a session is renamed, pinned or archived, so organising the sidebar does not
 reshuffle it.
+
+Written in SQLAlchemy Core (``core_tables``), as every operation a turn runs is: an
+``ask`` or a window's first send then never imports the ORM, SQLModel or pydantic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
 
 from threadline.core.messages import new_id, utcnow
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import StickyContext
-from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import session_from_row
+from threadline.store.core_tables import sessions
 from threadline.store.errors import NotFoundError
-from threadline.store.tables import SessionRow
 
 
-def require_session(session: Session, session_id: str, *, lock: bool = False) -> SessionRow:
+def require_session(connection: sa.Connection, session_id: str, *, lock: bool = False) -> sa.Row[Any]:
     """The session's row; ``lock`` holds it (``SELECT … FOR UPDATE``) until the transaction ends."""
-    if lock:
-        statement = select(SessionRow).where(col(SessionRow.id) == session_id).with_for_update()
-        row = session.exec(statement).first()
-    else:
-        row = session.get(SessionRow, session_id)
+    statement = sa.select(sessions).where(sessions.c.id == session_id)
+    row = connection.execute(statement.with_for_update() if lock else statement).first()
     if row is None:
         raise NotFoundError(f"no session {session_id!r}")
     return row
 
 
+def update_changed(connection: sa.Connection, row: sa.Row[Any], **values: Any) -> sa.Row[Any]:
+    """Write the columns of ``values`` that differ from ``row`` (none: no statement); the row as stored.
+
+    As the ORM did: an unchanged session is not written, so the change feed's triggers
+    tell other instances nothing that did not happen.
+    """
+    changed = {key: value for key, value in values.items() if getattr(row, key) != value}
+    if not changed:
+        return row
+    connection.execute(sa.update(sessions).where(sessions.c.id == row.id).values(**changed))
+    return require_session(connection, row.id)
+
+
 def create_session(
-    session: Session, *, title: str, agent_id: str, provider: str, model: str, session_id: str | None
+    connection: sa.Connection, *, title: str, agent_id: str, provider: str, model: str, session_id: str | None
 ) -> SessionInfo:
     now = utcnow()
-    row = SessionRow(
-        id=session_id or new_id(),
-        title=title,
-        agent_id=agent_id,
-        provider=provider,
-        model=model,
-        checkpoints={},
-        created_at=now,
-        updated_at=now,
+    new = session_id or new_id()
+    connection.execute(
+        sa.insert(sessions).values(
+            id=new,
+            title=title,
+            title_set_by_user=False,
+            pinned=False,
+            archived=False,
+            folder="",
+            agent_id=agent_id,
+            provider=provider,
+            model=model,
+            active_leaf=None,
+            preview="",
+            checkpoints={},
+            created_at=now,
+            updated_at=now,
+            summary="",
+            context={},
+            project_id=None,
+        )
     )
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
+    return session_from_row(require_session(connection, new))
 
 
-def get_session(session: Session, session_id: str) -> SessionInfo | None:
-    row = session.get(SessionRow, session_id)
+def get_session(connection: sa.Connection, session_id: str) -> SessionInfo | None:
+    row = connection.execute(sa.select(sessions).where(sessions.c.id == session_id)).first()
     return None if row is None else session_from_row(row)
 
 
-def list_sessions(
-    session: Session,
-    *,
-    archived: bool,
-    limit: int,
-    offset: int,
-    after: SessionInfo | None = None,
-    project_id: str | None = None,
-) -> list[SessionInfo]:
-    """One sidebar page: pinned first, then most recent activity (served by ``ix_sessions_list``).
-
-    ``after`` is keyset paging: the page starts right after that session's place in
-    the order (its pinned flag, activity time and id as given, even if the row has
-    changed or gone since). Unlike ``offset``, whose cost grows with the number of
-    rows skipped, every page is one index seek, so the 500th page of 100,000
-    sessions costs what the first does. ``offset`` applies on top of ``after``.
-    ``project_id`` lists only that project's chats (served by ``ix_sessions_project``).
-    """
-    scope = _Scope(archived=archived, project_id=project_id)
-    if after is None:
-        return _page(session, scope, pinned=None, after=None, limit=limit, offset=offset)
-    rows = _page(session, scope, pinned=after.pinned, after=after, limit=limit, offset=offset)
-    if after.pinned and len(rows) < limit:  # the pinned ones are exhausted: continue with the others
-        rest = _page(session, scope, pinned=False, after=None, limit=limit - len(rows), offset=0)
-        rows += rest
-    return rows
-
-
-@dataclass(frozen=True, slots=True)
-class _Scope:
-    """Which list a page comes from: the archived one or the other, and one project or all."""
-
-    archived: bool
-    project_id: str | None
-
-
-def _page(
-    session: Session,
-    scope: _Scope,
-    *,
-    pinned: bool | None,
-    after: SessionInfo | None,
-    limit: int,
-    offset: int,
-) -> list[SessionInfo]:
-    """Rows in sidebar order; with ``pinned`` given, only that part, and only past ``after``.
-
-    Equality on ``archived`` and ``pinned`` then a row-value bound on
-    ``(updated_at, id)`` is a plain range of ``ix_sessions_list`` on SQLite and
-    PostgreSQL alike.
-    """
-    statement = select(SessionRow).where(col(SessionRow.archived) == scope.archived)
-    if scope.project_id is not None:
-        statement = statement.where(col(SessionRow.project_id) == scope.project_id)
-    if pinned is not None:
-        statement = statement.where(col(SessionRow.pinned) == pinned)
-    if after is not None:
-        bound = sa.tuple_(
-            sa.bindparam(None, after.updated_at, type_=UTCDateTime()),
-            sa.bindparam(None, after.id, type_=sa.String()),
-        )
-        statement = statement.where(sa.tuple_(col(SessionRow.updated_at), col(SessionRow.id)) < bound)
-    statement = statement.order_by(
-        col(SessionRow.pinned).desc(), col(SessionRow.updated_at).desc(), col(SessionRow.id).desc()
-    )
-    statement = statement.limit(limit)
-    if offset:
-        statement = statement.offset(offset)
-    return [session_from_row(row) for row in session.exec(statement)]
-
-
-def rename_session(session: Session, session_id: str, title: str, *, by_user: bool) -> SessionInfo:
+def rename_session(connection: sa.Connection, session_id: str, title: str, *, by_user: bool) -> SessionInfo:
     """Set the title; an automatic title never replaces one the user chose."""
-    row = require_session(session, session_id)
+    row = require_session(connection, session_id)
     if by_user:
-        row.title = title
-        row.title_set_by_user = True
+        row = update_changed(connection, row, title=title, title_set_by_user=True)
     elif not row.title_set_by_user:
-        row.title = title
-    session.add(row)
-    session.flush()
+        row = update_changed(connection, row, title=title)
     return session_from_row(row)
 
 
-def pin_session(session: Session, session_id: str, pinned: bool) -> SessionInfo:
-    row = require_session(session, session_id)
-    row.pinned = pinned
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
+def pin_session(connection: sa.Connection, session_id: str, pinned: bool) -> SessionInfo:
+    return session_from_row(
+        update_changed(connection, require_session(connection, session_id), pinned=pinned)
+    )
 
 
-def archive_session(session: Session, session_id: str, archived: bool) -> SessionInfo:
-    row = require_session(session, session_id)
-    row.archived = archived
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
+def archive_session(connection: sa.Connection, session_id: str, archived: bool) -> SessionInfo:
+    row = require_session(connection, session_id)
+    return session_from_row(update_changed(connection, row, archived=archived))
 
 
-def delete_session(session: Session, session_id: str) -> None:
+def delete_session(connection: sa.Connection, session_id: str) -> None:
     """Delete the session; the foreign key cascades to its messages, triggers to the text index."""
-    row = session.get(SessionRow, session_id)
-    if row is not None:
-        session.delete(row)
-        session.flush()
+    connection.execute(sa.delete(sessions).where(sessions.c.id == session_id))
 
 
 def update_session(
-    session: Session,
+    connection: sa.Connection,
     session_id: str,
     *,
     provider: str | None,
@@ -175,29 +114,24 @@ def update_session(
     checkpoints: dict[str, str] | None,
     context: StickyContext | None = None,
 ) -> SessionInfo:
-    row = require_session(session, session_id)
-    if provider is not None:
-        row.provider = provider
-    if model is not None:
-        row.model = model
-    if agent_id is not None:
-        row.agent_id = agent_id
-    if checkpoints is not None:
-        row.checkpoints = dict(checkpoints)
-    if context is not None:
-        row.context = context.to_json()
-    session.add(row)
-    session.flush()
-    return session_from_row(row)
+    given = {
+        "provider": provider,
+        "model": model,
+        "agent_id": agent_id,
+        "checkpoints": None if checkpoints is None else dict(checkpoints),
+        "context": None if context is None else context.to_json(),
+    }
+    row = require_session(connection, session_id)
+    return session_from_row(
+        update_changed(connection, row, **{key: value for key, value in given.items() if value is not None})
+    )
 
 
-def sessions_with_agent(session: Session, agent_id: str) -> list[SessionInfo]:
+def sessions_with_agent(connection: sa.Connection, agent_id: str) -> list[SessionInfo]:
     """Every session (archived too) whose agent is ``agent_id``: what deleting that agent touches."""
-    rows = session.exec(select(SessionRow).where(col(SessionRow.agent_id) == agent_id)).all()
+    rows = connection.execute(sa.select(sessions).where(sessions.c.agent_id == agent_id))
     return [session_from_row(row) for row in rows]
 
 
-def set_active_leaf(session: Session, session_id: str, leaf_id: str | None) -> None:
-    row = require_session(session, session_id)
-    row.active_leaf = leaf_id
-    session.add(row)
+def set_active_leaf(connection: sa.Connection, session_id: str, leaf_id: str | None) -> None:
+    update_changed(connection, require_session(connection, session_id), active_leaf=leaf_id)

@@ -11,9 +11,11 @@ column's index (PostgreSQL).
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, col, delete, select
 
-from threadline.store.ops_sessions import require_session
+from threadline.store.ops_sessions import require_session, update_changed
 from threadline.store.tables import MessageRow
 
 _BATCH = 500
@@ -53,7 +55,7 @@ def delete_subtree(session: Session, session_id: str, message_id: str, fallback_
     checkpoints that named one of them are dropped, so the session never names a
     message that is not there.
     """
-    owner = require_session(session, session_id, lock=True)
+    owner = require_session(session.connection(), session_id, lock=True)
     ids = subtree_ids(session, session_id, message_id)
     if not ids:
         return 0
@@ -61,16 +63,15 @@ def delete_subtree(session: Session, session_id: str, message_id: str, fallback_
     for start in range(0, len(ids), _BATCH):
         session.exec(delete(MessageRow).where(col(MessageRow.id).in_(ids[start : start + _BATCH])))
     gone = set(ids)
+    repaired: dict[str, Any] = {}
     if owner.active_leaf in gone:
         still_there = (
             fallback_leaf is not None and fallback_leaf not in gone and _stored(session, fallback_leaf)
         )
-        owner.active_leaf = fallback_leaf if still_there else parent_id
-        session.add(owner)
+        repaired["active_leaf"] = fallback_leaf if still_there else parent_id
     if owner.checkpoints and any(target in gone for target in owner.checkpoints.values()):
-        owner.checkpoints = {name: t for name, t in owner.checkpoints.items() if t not in gone}
-        session.add(owner)
-    session.flush()
+        repaired["checkpoints"] = {name: t for name, t in owner.checkpoints.items() if t not in gone}
+    update_changed(session.connection(), owner, **repaired)
     return len(ids)
 
 

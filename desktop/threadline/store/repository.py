@@ -3,8 +3,13 @@
 Every database call runs on one dedicated worker thread. One thread serialises
 the writes (SQLite has a single writer anyway, and ordering of "append, then
 update text" must hold), and the asyncio/Qt thread only ever awaits, so it
-never blocks on disk or network. Underneath is plain synchronous
-SQLAlchemy/SQLModel, one transaction per call, in the ``ops_*`` modules.
+never blocks on disk or network. Underneath is plain synchronous SQLAlchemy,
+one transaction per call, in the ``ops_*``, ``core_reads``, ``key_values``,
+``leases`` and ``search`` modules. What a start, a turn and a search run is
+written in SQLAlchemy Core on the ``core_tables`` clauses; the rest (saving
+projects, agents and providers, import, subtree delete) uses the SQLModel classes,
+and ``sqlmodel`` with SQLAlchemy's ORM and pydantic (~15 MB, ~0.13 s) is imported
+by the first such call, not by every process (see docs/performance.md).
 
 Each call is either a read (a deferred transaction) or a write, whose
 transaction takes the write lock from its start (``db.writing``) so SQLite's
@@ -21,12 +26,13 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, func, select
 
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.messages import Message
@@ -34,25 +40,28 @@ from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
-from threadline.interchange.model import ImportedConversation
 from threadline.store import (
     backups,
+    core_reads,
     db,
     integrity,
+    key_values,
     leases,
     migrate,
-    ops_config,
-    ops_import,
     ops_messages,
-    ops_projects,
     ops_sessions,
-    ops_subtree,
     search,
 )
 from threadline.store.errors import CorruptDatabaseError, StoreClosedError, StoreError
+from threadline.store.lease_types import Acquired, Beat, Lease
 from threadline.store.retry import RetryPolicy, run_with_retries
-from threadline.store.tables import ChangeLogRow, SettingRow, UIStateRow
 from threadline.store.translate import translate_error, translate_os_error
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from threadline.interchange.model import ImportedConversation
+    from threadline.store.import_outcome import StoredImport
 
 log = logging.getLogger("threadline.store")
 
@@ -163,7 +172,7 @@ class Store:
         model: str = "",
         session_id: str | None = None,
     ) -> SessionInfo:
-        return await self._write(
+        return await self._write_core(
             ops_sessions.create_session,
             title=title,
             agent_id=agent_id,
@@ -173,7 +182,7 @@ class Store:
         )
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
-        return await self._read(ops_sessions.get_session, session_id)
+        return await self._read_core(ops_sessions.get_session, session_id)
 
     async def list_sessions(
         self,
@@ -185,9 +194,10 @@ class Store:
         project_id: str | None = None,
     ) -> list[SessionInfo]:
         """A page in sidebar order; ``after`` continues right after that session (keyset paging);
-        ``project_id`` keeps to one project's chats."""
-        return await self._read(
-            ops_sessions.list_sessions,
+        ``project_id`` keeps to one project's chats. Read through Core: the sidebar's first
+        page is read while the window starts (``core_reads``)."""
+        return await self._read_core(
+            core_reads.list_sessions,
             archived=archived,
             limit=limit,
             offset=offset,
@@ -196,16 +206,16 @@ class Store:
         )
 
     async def rename_session(self, session_id: str, title: str, *, by_user: bool = True) -> SessionInfo:
-        return await self._write(ops_sessions.rename_session, session_id, title, by_user=by_user)
+        return await self._write_core(ops_sessions.rename_session, session_id, title, by_user=by_user)
 
     async def pin_session(self, session_id: str, pinned: bool) -> SessionInfo:
-        return await self._write(ops_sessions.pin_session, session_id, pinned)
+        return await self._write_core(ops_sessions.pin_session, session_id, pinned)
 
     async def archive_session(self, session_id: str, archived: bool) -> SessionInfo:
-        return await self._write(ops_sessions.archive_session, session_id, archived)
+        return await self._write_core(ops_sessions.archive_session, session_id, archived)
 
     async def delete_session(self, session_id: str) -> None:
-        await self._write(ops_sessions.delete_session, session_id)
+        await self._write_core(ops_sessions.delete_session, session_id)
 
     async def update_session(
         self,
@@ -217,7 +227,7 @@ class Store:
         checkpoints: dict[str, str] | None = None,
         context: StickyContext | None = None,
     ) -> SessionInfo:
-        return await self._write(
+        return await self._write_core(
             ops_sessions.update_session,
             session_id,
             provider=provider,
@@ -229,48 +239,52 @@ class Store:
 
     async def sessions_with_agent(self, agent_id: str) -> list[SessionInfo]:
         """Every session, archived ones too, whose agent is ``agent_id``."""
-        return await self._read(ops_sessions.sessions_with_agent, agent_id)
+        return await self._read_core(ops_sessions.sessions_with_agent, agent_id)
 
     async def set_active_leaf(self, session_id: str, leaf_id: str | None) -> None:
-        await self._write(ops_sessions.set_active_leaf, session_id, leaf_id)
+        await self._write_core(ops_sessions.set_active_leaf, session_id, leaf_id)
 
     # -- messages ----------------------------------------------------------------------------
 
     async def append_message(self, session_id: str, message: Message) -> None:
-        await self._write(ops_messages.append_messages, session_id, (message,))
+        await self._write_core(ops_messages.append_messages, session_id, (message,))
 
     async def append_messages(self, session_id: str, messages: Sequence[Message]) -> None:
-        await self._write(ops_messages.append_messages, session_id, tuple(messages))
+        await self._write_core(ops_messages.append_messages, session_id, tuple(messages))
 
     async def update_message(self, message: Message) -> None:
-        await self._write(ops_messages.update_message, message)
+        await self._write_core(ops_messages.update_message, message)
 
     async def update_message_text(self, message_id: str, text: str) -> None:
-        await self._write(ops_messages.update_message_text, message_id, text)
+        await self._write_core(ops_messages.update_message_text, message_id, text)
 
     async def touch_message(self, message_id: str) -> None:
         """Tell other instances sharing the database that this streaming reply is still alive."""
-        await self._write(ops_messages.touch_message, message_id)
+        await self._write_core(ops_messages.touch_message, message_id)
 
     async def import_conversation(
         self, conversation: ImportedConversation, session_id: str, *, stop: threading.Event | None = None
-    ) -> ops_import.StoredImport:
+    ) -> StoredImport:
         """Store (or update) one imported conversation in its own transaction (see ``ops_import``).
 
         Raises ``ops_import.ImportRefused`` when it does not fit the database, and
         ``ops_import.ImportCancelled`` (rolled back) when ``stop`` was set before the commit.
         """
+        from threadline.store import ops_import
+
         return await self._write(ops_import.import_conversation, conversation, session_id, stop=stop)
 
     async def delete_subtree(self, session_id: str, message_id: str, fallback_leaf: str | None = None) -> int:
         """Delete a message and everything below it (``ops_subtree``); returns how many rows went."""
+        from threadline.store import ops_subtree
+
         return await self._write(ops_subtree.delete_subtree, session_id, message_id, fallback_leaf)
 
     async def load_tree(self, session_id: str) -> ConversationTree:
-        return await self._read(ops_messages.load_tree, session_id)
+        return await self._read_core(ops_messages.load_tree, session_id)
 
     async def message_count(self, session_id: str) -> int:
-        return await self._read(ops_messages.message_count, session_id)
+        return await self._read_core(ops_messages.message_count, session_id)
 
     async def mark_interrupted(self) -> int:
         """Mark replies left ``streaming`` by a dead writer as interrupted; returns how many.
@@ -278,33 +292,33 @@ class Store:
         Looks first with a read, so a database that may only be read (or is busy)
         still opens when there is nothing to mark.
         """
-        if not await self._read(ops_messages.has_streaming):
+        if not await self._read_core(core_reads.has_streaming):
             return 0
-        return await self._write(ops_messages.mark_interrupted)
+        return await self._write_core(ops_messages.mark_interrupted)
 
     # -- session leases (one turn per session across instances; see ``leases``) -----------------
 
-    async def acquire_lease(self, session_id: str, holder: str, expires_after: timedelta) -> leases.Acquired:
-        return await self._write(leases.acquire, session_id, holder, expires_after)
+    async def acquire_lease(self, session_id: str, holder: str, expires_after: timedelta) -> Acquired:
+        return await self._write_core(leases.acquire, session_id, holder, expires_after)
 
-    async def lease_heartbeat(self, session_id: str, holder: str) -> leases.Beat:
-        return await self._write(leases.heartbeat, session_id, holder)
+    async def lease_heartbeat(self, session_id: str, holder: str) -> Beat:
+        return await self._write_core(leases.heartbeat, session_id, holder)
 
     async def release_lease(self, session_id: str, holder: str) -> None:
-        await self._write(leases.release, session_id, holder)
+        await self._write_core(leases.release, session_id, holder)
 
-    async def request_lease_stop(self, session_id: str) -> leases.Lease | None:
-        return await self._write(leases.request_stop, session_id)
+    async def request_lease_stop(self, session_id: str) -> Lease | None:
+        return await self._write_core(leases.request_stop, session_id)
 
-    async def get_lease(self, session_id: str) -> leases.Lease | None:
-        return await self._read(leases.get_lease, session_id)
+    async def get_lease(self, session_id: str) -> Lease | None:
+        return await self._read_core(leases.get_lease, session_id)
 
     # -- change feed -----------------------------------------------------------------------------
 
     async def newest_change(self) -> int:
         """The newest change-log entry's number (0 with none): where a change feed opened
         later starts, so it misses nothing written after this call (``engine/change_watch``)."""
-        return await self._read(_newest_change)
+        return await self._read_core(core_reads.newest_change)
 
     # -- health ------------------------------------------------------------------------------
 
@@ -314,7 +328,7 @@ class Store:
         On SQLite this reads every page, so it takes a while on a big file.
         """
         try:
-            return await self._write(_check_integrity)
+            return await self._write_core(_check_integrity)
         except CorruptDatabaseError as error:
             return [error.detail or error.user_message]
 
@@ -322,100 +336,127 @@ class Store:
 
     async def search(self, query: str, *, limit: int = 50, project_id: str | None = None) -> list[SearchHit]:
         """Messages matching ``query`` (see ``search``), newest first; ``project_id``: that project only."""
-        return await self._read(search.search_messages, query, limit, project_id)
+        return await self._read_core(search.search_messages, query, limit, project_id)
 
     async def search_sessions(
         self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         """Sessions whose title contains every word of ``query``, for the sidebar filter."""
-        return await self._read(search.search_session_titles, query, limit, archived, project_id)
+        return await self._read_core(search.search_session_titles, query, limit, archived, project_id)
 
     # -- projects ------------------------------------------------------------------------------
 
     async def list_projects(self) -> list[Project]:
-        return await self._read(ops_projects.list_projects)
+        return await self._read_core(core_reads.list_projects)
 
     async def get_project(self, project_id: str) -> Project | None:
-        return await self._read(ops_projects.get_project, project_id)
+        return await self._read_core(core_reads.get_project, project_id)
 
     async def find_project_by_name(self, name: str) -> Project | None:
-        return await self._read(ops_projects.find_project_by_name, name)
+        return await self._read_core(core_reads.find_project_by_name, name)
 
     async def save_project(self, project: Project) -> Project:
+        from threadline.store import ops_projects
+
         return await self._write(ops_projects.save_project, project)
 
     async def delete_project(self, project_id: str) -> int:
         """Delete a project; its chats move out of it. Returns how many chats moved."""
+        from threadline.store import ops_projects
+
         return await self._write(ops_projects.delete_project, project_id)
 
     async def set_session_project(self, session_id: str, project_id: str | None) -> SessionInfo:
+        from threadline.store import ops_projects
+
         return await self._write(ops_projects.set_session_project, session_id, project_id)
 
     async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
-        return await self._read(ops_projects.project_chat_counts, archived=archived)
+        return await self._read_core(core_reads.project_chat_counts, archived=archived)
 
     # -- configuration ---------------------------------------------------------------------------
 
     async def list_providers(self) -> list[ProviderConfig]:
-        return await self._read(ops_config.list_providers)
+        return await self._read_core(core_reads.list_providers)
 
     async def get_provider(self, name: str) -> ProviderConfig | None:
-        return await self._read(ops_config.get_provider, name)
+        return await self._read_core(core_reads.get_provider, name)
 
     async def save_provider(self, config: ProviderConfig) -> None:
+        from threadline.store import ops_config
+
         await self._write(ops_config.save_provider, config)
 
     async def remove_provider(self, name: str) -> None:
+        from threadline.store import ops_config
+
         await self._write(ops_config.remove_provider, name)
 
     async def list_agents(self) -> list[AgentConfig]:
-        return await self._read(ops_config.list_agents)
+        return await self._read_core(core_reads.list_agents)
 
     async def get_agent(self, agent_id: str) -> AgentConfig | None:
-        return await self._read(ops_config.get_agent, agent_id)
+        return await self._read_core(core_reads.get_agent, agent_id)
 
     async def save_agent(self, agent: AgentConfig) -> None:
+        from threadline.store import ops_config
+
         await self._write(ops_config.save_agent, agent)
 
     async def remove_agent(self, agent_id: str) -> None:
+        from threadline.store import ops_config
+
         await self._write(ops_config.remove_agent, agent_id)
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
-        return await self._read(ops_config.get_value, SettingRow, key, default)
+        return await self._read_core(key_values.get_value, "settings", key, default)
 
     async def set_setting(self, key: str, value: Any) -> None:
-        await self._write(ops_config.set_value, SettingRow, key, value)
+        await self._write_core(key_values.set_value, "settings", key, value)
 
     async def get_ui_state(self, key: str, default: Any = None) -> Any:
-        return await self._read(ops_config.get_value, UIStateRow, key, default)
+        return await self._read_core(key_values.get_value, "ui_state", key, default)
 
     async def set_ui_state(self, key: str, value: Any) -> None:
-        await self._write(ops_config.set_value, UIStateRow, key, value)
+        await self._write_core(key_values.set_value, "ui_state", key, value)
 
     # -- plumbing ------------------------------------------------------------------------------
 
     async def _read(
         self, operation: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        """Run ``operation`` in one read transaction on the worker thread."""
-        return await self._submit(False, operation, *args, **kwargs)
+        """Run ``operation`` in one read transaction on the worker thread, with an ORM session."""
+        return await self._submit(_Transaction(writes=False, orm=True), operation, *args, **kwargs)
 
     async def _write(
         self, operation: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
     ) -> T:
-        """Run ``operation`` in one transaction holding the write lock from its start."""
-        return await self._submit(True, operation, *args, **kwargs)
+        """Run ``operation`` in one transaction holding the write lock from its start, with an ORM session."""
+        return await self._submit(_Transaction(writes=True, orm=True), operation, *args, **kwargs)
+
+    async def _read_core(
+        self, operation: Callable[Concatenate[sa.Connection, P], T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Like ``_read`` for an operation written in SQLAlchemy Core (``core_reads``): it is
+        given the connection, and no ORM module is imported for it."""
+        return await self._submit(_Transaction(writes=False, orm=False), operation, *args, **kwargs)
+
+    async def _write_core(
+        self, operation: Callable[Concatenate[sa.Connection, P], T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Like ``_write`` for an operation written in SQLAlchemy Core."""
+        return await self._submit(_Transaction(writes=True, orm=False), operation, *args, **kwargs)
 
     async def _submit(
         self,
-        writes: bool,
-        operation: Callable[Concatenate[Session, P], T],
+        transaction: _Transaction,
+        operation: Callable[Concatenate[Any, P], T],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
         if self._closed:
             raise StoreClosedError("the store is closed")
-        once = functools.partial(self._in_transaction, writes, operation, *args, **kwargs)
+        once = functools.partial(self._in_transaction, transaction, operation, *args, **kwargs)
         call = functools.partial(
             run_with_retries, once, self._retry, stop=self._closing, on_trouble=self._troubled
         )
@@ -427,18 +468,27 @@ class Store:
 
     def _in_transaction(
         self,
-        writes: bool,
-        operation: Callable[Concatenate[Session, P], T],
+        transaction: _Transaction,
+        operation: Callable[Concatenate[Any, P], T],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """One attempt (worker thread); driver errors become typed ``StoreError``s."""
+        """One attempt (worker thread); driver errors become typed ``StoreError``s.
+
+        An ORM operation gets a SQLModel ``Session``; ``sqlmodel`` (and with it SQLAlchemy's
+        ORM and pydantic) is imported here, by the first such operation, not with the store.
+        """
         try:
             with self._engine.connect() as connection:
-                if writes:
+                if transaction.writes:
                     db.mark_writing(connection)
-                with Session(bind=connection, expire_on_commit=False) as session, session.begin():
-                    return operation(session, *args, **kwargs)
+                if transaction.orm:
+                    from sqlmodel import Session
+
+                    with Session(bind=connection, expire_on_commit=False) as session, session.begin():
+                        return operation(session, *args, **kwargs)
+                with connection.begin():
+                    return operation(connection, *args, **kwargs)
         except Exception as error:
             translated = translate_error(error, sqlite_file=self.sqlite_file, backup_dir=self.backup_dir)
             if translated is None or translated is error:
@@ -446,8 +496,15 @@ class Store:
             raise translated from error
 
 
-def _check_integrity(session: Session) -> list[str]:
-    connection = session.connection()
+@dataclass(frozen=True, slots=True)
+class _Transaction:
+    """How an operation runs: ``writes`` takes the write lock first; ``orm`` hands it a Session."""
+
+    writes: bool
+    orm: bool
+
+
+def _check_integrity(connection: sa.Connection) -> list[str]:
     if connection.dialect.name == "sqlite":
         raw = connection.connection.dbapi_connection
         assert raw is not None
@@ -505,7 +562,3 @@ def _open_sync(url: str, backup_dir: Path | None) -> tuple[Engine, Path | None]:
         raise translated from error
     log.info("opened store %s", engine.url.render_as_string())
     return engine, backup
-
-
-def _newest_change(session: Session) -> int:
-    return int(session.exec(select(func.max(col(ChangeLogRow.seq)))).one() or 0)

@@ -20,12 +20,11 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
 
 from threadline.core.session import SNIPPET_CLOSE, SNIPPET_OPEN, SearchHit, SessionInfo
 from threadline.store.coltypes import UTCDateTime
 from threadline.store.convert import as_utc, session_from_row
-from threadline.store.tables import MessageRow, SessionRow
+from threadline.store.core_tables import messages, sessions
 
 MIN_PREFIX = 2
 """A last word shorter than this matches whole words only: a one-letter prefix matches
@@ -63,15 +62,15 @@ def tsquery(text: str) -> str | None:
 
 
 def search_messages(
-    session: Session, query: str, limit: int, project_id: str | None = None
+    connection: sa.Connection, query: str, limit: int, project_id: str | None = None
 ) -> list[SearchHit]:
     """Messages matching ``query``, newest first; ``project_id`` keeps to that project's chats."""
-    dialect = session.get_bind().dialect.name
+    dialect = connection.dialect.name
     if dialect == "sqlite":
-        return _search_sqlite(session, query, limit, project_id)
+        return _search_sqlite(connection, query, limit, project_id)
     if dialect == "postgresql":
-        return _search_postgres(session, query, limit, project_id)
-    return _search_scan(session, query, limit, project_id)
+        return _search_postgres(connection, query, limit, project_id)
+    return _search_scan(connection, query, limit, project_id)
 
 
 TITLE_WINDOW = 2000
@@ -81,7 +80,11 @@ NEW_CHAT_TITLE = "New chat"
 
 
 def search_session_titles(
-    session: Session, query: str, limit: int, archived: bool | None = None, project_id: str | None = None
+    connection: sa.Connection,
+    query: str,
+    limit: int,
+    archived: bool | None = None,
+    project_id: str | None = None,
 ) -> list[SessionInfo]:
     """Sessions whose title contains every piece of ``query`` (case-insensitive).
 
@@ -96,32 +99,32 @@ def search_session_titles(
     terms = [" ".join(t) for t in query_terms(query)]
     if not terms:
         return []
-    dialect = session.get_bind().dialect.name
+    dialect = connection.dialect.name
     matches = sa.and_(*(_title_contains(term, dialect) for term in terms))
     if project_id is not None:
-        matches = sa.and_(matches, col(SessionRow.project_id) == project_id)
-    order: list[sa.UnaryExpression[Any]] = [col(SessionRow.updated_at).desc(), col(SessionRow.id).desc()]
+        matches = sa.and_(matches, sessions.c.project_id == project_id)
+    order: list[sa.UnaryExpression[Any]] = [sessions.c.updated_at.desc(), sessions.c.id.desc()]
     if archived is not None:
-        order.insert(0, col(SessionRow.pinned).desc())
-    recent = select(SessionRow.id).order_by(*order).limit(TITLE_WINDOW)
+        order.insert(0, sessions.c.pinned.desc())
+    recent = sa.select(sessions.c.id).order_by(*order).limit(TITLE_WINDOW)
     if archived is not None:
-        recent = recent.where(col(SessionRow.archived) == archived)
+        recent = recent.where(sessions.c.archived == archived)
     window = recent.subquery()
-    first = select(SessionRow).where(col(SessionRow.id).in_(select(window.c.id)), matches)
-    found = list(session.exec(first.order_by(*order).limit(limit)))
+    first = sa.select(sessions).where(sessions.c.id.in_(sa.select(window.c.id)), matches)
+    found = list(connection.execute(first.order_by(*order).limit(limit)))
     if len(found) < limit:
-        scan = select(SessionRow).where(matches)
+        scan = sa.select(sessions).where(matches)
         if archived is not None:
             # Through a function, so the planner scans the table instead of the index.
-            scan = scan.where(sa.func.coalesce(col(SessionRow.archived), False) == archived)
-        found = list(session.exec(scan.order_by(*order).limit(limit)))
+            scan = scan.where(sa.func.coalesce(sessions.c.archived, False) == archived)
+        found = list(connection.execute(scan.order_by(*order).limit(limit)))
     return [session_from_row(row) for row in found]
 
 
 def _title_contains(term: str, dialect: str) -> sa.ColumnElement[bool]:
     """``term`` in the title as shown. SQLite's LIKE already ignores case (ASCII, as its
     ``lower`` does), and without ``lower()`` on every row the scan is a third faster."""
-    title = col(SessionRow.title)
+    title = sessions.c.title
     contains = (
         title.contains(term, autoescape=True)
         if dialect == "sqlite"
@@ -200,7 +203,9 @@ _POSTGRES_OPTIONS = (
 )
 
 
-def _search_sqlite(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
+def _search_sqlite(
+    connection: sa.Connection, query: str, limit: int, project_id: str | None
+) -> list[SearchHit]:
     match = fts5_query(query)
     if match is None:
         return []
@@ -213,18 +218,20 @@ def _search_sqlite(session: Session, query: str, limit: int, project_id: str | N
     if project_id is not None:
         params["project"] = project_id
     statement = _statement(_SQLITE_SEARCH, "sqlite", project_id)
-    rows = session.connection().execute(statement, {**params, "limit": limit})
+    rows = connection.execute(statement, {**params, "limit": limit})
     return _hits(rows, query)
 
 
-def _search_postgres(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
+def _search_postgres(
+    connection: sa.Connection, query: str, limit: int, project_id: str | None
+) -> list[SearchHit]:
     expression = tsquery(query)
     if expression is None:
         return []
     params: dict[str, object] = {"query": expression, "options": _POSTGRES_OPTIONS, "limit": limit}
     if project_id is not None:
         params["project"] = project_id
-    rows = session.connection().execute(_statement(_POSTGRES_SEARCH, "postgresql", project_id), params)
+    rows = connection.execute(_statement(_POSTGRES_SEARCH, "postgresql", project_id), params)
     return _hits(rows, query)
 
 
@@ -252,22 +259,24 @@ def _hits(rows: Iterable[Any], query: str) -> list[SearchHit]:
     return hits
 
 
-def _search_scan(session: Session, query: str, limit: int, project_id: str | None) -> list[SearchHit]:
+def _search_scan(
+    connection: sa.Connection, query: str, limit: int, project_id: str | None
+) -> list[SearchHit]:
     """Backends without a text index: substring match on every piece (slow but correct)."""
     terms = [" ".join(t) for t in query_terms(query)]
     if not terms:
         return []
-    statement = select(MessageRow, SessionRow.title).join(
-        SessionRow, col(SessionRow.id) == MessageRow.session_id
-    )
+    statement = sa.select(
+        messages.c.session_id, messages.c.id, messages.c.text, messages.c.created_at, sessions.c.title
+    ).join(sessions, sessions.c.id == messages.c.session_id)
     for term in terms:
-        statement = statement.where(col(MessageRow.text).icontains(term, autoescape=True))
+        statement = statement.where(messages.c.text.icontains(term, autoescape=True))
     if project_id is not None:
-        statement = statement.where(col(SessionRow.project_id) == project_id)
-    statement = statement.order_by(col(MessageRow.seq).desc()).limit(limit)
+        statement = statement.where(sessions.c.project_id == project_id)
+    statement = statement.order_by(messages.c.seq.desc()).limit(limit)
     return [
-        _hit(m.session_id, m.id, title, make_snippet(m.text, terms), m.created_at)
-        for m, title in session.exec(statement)
+        _hit(row.session_id, row.id, row.title, make_snippet(row.text, terms), row.created_at)
+        for row in connection.execute(statement)
     ]
 
 
