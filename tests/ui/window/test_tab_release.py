@@ -3,11 +3,14 @@ system at once); reopening reads it again."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTabBar
-from tests.support.ui_driving import new_tab_by_shortcut
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
 
 from threadline.core.messages import Message
 from threadline.heap import BIG_CHAT
@@ -50,3 +53,27 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: released == [True], timeout=15000)
     assert harness.engine.live(big) is None
+
+
+def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any) -> None:
+    """A finished reply is announced to assistive tools through an accessible interface for
+    its message; that interface outlives the tab, and once held the view, and through it the
+    tab, its model and the conversation, for the rest of the run."""
+    harness.server.enqueue(sse_response(openai_text_stream(split_text("Rome has the Colosseum.", 4))))
+    window = harness.open()
+    qtbot = harness.qtbot
+    tab = new_tab_by_shortcut(harness)
+    type_and_send(qtbot, tab, "Tell me about Rome")
+    wait_idle(harness, tab)
+    session_id = tab.session_id
+    tab_ref, tree_ref = weakref.ref(tab), weakref.ref(tab.live.conversation.tree)
+    close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
+    del tab
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: harness.engine.live(session_id) is None, timeout=15000)
+
+    def freed() -> bool:
+        gc.collect()
+        return tab_ref() is None and tree_ref() is None
+
+    qtbot.waitUntil(freed, timeout=15000)
