@@ -211,8 +211,6 @@ def first_match(live: FakeLive, runs: int) -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from threadline.ui.chat import find_shown_text
-
     app = QApplication.instance() or QApplication(sys.argv)
     rows = len(list(live.conversation.path()))
     print(
@@ -221,8 +219,7 @@ def first_match(live: FakeLive, runs: int) -> None:
     for name, query in NEAR_AND_FAR.items():
         from_key, from_search, labels = [], [], []
         for _ in range(runs):
-            find_shown_text._cache.clear()  # cold: no reply parsed yet
-            host, _model, _view, composer, find = find_host(live)
+            host, _model, _view, composer, find = find_host(live)  # a new bar: no reply parsed yet
             host.activateWindow()
             composer.setFocus()
             app.processEvents()

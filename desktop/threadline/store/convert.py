@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from sys import intern
 from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
@@ -177,20 +178,27 @@ def metadata_to_json(meta: RequestMetadata | None) -> dict[str, Any] | None:
 def metadata_from_json(data: dict[str, Any] | None) -> RequestMetadata | None:
     if data is None:
         return None
+    # The provider, model and stop reason repeat across a chat's replies: interned, a
+    # 10,000-message tree holds one string of each instead of one per reply.
     return RequestMetadata(
-        provider=data.get("provider", ""),
-        model=data.get("model", ""),
+        provider=_shared(data.get("provider", "")),
+        model=_shared(data.get("model", "")),
         request_id=data.get("request_id", ""),
         started_at=_from_iso(data.get("started_at")),
         ended_at=_from_iso(data.get("ended_at")),
         time_to_first_token_ms=data.get("time_to_first_token_ms"),
         input_tokens=data.get("input_tokens"),
         output_tokens=data.get("output_tokens"),
-        stop_reason=data.get("stop_reason", ""),
+        stop_reason=_shared(data.get("stop_reason", "")),
         error=data.get("error", ""),
         edited=bool(data.get("edited", False)),
         brought_from=str(data.get("brought_from", "")),
     )
+
+
+def _shared(value: Any) -> Any:
+    """One string object for a value that repeats across many rows (``sys.intern``); others as they are."""
+    return intern(value) if type(value) is str else value
 
 
 def preview_of(text: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -449,3 +451,28 @@ def test_ctrl_f_in_a_tab_of_the_window(harness: Any) -> None:
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
     assert not bar.isVisible()
     qtbot.waitUntil(lambda: tab.composer.isAncestorOf(QApplication.focusWidget()), timeout=10_000)
+
+
+def test_what_find_made_of_a_chat_is_kept_by_its_bar_and_goes_with_it(qtbot: Any) -> None:
+    """The shown texts a find makes (up to one per message) belong to that chat's bar: another
+    chat's bar does not hold them, and they are freed with the bar, where a process-wide cache
+    kept the texts of every chat ever searched."""
+    live = FakeLive()
+    live.exchange("Tell me about Rome", "Rome has the **Colosseum**.")
+    host = open_host(qtbot, live)
+    other = Host(FakeLive())
+    qtbot.addWidget(other)
+    bar = find(qtbot, host, "colosseum")
+    assert bar.count.text() == "1 of 1"
+    assert len(bar.shown_texts) == 1  # the reply's Markdown, made once
+    assert len(other.bar.shown_texts) == 0
+    made = weakref.ref(bar.shown_texts)
+    del bar
+    host.deleteLater()
+    del host
+
+    def freed() -> bool:
+        gc.collect()
+        return made() is None
+
+    qtbot.waitUntil(freed, timeout=10_000)

@@ -1,10 +1,20 @@
-"""A closed tab's idle conversation leaves the engine's memory; reopening reads it again."""
+"""A closed tab's idle conversation leaves the engine's memory (a big one's given back to the
+system at once); reopening reads it again."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
-from tests.support.ui_driving import new_tab_by_shortcut
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTabBar
+from tests.support.sse_server import openai_text_stream, split_text, sse_response
+from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
+
+from threadline.core.messages import Message
+from threadline.heap import BIG_CHAT
+from threadline.ui.window import main_window
 
 
 def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: Any) -> None:
@@ -18,3 +28,52 @@ def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: A
     reopened = harness.run(window._open(session_id, focus=True))
     assert reopened is not None
     assert harness.engine.live(session_id) is not None
+
+
+def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
+    harness: Any, monkeypatch: Any
+) -> None:
+    released: list[bool] = []
+    monkeypatch.setattr(main_window, "release_freed_memory", lambda: released.append(True) or True)
+    window = harness.open()
+    qtbot = harness.qtbot
+    big = harness.run(harness.engine.new_session("Long chat")).id
+    chain: list[Message] = []
+    for i in range(BIG_CHAT):
+        chain.append(Message.prompt(f"line {i}", parent_id=chain[-1].id if chain else None))
+    harness.run(harness.engine.store.append_messages(big, chain))
+    small = new_tab_by_shortcut(harness)
+    small_id = small.session_id
+    window.tabs.close_tab(small)
+    qtbot.waitUntil(lambda: harness.engine.live(small_id) is None, timeout=15000)
+    assert released == []
+    tab = harness.run(window._open(big, focus=True))
+    assert tab is not None and tab.model.rowCount() == BIG_CHAT
+    close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: released == [True], timeout=15000)
+    assert harness.engine.live(big) is None
+
+
+def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any) -> None:
+    """A finished reply is announced to assistive tools through an accessible interface for
+    its message; that interface outlives the tab, and once held the view, and through it the
+    tab, its model and the conversation, for the rest of the run."""
+    harness.server.enqueue(sse_response(openai_text_stream(split_text("Rome has the Colosseum.", 4))))
+    window = harness.open()
+    qtbot = harness.qtbot
+    tab = new_tab_by_shortcut(harness)
+    type_and_send(qtbot, tab, "Tell me about Rome")
+    wait_idle(harness, tab)
+    session_id = tab.session_id
+    tab_ref, tree_ref = weakref.ref(tab), weakref.ref(tab.live.conversation.tree)
+    close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
+    del tab
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: harness.engine.live(session_id) is None, timeout=15000)
+
+    def freed() -> bool:
+        gc.collect()
+        return tab_ref() is None and tree_ref() is None
+
+    qtbot.waitUntil(freed, timeout=15000)

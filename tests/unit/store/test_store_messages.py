@@ -8,6 +8,7 @@ from store_samples import at, every_kind
 from threadline.core.messages import Message, MessageStatus, RequestMetadata
 from threadline.core.tree import ConversationTree
 from threadline.store.errors import NotFoundError
+from threadline.store.ops_messages import TREE_BATCH
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -88,6 +89,27 @@ async def test_missing_active_leaf_falls_back_to_newest_leaf(store: Store) -> No
 
     assert tree.active_leaf == old.id
     assert tree.checkpoints == {"keep": root.id}
+
+
+async def test_a_tree_longer_than_one_fetch_batch_loads_whole_with_shared_ids(store: Store) -> None:
+    # Rows are fetched TREE_BATCH at a time: a chain across two batch boundaries loads whole,
+    # and each parent id is the parent's own string (held once, not again by every child).
+    info = await store.create_session()
+    messages: list[Message] = []
+    parent: str | None = None
+    for i in range(2 * TREE_BATCH + 3):
+        message = Message.prompt(f"q{i}", parent_id=parent)
+        messages.append(message)
+        parent = message.id
+    await store.append_messages(info.id, messages)
+
+    tree = await store.load_tree(info.id)
+
+    assert list(tree) == messages
+    assert tree.active_leaf == messages[-1].id
+    for message in tree:
+        if message.parent_id is not None:
+            assert message.parent_id is tree.get(message.parent_id).id
 
 
 async def test_empty_session_loads_empty_tree(store: Store) -> None:

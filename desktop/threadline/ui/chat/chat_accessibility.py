@@ -16,6 +16,11 @@ How this is done in PySide6, and why:
   underneath the cache). With a stand-in, the factory creates the message's interface, the
   cache owns it, and deleting the stand-in when the message leaves the view deletes the
   interface. The stand-ins are children of the view, so nothing outlives it.
+* **Interfaces hold the view weakly.** PySide6 6.11 keeps the Python side of an interface
+  the factory made alive after Qt's cache has deleted its C++ side, so a stand-in that held
+  its view strongly kept a closed tab (view, model and the whole conversation) for the rest
+  of the run once one reply had been announced. The stand-ins and the view's interface
+  reach the view through weak references: what outlives the tab is a few small wrappers.
 * **Actions through a separate object.** ``QAccessibleInterface.actionInterface()`` is a
   non-virtual C++ helper that calls the virtual ``interface_cast``. A Python subclass of
   both ``QAccessibleObject`` and ``QAccessibleActionInterface`` crashes there (Shiboken
@@ -40,6 +45,7 @@ change, so nothing is sent while a reply streams.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Protocol
 
 from PySide6.QtCore import QObject, QPoint, QRect
@@ -97,9 +103,17 @@ class MessageItem(QObject):
 
     def __init__(self, view: MessageList, message_id: str, parent: QObject) -> None:
         super().__init__(parent)
-        self.view = view
+        self._view = weakref.ref(view)
         self.message_id = message_id
         self.setObjectName(f"message-{message_id}")
+
+    @property
+    def view(self) -> MessageList:
+        """The chat view, held weakly (see the module docstring: interfaces that outlive it)."""
+        view = self._view()
+        if view is None:
+            raise RuntimeError(f"the chat view of message {self.message_id} is gone")
+        return view
 
 
 class MessageActions(QAccessibleActionInterface):
@@ -228,7 +242,15 @@ class ChatViewAccessible(QAccessibleWidget):
 
     def __init__(self, view: QWidget, messages: MessageItems) -> None:
         super().__init__(view, QAccessible.Role.List)
-        self._items = messages
+        self._items_of_view = weakref.ref(messages)
+
+    @property
+    def _items(self) -> MessageItems:
+        """The view's stand-ins, held weakly (see the module docstring: interfaces that outlive it)."""
+        items = self._items_of_view()
+        if items is None:
+            raise RuntimeError("the chat view's messages are gone")
+        return items
 
     def childCount(self) -> int:
         return self._items.view.accessible_message_count()

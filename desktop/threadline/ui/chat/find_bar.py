@@ -53,7 +53,7 @@ from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.context_marks import summary_key
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.chat.find_order import EarlySearch, ViewRows, match_to_show, preparation_order, search_rows
-from threadline.ui.chat.find_shown_text import shown_text
+from threadline.ui.chat.find_shown_text import ShownTexts
 from threadline.ui.chat.markdown import COPY_CODE_SCHEME, UNSEARCHED_TITLE
 from threadline.ui.chat.message_html import TOGGLE_SCHEME
 from threadline.ui.chat.wide_tables import OPEN_TABLE_SCHEME
@@ -231,6 +231,9 @@ class FindBar(QFrame):
         self._view = view
         self._model = model
         self._index = FindIndex()
+        self.shown_texts = ShownTexts()
+        """This chat's messages as their documents show them, made once each: kept with the
+        bar, so they go when the tab closes."""
         self._matches: list[Match] = []
         self._messages: list[Message] = []
         self._current = -1
@@ -411,7 +414,7 @@ class FindBar(QFrame):
     def _begin_early(self, view: ViewRows) -> None:
         """Search the texts made so far, around the view (see ``EarlySearch``)."""
         messages, _versions = self._snapshot()
-        self._early = EarlySearch.of(messages, view)
+        self._early = EarlySearch.of(messages, self.shown_texts, view)
         self._messages = messages
         self._matches, self._current, self._more = [], -1, False
         self.highlighter.reset(self.edit.text(), self.case.isChecked())
@@ -444,7 +447,9 @@ class FindBar(QFrame):
             room = MAX_MATCHES + 1 - len(self._matches)
             if not rows or room <= 0:
                 continue
-            found = search_rows(early.messages, rows, query, case_sensitive=case_sensitive, limit=room)
+            found = search_rows(
+                early.messages, early.shown, rows, query, case_sensitive=case_sensitive, limit=room
+            )
             if before:
                 self._matches[:0] = found
                 if self._current >= 0:
@@ -489,7 +494,7 @@ class FindBar(QFrame):
             index=self._index,
             versions=versions,
             limit=MAX_MATCHES + 1,
-            shown_text=shown_text,
+            shown_text=self.shown_texts,
         )
         self._more = len(found) > MAX_MATCHES
         self._matches = found[:MAX_MATCHES]
@@ -513,10 +518,10 @@ class FindBar(QFrame):
         messages, _versions = self._snapshot()
         if self._unprepared is None:
             around = self._view_rows() if view is None else view
-            self._unprepared = preparation_order(messages, around)
+            self._unprepared = preparation_order(messages, self.shown_texts, around)
             if len(self._unprepared) <= PREPARE_AT_ONCE:
                 for message in self._unprepared:
-                    shown_text(message)
+                    self.shown_texts(message)
                 self._unprepared = []
         if self._unprepared and not self._preparing.isActive():
             self._preparing.start()
@@ -526,7 +531,7 @@ class FindBar(QFrame):
         deadline = time.perf_counter() + PREPARE_SLICE_MS / 1000
         pending = self._unprepared or []
         while pending and time.perf_counter() < deadline:
-            shown_text(pending.pop())
+            self.shown_texts(pending.pop())
         if pending:
             if self._early is not None and self._current < 0 and self.isVisible():
                 self._search_early()
@@ -548,7 +553,7 @@ class FindBar(QFrame):
         if not self._prepared():
             return  # built when the texts are ready
         messages, versions = self._snapshot()
-        self._index.corpus(messages, versions, self.case.isChecked(), shown_text)
+        self._index.corpus(messages, versions, self.case.isChecked(), self.shown_texts)
 
     def _conversation_changed(self, *_args: object) -> None:
         self._path = None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from threadline.core.find_text import Match, find_matches
 from threadline.core.messages import Message
-from threadline.ui.chat.find_shown_text import prepared, shown_text
+from threadline.ui.chat.find_shown_text import ShownTexts
 
 NEAR_SCREENS_ABOVE = 2
 """The screens above the view made searchable right after the rows on screen."""
@@ -66,6 +66,8 @@ class EarlySearch:
 
     messages: list[Message]
     """The path searched (the bar's snapshot of it)."""
+    shown: ShownTexts
+    """The chat's shown texts, which the bar is making."""
     view: ViewRows
     order: list[int]
     searched: int = 0
@@ -73,15 +75,15 @@ class EarlySearch:
     high: int = 0
 
     @classmethod
-    def of(cls, messages: list[Message], view: ViewRows) -> EarlySearch:
-        return cls(messages, view, view.order(len(messages)), low=view.top, high=view.top)
+    def of(cls, messages: list[Message], shown: ShownTexts, view: ViewRows) -> EarlySearch:
+        return cls(messages, shown, view, view.order(len(messages)), low=view.top, high=view.top)
 
     def ready_rows(self) -> tuple[list[int], list[int]]:
         """The rows made since the last call, up to the first one not made yet: those above
         the run searched and those below it, each top to bottom."""
         count = len(self.order)
         end = self.searched
-        while end < count and prepared(self.messages[self.order[end]]):
+        while end < count and self.shown.prepared(self.messages[self.order[end]]):
             end += 1
         above: list[int] = []
         below: list[int] = []
@@ -100,10 +102,10 @@ class EarlySearch:
         return self.searched >= len(self.order)
 
 
-def preparation_order(messages: list[Message], view: ViewRows) -> list[Message]:
+def preparation_order(messages: list[Message], shown: ShownTexts, view: ViewRows) -> list[Message]:
     """The messages whose shown text is still to be made, last to be made first (popped
     from the end), in ``ViewRows.order``."""
-    return [messages[r] for r in reversed(view.order(len(messages))) if not prepared(messages[r])]
+    return [messages[r] for r in reversed(view.order(len(messages))) if not shown.prepared(messages[r])]
 
 
 def match_to_show(matches: list[Match], view: ViewRows, low: int, high: int, count: int) -> int | None:
@@ -136,11 +138,17 @@ def match_to_show(matches: list[Match], view: ViewRows, low: int, high: int, cou
 
 
 def search_rows(
-    messages: list[Message], rows: list[int], query: str, *, case_sensitive: bool, limit: int
+    messages: list[Message],
+    shown: ShownTexts,
+    rows: list[int],
+    query: str,
+    *,
+    case_sensitive: bool,
+    limit: int,
 ) -> list[Match]:
     """The matches in ``messages`` at ``rows``, in that order (each match's ``message_index``
     its row in ``messages``)."""
     found = find_matches(
-        [messages[r] for r in rows], query, case_sensitive=case_sensitive, limit=limit, shown_text=shown_text
+        [messages[r] for r in rows], query, case_sensitive=case_sensitive, limit=limit, shown_text=shown
     )
     return [Match(rows[m.message_index], m.part, m.offset, m.length) for m in found]

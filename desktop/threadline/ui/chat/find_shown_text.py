@@ -17,8 +17,9 @@ lands on the wrong spot. For a reply that means its Markdown as rendered:
 
 Parsing is markdown-it's, with the chat's own rules (``markdown.parse_markdown``), so the
 tokens are the ones the view renders. It costs 0.1-1 ms a reply, so a text with nothing
-Markdown could change takes a fast path, and results are cached by text: a chat is parsed
-once, not per key or per opening of the bar. A long chat's first find would still spend
+Markdown could change takes a fast path, and results are kept by text for as long as the
+chat's tab is open (``ShownTexts``): a chat is parsed once, not per key or per opening of
+the bar. A long chat's first find would still spend
 seconds here, so the find bar asks ``prepared`` and makes the missing texts a few
 milliseconds at a time between frames, from the view's first row down, searching those
 made so far meanwhile (the first match near the view shows at once), and the whole chat
@@ -55,33 +56,45 @@ _VERBATIM_KINDS = frozenset(
 
 
 CACHE_SIZE = 60_000
-"""Texts whose shown form is kept (a few chats of 10,000 messages); the oldest quarter goes
-when it is full."""
-_cache: dict[str, str] = {}
+"""Texts whose shown form one chat keeps (more than a chat of 10,000 messages and their
+edits); the oldest quarter goes when it is full."""
 
 
-def shown_text(message: Message) -> str:
-    """``message``'s text as its document holds it (``core.find_text.ShownText``)."""
-    if message.kind in _VERBATIM_KINDS:
-        return message.text
-    return shown_markdown(message.text)
+class ShownTexts:
+    """The shown text of one chat's messages, each made once and kept while the chat is open.
 
+    One per find bar, so per tab: closing the chat frees what its finds made (up to a text
+    per message) with it, instead of a process-wide cache keeping the texts of chats closed
+    long ago (docs/performance.md).
+    """
 
-def prepared(message: Message) -> bool:
-    """Whether ``shown_text(message)`` is ready at once (verbatim, or made before)."""
-    return message.kind in _VERBATIM_KINDS or not message.text or message.text in _cache
+    def __init__(self, capacity: int = CACHE_SIZE) -> None:
+        self._cache: dict[str, str] = {}
+        self._capacity = capacity
 
+    def __len__(self) -> int:
+        return len(self._cache)
 
-def shown_markdown(text: str) -> str:
-    """The plain text a Markdown ``text`` renders to, one block per line (see the module doc)."""
-    found = _cache.get(text)
-    if found is None:
-        found = _shown_markdown(text)
-        if len(_cache) >= CACHE_SIZE:
-            for old in list(itertools.islice(_cache, CACHE_SIZE // 4)):
-                del _cache[old]
-        _cache[text] = found
-    return found
+    def __call__(self, message: Message) -> str:
+        """``message``'s text as its document holds it (``core.find_text.ShownText``)."""
+        if message.kind in _VERBATIM_KINDS:
+            return message.text
+        return self.markdown(message.text)
+
+    def prepared(self, message: Message) -> bool:
+        """Whether ``self(message)`` is ready at once (verbatim, or made before)."""
+        return message.kind in _VERBATIM_KINDS or not message.text or message.text in self._cache
+
+    def markdown(self, text: str) -> str:
+        """The plain text a Markdown ``text`` renders to, one block per line (see the module doc)."""
+        found = self._cache.get(text)
+        if found is None:
+            found = _shown_markdown(text)
+            if len(self._cache) >= self._capacity:
+                for old in list(itertools.islice(self._cache, self._capacity // 4)):
+                    del self._cache[old]
+            self._cache[text] = found
+        return found
 
 
 def _shown_markdown(text: str) -> str:

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.heap import BIG_CHAT, release_freed_memory
 from threadline.ui.chat.model_catalog import ModelCatalog
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.shortcuts import KeySpec, unique_sequences
@@ -423,6 +424,12 @@ class MainWindow(QMainWindow):
             if focus:
                 self.tabs.setCurrentWidget(existing)
             return existing
+        # Imported with the first tab: the chat view brings Markdown and the composer, which
+        # an empty window does not need before its first frame (docs/design.md §5). Before
+        # the tree is read, so that these modules (kept for the rest of the run) are not made
+        # among the tree's objects, where they would keep its memory after the chat closes.
+        from threadline.ui.chat.chat_tab import ChatTab
+
         self._opening.add(session_id)
         try:
             live = await self.engine.open_session(session_id)
@@ -431,10 +438,6 @@ class MainWindow(QMainWindow):
         existing = self.tabs.tab_for(session_id)
         if existing is not None:
             return existing
-        # Imported with the first tab: the chat view brings Markdown and the composer, which
-        # an empty window does not need before its first frame (docs/design.md §5).
-        from threadline.ui.chat.chat_tab import ChatTab
-
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
         self.zoom.attach(tab.view, tab.composer.edit)
         tab.composer.modelListWanted.connect(self._refresh_models)
@@ -486,11 +489,18 @@ class MainWindow(QMainWindow):
     def _release_session(self, session_id: str) -> None:
         """A closed tab's idle conversation leaves the engine's memory (a 10,000-message tree
         held ~20 MB for the rest of the run). One still replying stays live: its reply goes on
-        without the tab (docs/performance.md)."""
+        without the tab (docs/performance.md). A big one's memory is given back at once
+        (``heap.release_freed_memory``), once the tab's deferred deletion has run."""
         live = self.engine.live(session_id) if self.engine is not None else None
         if self.engine is None or live is None or not live.conversation.ready_for_input:
             return
-        spawn(self.engine.close_session(session_id), on_error=self._error)
+        big = len(live.conversation.tree) >= BIG_CHAT
+
+        def released(_closed: None) -> None:
+            if big:
+                QTimer.singleShot(0, release_freed_memory)
+
+        spawn(self.engine.close_session(session_id), on_done=released, on_error=self._error)
 
     def _reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
