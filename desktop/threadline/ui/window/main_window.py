@@ -2,7 +2,10 @@
 
 The window paints before the engine exists (an empty sidebar and a "loading" start
 page) and becomes live in ``attach_engine``; that keeps the first frame fast
-(docs/design.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
+(docs/design.md §5, §9). The app's first frame is even a skeleton (``skeleton=True``):
+menus, the start page and the sidebar's slot (its width and colour); the sidebar and the
+tab container are built on the next loop turn (``finish_building``), before the engine
+is opened. Window geometry, splitter sizes, the open tabs, their order and
 the current one are stored through the engine's settings and restored at the next
 start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
 only on a clean close, so a crash brings back the layout of a moment before.
@@ -50,17 +53,18 @@ from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
-from threadline.ui.sessions.session_sidebar import SessionSidebar
 from threadline.ui.window.empty_state import EmptyState
 from threadline.ui.window.interchange_actions import InterchangeActions
 from threadline.ui.window.pane_cycler import Pane, PaneCycler
-from threadline.ui.window.tab_container import TabContainer
+from threadline.ui.window.sidebar_slot import SidebarSlot
 
 if TYPE_CHECKING:
     from threadline.core.config import ProviderConfig
     from threadline.engine.api import EngineApi
     from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
+    from threadline.ui.sessions.session_sidebar import SessionSidebar
+    from threadline.ui.window.tab_container import TabContainer
 
 log = logging.getLogger("threadline.ui.window.main_window")
 
@@ -75,8 +79,16 @@ class MainWindow(QMainWindow):
     """Emitted once the window has saved its state and may be torn down."""
 
     def __init__(
-        self, theme: ThemeManager, data_dir: Path | None = None, *, bridge: MessageBridge | None = None
+        self,
+        theme: ThemeManager,
+        data_dir: Path | None = None,
+        *,
+        bridge: MessageBridge | None = None,
+        skeleton: bool = False,
     ) -> None:
+        """``skeleton``: build only what the first frame shows (menus, the sidebar's slot, the
+        start page); the app calls ``finish_building`` right after the first paint. Otherwise
+        the whole window is built here."""
         super().__init__()
         self.bridge = bridge if bridge is not None else MessageBridge(self)
         """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
@@ -102,17 +114,19 @@ class MainWindow(QMainWindow):
         self.saves = 0
         """How many times the layout was written (tests read it)."""
 
-        self.sidebar = SessionSidebar()
-        self.sidebar.setMinimumWidth(200)
-        self.tabs = TabContainer()
+        self._sidebar: SessionSidebar | None = None
+        self.sidebar_slot = SidebarSlot()
+        """Where the sidebar goes: its width and colour are in the first frame, its contents follow."""
+        self.sidebar_slot.setMinimumWidth(200)
+        self._tabs: TabContainer | None = None
         self.empty = EmptyState()
         self.right = QStackedWidget()
+        """The start page, or the tabs once one is open (added by ``tabs``, made on first use)."""
         self.right.addWidget(self.empty)
-        self.right.addWidget(self.tabs)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setHandleWidth(1)
-        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.sidebar_slot)
         self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
@@ -131,6 +145,75 @@ class MainWindow(QMainWindow):
         self.set_colors(theme.colors)
         theme.changed.connect(self.set_colors)
         self._set_engine_actions(False)
+        if not skeleton:
+            self.finish_building()
+
+    # -- what the first frame leaves out: the sidebar and the tabs ------------------------------------
+
+    def finish_building(self) -> None:
+        """Build the sidebar into its slot and the tab container behind the start page.
+
+        The app calls it on the loop turn after the first paint, before it opens the engine:
+        neither shows anything before the engine is open (the sidebar lists no chat, the
+        start page hides the tabs), and together they were ~25 ms of the first frame.
+        Anything that needs them earlier (a shortcut, a test) builds them through
+        ``sidebar`` and ``tabs``. The sidebar first: Tab moves through the widgets in the
+        order they joined the window, and goes from the sidebar to the tabs.
+        """
+        self.build_sidebar()
+        self._build_tabs()
+
+    @property
+    def tabs(self) -> TabContainer:
+        """The chat tabs; built now if they were not yet (``finish_building``)."""
+        return self._build_tabs()
+
+    def _build_tabs(self) -> TabContainer:
+        if self._tabs is not None:
+            return self._tabs
+        from threadline.ui.window.tab_container import TabContainer
+
+        tabs = self._tabs = TabContainer()
+        tabs.set_colors(self.theme.colors)
+        tabs.tab_closed.connect(self._release_session)
+        tabs.cur_title_changed.connect(self._title_changed)
+        tabs.cur_status_changed.connect(self.status_label.setText)
+        tabs.cur_tab_changed.connect(self._current_tab_changed)
+        tabs.tabs_changed.connect(self._tabs_changed)
+        tabs.settings_requested.connect(self.open_settings)
+        tabs.new_session_requested.connect(self.new_chat)
+        self.right.addWidget(tabs)
+        return tabs
+
+    @property
+    def sidebar(self) -> SessionSidebar:
+        """The session sidebar; built now if it was not yet (``build_sidebar``)."""
+        return self.build_sidebar()
+
+    @property
+    def sidebar_built(self) -> bool:
+        return self._sidebar is not None
+
+    @property
+    def tabs_built(self) -> bool:
+        return self._tabs is not None
+
+    def build_sidebar(self) -> SessionSidebar:
+        """Build the sidebar into its slot (once) and wire it to the window."""
+        if self._sidebar is not None:
+            return self._sidebar
+        from threadline.ui.sessions.session_sidebar import SessionSidebar
+
+        sidebar = self._sidebar = SessionSidebar()
+        sidebar.set_colors(self.theme.colors)
+        sidebar.new_button.setEnabled(self.act_new.isEnabled())
+        sidebar.openRequested.connect(self.open_session)
+        sidebar.newRequested.connect(self.new_chat)
+        sidebar.archiveUndone.connect(self._reopen_closed_tab)
+        sidebar.errorMessage.connect(self.show_message)
+        sidebar.exportRequested.connect(self.interchange.export)
+        self.sidebar_slot.hold(sidebar)
+        return sidebar
 
     # -- actions and menus ------------------------------------------------------------------------
 
@@ -163,10 +246,12 @@ class MainWindow(QMainWindow):
         self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         # Ctrl+F finds in the open chat (each tab's find bar); Ctrl+K searches all chats.
-        self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K")])
-        self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
+        self.act_find = self._action("&Search Chats", lambda: self.sidebar.focus_filter(), [K("Ctrl+K")])
+        self.act_next_tab = self._action(
+            "&Next Tab", lambda: self.tabs.next_tab(), [K(SK.NextChild), K("Ctrl+PgDown")]
+        )
         self.act_prev_tab = self._action(
-            "&Previous Tab", self.tabs.previous_tab, [K(SK.PreviousChild), K("Ctrl+PgUp")]
+            "&Previous Tab", lambda: self.tabs.previous_tab(), [K(SK.PreviousChild), K("Ctrl+PgUp")]
         )
         # Esc is handled by the composer and the chat view themselves (a window-wide Esc
         # shortcut would steal it from the search box and from dialogs).
@@ -176,7 +261,9 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self._panes)
         self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
         self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
-        self.act_tab_list = self._action("List &All Tabs…", self.tabs.show_tab_list, [K("Ctrl+Shift+A")])
+        self.act_tab_list = self._action(
+            "List &All Tabs…", lambda: self.tabs.show_tab_list(), [K("Ctrl+Shift+A")]
+        )
         self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, [K("Ctrl+/")])
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
@@ -238,22 +325,10 @@ class MainWindow(QMainWindow):
         help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
-        self.tabs.tab_closed.connect(self._release_session)
         self.bridge.shown.connect(self._show_in_status_bar)
         self.zoom.changed.connect(self._zoom_changed)
-        self.sidebar.openRequested.connect(self.open_session)
-        self.sidebar.newRequested.connect(self.new_chat)
-        self.sidebar.archiveUndone.connect(self._reopen_closed_tab)
-        self.sidebar.errorMessage.connect(self.show_message)
-        self.sidebar.exportRequested.connect(self.interchange.export)
         self.setAcceptDrops(True)  # a chat export dropped on the window is imported
-        self.tabs.cur_title_changed.connect(self._title_changed)
-        self.tabs.cur_status_changed.connect(self.status_label.setText)
-        self.tabs.cur_tab_changed.connect(self._current_tab_changed)
-        self.tabs.tabs_changed.connect(self._tabs_changed)
         self.splitter.splitterMoved.connect(self._splitter_moved)
-        self.tabs.settings_requested.connect(self.open_settings)
-        self.tabs.new_session_requested.connect(self.new_chat)
         self.empty.newChatRequested.connect(self.new_chat)
         self.empty.addProviderRequested.connect(lambda: self.open_settings("providers"))
         self.empty.useDetectedRequested.connect(self._use_detected)
@@ -261,13 +336,16 @@ class MainWindow(QMainWindow):
     def _set_engine_actions(self, enabled: bool) -> None:
         for a in (self.act_new, self.act_export, self.act_settings):
             a.setEnabled(enabled)
-        self.sidebar.new_button.setEnabled(enabled)
+        if self._sidebar is not None:
+            self._sidebar.new_button.setEnabled(enabled)
 
     # -- theme -------------------------------------------------------------------------------------
 
     def set_colors(self, colors: ThemeColors) -> None:
-        self.tabs.set_colors(colors)
-        self.sidebar.set_colors(colors)
+        if self._tabs is not None:
+            self._tabs.set_colors(colors)
+        if self._sidebar is not None:
+            self._sidebar.set_colors(colors)
 
     def set_theme(self, choice: ThemeChoice) -> None:
         self.theme.set_choice(choice)
@@ -353,7 +431,7 @@ class MainWindow(QMainWindow):
         return {
             "geometry": base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
             "splitter": [int(s) for s in self.splitter.sizes()],
-            "sidebar_hidden": not self.sidebar.isVisible() and self.isVisible(),
+            "sidebar_hidden": not self.sidebar_slot.isVisible() and self.isVisible(),
             "branch_map": self.act_branch_map.isChecked(),
             "tabs": [t.session_id for t in self.tabs.tabs()],
             "current": current.session_id if current else None,
@@ -377,7 +455,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._restored_splitter is not None and self.sidebar.isVisible():
+        if self._restored_splitter is not None and self.sidebar_slot.isVisible():
             self.splitter.setSizes(self._restored_splitter)
         self.schedule_save()
 
@@ -598,9 +676,9 @@ class MainWindow(QMainWindow):
         self.shortcuts_sheet = sheet
 
     def toggle_sidebar(self, visible: bool | None = None) -> None:
-        show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
+        show = (not self.sidebar_slot.isVisible()) if visible is None else bool(visible)
         self._restored_splitter = None
-        self.sidebar.setVisible(show)
+        self.sidebar_slot.setVisible(show)
         self.act_toggle_sidebar.setChecked(show)
         self.schedule_save()
 
