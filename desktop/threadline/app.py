@@ -2,7 +2,9 @@
 
 Order matters:
 
-1. The log (``logging_setup``) comes first, before Qt, so nothing that follows is lost.
+1. Log records are held in memory from the first line (``logging_setup.hold_records``), so
+   nothing that follows is lost; the log file itself is opened after the first paint and
+   the held records are written to it first.
 2. Then Qt and the qasync loop; Qt's own messages and the loop's unhandled errors are
    routed to the log, and the crash handler becomes ``sys.excepthook`` — all before the
    window paints, so an error in the first frame is caught like any other.
@@ -167,16 +169,33 @@ def start_warm_up(engine: Engine) -> None:
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
     started = process_start_time()
-    from threadline.logging_setup import setup_logging
+    from threadline.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
-    logging_setup = setup_logging(data_dir)
-    app, theme, loop = create_application(watch_alt=False)
-    crash, undo_routes = install_error_routes(loop, logging_setup.log_path)
+    held = hold_records()
+    opened: list[LoggingSetup] = []
+
+    def open_log() -> LoggingSetup:
+        """The log file, with what was held until now (once; the window calls it after its first paint)."""
+        if not opened:
+            opened.append(setup_logging(data_dir, held=held))
+        return opened[0]
+
     try:
-        return _run_window(app, theme, loop, crash, data_dir, database_url, started, startup_probe)
+        app, theme, loop = create_application(watch_alt=False)
+        crash, undo_routes = install_error_routes(loop, log_file(data_dir))
+
+        def open_log_for_window() -> None:
+            crash.log_path = open_log().log_path  # None if it fell back to stderr
+
+        crash.open_log = open_log_for_window
+        try:
+            return _run_window(
+                app, theme, loop, crash, data_dir, database_url, started, startup_probe, open_log_for_window
+            )
+        finally:
+            undo_routes()
     finally:
-        undo_routes()
-        logging_setup.close()
+        open_log().close()  # a window that never painted: what it logged still reaches the file
 
 
 def _run_window(
@@ -188,6 +207,7 @@ def _run_window(
     database_url: str | None,
     started: float,
     startup_probe: bool,
+    open_log: Callable[[], None],
 ) -> int:
     from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
     from threadline.ui.common.message_bridge import MessageBridge
@@ -216,6 +236,7 @@ def _run_window(
         # next frame, and the engine (opened below) finds the sidebar and the tabs built.
         window.finish_building()
         MnemonicState.of(app).listen()
+        open_log()
         if startup_probe:
             print_probe(started, painted)
             # The probe also waits for the sidebar's paint (its second line), so that its

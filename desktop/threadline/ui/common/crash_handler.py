@@ -152,6 +152,9 @@ class CrashHandler(QObject):
         super().__init__(parent)
         self.log_path = log_path
         self.save_session = save_session
+        self.open_log: Callable[[], None] | None = None
+        """Opens the log file if it is not yet (the window opens it after its first paint and
+        holds records until then): called before the dialog says where the details are."""
         self.dialog: CrashDialog | None = None
         self.count = 0
         self._previous = sys.excepthook
@@ -187,6 +190,8 @@ class CrashHandler(QObject):
         if self.dialog is not None:
             self.dialog.count_another(self.count)
             return
+        if self.open_log is not None:
+            self.open_log()
         self._save()
         self.crashed.emit(kind_name)
         app = QApplication.instance()

@@ -3,12 +3,14 @@
 The window paints before the engine exists (an empty sidebar and a "loading" start
 page) and becomes live in ``attach_engine``; that keeps the first frame fast
 (docs/design.md §5, §9). The app's first frame is even a skeleton (``skeleton=True``):
-menus, the start page and the sidebar's slot (its width and colour); the sidebar and the
-tab container are built on the next loop turn (``finish_building``), before the engine
-is opened. Window geometry, splitter sizes, the open tabs, their order and
-the current one are stored through the engine's settings and restored at the next
-start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
-only on a clean close, so a crash brings back the layout of a moment before.
+the menu bar's titles, the start page and the sidebar's slot (its width and colour); the
+actions and menu items, the sidebar and the tab container are built on the next loop
+turn (``finish_building``), before the engine is opened.
+
+Window geometry, splitter sizes, the open tabs, their order and the current one are
+stored through the engine's settings and restored at the next start. They are saved
+whenever they change (debounced by ``SAVE_DELAY_MS``), not only on a clean close, so a
+crash brings back the layout of a moment before.
 
 Tabs follow the engine's session events, whoever caused them (this window's
 sidebar, another window, the command line): a deleted or archived session's tab
@@ -41,6 +43,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPushButton,
     QSplitter,
@@ -48,7 +51,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.ui.chat.model_catalog import ModelCatalog
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
     from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
+    from threadline.ui.chat.model_catalog import ModelCatalog
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.tab_container import TabContainer
 
@@ -86,9 +89,9 @@ class MainWindow(QMainWindow):
         bridge: MessageBridge | None = None,
         skeleton: bool = False,
     ) -> None:
-        """``skeleton``: build only what the first frame shows (menus, the sidebar's slot, the
-        start page); the app calls ``finish_building`` right after the first paint. Otherwise
-        the whole window is built here."""
+        """``skeleton``: build only what the first frame shows (the menu bar's titles, the
+        sidebar's slot, the start page, the status bar); the app calls ``finish_building``
+        right after the first paint. Otherwise the whole window is built here."""
         super().__init__()
         self.bridge = bridge if bridge is not None else MessageBridge(self)
         """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
@@ -99,7 +102,7 @@ class MainWindow(QMainWindow):
         self.theme = theme
         self.data_dir = data_dir
         self.engine: EngineApi | None = None
-        self.catalog = ModelCatalog(self)
+        self._catalog: ModelCatalog | None = None
         self._closing = False
         self._opening: set[str] = set()
         self._closed_for_undo: dict[str, tuple[int, bool]] = {}
@@ -139,12 +142,13 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().setSizeGripEnabled(False)
 
-        self._build_actions()
-        self._build_menus()
+        self.interchange = InterchangeActions(self)
+        self.panes = PaneCycler(self._panes)
+        self._menus = self._menu_titles()
+        self._actions_built = False
         self._connect()
         self.set_colors(theme.colors)
         theme.changed.connect(self.set_colors)
-        self._set_engine_actions(False)
         if not skeleton:
             self.finish_building()
 
@@ -155,13 +159,32 @@ class MainWindow(QMainWindow):
 
         The app calls it on the loop turn after the first paint, before it opens the engine:
         neither shows anything before the engine is open (the sidebar lists no chat, the
-        start page hides the tabs), and together they were ~25 ms of the first frame.
+        start page hides the tabs), and with the actions and menu items they were ~30 ms of
+        the first frame (docs/performance.md, "Window").
         Anything that needs them earlier (a shortcut, a test) builds them through
         ``sidebar`` and ``tabs``. The sidebar first: Tab moves through the widgets in the
         order they joined the window, and goes from the sidebar to the tabs.
+
+        The actions, their shortcuts and the menus' items come first (the menu bar's titles
+        are in the first frame); the model catalog last.
         """
+        if not self._actions_built:
+            self._actions_built = True
+            self._build_actions()
+            self._build_menus()
+            self._set_engine_actions(self.engine is not None)
         self.build_sidebar()
         self._build_tabs()
+        if self._catalog is None:
+            from threadline.ui.chat.model_catalog import ModelCatalog
+
+            self._catalog = ModelCatalog(self)
+
+    @property
+    def catalog(self) -> ModelCatalog:
+        """The models the chats can use (``finish_building`` makes it; the engine fills it)."""
+        assert self._catalog is not None, "finish_building() comes before the engine"
+        return self._catalog
 
     @property
     def tabs(self) -> TabContainer:
@@ -206,7 +229,7 @@ class MainWindow(QMainWindow):
 
         sidebar = self._sidebar = SessionSidebar()
         sidebar.set_colors(self.theme.colors)
-        sidebar.new_button.setEnabled(self.act_new.isEnabled())
+        sidebar.new_button.setEnabled(self.engine is not None)
         sidebar.openRequested.connect(self.open_session)
         sidebar.newRequested.connect(self.new_chat)
         sidebar.archiveUndone.connect(self._reopen_closed_tab)
@@ -236,7 +259,6 @@ class MainWindow(QMainWindow):
         self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
         self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
         self.act_export = self._action("&Export as Markdown…", self.export_current)
-        self.interchange = InterchangeActions(self)
         self.act_import_chats = self._action("&Import…", self.interchange.import_from_dialog)
         self.act_export_chats = self._action("E&xport…", lambda: self.interchange.export())
         # Not the bound method: triggered(bool) would pass False as the page to open.
@@ -258,7 +280,6 @@ class MainWindow(QMainWindow):
         self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
         self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
         # Keyboard and screen-reader access (docs/accessibility.md): panes, the tab list, the key sheet.
-        self.panes = PaneCycler(self._panes)
         self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
         self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
         self.act_tab_list = self._action(
@@ -287,9 +308,14 @@ class MainWindow(QMainWindow):
             self.theme_actions[choice] = a
         self.theme_actions[self.theme.choice].setChecked(True)
 
-    def _build_menus(self) -> None:
+    def _menu_titles(self) -> dict[str, QMenu]:
+        """The menu bar with its menus, empty: the titles are in the first frame, the items follow."""
         bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
+        titles = {"file": "&File", "edit": "&Edit", "view": "&View", "help": "&Help"}
+        return {key: bar.addMenu(title) for key, title in titles.items()}
+
+    def _build_menus(self) -> None:
+        file_menu = self._menus["file"]
         file_menu.addAction(self.act_new)
         file_menu.addAction(self.act_close_tab)
         file_menu.addSeparator()
@@ -300,11 +326,11 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_settings)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
-        edit_menu = bar.addMenu("&Edit")
+        edit_menu = self._menus["edit"]
         edit_menu.addAction(self.act_find)
         edit_menu.addAction(self.act_focus_composer)
         edit_menu.addAction(self.act_stop)
-        view_menu = bar.addMenu("&View")
+        view_menu = self._menus["view"]
         view_menu.addAction(self.act_next_tab)
         view_menu.addAction(self.act_prev_tab)
         view_menu.addAction(self.act_tab_list)
@@ -320,7 +346,7 @@ class MainWindow(QMainWindow):
         theme_menu = view_menu.addMenu("&Theme")
         for a in self.theme_actions.values():
             theme_menu.addAction(a)
-        help_menu = bar.addMenu("&Help")
+        help_menu = self._menus["help"]
         help_menu.addAction(self.act_shortcuts)
         help_menu.addAction("&About Threadline", self.about)
 
