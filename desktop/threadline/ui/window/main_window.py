@@ -26,25 +26,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
-    QKeySequence,
-    QMoveEvent,
-    QResizeEvent,
-)
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QMoveEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -52,13 +40,15 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
-from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.window.empty_state import EmptyState
 from threadline.ui.window.interchange_actions import InterchangeActions
-from threadline.ui.window.pane_cycler import Pane, PaneCycler
 from threadline.ui.window.sidebar_slot import SidebarSlot
+
+# Imported where they are used, after the first paint, so that PySide6 makes their classes'
+# enums then: the dialogs (QFileDialog, QMessageBox), the shortcuts' key sequences, the
+# pane cycler (docs/performance.md, "Window").
 
 if TYPE_CHECKING:
     from threadline.core.config import ProviderConfig
@@ -66,7 +56,9 @@ if TYPE_CHECKING:
     from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.model_catalog import ModelCatalog
+    from threadline.ui.common.shortcuts import KeySpec
     from threadline.ui.sessions.session_sidebar import SessionSidebar
+    from threadline.ui.window.pane_cycler import Pane, PaneCycler
     from threadline.ui.window.tab_container import TabContainer
 
 log = logging.getLogger("threadline.ui.window.main_window")
@@ -143,7 +135,8 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
 
         self.interchange = InterchangeActions(self)
-        self.panes = PaneCycler(self._panes)
+        self.panes: PaneCycler
+        """F6 and Shift+F6 (``finish_building`` makes it with the actions)."""
         self._menus = self._menu_titles()
         self._actions_built = False
         self._connect()
@@ -245,6 +238,8 @@ class MainWindow(QMainWindow):
         if shortcuts:
             # A standard key often expands to the spelled-out one too (Close is Ctrl+F4 and
             # Ctrl+W): a key listed twice is ambiguous to Qt and then does nothing.
+            from threadline.ui.common.shortcuts import unique_sequences
+
             action.setShortcuts(unique_sequences(shortcuts))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         if tip:
@@ -254,6 +249,10 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
+        from PySide6.QtGui import QActionGroup, QKeySequence
+
+        from threadline.ui.window.pane_cycler import PaneCycler
+
         K = QKeySequence
         SK = QKeySequence.StandardKey
         self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
@@ -280,6 +279,7 @@ class MainWindow(QMainWindow):
         self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
         self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
         # Keyboard and screen-reader access (docs/accessibility.md): panes, the tab list, the key sheet.
+        self.panes = PaneCycler(self._panes)
         self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
         self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
         self.act_tab_list = self._action(
@@ -639,6 +639,7 @@ class MainWindow(QMainWindow):
 
     def _panes(self) -> list[Pane]:
         """The stops of F6, in order (see ``pane_cycler``); a pane whose widget is absent is skipped."""
+        from threadline.ui.window.pane_cycler import Pane
 
         def tab() -> ChatTab | None:
             return self.tabs.current_tab() if self.right.currentWidget() is self.tabs else None
@@ -753,6 +754,8 @@ class MainWindow(QMainWindow):
             self.show_message("Open a chat to export it.")
             return
         name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in tab.title).strip() or "chat"
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"{name}.md", "Markdown (*.md)")
         if not path:
             return
@@ -830,6 +833,8 @@ class MainWindow(QMainWindow):
             spawn(self.engine.set_setting(ZOOM_KEY, level), on_error=self._error)
 
     def about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         from threadline import __version__
 
         QMessageBox.about(
@@ -840,6 +845,9 @@ class MainWindow(QMainWindow):
 
     def open_data_folder(self) -> None:
         if self.data_dir is not None:
+            from PySide6.QtCore import QUrl
+            from PySide6.QtGui import QDesktopServices
+
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
 
     # -- closing ---------------------------------------------------------------------------------
