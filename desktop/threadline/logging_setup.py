@@ -1,7 +1,9 @@
 """The app's log: the root logger to a rotating file in the data folder, with secrets masked.
 
-Set up first thing in ``app.run_gui``, before Qt and the window, so everything that
-follows — Qt's own messages (routed here by ``ui.common.qt_messages``), exceptions in
+Started first thing in ``app.run_gui``, before Qt and the window: records are held in
+memory (``hold_records``) until the window, after its first paint, opens the file
+(``setup_logging(held=…)``) and writes them first. So everything that follows — Qt's own
+messages (routed here by ``ui.common.qt_messages``), exceptions in
 threads (``threading.excepthook``), errors the asyncio loop could not hand to anyone
 (its exception handler) and the crash handler's tracebacks — lands in one file the user
 can send: ``<data dir>/logs/threadline.log``, rotated at ``MAX_BYTES`` with
