@@ -145,21 +145,18 @@ class MainWindow(QMainWindow):
         if not skeleton:
             self.finish_building()
 
-    # -- what the first frame leaves out: the sidebar and the tabs ------------------------------------
+    # -- what the first frame leaves out: actions, sidebar, tabs, model catalog --------------------------
 
     def finish_building(self) -> None:
-        """Build the sidebar into its slot and the tab container behind the start page.
+        """Build the actions with their shortcuts and the menus' items, the sidebar into its
+        slot, the tab container behind the start page and the model catalog (once).
 
         The app calls it on the loop turn after the first paint, before it opens the engine:
-        neither shows anything before the engine is open (the sidebar lists no chat, the
-        start page hides the tabs), and with the actions and menu items they were ~30 ms of
-        the first frame (docs/performance.md, "Window").
-        Anything that needs them earlier (a shortcut, a test) builds them through
-        ``sidebar`` and ``tabs``. The sidebar first: Tab moves through the widgets in the
-        order they joined the window, and goes from the sidebar to the tabs.
-
-        The actions, their shortcuts and the menus' items come first (the menu bar's titles
-        are in the first frame); the model catalog last.
+        none of it shows anything before the engine is open (the sidebar lists no chat, the
+        start page hides the tabs, the menus are closed), and it was ~30 ms of the first
+        frame (docs/performance.md, "Window"). Code that needs the sidebar or the tabs
+        earlier builds them through ``sidebar`` and ``tabs``. The sidebar comes before the
+        tabs: Tab moves through the widgets in the order they joined the window.
         """
         if not self._actions_built:
             self._actions_built = True
