@@ -711,7 +711,10 @@ def run_child(*args: str) -> dict[str, float]:
 
 class ProbeRun(NamedTuple):
     paint_ms: float
-    """Process start → first paint, as the child printed it."""
+    """Process start → first paint, as the child printed it (its first line)."""
+    complete_ms: float
+    """Process start → the whole window painted: Threadline's probe prints a second line when
+    the sidebar, built after the first frame, has painted; the bare window has one line."""
     exit_ms: float
     """Launch → the process has exited (what a user's "open and close" costs)."""
     rss_mb: float
@@ -733,9 +736,10 @@ def probe_once(command: list[str]) -> ProbeRun:
     _, status, usage = os.wait4(proc.pid, 0)
     exit_ms = (time.perf_counter() - start) * 1000
     assert proc.stdout is not None
-    paint = float(proc.stdout.read().strip().splitlines()[-1])
+    lines = proc.stdout.read().strip().splitlines()
     assert os.waitstatus_to_exitcode(status) == 0, command
-    return ProbeRun(paint, exit_ms, usage.ru_maxrss / 1024, (usage.ru_utime + usage.ru_stime) * 1000)
+    cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
+    return ProbeRun(float(lines[0]), float(lines[-1]), exit_ms, usage.ru_maxrss / 1024, cpu_ms)
 
 
 def median_run(runs: list[ProbeRun]) -> ProbeRun:
@@ -766,6 +770,12 @@ def bench_start_vs_bare(data_dir: str, rounds: int) -> list[tuple[str, str, str]
             f"start → first paint, empty DB, vs bare PySide6 window (medians of {rounds}, alternating)",
             f"{ours.paint_ms:.0f} / {bare.paint_ms:.0f} ms = {ours.paint_ms / bare.paint_ms:.2f}×",
             "≤ 1.25×",
+        ),
+        (
+            "  start → whole window painted (Threadline: the sidebar, built after the first frame)",
+            f"{ours.complete_ms:.0f} / {bare.complete_ms:.0f} ms"
+            f" = {ours.complete_ms / bare.complete_ms:.2f}×",
+            "",
         ),
         (
             "  start → exited (probe), Threadline / bare",

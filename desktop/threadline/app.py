@@ -2,12 +2,16 @@
 
 Order matters:
 
-1. The log (``logging_setup``) comes first, before Qt, so nothing that follows is lost.
+1. Log records are held in memory from the first line (``logging_setup.hold_records``), so
+   nothing that follows is lost; the log file itself is opened after the first paint and
+   the held records are written to it first.
 2. Then Qt and the qasync loop; Qt's own messages and the loop's unhandled errors are
    routed to the log, and the crash handler becomes ``sys.excepthook`` — all before the
    window paints, so an error in the first frame is caught like any other.
-3. The window skeleton paints; only then is the engine (SQLAlchemy, Alembic, provider
-   SDKs) imported and opened, because the first-frame budget allows nothing heavier.
+3. The window's skeleton paints (menus, start page, the sidebar's place in its colour);
+   on the next loop turn the sidebar and the tab container are built into it
+   (``MainWindow.finish_building``), and only then is the engine (SQLAlchemy, Alembic,
+   provider SDKs) imported and opened, because the first-frame budget allows nothing heavier.
    If the conversations cannot be opened, ``StartupRecovery`` asks the user what to do
    (the store's advice, the data folder, a backup) and tries again.
 4. Shut-down saves the layout, cancels running turns (the engine keeps their partial
@@ -116,10 +120,13 @@ def install_error_routes(
     return crash, undo
 
 
-def build_window(theme: ThemeManager, data_dir: Path, bridge: MessageBridge) -> MainWindow:
+def build_window(
+    theme: ThemeManager, data_dir: Path, bridge: MessageBridge, *, skeleton: bool = False
+) -> MainWindow:
+    """The main window; ``skeleton``: only what its first frame shows, the rest by ``finish_building``."""
     from threadline.ui.window.main_window import MainWindow
 
-    return MainWindow(theme, data_dir, bridge=bridge)
+    return MainWindow(theme, data_dir, bridge=bridge, skeleton=skeleton)
 
 
 def save_tabs_after_crash(window: MainWindow) -> None:
@@ -162,16 +169,33 @@ def start_warm_up(engine: Engine) -> None:
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
     started = process_start_time()
-    from threadline.logging_setup import setup_logging
+    from threadline.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
-    logging_setup = setup_logging(data_dir)
-    app, theme, loop = create_application(watch_alt=False)
-    crash, undo_routes = install_error_routes(loop, logging_setup.log_path)
+    held = hold_records()
+    opened: list[LoggingSetup] = []
+
+    def open_log() -> LoggingSetup:
+        """The log file, with what was held until now (once; the window calls it after its first paint)."""
+        if not opened:
+            opened.append(setup_logging(data_dir, held=held))
+        return opened[0]
+
     try:
-        return _run_window(app, theme, loop, crash, data_dir, database_url, started, startup_probe)
+        app, theme, loop = create_application(watch_alt=False)
+        crash, undo_routes = install_error_routes(loop, log_file(data_dir))
+
+        def open_log_for_window() -> None:
+            crash.log_path = open_log().log_path  # None if it fell back to stderr
+
+        crash.open_log = open_log_for_window
+        try:
+            return _run_window(
+                app, theme, loop, crash, data_dir, database_url, started, startup_probe, open_log_for_window
+            )
+        finally:
+            undo_routes()
     finally:
-        undo_routes()
-        logging_setup.close()
+        open_log().close()  # a window that never painted: what it logged still reaches the file
 
 
 def _run_window(
@@ -183,13 +207,14 @@ def _run_window(
     database_url: str | None,
     started: float,
     startup_probe: bool,
+    open_log: Callable[[], None],
 ) -> int:
     from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
     from threadline.ui.common.message_bridge import MessageBridge
     from threadline.ui.common.tasks import cancel_running
 
     bridge = MessageBridge(app)
-    window = build_window(theme, data_dir, bridge)
+    window = build_window(theme, data_dir, bridge, skeleton=True)
     crash.save_session = lambda: save_tabs_after_crash(window)
     crash.quitRequested.connect(window.close)
     done: asyncio.Future[int] = loop.create_future()
@@ -199,13 +224,24 @@ def _run_window(
         if not done.done():
             done.set_result(code)
 
+    def whole_window_painted() -> None:
+        print_probe(started, time.time())
+        finish(0)
+
     def after_first_paint() -> None:
         from threadline.ui.common.theme import MnemonicState
 
+        painted = time.time()
+        # The rest of the window, before anything else: the sidebar fills its slot in the
+        # next frame, and the engine (opened below) finds the sidebar and the tabs built.
+        window.finish_building()
         MnemonicState.of(app).listen()
+        open_log()
         if startup_probe:
-            print_probe(started, time.time())
-            finish(0)
+            print_probe(started, painted)
+            # The probe also waits for the sidebar's paint (its second line), so that its
+            # exit and CPU time include the whole window.
+            FirstPaintWatcher(window.sidebar, whole_window_painted)
             return
         loop.create_task(start_engine())
 

@@ -1,7 +1,9 @@
 """The app's log: the root logger to a rotating file in the data folder, with secrets masked.
 
-Set up first thing in ``app.run_gui``, before Qt and the window, so everything that
-follows — Qt's own messages (routed here by ``ui.common.qt_messages``), exceptions in
+Started first thing in ``app.run_gui``, before Qt and the window: records are held in
+memory (``hold_records``) until the window, after its first paint, opens the file
+(``setup_logging(held=…)``) and writes them first. So everything that follows — Qt's own
+messages (routed here by ``ui.common.qt_messages``), exceptions in
 threads (``threading.excepthook``), errors the asyncio loop could not hand to anyone
 (its exception handler) and the crash handler's tracebacks — lands in one file the user
 can send: ``<data dir>/logs/threadline.log``, rotated at ``MAX_BYTES`` with
@@ -16,8 +18,8 @@ file is safe to attach to a bug report.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-import logging.handlers
 import re
 import sys
 import threading
@@ -35,29 +37,36 @@ MAX_BYTES = 2 * 1024 * 1024
 BACKUP_COUNT = 4
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+_SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     # "Authorization: Bearer abc", "x-api-key: abc", "api_key=abc", '"api_key": "abc"'
     (
-        re.compile(
+        (
             r"""(?i)((?:authorization|proxy-authorization|x-api-key|api[_-]?key|access[_-]?token|"""
             r"""secret|password|token)["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',;&}]+"""
         ),
         r"\1***",
     ),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
+    (r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1***"),
     # "?key=…" in a URL (Google-style APIs), whatever the parameter's spelling.
-    (re.compile(r"(?i)([?&](?:key|apikey|api_key|token|access_token|auth)=)[^&\s\"']+"), r"\1***"),
+    (r"(?i)([?&](?:key|apikey|api_key|token|access_token|auth)=)[^&\s\"']+", r"\1***"),
     # Vendor key shapes: OpenAI / Anthropic "sk-…", OpenRouter "sk-or-…", Groq "gsk_…", Google "AIza…".
-    (re.compile(r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9_-]{8,}"), "***"),
-    (re.compile(r"\bAIza[A-Za-z0-9_-]{20,}"), "***"),
+    (r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9_-]{8,}", "***"),
+    (r"\bAIza[A-Za-z0-9_-]{20,}", "***"),
     # user:password@ in URLs (PostgreSQL addresses).
-    (re.compile(r"(://[^/\s:@]+:)[^@\s/]+@"), r"\1***@"),
+    (r"(://[^/\s:@]+:)[^@\s/]+@", r"\1***@"),
 )
+
+
+@functools.cache
+def _secret_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Compiled on the first line written, not at import: the window imports this module
+    before its first paint and opens the log after it (docs/performance.md, "Window")."""
+    return tuple((re.compile(pattern), replacement) for pattern, replacement in _SECRET_PATTERNS)
 
 
 def mask_secrets(text: str) -> str:
     """``text`` with anything shaped like a credential replaced by ``***``."""
-    for pattern, replacement in _SECRET_PATTERNS:
+    for pattern, replacement in _secret_patterns():
         text = pattern.sub(replacement, text)
     return text
 
@@ -94,9 +103,52 @@ def log_dir(data_dir: Path) -> Path:
     return data_dir / LOG_DIR_NAME
 
 
-def setup_logging(data_dir: Path, *, level: int = logging.INFO) -> LoggingSetup:
-    """Send the root logger to ``<data_dir>/logs/threadline.log`` (stderr if that cannot be written)."""
-    path: Path | None = log_dir(data_dir) / LOG_FILE_NAME
+def log_file(data_dir: Path) -> Path:
+    """Where ``setup_logging`` writes the log (it falls back to stderr if it cannot)."""
+    return log_dir(data_dir) / LOG_FILE_NAME
+
+
+class HeldRecords(logging.Handler):
+    """Log records made before the log file is open, kept in memory until ``setup_logging`` writes them.
+
+    The window opens its log only after its first paint: creating the rotating file
+    handler (``logging.handlers`` and what it imports), the folder and the file, and
+    formatting the first line with the secret patterns was ~4 ms of the first frame. Until
+    then this handler keeps every record, with its own time, and ``setup_logging(held=…)``
+    writes them first, in order, so nothing is lost (docs/performance.md, "Window").
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        root = logging.getLogger()
+        self.previous_level = root.level
+        self.previous_thread_hook = threading.excepthook
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def hold_records(*, level: int = logging.INFO) -> HeldRecords:
+    """Log into memory from now on (and route threads' exceptions), until ``setup_logging(held=…)``."""
+    held = HeldRecords()
+    root = logging.getLogger()
+    root.addHandler(held)
+    root.setLevel(level)
+    threading.excepthook = _thread_exception
+    return held
+
+
+def setup_logging(
+    data_dir: Path, *, level: int = logging.INFO, held: HeldRecords | None = None
+) -> LoggingSetup:
+    """Send the root logger to ``<data_dir>/logs/threadline.log`` (stderr if that cannot be written).
+
+    ``held``: the records ``hold_records`` kept meanwhile are written first, and its handler goes.
+    """
+    import logging.handlers
+
+    path: Path | None = log_file(data_dir)
     handler: logging.Handler
     try:
         assert path is not None
@@ -110,10 +162,18 @@ def setup_logging(data_dir: Path, *, level: int = logging.INFO) -> LoggingSetup:
         sys.stderr.write(f"threadline: cannot write the log in {data_dir}: {err.strerror or err}\n")
     handler.setFormatter(SecretMaskingFormatter(FORMAT))
     root = logging.getLogger()
-    setup = LoggingSetup(path, handler, root.level, threading.excepthook)
+    if held is not None:
+        setup = LoggingSetup(path, handler, held.previous_level, held.previous_thread_hook)
+    else:
+        setup = LoggingSetup(path, handler, root.level, threading.excepthook)
     root.addHandler(handler)
     root.setLevel(level)
     threading.excepthook = _thread_exception
+    if held is not None:
+        root.removeHandler(held)
+        for record in held.records:
+            handler.handle(record)
+        held.records.clear()
     log.info("log started (%s)", path or "stderr")
     return setup
 

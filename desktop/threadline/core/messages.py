@@ -13,22 +13,14 @@ its ``text`` and changes ``status``. Everything else is set at creation.
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from threadline.core.ids import new_id as new_id  # re-exported: many modules import them from here
+from threadline.core.ids import utcnow as utcnow
 from threadline.core.reasoning import Reasoning
-
-
-def new_id() -> str:
-    """A fresh message/session id: random, sortable enough, safe in URLs."""
-    return uuid.uuid4().hex
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Role(StrEnum):

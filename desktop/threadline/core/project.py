@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from threadline.core.messages import new_id, utcnow
+from threadline.core.ids import new_id, utcnow
 from threadline.core.sticky import StickyContext
 
 if TYPE_CHECKING:  # the sidebar lists projects before the first paint; agents load after it

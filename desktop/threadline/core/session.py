@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from threadline.core.messages import utcnow
+from threadline.core.ids import utcnow
 from threadline.core.sticky import StickyContext
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from threadline.logging_setup import LoggingSetup, setup_logging
-from threadline.ui.common.crash_handler import CrashChoice, CrashHandler
+from threadline.logging_setup import LoggingSetup, hold_records, setup_logging
+from threadline.ui.common.crash_dialog import CrashChoice
+from threadline.ui.common.crash_handler import CrashHandler
 from threadline.ui.common.tasks import spawn
 
 
@@ -133,3 +135,39 @@ def test_a_failing_session_saver_does_not_stop_the_report(logged: LoggingSetup, 
     assert crash.dialog is not None
     assert "could not save the open tabs" in _log_text(logged)
     crash.dialog.close()
+
+
+@pytest.mark.expected_log_errors
+def test_a_crash_before_the_log_is_open_opens_it_before_the_dialog_names_it(
+    tmp_path: Path, qtbot: Any
+) -> None:
+    """The window holds log records until after its first paint; a crash in the first frame
+    must not show a dialog pointing at a file that does not have the traceback yet."""
+    held = hold_records()
+    crash = CrashHandler(None)
+    opened: list[LoggingSetup] = []
+
+    def open_log() -> None:
+        if not opened:
+            opened.append(setup_logging(tmp_path / "data", held=held))
+            crash.log_path = opened[0].log_path
+
+    crash.open_log = open_log
+    crash.install()
+    try:
+        try:
+            _boom()
+        except ZeroDivisionError:
+            crash(*sys.exc_info())  # type: ignore[arg-type]
+        assert opened, "the log was not opened before the dialog"
+        text = _log_text(opened[0])
+        assert "unexpected error (ZeroDivisionError)" in text and "in _boom" in text
+        assert crash.dialog is not None and str(opened[0].log_path) in crash.dialog.message.text()
+    finally:
+        crash.uninstall()
+        if crash.dialog is not None:
+            crash.dialog.close()
+        if opened:
+            opened[0].close()
+        else:
+            logging.getLogger().removeHandler(held)

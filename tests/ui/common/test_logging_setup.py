@@ -17,6 +17,7 @@ from threadline.logging_setup import (
     BACKUP_COUNT,
     MAX_BYTES,
     LoggingSetup,
+    hold_records,
     install_loop_exception_handler,
     mask_secrets,
     setup_logging,
@@ -51,6 +52,33 @@ def test_the_root_logger_writes_a_rotating_file_in_the_data_folder(
     text = _text(logged)
     assert "INFO    threadline.store: opened threadline.db" in text
     assert "some.library: a library speaks too" in text
+
+
+@pytest.mark.expected_log_errors
+def test_records_held_before_the_log_opens_are_written_first_and_in_order(tmp_path: Path) -> None:
+    """The window opens its log after the first paint; what was logged before is not lost."""
+    import threading
+
+    root = logging.getLogger()
+    level, hook = root.level, threading.excepthook
+    held = hold_records()
+    logging.getLogger("threadline.app").info("before the first paint")
+    try:
+        raise ValueError("sk-abcdefghijklmnop leaked")
+    except ValueError:
+        logging.getLogger("threadline.ui").exception("a failure in the first frame")
+    assert held in root.handlers
+    setup = setup_logging(tmp_path / "data", held=held)
+    try:
+        assert held not in root.handlers
+        text = _text(setup)
+        first = text.index("threadline.app: before the first paint")
+        failure = text.index("threadline.ui: a failure in the first frame")
+        assert first < failure < text.index("log started")
+        assert "ValueError" in text and "sk-abcdefghijklmnop" not in text  # masked like any line
+    finally:
+        setup.close()
+    assert (root.level, threading.excepthook) == (level, hook)  # as before hold_records
 
 
 def test_closing_takes_the_handler_away(tmp_path: Path) -> None:

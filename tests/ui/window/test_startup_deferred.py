@@ -1,5 +1,6 @@
 """What the window leaves for after its first paint still happens, and the first frame does
-not load what it does not show (the engine's modules, the Alt watch)."""
+not load what it does not show (the engine's modules, the Alt watch, the sidebar and the
+tabs: the app paints a skeleton first and builds them on the next loop turn)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QStyle
 
 from threadline.ui.common.first_paint import FirstPaintWatcher
 from threadline.ui.common.theme import MnemonicState, ThemeChoice, ThemeManager
+from threadline.ui.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -70,13 +72,18 @@ from threadline.app import create_application
 app, theme, loop = create_application(watch_alt=False)
 from threadline.ui.common.theme import MnemonicState, ThemeChoice, ThemeManager
 from threadline.ui.window.main_window import MainWindow
-window = MainWindow(theme, Path(sys.argv[1]))
+window = MainWindow(theme, Path(sys.argv[1]), skeleton=True)
 window.show()
 app.processEvents()
 heavy = sorted(m for m in sys.modules if m.startswith(("threadline.engine", "threadline.core.config",
-    "threadline.store", "threadline.llm.", "sqlalchemy", "openai", "anthropic", "keyring", "mcp")))
+    "threadline.store", "threadline.llm.", "sqlalchemy", "openai", "anthropic", "keyring", "mcp",
+    "threadline.ui.sessions", "threadline.ui.window.tab_container", "threadline.core.messages",
+    "threadline.core.session")))
 print("loaded:", heavy)
 print("alt watched:", MnemonicState.of(app, listen=False).listening)
+print("built:", window.sidebar_built, window.tabs_built)
+window.finish_building()
+print("then built:", window.sidebar_built, window.tabs_built)
 """
 
 
@@ -92,14 +99,88 @@ def test_the_first_frame_loads_no_engine_module(tmp_path: Path) -> None:
     ).stdout
     assert "loaded: []" in out
     assert "alt watched: False" in out
+    assert "built: False False" in out
+    assert "then built: True True" in out
 
 
-def test_the_startup_probe_and_the_bare_window_print_their_first_paint(tmp_path: Path) -> None:
+CHECK_APP_START = """
+import asyncio
+import sys
+from pathlib import Path
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+import threadline.app as app_module
+
+async def opener(data_dir, database_url):
+    # Where the app opens the engine: what the window holds by then, and a shortcut used at once.
+    window = next(w for w in QApplication.topLevelWidgets() if type(w).__name__ == "MainWindow")
+    print("built before the engine:", window.sidebar_built, window.tabs_built)
+    while not window.sidebar.isVisible():
+        await asyncio.sleep(0.01)
+    print("sidebar shown in its slot:", window.sidebar.parent() is window.sidebar_slot)
+    window.activateWindow()
+    QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    print("Ctrl+K focuses the search:", window.focusWidget() is window.sidebar.filter)
+    window.close()
+    await asyncio.Event().wait()
+
+app_module.open_chosen_engine = opener
+sys.exit(app_module.run_gui(Path(sys.argv[1]), None))
+"""
+
+
+def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
-    for command in (
-        [sys.executable, "-m", "threadline", "--data-dir", str(tmp_path), "--startup-probe"],
-        [sys.executable, str(ROOT / "bench" / "bare_window.py")],
-    ):
-        out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=True)
-        milliseconds = int(out.stdout.strip().splitlines()[-1])
-        assert 0 < milliseconds < 120_000
+    out = subprocess.run(
+        [sys.executable, "-c", CHECK_APP_START, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "built before the engine: True True" in out
+    assert "sidebar shown in its slot: True" in out
+    assert "Ctrl+K focuses the search: True" in out
+
+
+def _skeleton_window(qtbot: Any, qapp: Any, data_dir: Path) -> MainWindow:
+    theme = ThemeManager(qapp, ThemeChoice.LIGHT)
+    theme.apply()
+    window = MainWindow(theme, data_dir, skeleton=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_the_rest_of_a_skeleton_window_fills_in_without_moving_its_layout(
+    qtbot: Any, qapp: Any, tmp_path: Path
+) -> None:
+    window = _skeleton_window(qtbot, qapp, tmp_path)
+    assert not window.sidebar_built and not window.tabs_built
+    layout = [w.geometry() for w in (window.menuBar(), window.sidebar_slot, window.right, window.statusBar())]
+    window.finish_building()
+    qtbot.waitUntil(lambda: window.sidebar.isVisible(), timeout=15000)
+    assert [
+        w.geometry() for w in (window.menuBar(), window.sidebar_slot, window.right, window.statusBar())
+    ] == layout
+    assert window.sidebar.geometry() == window.sidebar_slot.rect()  # the sidebar fills its slot
+    assert window.right.currentWidget() is window.empty  # the tabs wait behind the start page
+    assert window.right.indexOf(window.tabs) >= 0
+
+
+def test_the_skeleton_shows_the_menu_titles_and_the_shortcuts_work_once_the_rest_is_built(
+    qtbot: Any, qapp: Any, tmp_path: Path
+) -> None:
+    window = _skeleton_window(qtbot, qapp, tmp_path)
+    menus = [a.menu() for a in window.menuBar().actions()]
+    assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Edit", "&View", "&Help"]
+    assert all(m is not None and not m.actions() for m in menus)  # the items come with the rest
+    window.finish_building()
+    assert "&New Chat" in [a.text() for a in menus[0].actions()]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=15000)  # window shortcuts need the active window
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.focusWidget() is window.sidebar.filter, timeout=15000)

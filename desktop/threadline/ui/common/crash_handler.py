@@ -13,7 +13,7 @@ For each one, in the spirit of qutebrowser's ``misc/crashsignal.py``:
 1. the traceback goes to the log file (``logging_setup``; secrets masked);
 2. the open tabs and layout are saved (``save_session``), so a quit — or a real crash
    a moment later — brings them back at the next start;
-3. one dialog tells the user what happened and where the log is, and offers to keep
+3. one dialog (``crash_dialog``) tells the user what happened and where the log is, and offers to keep
    going or to quit. While it is open, further errors are only logged (one bug often
    raises many times); an error on another thread is carried to the GUI thread by a
    queued signal before any widget is touched.
@@ -27,110 +27,19 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (
-    QApplication,
-    QDialog,
-    QHBoxLayout,
-    QLabel,
-    QLayout,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    from threadline.ui.common.crash_dialog import CrashChoice, CrashDialog
 
 crash_log = logging.getLogger("threadline.crash")
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
-
-
-class CrashChoice(Enum):
-    KEEP_GOING = "keep_going"
-    QUIT = "quit"
-
-
-class CrashDialog(QDialog):
-    """The crash notice: what happened, where the log is, keep going or quit.
-
-    Opened with ``open()`` (never ``exec()``: a nested event loop inside an exception hook
-    would run the very code that just failed, and blocks tests); the answer comes as
-    ``chosen``.
-    """
-
-    chosen = Signal(object)  # CrashChoice
-
-    def __init__(self, log_path: Path | None, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("CrashDialog")
-        self.setWindowTitle("Threadline — something went wrong")
-        self.setModal(True)
-        self.log_path = log_path
-        where = (
-            f"The details were written to <a href='{QUrl.fromLocalFile(str(log_path)).toString()}'>"
-            f"{log_path}</a>; please attach that file if you report the problem."
-            if log_path is not None
-            else "The details were written to the program's error output."
-        )
-        self.message = QLabel(
-            "<p><b>Threadline ran into an unexpected problem.</b></p>"
-            "<p>Your open tabs were saved, and every message is stored as it is written. You can "
-            "keep working; if something looks wrong, quit and start Threadline again — the tabs "
-            "will come back.</p>"
-            f"<p>{where}</p>"
-        )
-        self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.RichText)
-        self.message.setOpenExternalLinks(False)
-        self.message.linkActivated.connect(lambda _link: self.open_log_folder())
-        self.more = QLabel()
-        self.more.setObjectName("Hint")
-        self.more.hide()
-        self.log_button = QPushButton("Open Log Folder")
-        self.log_button.setEnabled(log_path is not None)
-        self.log_button.clicked.connect(self.open_log_folder)
-        self.quit_button = QPushButton("Quit Threadline")
-        self.keep_button = QPushButton("Keep Going")
-        self.keep_button.setDefault(True)
-        self.keep_button.clicked.connect(lambda: self._choose(CrashChoice.KEEP_GOING))
-        self.quit_button.clicked.connect(lambda: self._choose(CrashChoice.QUIT))
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.log_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.quit_button)
-        buttons.addWidget(self.keep_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(20, 18, 20, 16)
-        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)  # wrapped text, full height
-        self.message.setMinimumWidth(480)
-        layout.addWidget(self.message)
-        layout.addWidget(self.more)
-        layout.addSpacing(6)
-        layout.addLayout(buttons)
-        self.choice: CrashChoice | None = None
-        self.rejected.connect(lambda: self._note(CrashChoice.KEEP_GOING))
-
-    def count_another(self, total: int) -> None:
-        """Another error arrived while the dialog is open: say so, without a second dialog."""
-        self.more.setText(f"{total - 1} more unexpected problem(s) since; all are in the log.")
-        self.more.show()
-
-    def open_log_folder(self) -> None:
-        if self.log_path is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path.parent)))
-
-    def _choose(self, choice: CrashChoice) -> None:
-        self._note(choice)
-        self.done(QDialog.DialogCode.Accepted if choice is CrashChoice.QUIT else QDialog.DialogCode.Rejected)
-
-    def _note(self, choice: CrashChoice) -> None:
-        if self.choice is None:
-            self.choice = choice
-            self.chosen.emit(choice)
 
 
 class CrashHandler(QObject):
@@ -152,6 +61,9 @@ class CrashHandler(QObject):
         super().__init__(parent)
         self.log_path = log_path
         self.save_session = save_session
+        self.open_log: Callable[[], None] | None = None
+        """Opens the log file if it is not yet (the window opens it after its first paint and
+        holds records until then): called before the dialog says where the details are."""
         self.dialog: CrashDialog | None = None
         self.count = 0
         self._previous = sys.excepthook
@@ -187,11 +99,15 @@ class CrashHandler(QObject):
         if self.dialog is not None:
             self.dialog.count_another(self.count)
             return
+        if self.open_log is not None:
+            self.open_log()
         self._save()
         self.crashed.emit(kind_name)
         app = QApplication.instance()
         if not isinstance(app, QApplication):
             return
+        from threadline.ui.common.crash_dialog import CrashDialog  # made at the first error only
+
         parent = app.activeWindow()
         dialog = CrashDialog(self.log_path, parent)
         dialog.chosen.connect(self._chosen)
@@ -208,6 +124,8 @@ class CrashHandler(QObject):
             crash_log.exception("could not save the open tabs after an unexpected error")
 
     def _chosen(self, choice: CrashChoice) -> None:
+        from threadline.ui.common.crash_dialog import CrashChoice
+
         if choice is CrashChoice.QUIT:
             crash_log.info("the user chose to quit after an unexpected error")
             self.quitRequested.emit()

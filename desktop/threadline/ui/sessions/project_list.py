@@ -248,7 +248,8 @@ class ProjectList(QWidget):
 
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
-        self.rows.viewport().update()
+        if self.isVisible():  # hidden (at start): painted in these colours when shown
+            self.rows.viewport().update()  # the first viewport() costs ~10 ms (docs/performance.md)
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -331,28 +331,8 @@ class SessionSidebar(QWidget):
         self.stack = QStackedWidget()
         self.list = self._session_list(self.model)
         self.stack.addWidget(self.list)
-        self.archived_list = self._session_list(self.archived_model)
-        self.archived_list.setObjectName("ArchivedList")
-        self.stack.addWidget(self.archived_list)
-        self.archived_empty = QLabel("No archived chats")
-        self.archived_empty.setObjectName("Hint")
-        self.archived_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.archived_empty.setContentsMargins(0, 20, 0, 0)
-        self.stack.addWidget(self.archived_empty)
-
-        self.hits = QListView()
-        self.hits.setModel(self.results)
-        self.hits.setItemDelegate(_HitDelegate(self))
-        self.hits.setMouseTracking(True)
-        self.hits.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.hits.clicked.connect(self._hit_activated)
-        self.hits.activated.connect(self._hit_activated)
-        self.stack.addWidget(self.hits)
-        self.no_results = QLabel("No matches")
-        self.no_results.setObjectName("Hint")
-        self.no_results.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.no_results.setContentsMargins(0, 20, 0, 0)
-        self.stack.addWidget(self.no_results)
+        self._built_pages: dict[str, QWidget] = {}
+        """The stack's other pages (archived list, search hits, their empty notes), made on first use."""
         layout.addWidget(self.stack, 1)
 
         self.archive_toggle = QPushButton("Archived")
@@ -375,6 +355,63 @@ class SessionSidebar(QWidget):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._run_search)
+
+    # -- the stack's pages made on first use -------------------------------------------------------
+    # The archived list, the search hits and their "nothing here" notes are hidden until the
+    # archive is opened or a search is typed. Made at start they cost ~5 ms of the first frame
+    # (two list views, their delegates, the first wrap of their types by PySide6), so each is
+    # made, and added to the stack, the first time it is asked for (docs/performance.md).
+
+    def _page(self, name: str, make: Callable[[], QWidget]) -> QWidget:
+        page = self._built_pages.get(name)
+        if page is None:
+            page = self._built_pages[name] = make()
+            self.stack.addWidget(page)
+        return page
+
+    def _built_lists(self) -> list[QListView]:
+        """The list views made so far (the chats' list always; the others once used)."""
+        made = [self._built_pages.get("archived_list"), self._built_pages.get("hits")]
+        return [self.list, *(view for view in made if isinstance(view, QListView))]
+
+    @property
+    def archived_list(self) -> _SessionList:
+        page = self._page("archived_list", self._make_archived_list)
+        assert isinstance(page, _SessionList)
+        return page
+
+    @property
+    def archived_empty(self) -> QLabel:
+        page = self._page("archived_empty", lambda: _hint_label("No archived chats"))
+        assert isinstance(page, QLabel)
+        return page
+
+    @property
+    def hits(self) -> QListView:
+        page = self._page("hits", self._make_hits)
+        assert isinstance(page, QListView)
+        return page
+
+    @property
+    def no_results(self) -> QLabel:
+        page = self._page("no_results", lambda: _hint_label("No matches"))
+        assert isinstance(page, QLabel)
+        return page
+
+    def _make_archived_list(self) -> _SessionList:
+        view = self._session_list(self.archived_model)
+        view.setObjectName("ArchivedList")
+        return view
+
+    def _make_hits(self) -> QListView:
+        view = QListView()
+        view.setModel(self.results)
+        view.setItemDelegate(_HitDelegate(self))
+        view.setMouseTracking(True)
+        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        view.clicked.connect(self._hit_activated)
+        view.activated.connect(self._hit_activated)
+        return view
 
     def _session_list(self, model: SessionListModel) -> _SessionList:
         view = _SessionList()
@@ -506,14 +543,14 @@ class SessionSidebar(QWidget):
         self.project_scope.view.set_colors(colors)
         if not self.isVisible():
             return  # painted in the new colours when shown; the first viewport() costs ~15 ms at start
-        self.list.viewport().update()
-        self.archived_list.viewport().update()
-        self.hits.viewport().update()
+        for view in self._built_lists():
+            view.viewport().update()
 
     def set_open_sessions(self, ids: set[str]) -> None:
         self._open_ids = set(ids)
-        self.list.viewport().update()
-        self.archived_list.viewport().update()
+        for view in self._built_lists():
+            if view is not self._built_pages.get("hits"):
+                view.viewport().update()  # the open-chat dots
 
     def is_open(self, session_id: str) -> bool:
         return session_id in self._open_ids
@@ -606,11 +643,12 @@ class SessionSidebar(QWidget):
                 view = current if isinstance(current, QListView) else self.list
                 view.setFocus()
                 if not view.currentIndex().isValid() and view.model().rowCount():
-                    first = 1 if view is not self.hits and view.model().rowCount() > 1 else 0
+                    in_hits = view is self._built_pages.get("hits")
+                    first = 1 if not in_hits and view.model().rowCount() > 1 else 0
                     view.setCurrentIndex(view.model().index(first, 0))
                 return True
             enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            if enter and self.stack.currentWidget() is self.hits:
+            if enter and self.stack.currentWidget() is self._built_pages.get("hits"):
                 if self.results.rowCount():
                     self._hit_activated(self.results.index(0, 0))
                 return True
@@ -782,6 +820,15 @@ def plain_preview(text: str) -> str:
     """One line of a message without its Markdown punctuation (bold marks, backticks, links)."""
     cleaned = _MARKUP.sub(lambda m: m.group(2) or "", text)
     return " ".join(cleaned.split())
+
+
+def _hint_label(text: str) -> QLabel:
+    """A page of the sidebar's stack that says there is nothing to list."""
+    label = QLabel(text)
+    label.setObjectName("Hint")
+    label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+    label.setContentsMargins(0, 20, 0, 0)
+    return label
 
 
 def _short(text: str, limit: int = 32) -> str:

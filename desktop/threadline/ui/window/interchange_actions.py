@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog
-
 if TYPE_CHECKING:
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
     from threadline.ui.window.import_dialog import ImportRun
     from threadline.ui.window.main_window import MainWindow
 
@@ -24,6 +23,8 @@ class InterchangeActions:
     # -- import -----------------------------------------------------------------------------
 
     def import_from_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # its enums: made on use, not in the first frame
+
         from threadline.ui.window.import_dialog import IMPORT_FILTER
 
         if self._busy():

@@ -2,10 +2,15 @@
 
 The window paints before the engine exists (an empty sidebar and a "loading" start
 page) and becomes live in ``attach_engine``; that keeps the first frame fast
-(docs/design.md §5, §9). Window geometry, splitter sizes, the open tabs, their order and
-the current one are stored through the engine's settings and restored at the next
-start. They are saved whenever they change (debounced by ``SAVE_DELAY_MS``), not
-only on a clean close, so a crash brings back the layout of a moment before.
+(docs/design.md §5, §9). The app's first frame is even a skeleton (``skeleton=True``):
+the menu bar's titles, the start page and the sidebar's slot (its width and colour); the
+actions and menu items, the sidebar and the tab container are built on the next loop
+turn (``finish_building``), before the engine is opened.
+
+Window geometry, splitter sizes, the open tabs, their order and the current one are
+stored through the engine's settings and restored at the next start. They are saved
+whenever they change (debounced by ``SAVE_DELAY_MS``), not only on a clean close, so a
+crash brings back the layout of a moment before.
 
 Tabs follow the engine's session events, whoever caused them (this window's
 sidebar, another window, the command line): a deleted or archived session's tab
@@ -21,24 +26,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
-    QKeySequence,
-    QMoveEvent,
-    QResizeEvent,
-)
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QMoveEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
+    QMenu,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -46,22 +40,27 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.heap import BIG_CHAT, release_freed_memory
-from threadline.ui.chat.model_catalog import ModelCatalog
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
-from threadline.ui.common.shortcuts import KeySpec, unique_sequences
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
-from threadline.ui.sessions.session_sidebar import SessionSidebar
 from threadline.ui.window.empty_state import EmptyState
 from threadline.ui.window.interchange_actions import InterchangeActions
-from threadline.ui.window.pane_cycler import Pane, PaneCycler
-from threadline.ui.window.tab_container import TabContainer
+from threadline.ui.window.sidebar_slot import SidebarSlot
+
+# Imported where they are used, after the first paint, so that PySide6 makes their classes'
+# enums then: the dialogs (QFileDialog, QMessageBox), the shortcuts' key sequences, the
+# pane cycler (docs/performance.md, "Window").
 
 if TYPE_CHECKING:
     from threadline.core.config import ProviderConfig
     from threadline.engine.api import EngineApi
     from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
+    from threadline.ui.chat.model_catalog import ModelCatalog
+    from threadline.ui.common.shortcuts import KeySpec
+    from threadline.ui.sessions.session_sidebar import SessionSidebar
+    from threadline.ui.window.pane_cycler import Pane, PaneCycler
+    from threadline.ui.window.tab_container import TabContainer
 
 log = logging.getLogger("threadline.ui.window.main_window")
 
@@ -76,8 +75,16 @@ class MainWindow(QMainWindow):
     """Emitted once the window has saved its state and may be torn down."""
 
     def __init__(
-        self, theme: ThemeManager, data_dir: Path | None = None, *, bridge: MessageBridge | None = None
+        self,
+        theme: ThemeManager,
+        data_dir: Path | None = None,
+        *,
+        bridge: MessageBridge | None = None,
+        skeleton: bool = False,
     ) -> None:
+        """``skeleton``: build only what the first frame shows (the menu bar's titles, the
+        sidebar's slot, the start page, the status bar); the app calls ``finish_building``
+        right after the first paint. Otherwise the whole window is built here."""
         super().__init__()
         self.bridge = bridge if bridge is not None else MessageBridge(self)
         """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
@@ -88,7 +95,7 @@ class MainWindow(QMainWindow):
         self.theme = theme
         self.data_dir = data_dir
         self.engine: EngineApi | None = None
-        self.catalog = ModelCatalog(self)
+        self._catalog: ModelCatalog | None = None
         self._closing = False
         self._opening: set[str] = set()
         self._closed_for_undo: dict[str, tuple[int, bool]] = {}
@@ -103,17 +110,19 @@ class MainWindow(QMainWindow):
         self.saves = 0
         """How many times the layout was written (tests read it)."""
 
-        self.sidebar = SessionSidebar()
-        self.sidebar.setMinimumWidth(200)
-        self.tabs = TabContainer()
+        self._sidebar: SessionSidebar | None = None
+        self.sidebar_slot = SidebarSlot()
+        """Where the sidebar goes: its width and colour are in the first frame, its contents follow."""
+        self.sidebar_slot.setMinimumWidth(200)
+        self._tabs: TabContainer | None = None
         self.empty = EmptyState()
         self.right = QStackedWidget()
+        """The start page, or the tabs once one is open (added by ``tabs``, made on first use)."""
         self.right.addWidget(self.empty)
-        self.right.addWidget(self.tabs)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setHandleWidth(1)
-        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.sidebar_slot)
         self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
@@ -126,12 +135,99 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().setSizeGripEnabled(False)
 
-        self._build_actions()
-        self._build_menus()
+        self.interchange = InterchangeActions(self)
+        self.panes: PaneCycler
+        """F6 and Shift+F6 (``finish_building`` makes it with the actions)."""
+        self._menus = self._menu_titles()
+        self._actions_built = False
         self._connect()
         self.set_colors(theme.colors)
         theme.changed.connect(self.set_colors)
-        self._set_engine_actions(False)
+        if not skeleton:
+            self.finish_building()
+
+    # -- what the first frame leaves out: actions, sidebar, tabs, model catalog --------------------------
+
+    def finish_building(self) -> None:
+        """Build the actions with their shortcuts and the menus' items, the sidebar into its
+        slot, the tab container behind the start page and the model catalog (once).
+
+        The app calls it on the loop turn after the first paint, before it opens the engine:
+        none of it shows anything before the engine is open (the sidebar lists no chat, the
+        start page hides the tabs, the menus are closed), and it was ~30 ms of the first
+        frame (docs/performance.md, "Window"). Code that needs the sidebar or the tabs
+        earlier builds them through ``sidebar`` and ``tabs``. The sidebar comes before the
+        tabs: Tab moves through the widgets in the order they joined the window.
+        """
+        if not self._actions_built:
+            self._actions_built = True
+            self._build_actions()
+            self._build_menus()
+            self._set_engine_actions(self.engine is not None)
+        self.build_sidebar()
+        self._build_tabs()
+        if self._catalog is None:
+            from threadline.ui.chat.model_catalog import ModelCatalog
+
+            self._catalog = ModelCatalog(self)
+
+    @property
+    def catalog(self) -> ModelCatalog:
+        """The models the chats can use (``finish_building`` makes it; the engine fills it)."""
+        assert self._catalog is not None, "finish_building() comes before the engine"
+        return self._catalog
+
+    @property
+    def tabs(self) -> TabContainer:
+        """The chat tabs; built now if they were not yet (``finish_building``)."""
+        return self._build_tabs()
+
+    def _build_tabs(self) -> TabContainer:
+        if self._tabs is not None:
+            return self._tabs
+        from threadline.ui.window.tab_container import TabContainer
+
+        tabs = self._tabs = TabContainer()
+        tabs.set_colors(self.theme.colors)
+        tabs.tab_closed.connect(self._release_session)
+        tabs.cur_title_changed.connect(self._title_changed)
+        tabs.cur_status_changed.connect(self.status_label.setText)
+        tabs.cur_tab_changed.connect(self._current_tab_changed)
+        tabs.tabs_changed.connect(self._tabs_changed)
+        tabs.settings_requested.connect(self.open_settings)
+        tabs.new_session_requested.connect(self.new_chat)
+        self.right.addWidget(tabs)
+        return tabs
+
+    @property
+    def sidebar(self) -> SessionSidebar:
+        """The session sidebar; built now if it was not yet (``build_sidebar``)."""
+        return self.build_sidebar()
+
+    @property
+    def sidebar_built(self) -> bool:
+        return self._sidebar is not None
+
+    @property
+    def tabs_built(self) -> bool:
+        return self._tabs is not None
+
+    def build_sidebar(self) -> SessionSidebar:
+        """Build the sidebar into its slot (once) and wire it to the window."""
+        if self._sidebar is not None:
+            return self._sidebar
+        from threadline.ui.sessions.session_sidebar import SessionSidebar
+
+        sidebar = self._sidebar = SessionSidebar()
+        sidebar.set_colors(self.theme.colors)
+        sidebar.new_button.setEnabled(self.engine is not None)
+        sidebar.openRequested.connect(self.open_session)
+        sidebar.newRequested.connect(self.new_chat)
+        sidebar.archiveUndone.connect(self._reopen_closed_tab)
+        sidebar.errorMessage.connect(self.show_message)
+        sidebar.exportRequested.connect(self.interchange.export)
+        self.sidebar_slot.hold(sidebar)
+        return sidebar
 
     # -- actions and menus ------------------------------------------------------------------------
 
@@ -140,6 +236,8 @@ class MainWindow(QMainWindow):
         if shortcuts:
             # A standard key often expands to the spelled-out one too (Close is Ctrl+F4 and
             # Ctrl+W): a key listed twice is ambiguous to Qt and then does nothing.
+            from threadline.ui.common.shortcuts import unique_sequences
+
             action.setShortcuts(unique_sequences(shortcuts))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         if tip:
@@ -149,12 +247,15 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
+        from PySide6.QtGui import QActionGroup, QKeySequence
+
+        from threadline.ui.window.pane_cycler import PaneCycler
+
         K = QKeySequence
         SK = QKeySequence.StandardKey
         self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
         self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
         self.act_export = self._action("&Export as Markdown…", self.export_current)
-        self.interchange = InterchangeActions(self)
         self.act_import_chats = self._action("&Import…", self.interchange.import_from_dialog)
         self.act_export_chats = self._action("E&xport…", lambda: self.interchange.export())
         # Not the bound method: triggered(bool) would pass False as the page to open.
@@ -164,10 +265,12 @@ class MainWindow(QMainWindow):
         self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         # Ctrl+F finds in the open chat (each tab's find bar); Ctrl+K searches all chats.
-        self.act_find = self._action("&Search Chats", self.sidebar.focus_filter, [K("Ctrl+K")])
-        self.act_next_tab = self._action("&Next Tab", self.tabs.next_tab, [K(SK.NextChild), K("Ctrl+PgDown")])
+        self.act_find = self._action("&Search Chats", lambda: self.sidebar.focus_filter(), [K("Ctrl+K")])
+        self.act_next_tab = self._action(
+            "&Next Tab", lambda: self.tabs.next_tab(), [K(SK.NextChild), K("Ctrl+PgDown")]
+        )
         self.act_prev_tab = self._action(
-            "&Previous Tab", self.tabs.previous_tab, [K(SK.PreviousChild), K("Ctrl+PgUp")]
+            "&Previous Tab", lambda: self.tabs.previous_tab(), [K(SK.PreviousChild), K("Ctrl+PgUp")]
         )
         # Esc is handled by the composer and the chat view themselves (a window-wide Esc
         # shortcut would steal it from the search box and from dialogs).
@@ -177,7 +280,9 @@ class MainWindow(QMainWindow):
         self.panes = PaneCycler(self._panes)
         self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
         self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
-        self.act_tab_list = self._action("List &All Tabs…", self.tabs.show_tab_list, [K("Ctrl+Shift+A")])
+        self.act_tab_list = self._action(
+            "List &All Tabs…", lambda: self.tabs.show_tab_list(), [K("Ctrl+Shift+A")]
+        )
         self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, [K("Ctrl+/")])
         self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
         self.act_toggle_sidebar.setCheckable(True)
@@ -201,9 +306,14 @@ class MainWindow(QMainWindow):
             self.theme_actions[choice] = a
         self.theme_actions[self.theme.choice].setChecked(True)
 
-    def _build_menus(self) -> None:
+    def _menu_titles(self) -> dict[str, QMenu]:
+        """The menu bar with its menus, empty: the titles are in the first frame, the items follow."""
         bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
+        titles = {"file": "&File", "edit": "&Edit", "view": "&View", "help": "&Help"}
+        return {key: bar.addMenu(title) for key, title in titles.items()}
+
+    def _build_menus(self) -> None:
+        file_menu = self._menus["file"]
         file_menu.addAction(self.act_new)
         file_menu.addAction(self.act_close_tab)
         file_menu.addSeparator()
@@ -214,11 +324,11 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.act_settings)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
-        edit_menu = bar.addMenu("&Edit")
+        edit_menu = self._menus["edit"]
         edit_menu.addAction(self.act_find)
         edit_menu.addAction(self.act_focus_composer)
         edit_menu.addAction(self.act_stop)
-        view_menu = bar.addMenu("&View")
+        view_menu = self._menus["view"]
         view_menu.addAction(self.act_next_tab)
         view_menu.addAction(self.act_prev_tab)
         view_menu.addAction(self.act_tab_list)
@@ -234,27 +344,15 @@ class MainWindow(QMainWindow):
         theme_menu = view_menu.addMenu("&Theme")
         for a in self.theme_actions.values():
             theme_menu.addAction(a)
-        help_menu = bar.addMenu("&Help")
+        help_menu = self._menus["help"]
         help_menu.addAction(self.act_shortcuts)
         help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
-        self.tabs.tab_closed.connect(self._release_session)
         self.bridge.shown.connect(self._show_in_status_bar)
         self.zoom.changed.connect(self._zoom_changed)
-        self.sidebar.openRequested.connect(self.open_session)
-        self.sidebar.newRequested.connect(self.new_chat)
-        self.sidebar.archiveUndone.connect(self._reopen_closed_tab)
-        self.sidebar.errorMessage.connect(self.show_message)
-        self.sidebar.exportRequested.connect(self.interchange.export)
         self.setAcceptDrops(True)  # a chat export dropped on the window is imported
-        self.tabs.cur_title_changed.connect(self._title_changed)
-        self.tabs.cur_status_changed.connect(self.status_label.setText)
-        self.tabs.cur_tab_changed.connect(self._current_tab_changed)
-        self.tabs.tabs_changed.connect(self._tabs_changed)
         self.splitter.splitterMoved.connect(self._splitter_moved)
-        self.tabs.settings_requested.connect(self.open_settings)
-        self.tabs.new_session_requested.connect(self.new_chat)
         self.empty.newChatRequested.connect(self.new_chat)
         self.empty.addProviderRequested.connect(lambda: self.open_settings("providers"))
         self.empty.useDetectedRequested.connect(self._use_detected)
@@ -262,13 +360,16 @@ class MainWindow(QMainWindow):
     def _set_engine_actions(self, enabled: bool) -> None:
         for a in (self.act_new, self.act_export, self.act_settings):
             a.setEnabled(enabled)
-        self.sidebar.new_button.setEnabled(enabled)
+        if self._sidebar is not None:
+            self._sidebar.new_button.setEnabled(enabled)
 
     # -- theme -------------------------------------------------------------------------------------
 
     def set_colors(self, colors: ThemeColors) -> None:
-        self.tabs.set_colors(colors)
-        self.sidebar.set_colors(colors)
+        if self._tabs is not None:
+            self._tabs.set_colors(colors)
+        if self._sidebar is not None:
+            self._sidebar.set_colors(colors)
 
     def set_theme(self, choice: ThemeChoice) -> None:
         self.theme.set_choice(choice)
@@ -354,7 +455,7 @@ class MainWindow(QMainWindow):
         return {
             "geometry": base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
             "splitter": [int(s) for s in self.splitter.sizes()],
-            "sidebar_hidden": not self.sidebar.isVisible() and self.isVisible(),
+            "sidebar_hidden": not self.sidebar_slot.isVisible() and self.isVisible(),
             "branch_map": self.act_branch_map.isChecked(),
             "tabs": [t.session_id for t in self.tabs.tabs()],
             "current": current.session_id if current else None,
@@ -378,7 +479,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._restored_splitter is not None and self.sidebar.isVisible():
+        if self._restored_splitter is not None and self.sidebar_slot.isVisible():
             self.splitter.setSizes(self._restored_splitter)
         self.schedule_save()
 
@@ -545,6 +646,7 @@ class MainWindow(QMainWindow):
 
     def _panes(self) -> list[Pane]:
         """The stops of F6, in order (see ``pane_cycler``); a pane whose widget is absent is skipped."""
+        from threadline.ui.window.pane_cycler import Pane
 
         def tab() -> ChatTab | None:
             return self.tabs.current_tab() if self.right.currentWidget() is self.tabs else None
@@ -608,9 +710,9 @@ class MainWindow(QMainWindow):
         self.shortcuts_sheet = sheet
 
     def toggle_sidebar(self, visible: bool | None = None) -> None:
-        show = (not self.sidebar.isVisible()) if visible is None else bool(visible)
+        show = (not self.sidebar_slot.isVisible()) if visible is None else bool(visible)
         self._restored_splitter = None
-        self.sidebar.setVisible(show)
+        self.sidebar_slot.setVisible(show)
         self.act_toggle_sidebar.setChecked(show)
         self.schedule_save()
 
@@ -659,6 +761,8 @@ class MainWindow(QMainWindow):
             self.show_message("Open a chat to export it.")
             return
         name = "".join(ch if ch.isalnum() or ch in " -_" else "_" for ch in tab.title).strip() or "chat"
+        from PySide6.QtWidgets import QFileDialog
+
         path, _ = QFileDialog.getSaveFileName(self, "Export chat", f"{name}.md", "Markdown (*.md)")
         if not path:
             return
@@ -736,6 +840,8 @@ class MainWindow(QMainWindow):
             spawn(self.engine.set_setting(ZOOM_KEY, level), on_error=self._error)
 
     def about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         from threadline import __version__
 
         QMessageBox.about(
@@ -746,6 +852,9 @@ class MainWindow(QMainWindow):
 
     def open_data_folder(self) -> None:
         if self.data_dir is not None:
+            from PySide6.QtCore import QUrl
+            from PySide6.QtGui import QDesktopServices
+
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
 
     # -- closing ---------------------------------------------------------------------------------
