@@ -168,6 +168,9 @@ def test_a_message_waiting_for_a_killed_instance_is_sent_once_its_lease_is_gone(
         ),
         timeout=30000,
     )
+    # The tab shows text as it streams; the store has all of it once the turn is over
+    # (idle means saved). Read before that, the last write may still be on its way.
+    harness.qtbot.waitUntil(lambda: not harness.engine.running(tab.session_id), timeout=30000)
 
     async def stored() -> list[Any]:
         tree = await harness.engine.store.load_tree(tab.session_id)
