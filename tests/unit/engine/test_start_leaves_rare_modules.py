@@ -1,11 +1,13 @@
-"""An engine's start does not import what only an export, an import or an OpenAI provider uses.
+"""An engine's start does not import what only an export, an import, an OpenAI provider or an
+MCP server uses.
 
 Every start imports ``engine.exporting`` (for ``ExportFormat``) and ``engine.usage_report``
-(for the chat's meter); the formats' writers, the import's data model and the OpenAI
-provider (stream decoding, conversion, HTTP client) load when first used
+(for the chat's meter) and ``tools.mcp_manager`` (the servers' records); the formats'
+writers, the import's data model, the OpenAI provider (stream decoding, conversion, HTTP
+client) and the MCP connection's code load when first used
 (docs/performance.md, "Memory after start with the engine open"). The test runs in a fresh
-interpreter: a start as the window does it leaves them out, then an export and a provider
-of OpenAI's kind load them and work.
+interpreter: a start as the window does it leaves them out, then an export, a provider of
+OpenAI's kind and an MCP server's record load them and work.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ LATER = (
     "threadline.interchange.model",
     "threadline.core.transcript",
     "threadline.llm.openai_provider",
+    "threadline.tools.mcp_client",
 )
 
 def loaded():
@@ -47,6 +50,10 @@ async def main(data_dir):
         from threadline.llm.factory import make_provider
         provider = make_provider(ProviderConfig(name="OpenAI", kind=ProviderKind.OPENAI), "sk-test")
         await provider.aclose()
+        from threadline.tools.mcp_config import McpServerConfig, Transport
+        server = McpServerConfig(name="time", transport=Transport.STDIO, command="true")
+        await engine.tool_servers.save_server(server)
+        assert [s.name for s in await engine.tool_servers.states()] == ["time"]
         assert set(loaded()) == set(LATER), loaded()
     finally:
         await engine.aclose()
@@ -55,7 +62,7 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-def test_a_start_leaves_export_import_and_the_openai_provider_for_their_first_use(tmp_path: Path) -> None:
+def test_a_start_leaves_export_import_openai_and_mcp_code_for_their_first_use(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(tmp_path)],
         capture_output=True,
