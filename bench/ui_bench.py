@@ -101,7 +101,7 @@ def seed(data_dir: str, sessions: int, messages: int) -> None:
 
 def child_rss(data_dir: str) -> None:
     """Start like the app (window, engine, sessions) and report RSS once idle."""
-    from threadline.app import create_application
+    from threadline.app import create_application, open_engine
 
     _app, theme, loop = create_application()
     from threadline.ui.window.main_window import MainWindow
@@ -111,9 +111,8 @@ def child_rss(data_dir: str) -> None:
         window.show()
         await asyncio.sleep(0.05)
         painted = rss_mb()
-        from threadline.engine.engine import Engine  # as the app: the engine loads after the first paint
-
-        engine = await Engine.open(Path(data_dir))
+        # As the app opens it (after the first paint, with the change feed): ``open_engine``.
+        engine = await open_engine(Path(data_dir), None)
         await window.attach_engine(engine)
         await asyncio.sleep(0.3)
         ready = rss_mb()
@@ -508,7 +507,7 @@ class BenchServer:
 
 def start_server(tabs: int, tokens: int) -> BenchServer:
     server = subprocess.Popen(
-        [PY, __file__, "--child-server", str(tabs), str(tokens)],
+        child("--child-server", str(tabs), str(tokens)),
         env=ENV,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -702,8 +701,21 @@ def child_first_send(data_dir: str, send_after: float) -> None:
 # -- the driver ------------------------------------------------------------------------------------------
 
 
+def child(*args: str) -> list[str]:
+    """The command for a child process: this module imported, not run as a script.
+
+    A script's code is compiled from its source at every run (Python caches the bytecode of
+    imported modules only), and compiling this file left ~2 MB more resident in every child,
+    which the RSS figures counted as Threadline's (docs/performance.md, "Fourth round").
+    Imported, the child reuses the bytecode in the bench's private cache like the package.
+    """
+    here = str(Path(__file__).resolve().parent)
+    entry = f"import sys; sys.path.insert(0, {here!r}); import ui_bench; sys.exit(ui_bench.main())"
+    return [PY, "-c", entry, *args]
+
+
 def run_child(*args: str) -> dict[str, float]:
-    out = subprocess.run([PY, __file__, *args], env=ENV, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(child(*args), env=ENV, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"{args[0]} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

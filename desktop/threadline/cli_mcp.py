@@ -94,7 +94,7 @@ async def run(engine: Engine, args: argparse.Namespace) -> int:
         print(f"MCP server {args.name} removed")
     elif args.mcp_command == "tools":
         _known(args.name, names)
-        from threadline.tools.mcp_client import ServerStatus
+        from threadline.tools.mcp_state import ServerStatus
 
         state = await servers.start(args.name)
         if state.status is not ServerStatus.READY:

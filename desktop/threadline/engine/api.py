@@ -26,10 +26,10 @@ from threadline.engine.drafts import Draft
 from threadline.engine.events import ConversationEvent, SessionEvent
 from threadline.engine.exporting import ExportFormat, ExportProgress
 from threadline.engine.usage_report import PriceBook, SessionUsage
-from threadline.interchange.model import ImportProgress, ImportReport
 
 if TYPE_CHECKING:
     from threadline.engine.agents import SessionAgent
+    from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.tools.mcp_manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
 

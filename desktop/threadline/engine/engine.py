@@ -49,7 +49,6 @@ from threadline.core.meter import ContextMeter
 from threadline.core.project import Project, is_colour, with_project
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
 from threadline.core.sticky import StickyContext
-from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 from threadline.engine.agents import AgentError, AgentService, SessionAgent, agent_marker, session_agent
 from threadline.engine.api import EngineApi, Unsubscribe
@@ -95,7 +94,6 @@ from threadline.engine.providers import (
 )
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
-from threadline.interchange.model import ImportedProject, ImportProgress, ImportReport
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
@@ -104,6 +102,11 @@ from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
 from threadline.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    # Import and export are rare, explicit actions: their formats and writers load with the
+    # first of them, not with every start (~0.5 MB, docs/performance.md).
+    from threadline.interchange.model import ImportedProject, ImportProgress, ImportReport
 
 log = logging.getLogger("threadline.engine")
 
@@ -469,6 +472,8 @@ class Engine:
         return session_usage(session_id, await self._tree(session_id), book)
 
     async def export_markdown(self, session_id: str) -> str:
+        from threadline.core.transcript import transcript_markdown  # with the first export
+
         info = await self.store.get_session(session_id)
         tree = await self._tree(session_id)
         return transcript_markdown(tree.path(), info.display_title if info else "")

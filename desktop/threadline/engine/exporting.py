@@ -22,7 +22,6 @@ from threadline.core.project import Project
 from threadline.core.session import SessionInfo
 from threadline.core.tree import ConversationTree
 from threadline.engine.errors import EngineError
-from threadline.interchange import export_markdown, threadline_json
 
 PAGE_SIZE = 200
 """Chats read from the store at a time when exporting everything."""
@@ -105,6 +104,10 @@ async def export_chunks(
     """The export's text, one chunk per chat (plus the JSON document's start and end);
     ``project_of`` names each chat's project in the JSON, so an import can put it back.
     Markdown shows replies' reasoning only with ``include_thinking``; JSON always has it."""
+    # The formats' writers load with the first export: every start imports this module (for
+    # ``ExportFormat``), few export (~0.5 MB with ``interchange.model``, docs/performance.md).
+    from threadline.interchange import export_markdown, threadline_json
+
     count = 0
     if fmt is ExportFormat.JSON:
         yield threadline_json.document_start()

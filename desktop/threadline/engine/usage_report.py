@@ -14,7 +14,7 @@ from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.pricing import Price, PriceTable, UserPrice, Vendor
 from threadline.core.tree import ConversationTree
 from threadline.core.usage import ReplyUsage, UsageTotals, reply_usage, totals
-from threadline.llm.openai_provider import is_official_openai
+from threadline.llm.openai_host import is_official_openai
 from threadline.store.repository import Store
 
 PRICES_SETTING = "prices"

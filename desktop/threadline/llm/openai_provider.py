@@ -52,6 +52,7 @@ from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
 from threadline.llm.errors import ProviderError, malformed_stream, map_status_error
 from threadline.llm.events import StreamEvent
+from threadline.llm.openai_host import is_official_openai
 from threadline.llm.openai_http import NO_SDK, get_json, make_client, open_stream
 from threadline.llm.sdk_provider import SdkProvider
 from threadline.llm.sse import ServerSentEvent, SSEDecoder
@@ -98,10 +99,6 @@ def guess_supports_images(model_id: str) -> bool:
     """Whether a model id names a model known to accept images (a hint for the UI only)."""
     lowered = model_id.lower()
     return any(hint in lowered for hint in _VISION_HINTS)
-
-
-def is_official_openai(base_url: str) -> bool:
-    return not base_url or "api.openai.com" in base_url
 
 
 class OpenAIProvider(SdkProvider):

@@ -22,16 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib
 import json
 import logging
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -39,6 +35,14 @@ from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
+from threadline.tools.mcp_state import (
+    McpServerError,
+    McpToolInfo,
+    ServerState,
+    ServerStatus,
+    policy_name,
+    wire_names,
+)
 from threadline.tools.registry import ToolOutput
 from threadline.tools.tool_cache import ToolDescription
 
@@ -52,9 +56,6 @@ T = TypeVar("T")
 
 MAX_RESTARTS = 3
 STDERR_TAIL_CHARS = 2000
-WIRE_SEPARATOR = "__"
-POLICY_SEPARATOR = "/"
-MAX_WIRE_NAME = 64
 
 
 SDK_MODULES = (
@@ -74,68 +75,6 @@ async def import_sdk() -> None:
     if all(name in sys.modules for name in SDK_MODULES):
         return
     await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
-
-
-class ServerStatus(StrEnum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """One tool of a server as the settings UI lists it."""
-
-    name: str
-    """The server's own name for it."""
-    policy_name: str
-    """``server/tool``: what approval rules and ``enabled_tools`` match."""
-    wire_name: str
-    """``server__tool``: what providers see and stored calls carry."""
-    description: str
-    input_schema: dict[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class ServerState:
-    """A snapshot for the settings UI."""
-
-    name: str
-    status: ServerStatus
-    error: str = ""
-    tools: tuple[McpToolInfo, ...] = ()
-    restarts: int = 0
-    server_info: str = ""
-
-
-class McpServerError(Exception):
-    """The server could not be started or reached; the message is meant for the user and the model."""
-
-
-def wire_name(server: str, tool: str, taken: set[str] | None = None) -> str:
-    """A provider-safe name for ``tool`` of ``server`` (``^[a-zA-Z0-9_-]{1,64}$``), unique in ``taken``."""
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", tool) or "tool"
-    name = f"{server}{WIRE_SEPARATOR}{safe}"
-    if len(name) > MAX_WIRE_NAME or (taken is not None and name in taken):
-        digest = hashlib.sha1(tool.encode("utf-8")).hexdigest()[:8]
-        name = f"{name[: MAX_WIRE_NAME - 9]}_{digest}"
-    return name
-
-
-def wire_names(server: str, tools: Sequence[ToolDescription]) -> list[str]:
-    """The wire names of a server's tools, in order, unique among them."""
-    taken: set[str] = set()
-    names = []
-    for tool in tools:
-        name = wire_name(server, tool.name, taken)
-        taken.add(name)
-        names.append(name)
-    return names
-
-
-def policy_name(server: str, tool: str) -> str:
-    return f"{server}{POLICY_SEPARATOR}{tool}"
 
 
 def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:

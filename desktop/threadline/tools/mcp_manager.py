@@ -37,15 +37,8 @@ import fnmatch
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from threadline.tools.mcp_client import (
-    McpConnection,
-    McpServerError,
-    McpTool,
-    ServerState,
-    ServerStatus,
-    wire_names,
-)
 from threadline.tools.mcp_config import (
     InvalidServerConfig,
     McpServerConfig,
@@ -54,8 +47,12 @@ from threadline.tools.mcp_config import (
     save_configs,
 )
 from threadline.tools.mcp_secrets import forget_stale, has_plain_secrets, store_secrets
+from threadline.tools.mcp_state import McpServerError, ServerState, ServerStatus, wire_names
 from threadline.tools.registry import ToolRegistry
 from threadline.tools.tool_cache import ToolDescription, ToolListCache
+
+if TYPE_CHECKING:
+    from threadline.tools.mcp_client import McpConnection
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -249,6 +246,10 @@ class McpServerManager:
     # -- internals ---------------------------------------------------------------------------------------
 
     def _connection(self, config: McpServerConfig) -> McpConnection:
+        # The connection's code loads with the first server configured: a start with none
+        # never imports it (docs/performance.md, "Memory after start with the engine open").
+        from threadline.tools.mcp_client import McpConnection
+
         return McpConnection(config, log_dir=self._log_dir, on_change=self._changed)
 
     def _changed(self, connection: McpConnection) -> None:
@@ -266,6 +267,8 @@ class McpServerManager:
             self._register(connection, cached)
 
     def _register(self, connection: McpConnection, tools: Sequence[ToolDescription]) -> None:
+        from threadline.tools.mcp_client import McpTool  # loaded with the connection already
+
         self._unregister(connection.name)
         names = []
         for tool, wire in zip(tools, wire_names(connection.name, tools), strict=True):

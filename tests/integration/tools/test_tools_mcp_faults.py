@@ -21,8 +21,9 @@ from tests.support.sse_server import ReplayServer, openai_text_stream, openai_to
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_client import MAX_RESTARTS, McpConnection, ServerStatus, _session_closed
+from threadline.tools.mcp_client import MAX_RESTARTS, McpConnection, _session_closed
 from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp_state import ServerStatus
 
 pytestmark = pytest.mark.asyncio
 
