@@ -86,7 +86,7 @@ def estimate_heights(messages: Iterable[Message | None], width: int, metrics: Te
     per_line_bubble = max(20, (width - 2 * BUBBLE_PAD_X) // metrics.average_char_width)
     fixed = ROW_TOP + metrics.header_height + HEADER_GAP + FOOTER_H + ROW_BOTTOM
     prompt = MessageKind.PROMPT
-    out = array("q")
+    out: list[int] = []
     append = out.append
     for message in messages:
         if message is None:
@@ -98,7 +98,7 @@ def estimate_heights(messages: Iterable[Message | None], width: int, metrics: Te
         if message.tool_calls or message.tool_results:
             lines += 2 * (len(message.tool_calls) + len(message.tool_results))
         append(fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0))
-    return out
+    return array("q", out)  # the ints above 256 go with the list
 
 
 class RowLayout:
@@ -119,14 +119,14 @@ class RowLayout:
     # -- rows come and go -------------------------------------------------------------------
 
     def reset(self, estimates: Iterable[int]) -> None:
-        self.heights = array("q", estimates)
+        self.heights = _int_array(estimates)
         self._measured = array("q", bytes(8 * len(self.heights)))
         self._offsets = None
         self.anchor_row, self.anchor_off = 0, 0
         self.stick = True
 
     def insert(self, first: int, estimates: Iterable[int]) -> None:
-        added = array("q", estimates)
+        added = _int_array(estimates)
         count = len(added)
         self.heights[first:first] = added
         self._measured[first:first] = array("q", bytes(8 * count))
@@ -161,7 +161,11 @@ class RowLayout:
     def offsets(self) -> array[int]:
         """Top of each row from the top of the content, and the total height last."""
         if self._offsets is None:
-            self._offsets = array("q", itertools.accumulate(self.heights, initial=0))
+            # Through a list: an array filled from an iterator is slower, and this runs
+            # whenever a measured height corrects an estimate (while scrolling).
+            offsets = array("q")
+            offsets.fromlist(list(itertools.accumulate(self.heights, initial=0)))
+            self._offsets = offsets
         return self._offsets
 
     def total_height(self) -> int:
@@ -218,3 +222,8 @@ class RowLayout:
             self.anchor_row, self.anchor_off = 0, 0
         else:
             self.anchor_row, self.anchor_off = row, -y
+
+
+def _int_array(values: Iterable[int]) -> array[int]:
+    """``values`` as a new array (an array is copied whole, faster than item by item)."""
+    return values[:] if isinstance(values, array) else array("q", values)
