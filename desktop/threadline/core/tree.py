@@ -48,7 +48,12 @@ class ConversationTree:
 
     def __init__(self, messages: Iterable[Message] = (), active_leaf: str | None = None) -> None:
         self._messages: dict[str, Message] = {}
-        self._children: dict[str | None, list[str]] = {None: []}
+        self._children: dict[str | None, tuple[str, ...]] = {}
+        """Each parent's children's ids, oldest first (``None``: the roots). A tuple, and none
+        for a leaf: a list per message (empty for leaves, over-allocated for the rest) was two
+        objects of every message in a long chat, kept in the small-object heap among its
+        messages, where a closed chat's few survivors keep whatever it used
+        (docs/performance.md). Adding a child replaces its parent's tuple; siblings are few."""
         self.checkpoints: dict[str, str] = {}
         for message in _parents_first(messages):
             self.add(message, activate=False)
@@ -65,8 +70,7 @@ class ConversationTree:
         if message.parent_id is not None and message.parent_id not in self._messages:
             raise TreeError(f"parent {message.parent_id!r} of {message.id!r} is not in the tree")
         self._messages[message.id] = message
-        self._children.setdefault(message.parent_id, []).append(message.id)
-        self._children.setdefault(message.id, [])
+        self._children[message.parent_id] = (*self._children.get(message.parent_id, ()), message.id)
         if activate:
             self._active_leaf = message.id
         return message
@@ -81,8 +85,7 @@ class ConversationTree:
         if self._children.get(message_id):
             raise TreeError(f"message {message_id!r} has replies and cannot be removed")
         del self._messages[message_id]
-        del self._children[message_id]
-        self._children[message.parent_id].remove(message_id)
+        self._drop_child(message.parent_id, message_id)
         if self._active_leaf == message_id:
             parent = message.parent_id
             self._active_leaf = self.newest_leaf_under(parent) if parent is not None else self._default_leaf()
@@ -102,7 +105,7 @@ class ConversationTree:
         while stack:
             node = stack.pop()
             ordered.append(self._messages[node])
-            stack.extend(reversed(self._children.get(node, [])))
+            stack.extend(reversed(self._children.get(node, ())))
         removed_ids = {m.id for m in ordered}
         siblings = self._children[top.parent_id]
         branch = RemovedBranch(
@@ -111,7 +114,7 @@ class ConversationTree:
             active_leaf=self._active_leaf,
             checkpoints={n: t for n, t in self.checkpoints.items() if t in removed_ids},
         )
-        siblings.remove(message_id)
+        self._drop_child(top.parent_id, message_id)
         for message in ordered:
             del self._messages[message.id]
             self._children.pop(message.id, None)
@@ -130,10 +133,10 @@ class ConversationTree:
             raise TreeError(f"parent {top.parent_id!r} of {top.id!r} is not in the tree")
         if any(m.id in self._messages for m in branch.messages):
             raise TreeError(f"message {top.id!r} is already in the tree")
-        siblings = self._children.setdefault(top.parent_id, [])
+        siblings = list(self._children.get(top.parent_id, ()))
         self._messages[top.id] = top
         siblings.insert(min(branch.position, len(siblings)), top.id)
-        self._children[top.id] = []
+        self._children[top.parent_id] = tuple(siblings)
         for message in branch.messages[1:]:
             self.add(message, activate=False)
         self.checkpoints.update(branch.checkpoints)
@@ -162,7 +165,7 @@ class ConversationTree:
         return self._active_leaf
 
     def children(self, message_id: str | None) -> list[Message]:
-        return [self._messages[c] for c in self._children.get(message_id, [])]
+        return [self._messages[c] for c in self._children.get(message_id, ())]
 
     def siblings(self, message_id: str) -> list[Message]:
         """The message and its siblings (the versions), oldest first."""
@@ -291,8 +294,16 @@ class ConversationTree:
     # -- internals --------------------------------------------------------------------
 
     def _default_leaf(self) -> str | None:
-        roots = self._children.get(None, [])
+        roots = self._children.get(None, ())
         return self.newest_leaf_under(roots[-1]) if roots else None
+
+    def _drop_child(self, parent_id: str | None, child_id: str) -> None:
+        """Take ``child_id`` out of its parent's children (a parent left without any has none)."""
+        rest = tuple(c for c in self._children[parent_id] if c != child_id)
+        if rest:
+            self._children[parent_id] = rest
+        else:
+            del self._children[parent_id]
 
 
 def _parents_first(messages: Iterable[Message]) -> list[Message]:

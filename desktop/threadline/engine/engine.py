@@ -291,6 +291,11 @@ class Engine:
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error
 
+    async def release_caches(self) -> None:
+        """Give back the database's page cache, e.g. after a long chat was closed (its
+        pages were the cache's content; ``Store.release_page_cache``)."""
+        await self.store.release_page_cache()
+
     async def close_session(self, session_id: str) -> None:
         """Forget the live conversation; a running turn is cancelled first (its text is kept)."""
         task = self._tasks.get(session_id)

@@ -111,6 +111,13 @@ def _begin_sqlite(connection: sa.Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
 
 
+def shrink_memory(connection: sa.Connection) -> None:
+    """Free the memory SQLite holds for this connection, its page cache first (SQLite only:
+    a server database caches in its own process)."""
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("PRAGMA shrink_memory")
+
+
 def mark_writing(connection: sa.Connection) -> sa.Connection:
     """Flag ``connection`` so its transactions begin ``IMMEDIATE`` on SQLite (no effect elsewhere)."""
     return connection.execution_options(**{WRITE_OPTION: True})

@@ -283,6 +283,17 @@ class Store:
     async def load_tree(self, session_id: str) -> ConversationTree:
         return await self._read_core(ops_messages.load_tree, session_id)
 
+    async def release_page_cache(self) -> None:
+        """Give back what SQLite's page cache holds (``PRAGMA shrink_memory``).
+
+        Reading a long tree fills the connection's cache to its bound (about 2 MB for a
+        10,000-message chat) and nothing empties it: after that chat is closed the memory
+        stayed for the rest of the run (docs/performance.md). Later reads fill it again.
+        Nothing to do once the store is closed (the window may be closing meanwhile).
+        """
+        if not self._closed:
+            await self._read_core(db.shrink_memory)
+
     async def message_count(self, session_id: str) -> int:
         return await self._read_core(ops_messages.message_count, session_id)
 

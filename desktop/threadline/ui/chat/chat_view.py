@@ -26,7 +26,7 @@ keys. Moving the current message scrolls it into view and tells assistive tools.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import (
     QEvent,
@@ -220,10 +220,10 @@ class ChatView(QAbstractScrollArea):
     def total_height(self) -> int:
         return self._rows.total_height()
 
-    def _estimates(self, first: int, last: int) -> list[int]:
+    def _estimates(self, first: int, last: int) -> Sequence[int]:
         m = self._model
         if m is None:
-            return []
+            return ()
         messages = (m.message_at(row) for row in range(first, last + 1))
         return estimate_heights(messages, self.content_width(), self._painter.metrics)
 

@@ -9,12 +9,19 @@ estimate above the anchor never moves what the user is looking at. While the vie
 last row upwards, so new content stays in view.
 
 Nothing here paints or touches a widget: the view hands in a ``measure`` callback.
+
+Heights, widths and offsets are machine integers in ``array.array``, not lists of ``int``:
+a list of a 10,000-message chat's offsets is 10,000 int objects (most heights and every
+offset are above the 256 Python shares), remade whenever a measured height differs from
+its estimate. Those objects filled the small-object heap among the chat's messages, where
+the few that outlive a closed chat keep its memory (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -70,7 +77,7 @@ class TextMetrics:
     header_height: int
 
 
-def estimate_heights(messages: Iterable[Message | None], width: int, metrics: TextMetrics) -> list[int]:
+def estimate_heights(messages: Iterable[Message | None], width: int, metrics: TextMetrics) -> array[int]:
     """A guessed height for each message, from its text length alone, with the per-view
     arithmetic done once: opening a 10,000-message session estimates every row, so this
     loop is all the per-message work of an open (nothing is laid out until it shows)."""
@@ -91,16 +98,16 @@ def estimate_heights(messages: Iterable[Message | None], width: int, metrics: Te
         if message.tool_calls or message.tool_results:
             lines += 2 * (len(message.tool_calls) + len(message.tool_results))
         append(fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0))
-    return out
+    return array("q", out)  # the ints above 256 go with the list
 
 
 class RowLayout:
     """Row heights, their running offsets, and the anchor of the visible part."""
 
     def __init__(self) -> None:
-        self.heights: list[int] = []
-        self._measured: list[int] = []  # content width a height was measured at (0 = estimate, -1 = stale)
-        self._offsets: list[int] | None = None
+        self.heights = array("q")
+        self._measured = array("q")  # content width a height was measured at (0 = estimate, -1 = stale)
+        self._offsets: array[int] | None = None
         self.anchor_row = 0
         self.anchor_off = 0
         self.stick = True
@@ -111,17 +118,18 @@ class RowLayout:
 
     # -- rows come and go -------------------------------------------------------------------
 
-    def reset(self, estimates: list[int]) -> None:
-        self.heights = estimates
-        self._measured = [0] * len(estimates)
+    def reset(self, estimates: Iterable[int]) -> None:
+        self.heights = _int_array(estimates)
+        self._measured = array("q", bytes(8 * len(self.heights)))
         self._offsets = None
         self.anchor_row, self.anchor_off = 0, 0
         self.stick = True
 
-    def insert(self, first: int, estimates: list[int]) -> None:
-        count = len(estimates)
-        self.heights[first:first] = estimates
-        self._measured[first:first] = [0] * count
+    def insert(self, first: int, estimates: Iterable[int]) -> None:
+        added = _int_array(estimates)
+        count = len(added)
+        self.heights[first:first] = added
+        self._measured[first:first] = array("q", bytes(8 * count))
         self._offsets = None
         if len(self.heights) > count and self.anchor_row >= first:
             self.anchor_row += count
@@ -150,10 +158,14 @@ class RowLayout:
 
     # -- positions --------------------------------------------------------------------------
 
-    def offsets(self) -> list[int]:
+    def offsets(self) -> array[int]:
         """Top of each row from the top of the content, and the total height last."""
         if self._offsets is None:
-            self._offsets = [0, *itertools.accumulate(self.heights)]
+            # Through a list: an array filled from an iterator is slower, and this runs
+            # whenever a measured height corrects an estimate (while scrolling).
+            offsets = array("q")
+            offsets.fromlist(list(itertools.accumulate(self.heights, initial=0)))
+            self._offsets = offsets
         return self._offsets
 
     def total_height(self) -> int:
@@ -210,3 +222,8 @@ class RowLayout:
             self.anchor_row, self.anchor_off = 0, 0
         else:
             self.anchor_row, self.anchor_off = row, -y
+
+
+def _int_array(values: Iterable[int]) -> array[int]:
+    """``values`` as a new array (an array is copied whole, faster than item by item)."""
+    return values[:] if isinstance(values, array) else array("q", values)

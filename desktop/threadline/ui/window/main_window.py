@@ -590,18 +590,25 @@ class MainWindow(QMainWindow):
     def _release_session(self, session_id: str) -> None:
         """A closed tab's idle conversation leaves the engine's memory (a 10,000-message tree
         held ~20 MB for the rest of the run). One still replying stays live: its reply goes on
-        without the tab (docs/performance.md). A big one's memory is given back at once
-        (``heap.release_freed_memory``), once the tab's deferred deletion has run."""
+        without the tab (docs/performance.md). A big one's memory is given back at once, once
+        the tab's deferred deletion has run: SQLite's page cache, which its tree's rows had
+        filled (``release_caches``), then the freed heap (``heap.release_freed_memory``)."""
         live = self.engine.live(session_id) if self.engine is not None else None
         if self.engine is None or live is None or not live.conversation.ready_for_input:
             return
         big = len(live.conversation.tree) >= BIG_CHAT
 
-        def released(_closed: None) -> None:
-            if big:
-                QTimer.singleShot(0, release_freed_memory)
+        engine = self.engine
 
-        spawn(self.engine.close_session(session_id), on_done=released, on_error=self._error)
+        def released(_closed: None) -> None:
+            if big:  # the tree's pages in SQLite's cache first, then the heap they leave free
+                spawn(
+                    engine.release_caches(),
+                    on_done=lambda _none: QTimer.singleShot(0, release_freed_memory),
+                    on_error=lambda err: log.warning("could not release the page cache: %s", describe(err)),
+                )
+
+        spawn(engine.close_session(session_id), on_done=released, on_error=self._error)
 
     def _reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
