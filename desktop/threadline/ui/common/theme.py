@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
@@ -42,6 +43,9 @@ from PySide6.QtWidgets import (
     QStyleOption,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QWindow  # only named: importing a Qt class makes its enums
 
 log = logging.getLogger("threadline.ui.common.theme")
 
@@ -543,13 +547,18 @@ class ThemedStyle(QProxyStyle):
 class MnemonicState(QObject):
     """Whether mnemonic underlines show: only while Alt is held (the platforms' default).
 
-    An application-wide event filter that only looks at Alt presses and releases (and
-    at the application losing focus, which may swallow the release); on a change it
-    repaints the widgets that draw mnemonics. The shortcuts themselves always work.
+    It watches the Alt presses and releases, and on a change repaints the widgets that
+    draw mnemonics. The shortcuts themselves always work.
 
-    The window starts it only after its first paint (``listen=False``, then ``listen()``):
-    a Python filter on every event makes PySide6 wrap each object and event it is shown,
-    which cost ~20 ms of the first frame (docs/performance.md).
+    A key press reaches the window that has the focus (its ``QWindow``) before the focus
+    widget, so the watch sits on each window as it takes the focus, not on the whole
+    application: an application-wide Python filter is shown every event of every widget
+    (paints, layouts, timers), and PySide6 wraps each one, making the enums of every class
+    it meets; that was ~10 ms of CPU before the sidebar's first paint and ~28 ms over a
+    short run (docs/performance.md, "Window"). When the application loses the focus, the
+    underlines go (the Alt release may never come back to it).
+
+    The window starts it only after its first paint (``listen=False``, then ``listen()``).
     """
 
     def __init__(self, app: QApplication, *, listen: bool = True) -> None:
@@ -566,7 +575,9 @@ class MnemonicState(QObject):
             self.listening = True
             app = self.parent()
             assert isinstance(app, QApplication)
-            app.installEventFilter(self)
+            app.focusWindowChanged.connect(self._focus_moved)
+            app.applicationStateChanged.connect(self._application_state_changed)
+            self._focus_moved(app.focusWindow())
 
     @classmethod
     def of(cls, app: QApplication, *, listen: bool = True) -> MnemonicState:
@@ -578,6 +589,16 @@ class MnemonicState(QObject):
             return found
         return cls(app, listen=listen)
 
+    def _focus_moved(self, window: QWindow | None) -> None:
+        if window is None:
+            self._set(False)
+        else:
+            window.installEventFilter(self)  # a window watched before is not watched twice
+
+    def _application_state_changed(self, state: Qt.ApplicationState) -> None:
+        if state != Qt.ApplicationState.ApplicationActive:
+            self._set(False)
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
@@ -585,8 +606,6 @@ class MnemonicState(QObject):
                 self._set(kind == QEvent.Type.KeyPress)
             elif self.shown and not event.modifiers() & Qt.KeyboardModifier.AltModifier:
                 self._set(False)
-        elif kind == QEvent.Type.ApplicationDeactivate and self.shown:
-            self._set(False)
         return False
 
     def _set(self, shown: bool) -> None:
