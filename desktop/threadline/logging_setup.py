@@ -24,7 +24,6 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +77,26 @@ class SecretMaskingFormatter(logging.Formatter):
         return mask_secrets(super().format(record))
 
 
-@dataclass
 class LoggingSetup:
-    """What ``setup_logging`` installed, so it can be undone (tests, a second window in-process)."""
+    """What ``setup_logging`` installed, so it can be undone (tests, a second window in-process).
 
-    log_path: Path | None
-    handler: logging.Handler
-    previous_level: int
-    previous_thread_hook: Callable[[threading.ExceptHookArgs], Any]
-    extras: list[Callable[[], None]] = field(default_factory=list)
+    A plain class, not a dataclass: the window imports this module before its first paint,
+    and ``dataclasses`` is not otherwise imported by then (docs/performance.md, "Window").
+    """
+
+    def __init__(
+        self,
+        log_path: Path | None,
+        handler: logging.Handler,
+        previous_level: int,
+        previous_thread_hook: Callable[[threading.ExceptHookArgs], Any],
+    ) -> None:
+        self.log_path = log_path
+        self.handler = handler
+        self.previous_level = previous_level
+        self.previous_thread_hook = previous_thread_hook
+        self.extras: list[Callable[[], None]] = []
+        """Further undo steps, run in reverse order by ``close``."""
 
     def close(self) -> None:
         root = logging.getLogger()
