@@ -1,7 +1,7 @@
 """The app's log: the root logger to a rotating file in the data folder, with secrets masked.
 
 Started first thing in ``app.run_gui``, before Qt and the window: records are held in
-memory (``hold_records``) until the window, after its first paint, opens the file
+memory (``hold_records``) until the window, once it has painted whole, opens the file
 (``setup_logging(held=…)``) and writes them first. So everything that follows — Qt's own
 messages (routed here by ``ui.common.qt_messages``), exceptions in
 threads (``threading.excepthook``), errors the asyncio loop could not hand to anyone
@@ -121,7 +121,7 @@ def log_file(data_dir: Path) -> Path:
 class HeldRecords(logging.Handler):
     """Log records made before the log file is open, kept in memory until ``setup_logging`` writes them.
 
-    The window opens its log only after its first paint: creating the rotating file
+    The window opens its log only once it has painted whole: creating the rotating file
     handler (``logging.handlers`` and what it imports), the folder and the file, and
     formatting the first line with the secret patterns was ~4 ms of the first frame. Until
     then this handler keeps every record, with its own time, and ``setup_logging(held=…)``

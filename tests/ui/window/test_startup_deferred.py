@@ -121,9 +121,14 @@ async def opener(data_dir, database_url):
     # Where the app opens the engine: what the window holds by then, and a shortcut used at once.
     window = next(w for w in QApplication.topLevelWidgets() if type(w).__name__ == "MainWindow")
     print("built before the engine:", window.sidebar_built, window.tabs_built)
+    log = data_dir / "logs" / "threadline.log"
+    print("log file before the sidebar's paint:", log.exists())
     while not window.sidebar.isVisible():
         await asyncio.sleep(0.01)
     print("sidebar shown in its slot:", window.sidebar.parent() is window.sidebar_slot)
+    while not log.exists():  # opened once the whole window has painted
+        await asyncio.sleep(0.01)
+    print("log file then written:", "log started" in log.read_text())
     window.activateWindow()
     QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     print("Ctrl+K focuses the search:", window.focusWidget() is window.sidebar.filter)
@@ -146,7 +151,9 @@ def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_pa
         check=True,
     ).stdout
     assert "built before the engine: True True" in out
+    assert "log file before the sidebar's paint: False" in out  # nothing on screen waits for it
     assert "sidebar shown in its slot: True" in out
+    assert "log file then written: True" in out
     assert "Ctrl+K focuses the search: True" in out
 
 
