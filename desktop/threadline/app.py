@@ -251,7 +251,7 @@ def _run_window(
         loop.create_task(start_engine())
 
     async def start_engine() -> None:
-        from threadline.ui.window.startup_dialog import StartupRecovery
+        from threadline.ui.window.startup_recovery import StartupRecovery
 
         recovery = StartupRecovery(data_dir, database_url, opener=open_chosen_engine, parent_widget=window)
         engine = await recovery.open_engine()

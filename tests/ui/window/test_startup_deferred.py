@@ -121,6 +121,7 @@ async def opener(data_dir, database_url):
     # Where the app opens the engine: what the window holds by then, and a shortcut used at once.
     window = next(w for w in QApplication.topLevelWidgets() if type(w).__name__ == "MainWindow")
     print("built before the engine:", window.sidebar_built, window.tabs_built)
+    print("problem dialog loaded:", "threadline.ui.window.startup_dialog" in sys.modules)  # on failure only
     log = data_dir / "logs" / "threadline.log"
     print("log file before the sidebar's paint:", log.exists())
     while not window.sidebar.isVisible():
@@ -151,6 +152,7 @@ def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_pa
         check=True,
     ).stdout
     assert "built before the engine: True True" in out
+    assert "problem dialog loaded: False" in out
     assert "log file before the sidebar's paint: False" in out  # nothing on screen waits for it
     assert "sidebar shown in its slot: True" in out
     assert "log file then written: True" in out
