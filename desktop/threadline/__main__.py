@@ -1,7 +1,11 @@
 """Entry point: parse the command line, then start the window or run a command.
 
 Heavy imports (Qt, SDKs, SQLAlchemy) happen only in the branch that needs them,
-so ``threadline --version`` and the window's first paint stay fast.
+so ``threadline --version`` and the window's first paint stay fast. For the same
+reason a start of the window is parsed without the commands' parsers: building them
+(and importing their modules, ``json`` among them) took ~10 ms of every start's
+CPU before the first paint (docs/performance.md, "Window"); ``parse_command_line``
+builds them only when the words name a command, ask for help or are wrong.
 """
 
 from __future__ import annotations
@@ -10,15 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from threadline import version
-from threadline.cli_agent import add_agent_parser
-from threadline.cli_db import add_db_parser
-from threadline.cli_export import add_export_parser
-from threadline.cli_import import add_import_parser
-from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options, split_server_command
-from threadline.cli_show import add_show_parser
-from threadline.cli_usage import add_usage_parser
 
 
 class _VersionAction(argparse.Action):
@@ -44,7 +42,8 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _common_options() -> argparse.ArgumentParser:
+    """The options every parser and subcommand takes (a parent parser, without help)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--data-dir",
@@ -59,11 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="use this SQLAlchemy URL (e.g. postgresql+psycopg://…) instead of the SQLite file",
     )
-    parser = argparse.ArgumentParser(
-        prog="threadline",
-        description="Threadline, a desktop conversation manager for large language models.",
-        parents=[common],
-    )
+    return common
+
+
+def _add_start_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a start without a command: the window, its probe, the self-test."""
     parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--startup-probe",
@@ -75,6 +74,61 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="open the database, create and delete a session offscreen, and exit 0 on success",
     )
+
+
+class _NotAPlainStart(Exception):
+    """The words are more than a start's options: the whole parser reads them (and reports errors)."""
+
+
+class _StartParser(argparse.ArgumentParser):
+    """The top-level options only; any word it cannot read is the whole parser's to read."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotAPlainStart(message)
+
+
+def _start_parser() -> argparse.ArgumentParser:
+    """A parser for a start without a command: ``build_parser``'s top level, without the commands.
+
+    No ``--help`` either (``-h`` is then a word it cannot read), so help is always the
+    whole parser's, listing every command.
+    """
+    parser = _StartParser(prog="threadline", add_help=False, parents=[_common_options()])
+    _add_start_options(parser)
+    parser.set_defaults(command=None)
+    return parser
+
+
+def parse_command_line(words: Sequence[str]) -> argparse.Namespace:
+    """``words`` parsed as ``build_parser`` parses them.
+
+    A start of the window (or the probe, the self-test, ``--version``) is read by the
+    top-level options alone; a command word, ``--help`` or any error goes to the whole
+    parser, whose answer and messages are therefore unchanged.
+    """
+    try:
+        return _start_parser().parse_args(words)
+    except _NotAPlainStart:
+        return build_parser().parse_args(words)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: the top-level options and every command with its options."""
+    from threadline.cli_agent import add_agent_parser
+    from threadline.cli_db import add_db_parser
+    from threadline.cli_export import add_export_parser
+    from threadline.cli_import import add_import_parser
+    from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
+    from threadline.cli_show import add_show_parser
+    from threadline.cli_usage import add_usage_parser
+
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="threadline",
+        description="Threadline, a desktop conversation manager for large language models.",
+        parents=[common],
+    )
+    _add_start_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = commands.add_parser(
@@ -151,8 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    words, server_command = split_server_command(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(words)
+    words = list(sys.argv[1:] if argv is None else argv)
+    server_command: list[str] = []
+    if "--" in words:  # only ``mcp add NAME … -- COMMAND`` has a server's command line to cut off
+        from threadline.cli_options import split_server_command
+
+        words, server_command = split_server_command(words)
+    args = parse_command_line(words)
     if server_command:
         args.server_command = server_command
     from threadline.paths import default_data_dir

@@ -3,8 +3,9 @@
 Order matters:
 
 1. Log records are held in memory from the first line (``logging_setup.hold_records``), so
-   nothing that follows is lost; the log file itself is opened after the first paint and
-   the held records are written to it first.
+   nothing that follows is lost; the log file itself is opened once the whole window has
+   painted (or the engine is open, if that comes first) and the held records are written
+   to it first.
 2. Then Qt and the qasync loop; Qt's own messages and the loop's unhandled errors are
    routed to the log, and the crash handler becomes ``sys.excepthook`` — all before the
    window paints, so an error in the first frame is caught like any other.
@@ -225,8 +226,13 @@ def _run_window(
             done.set_result(code)
 
     def whole_window_painted() -> None:
-        print_probe(started, time.time())
-        finish(0)
+        # The log file (with the records held until now) once the whole window is on screen:
+        # nothing the user sees waits for it (~3 ms). The engine's start opens it too, should
+        # the sidebar never paint (a window minimised at once).
+        open_log()
+        if startup_probe:
+            print_probe(started, time.time())
+            finish(0)
 
     def after_first_paint() -> None:
         from threadline.ui.common.theme import MnemonicState
@@ -236,17 +242,16 @@ def _run_window(
         # next frame, and the engine (opened below) finds the sidebar and the tabs built.
         window.finish_building()
         MnemonicState.of(app).listen()
-        open_log()
+        FirstPaintWatcher(window.sidebar, whole_window_painted)
         if startup_probe:
-            print_probe(started, painted)
             # The probe also waits for the sidebar's paint (its second line), so that its
             # exit and CPU time include the whole window.
-            FirstPaintWatcher(window.sidebar, whole_window_painted)
+            print_probe(started, painted)
             return
         loop.create_task(start_engine())
 
     async def start_engine() -> None:
-        from threadline.ui.window.startup_dialog import StartupRecovery
+        from threadline.ui.window.startup_recovery import StartupRecovery
 
         recovery = StartupRecovery(data_dir, database_url, opener=open_chosen_engine, parent_widget=window)
         engine = await recovery.open_engine()
@@ -254,6 +259,7 @@ def _run_window(
             finish(1)
             return
         engine_box.append(engine)
+        open_log()  # done already unless the sidebar has not painted yet
         await window.attach_engine(engine)
         start_warm_up(engine)
 

@@ -1,7 +1,7 @@
 """The app's log: the root logger to a rotating file in the data folder, with secrets masked.
 
 Started first thing in ``app.run_gui``, before Qt and the window: records are held in
-memory (``hold_records``) until the window, after its first paint, opens the file
+memory (``hold_records``) until the window, once it has painted whole, opens the file
 (``setup_logging(held=…)``) and writes them first. So everything that follows — Qt's own
 messages (routed here by ``ui.common.qt_messages``), exceptions in
 threads (``threading.excepthook``), errors the asyncio loop could not hand to anyone
@@ -24,7 +24,6 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +77,26 @@ class SecretMaskingFormatter(logging.Formatter):
         return mask_secrets(super().format(record))
 
 
-@dataclass
 class LoggingSetup:
-    """What ``setup_logging`` installed, so it can be undone (tests, a second window in-process)."""
+    """What ``setup_logging`` installed, so it can be undone (tests, a second window in-process).
 
-    log_path: Path | None
-    handler: logging.Handler
-    previous_level: int
-    previous_thread_hook: Callable[[threading.ExceptHookArgs], Any]
-    extras: list[Callable[[], None]] = field(default_factory=list)
+    A plain class, not a dataclass: the window imports this module before its first paint,
+    and ``dataclasses`` is not otherwise imported by then (docs/performance.md, "Window").
+    """
+
+    def __init__(
+        self,
+        log_path: Path | None,
+        handler: logging.Handler,
+        previous_level: int,
+        previous_thread_hook: Callable[[threading.ExceptHookArgs], Any],
+    ) -> None:
+        self.log_path = log_path
+        self.handler = handler
+        self.previous_level = previous_level
+        self.previous_thread_hook = previous_thread_hook
+        self.extras: list[Callable[[], None]] = []
+        """Further undo steps, run in reverse order by ``close``."""
 
     def close(self) -> None:
         root = logging.getLogger()
@@ -111,7 +121,7 @@ def log_file(data_dir: Path) -> Path:
 class HeldRecords(logging.Handler):
     """Log records made before the log file is open, kept in memory until ``setup_logging`` writes them.
 
-    The window opens its log only after its first paint: creating the rotating file
+    The window opens its log only once it has painted whole: creating the rotating file
     handler (``logging.handlers`` and what it imports), the folder and the file, and
     formatting the first line with the secret patterns was ~4 ms of the first frame. Until
     then this handler keeps every record, with its own time, and ``setup_logging(held=…)``

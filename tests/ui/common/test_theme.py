@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QColor, QKeyEvent
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QPushButton, QStyle, QStyleOptionButton, QWidget
 
@@ -64,16 +64,15 @@ def test_mnemonics_are_underlined_only_while_alt_is_held(qtbot: Any, theme: Any)
     button = QPushButton("&Allow once")
     qtbot.addWidget(button)
     button.show()
+    button.activateWindow()
+    qtbot.waitActive(button)
     style = QApplication.style()
     hint = QStyle.StyleHint.SH_UnderlineShortcut
     assert style.styleHint(hint, None, button) == 0
-    QApplication.sendEvent(
-        button, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
-    )
+    # As a keyboard's keys come: to the focused window, then to its focus widget.
+    QTest.keyPress(button.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
     assert style.styleHint(hint, None, button) == 1
-    QApplication.sendEvent(
-        button, QKeyEvent(QEvent.Type.KeyRelease, Qt.Key.Key_Alt, Qt.KeyboardModifier.NoModifier)
-    )
+    QTest.keyRelease(button.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.NoModifier)
     assert style.styleHint(hint, None, button) == 0
     assert MnemonicState.of(QApplication.instance()) is MnemonicState.of(
         QApplication.instance()
@@ -83,3 +82,28 @@ def test_mnemonics_are_underlined_only_while_alt_is_held(qtbot: Any, theme: Any)
     qtbot.waitActive(button)
     with qtbot.waitSignal(button.clicked, timeout=15000):  # through the window, as shortcuts are
         QTest.keyClick(button.windowHandle(), Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)
+
+
+def test_the_alt_watch_follows_the_focus_to_each_window(qtbot: Any, theme: Any) -> None:
+    """Alt is watched on whichever window has the focus (a dialog opened later too), not on
+    every widget; the underlines go when the application loses the focus."""
+    state = MnemonicState.of(QApplication.instance())
+    hint = QStyle.StyleHint.SH_UnderlineShortcut
+    windows = []
+    for text in ("&Allow once", "&Deny"):
+        button = QPushButton(text)
+        qtbot.addWidget(button)
+        button.show()
+        button.activateWindow()
+        qtbot.waitActive(button)
+        QTest.keyPress(button.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
+        assert QApplication.style().styleHint(hint, None, button) == 1
+        QTest.keyRelease(button.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.NoModifier)
+        assert QApplication.style().styleHint(hint, None, button) == 0
+        windows.append(button)
+    QTest.keyPress(windows[1].windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
+    assert state.shown
+    # Alt+Tab to another program: the platform reports the application inactive, the release
+    # goes to the other program.
+    QApplication.instance().applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
+    assert not state.shown

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QStyle
 
 from threadline.ui.common.first_paint import FirstPaintWatcher
-from threadline.ui.common.theme import MnemonicState, ThemeChoice, ThemeManager
+from threadline.ui.common.theme import LIGHT, MnemonicState, ThemeChoice, ThemedStyle, ThemeManager
 from threadline.ui.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,32 +37,37 @@ def test_the_first_paint_watcher_fires_once_after_the_first_paint(qtbot: Any) ->
 
 
 def _press_alt(widget: Any, kind: QEvent.Type) -> None:
-    modifier = (
-        Qt.KeyboardModifier.AltModifier if kind == QEvent.Type.KeyPress else Qt.KeyboardModifier.NoModifier
-    )
-    QApplication.sendEvent(widget, QKeyEvent(kind, Qt.Key.Key_Alt, modifier))
+    """Alt pressed or released as a keyboard sends it: to the focused window."""
+    if kind == QEvent.Type.KeyPress:
+        QTest.keyPress(widget.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
+    else:
+        QTest.keyRelease(widget.windowHandle(), Qt.Key.Key_Alt, Qt.KeyboardModifier.NoModifier)
 
 
 def test_the_alt_watch_can_start_late_and_then_underlines_as_before(qtbot: Any, qapp: Any) -> None:
     app = QApplication.instance()
     assert isinstance(app, QApplication)
-    ThemeManager(qapp, ThemeChoice.LIGHT).apply(watch_alt=False)
-    state = MnemonicState.of(app)
-    app.removeEventFilter(state)
-    state.listening = False  # as the window starts: the watch not yet installed
-    label = QLabel("&Allow")
-    qtbot.addWidget(label)
-    label.show()
-    hint = QStyle.StyleHint.SH_UnderlineShortcut
-    _press_alt(label, QEvent.Type.KeyPress)
-    assert QApplication.style().styleHint(hint, None, label) == 0  # nobody listening yet
-    _press_alt(label, QEvent.Type.KeyRelease)
-    MnemonicState.of(app).listen()
-    MnemonicState.of(app).listen()  # once only: a second filter would not change the answer, but costs
-    _press_alt(label, QEvent.Type.KeyPress)
-    assert QApplication.style().styleHint(hint, None, label) == 1
-    _press_alt(label, QEvent.Type.KeyRelease)
-    assert QApplication.style().styleHint(hint, None, label) == 0
+    state = MnemonicState(app, listen=False)  # as the window starts: the watch not yet started
+    style = ThemedStyle(LIGHT, state)
+    try:
+        label = QLabel("&Allow")
+        qtbot.addWidget(label)
+        label.show()
+        label.activateWindow()
+        qtbot.waitActive(label)  # the window has the focus before the watch starts, as in the app
+        hint = QStyle.StyleHint.SH_UnderlineShortcut
+        _press_alt(label, QEvent.Type.KeyPress)
+        assert style.styleHint(hint, None, label) == 0  # nobody listening yet
+        _press_alt(label, QEvent.Type.KeyRelease)
+        state.listen()
+        state.listen()  # once only: a second filter would not change the answer, but costs
+        _press_alt(label, QEvent.Type.KeyPress)
+        assert style.styleHint(hint, None, label) == 1
+        _press_alt(label, QEvent.Type.KeyRelease)
+        assert style.styleHint(hint, None, label) == 0
+    finally:
+        state.setParent(None)  # the application's own watch stays the one ``MnemonicState.of`` finds
+        state.deleteLater()
 
 
 CHECK_FIRST_FRAME = """
@@ -116,9 +121,15 @@ async def opener(data_dir, database_url):
     # Where the app opens the engine: what the window holds by then, and a shortcut used at once.
     window = next(w for w in QApplication.topLevelWidgets() if type(w).__name__ == "MainWindow")
     print("built before the engine:", window.sidebar_built, window.tabs_built)
+    print("problem dialog loaded:", "threadline.ui.window.startup_dialog" in sys.modules)  # on failure only
+    log = data_dir / "logs" / "threadline.log"
+    print("log file before the sidebar's paint:", log.exists())
     while not window.sidebar.isVisible():
         await asyncio.sleep(0.01)
     print("sidebar shown in its slot:", window.sidebar.parent() is window.sidebar_slot)
+    while not log.exists():  # opened once the whole window has painted
+        await asyncio.sleep(0.01)
+    print("log file then written:", "log started" in log.read_text())
     window.activateWindow()
     QTest.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     print("Ctrl+K focuses the search:", window.focusWidget() is window.sidebar.filter)
@@ -141,7 +152,10 @@ def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_pa
         check=True,
     ).stdout
     assert "built before the engine: True True" in out
+    assert "problem dialog loaded: False" in out
+    assert "log file before the sidebar's paint: False" in out  # nothing on screen waits for it
     assert "sidebar shown in its slot: True" in out
+    assert "log file then written: True" in out
     assert "Ctrl+K focuses the search: True" in out
 
 

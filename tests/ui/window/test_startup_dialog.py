@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from threadline.ui.window.startup_dialog import DATABASE_FILENAME, StartupProblemDialog, StartupRecovery
+from threadline.ui.window.startup_dialog import StartupProblemDialog
+from threadline.ui.window.startup_recovery import DATABASE_FILENAME, StartupRecovery
 
 GARBAGE = b"this is my shopping list, not a database\n" * 200
 
@@ -58,7 +59,7 @@ class Recovery:
         return self.task.result()
 
 
-@pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
+@pytest.mark.expected_log_warnings("startup_recovery: (could not open the conversations|restoring .* failed)")
 def test_a_garbage_file_shows_the_stores_advice_and_restores_the_newest_backup(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:
@@ -99,7 +100,7 @@ def test_a_garbage_file_shows_the_stores_advice_and_restores_the_newest_backup(
     assert [p.read_bytes() for p in kept_aside if not p.name.endswith(("-wal", "-shm"))] == [GARBAGE]
 
 
-@pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
+@pytest.mark.expected_log_warnings("startup_recovery: (could not open the conversations|restoring .* failed)")
 def test_a_schema_from_a_newer_version_offers_no_restore_and_can_be_retried(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:
@@ -133,7 +134,7 @@ def test_a_schema_from_a_newer_version_offers_no_restore_and_can_be_retried(
     assert recovery.recovery.attempts == 2
 
 
-@pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
+@pytest.mark.expected_log_warnings("startup_recovery: (could not open the conversations|restoring .* failed)")
 def test_quit_gives_no_engine_and_changes_nothing(tmp_path: Path, qloop: Any, qtbot: Any) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
@@ -147,7 +148,7 @@ def test_quit_gives_no_engine_and_changes_nothing(tmp_path: Path, qloop: Any, qt
     assert (data_dir / DATABASE_FILENAME).read_bytes() == GARBAGE
 
 
-@pytest.mark.expected_log_warnings("startup_dialog: (could not open the conversations|restoring .* failed)")
+@pytest.mark.expected_log_warnings("startup_recovery: (could not open the conversations|restoring .* failed)")
 def test_a_damaged_backup_is_reported_in_the_next_dialog(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:

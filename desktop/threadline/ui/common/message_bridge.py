@@ -14,8 +14,8 @@ never its ``str()`` or a traceback. Unexpected errors go to the crash handler in
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 
@@ -31,9 +31,12 @@ class MessageLevel(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
-    """One message for the user; ``session_id`` names the chat it is about, if any."""
+class UserMessage(NamedTuple):
+    """One message for the user; ``session_id`` names the chat it is about, if any.
+
+    (A ``NamedTuple``: the window imports this module before its first paint, where a frozen
+    dataclass and the ``dataclasses`` module cost ~2 ms of CPU, docs/performance.md.)
+    """
 
     level: MessageLevel
     text: str

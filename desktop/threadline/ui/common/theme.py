@@ -14,34 +14,16 @@ re-polishes the widgets and drops the chat views' rendered-document caches.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QGuiApplication,
-    QKeyEvent,
-    QPainter,
-    QPainterPath,
-    QPalette,
-    QPen,
-    QWheelEvent,
-)
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QAbstractScrollArea,
-    QApplication,
-    QLabel,
-    QMenuBar,
-    QProxyStyle,
-    QStyle,
-    QStyleFactory,
-    QStyleHintReturn,
-    QStyleOption,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPalette, QWheelEvent
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QWidget
+
+if TYPE_CHECKING:  # only named here: importing a Qt class makes all its enums (the first frame pays)
+    from PySide6.QtGui import QFont, QPainter, QWindow
+    from PySide6.QtWidgets import QStyleHintReturn, QStyleOption
 
 log = logging.getLogger("threadline.ui.common.theme")
 
@@ -54,8 +36,10 @@ class ThemeChoice(StrEnum):
     """Black on white or white on black (following the system's light or dark scheme)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ThemeColors:
+class ThemeColors(NamedTuple):
+    """One theme's colours (an immutable record; a ``NamedTuple`` costs a sixth of a frozen
+    dataclass to define, and ``dataclasses`` is not imported before the first paint)."""
+
     name: str
     dark: bool
     window: str
@@ -440,7 +424,6 @@ def mix(colour: str, base: str, amount: float) -> QColor:
 
 
 PE = QStyle.PrimitiveElement
-State = QStyle.StateFlag
 
 
 class ThemedStyle(QProxyStyle):
@@ -465,91 +448,29 @@ class ThemedStyle(QProxyStyle):
     def drawPrimitive(
         self, element: PE, option: QStyleOption, painter: QPainter, widget: QWidget | None = None
     ) -> None:
-        if element == PE.PE_IndicatorCheckBox:
-            self._indicator(option, painter, radio=False)
-        elif element == PE.PE_IndicatorRadioButton:
-            self._indicator(option, painter, radio=True)
+        if element in (PE.PE_IndicatorCheckBox, PE.PE_IndicatorRadioButton):
+            from threadline.ui.common.check_indicator import draw_check_indicator
+
+            draw_check_indicator(self.colors, option, painter, radio=element == PE.PE_IndicatorRadioButton)
         else:
             super().drawPrimitive(element, option, painter, widget)
-
-    def _indicator(self, option: QStyleOption, painter: QPainter, *, radio: bool) -> None:
-        c = self.colors
-        state = option.state
-        enabled = bool(state & State.State_Enabled)
-        on = bool(state & State.State_On)
-        partial = bool(state & State.State_NoChange)
-        marked = (on or partial) and enabled
-        rect = QRectF(option.rect)
-        side = min(rect.width(), rect.height()) - 1
-        box = QRectF(0, 0, side, side)
-        box.moveCenter(rect.center())
-        if marked:
-            fill, border = QColor(c.accent), QColor(c.accent)
-        elif not enabled:
-            fill, border = QColor(c.surface), QColor(c.border)
-        else:
-            fill = QColor(c.base)
-            border = mix(c.muted, c.base, 0.85 if c.dark else 0.7)
-            if state & State.State_MouseOver:
-                border = QColor(c.accent)
-        if (on or partial) and not enabled:
-            fill = QColor(c.border)
-        if state & State.State_Sunken and enabled:
-            fill = mix(c.accent, fill.name(), 0.25) if not marked else fill.darker(110)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        path = QPainterPath()
-        if radio:
-            path.addEllipse(box)
-        else:
-            path.addRoundedRect(box, 3, 3)
-        painter.fillPath(path, fill)
-        painter.setPen(QPen(border, 1))
-        painter.drawPath(path)
-        if state & State.State_HasFocus and state & State.State_KeyboardFocusChange:
-            ring = QPainterPath()
-            outer = box.adjusted(-2, -2, 2, 2)
-            if radio:
-                ring.addEllipse(outer)
-            else:
-                ring.addRoundedRect(outer, 4, 4)
-            painter.setPen(QPen(QColor(c.link), 1.5))
-            painter.drawPath(ring)
-        mark = QColor(c.accent_text) if enabled else QColor(c.muted)
-        if radio and on:
-            dot = box.adjusted(side * 0.3, side * 0.3, -side * 0.3, -side * 0.3)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(mark)
-            painter.drawEllipse(dot)
-        elif not radio and (on or partial):
-            pen = QPen(mark, max(1.5, side / 7))
-            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-            painter.setPen(pen)
-            x, y, w = box.x(), box.y(), box.width()
-            if partial:
-                painter.drawLine(QPointF(x + w * 0.28, y + w * 0.5), QPointF(x + w * 0.72, y + w * 0.5))
-            else:
-                painter.drawPolyline(
-                    [
-                        QPointF(x + w * 0.26, y + w * 0.52),
-                        QPointF(x + w * 0.43, y + w * 0.69),
-                        QPointF(x + w * 0.75, y + w * 0.33),
-                    ]
-                )
-        painter.restore()
 
 
 class MnemonicState(QObject):
     """Whether mnemonic underlines show: only while Alt is held (the platforms' default).
 
-    An application-wide event filter that only looks at Alt presses and releases (and
-    at the application losing focus, which may swallow the release); on a change it
-    repaints the widgets that draw mnemonics. The shortcuts themselves always work.
+    It watches the Alt presses and releases, and on a change repaints the widgets that
+    draw mnemonics. The shortcuts themselves always work.
 
-    The window starts it only after its first paint (``listen=False``, then ``listen()``):
-    a Python filter on every event makes PySide6 wrap each object and event it is shown,
-    which cost ~20 ms of the first frame (docs/performance.md).
+    A key press reaches the window that has the focus (its ``QWindow``) before the focus
+    widget, so the watch sits on each window as it takes the focus, not on the whole
+    application: an application-wide Python filter is shown every event of every widget
+    (paints, layouts, timers), and PySide6 wraps each one, making the enums of every class
+    it meets; that was ~10 ms of CPU before the sidebar's first paint and ~28 ms over a
+    short run (docs/performance.md, "Window"). When the application loses the focus, the
+    underlines go (the Alt release may never come back to it).
+
+    The window starts it only after its first paint (``listen=False``, then ``listen()``).
     """
 
     def __init__(self, app: QApplication, *, listen: bool = True) -> None:
@@ -566,7 +487,9 @@ class MnemonicState(QObject):
             self.listening = True
             app = self.parent()
             assert isinstance(app, QApplication)
-            app.installEventFilter(self)
+            app.focusWindowChanged.connect(self._focus_moved)
+            app.applicationStateChanged.connect(self._application_state_changed)
+            self._focus_moved(app.focusWindow())
 
     @classmethod
     def of(cls, app: QApplication, *, listen: bool = True) -> MnemonicState:
@@ -578,6 +501,16 @@ class MnemonicState(QObject):
             return found
         return cls(app, listen=listen)
 
+    def _focus_moved(self, window: QWindow | None) -> None:
+        if window is None:
+            self._set(False)
+        else:
+            window.installEventFilter(self)  # a window watched before is not watched twice
+
+    def _application_state_changed(self, state: Qt.ApplicationState) -> None:
+        if state != Qt.ApplicationState.ApplicationActive:
+            self._set(False)
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
@@ -585,14 +518,14 @@ class MnemonicState(QObject):
                 self._set(kind == QEvent.Type.KeyPress)
             elif self.shown and not event.modifiers() & Qt.KeyboardModifier.AltModifier:
                 self._set(False)
-        elif kind == QEvent.Type.ApplicationDeactivate and self.shown:
-            self._set(False)
         return False
 
     def _set(self, shown: bool) -> None:
         if shown == self.shown:
             return
         self.shown = shown
+        from PySide6.QtWidgets import QAbstractButton, QLabel, QMenuBar
+
         for window in QApplication.topLevelWidgets():
             if not window.isVisible():
                 continue
@@ -700,6 +633,8 @@ class TextZoom(QObject):
 
     def font(self) -> QFont:
         """The application font at the current level."""
+        from PySide6.QtGui import QFont
+
         font = QFont(QApplication.font())
         base = font.pointSizeF() if font.pointSizeF() > 0 else 10.0
         font.setPointSizeF(max(6.0, base + self._level))
@@ -707,6 +642,8 @@ class TextZoom(QObject):
 
     def attach(self, *widgets: QWidget) -> None:
         """Give ``widgets`` the zoomed font from now on; Ctrl+wheel over them zooms."""
+        from PySide6.QtWidgets import QAbstractScrollArea
+
         for widget in widgets:
             if widget in self._widgets:
                 continue

@@ -26,8 +26,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QMoveEvent, QResizeEvent
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QMoveEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -48,10 +48,12 @@ from threadline.ui.window.interchange_actions import InterchangeActions
 from threadline.ui.window.sidebar_slot import SidebarSlot
 
 # Imported where they are used, after the first paint, so that PySide6 makes their classes'
-# enums then: the dialogs (QFileDialog, QMessageBox), the shortcuts' key sequences, the
-# pane cycler (docs/performance.md, "Window").
+# enums then: the dialogs (QFileDialog, QMessageBox), the actions and the shortcuts' key
+# sequences, QByteArray (the saved geometry), the pane cycler (docs/performance.md, "Window").
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
+
     from threadline.core.config import ProviderConfig
     from threadline.engine.api import EngineApi
     from threadline.engine.events import SessionEvent
@@ -232,6 +234,8 @@ class MainWindow(QMainWindow):
     # -- actions and menus ------------------------------------------------------------------------
 
     def _action(self, text: str, slot: Any, shortcuts: list[KeySpec] | None = None, tip: str = "") -> QAction:
+        from PySide6.QtGui import QAction
+
         action = QAction(text, self)
         if shortcuts:
             # A standard key often expands to the spelled-out one too (Close is Ctrl+F4 and
@@ -247,7 +251,7 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        from PySide6.QtGui import QActionGroup, QKeySequence
+        from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
         from threadline.ui.window.pane_cycler import PaneCycler
 
@@ -421,6 +425,8 @@ class MainWindow(QMainWindow):
     async def _restore(self, state: dict[str, Any]) -> None:
         geometry = state.get("geometry")
         if isinstance(geometry, str) and geometry:
+            from PySide6.QtCore import QByteArray
+
             self.restoreGeometry(QByteArray(base64.b64decode(geometry)))
         sizes = state.get("splitter")
         if isinstance(sizes, list) and len(sizes) == 2 and all(isinstance(s, int) for s in sizes):

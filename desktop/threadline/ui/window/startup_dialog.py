@@ -12,38 +12,23 @@ It offers:
 * **Try Again** — after the user fixed something (freed space, closed another program);
 * **Quit**.
 
-``StartupRecovery.open_engine`` loops over "open, or ask" until an engine is open or
-the user quits. The dialog is opened with ``open()`` and awaited through a future, so
-the event loop keeps running (the window stays painted) and tests drive it with qtbot.
+``startup_recovery.StartupRecovery`` opens this dialog when opening fails and awaits the
+user's choice (the dialog is opened with ``open()`` and awaited through a future, so the
+event loop keeps running and tests drive it with qtbot). This module is imported only
+then: a start that opens its conversations needs no dialog class (docs/performance.md).
 The store modules are imported lazily: this path runs when the store may be what failed.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QLayout, QPushButton, QVBoxLayout, QWidget
-
-from threadline.ui.common.message_bridge import user_message_of
-
-log = logging.getLogger("threadline.ui.window.startup_dialog")
-
-DATABASE_FILENAME = "threadline.db"
-"""The SQLite file in the data folder (the engine's ``DATABASE_FILENAME``; not imported, see above)."""
-
-UNEXPECTED_TEXT = (
-    "Threadline could not open your conversations because of an unexpected problem. "
-    "The details are in the log in the data folder. Try again, or quit and report the problem."
-)
-
 
 MESSAGE_WIDTH = 600
 """Pixels for the advice text: wide enough for the four buttons below it in one row."""
@@ -70,22 +55,6 @@ def backup_label(backup: Path) -> str:
         except OSError:
             return backup.name
     return f"{when:%Y-%m-%d %H:%M}"
-
-
-def offered_backup(err: BaseException, database: Path | None) -> Path | None:
-    """The backup to offer for ``err``: only a damaged SQLite database gets one."""
-    from threadline.store.errors import CorruptDatabaseError
-
-    if not isinstance(err, CorruptDatabaseError) or database is None:
-        return None
-    backup = getattr(err, "backup", None)
-    if isinstance(backup, Path) and backup.is_file():
-        return backup
-    try:
-        from threadline.store.backups import newest_backup
-    except ImportError:
-        return None
-    return newest_backup(database)
 
 
 def open_folder(path: Path) -> None:
@@ -159,94 +128,3 @@ class StartupProblemDialog(QDialog):
         if self.choice is None:
             self.choice = choice
             self.chosen.emit(choice)
-
-
-EngineOpener = Callable[[Path, str | None], Awaitable[Any]]
-
-
-class StartupRecovery(QObject):
-    """Opens the engine; on failure asks the user (``StartupProblemDialog``) until it works or they quit."""
-
-    dialogShown = Signal(object)  # StartupProblemDialog
-
-    def __init__(
-        self,
-        data_dir: Path,
-        database_url: str | None,
-        *,
-        opener: EngineOpener,
-        parent_widget: QWidget | None = None,
-        open_folder: Callable[[Path], None] = open_folder,
-    ) -> None:
-        super().__init__(parent_widget)
-        self.data_dir = data_dir
-        self.database_url = database_url
-        self.database = None if database_url else data_dir / DATABASE_FILENAME
-        self._opener = opener
-        self._parent_widget = parent_widget
-        self._open_folder = open_folder
-        self.dialog: StartupProblemDialog | None = None
-        self.attempts = 0
-
-    async def open_engine(self) -> Any | None:
-        """The open engine, or ``None`` when the user chose to quit."""
-        note = ""
-        while True:
-            self.attempts += 1
-            try:
-                return await self._opener(self.data_dir, self.database_url)
-            except Exception as err:
-                text = user_message_of(err)
-                if text is None:
-                    log.exception("could not open the conversations (unexpected)")
-                    text = UNEXPECTED_TEXT
-                else:
-                    log.warning("could not open the conversations: %s", err)
-                backup = offered_backup(err, self.database)
-                choice = await self._ask(f"{note}\n\n{text}".strip(), backup)
-            note = ""
-            if choice is StartupChoice.QUIT:
-                return None
-            if choice is StartupChoice.RESTORE and backup is not None:
-                note = await self._restore(backup)
-
-    async def _restore(self, backup: Path) -> str:
-        """Put ``backup`` in place; returns a sentence for the next dialog if that failed."""
-        from threadline.store.backups import restore_backup
-
-        assert self.database is not None
-        try:
-            aside = await asyncio.to_thread(restore_backup, backup, self.database)
-        except Exception as err:
-            log.warning("restoring %s failed: %s", backup, err)
-            return (
-                f"The backup from {backup_label(backup)} could not be restored either (it is damaged or "
-                "could not be copied); nothing was changed."
-            )
-        log.info("restored the database from %s; the previous file is %s", backup, aside)
-        return ""
-
-    async def _ask(self, text: str, backup: Path | None) -> StartupChoice:
-        answer: asyncio.Future[StartupChoice] = asyncio.get_running_loop().create_future()
-        dialog = StartupProblemDialog(
-            text,
-            data_dir=self.data_dir,
-            backup=backup,
-            open_folder=self._open_folder,
-            parent=self._parent_widget,
-        )
-
-        def chosen(choice: StartupChoice) -> None:
-            if not answer.done():
-                answer.set_result(choice)
-
-        dialog.chosen.connect(chosen)
-        self.dialog = dialog
-        dialog.open()
-        self.dialogShown.emit(dialog)
-        try:
-            return await answer
-        finally:
-            self.dialog = None
-            dialog.hide()
-            dialog.deleteLater()
