@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
@@ -55,13 +55,11 @@ from threadline.engine.events import (
 from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.attachment_tray import FileDropTarget
-from threadline.ui.chat.branch_map_panel import BranchMapPanel
 from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.compare_picker import CompareAgents
 from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
-from threadline.ui.chat.context_dialog import ContextDialog
 from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_controls import ConversationControls
 from threadline.ui.chat.conversation_model import ConversationModel
@@ -77,6 +75,10 @@ from threadline.ui.common.error_banner import ErrorBanner
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
+
+if TYPE_CHECKING:  # built when first asked for, not by every open
+    from threadline.ui.chat.branch_map_panel import BranchMapPanel
+    from threadline.ui.chat.context_dialog import ContextDialog
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -97,6 +99,7 @@ class ChatTab(QWidget):
     settingsRequested = Signal(str)  # page / provider hint
     newSessionRequested = Signal()
     approvalChanged = Signal(bool)  # waiting for the user to answer tool calls
+    branchMapCloseRequested = Signal()  # the branch map's own close button
 
     def __init__(
         self,
@@ -141,18 +144,15 @@ class ChatTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        # The branch map (hidden until the window's View → Branch Map) sits beside the chat.
-        self.branch_map = BranchMapPanel(engine, live, colors)
-        self.branch_map.hide()
-        self.branch_map.scrollRequested.connect(self.scroll_to_message)
-        self.branch_map.failed.connect(lambda text: self._show_local_error(text, ()))
+        # The branch map (hidden until the window's View → Branch Map) sits beside the chat,
+        # built the first time it is shown (``branch_map``).
+        self._colors = colors
+        self._branch_map: BranchMapPanel | None = None
         self.chat_split = QSplitter(Qt.Orientation.Horizontal)
         self.chat_split.setChildrenCollapsible(False)
         self.chat_split.setHandleWidth(1)
         self.chat_split.addWidget(self.view)
-        self.chat_split.addWidget(self.branch_map)
         self.chat_split.setStretchFactor(0, 1)
-        self.chat_split.setStretchFactor(1, 0)
         layout.addWidget(self.chat_split, 1)
         self.compare_view = CompareView(live, colors)  # several models' replies side by side
         self.compare_view.pickRequested.connect(self._continue_with)
@@ -286,11 +286,52 @@ class ChatTab(QWidget):
         return self._approval_wait is not None
 
     def set_colors(self, colors: ThemeColors) -> None:
+        self._colors = colors
         self.view.set_colors(colors)
         self.find_bar.set_colors(colors)
         self.approval.set_colors(colors)
-        self.branch_map.set_colors(colors)
+        if self._branch_map is not None:
+            self._branch_map.set_colors(colors)
         self.controls.set_colors(colors)
+
+    # -- branch map -------------------------------------------------------------------------
+
+    @property
+    def branch_map(self) -> BranchMapPanel:
+        """The branch map panel beside the chat, built (hidden) the first time it is asked for.
+
+        Most chats are opened and closed without it, so its module, widgets and its
+        subscription to the conversation are not paid by every open.
+        """
+        if self._branch_map is None:
+            from threadline.ui.chat.branch_map_panel import BranchMapPanel
+
+            panel = BranchMapPanel(self.engine, self.live, self._colors)
+            panel.hide()
+            panel.scrollRequested.connect(self.scroll_to_message)
+            panel.failed.connect(lambda text: self._show_local_error(text, ()))
+            panel.closeRequested.connect(self.branchMapCloseRequested.emit)
+            self.chat_split.addWidget(panel)
+            self.chat_split.setStretchFactor(1, 0)
+            self._branch_map = panel
+        return self._branch_map
+
+    @property
+    def shown_branch_map(self) -> BranchMapPanel | None:
+        """The branch map panel if it is shown (never builds it)."""
+        panel = self._branch_map
+        return panel if panel is not None and panel.isVisible() else None
+
+    def branch_map_contains(self, widget: QWidget) -> bool:
+        """Whether ``widget`` is inside the branch map panel (False if it was never built)."""
+        return self._branch_map is not None and self._branch_map.isAncestorOf(widget)
+
+    def set_branch_map_visible(self, visible: bool) -> None:
+        """Show the branch map (building it the first time) or hide it if it was ever built."""
+        if visible:
+            self.branch_map.show()
+        elif self._branch_map is not None:
+            self._branch_map.hide()
 
     def _tool_name(self, name: str) -> str:
         """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
@@ -307,7 +348,8 @@ class ChatTab(QWidget):
         self.model.detach()
         self.compare_view.detach()
         self.agent.detach()
-        self.branch_map.detach()
+        if self._branch_map is not None:
+            self._branch_map.detach()
         self.controls.detach()
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
@@ -726,6 +768,8 @@ class ChatTab(QWidget):
 
     def edit_context(self) -> ContextDialog:
         """Open the dialog that edits this session's own sticky context (modeless; returned for tests)."""
+        from threadline.ui.chat.context_dialog import ContextDialog  # with its editor, only when asked for
+
         dialog = ContextDialog(self.engine, self.session_id, self._info.context, self.live.last_context, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.open()
