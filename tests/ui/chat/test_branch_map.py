@@ -28,6 +28,17 @@ def open_map(harness: Any, tab: Any) -> Any:
     return panel
 
 
+def next_tab_stops(widget: Any, count: int) -> list[Any]:
+    """The next ``count`` shown widgets that Tab would reach after ``widget`` (its focus chain)."""
+    stops: list[Any] = []
+    step = widget.nextInFocusChain()
+    while len(stops) < count and step is not widget:
+        if step.isVisible() and step.isEnabled() and step.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            stops.append(step)
+        step = step.nextInFocusChain()
+    return stops
+
+
 def shown(tab: Any) -> list[str]:
     """The texts the chat view's model shows now (what is on screen, not only in the tree)."""
     model = tab.model
@@ -226,6 +237,8 @@ def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
     assert tab.chat_split.indexOf(panel) == 1  # beside the chat, on its right
     assert panel.map.hasFocus() and panel.map.accessibleName() == "Branch map"
     assert "2 messages" in panel.counts.text()
+    # Tab from the chat goes into the panel, as when it was built with the tab.
+    assert next_tab_stops(tab.view, 2) == [panel.close_button, panel.map]
     # A tab opened while the map is shown has it from the start.
     other = new_tab(harness)
     harness.qtbot.waitUntil(lambda: other.shown_branch_map is not None, timeout=15000)

@@ -313,6 +313,9 @@ class ChatTab(QWidget):
             panel.closeRequested.connect(self.branchMapCloseRequested.emit)
             self.chat_split.addWidget(panel)
             self.chat_split.setStretchFactor(1, 0)
+            # Tab goes from the chat into the panel, as it would had the panel been built with it.
+            QWidget.setTabOrder(self.view, panel.close_button)
+            QWidget.setTabOrder(panel.close_button, panel.map)
             self._branch_map = panel
         return self._branch_map
 
