@@ -52,7 +52,6 @@ from threadline.engine.events import (
     SessionBusyElsewhere,
     UserFacingError,
 )
-from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.attachment_tray import FileDropTarget
 from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
@@ -72,11 +71,13 @@ from threadline.ui.chat.slash_completer import SlashCompleter
 from threadline.ui.chat.slash_runner import SlashCommandRunner
 from threadline.ui.chat.waiting_send import WaitingSend
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.focus_chain import move_before_in_focus_chain
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
 
 if TYPE_CHECKING:  # built when first asked for, not by every open
+    from threadline.ui.approval.approval_bar import ApprovalBar
     from threadline.ui.chat.branch_map_panel import BranchMapPanel
     from threadline.ui.chat.context_dialog import ContextDialog
 
@@ -137,7 +138,7 @@ class ChatTab(QWidget):
         self.view.set_tool_namer(self._tool_name)
         self.view.setModel(self.model)
         self.banner = ErrorBanner()
-        self.approval = ApprovalBar(colors)
+        self._approval: ApprovalBar | None = None  # built at the first question (``approval``)
         self._approval_wait: asyncio.Future[list[Decision]] | None = None
         self.composer = Composer()
 
@@ -180,7 +181,8 @@ class ChatTab(QWidget):
             lambda: engine.catch_up(live.session_id),
             self.composer.submit,
         )
-        col.addWidget(self.approval)
+        self._column = col
+        """Where the approval bar goes when it is first needed: above the context strip."""
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
         self.slash = SlashCommandRunner(self)  # slash commands: run here, never sent
@@ -211,8 +213,6 @@ class ChatTab(QWidget):
         self.context_strip.show_configured(live.info.context)
         if live.last_context is not None:
             self.context_strip.show_gathered(live.last_context)
-        self.approval.decided.connect(self._approval_decided)
-        self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
         self.composer.draftChanged.connect(self._draft_changed)
         self.agent = AgentBinding(
@@ -289,7 +289,8 @@ class ChatTab(QWidget):
         self._colors = colors
         self.view.set_colors(colors)
         self.find_bar.set_colors(colors)
-        self.approval.set_colors(colors)
+        if self._approval is not None:
+            self._approval.set_colors(colors)
         if self._branch_map is not None:
             self._branch_map.set_colors(colors)
         self.controls.set_colors(colors)
@@ -486,6 +487,26 @@ class ChatTab(QWidget):
 
     # -- tool approval ------------------------------------------------------------------------------
 
+    @property
+    def approval(self) -> ApprovalBar:
+        """The bar that asks about tool calls, above the composer, built (hidden) the first time
+        it is asked for: most chats never ask, so its module, widgets and style sheet are not
+        paid by every open."""
+        if self._approval is None:
+            from threadline.ui.approval.approval_bar import ApprovalBar
+
+            bar = ApprovalBar(self._colors)
+            bar.decided.connect(self._approval_decided)
+            bar.stopRequested.connect(self.stop)
+            self._column.insertWidget(self._column.indexOf(self.context_strip), bar)
+            move_before_in_focus_chain(bar, self.context_strip)  # where Tab found it when built with the tab
+            self._approval = bar
+        return self._approval
+
+    def _in_approval(self, widget: QWidget) -> bool:
+        """Whether ``widget`` is inside the approval bar (False if it was never built)."""
+        return self._approval is not None and self._approval.isAncestorOf(widget)
+
     async def ask_approval(
         self, calls: Sequence[ToolCall], previews: Mapping[str, str | None], asker: str = ""
     ) -> list[Decision]:
@@ -538,9 +559,9 @@ class ChatTab(QWidget):
 
     def _focus_moved(self, old: QWidget | None, new: QWidget | None) -> None:
         """Whether the keyboard was on the approval bar or the banner when its button hid."""
-        if new is not None and (self.approval.isAncestorOf(new) or self.banner.isAncestorOf(new)):
+        if new is not None and (self._in_approval(new) or self.banner.isAncestorOf(new)):
             self._answer_had_focus = True
-        elif old is not None and (self.approval.isAncestorOf(old) or self.banner.isAncestorOf(old)):
+        elif old is not None and (self._in_approval(old) or self.banner.isAncestorOf(old)):
             self._answer_had_focus = not old.isVisible()  # hidden by the answer, not left by the user
         else:
             self._answer_had_focus = False
@@ -550,8 +571,9 @@ class ChatTab(QWidget):
         if cancel and wait is not None and not wait.done():
             wait.cancel()
         focused = QApplication.focusWidget()
-        had_focus = focused is not None and self.approval.isAncestorOf(focused)
-        self.approval.clear()
+        had_focus = focused is not None and self._in_approval(focused)
+        if self._approval is not None:
+            self._approval.clear()
         if had_focus:
             self.composer.focus_input()
         if wait is not None:
@@ -563,7 +585,7 @@ class ChatTab(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self.approval.pending:
+        if self._approval is not None and self._approval.pending:
             self._fit_approval()
 
     # -- per-message actions --------------------------------------------------------------------
