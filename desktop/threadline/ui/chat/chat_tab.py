@@ -42,6 +42,7 @@ from threadline.engine.drafts import Draft
 from threadline.engine.errors import EngineError, SessionBusyError
 from threadline.engine.events import (
     ChangesReceiving,
+    CompareStarted,
     ContextGathered,
     ConversationEvent,
     ErrorAction,
@@ -57,7 +58,6 @@ from threadline.ui.chat.attachment_tray import FileDropTarget
 from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.compare_picker import CompareAgents
-from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_controls import ConversationControls
@@ -79,6 +79,7 @@ from threadline.ui.common.theme import ThemeColors
 if TYPE_CHECKING:  # built when first asked for, not by every open
     from threadline.ui.approval.approval_bar import ApprovalBar
     from threadline.ui.chat.branch_map_panel import BranchMapPanel
+    from threadline.ui.chat.compare_view import CompareView
     from threadline.ui.chat.context_dialog import ContextDialog
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
@@ -155,11 +156,8 @@ class ChatTab(QWidget):
         self.chat_split.addWidget(self.view)
         self.chat_split.setStretchFactor(0, 1)
         layout.addWidget(self.chat_split, 1)
-        self.compare_view = CompareView(live, colors)  # several models' replies side by side
-        self.compare_view.pickRequested.connect(self._continue_with)
-        self.compare_view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
-        self.compare_view.closeRequested.connect(self.compare_view.hide)
-        layout.addWidget(self.compare_view, 2)
+        self._layout = layout
+        self._compare_view: CompareView | None = None  # built when a compare starts (``compare_view``)
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(16, 6, 16, 14)
@@ -193,6 +191,7 @@ class ChatTab(QWidget):
         bottom_layout.addWidget(column, 100)
         bottom_layout.addStretch(1)
         layout.addWidget(bottom)
+        self._bottom = bottom
 
         self.model.turnStateChanged.connect(self._turn_state)
         self.model.turnFailed.connect(self._turn_failed)
@@ -227,7 +226,7 @@ class ChatTab(QWidget):
         self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
         self.compare_agents = CompareAgents(engine, self.composer.compare_button)  # agents beside models
         self.meter_feed = MeterFeed(
-            engine, self.session_id, self.model, self.composer.meter, self.view, self.compare_view
+            engine, self.session_id, self.model, self.composer.meter, self.view, lambda: self._compare_view
         )
         self.controls = ConversationControls(self, colors)
         layout.insertWidget(0, self.controls.tangent_banner)
@@ -350,7 +349,8 @@ class ChatTab(QWidget):
             self.engine.cancel(self.session_id)
             self._end_approval(cancel=True)
         self.model.detach()
-        self.compare_view.detach()
+        if self._compare_view is not None:
+            self._compare_view.detach()
         self.agent.detach()
         if self._branch_map is not None:
             self._branch_map.detach()
@@ -484,6 +484,26 @@ class ChatTab(QWidget):
             self.engine.retry(self.session_id)
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
+
+    # -- compare ------------------------------------------------------------------------------------
+
+    @property
+    def compare_view(self) -> CompareView:
+        """Several models' replies side by side, between the chat and the composer, built (hidden)
+        the first time a compare starts or versions are compared: most chats never show it."""
+        if self._compare_view is None:
+            from threadline.ui.chat.compare_view import CompareView
+
+            view = CompareView(self.live, self._colors)
+            view.pickRequested.connect(self._continue_with)
+            view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
+            view.closeRequested.connect(view.hide)
+            if self.view.price_of is not None:  # the prices the meter feed already gave the chat
+                view.set_price_of(self.view.price_of)
+            self._layout.insertWidget(self._layout.indexOf(self.chat_split) + 1, view, 2)
+            move_before_in_focus_chain(view, self._bottom)  # Tab's old place: after the chat
+            self._compare_view = view
+        return self._compare_view
 
     # -- tool approval ------------------------------------------------------------------------------
 
@@ -884,6 +904,8 @@ class ChatTab(QWidget):
         """Events the conversation model does not relay: the save state of the turn, sticky context."""
         if isinstance(event, ContextGathered):
             self.context_strip.show_gathered(event.gathered)
+        elif isinstance(event, CompareStarted) and self._compare_view is None:
+            self.compare_view.catch_up(event)  # built now: it subscribes after this event was sent
         elif isinstance(event, MessagesRemoved | MessagesRestored):
             self.undo_bar.on_event(event)
         elif isinstance(event, SessionBusyElsewhere):
