@@ -62,7 +62,7 @@ from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_controls import ConversationControls
 from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_bar import install_find
+from threadline.ui.chat.find_keys import install_find_keys
 from threadline.ui.chat.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
 from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # built when first asked for, not by every open
     from threadline.ui.chat.branch_map_panel import BranchMapPanel
     from threadline.ui.chat.compare_view import CompareView
     from threadline.ui.chat.context_dialog import ContextDialog
+    from threadline.ui.chat.find_bar import FindBar
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -223,7 +224,8 @@ class ChatTab(QWidget):
             parent=self,
         )
         self.agent.changed.connect(self._update_status)
-        self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
+        self._find_bar: FindBar | None = None  # built by the first Ctrl+F or F3 (``find_bar``)
+        install_find_keys(self, lambda: self.find_bar)
         self.compare_agents = CompareAgents(engine, self.composer.compare_button)  # agents beside models
         self.meter_feed = MeterFeed(
             engine, self.session_id, self.model, self.composer.meter, self.view, lambda: self._compare_view
@@ -287,7 +289,8 @@ class ChatTab(QWidget):
     def set_colors(self, colors: ThemeColors) -> None:
         self._colors = colors
         self.view.set_colors(colors)
-        self.find_bar.set_colors(colors)
+        if self._find_bar is not None:
+            self._find_bar.set_colors(colors)
         if self._approval is not None:
             self._approval.set_colors(colors)
         if self._branch_map is not None:
@@ -484,6 +487,22 @@ class ChatTab(QWidget):
             self.engine.retry(self.session_id)
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
+
+    # -- find -----------------------------------------------------------------------------------------
+
+    @property
+    def find_bar(self) -> FindBar:
+        """The find bar over the chat, built (hidden) the first time Ctrl+F or F3 asks for it:
+        most chats are never searched, so its module, widgets, style sheet and its watching of
+        the conversation are not paid by every open."""
+        if self._find_bar is None:
+            from threadline.ui.chat.find_bar import FindBar
+
+            bar = FindBar(self.view, self.model)
+            bar.closed.connect(self.focus_composer)
+            move_before_in_focus_chain(bar, self.controls.menu_button)  # Tab's old place: after Send
+            self._find_bar = bar
+        return self._find_bar
 
     # -- compare ------------------------------------------------------------------------------------
 
