@@ -377,3 +377,26 @@ def test_mcp_tool_is_shown_under_its_policy_name(harness: Any, work: Path) -> No
     assert "time__" not in shown
     assert results_message.id in tab.view.visible_message_ids()
     assert "Result of time/get_current_time" in tab.view._docs[results_message.id].doc.toPlainText()
+
+
+def test_the_bar_is_built_at_the_first_question_in_its_place(harness: Any, work: Path) -> None:
+    """No bar until a turn asks; the first question shows a working one where Tab reaches it
+    right after the chat (before the context strip and the message box), as when every tab built it."""
+    from threadline.ui.approval.approval_bar import ApprovalBar
+
+    harness.server.enqueue(tool_reply(("c1", "shell", {"command": "echo first"})), text_reply("Done."))
+    harness.open()
+    use_tools(harness, work, "shell")
+    tab = new_tab(harness)
+    assert tab.findChild(ApprovalBar) is None
+    type_and_send(harness.qtbot, tab, "Use the shell")
+    (row,) = wait_asked(harness, tab)
+    assert tab.findChild(ApprovalBar) is tab.approval
+    step = tab.view.nextInFocusChain()
+    while not (step.isVisible() and step.focusPolicy() & Qt.FocusPolicy.TabFocus):
+        step = step.nextInFocusChain()
+    assert step is tab.approval.rows_area
+    click(harness, row.allow_button)
+    wait_idle(harness, tab)
+    assert not tab.approval.isVisible() and not tab.awaiting_approval
+    assert sent_results(harness, 1)["c1"].startswith("first\n")

@@ -28,6 +28,17 @@ def open_map(harness: Any, tab: Any) -> Any:
     return panel
 
 
+def next_tab_stops(widget: Any, count: int) -> list[Any]:
+    """The next ``count`` shown widgets that Tab would reach after ``widget`` (its focus chain)."""
+    stops: list[Any] = []
+    step = widget.nextInFocusChain()
+    while len(stops) < count and step is not widget:
+        if step.isVisible() and step.isEnabled() and step.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            stops.append(step)
+        step = step.nextInFocusChain()
+    return stops
+
+
 def shown(tab: Any) -> list[str]:
     """The texts the chat view's model shows now (what is on screen, not only in the tree)."""
     model = tab.model
@@ -207,3 +218,29 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
     assert not layout.tangent[layout.index_of[back]]
     click_node(harness, panel, in_tangent)
     qtbot.waitUntil(lambda: shown(tab)[-1] == "Side answer.", timeout=15000)
+
+
+def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
+    """A chat opened with the map hidden makes no panel; the first Ctrl+Shift+B builds a working one."""
+    from threadline.ui.chat.branch_map_panel import BranchMapPanel
+
+    harness.server.enqueue(reply("Hi."))
+    window = harness.open()
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "Hello")
+    wait_idle(harness, tab)
+    assert tab.findChild(BranchMapPanel) is None
+    assert tab.shown_branch_map is None
+
+    panel = open_map(harness, tab)
+    assert tab.findChild(BranchMapPanel) is panel
+    assert tab.chat_split.indexOf(panel) == 1  # beside the chat, on its right
+    assert panel.map.hasFocus() and panel.map.accessibleName() == "Branch map"
+    assert "2 messages" in panel.counts.text()
+    # Tab from the chat goes into the panel, as when it was built with the tab.
+    assert next_tab_stops(tab.view, 2) == [panel.close_button, panel.map]
+    # A tab opened while the map is shown has it from the start.
+    other = new_tab(harness)
+    harness.qtbot.waitUntil(lambda: other.shown_branch_map is not None, timeout=15000)
+    window.act_branch_map.trigger()
+    assert tab.shown_branch_map is None and other.shown_branch_map is None

@@ -442,10 +442,17 @@ def test_ctrl_f_in_a_tab_of_the_window(harness: Any) -> None:
     type_and_send(harness.qtbot, tab, "Tell me about Paris")
     wait_idle(harness, tab)
     qtbot = harness.qtbot
+    assert tab.findChild(FindBar) is None  # built by the first Ctrl+F, not by every open
     tab.composer.focus_input()
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_F, CTRL)
     bar = tab.find_bar
+    assert tab.findChild(FindBar) is bar
     assert bar.isVisible() and QApplication.focusWidget() is bar.edit
+    # Tab goes from the bar's last button on to the conversation menu, as when every tab built it.
+    step = bar.close_button.nextInFocusChain()
+    while not (step.isVisible() and step.focusPolicy() & Qt.FocusPolicy.TabFocus):
+        step = step.nextInFocusChain()
+    assert step is tab.controls.menu_button
     qtbot.keyClicks(bar.edit, "paris")
     qtbot.waitUntil(lambda: bar.count.text().endswith("of 3"), timeout=10_000)
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)

@@ -164,3 +164,35 @@ def test_an_agent_and_a_model_side_by_side(harness: Any) -> None:
     assert sorted(bodies) == ["gpt-4o-mini", "slow"]  # the agent names no model: the chat's
     assert bodies["gpt-4o-mini"]["messages"][0] == {"role": "system", "content": "Answer as a pirate."}
     assert "pirate" not in json.dumps(bodies["slow"]["messages"])
+
+
+def test_the_compare_view_is_built_when_a_compare_starts(harness: Any) -> None:
+    """No compare view until a compare starts; the one built then shows every column from the
+    start, with the known price, and Tab reaches it right after the chat, as when every tab built it."""
+    from threadline.ui.chat.compare_view import CompareView
+
+    tab = open_with_three_workers(harness, Approval.ALLOW)
+    assert tab.findChild(CompareView) is None
+    open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
+    tick_in_compare_menu(harness, tab, ["fails  ·  replay", "slow  ·  replay"])
+    type_and_send(harness.qtbot, tab, "What is a threadline?")
+
+    def built() -> Any:
+        view = tab.findChild(CompareView)
+        return view if view is not None and view.isVisible() else None
+
+    harness.qtbot.waitUntil(lambda: built() is not None, timeout=TIMEOUT)
+    view = built()
+    assert view is tab.compare_view and len(view.columns) == 2
+    harness.qtbot.waitUntil(lambda: not view.running, timeout=TIMEOUT)
+    wait_idle(harness, tab)
+    failed, slow = view.columns
+    assert failed.state.text() == WorkerState.FAILED.label
+    assert slow.state.text() == "Done" and slow.body.toPlainText() == "".join(SLOW_TEXT).strip()
+    harness.qtbot.waitUntil(lambda: "$0.026" in slow.figures.text(), timeout=TIMEOUT)
+    step = tab.view.nextInFocusChain()
+    while not (step.isVisible() and step.focusPolicy() & Qt.FocusPolicy.TabFocus):
+        step = step.nextInFocusChain()
+    assert step is view.close_button
+    harness.qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
+    assert not view.isVisible()

@@ -260,6 +260,7 @@ def test_a_tangent_leaves_out_the_main_lines_later_turns_until_it_returns(
     assert not tab.controls.tangent_banner.isVisible()
     use_message_menu(harness, tab, message_id(tab, "A1"), "tangent_here")
     harness.qtbot.waitUntil(lambda: tab.controls.tangent_banner.isVisible(), timeout=TIMEOUT)
+    assert "#TangentBanner {" in tab.controls.tangent_banner.styleSheet()  # in its hue from the first show
     harness.qtbot.waitUntil(lambda: focus_is_in_composer(tab), timeout=TIMEOUT)
     assert any(is_tangent(m) for m in tab.live.conversation.path())
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
@@ -42,6 +42,7 @@ from threadline.engine.drafts import Draft
 from threadline.engine.errors import EngineError, SessionBusyError
 from threadline.engine.events import (
     ChangesReceiving,
+    CompareStarted,
     ContextGathered,
     ConversationEvent,
     ErrorAction,
@@ -52,20 +53,16 @@ from threadline.engine.events import (
     SessionBusyElsewhere,
     UserFacingError,
 )
-from threadline.ui.approval.approval_bar import ApprovalBar
 from threadline.ui.chat.agent_picker import AgentBinding
 from threadline.ui.chat.attachment_tray import FileDropTarget
-from threadline.ui.chat.branch_map_panel import BranchMapPanel
 from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.compare_picker import CompareAgents
-from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.composer import Composer
-from threadline.ui.chat.context_dialog import ContextDialog
 from threadline.ui.chat.context_strip import ContextStrip
 from threadline.ui.chat.conversation_controls import ConversationControls
 from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_bar import install_find
+from threadline.ui.chat.find_keys import install_find_keys
 from threadline.ui.chat.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
 from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
@@ -74,9 +71,17 @@ from threadline.ui.chat.slash_completer import SlashCompleter
 from threadline.ui.chat.slash_runner import SlashCommandRunner
 from threadline.ui.chat.waiting_send import WaitingSend
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.focus_chain import move_before_in_focus_chain
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
+
+if TYPE_CHECKING:  # built when first asked for, not by every open
+    from threadline.ui.approval.approval_bar import ApprovalBar
+    from threadline.ui.chat.branch_map_panel import BranchMapPanel
+    from threadline.ui.chat.compare_view import CompareView
+    from threadline.ui.chat.context_dialog import ContextDialog
+    from threadline.ui.chat.find_bar import FindBar
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -97,6 +102,7 @@ class ChatTab(QWidget):
     settingsRequested = Signal(str)  # page / provider hint
     newSessionRequested = Signal()
     approvalChanged = Signal(bool)  # waiting for the user to answer tool calls
+    branchMapCloseRequested = Signal()  # the branch map's own close button
 
     def __init__(
         self,
@@ -134,31 +140,25 @@ class ChatTab(QWidget):
         self.view.set_tool_namer(self._tool_name)
         self.view.setModel(self.model)
         self.banner = ErrorBanner()
-        self.approval = ApprovalBar(colors)
+        self._approval: ApprovalBar | None = None  # built at the first question (``approval``)
         self._approval_wait: asyncio.Future[list[Decision]] | None = None
         self.composer = Composer()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        # The branch map (hidden until the window's View → Branch Map) sits beside the chat.
-        self.branch_map = BranchMapPanel(engine, live, colors)
-        self.branch_map.hide()
-        self.branch_map.scrollRequested.connect(self.scroll_to_message)
-        self.branch_map.failed.connect(lambda text: self._show_local_error(text, ()))
+        # The branch map (hidden until the window's View → Branch Map) sits beside the chat,
+        # built the first time it is shown (``branch_map``).
+        self._colors = colors
+        self._branch_map: BranchMapPanel | None = None
         self.chat_split = QSplitter(Qt.Orientation.Horizontal)
         self.chat_split.setChildrenCollapsible(False)
         self.chat_split.setHandleWidth(1)
         self.chat_split.addWidget(self.view)
-        self.chat_split.addWidget(self.branch_map)
         self.chat_split.setStretchFactor(0, 1)
-        self.chat_split.setStretchFactor(1, 0)
         layout.addWidget(self.chat_split, 1)
-        self.compare_view = CompareView(live, colors)  # several models' replies side by side
-        self.compare_view.pickRequested.connect(self._continue_with)
-        self.compare_view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
-        self.compare_view.closeRequested.connect(self.compare_view.hide)
-        layout.addWidget(self.compare_view, 2)
+        self._layout = layout
+        self._compare_view: CompareView | None = None  # built when a compare starts (``compare_view``)
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(16, 6, 16, 14)
@@ -180,7 +180,8 @@ class ChatTab(QWidget):
             lambda: engine.catch_up(live.session_id),
             self.composer.submit,
         )
-        col.addWidget(self.approval)
+        self._column = col
+        """Where the approval bar goes when it is first needed: above the context strip."""
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
         self.slash = SlashCommandRunner(self)  # slash commands: run here, never sent
@@ -191,6 +192,7 @@ class ChatTab(QWidget):
         bottom_layout.addWidget(column, 100)
         bottom_layout.addStretch(1)
         layout.addWidget(bottom)
+        self._bottom = bottom
 
         self.model.turnStateChanged.connect(self._turn_state)
         self.model.turnFailed.connect(self._turn_failed)
@@ -211,8 +213,6 @@ class ChatTab(QWidget):
         self.context_strip.show_configured(live.info.context)
         if live.last_context is not None:
             self.context_strip.show_gathered(live.last_context)
-        self.approval.decided.connect(self._approval_decided)
-        self.approval.stopRequested.connect(self.stop)
         self.catalog.changed.connect(self._refresh_models)
         self.composer.draftChanged.connect(self._draft_changed)
         self.agent = AgentBinding(
@@ -224,10 +224,11 @@ class ChatTab(QWidget):
             parent=self,
         )
         self.agent.changed.connect(self._update_status)
-        self.find_bar = install_find(self, self.view, self.model, focus_back=self.focus_composer)
+        self._find_bar: FindBar | None = None  # built by the first Ctrl+F or F3 (``find_bar``)
+        install_find_keys(self, lambda: self.find_bar)
         self.compare_agents = CompareAgents(engine, self.composer.compare_button)  # agents beside models
         self.meter_feed = MeterFeed(
-            engine, self.session_id, self.model, self.composer.meter, self.view, self.compare_view
+            engine, self.session_id, self.model, self.composer.meter, self.view, lambda: self._compare_view
         )
         self.controls = ConversationControls(self, colors)
         layout.insertWidget(0, self.controls.tangent_banner)
@@ -286,11 +287,57 @@ class ChatTab(QWidget):
         return self._approval_wait is not None
 
     def set_colors(self, colors: ThemeColors) -> None:
+        self._colors = colors
         self.view.set_colors(colors)
-        self.find_bar.set_colors(colors)
-        self.approval.set_colors(colors)
-        self.branch_map.set_colors(colors)
+        if self._find_bar is not None:
+            self._find_bar.set_colors(colors)
+        if self._approval is not None:
+            self._approval.set_colors(colors)
+        if self._branch_map is not None:
+            self._branch_map.set_colors(colors)
         self.controls.set_colors(colors)
+
+    # -- branch map -------------------------------------------------------------------------
+
+    @property
+    def branch_map(self) -> BranchMapPanel:
+        """The branch map panel beside the chat, built (hidden) the first time it is asked for.
+
+        Most chats are opened and closed without it, so its module, widgets and its
+        subscription to the conversation are not paid by every open.
+        """
+        if self._branch_map is None:
+            from threadline.ui.chat.branch_map_panel import BranchMapPanel
+
+            panel = BranchMapPanel(self.engine, self.live, self._colors)
+            panel.hide()
+            panel.scrollRequested.connect(self.scroll_to_message)
+            panel.failed.connect(lambda text: self._show_local_error(text, ()))
+            panel.closeRequested.connect(self.branchMapCloseRequested.emit)
+            self.chat_split.addWidget(panel)
+            self.chat_split.setStretchFactor(1, 0)
+            # Tab goes from the chat into the panel, as it would had the panel been built with it.
+            QWidget.setTabOrder(self.view, panel.close_button)
+            QWidget.setTabOrder(panel.close_button, panel.map)
+            self._branch_map = panel
+        return self._branch_map
+
+    @property
+    def shown_branch_map(self) -> BranchMapPanel | None:
+        """The branch map panel if it is shown (never builds it)."""
+        panel = self._branch_map
+        return panel if panel is not None and panel.isVisible() else None
+
+    def branch_map_contains(self, widget: QWidget) -> bool:
+        """Whether ``widget`` is inside the branch map panel (False if it was never built)."""
+        return self._branch_map is not None and self._branch_map.isAncestorOf(widget)
+
+    def set_branch_map_visible(self, visible: bool) -> None:
+        """Show the branch map (building it the first time) or hide it if it was ever built."""
+        if visible:
+            self.branch_map.show()
+        elif self._branch_map is not None:
+            self._branch_map.hide()
 
     def _tool_name(self, name: str) -> str:
         """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
@@ -305,9 +352,11 @@ class ChatTab(QWidget):
             self.engine.cancel(self.session_id)
             self._end_approval(cancel=True)
         self.model.detach()
-        self.compare_view.detach()
+        if self._compare_view is not None:
+            self._compare_view.detach()
         self.agent.detach()
-        self.branch_map.detach()
+        if self._branch_map is not None:
+            self._branch_map.detach()
         self.controls.detach()
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
@@ -439,7 +488,63 @@ class ChatTab(QWidget):
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
 
+    # -- find -----------------------------------------------------------------------------------------
+
+    @property
+    def find_bar(self) -> FindBar:
+        """The find bar over the chat, built (hidden) the first time Ctrl+F or F3 asks for it:
+        most chats are never searched, so its module, widgets, style sheet and its watching of
+        the conversation are not paid by every open."""
+        if self._find_bar is None:
+            from threadline.ui.chat.find_bar import FindBar
+
+            bar = FindBar(self.view, self.model)
+            bar.closed.connect(self.focus_composer)
+            move_before_in_focus_chain(bar, self.controls.menu_button)  # Tab's old place: after Send
+            self._find_bar = bar
+        return self._find_bar
+
+    # -- compare ------------------------------------------------------------------------------------
+
+    @property
+    def compare_view(self) -> CompareView:
+        """Several models' replies side by side, between the chat and the composer, built (hidden)
+        the first time a compare starts or versions are compared: most chats never show it."""
+        if self._compare_view is None:
+            from threadline.ui.chat.compare_view import CompareView
+
+            view = CompareView(self.live, self._colors)
+            view.pickRequested.connect(self._continue_with)
+            view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
+            view.closeRequested.connect(view.hide)
+            if self.view.price_of is not None:  # the prices the meter feed already gave the chat
+                view.set_price_of(self.view.price_of)
+            self._layout.insertWidget(self._layout.indexOf(self.chat_split) + 1, view, 2)
+            move_before_in_focus_chain(view, self._bottom)  # Tab's old place: after the chat
+            self._compare_view = view
+        return self._compare_view
+
     # -- tool approval ------------------------------------------------------------------------------
+
+    @property
+    def approval(self) -> ApprovalBar:
+        """The bar that asks about tool calls, above the composer, built (hidden) the first time
+        it is asked for: most chats never ask, so its module, widgets and style sheet are not
+        paid by every open."""
+        if self._approval is None:
+            from threadline.ui.approval.approval_bar import ApprovalBar
+
+            bar = ApprovalBar(self._colors)
+            bar.decided.connect(self._approval_decided)
+            bar.stopRequested.connect(self.stop)
+            self._column.insertWidget(self._column.indexOf(self.context_strip), bar)
+            move_before_in_focus_chain(bar, self.context_strip)  # where Tab found it when built with the tab
+            self._approval = bar
+        return self._approval
+
+    def _in_approval(self, widget: QWidget) -> bool:
+        """Whether ``widget`` is inside the approval bar (False if it was never built)."""
+        return self._approval is not None and self._approval.isAncestorOf(widget)
 
     async def ask_approval(
         self, calls: Sequence[ToolCall], previews: Mapping[str, str | None], asker: str = ""
@@ -493,9 +598,9 @@ class ChatTab(QWidget):
 
     def _focus_moved(self, old: QWidget | None, new: QWidget | None) -> None:
         """Whether the keyboard was on the approval bar or the banner when its button hid."""
-        if new is not None and (self.approval.isAncestorOf(new) or self.banner.isAncestorOf(new)):
+        if new is not None and (self._in_approval(new) or self.banner.isAncestorOf(new)):
             self._answer_had_focus = True
-        elif old is not None and (self.approval.isAncestorOf(old) or self.banner.isAncestorOf(old)):
+        elif old is not None and (self._in_approval(old) or self.banner.isAncestorOf(old)):
             self._answer_had_focus = not old.isVisible()  # hidden by the answer, not left by the user
         else:
             self._answer_had_focus = False
@@ -505,8 +610,9 @@ class ChatTab(QWidget):
         if cancel and wait is not None and not wait.done():
             wait.cancel()
         focused = QApplication.focusWidget()
-        had_focus = focused is not None and self.approval.isAncestorOf(focused)
-        self.approval.clear()
+        had_focus = focused is not None and self._in_approval(focused)
+        if self._approval is not None:
+            self._approval.clear()
         if had_focus:
             self.composer.focus_input()
         if wait is not None:
@@ -518,7 +624,7 @@ class ChatTab(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self.approval.pending:
+        if self._approval is not None and self._approval.pending:
             self._fit_approval()
 
     # -- per-message actions --------------------------------------------------------------------
@@ -726,6 +832,8 @@ class ChatTab(QWidget):
 
     def edit_context(self) -> ContextDialog:
         """Open the dialog that edits this session's own sticky context (modeless; returned for tests)."""
+        from threadline.ui.chat.context_dialog import ContextDialog  # with its editor, only when asked for
+
         dialog = ContextDialog(self.engine, self.session_id, self._info.context, self.live.last_context, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.open()
@@ -815,6 +923,8 @@ class ChatTab(QWidget):
         """Events the conversation model does not relay: the save state of the turn, sticky context."""
         if isinstance(event, ContextGathered):
             self.context_strip.show_gathered(event.gathered)
+        elif isinstance(event, CompareStarted) and self._compare_view is None:
+            self.compare_view.catch_up(event)  # built now: it subscribes after this event was sent
         elif isinstance(event, MessagesRemoved | MessagesRestored):
             self.undo_bar.on_event(event)
         elif isinstance(event, SessionBusyElsewhere):

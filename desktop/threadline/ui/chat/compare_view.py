@@ -225,6 +225,10 @@ class CompareView(QWidget):
     def running(self) -> bool:
         return self._running
 
+    def catch_up(self, event: ConversationEvent) -> None:
+        """An event sent before this view subscribed (it is built when a compare starts)."""
+        self._on_event(event)
+
     def detach(self) -> None:
         self._unsubscribe()
         self._flush.stop()

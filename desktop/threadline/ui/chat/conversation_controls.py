@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -38,7 +38,6 @@ from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.engine.events import ActivePathChanged, ConversationEvent, MessageAdded
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.checkpoint_menu import CheckpointList, CheckpointNameDialog
-from threadline.ui.chat.compact_dialog import CompactDialog
 from threadline.ui.chat.composer import Composer
 from threadline.ui.chat.context_marks import excerpt, named_checkpoints, tangent_origin
 from threadline.ui.chat.message_actions import CHECKPOINT_HERE, TANGENT_HERE
@@ -46,6 +45,9 @@ from threadline.ui.chat.tangent_banner import TangentBanner
 from threadline.ui.common.announce import announce
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeColors
+
+if TYPE_CHECKING:  # the dialog's module is imported when it is opened
+    from threadline.ui.chat.compact_dialog import CompactDialog
 
 log = logging.getLogger("threadline.ui.chat.conversation_controls")
 
@@ -253,6 +255,8 @@ class ConversationControls(QObject):
 
     def open_compact_dialog(self) -> CompactDialog:
         """Ask how much to keep and how to steer the summary; the tab compacts on Compact."""
+        from threadline.ui.chat.compact_dialog import CompactDialog  # only when asked for, not per open
+
         dialog = CompactDialog(self._host.view.window())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.accepted.connect(lambda: self._compact_chosen(dialog))

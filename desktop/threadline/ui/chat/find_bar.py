@@ -39,8 +39,6 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QKeyEvent,
-    QKeySequence,
-    QShortcut,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -52,13 +50,13 @@ from threadline.core.messages import Message, MessageKind
 from threadline.ui.chat.chat_view import ChatView
 from threadline.ui.chat.context_marks import summary_key
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.find_keys import install_find_keys
 from threadline.ui.chat.find_order import EarlySearch, ViewRows, match_to_show, preparation_order, search_rows
 from threadline.ui.chat.find_shown_text import ShownTexts
 from threadline.ui.chat.markdown import COPY_CODE_SCHEME, UNSEARCHED_TITLE
 from threadline.ui.chat.message_html import TOGGLE_SCHEME
 from threadline.ui.chat.wide_tables import OPEN_TABLE_SCHEME
 from threadline.ui.common.announce import announce
-from threadline.ui.common.shortcuts import unique_sequences
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 MAX_MATCHES = 10_000
@@ -68,7 +66,6 @@ TYPING_MS = 40
 REFRESH_MS = 250
 """While text streams in, the search runs again at most this often."""
 OVERLAY_MARGIN = 10
-FIND_KEYS = (QKeySequence.StandardKey.Find, "Ctrl+F")
 PREPARE_SLICE_MS = 8
 """A long chat's Markdown is made searchable this long at a time between frames."""
 PREPARE_AT_ONCE = 50
@@ -693,25 +690,5 @@ def install_find(
     """A find bar over ``view`` with the tab's keys: Ctrl+F opens it, F3 / Shift+F3 step."""
     bar = FindBar(view, model)
     bar.closed.connect(focus_back)
-
-    def step(forward: bool) -> None:
-        if not bar.isVisible():
-            bar.open()
-        elif forward:
-            bar.next()
-        else:
-            bar.previous()
-
-    keys: list[tuple[str, list[QKeySequence], Callable[[], None]]] = [
-        ("Find in chat", unique_sequences(FIND_KEYS), bar.open),
-        ("Next match", [QKeySequence("F3")], lambda: step(True)),
-        ("Previous match", [QKeySequence("Shift+F3")], lambda: step(False)),
-    ]
-    for name, sequences, slot in keys:
-        shortcut = QShortcut(tab)
-        shortcut.setKeys(sequences)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.setWhatsThis(name)
-        shortcut.setObjectName("find-" + name.lower().replace(" ", "-"))
-        shortcut.activated.connect(slot)
+    install_find_keys(tab, lambda: bar)
     return bar

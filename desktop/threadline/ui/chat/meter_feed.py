@@ -10,6 +10,8 @@ moment old is better than an error banner about a meter.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer
@@ -19,10 +21,12 @@ from threadline.core.usage import format_cost, replies
 from threadline.engine.api import EngineApi
 from threadline.engine.usage_report import PriceBook, SessionUsage
 from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.compare_view import CompareView
 from threadline.ui.chat.context_meter_button import ContextMeterButton
 from threadline.ui.chat.conversation_model import ConversationModel
 from threadline.ui.common.tasks import spawn
+
+if TYPE_CHECKING:  # built by the chat tab only when a compare is shown
+    from threadline.ui.chat.compare_view import CompareView
 
 log = logging.getLogger("threadline.ui")
 
@@ -38,7 +42,7 @@ class MeterFeed(QObject):
         model: ConversationModel,
         meter: ContextMeterButton,
         view: ChatView,
-        compare: CompareView | None = None,
+        compare: Callable[[], CompareView | None] = lambda: None,
     ) -> None:
         super().__init__(meter)
         self._engine = engine
@@ -89,8 +93,9 @@ class MeterFeed(QObject):
         if self._alive():
             self._view.price_of = book.price
             self._view.viewport().update()
-            if self._compare is not None and shiboken6.isValid(self._compare):  # the columns' cost
-                self._compare.set_price_of(book.price)
+            compare = self._compare()  # built only once a compare was shown
+            if compare is not None and shiboken6.isValid(compare):  # the columns' cost
+                compare.set_price_of(book.price)
 
     def _failed(self, err: BaseException) -> None:
         log.info("could not refresh the context meter: %s", err)

@@ -54,7 +54,11 @@ class TangentBanner(QFrame):
         self.return_button.clicked.connect(self._return)
         layout.addWidget(self.return_button)
         self._origin: str | None = None
-        self.set_colors(colors)
+        self._colors = colors
+        self._styled = False
+        """Whether the style sheet was set: only once the strip is first shown, since a widget's
+        own style sheet makes Qt build styling state for it and its children, and most chats
+        are never in a tangent."""
         self.hide()
 
     @property
@@ -72,6 +76,9 @@ class TangentBanner(QFrame):
             self.hide()
             self.bring.setChecked(False)
             return
+        if not self._styled:
+            self._styled = True
+            self._apply_style()
         self.show()
         if not was_shown:
             announce(self, "In a tangent: a side conversation. Return to main line leaves it.")
@@ -80,6 +87,12 @@ class TangentBanner(QFrame):
         self.returnRequested.emit(self.bring.isChecked())
 
     def set_colors(self, c: ThemeColors) -> None:
+        self._colors = c
+        if self._styled:
+            self._apply_style()
+
+    def _apply_style(self) -> None:
+        c = self._colors
         hue = mark_colours(c)
         self.setStyleSheet(
             f"#TangentBanner {{ background: {hue.tangent_bg}; border-bottom: 1px solid {hue.tangent};"

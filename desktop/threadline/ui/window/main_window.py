@@ -548,8 +548,8 @@ class MainWindow(QMainWindow):
         tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
         self.zoom.attach(tab.view, tab.composer.edit)
         tab.composer.modelListWanted.connect(self._refresh_models)
-        tab.branch_map.setVisible(self.act_branch_map.isChecked())
-        tab.branch_map.closeRequested.connect(lambda: self.toggle_branch_map(False))
+        tab.set_branch_map_visible(self.act_branch_map.isChecked())
+        tab.branchMapCloseRequested.connect(lambda: self.toggle_branch_map(False))
         self.tabs.add_tab(tab, focus=focus, index=index)
         self._update_right()
         if focus:
@@ -692,7 +692,8 @@ class MainWindow(QMainWindow):
 
         def branch_map() -> QWidget | None:
             current = tab()
-            return current.branch_map.map if current is not None and current.branch_map.isVisible() else None
+            panel = current.shown_branch_map if current is not None else None
+            return panel.map if panel is not None else None
 
         def composer() -> QWidget | None:
             current = tab()
@@ -734,14 +735,14 @@ class MainWindow(QMainWindow):
         show = (not self.act_branch_map.isChecked()) if visible is None else bool(visible)
         self.act_branch_map.setChecked(show)
         for tab in self.tabs.tabs():
-            tab.branch_map.setVisible(show)
+            tab.set_branch_map_visible(show)
         current = self.tabs.current_tab()
         if current is not None:
             if show:
                 current.branch_map.focus_map()
             else:
                 focused = QApplication.focusWidget()
-                if focused is not None and current.branch_map.isAncestorOf(focused):
+                if focused is not None and current.branch_map_contains(focused):
                     current.focus_composer()
         self.schedule_save()
 
