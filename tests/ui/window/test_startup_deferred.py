@@ -92,16 +92,21 @@ print("then built:", window.sidebar_built, window.tabs_built)
 """
 
 
-def test_the_first_frame_loads_no_engine_module(tmp_path: Path) -> None:
+def run_fresh(script: str, data_dir: Path) -> str:
+    """``script`` in a fresh interpreter (nothing imported yet), offscreen; its standard output."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
-    out = subprocess.run(
-        [sys.executable, "-c", CHECK_FIRST_FRAME, str(tmp_path)],
+    return subprocess.run(
+        [sys.executable, "-c", script, str(data_dir)],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     ).stdout
+
+
+def test_the_first_frame_loads_no_engine_module(tmp_path: Path) -> None:
+    out = run_fresh(CHECK_FIRST_FRAME, tmp_path)
     assert "loaded: []" in out
     assert "alt watched: False" in out
     assert "built: False False" in out
@@ -142,15 +147,7 @@ sys.exit(app_module.run_gui(Path(sys.argv[1]), None))
 
 
 def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_path: Path) -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
-    out = subprocess.run(
-        [sys.executable, "-c", CHECK_APP_START, str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    out = run_fresh(CHECK_APP_START, tmp_path)
     assert "built before the engine: True True" in out
     assert "problem dialog loaded: False" in out
     assert "log file before the sidebar's paint: False" in out  # nothing on screen waits for it
