@@ -196,3 +196,17 @@ def test_the_compare_view_is_built_when_a_compare_starts(harness: Any) -> None:
     assert step is view.close_button
     harness.qtbot.mouseClick(view.close_button, Qt.MouseButton.LeftButton)
     assert not view.isVisible()
+
+
+def test_the_compare_view_follows_a_theme_change(harness: Any) -> None:
+    """A compare view already built takes the new colours when the user switches the theme
+    (View → Theme), like the rest of the chat; it kept the old theme's before."""
+    from threadline.ui.common.theme import DARK, LIGHT, ThemeChoice
+
+    tab = open_with_three_workers(harness, Approval.ALLOW)
+    harness.window.set_theme(ThemeChoice.LIGHT)
+    view = tab.compare_view
+    assert f"background: {LIGHT.base}" in view.styleSheet()
+    harness.window.set_theme(ThemeChoice.DARK)
+    harness.qtbot.waitUntil(lambda: f"background: {DARK.base}" in view.styleSheet(), timeout=TIMEOUT)
+    harness.window.set_theme(ThemeChoice.LIGHT)

@@ -295,6 +295,8 @@ class ChatTab(QWidget):
             self._approval.set_colors(colors)
         if self._branch_map is not None:
             self._branch_map.set_colors(colors)
+        if self._compare_view is not None:
+            self._compare_view.set_colors(colors)
         self.controls.set_colors(colors)
 
     # -- branch map -------------------------------------------------------------------------
