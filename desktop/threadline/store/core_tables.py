@@ -5,8 +5,8 @@ SQLModel and pydantic: ~13 MB of memory and ~0.15 s of imports. What a window re
 while it starts (settings, the sidebar's first page, projects, providers), what the
 change feed reads, and what a turn writes (a chat, its messages, its lease) needs none
 of it, so those operations use these lightweight ``sa.table`` clauses, and the ORM is
-imported by the first operation still written with it (``ops_*``: organising chats,
-projects, agents and providers, import, search).
+imported by the first operation still written with it (saving or removing projects,
+agents and providers, moving a chat to a project, import and deleting a subtree).
 
 These clauses only name columns and their types for reading; the schema itself is
 the migrations', and a test checks every column here against ``tables.py``.
