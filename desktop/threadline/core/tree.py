@@ -48,12 +48,16 @@ class ConversationTree:
 
     def __init__(self, messages: Iterable[Message] = (), active_leaf: str | None = None) -> None:
         self._messages: dict[str, Message] = {}
-        self._children: dict[str | None, tuple[str, ...]] = {}
-        """Each parent's children's ids, oldest first (``None``: the roots). A tuple, and none
-        for a leaf: a list per message (empty for leaves, over-allocated for the rest) was two
-        objects of every message in a long chat, kept in the small-object heap among its
-        messages, where a closed chat's few survivors keep whatever it used
-        (docs/performance.md). Adding a child replaces its parent's tuple; siblings are few."""
+        self._children: dict[str | None, str | tuple[str, ...]] = {}
+        """Each parent's children's ids, oldest first (``None``: the roots): the id itself for
+        an only child, a tuple for several, nothing for a leaf. Read through ``_kids``.
+
+        Most messages of a long chat have exactly one child, so this makes no object per
+        message at all. A list per message (empty for leaves, over-allocated for the rest),
+        then a one-item tuple, were objects of every message in a long chat, kept in the
+        small-object heap among its messages, where a closed chat's few survivors keep
+        whatever it used (docs/performance.md). Adding a child replaces its parent's
+        entry; siblings are few."""
         self.checkpoints: dict[str, str] = {}
         for message in _parents_first(messages):
             self.add(message, activate=False)
@@ -70,7 +74,7 @@ class ConversationTree:
         if message.parent_id is not None and message.parent_id not in self._messages:
             raise TreeError(f"parent {message.parent_id!r} of {message.id!r} is not in the tree")
         self._messages[message.id] = message
-        self._children[message.parent_id] = (*self._children.get(message.parent_id, ()), message.id)
+        self._set_kids(message.parent_id, (*self._kids(message.parent_id), message.id))
         if activate:
             self._active_leaf = message.id
         return message
@@ -82,7 +86,7 @@ class ConversationTree:
         the newest branch under the parent.
         """
         message = self.get(message_id)
-        if self._children.get(message_id):
+        if message_id in self._children:
             raise TreeError(f"message {message_id!r} has replies and cannot be removed")
         del self._messages[message_id]
         self._drop_child(message.parent_id, message_id)
@@ -105,9 +109,9 @@ class ConversationTree:
         while stack:
             node = stack.pop()
             ordered.append(self._messages[node])
-            stack.extend(reversed(self._children.get(node, ())))
+            stack.extend(reversed(self._kids(node)))
         removed_ids = {m.id for m in ordered}
-        siblings = self._children[top.parent_id]
+        siblings = self._kids(top.parent_id)
         branch = RemovedBranch(
             messages=tuple(ordered),
             position=siblings.index(message_id),
@@ -133,10 +137,10 @@ class ConversationTree:
             raise TreeError(f"parent {top.parent_id!r} of {top.id!r} is not in the tree")
         if any(m.id in self._messages for m in branch.messages):
             raise TreeError(f"message {top.id!r} is already in the tree")
-        siblings = list(self._children.get(top.parent_id, ()))
+        siblings = list(self._kids(top.parent_id))
         self._messages[top.id] = top
         siblings.insert(min(branch.position, len(siblings)), top.id)
-        self._children[top.parent_id] = tuple(siblings)
+        self._set_kids(top.parent_id, tuple(siblings))
         for message in branch.messages[1:]:
             self.add(message, activate=False)
         self.checkpoints.update(branch.checkpoints)
@@ -165,14 +169,14 @@ class ConversationTree:
         return self._active_leaf
 
     def children(self, message_id: str | None) -> list[Message]:
-        return [self._messages[c] for c in self._children.get(message_id, ())]
+        return [self._messages[c] for c in self._kids(message_id)]
 
     def siblings(self, message_id: str) -> list[Message]:
         """The message and its siblings (the versions), oldest first."""
         return self.children(self.get(message_id).parent_id)
 
     def version(self, message_id: str) -> Version:
-        ids = self._children[self.get(message_id).parent_id]
+        ids = self._kids(self.get(message_id).parent_id)
         return Version(ids.index(message_id) + 1, len(ids))
 
     def path(self, leaf: str | None = None) -> list[Message]:
@@ -194,7 +198,7 @@ class ConversationTree:
         """Follow the newest child from ``message_id`` down to a leaf."""
         node = message_id
         while kids := self._children.get(node):
-            node = kids[-1]
+            node = kids if isinstance(kids, str) else kids[-1]
         return node
 
     # -- moving the active leaf ----------------------------------------------------
@@ -210,7 +214,7 @@ class ConversationTree:
         The path continues down that sibling's newest branch, as chat apps do when
         you flip "‹ 2/3 ›".
         """
-        ids = self._children[self.get(message_id).parent_id]
+        ids = self._kids(self.get(message_id).parent_id)
         target = ids[(ids.index(message_id) + offset) % len(ids)]
         self._active_leaf = self.newest_leaf_under(target)
         return self._active_leaf
@@ -294,16 +298,24 @@ class ConversationTree:
     # -- internals --------------------------------------------------------------------
 
     def _default_leaf(self) -> str | None:
-        roots = self._children.get(None, ())
+        roots = self._kids(None)
         return self.newest_leaf_under(roots[-1]) if roots else None
 
     def _drop_child(self, parent_id: str | None, child_id: str) -> None:
         """Take ``child_id`` out of its parent's children (a parent left without any has none)."""
-        rest = tuple(c for c in self._children[parent_id] if c != child_id)
-        if rest:
-            self._children[parent_id] = rest
+        self._set_kids(parent_id, tuple(c for c in self._kids(parent_id) if c != child_id))
+
+    def _kids(self, parent_id: str | None) -> tuple[str, ...]:
+        """``parent_id``'s children's ids, oldest first (empty for a leaf)."""
+        kids = self._children.get(parent_id, ())
+        return (kids,) if isinstance(kids, str) else kids
+
+    def _set_kids(self, parent_id: str | None, kids: tuple[str, ...]) -> None:
+        """Store ``parent_id``'s children in the form ``_children`` describes."""
+        if not kids:
+            self._children.pop(parent_id, None)
         else:
-            del self._children[parent_id]
+            self._children[parent_id] = kids[0] if len(kids) == 1 else kids
 
 
 def _parents_first(messages: Iterable[Message]) -> list[Message]:

@@ -8,7 +8,8 @@ import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTabBar
+from PySide6.QtGui import QColor, QPixmap, QPixmapCache
+from PySide6.QtWidgets import QAbstractButton, QTabBar, QWidget
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
 
@@ -77,3 +78,41 @@ def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any)
         return tab_ref() is None and tree_ref() is None
 
     qtbot.waitUntil(freed, timeout=15000)
+
+
+def test_closing_tabs_leaves_no_button_behind_in_the_tab_bar(harness: Any) -> None:
+    """Qt made a close button for every tab of a closable tab bar; the tab's own button
+    replaced it, which only hid it, and nothing ever deleted it: each closed tab left one
+    widget in the tab bar for the rest of the run."""
+    window = harness.open()
+    qtbot = harness.qtbot
+    bar = window.tabs.tabBar()
+
+    def buttons() -> list[QWidget]:
+        return [w for w in bar.findChildren(QAbstractButton) if not w.property("retired")]
+
+    first = new_tab_by_shortcut(harness)
+    before = len(buttons())
+    for _ in range(3):
+        tab = new_tab_by_shortcut(harness)
+        assert len(buttons()) == before + 1  # the tab's own close button, and only it
+        close = bar.tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
+        assert close is not None and close.isVisible()
+        qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(buttons()) == before, timeout=15000)
+    assert window.tabs.indexOf(first) == 0
+
+
+def test_closing_a_tab_drops_the_style_pixmaps_cached_for_its_widgets(harness: Any) -> None:
+    """Fusion caches what it paints under keys that include each widget's own palette, so a
+    closed tab's entries are never used again; they stayed until the 10 MB limit."""
+    window = harness.open()
+    qtbot = harness.qtbot
+    tab = new_tab_by_shortcut(harness)
+    pixmap = QPixmap(8, 8)
+    pixmap.fill(QColor("red"))
+    QPixmapCache.insert("threadline-test-entry", pixmap)
+    assert QPixmapCache.find("threadline-test-entry") is not None
+    close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: QPixmapCache.find("threadline-test-entry") is None, timeout=15000)

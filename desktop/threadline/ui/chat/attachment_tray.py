@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QMimeData, QObject, QRectF, Qt, QTimer, QUrl, Signal
@@ -28,17 +29,12 @@ from PySide6.QtGui import QColor, QDragMoveEvent, QDropEvent, QPainter, QPaintEv
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from threadline.core.messages import ContextFile, ImageBlock
-from threadline.documents import (
-    DocumentError,
-    ExtractedDocument,
-    describe_context_file,
-    extract_document,
-    extract_in_thread,
-    is_quick,
-)
 from threadline.ui.common.announce import announce
 from threadline.ui.common.flow_layout import FlowLayout
 from threadline.ui.common.tasks import spawn
+
+if TYPE_CHECKING:
+    from threadline.documents import ExtractedDocument
 
 log = logging.getLogger("threadline.ui.chat.attachments")
 
@@ -68,6 +64,8 @@ ERROR_WIDTH = 420
 
 def read_image(path: Path) -> ImageBlock:
     """An image file as a base64 image part; ``DocumentError`` when it cannot be attached."""
+    from threadline.documents import DocumentError
+
     try:
         size = path.stat().st_size
         if size > MAX_IMAGE_FILE:
@@ -118,6 +116,8 @@ def chip_text(entry: Entry) -> str:
     if isinstance(entry.item, ImageBlock):
         return f"{entry.name} · image"
     assert isinstance(entry.item, ContextFile)
+    from threadline.documents import describe_context_file  # loaded with the first attachment
+
     return describe_context_file(entry.item)
 
 
@@ -263,6 +263,10 @@ class AttachmentTray(QWidget):
     # -- reading ----------------------------------------------------------------------------
 
     def _start(self, path: Path) -> Entry:
+        # The readers load with the first file attached, not with every chat opened: most
+        # chats never attach one, and what a chat's opening loads stays for the whole run.
+        from threadline.documents import DocumentError, extract_document, is_quick
+
         name = path.name
         try:
             if path.suffix.lower() in IMAGE_TYPES:
@@ -326,6 +330,8 @@ class AttachmentTray(QWidget):
 
 async def _read(path: Path) -> ExtractedDocument:
     """Read ``path`` in a worker; a bug in a reader is logged and told as a refusal, never a hang."""
+    from threadline.documents import DocumentError, extract_in_thread
+
     try:
         return await extract_in_thread(path)
     except DocumentError:

@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
 
 from threadline.core.messages import ContextFile, ImageBlock
 from threadline.core.request import estimate_tokens_by_chars
-from threadline.documents import file_dialog_filter
 from threadline.engine.drafts import Draft
 from threadline.ui.chat.agent_picker import AgentPicker
 from threadline.ui.chat.attachment_tray import AttachmentTray, local_paths
@@ -401,6 +400,8 @@ class Composer(QWidget):
             self._update_tokens()
 
     def _choose_files(self) -> None:
+        from threadline.documents import file_dialog_filter  # the readers load on first use
+
         files, _ = QFileDialog.getOpenFileNames(self, "Attach files", "", file_dialog_filter())
         if files:
             self.attach_paths([Path(f) for f in files])

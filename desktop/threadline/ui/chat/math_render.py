@@ -28,13 +28,16 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt, QUrl
 from PySide6.QtGui import QFont, QFontInfo, QFontMetricsF, QImage, QPainter, QTextCursor, QTextDocument
-from PySide6.QtSvg import QSvgRenderer
 
 from threadline.ui.chat.markdown import UNSEARCHED
+
+if TYPE_CHECKING:
+    from PySide6.QtSvg import QSvgRenderer
 
 MATH_SCHEME = "tex-math"
 OBJECT_REPLACEMENT = "\ufffc"
@@ -131,6 +134,9 @@ def _render(latex: str, display: bool, style: MathStyle) -> QImage | None:
         svg = math.svg()
     except Exception:  # any failure of a third-party parser on model text means "show the source"
         return None
+    # Qt's SVG module loads with the first formula, not with every chat (most have none).
+    from PySide6.QtSvg import QSvgRenderer
+
     renderer = QSvgRenderer(QByteArray(svg.encode("utf-8")))
     box = renderer.viewBoxF()
     if not renderer.isValid() or box.width() <= 0 or box.height() <= 0:

@@ -19,7 +19,7 @@ import logging
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal, SignalInstance
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap, QPixmapCache
 from PySide6.QtWidgets import QMenu, QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
 from threadline.ui.common.theme import LIGHT, ThemeColors
@@ -64,7 +64,10 @@ class TabContainer(QTabWidget):
         self.setTabBar(ReadableTabBar(self))
         self.tabBar().setAccessibleName("Open chats")
         self.setDocumentMode(True)
-        self.setTabsClosable(True)
+        # Each tab gets its own close button (``add_tab``). Qt's closable tabs would make
+        # one more per tab, which ``setTabButton`` only hides and ``removeTab`` never
+        # deletes: every closed tab left one behind in the tab bar for the rest of the run.
+        self.setTabsClosable(False)
         self.setMovable(True)
         self.setElideMode(Qt.TextElideMode.ElideRight)
         self.setUsesScrollButtons(True)
@@ -79,7 +82,6 @@ class TabContainer(QTabWidget):
         self._spinner = QTimer(self)
         self._spinner.setInterval(SPIN_MS)
         self._spinner.timeout.connect(self._spin)
-        self.tabCloseRequested.connect(self.request_close)
         self.currentChanged.connect(self._current_changed)
         self.tabBar().tabMoved.connect(lambda _a, _b: self.tabs_changed.emit())
         self.confirm_close = self._ask_close
@@ -171,6 +173,12 @@ class TabContainer(QTabWidget):
         self.removeTab(index)
         self._members.discard(tab)
         tab.deleteLater()
+        # Fusion caches what it paints (combo boxes, frames) under a key that includes the
+        # widget's palette, and every widget styled by the application's style sheet has a
+        # palette of its own: a closed tab's entries can never be used again, yet stayed
+        # until the cache's 10 MB limit pushed them out (~14 KB a tab). Emptying the cache
+        # costs the next paint of the visible widgets a few pixmaps.
+        QPixmapCache.clear()
         self.tab_closed.emit(tab.session_id)
         self.tabs_changed.emit()
         self._update_spinner()

@@ -1,0 +1,40 @@
+"""Opening a chat loads only what a chat shows; attachment readers and Qt's SVG module load
+with the first attachment or formula. Whatever a chat's opening loads stays for the rest of
+the run (docs/performance.md, "Memory after a big chat is opened and closed")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+CHECK = """
+import sys
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+import threadline.ui.chat.chat_tab  # everything a chat tab is made of
+rare = ("threadline.documents", "PySide6.QtSvg")
+print("opened:", [m for m in rare if m in sys.modules])
+from threadline.ui.chat.attachment_tray import AttachmentTray
+tray = AttachmentTray()
+tray.add_paths([Path(sys.argv[1])])  # a small text file: read on the spot
+print("attached:", [m for m in rare if m in sys.modules], [e.state.value for e in tray.entries()])
+"""
+
+
+def test_a_chat_loads_the_attachment_readers_and_svg_only_when_asked(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nshort\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-c", CHECK, str(notes)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "opened: []" in result.stdout, result.stdout
+    assert "attached: ['threadline.documents'] ['ready']" in result.stdout, result.stdout
