@@ -1,6 +1,7 @@
-"""Opening a chat loads only what a chat shows; attachment readers and Qt's SVG module load
-with the first attachment or formula. Whatever a chat's opening loads stays for the rest of
-the run (docs/performance.md, "Memory after a big chat is opened and closed")."""
+"""Opening a chat loads only what a chat shows; attachment readers, Qt's SVG module and the
+slash commands load with the first attachment, formula or "/". Whatever a chat's opening
+loads stays for the rest of the run (docs/performance.md, "Memory after a big chat is
+opened and closed")."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 import threadline.ui.chat.chat_tab  # everything a chat tab is made of
-rare = ("threadline.documents", "PySide6.QtSvg")
+rare = ("threadline.documents", "PySide6.QtSvg", "threadline.core.slash_commands",
+        "threadline.engine.commands")
 print("opened:", [m for m in rare if m in sys.modules])
 from threadline.ui.chat.attachment_tray import AttachmentTray
 tray = AttachmentTray()
@@ -24,7 +26,7 @@ print("attached:", [m for m in rare if m in sys.modules], [e.state.value for e i
 """
 
 
-def test_a_chat_loads_the_attachment_readers_and_svg_only_when_asked(tmp_path: Path) -> None:
+def test_a_chat_loads_attachment_readers_svg_and_commands_only_when_asked(tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\nshort\n", encoding="utf-8")
     result = subprocess.run(

@@ -42,10 +42,13 @@ def chat(harness: Any, *prompts: str) -> Any:
 
 def test_typing_a_slash_lists_the_commands_and_filters_as_you_type(harness: Any) -> None:
     tab = chat(harness)
-    edit, popup, qtbot = tab.composer.edit, tab.slash_completer, harness.qtbot
+    edit, qtbot = tab.composer.edit, harness.qtbot
+    assert tab._slash_completer is None  # built by the first "/" typed, not by every open
     edit.setFocus()
     qtbot.keyClicks(edit, "/")
-    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    popup = tab._slash_completer
+    assert popup is not None
+    qtbot.waitUntil(popup.isVisible, timeout=5000)  # the first "/" already opens it
     assert [s.name for s in popup.specs()] == [s.name for s in COMMANDS]
     assert popup.list.accessibleName() == "Slash commands"
     first = popup.list.item(0)
@@ -229,3 +232,20 @@ def test_slash_checkpoint_tangent_and_restore_typed_with_enter(harness: Any) -> 
     assert latest.text == "re Q3"
     harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": latest.id}, timeout=15000)
     assert all(not m.text.startswith("/") for m in shown(tab))  # no command became a message
+
+
+def test_plain_text_is_sent_without_the_commands_and_a_command_note_takes_its_tab_place(harness: Any) -> None:
+    tab = chat(harness, "Q1")
+    qtbot = harness.qtbot
+    assert tab._slash is None and tab._slash_completer is None  # plain text built neither
+    assert len(harness.server.requests) == 1
+    type_and_send(qtbot, tab, "/help")
+    notice = tab.slash.notice
+    qtbot.waitUntil(lambda: "/checkpoint NAME" in notice.text(), timeout=5000)
+    assert len(harness.server.requests) == 1  # the command ran here; nothing was sent
+    # Tab reaches the note's close button just before the message box, as when it was built
+    # with the tab.
+    notice.close_button.setFocus()
+    qtbot.waitUntil(notice.close_button.hasFocus, timeout=5000)
+    qtbot.keyClick(notice.close_button, Qt.Key.Key_Tab)
+    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(tab.window().focusWidget()), timeout=5000)

@@ -67,8 +67,6 @@ from threadline.ui.chat.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS
 from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
-from threadline.ui.chat.slash_completer import SlashCompleter
-from threadline.ui.chat.slash_runner import SlashCommandRunner
 from threadline.ui.chat.waiting_send import WaitingSend
 from threadline.ui.common.error_banner import ErrorBanner
 from threadline.ui.common.focus_chain import move_before_in_focus_chain
@@ -82,6 +80,8 @@ if TYPE_CHECKING:  # built when first asked for, not by every open
     from threadline.ui.chat.compare_view import CompareView
     from threadline.ui.chat.context_dialog import ContextDialog
     from threadline.ui.chat.find_bar import FindBar
+    from threadline.ui.chat.slash_completer import SlashCompleter
+    from threadline.ui.chat.slash_runner import SlashCommandRunner
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -184,10 +184,12 @@ class ChatTab(QWidget):
         """Where the approval bar goes when it is first needed: above the context strip."""
         self.context_strip = ContextStrip()
         col.addWidget(self.context_strip)
-        self.slash = SlashCommandRunner(self)  # slash commands: run here, never sent
-        col.addWidget(self.slash.notice)
         col.addWidget(self.composer)
-        self.slash_completer = SlashCompleter(self.composer.edit, self)
+        # Slash commands (run here, never sent): their runner and note, and the list that
+        # opens on "/", are built by the first "/" typed or sent (``slash``, ``slash_completer``).
+        self._slash: SlashCommandRunner | None = None
+        self._slash_completer: SlashCompleter | None = None
+        self.composer.edit.textChanged.connect(self._slash_typed)
         bottom_layout.addStretch(1)
         bottom_layout.addWidget(column, 100)
         bottom_layout.addStretch(1)
@@ -298,6 +300,37 @@ class ChatTab(QWidget):
         if self._compare_view is not None:
             self._compare_view.set_colors(colors)
         self.controls.set_colors(colors)
+
+    # -- slash commands ---------------------------------------------------------------------
+
+    @property
+    def slash(self) -> SlashCommandRunner:
+        """What runs the slash commands sent from this tab, and its note above the message box;
+        built the first time a "/" is typed or sent. Most chats never use a command, so the
+        commands' modules and widgets are not paid by every open."""
+        if self._slash is None:
+            from threadline.ui.chat.slash_runner import SlashCommandRunner
+
+            runner = SlashCommandRunner(self)
+            self._column.insertWidget(self._column.indexOf(self.composer), runner.notice)
+            move_before_in_focus_chain(runner.notice, self.composer)  # Tab's place, as if built with the tab
+            self._slash = runner
+        return self._slash
+
+    @property
+    def slash_completer(self) -> SlashCompleter:
+        """The list of commands that opens when the text starts with "/" (built on the first)."""
+        if self._slash_completer is None:
+            from threadline.ui.chat.slash_completer import SlashCompleter
+
+            self._slash_completer = SlashCompleter(self.composer.edit, self)
+        return self._slash_completer
+
+    def _slash_typed(self) -> None:
+        """Build the command list when the text first starts with "/", and show it at once
+        (it follows the text itself from then on)."""
+        if self._slash_completer is None and self.composer.edit.document().characterAt(0) == "/":
+            self.slash_completer.follow_text()
 
     # -- branch map -------------------------------------------------------------------------
 
@@ -412,7 +445,8 @@ class ChatTab(QWidget):
         if self.composer.editing is not None and self._edit_reply(self.composer.editing, text):
             return  # a reply's new version is stored, not sent: no model needed
         if self.composer.editing is None:
-            prompt = self.slash.prompt_or_run(text)
+            plain = self._slash is None and not text.startswith("/")  # no command has been near this tab
+            prompt = text if plain else self.slash.prompt_or_run(text)
             if prompt is None:
                 return  # a slash command ran (or was refused); nothing is sent
             text = prompt

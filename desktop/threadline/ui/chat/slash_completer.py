@@ -100,7 +100,7 @@ class SlashCompleter(QFrame):
         self.list.currentItemChanged.connect(self._moved)
         layout.addWidget(self.list)
         self.hide()
-        edit.textChanged.connect(self._text_changed)
+        edit.textChanged.connect(self.follow_text)
         edit.installEventFilter(self)
 
     # -- what is listed ------------------------------------------------------------------
@@ -114,7 +114,8 @@ class SlashCompleter(QFrame):
         spec: CommandSpec | None = None if item is None else item.data(SpecRole)
         return spec
 
-    def _text_changed(self) -> None:
+    def follow_text(self) -> None:
+        """Open, fill or close the list for the box's text (on every change of it)."""
         text = self._edit.toPlainText()
         if text != self._dismissed_at:
             self._dismissed_at = None
