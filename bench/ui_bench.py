@@ -264,9 +264,15 @@ def child_scroll(data_dir: str, session_id: str) -> None:
         print(json.dumps(loop.run_until_complete(go())))
 
 
-def child_open_close(data_dir: str, session_id: str, cycles: int) -> None:
+def child_open_close(data_dir: str, session_id: str, cycles: int, small_first: bool = False) -> None:
     """RSS with the engine open and no tab, then after each of ``cycles`` opens (painted)
-    and closes of the big session (garbage collected, freed memory returned to the OS)."""
+    and closes of the big session (garbage collected, freed memory returned to the OS).
+
+    With ``small_first`` a two-message chat (a list and a code block, like the big one's
+    messages) is opened and closed before the first figure, as in a window that has shown
+    a chat before: the figures then leave out what the first chat of any size loads for
+    the rest of the run (the chat's modules, Qt's code and fonts for it) and keep what the
+    big one leaves behind."""
     import ctypes
     import gc
 
@@ -291,6 +297,23 @@ def child_open_close(data_dir: str, session_id: str, cycles: int) -> None:
         window.show()
         await window.attach_engine(engine)
         await asyncio.sleep(0.3)
+        if small_first:
+            from threadline.core.messages import Message, MessageStatus, RequestMetadata
+
+            small = await engine.new_session("A short chat")
+            prompt = Message.prompt("Question: how does part 1 work?")
+            answer = "Answer. It works like this:\n\n- step one\n- step two\n\n```python\nprint(1)\n```\n"
+            meta = RequestMetadata(model="bench")
+            done = MessageStatus.COMPLETE
+            reply = Message.reply(parent_id=prompt.id, status=done, metadata=meta, text=answer)
+            await engine.store.append_messages(small.id, [prompt, reply])
+            shown = await window._open(small.id, focus=True)
+            assert shown is not None
+            shown.view.viewport().repaint()
+            window.tabs.close_tab(shown)
+            del shown
+            for _ in range(5):
+                await asyncio.sleep(0.05)
         before = settled_rss()
         after: list[float] = []
         opened: list[float] = []
@@ -821,7 +844,9 @@ def main() -> int:
             "--child-first-send": lambda: child_first_send(args[0], float(args[1])),
             "--child-seed-long-reply": lambda: seed_long_reply(args[0], int(args[1])),
             "--child-scroll": lambda: child_scroll(args[0], args[1]),
-            "--child-open-close": lambda: child_open_close(args[0], args[1], int(args[2])),
+            "--child-open-close": lambda: child_open_close(
+                args[0], args[1], int(args[2]), small_first=args[3:] == ["small"]
+            ),
         }[mode]()
         return 0
     wanted = set(sys.argv[1:]) or {"start", "rss", "open", "stall", "typing", "first-send"}
@@ -905,7 +930,15 @@ def bench_open_close(tmp: Path) -> list[tuple[str, str, str]]:
     data_dir = str(tmp / "cycles")
     first = run_child("--child-seed", data_dir, "3", "10000")["first"]
     r: dict[str, Any] = run_child("--child-open-close", data_dir, str(first), "20")
-    after = r["after"]
+    w: dict[str, Any] = run_child("--child-open-close", data_dir, str(first), "20", "small")
+
+    def closes(run: dict[str, Any]) -> str:
+        after = run["after"]
+        return (
+            f"+{after[0] - run['before']:.1f} / +{after[-1] - run['before']:.1f} MB "
+            f"({after[-1] - after[0]:+.1f}; last 15: {after[-1] - after[4]:+.1f})"
+        )
+
     return [
         (
             "RSS: engine open, no tab / 10,000-message session open (max)",
@@ -913,10 +946,14 @@ def bench_open_close(tmp: Path) -> list[tuple[str, str, str]]:
             "",
         ),
         (
-            "  after closing it: 1st / 20th cycle (growth over the 20 cycles)",
-            f"+{after[0] - r['before']:.1f} / +{after[-1] - r['before']:.1f} MB "
-            f"({after[-1] - after[0]:+.1f})",
+            "  after closing it: 1st / 20th cycle (growth over the 20 cycles; over the last 15)",
+            closes(r),
             "≤ +10 MB, no growth",
+        ),
+        (
+            "  the same after a 2-message chat was opened and closed first",
+            f"{w['before']:.0f} MB; " + closes(w),
+            "",
         ),
     ]
 
