@@ -5,10 +5,9 @@ opened and closed")."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.fresh_python import run_fresh
 
 CHECK = """
 import sys
@@ -29,14 +28,6 @@ print("attached:", [m for m in rare if m in sys.modules], [e.state.value for e i
 def test_a_chat_loads_attachment_readers_svg_and_commands_only_when_asked(tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\nshort\n", encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-c", CHECK, str(notes)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-    )
-    assert result.returncode == 0, result.stderr
-    assert "opened: []" in result.stdout, result.stdout
-    assert "attached: ['threadline.documents'] ['ready']" in result.stdout, result.stdout
+    out = run_fresh(CHECK, str(notes))
+    assert "opened: []" in out, out
+    assert "attached: ['threadline.documents'] ['ready']" in out, out

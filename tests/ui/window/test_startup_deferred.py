@@ -4,21 +4,17 @@ tabs: the app paints a skeleton first and builds them on the next loop turn)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QStyle
+from tests.support.fresh_python import run_fresh
 
 from threadline.ui.common.first_paint import FirstPaintWatcher
 from threadline.ui.common.theme import LIGHT, MnemonicState, ThemeChoice, ThemedStyle, ThemeManager
 from threadline.ui.window.main_window import MainWindow
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_first_paint_watcher_fires_once_after_the_first_paint(qtbot: Any) -> None:
@@ -92,21 +88,8 @@ print("then built:", window.sidebar_built, window.tabs_built)
 """
 
 
-def run_fresh(script: str, data_dir: Path) -> str:
-    """``script`` in a fresh interpreter (nothing imported yet), offscreen; its standard output."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": f"{ROOT}:{ROOT / 'desktop'}"}
-    return subprocess.run(
-        [sys.executable, "-c", script, str(data_dir)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-
-
 def test_the_first_frame_loads_no_engine_module(tmp_path: Path) -> None:
-    out = run_fresh(CHECK_FIRST_FRAME, tmp_path)
+    out = run_fresh(CHECK_FIRST_FRAME, str(tmp_path))
     assert "loaded: []" in out
     assert "alt watched: False" in out
     assert "built: False False" in out
@@ -147,7 +130,7 @@ sys.exit(app_module.run_gui(Path(sys.argv[1]), None))
 
 
 def test_the_app_builds_the_rest_of_the_window_before_it_opens_the_engine(tmp_path: Path) -> None:
-    out = run_fresh(CHECK_APP_START, tmp_path)
+    out = run_fresh(CHECK_APP_START, str(tmp_path))
     assert "built before the engine: True True" in out
     assert "problem dialog loaded: False" in out
     assert "log file before the sidebar's paint: False" in out  # nothing on screen waits for it

@@ -12,9 +12,9 @@ OpenAI's kind and an MCP server's record load them and work.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.fresh_python import run_fresh
 
 SCRIPT = """
 import asyncio, sys
@@ -63,11 +63,4 @@ asyncio.run(main(sys.argv[1]))
 
 
 def test_a_start_leaves_export_import_openai_and_mcp_code_for_their_first_use(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    run_fresh(SCRIPT, str(tmp_path))

@@ -8,11 +8,10 @@ imported, then that an operation still written with the ORM loads it and works.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import sqlalchemy as sa
+from tests.support.fresh_python import run_fresh
 
 from threadline.store import core_tables
 from threadline.store.coltypes import UTCDateTime
@@ -103,11 +102,4 @@ def test_a_start_and_a_turn_run_without_the_orm_and_other_writes_load_it(tmp_pat
     # The database is made (migrations: Alembic loads the tables) by an earlier run, as at any
     # start but the very first.
     for script in (CREATE, START):
-        result = subprocess.run(
-            [sys.executable, "-c", script, str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert result.returncode == 0, result.stderr
+        run_fresh(script, str(tmp_path))
