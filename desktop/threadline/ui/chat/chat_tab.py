@@ -445,7 +445,7 @@ class ChatTab(QWidget):
         if self.composer.editing is not None and self._edit_reply(self.composer.editing, text):
             return  # a reply's new version is stored, not sent: no model needed
         if self.composer.editing is None:
-            plain = self._slash is None and not text.startswith("/")  # no command has been near this tab
+            plain = self._slash is None and not text.startswith("/")  # not a command, and no note to close
             prompt = text if plain else self.slash.prompt_or_run(text)
             if prompt is None:
                 return  # a slash command ran (or was refused); nothing is sent
