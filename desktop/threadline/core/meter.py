@@ -15,9 +15,8 @@ from enum import StrEnum
 
 from threadline.core.messages import Message
 from threadline.core.request import (
-    estimate_message,
     estimate_tokens_by_chars,
-    sendable_messages,
+    sendable_tokens,
     split_at_summary,
 )
 
@@ -84,7 +83,7 @@ def measure(
 ) -> ContextMeter:
     """Estimate each part of the request the next send would make."""
     summary, body = split_at_summary(path)
-    history = sum(estimate_message(m) for m in sendable_messages(body))
+    history = sendable_tokens(body)
     parts = (
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
         (MeterPart.STICKY, sticky_tokens),

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from threadline.core.messages import (
@@ -284,6 +284,30 @@ def sendable_messages(body: Sequence[Message]) -> list[SentMessage]:
         else:
             out.append(sent)
     return out
+
+
+def sendable_tokens(body: Iterable[Message], estimator: TokenEstimator = estimate_tokens_by_chars) -> int:
+    """What ``sendable_messages(body)`` would estimate at (``estimate_message`` summed),
+    converting one message at a time instead of holding them all.
+
+    The context meter asks this of the whole history after a chat opens and as the person
+    types; the converted list of a 10,000-message chat was 1.5 MB of short-lived objects
+    at its peak, spread over the small-object heap that the open's survivors then keep
+    (docs/performance.md, "Memory after a big chat is opened and closed").
+    """
+    total = 0
+    current: SentMessage | None = None
+    for message in body:
+        sent = _to_sent(message)
+        if sent is None or sent.is_empty:
+            continue
+        if current is not None and current.role is sent.role:
+            current = _merge(current, sent)
+            continue
+        if current is not None:
+            total += estimate_message(current, estimator)
+        current = sent
+    return total if current is None else total + estimate_message(current, estimator)
 
 
 def _to_sent(message: Message) -> SentMessage | None:

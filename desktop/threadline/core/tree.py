@@ -183,11 +183,12 @@ class ConversationTree:
         """Messages from the root to ``leaf`` (default: the active leaf)."""
         node = self._active_leaf if leaf is None else leaf
         out: list[Message] = []
-        seen: set[str] = set()
+        # A path longer than the tree has messages went round a cycle: counting costs nothing,
+        # where a set of the ids seen was a 0.5 MB table for a 10,000-message path, at every call.
+        longest = len(self._messages)
         while node is not None:
-            if node in seen:
+            if len(out) >= longest:
                 raise TreeError("cycle in conversation tree")
-            seen.add(node)
             message = self.get(node)
             out.append(message)
             node = message.parent_id

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 from core_paths import PathBuilder, call, err, ok
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
@@ -29,6 +31,8 @@ from threadline.core.request import (
     estimate_message,
     estimate_tokens_by_chars,
     flatten_result_text,
+    sendable_messages,
+    sendable_tokens,
 )
 
 
@@ -543,3 +547,43 @@ def test_estimates() -> None:
         tool_results=(ToolResult("c", "xy"),),
     )
     assert estimate_message(message, chars) == 4 + 4 + 2 + 2 + 2
+
+
+_STEPS = st.lists(
+    st.sampled_from(
+        ["prompt", "reply", "calls", "results", "cancelled", "streaming", "failed", "empty", "summary"]
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=_STEPS, words=st.lists(st.text(max_size=40), min_size=1, max_size=5))
+def test_sendable_tokens_is_the_estimate_of_the_sendable_messages(steps: list[str], words: list[str]) -> None:
+    """The context meter's one-at-a-time sum equals estimating the whole converted list (merged
+    turns, skipped summaries, streaming and empty replies included)."""
+    p = PathBuilder()
+    for i, step in enumerate(steps):
+        text = words[i % len(words)]
+        if step == "prompt":
+            p.prompt(text)
+        elif step == "reply":
+            p.reply(text)
+        elif step == "calls":
+            p.reply(text, call(f"c{i}"), call(f"d{i}", arguments=text))
+        elif step == "results":
+            p.results(ok(f"c{i - 1}", text), err(f"d{i - 1}"))
+        elif step == "cancelled":
+            p.cancelled(call(f"c{i}"), reason=text)
+        elif step == "streaming":
+            p.reply(text, status=MessageStatus.STREAMING)
+        elif step == "failed":
+            p.reply(text, status=MessageStatus.FAILED)
+        elif step == "empty":
+            p.reply("")
+        elif p.messages:
+            p.summary(text, through=p.id_of(0))
+    body = p.build()
+    for estimator in (estimate_tokens_by_chars, chars):
+        expected = sum(estimate_message(m, estimator) for m in sendable_messages(body))
+        assert sendable_tokens(body, estimator) == expected

@@ -249,3 +249,16 @@ def test_conversation_keeps_the_tree_it_is_given_even_when_empty() -> None:
     assert c.tree is tree
     c.stage("x")
     assert len(tree) == 1
+
+
+def test_a_path_that_goes_round_a_cycle_is_refused() -> None:
+    """Parents are added before children, so only a changed ``parent_id`` can make a cycle;
+    the path stops once it is longer than the tree rather than walking round for ever."""
+    c = Conversation("s")
+    first, _ = turn(c, "one", "a")
+    _, last = turn(c, "two", "b")
+    first.parent_id = last.id
+    with pytest.raises(TreeError, match="cycle"):
+        c.path()
+    first.parent_id = None
+    assert texts(c) == ["one", "a", "two", "b"]
