@@ -144,9 +144,14 @@ def estimate_tool_tokens(tools: Sequence[ToolSpec]) -> int:
 
 def estimate_message(message: SentMessage, estimator: TokenEstimator = estimate_tokens_by_chars) -> int:
     tokens = MESSAGE_OVERHEAD_TOKENS + estimator(message.text)
-    tokens += sum(estimator(c.text) + estimator(c.name) for c in message.context)
-    tokens += sum(estimator(c.name) + estimator(c.arguments) for c in message.tool_calls)
-    tokens += sum(estimator(r.text) + IMAGE_TOKENS * len(r.images) for r in message.tool_results)
+    # Most messages are text alone: the sums below are skipped for them (the meter estimates
+    # every message of the history after each turn).
+    if message.context:
+        tokens += sum(estimator(c.text) + estimator(c.name) for c in message.context)
+    if message.tool_calls:
+        tokens += sum(estimator(c.name) + estimator(c.arguments) for c in message.tool_calls)
+    if message.tool_results:
+        tokens += sum(estimator(r.text) + IMAGE_TOKENS * len(r.images) for r in message.tool_results)
     return tokens + IMAGE_TOKENS * len(message.images)
 
 
