@@ -295,10 +295,10 @@ def sendable_tokens(body: Iterable[Message], estimator: TokenEstimator = estimat
     """What ``sendable_messages(body)`` would estimate at (``estimate_message`` summed),
     converting one message at a time instead of holding them all.
 
-    The context meter asks this of the whole history after a chat opens and as the person
-    types; the converted list of a 10,000-message chat was 1.5 MB of short-lived objects
-    at its peak, spread over the small-object heap that the open's survivors then keep
-    (docs/performance.md, "Memory after a big chat is opened and closed").
+    The context meter asks this of the whole history after a chat opens and after every
+    turn; the converted list of a 10,000-message chat was 1.5 MB of short-lived objects,
+    the largest peak of an open (docs/performance.md, "Memory after a big chat is opened
+    and closed").
     """
     total = 0
     current: SentMessage | None = None
