@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from PySide6.QtCore import (
     QEvent,
@@ -75,6 +75,9 @@ if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.events import SessionEvent
 
 log = logging.getLogger("threadline.ui.sessions.session_sidebar")
+
+_Page = TypeVar("_Page", bound=QWidget)
+"""A page of the sidebar's stack made on first use (``SessionSidebar._page``)."""
 
 UNDO_SECONDS = 6
 """How long the undo bar stays; the engine keeps a deleted session restorable a little longer."""
@@ -362,12 +365,13 @@ class SessionSidebar(QWidget):
     # (two list views, their delegates, the first wrap of their types by PySide6), so each is
     # made, and added to the stack, the first time it is asked for (docs/performance.md).
 
-    def _page(self, name: str, make: Callable[[], QWidget]) -> QWidget:
+    def _page(self, name: str, make: Callable[[], _Page]) -> _Page:
+        """The stack's page ``name``, made by ``make`` and added the first time it is asked for."""
         page = self._built_pages.get(name)
         if page is None:
             page = self._built_pages[name] = make()
             self.stack.addWidget(page)
-        return page
+        return cast("_Page", page)  # the one ``make`` of this name made it
 
     def _built_lists(self) -> list[QListView]:
         """The list views made so far (the chats' list always; the others once used)."""
@@ -376,27 +380,19 @@ class SessionSidebar(QWidget):
 
     @property
     def archived_list(self) -> _SessionList:
-        page = self._page("archived_list", self._make_archived_list)
-        assert isinstance(page, _SessionList)
-        return page
+        return self._page("archived_list", self._make_archived_list)
 
     @property
     def archived_empty(self) -> QLabel:
-        page = self._page("archived_empty", lambda: _hint_label("No archived chats"))
-        assert isinstance(page, QLabel)
-        return page
+        return self._page("archived_empty", lambda: _hint_label("No archived chats"))
 
     @property
     def hits(self) -> QListView:
-        page = self._page("hits", self._make_hits)
-        assert isinstance(page, QListView)
-        return page
+        return self._page("hits", self._make_hits)
 
     @property
     def no_results(self) -> QLabel:
-        page = self._page("no_results", lambda: _hint_label("No matches"))
-        assert isinstance(page, QLabel)
-        return page
+        return self._page("no_results", lambda: _hint_label("No matches"))
 
     def _make_archived_list(self) -> _SessionList:
         view = self._session_list(self.archived_model)
