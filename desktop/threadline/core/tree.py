@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from threadline.core.messages import Message, new_id
+from threadline.core.packed_history import PackedMessages, packable
 
 
 class TreeError(ValueError):
@@ -47,7 +48,10 @@ class ConversationTree:
     """Messages indexed by id, their children in order, and the active leaf."""
 
     def __init__(self, messages: Iterable[Message] = (), active_leaf: str | None = None) -> None:
-        self._messages: dict[str, Message] = {}
+        self._messages: dict[str, Message | None] = {}
+        """Every message by id, in the order added: the object, or ``None`` for one kept in
+        ``_packed`` (see ``pack``)."""
+        self._packed = PackedMessages()
         self._children: dict[str | None, str | tuple[str, ...]] = {}
         """Each parent's children's ids, oldest first (``None``: the roots): the id itself for
         an only child, a tuple for several, nothing for a leaf. Read through ``_kids``.
@@ -108,7 +112,7 @@ class ConversationTree:
         stack = [message_id]
         while stack:
             node = stack.pop()
-            ordered.append(self._messages[node])
+            ordered.append(self.get(node))
             stack.extend(reversed(self._kids(node)))
         removed_ids = {m.id for m in ordered}
         siblings = self._kids(top.parent_id)
@@ -120,7 +124,8 @@ class ConversationTree:
         )
         self._drop_child(top.parent_id, message_id)
         for message in ordered:
-            del self._messages[message.id]
+            if self._messages.pop(message.id) is None:
+                self._packed.remove(message.id)
             self._children.pop(message.id, None)
         for name in branch.checkpoints:
             del self.checkpoints[name]
@@ -156,42 +161,81 @@ class ConversationTree:
         return message_id in self._messages
 
     def __iter__(self) -> Iterator[Message]:
-        return iter(self._messages.values())
+        """Every message in the order added (a packed one made anew, as ``get`` does)."""
+        for message_id, message in self._messages.items():
+            yield self._packed.message(message_id) if message is None else message
+
+    def ids(self) -> list[str]:
+        """Every message's id in the order added, without making any packed message."""
+        return list(self._messages)
+
+    def has_children(self, message_id: str) -> bool:
+        return message_id in self._children
 
     def get(self, message_id: str) -> Message:
+        """The message; a packed one is made anew at each call (equal, not the same object)."""
         try:
-            return self._messages[message_id]
+            message = self._messages[message_id]
         except KeyError:
             raise TreeError(f"no message {message_id!r}") from None
+        return self._packed.message(message_id) if message is None else message
+
+    def parent_id(self, message_id: str) -> str | None:
+        """``get(message_id).parent_id`` without making a packed message."""
+        try:
+            message = self._messages[message_id]
+        except KeyError:
+            raise TreeError(f"no message {message_id!r}") from None
+        return self._packed.parent_id(message_id) if message is None else message.parent_id
+
+    def stored_id(self, message_id: str) -> str:
+        """The tree's own string for ``message_id``, so that links to it need no string of their own."""
+        try:
+            message = self._messages[message_id]
+        except KeyError:
+            raise TreeError(f"no message {message_id!r}") from None
+        return self._packed.stored_id(message_id) if message is None else message.id
 
     @property
     def active_leaf(self) -> str | None:
         return self._active_leaf
 
     def children(self, message_id: str | None) -> list[Message]:
-        return [self._messages[c] for c in self._kids(message_id)]
+        return [self.get(c) for c in self._kids(message_id)]
 
     def siblings(self, message_id: str) -> list[Message]:
         """The message and its siblings (the versions), oldest first."""
-        return self.children(self.get(message_id).parent_id)
+        return self.children(self.parent_id(message_id))
 
     def version(self, message_id: str) -> Version:
-        ids = self._kids(self.get(message_id).parent_id)
+        ids = self._kids(self.parent_id(message_id))
         return Version(ids.index(message_id) + 1, len(ids))
 
     def path(self, leaf: str | None = None) -> list[Message]:
         """Messages from the root to ``leaf`` (default: the active leaf)."""
+        return [self.get(message_id) for message_id in self.path_ids(leaf)]
+
+    def path_ids(self, leaf: str | None = None) -> list[str]:
+        """The ids of ``path(leaf)``, without making any packed message."""
         node = self._active_leaf if leaf is None else leaf
-        out: list[Message] = []
+        out: list[str] = []
         # A path longer than the tree has messages went round a cycle: counting costs nothing,
         # where a set of the ids seen was a 0.5 MB table for a 10,000-message path, at every call.
         longest = len(self._messages)
+        messages, packed = self._messages, self._packed
         while node is not None:
             if len(out) >= longest:
                 raise TreeError("cycle in conversation tree")
-            message = self.get(node)
-            out.append(message)
-            node = message.parent_id
+            try:
+                message = messages[node]
+            except KeyError:
+                raise TreeError(f"no message {node!r}") from None
+            if message is None:
+                out.append(packed.stored_id(node))
+                node = packed.parent_id(node)
+            else:
+                out.append(message.id)
+                node = message.parent_id
         out.reverse()
         return out
 
@@ -215,7 +259,7 @@ class ConversationTree:
         The path continues down that sibling's newest branch, as chat apps do when
         you flip "‹ 2/3 ›".
         """
-        ids = self._kids(self.get(message_id).parent_id)
+        ids = self._kids(self.parent_id(message_id))
         target = ids[(ids.index(message_id) + offset) % len(ids)]
         self._active_leaf = self.newest_leaf_under(target)
         return self._active_leaf
@@ -229,6 +273,7 @@ class ConversationTree:
         """
         view = ConversationTree()
         view._messages = self._messages
+        view._packed = self._packed
         view._children = self._children
         view.checkpoints = self.checkpoints
         view.set_active_leaf(leaf)
@@ -296,6 +341,34 @@ class ConversationTree:
             for c in copies
         ]
 
+    # -- packing --------------------------------------------------------------------
+
+    def pack(self, message_ids: Iterable[str | None]) -> int:
+        """Keep those of ``message_ids`` that have children, are settled and plain in
+        the packed form (``core/packed_history.py``); returns how many were packed.
+
+        Packing trades a little time at each read (a packed message is made anew) for
+        about five fewer objects per message while the chat is open, which is what lets
+        a closed long chat give its memory back (docs/performance.md). Only messages
+        that can no longer change qualify: one with children is never rewritten. The
+        store packs the parents of each batch of a chat it loads.
+        """
+        count = 0
+        for message_id in message_ids:
+            if message_id is None or message_id not in self._children:
+                continue
+            message = self._messages.get(message_id)
+            if message is not None and packable(message):
+                self._packed.add(message)
+                self._messages[message_id] = None
+                count += 1
+        return count
+
+    @property
+    def packed_count(self) -> int:
+        """How many messages are held packed (for tests and benchmarks)."""
+        return len(self._packed)
+
     # -- internals --------------------------------------------------------------------
 
     def _default_leaf(self) -> str | None:
@@ -303,8 +376,13 @@ class ConversationTree:
         return self.newest_leaf_under(roots[-1]) if roots else None
 
     def _drop_child(self, parent_id: str | None, child_id: str) -> None:
-        """Take ``child_id`` out of its parent's children (a parent left without any has none)."""
+        """Take ``child_id`` out of its parent's children (a parent left without any has none).
+
+        A packed parent left without children becomes an object again: a leaf may still
+        change (a partial reply is continued in place), and only objects can."""
         self._set_kids(parent_id, tuple(c for c in self._kids(parent_id) if c != child_id))
+        if parent_id is not None and parent_id not in self._children and parent_id in self._packed:
+            self._messages[parent_id] = self._packed.remove(parent_id)
 
     def _kids(self, parent_id: str | None) -> tuple[str, ...]:
         """``parent_id``'s children's ids, oldest first (empty for a leaf)."""

@@ -143,7 +143,7 @@ def checkpoints(live: LiveConversationApi) -> dict[str, str]:
 
 async def _checkpoint(ctx: _Context) -> CommandOutcome:
     """Name the current point; a name already used moves here, and the note says from where."""
-    if not ctx.live.conversation.path():
+    if not ctx.live.conversation.path_ids():
         return failed("An empty chat has nothing to mark; send a message first.")
     name = _name(ctx.argument)
     before = checkpoints(ctx.live).get(name)

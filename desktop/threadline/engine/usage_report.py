@@ -65,7 +65,7 @@ class PriceBook:
 
 def session_usage(session_id: str, tree: ConversationTree, prices: PriceBook) -> SessionUsage:
     replies = [u for m in tree if (u := reply_usage(m, prices.price)) is not None]
-    on_path = {m.id for m in tree.path()}
+    on_path = set(tree.path_ids())
     return SessionUsage(
         session_id,
         tuple(replies),

@@ -252,6 +252,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id: str) -> None:
+    parents: list[str] = []
     for record in rows:
         message = message_from_row(StoredMessage.from_raw(record))
         parent_id = message.parent_id
@@ -263,10 +264,14 @@ def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id
                 continue
             # The parent's own id string rather than the row's equal copy: one string per
             # id for as long as the tree lives (10,000 fewer objects in a 10,000-message tree).
-            message.parent_id = tree.get(parent_id).id
+            message.parent_id = parent_id = tree.stored_id(parent_id)
+            parents.append(parent_id)
         tree.add(message, activate=False)
+    # Each parent is settled history now: packed, its messages are gone before the next
+    # batch is read, so a long chat never holds them all as objects (docs/performance.md).
+    tree.pack(parents)
 
 
 def _newest_leaf(tree: ConversationTree) -> str | None:
     """The leaf stored last: the tree was filled in ordinal order, which its iteration keeps."""
-    return next((m.id for m in reversed(list(tree)) if not tree.children(m.id)), None)
+    return next((i for i in reversed(tree.ids()) if not tree.has_children(i)), None)

@@ -29,6 +29,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from threadline.core.id_positions import IdPositions
 from threadline.core.messages import Message, MessageStatus
 from threadline.core.tree import TreeError, Version
 from threadline.core.turn import TurnState
@@ -75,8 +76,8 @@ class ConversationModel(QAbstractListModel):
     def __init__(self, live: LiveConversationApi, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._live = live
-        self._ids: list[str] = [m.id for m in live.conversation.path()]
-        self._row_of: dict[str, int] = {mid: i for i, mid in enumerate(self._ids)}
+        self._ids: list[str] = live.conversation.path_ids()
+        self._row_of = IdPositions(self._ids)  # no int object per row (core/id_positions.py)
         self._revision: dict[str, int] = {}
         self._fallback: dict[str, Message] = {}
         self._dirty: set[str] = set()
@@ -159,7 +160,7 @@ class ConversationModel(QAbstractListModel):
         return None
 
     def row_of(self, message_id: str) -> int:
-        return self._row_of.get(message_id, -1)
+        return self._row_of.get(message_id)
 
     def version(self, message_id: str) -> Version:
         try:
@@ -241,7 +242,7 @@ class ConversationModel(QAbstractListModel):
             row = len(self._ids)
             self.beginInsertRows(QModelIndex(), row, row)
             self._ids.append(message.id)
-            self._row_of[message.id] = row
+            self._row_of.add(message.id, row)
             self.endInsertRows()
             if row > 0:  # the previous last row loses its "last" actions
                 self._emit_row_changed(self._ids[row - 1])
@@ -259,7 +260,7 @@ class ConversationModel(QAbstractListModel):
     def sync_path(self) -> None:
         """Bring the rows to the conversation's current active path with minimal signals."""
         self.flush()
-        new_ids = [m.id for m in self._live.conversation.path()]
+        new_ids = self._live.conversation.path_ids()
         common = 0
         for old, new in zip(self._ids, new_ids, strict=False):
             if old != new:
@@ -268,12 +269,12 @@ class ConversationModel(QAbstractListModel):
         if common < len(self._ids):
             self.beginRemoveRows(QModelIndex(), common, len(self._ids) - 1)
             del self._ids[common:]
-            self._row_of = {mid: i for i, mid in enumerate(self._ids)}
+            self._row_of = IdPositions(self._ids)
             self.endRemoveRows()
         if common < len(new_ids):
             self.beginInsertRows(QModelIndex(), common, len(new_ids) - 1)
             self._ids.extend(new_ids[common:])
-            self._row_of = {mid: i for i, mid in enumerate(self._ids)}
+            self._row_of = IdPositions(self._ids)
             self.endInsertRows()
         for mid in self._ids[max(0, common - 1) : common + 1]:
             self._bump(mid)
@@ -294,7 +295,7 @@ class ConversationModel(QAbstractListModel):
 
     def _emit_row_changed(self, message_id: str) -> None:
         row = self._row_of.get(message_id)
-        if row is None:
+        if row < 0:
             return
         idx = self.index(row, 0)
         self.dataChanged.emit(idx, idx)

@@ -1,0 +1,300 @@
+"""Settled messages of a chat kept in a few flat buffers instead of a dozen objects each.
+
+Why: an open chat's messages were about 500 bytes in five or six small objects per
+message (the ``Message``, its text, its ``datetime``, its metadata…), all in Python's
+small-object heap. That heap returns memory in 1 MiB arenas, and only when every object
+in an arena is gone; a few objects that outlive a closed chat (library caches, Qt's own
+blocks) land in the gaps between its messages and keep whole arenas. So what a long chat
+held while open stayed after it closed (docs/performance.md, "Memory after a long chat").
+Here the ids stay strings (they are the tree's keys) and everything else lives in
+``bytearray`` and ``array`` buffers, which are one allocation each outside that heap and
+are given back whole when the chat closes.
+
+Only messages that can never change are packed: settled (not streaming), with children
+(a message that has children is never rewritten; docs/design.md §1), and plain, that is
+text, role, kind, status, time and request metadata, nothing else. ``ConversationTree``
+decides what to pack and turns a message back into an object if it loses its children.
+Reading one makes a new ``Message`` equal to the one packed, so a reader may keep it but
+must not change it to change the chat (nothing does: changes become new versions).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from array import array
+from datetime import UTC, datetime, timedelta
+
+from threadline.core.id_positions import IdPositions
+from threadline.core.messages import Message, MessageKind, MessageStatus, RequestMetadata, Role
+
+_ROLES = tuple(Role)
+_KINDS = tuple(MessageKind)
+_STATUSES = tuple(MessageStatus)
+_ROLE_CODE = {r: i for i, r in enumerate(_ROLES)}
+_KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
+_STATUS_CODE = {s: i for i, s in enumerate(_STATUSES)}
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NO_TIME = -(2**63)
+_NO_COUNT = -1
+_NO_METADATA = -1
+
+_SMALL_OBJECT_LIMIT = 512
+"""Python's small-object heap takes objects up to this size; a longer string is its own
+allocation already and is kept as it is (no copy, nothing to decode when read)."""
+
+
+def packable(message: Message) -> bool:
+    """Whether ``message`` has nothing the packed form cannot give back exactly (its children
+    are ``ConversationTree``'s to check)."""
+    metadata = message.metadata
+    return (
+        message.status is not MessageStatus.STREAMING
+        and not message.images
+        and not message.context
+        and not message.tool_calls
+        and not message.tool_results
+        and not message.reasoning
+        and message.summarised_through is None
+        and message.marker is None
+        and type(message.id) is str
+        and type(message.text) is str
+        and _is_utc(message.created_at)
+        and (metadata is None or _metadata_packable(metadata))
+    )
+
+
+class _Strings:
+    """Strings one after another in one buffer (UTF-8); a long one kept as its own object.
+
+    Entry ``i`` spans ``ends[i - 1]`` to ``ends[i]``; a long string takes no bytes and sits in
+    ``long``. ``surrogatepass`` keeps lone surrogates, which decoded JSON can hold.
+    """
+
+    __slots__ = ("_buffer", "_ends", "_long")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._ends = array("q")
+        self._long: dict[int, str] = {}
+
+    def add(self, text: str) -> int:
+        index = len(self._ends)
+        if sys.getsizeof(text) > _SMALL_OBJECT_LIMIT:
+            self._long[index] = text
+        else:
+            self._buffer += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._buffer))
+        return index
+
+    def get(self, index: int) -> str:
+        start = self._ends[index - 1] if index else 0
+        end = self._ends[index]
+        if start == end:
+            return self._long.get(index, "")
+        return self._buffer[start:end].decode("utf-8", "surrogatepass")
+
+
+class _Metadata:
+    """``RequestMetadata`` column by column: the words that repeat (provider, model, stop
+    reason) as numbers into one table, the others in a ``_Strings``, times in microseconds."""
+
+    __slots__ = (
+        "_edited",
+        "_ended",
+        "_input",
+        "_model",
+        "_output",
+        "_provider",
+        "_started",
+        "_stop",
+        "_strings",
+        "_ttft",
+        "_word_code",
+        "_words",
+    )
+
+    def __init__(self) -> None:
+        self._words: list[str] = []
+        self._word_code: dict[str, int] = {}
+        self._provider = array("l")
+        self._model = array("l")
+        self._stop = array("l")
+        self._strings = _Strings()  # request id, error, brought-from: three per entry
+        self._started = array("q")
+        self._ended = array("q")
+        self._ttft = array("d")
+        self._input = array("q")
+        self._output = array("q")
+        self._edited = bytearray()
+
+    def add(self, meta: RequestMetadata) -> int:
+        index = len(self._edited)
+        self._provider.append(self._word(meta.provider))
+        self._model.append(self._word(meta.model))
+        self._stop.append(self._word(meta.stop_reason))
+        self._strings.add(meta.request_id)
+        self._strings.add(meta.error)
+        self._strings.add(meta.brought_from)
+        self._started.append(_NO_TIME if meta.started_at is None else _micros(meta.started_at))
+        self._ended.append(_NO_TIME if meta.ended_at is None else _micros(meta.ended_at))
+        ttft = meta.time_to_first_token_ms
+        self._ttft.append(math.nan if ttft is None else ttft)
+        self._input.append(_NO_COUNT if meta.input_tokens is None else meta.input_tokens)
+        self._output.append(_NO_COUNT if meta.output_tokens is None else meta.output_tokens)
+        self._edited.append(meta.edited)
+        return index
+
+    def get(self, index: int) -> RequestMetadata:
+        words = self._words
+        started, ended = self._started[index], self._ended[index]
+        ttft = self._ttft[index]
+        input_tokens, output_tokens = self._input[index], self._output[index]
+        return RequestMetadata(
+            provider=words[self._provider[index]],
+            model=words[self._model[index]],
+            request_id=self._strings.get(3 * index),
+            started_at=None if started == _NO_TIME else _time(started),
+            ended_at=None if ended == _NO_TIME else _time(ended),
+            time_to_first_token_ms=None if math.isnan(ttft) else ttft,
+            input_tokens=None if input_tokens == _NO_COUNT else input_tokens,
+            output_tokens=None if output_tokens == _NO_COUNT else output_tokens,
+            stop_reason=words[self._stop[index]],
+            error=self._strings.get(3 * index + 1),
+            edited=bool(self._edited[index]),
+            brought_from=self._strings.get(3 * index + 2),
+        )
+
+    def _word(self, word: str) -> int:
+        code = self._word_code.get(word)
+        if code is None:
+            code = self._word_code[word] = len(self._words)
+            self._words.append(word)
+        return code
+
+
+class PackedMessages:
+    """Packed messages by id: add one, read it back as a new ``Message``, drop it."""
+
+    __slots__ = (
+        "_created",
+        "_ids",
+        "_index",
+        "_kinds",
+        "_metadata",
+        "_metadata_at",
+        "_parents",
+        "_roles",
+        "_statuses",
+        "_texts",
+    )
+
+    def __init__(self) -> None:
+        self._index = IdPositions()
+        self._ids: list[str] = []
+        self._parents: list[str | None] = []
+        self._roles = bytearray()
+        self._kinds = bytearray()
+        self._statuses = bytearray()
+        self._created = array("q")
+        self._texts = _Strings()
+        self._metadata_at = array("l")
+        self._metadata: _Metadata | None = None
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._index
+
+    def _position(self, message_id: str) -> int:
+        index = self._index.get(message_id)
+        if index < 0:
+            raise KeyError(message_id)
+        return index
+
+    def add(self, message: Message) -> None:
+        """Pack ``message`` (``packable`` must hold; its id must not be here yet)."""
+        self._index.add(message.id, len(self._ids))
+        self._ids.append(message.id)
+        self._parents.append(message.parent_id)
+        self._roles.append(_ROLE_CODE[message.role])
+        self._kinds.append(_KIND_CODE[message.kind])
+        self._statuses.append(_STATUS_CODE[message.status])
+        self._created.append(_micros(message.created_at))
+        self._texts.add(message.text)
+        if message.metadata is None:
+            self._metadata_at.append(_NO_METADATA)
+        else:
+            if self._metadata is None:
+                self._metadata = _Metadata()
+            self._metadata_at.append(self._metadata.add(message.metadata))
+
+    def message(self, message_id: str) -> Message:
+        """A new ``Message`` equal to the one packed under ``message_id`` (``KeyError`` if none)."""
+        index = self._position(message_id)
+        meta_index = self._metadata_at[index]
+        return Message(
+            id=self._ids[index],
+            parent_id=self._parents[index],
+            role=_ROLES[self._roles[index]],
+            kind=_KINDS[self._kinds[index]],
+            text=self._texts.get(index),
+            status=_STATUSES[self._statuses[index]],
+            metadata=None
+            if meta_index == _NO_METADATA or self._metadata is None
+            else self._metadata.get(meta_index),
+            created_at=_time(self._created[index]),
+        )
+
+    def parent_id(self, message_id: str) -> str | None:
+        """The packed message's parent, without making the message."""
+        return self._parents[self._position(message_id)]
+
+    def stored_id(self, message_id: str) -> str:
+        """The id string kept for ``message_id`` (an equal string may be another object)."""
+        return self._ids[self._position(message_id)]
+
+    def remove(self, message_id: str) -> Message:
+        """Take a message out; what it used in the buffers stays until the tree goes."""
+        index = self._position(message_id)
+        message = self.message(message_id)
+        self._index.discard(message_id)
+        self._parents[index] = None
+        return message
+
+
+def _is_utc(value: object) -> bool:
+    return type(value) is datetime and value.tzinfo is UTC
+
+
+def _metadata_packable(meta: RequestMetadata) -> bool:
+    ttft = meta.time_to_first_token_ms
+    return (
+        type(meta.provider) is str
+        and type(meta.model) is str
+        and type(meta.stop_reason) is str
+        and type(meta.request_id) is str
+        and type(meta.error) is str
+        and type(meta.brought_from) is str
+        and type(meta.edited) is bool
+        and (meta.started_at is None or _is_utc(meta.started_at))
+        and (meta.ended_at is None or _is_utc(meta.ended_at))
+        and (ttft is None or (type(ttft) is float and not math.isnan(ttft)))
+        and _count_packable(meta.input_tokens)
+        and _count_packable(meta.output_tokens)
+    )
+
+
+def _count_packable(count: object) -> bool:
+    return count is None or (type(count) is int and 0 <= count < 2**63)
+
+
+def _micros(value: datetime) -> int:
+    return (value - _EPOCH) // _MICROSECOND
+
+
+def _time(micros: int) -> datetime:
+    return _EPOCH + micros * _MICROSECOND
