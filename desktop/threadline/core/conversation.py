@@ -102,6 +102,10 @@ class Conversation:
     def path(self) -> list[Message]:
         return self.tree.path()
 
+    def markers_on_path(self) -> list[Message]:
+        """The path's markers (agent changes, clears, tangents), in order, without its other messages."""
+        return self.tree.path_of_kinds((MessageKind.MARKER,))
+
     def path_ids(self) -> list[str]:
         """The ids of ``path()``: cheaper, as no packed message is made (``core/packed_history.py``)."""
         return self.tree.path_ids()

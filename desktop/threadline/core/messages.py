@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from threadline.core.ids import new_id as new_id  # re-exported: many modules import them from here
 from threadline.core.ids import utcnow as utcnow
@@ -393,3 +393,20 @@ def cancelled_result(call: ToolCall, reason: str = "") -> ToolResult:
     """The error result that stands for a call that never ran."""
     text = CANCELLED_RESULT_TEXT + (f" Reason: {reason}" if reason else "")
     return ToolResult(call_id=call.id, text=text, is_error=True, tool_name=call.name)
+
+
+class TextShape(NamedTuple):
+    """What a guessed row height needs of a message, which a packed one gives without being
+    made (``ConversationTree.text_shape``)."""
+
+    kind: MessageKind
+    chars: int
+    line_breaks: int
+    parts: int
+    """Tool calls and tool results."""
+
+
+def text_shape(message: Message) -> TextShape:
+    text = message.text
+    parts = len(message.tool_calls) + len(message.tool_results)
+    return TextShape(message.kind, len(text), text.count("\n"), parts)

@@ -9,16 +9,11 @@ history after it, the tool definitions offered, and the prompt being typed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from threadline.core.messages import Message
-from threadline.core.request import (
-    estimate_tokens_by_chars,
-    sendable_tokens,
-    split_at_summary,
-)
+from threadline.core.request import estimate_tokens_by_chars, path_history_tokens
+from threadline.core.tree import ConversationTree
 
 WARN_BEFORE_COMPACTION = 0.10
 """The meter warns this share of the window before the point where compaction starts."""
@@ -72,7 +67,7 @@ class ContextMeter:
 
 
 def measure(
-    path: Sequence[Message],
+    tree: ConversationTree,
     *,
     system_prompt: str,
     sticky_tokens: int,
@@ -81,9 +76,8 @@ def measure(
     window: int | None,
     compact_at: int | None,
 ) -> ContextMeter:
-    """Estimate each part of the request the next send would make."""
-    summary, body = split_at_summary(path)
-    history = sendable_tokens(body)
+    """Estimate each part of the request the next send would make from the active path."""
+    summary, history = path_history_tokens(tree)
     parts = (
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
         (MeterPart.STICKY, sticky_tokens),

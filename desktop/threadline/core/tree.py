@@ -8,10 +8,19 @@ order, so "version 2 / 3" is stable across reloads (the store keeps an ordinal).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from threadline.core.messages import Message, new_id
+from threadline.core.messages import (
+    Message,
+    MessageKind,
+    MessageStatus,
+    Role,
+    TextShape,
+    new_id,
+    text_shape,
+)
 from threadline.core.packed_history import PackedMessages, packable
 
 
@@ -42,6 +51,15 @@ class RemovedBranch:
     """The active leaf before the removal."""
     checkpoints: dict[str, str]
     """Checkpoints that pointed into the subtree (removed with it)."""
+
+
+class PathEntry(NamedTuple):
+    """One message of a path as ``ConversationTree.path_outline`` gives it."""
+
+    id: str
+    kind: MessageKind
+    packed: tuple[Role, MessageKind, MessageStatus, int] | None
+    """A packed message's role, kind, status and text length; ``None``: held as an object."""
 
 
 class ConversationTree:
@@ -165,6 +183,15 @@ class ConversationTree:
         for message_id, message in self._messages.items():
             yield self._packed.message(message_id) if message is None else message
 
+    def of_kinds(self, kinds: Collection[MessageKind]) -> Iterator[Message]:
+        """The messages of those kinds, in the order added, making no packed message of another kind."""
+        for message_id, message in self._messages.items():
+            if message is not None:
+                if message.kind in kinds:
+                    yield message
+            elif self._packed.kind(message_id) in kinds:
+                yield self._packed.message(message_id)
+
     def ids(self) -> list[str]:
         """Every message's id in the order added, without making any packed message."""
         return list(self._messages)
@@ -217,27 +244,98 @@ class ConversationTree:
 
     def path_ids(self, leaf: str | None = None) -> list[str]:
         """The ids of ``path(leaf)``, without making any packed message."""
+        return self._walk(leaf)[0]
+
+    def path_outline(self, leaf: str | None = None) -> list[PathEntry]:
+        """For each message of ``path(leaf)``: its id, its kind, and for a packed one what a
+        request's estimate reads of it (``None`` for one held as an object, ``get`` it).
+        Scans of a long chat read this instead of making every packed message."""
+        ids, places = self._walk(leaf)
+        packed, messages = self._packed, self._messages
+        out: list[PathEntry] = []
+        for message_id, place in zip(ids, places, strict=True):
+            if place < 0:
+                message = messages[message_id]
+                assert message is not None  # an object's place is -1, a packed one's is not
+                out.append(PathEntry(message_id, message.kind, None))
+            else:
+                out.append(PathEntry(message_id, packed.kind_at(place), packed.facts_at(place)))
+        return out
+
+    def path_of_kinds(self, kinds: Collection[MessageKind], leaf: str | None = None) -> list[Message]:
+        """The messages of ``path(leaf)`` whose kind is one of ``kinds``, in path order: the
+        markers or summaries of a long chat without making every message on the way."""
+        ids, places = self._walk(leaf)
+        packed, messages = self._packed, self._messages
+        out: list[Message] = []
+        for message_id, place in zip(ids, places, strict=True):
+            if place < 0:
+                message = messages[message_id]
+                if message is not None and message.kind in kinds:
+                    out.append(message)
+            elif packed.kind_at(place) in kinds:
+                out.append(packed.message_at(place))
+        return out
+
+    def path_text_length(self, leaf: str | None = None) -> int:
+        """Characters of ``path(leaf)``'s texts and attached files, without making packed messages."""
+        ids, places = self._walk(leaf)
+        total = 0
+        for message_id, place in zip(ids, places, strict=True):
+            if place < 0:
+                message = self._messages[message_id]
+                if message is not None:
+                    total += len(message.text) + sum(len(c.text) for c in message.context)
+            else:
+                total += self._packed.text_length_at(place)
+        return total
+
+    def _walk(self, leaf: str | None) -> tuple[list[str], list[int]]:
+        """``path(leaf)``'s ids and, for each, its place among the packed messages (-1: an object)."""
         node = self._active_leaf if leaf is None else leaf
-        out: list[str] = []
+        ids: list[str] = []
+        places: list[int] = []
         # A path longer than the tree has messages went round a cycle: counting costs nothing,
         # where a set of the ids seen was a 0.5 MB table for a 10,000-message path, at every call.
         longest = len(self._messages)
         messages, packed = self._messages, self._packed
         while node is not None:
-            if len(out) >= longest:
+            if len(ids) >= longest:
                 raise TreeError("cycle in conversation tree")
             try:
                 message = messages[node]
             except KeyError:
                 raise TreeError(f"no message {node!r}") from None
             if message is None:
-                out.append(packed.stored_id(node))
-                node = packed.parent_id(node)
+                node = packed.climb(node, ids, places)
             else:
-                out.append(message.id)
+                ids.append(message.id)
+                places.append(-1)
                 node = message.parent_id
-        out.reverse()
-        return out
+        if len(ids) > longest:
+            raise TreeError("cycle in conversation tree")
+        ids.reverse()
+        places.reverse()
+        return ids, places
+
+    def kind(self, message_id: str) -> MessageKind:
+        """``get(message_id).kind``, without making a packed message."""
+        message = self._entry(message_id)
+        return self._packed.kind(message_id) if message is None else message.kind
+
+    def text_shape(self, message_id: str) -> TextShape:
+        """``text_shape(get(message_id))``, without making a packed message."""
+        message = self._entry(message_id)
+        if message is None:
+            kind, chars, breaks = self._packed.text_shape(message_id)
+            return TextShape(kind, chars, breaks, 0)  # a packed message has no tool parts
+        return text_shape(message)
+
+    def _entry(self, message_id: str) -> Message | None:
+        try:
+            return self._messages[message_id]
+        except KeyError:
+            raise TreeError(f"no message {message_id!r}") from None
 
     def newest_leaf_under(self, message_id: str) -> str:
         """Follow the newest child from ``message_id`` down to a leaf."""

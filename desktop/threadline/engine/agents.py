@@ -92,7 +92,10 @@ def _comparable(agent: AgentConfig) -> dict[str, Any]:
 
 
 def session_agent(path: Sequence[Message], current: AgentConfig) -> SessionAgent:
-    """The agent of a session whose path is ``path`` and whose stored agent is ``current``."""
+    """The agent of a session whose path is ``path`` and whose stored agent is ``current``.
+
+    Only the path's markers count: ``Conversation.markers_on_path()`` is enough, and on a
+    long chat much cheaper than the whole path."""
     pinned = pinned_agent(latest_agent_marker(path))
     if pinned is None:
         return SessionAgent(current)

@@ -35,7 +35,7 @@ def meter_for(
     compact_at = None if budget is None else int(COMPACT_THRESHOLD * budget) + tool_tokens
     gathered = live.last_context
     return measure(
-        live.conversation.path(),
+        live.conversation.tree,
         system_prompt=agent.system_prompt,
         sticky_tokens=gathered.tokens if gathered is not None else 0,
         tool_tokens=tool_tokens,

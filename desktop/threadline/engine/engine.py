@@ -968,7 +968,7 @@ class Engine:
         live = self._live.get(session_id)
         if live is None:
             raise SessionClosedError()
-        return session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id))
+        return session_agent(live.conversation.markers_on_path(), await self.agents.get(live.info.agent_id))
 
     async def set_session_agent(self, session_id: str, agent_id: str) -> None:
         """Switch a session's agent from the next request on, marked in its history.
@@ -1028,7 +1028,7 @@ class Engine:
         current = await self.agents.get(agent_id)
         for live in list(self._live.values()):
             if (live.info.agent_id or DEFAULT_AGENT_ID) == current.id:
-                state = session_agent(live.conversation.path(), current)
+                state = session_agent(live.conversation.markers_on_path(), current)
                 live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
 
     async def _named_agent(self, live: LiveConversation, agent_id: str) -> AgentConfig | None:
@@ -1039,7 +1039,8 @@ class Engine:
     async def _turn_agent(self, live: LiveConversation) -> AgentConfig:
         """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``),
         with its project's instructions and context added (``core/project.py``)."""
-        agent = session_agent(live.conversation.path(), await self.agents.get(live.info.agent_id)).agent
+        stored = await self.agents.get(live.info.agent_id)
+        agent = session_agent(live.conversation.markers_on_path(), stored).agent
         return with_project(agent, await self.projects.get(live.info.project_id))
 
     # -- projects (engine/projects.py) -----------------------------------------------------------

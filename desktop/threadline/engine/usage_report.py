@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.core.messages import ASSISTANT_KINDS
 from threadline.core.pricing import Price, PriceTable, UserPrice, Vendor
 from threadline.core.tree import ConversationTree
 from threadline.core.usage import ReplyUsage, UsageTotals, reply_usage, totals
@@ -64,7 +65,7 @@ class PriceBook:
 
 
 def session_usage(session_id: str, tree: ConversationTree, prices: PriceBook) -> SessionUsage:
-    replies = [u for m in tree if (u := reply_usage(m, prices.price)) is not None]
+    replies = [u for m in tree.of_kinds(ASSISTANT_KINDS) if (u := reply_usage(m, prices.price)) is not None]
     on_path = set(tree.path_ids())
     return SessionUsage(
         session_id,

@@ -15,6 +15,10 @@ from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
     INTERRUPTED_RESULT_TEXT,
     UNANSWERED_RESULT_TEXT,
+    Marker,
+    MarkerType,
+    Message,
+    MessageKind,
     MessageStatus,
     Role,
     ToolResult,
@@ -31,9 +35,12 @@ from threadline.core.request import (
     estimate_message,
     estimate_tokens_by_chars,
     flatten_result_text,
+    path_history_tokens,
     sendable_messages,
     sendable_tokens,
+    split_at_summary,
 )
+from threadline.core.tree import ConversationTree
 
 
 def chars(text: str) -> int:
@@ -587,3 +594,73 @@ def test_sendable_tokens_is_the_estimate_of_the_sendable_messages(steps: list[st
     for estimator in (estimate_tokens_by_chars, chars):
         expected = sum(estimate_message(m, estimator) for m in sendable_messages(body))
         assert sendable_tokens(body, estimator) == expected
+
+
+_TREE_STEPS = st.lists(
+    st.sampled_from(
+        [
+            "prompt",
+            "reply",
+            "calls",
+            "results",
+            "cancelled",
+            "streaming",
+            "failed",
+            "failed-empty",
+            "empty",
+            "summary",
+            "summary-odd",
+            "clear",
+            "note",
+            "odd-kind",
+        ]
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=_TREE_STEPS, words=st.lists(st.text(max_size=40), min_size=1, max_size=5), data=st.data())
+def test_path_history_tokens_match_making_every_message(
+    steps: list[str], words: list[str], data: st.DataObject
+) -> None:
+    """The meter's reading of a tree, packed messages read by their role, kind, status and
+    length, equals splitting the made path at its summary and estimating the rest."""
+    p = PathBuilder()
+    for i, step in enumerate(steps):
+        text = words[i % len(words)]
+        if step == "prompt":
+            p.prompt(text)
+        elif step == "reply":
+            p.reply(text)
+        elif step == "calls":
+            p.reply(text, call(f"c{i}"), call(f"d{i}", arguments=text))
+        elif step == "results":
+            p.results(ok(f"c{i - 1}", text), err(f"d{i - 1}"))
+        elif step == "cancelled":
+            p.cancelled(call(f"c{i}"), reason=text)
+        elif step == "streaming":
+            p.reply(text, status=MessageStatus.STREAMING)
+        elif step == "failed":
+            p.reply(text, status=MessageStatus.FAILED)
+        elif step == "failed-empty":
+            p.reply("", status=MessageStatus.FAILED)
+        elif step == "empty":
+            p.reply("")
+        elif step == "summary" and p.messages:
+            p.summary(text, through=p.id_of(data.draw(st.integers(0, len(p.messages) - 1))))
+        elif step == "summary-odd" and p.messages:
+            p.summary(text, through="not-on-the-path")
+        elif step in ("clear", "note"):
+            kind = MarkerType.CLEAR if step == "clear" else MarkerType.AGENT
+            p._add(Message.marker_message(Marker(kind, text), parent_id=p._parent()))
+        elif step == "odd-kind":  # kinds and roles no constructor pairs, which packing keeps as they are
+            role = data.draw(st.sampled_from(Role))
+            kind = data.draw(st.sampled_from(MessageKind))
+            p._add(Message(id=f"odd{i}", parent_id=p._parent(), role=role, kind=kind, text=text))
+    path = p.build()
+    tree = ConversationTree(path)
+    tree.pack(data.draw(st.lists(st.sampled_from([m.id for m in path]), unique=True)) if path else [])
+    summary, body = split_at_summary(tree.path())
+    assert path_history_tokens(tree) == (summary, sendable_tokens(body))
+    assert path_history_tokens(ConversationTree(path)) == (summary, sendable_tokens(body))

@@ -21,6 +21,7 @@ from threadline.core.messages import (
     RequestMetadata,
     Role,
     ToolCall,
+    text_shape,
 )
 from threadline.core.packed_history import PackedMessages, packable
 from threadline.core.reasoning import Reasoning
@@ -233,3 +234,27 @@ def test_packing_skips_unknown_leaves_and_repeats() -> None:
     assert tree.pack(["p", "p"]) == 1
     assert tree.get("p") == prompt
     assert tree.stored_id("p") is prompt.id
+
+
+@settings(max_examples=100, deadline=None)
+@given(trees(), st.sets(st.sampled_from(MessageKind)))
+def test_reading_by_kind_or_shape_makes_no_other_message(
+    messages: list[Message], kinds: set[MessageKind]
+) -> None:
+    """``of_kinds``, ``kind``, ``text_shape``, ``path_text_length``, ``path_of_kinds`` and
+    ``packed_facts`` answer as the made messages do."""
+    plain = ConversationTree([m.copy() for m in messages])
+    packed = ConversationTree([m.copy() for m in messages])
+    packed.pack(packed.ids())
+    assert list(packed.of_kinds(kinds)) == [m for m in plain if m.kind in kinds]
+    assert packed.path_of_kinds(kinds) == [m for m in plain.path() if m.kind in kinds]
+    lengths = [len(m.text) + sum(len(c.text) for c in m.context) for m in plain.path()]
+    assert packed.path_text_length() == sum(lengths)
+    for message in plain:
+        assert packed.kind(message.id) is message.kind
+        assert packed.text_shape(message.id) == text_shape(message)
+    outline = packed.path_outline()
+    assert [(e.id, e.kind) for e in outline] == [(m.id, m.kind) for m in plain.path()]
+    for entry, message in zip(outline, plain.path(), strict=True):
+        if entry.packed is not None:
+            assert entry.packed == (message.role, message.kind, message.status, len(message.text))

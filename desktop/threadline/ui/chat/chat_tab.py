@@ -790,8 +790,7 @@ class ChatTab(QWidget):
         self._history_changed()
 
     def _history_changed(self, *_: Any) -> None:
-        chars = sum(len(m.text) + sum(len(c.text) for c in m.context) for m in self.live.conversation.path())
-        self.composer.set_history_chars(chars)
+        self.composer.set_history_chars(self.live.conversation.tree.path_text_length())
 
     # -- the banner's buttons --------------------------------------------------------------------
 

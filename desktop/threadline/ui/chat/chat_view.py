@@ -224,8 +224,8 @@ class ChatView(QAbstractScrollArea):
         m = self._model
         if m is None:
             return ()
-        messages = (m.message_at(row) for row in range(first, last + 1))
-        return estimate_heights(messages, self.content_width(), self._painter.metrics)
+        shapes = (m.text_shape_at(row) for row in range(first, last + 1))
+        return estimate_heights(shapes, self.content_width(), self._painter.metrics)
 
     # -- model signals ---------------------------------------------------------------------
 

@@ -29,8 +29,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from threadline.core.id_positions import IdPositions
-from threadline.core.messages import Message, MessageStatus
+from threadline.core.messages import Message, MessageKind, MessageStatus, TextShape, text_shape
 from threadline.core.tree import TreeError, Version
 from threadline.core.turn import TurnState
 from threadline.engine.api import LiveConversationApi
@@ -63,6 +62,10 @@ IsLastRole = Qt.ItemDataRole.UserRole + 6
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
+_DIVIDER_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.MARKER})
+_RECENT_ROWS = 64
+
+
 class ConversationModel(QAbstractListModel):
     """Rows = messages on the active path of one live conversation."""
 
@@ -77,7 +80,6 @@ class ConversationModel(QAbstractListModel):
         super().__init__(parent)
         self._live = live
         self._ids: list[str] = live.conversation.path_ids()
-        self._row_of = IdPositions(self._ids)  # no int object per row (core/id_positions.py)
         self._revision: dict[str, int] = {}
         self._fallback: dict[str, Message] = {}
         self._dirty: set[str] = set()
@@ -159,8 +161,43 @@ class ConversationModel(QAbstractListModel):
             return self.message(self._ids[row])
         return None
 
+    def text_shape_at(self, row: int) -> TextShape | None:
+        """What a guessed row height needs (``core/messages.py``), without making the message."""
+        if 0 <= row < len(self._ids):
+            message_id = self._ids[row]
+            try:
+                return self._live.conversation.tree.text_shape(message_id)
+            except TreeError:
+                fallback = self._fallback.get(message_id)
+                return None if fallback is None else text_shape(fallback)
+        return None
+
+    def _divider_at(self, row: int) -> Message | None:
+        """The message at ``row`` if it is a summary or a marker, else ``None``, reading only the
+        kind of the others: all ``first_sent_row`` looks for, without making a long chat's
+        packed messages (``core/packed_history.py``)."""
+        if 0 <= row < len(self._ids):
+            try:
+                kind = self._live.conversation.tree.kind(self._ids[row])
+            except TreeError:
+                return self.message_at(row)
+            return self.message_at(row) if kind in _DIVIDER_KINDS else None
+        return None
+
     def row_of(self, message_id: str) -> int:
-        return self._row_of.get(message_id)
+        """The row showing ``message_id`` (-1: none).
+
+        Searched, newest rows first, rather than kept in a map: what asks is nearly always a
+        recent row (a reply growing, a turn ending), and a map of a 10,000-message chat was
+        10,000 ``int`` objects among its memory (docs/performance.md)."""
+        ids = self._ids
+        for row in range(len(ids) - 1, max(-1, len(ids) - 1 - _RECENT_ROWS), -1):
+            if ids[row] == message_id:
+                return row
+        try:
+            return ids.index(message_id, 0, max(0, len(ids) - _RECENT_ROWS))
+        except ValueError:
+            return -1
 
     def version(self, message_id: str) -> Version:
         try:
@@ -175,7 +212,7 @@ class ConversationModel(QAbstractListModel):
         """
         last = self._ids[-1] if self._ids else None
         if self._first_sent[0] != last:
-            self._first_sent = (last, first_sent_row(len(self._ids), self.message_at, self.row_of))
+            self._first_sent = (last, first_sent_row(len(self._ids), self._divider_at, self.row_of))
         return self._first_sent[1]
 
     def named_checkpoints(self) -> Mapping[str, str]:
@@ -200,7 +237,7 @@ class ConversationModel(QAbstractListModel):
     def _dispatch(self, event: ConversationEvent) -> None:
         if isinstance(event, TextDelta | ReasoningDelta):
             self._bump(event.message_id)
-            if event.message_id in self._row_of:
+            if self.row_of(event.message_id) >= 0:
                 self._dirty.add(event.message_id)
                 if not self._flush_timer.isActive():
                     self._flush_timer.start()
@@ -235,14 +272,13 @@ class ConversationModel(QAbstractListModel):
 
     def _message_added(self, message: Message) -> None:
         last = self._ids[-1] if self._ids else None
-        if message.id in self._row_of:
+        if self.row_of(message.id) >= 0:
             self._emit_row_changed(message.id)
             return
         if message.parent_id == last:
             row = len(self._ids)
             self.beginInsertRows(QModelIndex(), row, row)
             self._ids.append(message.id)
-            self._row_of.add(message.id, row)
             self.endInsertRows()
             if row > 0:  # the previous last row loses its "last" actions
                 self._emit_row_changed(self._ids[row - 1])
@@ -269,12 +305,10 @@ class ConversationModel(QAbstractListModel):
         if common < len(self._ids):
             self.beginRemoveRows(QModelIndex(), common, len(self._ids) - 1)
             del self._ids[common:]
-            self._row_of = IdPositions(self._ids)
             self.endRemoveRows()
         if common < len(new_ids):
             self.beginInsertRows(QModelIndex(), common, len(new_ids) - 1)
             self._ids.extend(new_ids[common:])
-            self._row_of = IdPositions(self._ids)
             self.endInsertRows()
         for mid in self._ids[max(0, common - 1) : common + 1]:
             self._bump(mid)
@@ -294,7 +328,7 @@ class ConversationModel(QAbstractListModel):
             self._emit_row_changed(mid)
 
     def _emit_row_changed(self, message_id: str) -> None:
-        row = self._row_of.get(message_id)
+        row = self.row_of(message_id)
         if row < 0:
             return
         idx = self.index(row, 0)

@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from threadline.core.messages import Message, MessageKind
+from threadline.core.messages import Message, MessageKind, TextShape
 
 MAX_CONTENT_WIDTH = 780
 SIDE_MARGIN = 24
@@ -77,10 +77,12 @@ class TextMetrics:
     header_height: int
 
 
-def estimate_heights(messages: Iterable[Message | None], width: int, metrics: TextMetrics) -> array[int]:
-    """A guessed height for each message, from its text length alone, with the per-view
-    arithmetic done once: opening a 10,000-message session estimates every row, so this
-    loop is all the per-message work of an open (nothing is laid out until it shows)."""
+def estimate_heights(shapes: Iterable[TextShape | None], width: int, metrics: TextMetrics) -> array[int]:
+    """A guessed height for each message, from its text's length and line breaks alone, with
+    the per-view arithmetic done once: opening a 10,000-message session estimates every row,
+    so this loop is all the per-message work of an open (nothing is laid out until it shows).
+    Shapes, not messages: a long chat's history is packed, and making each of its messages
+    to read two numbers cost more than the estimate (``core/packed_history.py``)."""
     line_h = metrics.line_height
     per_line_plain = max(20, width // metrics.average_char_width)
     per_line_bubble = max(20, (width - 2 * BUBBLE_PAD_X) // metrics.average_char_width)
@@ -88,15 +90,13 @@ def estimate_heights(messages: Iterable[Message | None], width: int, metrics: Te
     prompt = MessageKind.PROMPT
     out: list[int] = []
     append = out.append
-    for message in messages:
-        if message is None:
+    for shape in shapes:
+        if shape is None:
             append(UNKNOWN_ROW_HEIGHT)
             continue
-        text = message.text
-        bubble = message.kind is prompt
-        lines = len(text) // (per_line_bubble if bubble else per_line_plain) + text.count("\n") + 1
-        if message.tool_calls or message.tool_results:
-            lines += 2 * (len(message.tool_calls) + len(message.tool_results))
+        kind, chars, line_breaks, parts = shape
+        bubble = kind is prompt
+        lines = chars // (per_line_bubble if bubble else per_line_plain) + line_breaks + 1 + 2 * parts
         append(fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0))
     return array("q", out)  # the ints above 256 go with the list
 
