@@ -21,7 +21,6 @@ must not change it to change the chat (nothing does: changes become new versions
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from datetime import UTC, datetime, timedelta
 
@@ -41,9 +40,11 @@ _NO_TIME = -(2**63)
 _NO_COUNT = -1
 _NO_METADATA = -1
 
-_SMALL_OBJECT_LIMIT = 512
-"""Python's small-object heap takes objects up to this size; a longer string is its own
-allocation already and is kept as it is (no copy, nothing to decode when read)."""
+_LONG_TEXT = 400
+"""Characters past which a string is kept as it is: Python's small-object heap takes objects
+up to 512 bytes, so a longer string is its own allocation already (no copy to make, nothing
+to decode when read). Counted in characters, not bytes: where the line falls is only a
+question of speed."""
 
 
 def packable(message: Message) -> bool:
@@ -80,14 +81,14 @@ class _Strings:
         self._ends = array("q")
         self._long: dict[int, str] = {}
 
-    def add(self, text: str) -> int:
-        index = len(self._ends)
-        if sys.getsizeof(text) > _SMALL_OBJECT_LIMIT:
-            self._long[index] = text
-        else:
-            self._buffer += text.encode("utf-8", "surrogatepass")
+    def add(self, text: str) -> None:
+        """Append ``text`` as the next entry (entries are read back by their order, from 0)."""
+        if text:  # most metadata strings are empty: nothing to copy
+            if len(text) > _LONG_TEXT:
+                self._long[len(self._ends)] = text
+            else:
+                self._buffer += text.encode("utf-8", "surrogatepass")
         self._ends.append(len(self._buffer))
-        return index
 
     def get(self, index: int) -> str:
         start = self._ends[index - 1] if index else 0
@@ -304,6 +305,9 @@ class PackedMessages:
             _STATUSES[self._statuses[index]],
             self._chars[index],
         )
+
+    def text_shape_at(self, index: int) -> tuple[MessageKind, int, int]:
+        return _KINDS[self._kinds[index]], self._chars[index], self._line_breaks[index]
 
     def text_length_at(self, index: int) -> int:
         return self._chars[index]

@@ -262,6 +262,21 @@ class ConversationTree:
                 out.append(PathEntry(message_id, packed.kind_at(place), packed.facts_at(place)))
         return out
 
+    def path_text_shapes(self, leaf: str | None = None) -> tuple[list[str], list[TextShape]]:
+        """``path_ids(leaf)`` and each message's ``text_shape``, reading packed messages in place."""
+        ids, places = self._walk(leaf)
+        packed, messages = self._packed, self._messages
+        shapes: list[TextShape] = []
+        for message_id, place in zip(ids, places, strict=True):
+            if place < 0:
+                message = messages[message_id]
+                assert message is not None  # an object's place is -1, a packed one's is not
+                shapes.append(text_shape(message))
+            else:
+                kind, chars, breaks = packed.text_shape_at(place)
+                shapes.append(TextShape(kind, chars, breaks, 0))
+        return ids, shapes
+
     def path_of_kinds(self, kinds: Collection[MessageKind], leaf: str | None = None) -> list[Message]:
         """The messages of ``path(leaf)`` whose kind is one of ``kinds``, in path order: the
         markers or summaries of a long chat without making every message on the way."""

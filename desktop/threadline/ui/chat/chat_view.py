@@ -224,8 +224,7 @@ class ChatView(QAbstractScrollArea):
         m = self._model
         if m is None:
             return ()
-        shapes = (m.text_shape_at(row) for row in range(first, last + 1))
-        return estimate_heights(shapes, self.content_width(), self._painter.metrics)
+        return estimate_heights(m.text_shapes(first, last), self.content_width(), self._painter.metrics)
 
     # -- model signals ---------------------------------------------------------------------
 
