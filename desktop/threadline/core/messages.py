@@ -13,6 +13,7 @@ its ``text`` and changes ``status``. Everything else is set at creation.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -406,7 +407,34 @@ class TextShape(NamedTuple):
     """Tool calls and tool results."""
 
 
-def text_shape(message: Message) -> TextShape:
+def text_size(message: Message) -> tuple[int, int, int]:
+    """The ``chars``, ``line_breaks`` and ``parts`` of ``message``'s ``TextShape``."""
     text = message.text
-    parts = len(message.tool_calls) + len(message.tool_results)
-    return TextShape(message.kind, len(text), text.count("\n"), parts)
+    return len(text), text.count("\n"), len(message.tool_calls) + len(message.tool_results)
+
+
+def text_shape(message: Message) -> TextShape:
+    return TextShape(message.kind, *text_size(message))
+
+
+class TextShapes:
+    """``TextShape``s of many messages in columns, kinds as the shared enum members and numbers
+    in ``array``s: a whole long chat's shapes without an object per message (``None``: a row
+    whose message is unknown)."""
+
+    __slots__ = ("chars", "kinds", "line_breaks", "parts")
+
+    def __init__(self) -> None:
+        self.kinds: list[MessageKind | None] = []
+        self.chars = array("q")
+        self.line_breaks = array("q")
+        self.parts = array("q")
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def add(self, kind: MessageKind | None, chars: int = 0, line_breaks: int = 0, parts: int = 0) -> None:
+        self.kinds.append(kind)
+        self.chars.append(chars)
+        self.line_breaks.append(line_breaks)
+        self.parts.append(parts)

@@ -275,7 +275,7 @@ class PackedMessages:
         index = self._position(message_id)
         return _KINDS[self._kinds[index]], self._chars[index], self._line_breaks[index]
 
-    def climb(self, message_id: str, ids_out: list[str], places_out: list[int]) -> str | None:
+    def climb(self, message_id: str, ids_out: list[str], places_out: array[int]) -> str | None:
         """Append the ids from ``message_id`` up through its packed ancestors to ``ids_out``
         and their places here to ``places_out``; return the first ancestor that is not
         packed here (``None``: the root was reached). Parents link by place: no lookups."""

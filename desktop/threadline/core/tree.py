@@ -8,6 +8,7 @@ order, so "version 2 / 3" is stable across reloads (the store keeps an ordinal).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -18,8 +19,10 @@ from threadline.core.messages import (
     MessageStatus,
     Role,
     TextShape,
+    TextShapes,
     new_id,
     text_shape,
+    text_size,
 )
 from threadline.core.packed_history import PackedMessages, packable
 
@@ -246,35 +249,49 @@ class ConversationTree:
         """The ids of ``path(leaf)``, without making any packed message."""
         return self._walk(leaf)[0]
 
-    def path_outline(self, leaf: str | None = None) -> list[PathEntry]:
-        """For each message of ``path(leaf)``: its id, its kind, and for a packed one what a
-        request's estimate reads of it (``None`` for one held as an object, ``get`` it).
-        Scans of a long chat read this instead of making every packed message."""
+    def path_outline(self, leaf: str | None = None) -> Iterator[PathEntry]:
+        """For each message of ``path(leaf)``, one at a time: its id, its kind, and for a packed
+        one what a request's estimate reads of it (``None`` for one held as an object: ``get``
+        it). Scans of a long chat read this instead of making every packed message; one
+        entry lives at a time, as objects of every message made during an open keep memory
+        after the chat is closed (docs/performance.md)."""
         ids, places = self._walk(leaf)
         packed, messages = self._packed, self._messages
-        out: list[PathEntry] = []
         for message_id, place in zip(ids, places, strict=True):
             if place < 0:
                 message = messages[message_id]
                 assert message is not None  # an object's place is -1, a packed one's is not
-                out.append(PathEntry(message_id, message.kind, None))
+                yield PathEntry(message_id, message.kind, None)
             else:
-                out.append(PathEntry(message_id, packed.kind_at(place), packed.facts_at(place)))
-        return out
+                yield PathEntry(message_id, packed.kind_at(place), packed.facts_at(place))
 
-    def path_text_shapes(self, leaf: str | None = None) -> tuple[list[str], list[TextShape]]:
-        """``path_ids(leaf)`` and each message's ``text_shape``, reading packed messages in place."""
+    def path_kinds(self, leaf: str | None = None) -> tuple[list[str], list[MessageKind]]:
+        """``path_ids(leaf)`` and each message's kind (two lists of shared objects)."""
         ids, places = self._walk(leaf)
         packed, messages = self._packed, self._messages
-        shapes: list[TextShape] = []
+        kinds: list[MessageKind] = []
         for message_id, place in zip(ids, places, strict=True):
             if place < 0:
                 message = messages[message_id]
-                assert message is not None  # an object's place is -1, a packed one's is not
-                shapes.append(text_shape(message))
+                assert message is not None
+                kinds.append(message.kind)
             else:
-                kind, chars, breaks = packed.text_shape_at(place)
-                shapes.append(TextShape(kind, chars, breaks, 0))
+                kinds.append(packed.kind_at(place))
+        return ids, kinds
+
+    def path_text_shapes(self, leaf: str | None = None) -> tuple[list[str], TextShapes]:
+        """``path_ids(leaf)`` and each message's ``text_shape``, in columns, reading packed
+        messages in place."""
+        ids, places = self._walk(leaf)
+        packed, messages = self._packed, self._messages
+        shapes = TextShapes()
+        for message_id, place in zip(ids, places, strict=True):
+            if place < 0:
+                message = messages[message_id]
+                assert message is not None
+                shapes.add(message.kind, *text_size(message))
+            else:
+                shapes.add(*packed.text_shape_at(place), 0)
         return ids, shapes
 
     def path_of_kinds(self, kinds: Collection[MessageKind], leaf: str | None = None) -> list[Message]:
@@ -305,11 +322,12 @@ class ConversationTree:
                 total += self._packed.text_length_at(place)
         return total
 
-    def _walk(self, leaf: str | None) -> tuple[list[str], list[int]]:
-        """``path(leaf)``'s ids and, for each, its place among the packed messages (-1: an object)."""
+    def _walk(self, leaf: str | None) -> tuple[list[str], array[int]]:
+        """``path(leaf)``'s ids and, for each, its place among the packed messages (-1: an object);
+        the places in an ``array``: no ``int`` object each."""
         node = self._active_leaf if leaf is None else leaf
         ids: list[str] = []
-        places: list[int] = []
+        places = array("q")
         # A path longer than the tree has messages went round a cycle: counting costs nothing,
         # where a set of the ids seen was a 0.5 MB table for a 10,000-message path, at every call.
         longest = len(self._messages)

@@ -7,7 +7,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from tests.support.ui_fakes import FakeLive
 
-from threadline.core.messages import Message, MessageKind, MessageStatus, Role, ToolCall, text_shape
+from threadline.core.messages import (
+    Message,
+    MessageKind,
+    MessageStatus,
+    Role,
+    TextShapes,
+    ToolCall,
+    text_shape,
+)
 from threadline.core.request import ToolSpec
 from threadline.engine.events import ActivePathChanged
 from threadline.tools.registry import ToolRegistry
@@ -223,6 +231,10 @@ def test_estimates_grow_with_text_and_tool_calls() -> None:
     metrics = TextMetrics(average_char_width=7, line_height=18, header_height=16)
     short = Message.prompt("hi")
     long_ = Message(id="a", parent_id=None, role=Role.ASSISTANT, kind=MessageKind.RESPONSE, text="x" * 2000)
-    heights = estimate_heights([text_shape(short), text_shape(long_), None], 700, metrics)
+    shapes = TextShapes()
+    shapes.add(*text_shape(short))
+    shapes.add(*text_shape(long_))
+    shapes.add(None)
+    heights = estimate_heights(shapes, 700, metrics)
     assert heights[0] < heights[1]
     assert heights[2] > 0  # an unreadable row still has a height

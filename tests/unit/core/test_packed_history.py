@@ -253,7 +253,7 @@ def test_reading_by_kind_or_shape_makes_no_other_message(
     for message in plain:
         assert packed.kind(message.id) is message.kind
         assert packed.text_shape(message.id) == text_shape(message)
-    outline = packed.path_outline()
+    outline = list(packed.path_outline())
     assert [(e.id, e.kind) for e in outline] == [(m.id, m.kind) for m in plain.path()]
     for entry, message in zip(outline, plain.path(), strict=True):
         if entry.packed is not None:

@@ -15,7 +15,7 @@ conversation's tree, the one copy of the history (tabs hold references, not copi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import (
@@ -29,7 +29,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from threadline.core.messages import Message, MessageKind, MessageStatus, TextShape, text_shape
+from threadline.core.messages import Message, MessageKind, MessageStatus, TextShape, TextShapes, text_shape
 from threadline.core.tree import TreeError, Version
 from threadline.core.turn import TurnState
 from threadline.engine.api import LiveConversationApi
@@ -161,14 +161,21 @@ class ConversationModel(QAbstractListModel):
             return self.message(self._ids[row])
         return None
 
-    def text_shapes(self, first: int, last: int) -> Sequence[TextShape | None]:
-        """``text_shape_at`` of rows ``first`` to ``last``; all rows at once when they are the
-        conversation's path (an open), read in one walk of the tree."""
+    def text_shapes(self, first: int, last: int) -> TextShapes:
+        """``text_shape_at`` of rows ``first`` to ``last``, in columns; all rows at once when they
+        are the conversation's path (an open), read in one walk of the tree."""
         if first == 0 and last == len(self._ids) - 1:
             ids, shapes = self._live.conversation.tree.path_text_shapes()
             if ids == self._ids:
                 return shapes
-        return [self.text_shape_at(row) for row in range(first, last + 1)]
+        shapes = TextShapes()
+        for row in range(first, last + 1):
+            shape = self.text_shape_at(row)
+            if shape is None:
+                shapes.add(None)
+            else:
+                shapes.add(*shape)
+        return shapes
 
     def text_shape_at(self, row: int) -> TextShape | None:
         """What a guessed row height needs (``core/messages.py``), without making the message."""
@@ -222,11 +229,11 @@ class ConversationModel(QAbstractListModel):
         last = self._ids[-1] if self._ids else None
         if self._first_sent[0] != last:
             divider_at = self._divider_at
-            outline = self._live.conversation.tree.path_outline()
-            if [entry.id for entry in outline] == self._ids:  # the rows are the path: read its kinds at once
+            ids, kinds = self._live.conversation.tree.path_kinds()
+            if ids == self._ids:  # the rows are the path: read its kinds at once
 
                 def divider_at(row: int) -> Message | None:
-                    return self.message_at(row) if outline[row].kind in _DIVIDER_KINDS else None
+                    return self.message_at(row) if kinds[row] in _DIVIDER_KINDS else None
 
             self._first_sent = (last, first_sent_row(len(self._ids), divider_at, self.row_of))
         return self._first_sent[1]

@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from threadline.core.messages import Message, MessageKind, TextShape
+from threadline.core.messages import Message, MessageKind, TextShapes
 
 MAX_CONTENT_WIDTH = 780
 SIDE_MARGIN = 24
@@ -77,28 +77,32 @@ class TextMetrics:
     header_height: int
 
 
-def estimate_heights(shapes: Iterable[TextShape | None], width: int, metrics: TextMetrics) -> array[int]:
+def estimate_heights(shapes: TextShapes, width: int, metrics: TextMetrics) -> array[int]:
     """A guessed height for each message, from its text's length and line breaks alone, with
     the per-view arithmetic done once: opening a 10,000-message session estimates every row,
     so this loop is all the per-message work of an open (nothing is laid out until it shows).
-    Shapes, not messages: a long chat's history is packed, and making each of its messages
-    to read two numbers cost more than the estimate (``core/packed_history.py``)."""
+    Shapes in columns, not messages: a long chat's history is packed, and making each of its
+    messages (or a tuple each) during an open costs time and memory (``core/packed_history.py``)."""
     line_h = metrics.line_height
     per_line_plain = max(20, width // metrics.average_char_width)
     per_line_bubble = max(20, (width - 2 * BUBBLE_PAD_X) // metrics.average_char_width)
     fixed = ROW_TOP + metrics.header_height + HEADER_GAP + FOOTER_H + ROW_BOTTOM
     prompt = MessageKind.PROMPT
-    out: list[int] = []
-    append = out.append
-    for shape in shapes:
-        if shape is None:
-            append(UNKNOWN_ROW_HEIGHT)
+    chars, line_breaks, parts = shapes.chars, shapes.line_breaks, shapes.parts
+    out = array("q", bytes(8 * len(shapes)))
+    for row, kind in enumerate(shapes.kinds):
+        if kind is None:
+            out[row] = UNKNOWN_ROW_HEIGHT
             continue
-        kind, chars, line_breaks, parts = shape
         bubble = kind is prompt
-        lines = chars // (per_line_bubble if bubble else per_line_plain) + line_breaks + 1 + 2 * parts
-        append(fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0))
-    return array("q", out)  # the ints above 256 go with the list
+        lines = (
+            chars[row] // (per_line_bubble if bubble else per_line_plain)
+            + line_breaks[row]
+            + 1
+            + 2 * parts[row]
+        )
+        out[row] = fixed + lines * line_h + (2 * BUBBLE_PAD_Y if bubble else 0)
+    return out
 
 
 class RowLayout:
