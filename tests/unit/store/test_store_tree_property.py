@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from threadline.core.messages import Message, MessageStatus
+from threadline.core.messages import Message, MessageStatus, RequestMetadata
 from threadline.core.tree import ConversationTree
 from threadline.store.repository import Store
 
@@ -56,3 +57,37 @@ def test_any_tree_round_trips(plan: list[tuple[int, bool]], leaf_pick: int) -> N
     assert [c.id for c in loaded.children(None)] == [c.id for c in tree.children(None)]
     assert loaded.active_leaf == leaf
     assert loaded.path() == tree.path(leaf)
+    # Every message with children is settled plain text here: the load packs each of them.
+    assert loaded.packed_count == sum(1 for m in tree if tree.children(m.id))
+
+
+def test_a_long_chat_loads_packed_with_its_metadata_intact() -> None:
+    """Replies with full request metadata go through the store and the packed form unchanged."""
+    start = datetime(2026, 11, 27, 9, 30, 15, 123456, tzinfo=UTC)
+    tree = ConversationTree()
+    parent: str | None = None
+    for i in range(600):  # more than two of the store's read batches
+        if i % 2 == 0:
+            message = Message.prompt(f"question {i} — ünïcode 😀", parent_id=parent)
+        else:
+            meta = RequestMetadata(
+                provider="local",
+                model="llama",
+                request_id=f"req-{i}",
+                started_at=start + timedelta(seconds=i),
+                ended_at=start + timedelta(seconds=i, milliseconds=750),
+                time_to_first_token_ms=120.5,
+                input_tokens=i * 10,
+                output_tokens=i,
+                stop_reason="stop",
+            )
+            text = "answer " * (i % 120)  # some past the length kept as its own string
+            message = Message.reply(parent_id=parent, text=text, status=MessageStatus.COMPLETE, metadata=meta)
+        tree.add(message)
+        parent = message.id
+
+    loaded = asyncio.run(store_and_reload(tree, parent))
+
+    assert loaded.packed_count == 599  # all but the leaf
+    assert loaded.path() == tree.path()
+    assert loaded.get(tree.path()[301].id).metadata == tree.path()[301].metadata
