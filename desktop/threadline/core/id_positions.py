@@ -62,7 +62,15 @@ class IdPositions:
             raise ValueError("a position is never negative")
         if (self._used + 1) * 3 >= len(self._positions) * 2:
             self._grow()
-        self._place(key, position)
+        # ``_place``, written out: this runs once per message of every long chat opened.
+        keys, positions, mask = self._keys, self._positions, self._mask
+        perturb = hash(key) & _HASH_BITS
+        slot = perturb & mask
+        while positions[slot] != _EMPTY:
+            perturb >>= _PERTURB_SHIFT
+            slot = (slot * 5 + perturb + 1) & mask
+        keys[slot] = key
+        positions[slot] = position
         self._count += 1
         self._used += 1
 

@@ -133,9 +133,11 @@ class _Metadata:
 
     def add(self, meta: RequestMetadata) -> int:
         index = len(self._edited)
-        self._provider.append(self._word(meta.provider))
-        self._model.append(self._word(meta.model))
-        self._stop.append(self._word(meta.stop_reason))
+        codes = self._word_code
+        provider, model, stop = meta.provider, meta.model, meta.stop_reason
+        self._provider.append(codes[provider] if provider in codes else self._word(provider))
+        self._model.append(codes[model] if model in codes else self._word(model))
+        self._stop.append(codes[stop] if stop in codes else self._word(stop))
         self._strings.add(meta.request_id)
         self._strings.add(meta.error)
         self._strings.add(meta.brought_from)
@@ -224,10 +226,18 @@ class PackedMessages:
     def add(self, message: Message) -> None:
         """Pack ``message`` (``packable`` must hold; its id must not be here yet)."""
         parent = message.parent_id
-        self._index.add(message.id, len(self._ids))
-        self._ids.append(message.id)
+        ids = self._ids
+        place = len(ids)
+        if parent is None:
+            parent_at = -1
+        elif place and ids[-1] is parent:  # a linear chat: the parent was packed just before
+            parent_at = place - 1
+        else:
+            parent_at = self._index.get(parent)
+        self._index.add(message.id, place)
+        ids.append(message.id)
         self._parents.append(parent)
-        self._parent_at.append(-1 if parent is None else self._index.get(parent))
+        self._parent_at.append(parent_at)
         self._roles.append(_ROLE_CODE[message.role])
         self._kinds.append(_KIND_CODE[message.kind])
         self._statuses.append(_STATUS_CODE[message.status])
