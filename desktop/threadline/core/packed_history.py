@@ -316,6 +316,17 @@ class PackedMessages:
             self._chars[index],
         )
 
+    def place(self, message_id: str) -> int:
+        """Where ``message_id`` is kept (``KeyError`` if it is not), for the ``_at`` readers."""
+        return self._position(message_id)
+
+    def request_facts_at(self, index: int) -> tuple[MessageStatus, RequestMetadata | None, int]:
+        """The status, request metadata and text length (a packed message has no tool calls)."""
+        meta_index = self._metadata_at[index]
+        metadata = self._metadata
+        meta = None if meta_index == _NO_METADATA or metadata is None else metadata.get(meta_index)
+        return _STATUSES[self._statuses[index]], meta, self._chars[index]
+
     def text_shape_at(self, index: int) -> tuple[MessageKind, int, int]:
         return _KINDS[self._kinds[index]], self._chars[index], self._line_breaks[index]
 

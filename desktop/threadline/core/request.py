@@ -139,7 +139,12 @@ TokenEstimator = Callable[[str], int]
 
 def estimate_tokens_by_chars(text: str) -> int:
     """The default estimator: about four characters a token, as for English text."""
-    return math.ceil(len(text) / 4)
+    return tokens_for_chars(len(text))
+
+
+def tokens_for_chars(count: int) -> int:
+    """``estimate_tokens_by_chars`` of a text ``count`` characters long."""
+    return math.ceil(count / 4)
 
 
 def estimate_tool_tokens(tools: Sequence[ToolSpec]) -> int:
@@ -401,7 +406,7 @@ def _plain_piece(
 
 def _merged_estimate(text_chars: int, texts: int, beyond: int) -> int:
     joined = text_chars + 2 * max(0, texts - 1)
-    return MESSAGE_OVERHEAD_TOKENS + math.ceil(joined / 4) + beyond
+    return MESSAGE_OVERHEAD_TOKENS + tokens_for_chars(joined) + beyond
 
 
 def _to_sent(message: Message) -> SentMessage | None:

@@ -17,6 +17,7 @@ from threadline.core.messages import (
     Message,
     MessageKind,
     MessageStatus,
+    RequestMetadata,
     Role,
     TextShape,
     TextShapes,
@@ -194,6 +195,23 @@ class ConversationTree:
                     yield message
             elif self._packed.kind(message_id) in kinds:
                 yield self._packed.message(message_id)
+
+    def request_facts(
+        self, kinds: Collection[MessageKind]
+    ) -> Iterator[tuple[str, MessageStatus, RequestMetadata | None, int]]:
+        """For each message of those kinds, in the order added: its id, status, request metadata
+        and the characters of its text and tool-call arguments, making no packed message
+        (what the usage report reads of every reply, after every turn)."""
+        packed = self._packed
+        for message_id, message in self._messages.items():
+            if message is not None:
+                if message.kind in kinds:
+                    written = len(message.text) + sum(len(c.arguments) for c in message.tool_calls)
+                    yield message.id, message.status, message.metadata, written
+            else:
+                place = packed.place(message_id)
+                if packed.kind_at(place) in kinds:
+                    yield packed.stored_id(message_id), *packed.request_facts_at(place)
 
     def ids(self) -> list[str]:
         """Every message's id in the order added, without making any packed message."""

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus
+from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus, RequestMetadata
 from threadline.core.pricing import Price
-from threadline.core.request import estimate_tokens_by_chars
+from threadline.core.request import estimate_tokens_by_chars, tokens_for_chars
 
 PriceLookup = Callable[[str, str], Price | None]
 """``(provider, model) -> price`` or ``None`` when unknown."""
@@ -54,13 +54,20 @@ def reply_usage(message: Message, price_of: PriceLookup) -> ReplyUsage | None:
     """The figures of one assistant message; ``None`` for any other message."""
     if message.kind not in ASSISTANT_KINDS or message.metadata is None:
         return None
-    meta = message.metadata
+    written = len(message.text) + sum(len(c.arguments) for c in message.tool_calls)
+    return usage_of_reply(message.id, message.status, message.metadata, written, price_of)
+
+
+def usage_of_reply(
+    message_id: str, status: MessageStatus, meta: RequestMetadata, written: int, price_of: PriceLookup
+) -> ReplyUsage:
+    """``reply_usage`` from what it reads of a reply: ``written`` is the characters of its text
+    and tool-call arguments, which estimate its output when the provider did not count it.
+    (``ConversationTree.request_facts`` gives these without making a long chat's replies.)"""
     estimated = False
     output_tokens = meta.output_tokens
-    if output_tokens is None and message.status is not MessageStatus.STREAMING:
-        text = message.text + "".join(c.arguments for c in message.tool_calls)
-        if text:
-            output_tokens, estimated = estimate_tokens_by_chars(text), True
+    if output_tokens is None and status is not MessageStatus.STREAMING and written:
+        output_tokens, estimated = tokens_for_chars(written), True
     input_tokens = meta.input_tokens
     speed = None
     if output_tokens and meta.started_at and meta.ended_at:
@@ -74,7 +81,7 @@ def reply_usage(message: Message, price_of: PriceLookup) -> ReplyUsage | None:
     if price is not None and input_tokens is not None and output_tokens is not None:
         cost = price.cost(input_tokens, output_tokens)
     return ReplyUsage(
-        message_id=message.id,
+        message_id=message_id,
         provider=meta.provider,
         model=meta.model,
         input_tokens=input_tokens,

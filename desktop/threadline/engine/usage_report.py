@@ -14,7 +14,7 @@ from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.messages import ASSISTANT_KINDS
 from threadline.core.pricing import Price, PriceTable, UserPrice, Vendor
 from threadline.core.tree import ConversationTree
-from threadline.core.usage import ReplyUsage, UsageTotals, reply_usage, totals
+from threadline.core.usage import ReplyUsage, UsageTotals, totals, usage_of_reply
 from threadline.llm.openai_host import is_official_openai
 from threadline.store.repository import Store
 
@@ -65,7 +65,11 @@ class PriceBook:
 
 
 def session_usage(session_id: str, tree: ConversationTree, prices: PriceBook) -> SessionUsage:
-    replies = [u for m in tree.of_kinds(ASSISTANT_KINDS) if (u := reply_usage(m, prices.price)) is not None]
+    replies = [
+        usage_of_reply(message_id, status, meta, written, prices.price)
+        for message_id, status, meta, written in tree.request_facts(ASSISTANT_KINDS)
+        if meta is not None
+    ]
     on_path = set(tree.path_ids())
     return SessionUsage(
         session_id,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from threadline.core.id_positions import IdPositions
 from threadline.core.messages import (
+    ASSISTANT_KINDS,
     ContextFile,
     Marker,
     MarkerType,
@@ -24,8 +25,10 @@ from threadline.core.messages import (
     text_shape,
 )
 from threadline.core.packed_history import PackedMessages, packable
+from threadline.core.pricing import Price
 from threadline.core.reasoning import Reasoning
 from threadline.core.tree import ConversationTree
+from threadline.core.usage import reply_usage, usage_of_reply
 
 # Any text a model or a person can produce, lone surrogates (which decoded JSON can hold)
 # and texts past the small-object limit included.
@@ -258,3 +261,23 @@ def test_reading_by_kind_or_shape_makes_no_other_message(
     for entry, message in zip(outline, plain.path(), strict=True):
         if entry.packed is not None:
             assert entry.packed == (message.role, message.kind, message.status, len(message.text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(trees())
+def test_request_facts_give_what_the_usage_report_reads_of_each_reply(messages: list[Message]) -> None:
+    """Each reply's usage from ``request_facts`` equals ``reply_usage`` of the made message."""
+    plain = ConversationTree([m.copy() for m in messages])
+    packed = ConversationTree([m.copy() for m in messages])
+    packed.pack(packed.ids())
+
+    def price_of(provider: str, model: str) -> Price | None:
+        return Price(input_per_mtok=1.5, output_per_mtok=3.0) if model == "gpt-x" else None
+
+    expected = [u for m in plain if (u := reply_usage(m, price_of)) is not None]
+    got = [
+        usage_of_reply(message_id, status, meta, written, price_of)
+        for message_id, status, meta, written in packed.request_facts(ASSISTANT_KINDS)
+        if meta is not None
+    ]
+    assert got == expected
