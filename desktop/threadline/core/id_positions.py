@@ -42,6 +42,29 @@ class IdPositions:
 
     def get(self, key: str) -> int:
         """``key``'s position, or ``-1``."""
+        slot = self._slot_of(key)
+        return -1 if slot < 0 else self._positions[slot]
+
+    def add(self, key: str, position: int) -> None:
+        """Record ``key`` at ``position`` (``key`` must not be here already; ``position`` ≥ 0)."""
+        if position < 0:
+            raise ValueError("a position is never negative")
+        if (self._used + 1) * 3 >= len(self._positions) * 2:
+            self._grow()
+        self._place(key, position)
+        self._count += 1
+        self._used += 1
+
+    def discard(self, key: str) -> None:
+        """Forget ``key`` if it is here (its slot stays taken until the table next grows)."""
+        slot = self._slot_of(key)
+        if slot >= 0:
+            self._positions[slot] = _REMOVED
+            self._keys[slot] = None
+            self._count -= 1
+
+    def _slot_of(self, key: str) -> int:
+        """The slot holding ``key``, or ``-1``: ``dict``'s probe sequence, past removed slots."""
         keys, positions, mask = self._keys, self._positions, self._mask
         perturb = hash(key) & _HASH_BITS
         slot = perturb & mask
@@ -52,44 +75,7 @@ class IdPositions:
             if position >= 0:
                 found = keys[slot]
                 if found is key or found == key:
-                    return position
-            perturb >>= _PERTURB_SHIFT
-            slot = (slot * 5 + perturb + 1) & mask
-
-    def add(self, key: str, position: int) -> None:
-        """Record ``key`` at ``position`` (``key`` must not be here already; ``position`` ≥ 0)."""
-        if position < 0:
-            raise ValueError("a position is never negative")
-        if (self._used + 1) * 3 >= len(self._positions) * 2:
-            self._grow()
-        # ``_place``, written out: this runs once per message of every long chat opened.
-        keys, positions, mask = self._keys, self._positions, self._mask
-        perturb = hash(key) & _HASH_BITS
-        slot = perturb & mask
-        while positions[slot] != _EMPTY:
-            perturb >>= _PERTURB_SHIFT
-            slot = (slot * 5 + perturb + 1) & mask
-        keys[slot] = key
-        positions[slot] = position
-        self._count += 1
-        self._used += 1
-
-    def discard(self, key: str) -> None:
-        """Forget ``key`` if it is here (its slot stays taken until the table next grows)."""
-        keys, positions, mask = self._keys, self._positions, self._mask
-        perturb = hash(key) & _HASH_BITS
-        slot = perturb & mask
-        while True:
-            position = positions[slot]
-            if position == _EMPTY:
-                return
-            if position >= 0:
-                found = keys[slot]
-                if found is key or found == key:
-                    positions[slot] = _REMOVED
-                    keys[slot] = None
-                    self._count -= 1
-                    return
+                    return slot
             perturb >>= _PERTURB_SHIFT
             slot = (slot * 5 + perturb + 1) & mask
 

@@ -273,72 +273,65 @@ class ConversationTree:
         it). Scans of a long chat read this instead of making every packed message; one
         entry lives at a time, as objects of every message made during an open keep memory
         after the chat is closed (docs/performance.md)."""
-        ids, places = self._walk(leaf)
-        packed, messages = self._packed, self._messages
-        for message_id, place in zip(ids, places, strict=True):
-            if place < 0:
-                message = messages[message_id]
-                assert message is not None  # an object's place is -1, a packed one's is not
-                yield PathEntry(message_id, message.kind, None)
-            else:
+        packed = self._packed
+        for message_id, message, place in self._path_items(leaf):
+            if message is None:
                 yield PathEntry(message_id, packed.kind_at(place), packed.facts_at(place))
+            else:
+                yield PathEntry(message_id, message.kind, None)
 
     def path_kinds(self, leaf: str | None = None) -> tuple[list[str], list[MessageKind]]:
         """``path_ids(leaf)`` and each message's kind (two lists of shared objects)."""
-        ids, places = self._walk(leaf)
-        packed, messages = self._packed, self._messages
+        ids: list[str] = []
         kinds: list[MessageKind] = []
-        for message_id, place in zip(ids, places, strict=True):
-            if place < 0:
-                message = messages[message_id]
-                assert message is not None
-                kinds.append(message.kind)
-            else:
-                kinds.append(packed.kind_at(place))
+        for message_id, message, place in self._path_items(leaf):
+            ids.append(message_id)
+            kinds.append(self._packed.kind_at(place) if message is None else message.kind)
         return ids, kinds
 
     def path_text_shapes(self, leaf: str | None = None) -> tuple[list[str], TextShapes]:
         """``path_ids(leaf)`` and each message's ``text_shape``, in columns, reading packed
         messages in place."""
-        ids, places = self._walk(leaf)
-        packed, messages = self._packed, self._messages
+        ids: list[str] = []
         shapes = TextShapes()
-        for message_id, place in zip(ids, places, strict=True):
-            if place < 0:
-                message = messages[message_id]
-                assert message is not None
-                shapes.add(message.kind, *text_size(message))
+        for message_id, message, place in self._path_items(leaf):
+            ids.append(message_id)
+            if message is None:
+                shapes.add(*self._packed.text_shape_at(place), 0)  # no tool parts when packed
             else:
-                shapes.add(*packed.text_shape_at(place), 0)
+                shapes.add(message.kind, *text_size(message))
         return ids, shapes
 
     def path_of_kinds(self, kinds: Collection[MessageKind], leaf: str | None = None) -> list[Message]:
         """The messages of ``path(leaf)`` whose kind is one of ``kinds``, in path order: the
         markers or summaries of a long chat without making every message on the way."""
-        ids, places = self._walk(leaf)
-        packed, messages = self._packed, self._messages
+        packed = self._packed
         out: list[Message] = []
-        for message_id, place in zip(ids, places, strict=True):
-            if place < 0:
-                message = messages[message_id]
-                if message is not None and message.kind in kinds:
-                    out.append(message)
-            elif packed.kind_at(place) in kinds:
-                out.append(packed.message_at(place))
+        for _id, message, place in self._path_items(leaf):
+            if message is None:
+                if packed.kind_at(place) in kinds:
+                    out.append(packed.message_at(place))
+            elif message.kind in kinds:
+                out.append(message)
         return out
 
     def path_text_length(self, leaf: str | None = None) -> int:
         """Characters of ``path(leaf)``'s texts and attached files, without making packed messages."""
-        ids, places = self._walk(leaf)
         total = 0
-        for message_id, place in zip(ids, places, strict=True):
-            if place < 0:
-                message = self._messages[message_id]
-                if message is not None:
-                    total += len(message.text) + sum(len(c.text) for c in message.context)
-            else:
+        for _id, message, place in self._path_items(leaf):
+            if message is None:
                 total += self._packed.text_length_at(place)
+            else:
+                total += len(message.text) + sum(len(c.text) for c in message.context)
         return total
+
+    def _path_items(self, leaf: str | None) -> Iterator[tuple[str, Message | None, int]]:
+        """``path(leaf)`` one message at a time: its id, and the object (then its place is -1)
+        or ``None`` and its place among the packed messages."""
+        ids, places = self._walk(leaf)
+        messages = self._messages
+        for message_id, place in zip(ids, places, strict=True):
+            yield message_id, (messages[message_id] if place < 0 else None), place
 
     def _walk(self, leaf: str | None) -> tuple[list[str], array[int]]:
         """``path(leaf)``'s ids and, for each, its place among the packed messages (-1: an object);

@@ -556,76 +556,15 @@ def test_estimates() -> None:
     assert estimate_message(message, chars) == 4 + 4 + 2 + 2 + 2
 
 
-_STEPS = st.lists(
-    st.sampled_from(
-        ["prompt", "reply", "calls", "results", "cancelled", "streaming", "failed", "empty", "summary"]
-    ),
-    max_size=30,
-)
+_STEP_NAMES = ["prompt", "reply", "calls", "results", "cancelled", "streaming", "failed", "empty", "summary"]
+_STEPS = st.lists(st.sampled_from(_STEP_NAMES), max_size=30)
+_MORE_STEPS = ["failed-empty", "summary-odd", "clear", "note", "odd-kind"]
+"""Steps only the tree's reading meets: what no constructor pairs, clears and other markers."""
 
 
-@settings(max_examples=200, deadline=None)
-@given(steps=_STEPS, words=st.lists(st.text(max_size=40), min_size=1, max_size=5))
-def test_sendable_tokens_is_the_estimate_of_the_sendable_messages(steps: list[str], words: list[str]) -> None:
-    """The context meter's one-at-a-time sum equals estimating the whole converted list (merged
-    turns, skipped summaries, streaming and empty replies included)."""
-    p = PathBuilder()
-    for i, step in enumerate(steps):
-        text = words[i % len(words)]
-        if step == "prompt":
-            p.prompt(text)
-        elif step == "reply":
-            p.reply(text)
-        elif step == "calls":
-            p.reply(text, call(f"c{i}"), call(f"d{i}", arguments=text))
-        elif step == "results":
-            p.results(ok(f"c{i - 1}", text), err(f"d{i - 1}"))
-        elif step == "cancelled":
-            p.cancelled(call(f"c{i}"), reason=text)
-        elif step == "streaming":
-            p.reply(text, status=MessageStatus.STREAMING)
-        elif step == "failed":
-            p.reply(text, status=MessageStatus.FAILED)
-        elif step == "empty":
-            p.reply("")
-        elif p.messages:
-            p.summary(text, through=p.id_of(0))
-    body = p.build()
-    for estimator in (estimate_tokens_by_chars, chars):
-        expected = sum(estimate_message(m, estimator) for m in sendable_messages(body))
-        assert sendable_tokens(body, estimator) == expected
-
-
-_TREE_STEPS = st.lists(
-    st.sampled_from(
-        [
-            "prompt",
-            "reply",
-            "calls",
-            "results",
-            "cancelled",
-            "streaming",
-            "failed",
-            "failed-empty",
-            "empty",
-            "summary",
-            "summary-odd",
-            "clear",
-            "note",
-            "odd-kind",
-        ]
-    ),
-    max_size=30,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(steps=_TREE_STEPS, words=st.lists(st.text(max_size=40), min_size=1, max_size=5), data=st.data())
-def test_path_history_tokens_match_making_every_message(
-    steps: list[str], words: list[str], data: st.DataObject
-) -> None:
-    """The meter's reading of a tree, packed messages read by their role, kind, status and
-    length, equals splitting the made path at its summary and estimating the rest."""
+def follow(steps: list[str], words: list[str], draw: st.DataObject | None = None) -> list[Message]:
+    """A path made by ``steps``, its texts taken from ``words`` in turn. With ``draw``, a
+    summary covers a drawn earlier message and the odd kinds draw their role and kind."""
     p = PathBuilder()
     for i, step in enumerate(steps):
         text = words[i % len(words)]
@@ -648,17 +587,43 @@ def test_path_history_tokens_match_making_every_message(
         elif step == "empty":
             p.reply("")
         elif step == "summary" and p.messages:
-            p.summary(text, through=p.id_of(data.draw(st.integers(0, len(p.messages) - 1))))
+            through = 0 if draw is None else draw.draw(st.integers(0, len(p.messages) - 1))
+            p.summary(text, through=p.id_of(through))
         elif step == "summary-odd" and p.messages:
             p.summary(text, through="not-on-the-path")
         elif step in ("clear", "note"):
             kind = MarkerType.CLEAR if step == "clear" else MarkerType.AGENT
             p._add(Message.marker_message(Marker(kind, text), parent_id=p._parent()))
-        elif step == "odd-kind":  # kinds and roles no constructor pairs, which packing keeps as they are
-            role = data.draw(st.sampled_from(Role))
-            kind = data.draw(st.sampled_from(MessageKind))
-            p._add(Message(id=f"odd{i}", parent_id=p._parent(), role=role, kind=kind, text=text))
-    path = p.build()
+        elif step == "odd-kind" and draw is not None:  # pairs no constructor makes; packing keeps them
+            role = draw.draw(st.sampled_from(Role))
+            kind_of = draw.draw(st.sampled_from(MessageKind))
+            p._add(Message(id=f"odd{i}", parent_id=p._parent(), role=role, kind=kind_of, text=text))
+    return p.build()
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=_STEPS, words=st.lists(st.text(max_size=40), min_size=1, max_size=5))
+def test_sendable_tokens_is_the_estimate_of_the_sendable_messages(steps: list[str], words: list[str]) -> None:
+    """The context meter's one-at-a-time sum equals estimating the whole converted list (merged
+    turns, skipped summaries, streaming and empty replies included)."""
+    body = follow(steps, words)
+    for estimator in (estimate_tokens_by_chars, chars):
+        expected = sum(estimate_message(m, estimator) for m in sendable_messages(body))
+        assert sendable_tokens(body, estimator) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.sampled_from([*_STEP_NAMES, *_MORE_STEPS]), max_size=30),
+    words=st.lists(st.text(max_size=40), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_path_history_tokens_match_making_every_message(
+    steps: list[str], words: list[str], data: st.DataObject
+) -> None:
+    """The meter's reading of a tree, packed messages read by their role, kind, status and
+    length, equals splitting the made path at its summary and estimating the rest."""
+    path = follow(steps, words, data)
     tree = ConversationTree(path)
     tree.pack(data.draw(st.lists(st.sampled_from([m.id for m in path]), unique=True)) if path else [])
     summary, body = split_at_summary(tree.path())
