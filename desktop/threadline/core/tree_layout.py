@@ -83,9 +83,10 @@ class TreeLayout:
 
 def layout_conversation(tree: ConversationTree) -> TreeLayout:
     """The layout of ``tree``: its messages, its active leaf, its tangents."""
-    messages = list(tree)
-    heads = {m.id for m in messages if is_tangent_marker(m)}
-    return layout_tree(((m.id, m.parent_id) for m in messages), tree.active_leaf, tangent_heads=heads)
+    # Ids and links only: a long chat's packed messages are not made (core/packed_history.py).
+    heads = {m.id for m in tree.of_kinds((MessageKind.MARKER,)) if is_tangent_marker(m)}
+    links = ((message_id, tree.parent_id(message_id)) for message_id in tree.ids())
+    return layout_tree(links, tree.active_leaf, tangent_heads=heads)
 
 
 def is_tangent_marker(message: Message) -> bool:
