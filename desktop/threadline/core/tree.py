@@ -228,6 +228,16 @@ class ConversationTree:
             raise TreeError(f"no message {message_id!r}") from None
         return self._packed.message(message_id) if message is None else message
 
+    def editable(self, message_id: str) -> Message:
+        """The message as the object the tree holds, which a change made in place reaches: a
+        packed one is unpacked first. For a change that arrives from elsewhere (the change
+        feed bringing another window's write); this tree's own code never rewrites a
+        message that has children."""
+        message = self._entry(message_id)
+        if message is None:
+            message = self._messages[message_id] = self._packed.remove(message_id)
+        return message
+
     def parent_id(self, message_id: str) -> str | None:
         """``get(message_id).parent_id`` without making a packed message."""
         try:

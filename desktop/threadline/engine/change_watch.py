@@ -369,7 +369,7 @@ class ChangeWatch:
         for item in stored:
             message = item.message
             if message.id in tree:
-                events.extend(_updated(session_id, tree.get(message.id), message))
+                events.extend(_updated(session_id, tree.editable(message.id), message))
             elif message.parent_id is None or message.parent_id in tree:
                 activate = message.parent_id == tree.active_leaf and (
                     info.active_leaf == message.id or info.active_leaf not in tree

@@ -21,9 +21,11 @@ from threadline.engine.engine import Engine
 from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
+    MessageChanged,
     SessionEvent,
     SessionRemoved,
     SessionUpdated,
+    TextDelta,
 )
 from threadline.store.change_counter import ChangeCounter
 
@@ -294,3 +296,35 @@ async def test_an_open_chat_is_told_while_other_windows_changes_do_not_arrive(
         await other.aclose()
         proxy.close()
         postgres_server.drop_database(url)
+
+
+async def test_another_writers_change_reaches_a_message_held_packed(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """A message with children is held packed (``core/packed_history.py``); should another
+    process rewrite it all the same, the open chat shows the stored text, not a stale copy."""
+    from threadline.core.messages import Message, MessageStatus
+
+    window = await watching(tmp_path, replay_server)
+    other = await open_engine(tmp_path, replay_server)
+    try:
+        info = await other.new_session("Packed")  # written elsewhere: nothing here to settle
+        prompt = Message.prompt("question")
+        reply = Message.reply(parent_id=prompt.id, text="first answer", status=MessageStatus.COMPLETE)
+        follow = Message.prompt("and then?", parent_id=reply.id)
+        await other.store.append_messages(info.id, [prompt, reply, follow])
+        live = await window.open_session(info.id)
+        assert live.conversation.tree.packed_count == 2  # the prompt and the reply
+        events: list[ConversationEvent] = []
+        live.subscribe(events.append)
+        await until(lambda: window.change_watch is not None and window.change_watch.checks > 0)
+
+        await other.store.update_message(reply.copy(text="rewritten answer"))
+
+        await until(lambda: live.conversation.tree.get(reply.id).text == "rewritten answer")
+        assert [m.text for m in live.conversation.path()] == ["question", "rewritten answer", "and then?"]
+        changed = [e for e in events if isinstance(e, MessageChanged | TextDelta)]
+        assert changed, events  # told in place, as the tab's rows need
+    finally:
+        await other.aclose()
+        await window.aclose()

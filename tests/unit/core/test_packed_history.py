@@ -281,3 +281,20 @@ def test_request_facts_give_what_the_usage_report_reads_of_each_reply(messages: 
         if meta is not None
     ]
     assert got == expected
+
+
+def test_an_editable_message_is_unpacked_and_changes_in_place() -> None:
+    """A change from elsewhere (another window's write) reaches a packed message."""
+    prompt = Message.prompt("q", id="p")
+    reply = Message.reply(parent_id="p", text="a", status=MessageStatus.COMPLETE, id="r")
+    follow = Message.prompt("next", parent_id="r", id="f")
+    tree = ConversationTree([prompt, reply, follow])
+    tree.pack(tree.ids())
+    assert tree.packed_count == 2
+    held = tree.editable("r")
+    held.status = MessageStatus.FAILED
+    assert tree.packed_count == 1
+    assert tree.get("r") is held
+    assert tree.get("r").status is MessageStatus.FAILED
+    assert [m.id for m in tree.path()] == ["p", "r", "f"]
+    assert tree.editable("p") == prompt
