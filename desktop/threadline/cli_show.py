@@ -131,7 +131,7 @@ class Printer:
         for stored in batch.messages:
             message = stored.message
             if message.id in self._tree:
-                self._update(self._tree.get(message.id), message, is_last=message.id == last)
+                self._update(self._tree.editable(message.id), message, is_last=message.id == last)
             elif message.parent_id is None or message.parent_id in self._tree:
                 self._tree.add(message, activate=False)
         if info.active_leaf in self._tree and info.active_leaf != self._tree.active_leaf:
