@@ -3,9 +3,9 @@
 A ``dict[str, int]`` is the obvious map, but each position above 256 is an ``int``
 object of its own: 10,000 of them for a 10,000-message chat, scattered through Python's
 small-object heap, where they help keep a closed chat's memory (docs/performance.md,
-"Memory after a long chat"). This is the same hash table, open addressing with the
-probe sequence ``dict`` uses, kept in a ``list`` of keys and an ``array`` of positions:
-two allocations however many ids. Written here because no standard or well-kept
+"Memory after a big chat is opened and closed"). This is the same hash table, open
+addressing with the probe sequence ``dict`` uses, kept in a ``list`` of keys and an
+``array`` of positions: two allocations however many ids. Written here because no standard or well-kept
 library offers a string-to-integer map stored this way; a lookup costs about twice a
 ``dict``'s (well under a microsecond), and it sits on paths that run once per message
 or per row, not in tight loops.

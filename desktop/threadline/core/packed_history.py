@@ -1,11 +1,12 @@
-"""Settled messages of a chat kept in a few flat buffers instead of a dozen objects each.
+"""Settled messages of a chat kept in a few flat buffers instead of several objects each.
 
 Why: an open chat's messages were about 500 bytes in five or six small objects per
 message (the ``Message``, its text, its ``datetime``, its metadata…), all in Python's
 small-object heap. That heap returns memory in 1 MiB arenas, and only when every object
 in an arena is gone; a few objects that outlive a closed chat (library caches, Qt's own
 blocks) land in the gaps between its messages and keep whole arenas. So what a long chat
-held while open stayed after it closed (docs/performance.md, "Memory after a long chat").
+held while open stayed after it closed (docs/performance.md, "Memory after a big chat is
+opened and closed").
 Here the ids stay strings (they are the tree's keys) and everything else lives in
 ``bytearray`` and ``array`` buffers, which are one allocation each outside that heap and
 are given back whole when the chat closes.
