@@ -41,6 +41,11 @@ _NO_TIME = -(2**63)
 _NO_COUNT = -1
 _NO_METADATA = -1
 
+MetadataFields = tuple[
+    str, str, str, datetime | None, datetime | None, float | None, int | None, int | None, str, str, bool, str
+]
+"""``RequestMetadata``'s fields in declaration order (``metadata_fields``)."""
+
 _LONG_TEXT = 400
 """Characters past which a string is kept as it is: Python's small-object heap takes objects
 up to 512 bytes, so a longer string is its own allocation already (no copy to make, nothing
@@ -64,7 +69,19 @@ def packable(message: Message) -> bool:
         and type(message.id) is str
         and type(message.text) is str
         and _is_utc(message.created_at)
-        and (metadata is None or _metadata_packable(metadata))
+        and (metadata is None or metadata_packable(metadata_fields(metadata)))
+    )
+
+
+def parts_packable(
+    status: MessageStatus, text: object, created_at: object, meta: MetadataFields | None
+) -> bool:
+    """``packable`` of a plain message given by its parts (a row the store reads)."""
+    return (
+        status is not MessageStatus.STREAMING
+        and type(text) is str
+        and _is_utc(created_at)
+        and (meta is None or metadata_packable(meta))
     )
 
 
@@ -132,23 +149,36 @@ class _Metadata:
         self._output = array("q")
         self._edited = bytearray()
 
-    def add(self, meta: RequestMetadata) -> int:
+    def add(self, fields: MetadataFields) -> int:
+        """Pack ``RequestMetadata``'s fields, in its order (``metadata_packable`` must hold)."""
+        (
+            provider,
+            model,
+            request_id,
+            started,
+            ended,
+            ttft,
+            tokens_in,
+            tokens_out,
+            stop,
+            error,
+            edited,
+            brought,
+        ) = fields
         index = len(self._edited)
         codes = self._word_code
-        provider, model, stop = meta.provider, meta.model, meta.stop_reason
         self._provider.append(codes[provider] if provider in codes else self._word(provider))
         self._model.append(codes[model] if model in codes else self._word(model))
         self._stop.append(codes[stop] if stop in codes else self._word(stop))
-        self._strings.add(meta.request_id)
-        self._strings.add(meta.error)
-        self._strings.add(meta.brought_from)
-        self._started.append(_NO_TIME if meta.started_at is None else _micros(meta.started_at))
-        self._ended.append(_NO_TIME if meta.ended_at is None else _micros(meta.ended_at))
-        ttft = meta.time_to_first_token_ms
+        self._strings.add(request_id)
+        self._strings.add(error)
+        self._strings.add(brought)
+        self._started.append(_NO_TIME if started is None else _micros(started))
+        self._ended.append(_NO_TIME if ended is None else _micros(ended))
         self._ttft.append(math.nan if ttft is None else ttft)
-        self._input.append(_NO_COUNT if meta.input_tokens is None else meta.input_tokens)
-        self._output.append(_NO_COUNT if meta.output_tokens is None else meta.output_tokens)
-        self._edited.append(meta.edited)
+        self._input.append(_NO_COUNT if tokens_in is None else tokens_in)
+        self._output.append(_NO_COUNT if tokens_out is None else tokens_out)
+        self._edited.append(edited)
         return index
 
     def get(self, index: int) -> RequestMetadata:
@@ -226,7 +256,30 @@ class PackedMessages:
 
     def add(self, message: Message) -> None:
         """Pack ``message`` (``packable`` must hold; its id must not be here yet)."""
-        parent = message.parent_id
+        meta = message.metadata
+        self.add_parts(
+            message.id,
+            message.parent_id,
+            message.role,
+            message.kind,
+            message.text,
+            message.status,
+            message.created_at,
+            None if meta is None else metadata_fields(meta),
+        )
+
+    def add_parts(
+        self,
+        message_id: str,
+        parent: str | None,
+        role: Role,
+        kind: MessageKind,
+        text: str,
+        status: MessageStatus,
+        created_at: datetime,
+        meta: MetadataFields | None,
+    ) -> None:
+        """Pack a plain message given by its parts (``parts_packable`` must hold)."""
         ids = self._ids
         place = len(ids)
         if parent is None:
@@ -235,24 +288,23 @@ class PackedMessages:
             parent_at = place - 1
         else:
             parent_at = self._index.get(parent)
-        self._index.add(message.id, place)
-        ids.append(message.id)
+        self._index.add(message_id, place)
+        ids.append(message_id)
         self._parents.append(parent)
         self._parent_at.append(parent_at)
-        self._roles.append(_ROLE_CODE[message.role])
-        self._kinds.append(_KIND_CODE[message.kind])
-        self._statuses.append(_STATUS_CODE[message.status])
-        self._created.append(_micros(message.created_at))
-        text = message.text
+        self._roles.append(_ROLE_CODE[role])
+        self._kinds.append(_KIND_CODE[kind])
+        self._statuses.append(_STATUS_CODE[status])
+        self._created.append(_micros(created_at))
         self._texts.add(text)
         self._chars.append(len(text))
         self._line_breaks.append(text.count("\n"))
-        if message.metadata is None:
+        if meta is None:
             self._metadata_at.append(_NO_METADATA)
         else:
             if self._metadata is None:
                 self._metadata = _Metadata()
-            self._metadata_at.append(self._metadata.add(message.metadata))
+            self._metadata_at.append(self._metadata.add(meta))
 
     def message(self, message_id: str) -> Message:
         """A new ``Message`` equal to the one packed under ``message_id`` (``KeyError`` if none)."""
@@ -357,21 +409,42 @@ def _is_utc(value: object) -> bool:
     return type(value) is datetime and value.tzinfo is UTC
 
 
-def _metadata_packable(meta: RequestMetadata) -> bool:
-    ttft = meta.time_to_first_token_ms
+def metadata_fields(meta: RequestMetadata) -> MetadataFields:
+    """``meta``'s fields in declaration order: what ``RequestMetadata(*fields)`` makes again."""
     return (
-        type(meta.provider) is str
-        and type(meta.model) is str
-        and type(meta.stop_reason) is str
-        and type(meta.request_id) is str
-        and type(meta.error) is str
-        and type(meta.brought_from) is str
-        and type(meta.edited) is bool
-        and (meta.started_at is None or _is_utc(meta.started_at))
-        and (meta.ended_at is None or _is_utc(meta.ended_at))
+        meta.provider,
+        meta.model,
+        meta.request_id,
+        meta.started_at,
+        meta.ended_at,
+        meta.time_to_first_token_ms,
+        meta.input_tokens,
+        meta.output_tokens,
+        meta.stop_reason,
+        meta.error,
+        meta.edited,
+        meta.brought_from,
+    )
+
+
+def metadata_packable(fields: MetadataFields) -> bool:
+    """Whether ``RequestMetadata(*fields)`` can be packed and read back exactly."""
+    provider, model, request_id, started, ended, ttft, tokens_in, tokens_out, stop, error, edited, brought = (
+        fields
+    )
+    return (
+        type(provider) is str
+        and type(model) is str
+        and type(stop) is str
+        and type(request_id) is str
+        and type(error) is str
+        and type(brought) is str
+        and type(edited) is bool
+        and (started is None or _is_utc(started))
+        and (ended is None or _is_utc(ended))
         and (ttft is None or (type(ttft) is float and not math.isnan(ttft)))
-        and _count_packable(meta.input_tokens)
-        and _count_packable(meta.output_tokens)
+        and _count_packable(tokens_in)
+        and _count_packable(tokens_out)
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from threadline.core.messages import (
@@ -25,7 +26,7 @@ from threadline.core.messages import (
     text_shape,
     text_size,
 )
-from threadline.core.packed_history import PackedMessages, packable
+from threadline.core.packed_history import MetadataFields, PackedMessages, packable, parts_packable
 
 
 class TreeError(ValueError):
@@ -515,6 +516,41 @@ class ConversationTree:
                 self._messages[message_id] = None
                 count += 1
         return count
+
+    def add_settled(
+        self,
+        message_id: str,
+        parent_id: str | None,
+        role: Role,
+        kind: MessageKind,
+        text: str,
+        status: MessageStatus,
+        created_at: datetime,
+        metadata: MetadataFields | None,
+    ) -> bool:
+        """Add a plain message (nothing but these parts) straight into the packed form, as
+        ``add(..., activate=False)`` would add it and ``pack`` then keep it; ``False`` (and
+        nothing added) when the parts cannot be packed exactly: add a ``Message`` instead.
+
+        For a store reading a chat: it makes no ``Message`` for most rows. A message added
+        so may have no children yet; ``unpack_leaves`` restores the rule that a packed
+        message has children once the chat is read."""
+        if message_id in self._messages:
+            raise TreeError(f"message {message_id!r} is already in the tree")
+        if parent_id is not None and parent_id not in self._messages:
+            raise TreeError(f"parent {parent_id!r} of {message_id!r} is not in the tree")
+        if not parts_packable(status, text, created_at, metadata):
+            return False
+        self._packed.add_parts(message_id, parent_id, role, kind, text, status, created_at, metadata)
+        self._messages[message_id] = None
+        self._set_kids(parent_id, (*self._kids(parent_id), message_id))
+        return True
+
+    def unpack_leaves(self) -> None:
+        """Make every packed message without children an object again (after ``add_settled``)."""
+        leaves = [i for i, m in self._messages.items() if m is None and i not in self._children]
+        for message_id in leaves:
+            self._messages[message_id] = self._packed.remove(message_id)
 
     @property
     def packed_count(self) -> int:

@@ -34,6 +34,7 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
+from threadline.core.packed_history import MetadataFields
 from threadline.core.project import Project
 from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
@@ -109,8 +110,8 @@ def message_from_row(row: MessageRecord) -> Message:
     return Message(
         id=row.id,
         parent_id=row.parent_id,
-        role=_ROLES[row.role],
-        kind=_KINDS[row.kind],
+        role=ROLES[row.role],
+        kind=KINDS[row.kind],
         text=row.text,
         images=tuple(map(_image, images)) if (images := content.get("images")) else (),
         context=tuple(map(ContextFile.from_json, context)) if (context := content.get("context")) else (),
@@ -118,7 +119,7 @@ def message_from_row(row: MessageRecord) -> Message:
         if (calls := content.get("tool_calls"))
         else (),
         tool_results=tuple(map(_tool_result, results)) if (results := content.get("tool_results")) else (),
-        status=_STATUSES[row.status],
+        status=STATUSES[row.status],
         metadata=None if meta is None else metadata_from_json(meta),
         created_at=as_utc(row.created_at),
         summarised_through=content.get("summarised_through"),
@@ -129,9 +130,10 @@ def message_from_row(row: MessageRecord) -> Message:
     )
 
 
-_ROLES = {r.value: r for r in Role}
-_KINDS = {k.value: k for k in MessageKind}
-_STATUSES = {s.value: s for s in MessageStatus}
+ROLES = {r.value: r for r in Role}
+KINDS = {k.value: k for k in MessageKind}
+STATUSES = {s.value: s for s in MessageStatus}
+"""Each enum's members by their stored value."""
 
 
 def content_to_json(message: Message) -> dict[str, Any]:
@@ -178,21 +180,27 @@ def metadata_to_json(meta: RequestMetadata | None) -> dict[str, Any] | None:
 def metadata_from_json(data: dict[str, Any] | None) -> RequestMetadata | None:
     if data is None:
         return None
+    return RequestMetadata(*metadata_fields_from_json(data))
+
+
+def metadata_fields_from_json(data: dict[str, Any]) -> MetadataFields:
+    """``RequestMetadata``'s fields, in its order, as read from the JSON column (the values as
+    stored: a foreign writer's odd types are kept, and such metadata is not packed)."""
     # The provider, model and stop reason repeat across a chat's replies: interned, a
     # 10,000-message tree holds one string of each instead of one per reply.
-    return RequestMetadata(
-        provider=_shared(data.get("provider", "")),
-        model=_shared(data.get("model", "")),
-        request_id=data.get("request_id", ""),
-        started_at=_from_iso(data.get("started_at")),
-        ended_at=_from_iso(data.get("ended_at")),
-        time_to_first_token_ms=data.get("time_to_first_token_ms"),
-        input_tokens=data.get("input_tokens"),
-        output_tokens=data.get("output_tokens"),
-        stop_reason=_shared(data.get("stop_reason", "")),
-        error=data.get("error", ""),
-        edited=bool(data.get("edited", False)),
-        brought_from=str(data.get("brought_from", "")),
+    return (
+        _shared(data.get("provider", "")),
+        _shared(data.get("model", "")),
+        data.get("request_id", ""),
+        _from_iso(data.get("started_at")),
+        _from_iso(data.get("ended_at")),
+        data.get("time_to_first_token_ms"),
+        data.get("input_tokens"),
+        data.get("output_tokens"),
+        _shared(data.get("stop_reason", "")),
+        data.get("error", ""),
+        bool(data.get("edited", False)),
+        str(data.get("brought_from", "")),
     )
 
 

@@ -19,12 +19,16 @@ import sqlalchemy as sa
 from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.core.tree import ConversationTree
 from threadline.store.convert import (
+    KINDS,
+    ROLES,
+    STATUSES,
     content_to_json,
     datetime_value,
     json_value,
     message_from_row,
     message_preview,
     message_values,
+    metadata_fields_from_json,
     metadata_to_json,
 )
 from threadline.store.core_tables import messages as _messages
@@ -229,6 +233,7 @@ def load_tree(connection: sa.Connection, session_id: str) -> ConversationTree:
     with _collector_paused():
         for rows in connection.execute(statement).partitions(TREE_BATCH):
             _fill_tree(tree, rows, session_id)
+        tree.unpack_leaves()  # a leaf may still grow: only messages with children stay packed
     leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree)
     tree.set_active_leaf(leaf)
     tree.checkpoints = {name: target for name, target in (owner.checkpoints or {}).items() if target in tree}
@@ -254,18 +259,33 @@ def _collector_paused() -> Iterator[None]:
 def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id: str) -> None:
     parents: list[str] = []
     for record in rows:
-        message = message_from_row(StoredMessage.from_raw(record))
-        parent_id = message.parent_id
+        row = StoredMessage.from_raw(record)
+        parent_id = row.parent_id
         if parent_id is not None:
             if parent_id not in tree:
-                log.warning(
-                    "session %s: message %s has no parent %s; skipped", session_id, message.id, parent_id
-                )
+                log.warning("session %s: message %s has no parent %s; skipped", session_id, row.id, parent_id)
                 continue
             # The parent's own id string rather than the row's equal copy: one string per
             # id for as long as the tree lives (10,000 fewer objects in a 10,000-message tree).
-            message.parent_id = parent_id = tree.stored_id(parent_id)
+            parent_id = tree.stored_id(parent_id)
             parents.append(parent_id)
+        # A plain row (text and request metadata only) goes straight into the packed form:
+        # no ``Message`` is made for most of a long chat (docs/design.md, "Settled history
+        # is packed"). The others, and anything packing could not give back exactly, are
+        # made as messages.
+        if not row.content and tree.add_settled(
+            row.id,
+            parent_id,
+            ROLES[row.role],
+            KINDS[row.kind],
+            row.text,
+            STATUSES[row.status],
+            row.created_at,
+            None if row.meta is None else metadata_fields_from_json(row.meta),
+        ):
+            continue
+        message = message_from_row(row)
+        message.parent_id = parent_id
         tree.add(message, activate=False)
     # Each parent is settled history now: packed, its messages are gone before the next
     # batch is read, so a long chat never holds them all as objects (docs/performance.md).

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from threadline.core.messages import Message, MessageStatus, RequestMetadata
+from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult
 from threadline.core.tree import ConversationTree
 from threadline.store.repository import Store
 
@@ -91,3 +91,30 @@ def test_a_long_chat_loads_packed_with_its_metadata_intact() -> None:
     assert loaded.packed_count == 599  # all but the leaf
     assert loaded.path() == tree.path()
     assert loaded.get(tree.path()[301].id).metadata == tree.path()[301].metadata
+
+
+def test_rows_packing_cannot_give_back_exactly_load_as_messages() -> None:
+    """An ``int`` time to first token (as another writer may store it), a streaming reply and
+    a reply with tool calls are read as messages, equal to what was stored."""
+    prompt = Message.prompt("q")
+    odd = Message.reply(
+        parent_id=prompt.id,
+        text="a",
+        status=MessageStatus.COMPLETE,
+        metadata=RequestMetadata(model="m", time_to_first_token_ms=120),  # type: ignore[arg-type]
+    )
+    follow = Message.prompt("calls?", parent_id=odd.id)
+    calls = Message.reply(
+        parent_id=follow.id, text="", status=MessageStatus.COMPLETE, tool_calls=(ToolCall("c1", "t", "{}"),)
+    )
+    results = Message.tool_results_message((ToolResult("c1", "done"),), parent_id=calls.id)
+    streaming = Message.reply(parent_id=results.id, text="partial")
+    tree = ConversationTree()
+    for message in (prompt, odd, follow, calls, results, streaming):
+        tree.add(message)
+
+    loaded = asyncio.run(store_and_reload(tree, streaming.id))
+
+    assert loaded.path() == tree.path()
+    assert type(loaded.get(odd.id).metadata.time_to_first_token_ms) is int  # type: ignore[union-attr]
+    assert loaded.packed_count == 2  # the two prompts; the rest are held as they were stored
