@@ -223,10 +223,7 @@ class ConversationTree:
 
     def get(self, message_id: str) -> Message:
         """The message; a packed one is made anew at each call (equal, not the same object)."""
-        try:
-            message = self._messages[message_id]
-        except KeyError:
-            raise TreeError(f"no message {message_id!r}") from None
+        message = self._entry(message_id)
         return self._packed.message(message_id) if message is None else message
 
     def editable(self, message_id: str) -> Message:
@@ -241,18 +238,12 @@ class ConversationTree:
 
     def parent_id(self, message_id: str) -> str | None:
         """``get(message_id).parent_id`` without making a packed message."""
-        try:
-            message = self._messages[message_id]
-        except KeyError:
-            raise TreeError(f"no message {message_id!r}") from None
+        message = self._entry(message_id)
         return self._packed.parent_id(message_id) if message is None else message.parent_id
 
     def stored_id(self, message_id: str) -> str:
         """The tree's own string for ``message_id``, so that links to it need no string of their own."""
-        try:
-            message = self._messages[message_id]
-        except KeyError:
-            raise TreeError(f"no message {message_id!r}") from None
+        message = self._entry(message_id)
         return self._packed.stored_id(message_id) if message is None else message.id
 
     @property
