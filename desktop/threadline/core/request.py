@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from threadline.core.messages import (
     PARTIAL_STATUSES,
+    RECORD_KINDS,
     TOOL_ANSWER_KINDS,
     ContextFile,
     ImageBlock,
@@ -341,7 +342,7 @@ def path_history_tokens(tree: ConversationTree, leaf: str | None = None) -> tupl
     a few milliseconds instead of the ~30 that making every message took.
     """
     ids, kinds = tree.path_kinds(leaf)
-    dividers = {i: tree.get(ids[i]) for i, kind in enumerate(kinds) if kind in _DIVIDER_KINDS}
+    dividers = {i: tree.get(ids[i]) for i, kind in enumerate(kinds) if kind in RECORD_KINDS}
     start = 0
     for index in sorted(dividers, reverse=True):
         marker = dividers[index].marker
@@ -383,9 +384,6 @@ def path_history_tokens(tree: ConversationTree, leaf: str | None = None) -> tupl
     if role is not None:
         total += _merged_estimate(text_chars, texts, beyond)
     return summary, total
-
-
-_DIVIDER_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.MARKER})
 
 
 def _plain_piece(

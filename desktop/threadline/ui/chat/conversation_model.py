@@ -29,7 +29,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from threadline.core.messages import Message, MessageKind, MessageStatus, TextShape, TextShapes, text_shape
+from threadline.core.messages import RECORD_KINDS, Message, MessageStatus, TextShape, TextShapes, text_shape
 from threadline.core.tree import TreeError, Version
 from threadline.core.turn import TurnState
 from threadline.engine.api import LiveConversationApi
@@ -62,7 +62,6 @@ IsLastRole = Qt.ItemDataRole.UserRole + 6
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
-_DIVIDER_KINDS = frozenset({MessageKind.SUMMARY, MessageKind.MARKER})
 _RECENT_ROWS = 64
 
 
@@ -197,7 +196,7 @@ class ConversationModel(QAbstractListModel):
                 kind = self._live.conversation.tree.kind(self._ids[row])
             except TreeError:
                 return self.message_at(row)
-            return self.message_at(row) if kind in _DIVIDER_KINDS else None
+            return self.message_at(row) if kind in RECORD_KINDS else None
         return None
 
     def row_of(self, message_id: str) -> int:
@@ -233,7 +232,7 @@ class ConversationModel(QAbstractListModel):
             if ids == self._ids:  # the rows are the path: read its kinds at once
 
                 def divider_at(row: int) -> Message | None:
-                    return self.message_at(row) if kinds[row] in _DIVIDER_KINDS else None
+                    return self.message_at(row) if kinds[row] in RECORD_KINDS else None
 
             self._first_sent = (last, first_sent_row(len(self._ids), divider_at, self.row_of))
         return self._first_sent[1]
