@@ -58,8 +58,7 @@ def packable(message: Message) -> bool:
     are ``ConversationTree``'s to check)."""
     metadata = message.metadata
     return (
-        message.status is not MessageStatus.STREAMING
-        and not message.images
+        not message.images
         and not message.context
         and not message.tool_calls
         and not message.tool_results
@@ -67,9 +66,12 @@ def packable(message: Message) -> bool:
         and message.summarised_through is None
         and message.marker is None
         and type(message.id) is str
-        and type(message.text) is str
-        and _is_utc(message.created_at)
-        and (metadata is None or metadata_packable(metadata_fields(metadata)))
+        and parts_packable(
+            message.status,
+            message.text,
+            message.created_at,
+            None if metadata is None else metadata_fields(metadata),
+        )
     )
 
 
@@ -308,41 +310,21 @@ class PackedMessages:
 
     def message(self, message_id: str) -> Message:
         """A new ``Message`` equal to the one packed under ``message_id`` (``KeyError`` if none)."""
-        index = self._position(message_id)
-        meta_index = self._metadata_at[index]
-        metadata = self._metadata
-        return Message(
-            self._ids[index],
-            self._parents[index],
-            _ROLES[self._roles[index]],
-            _KINDS[self._kinds[index]],
-            self._texts.get(index),
-            status=_STATUSES[self._statuses[index]],
-            metadata=None if meta_index == _NO_METADATA or metadata is None else metadata.get(meta_index),
-            created_at=_EPOCH + self._created[index] * _MICROSECOND,
-        )
+        return self.message_at(self.place(message_id))
 
     def parent_id(self, message_id: str) -> str | None:
         """The packed message's parent, without making the message."""
-        return self._parents[self._position(message_id)]
+        return self._parents[self.place(message_id)]
 
     def stored_id(self, message_id: str) -> str:
         """The id string kept for ``message_id`` (an equal string may be another object)."""
-        return self._ids[self._position(message_id)]
-
-    def kind(self, message_id: str) -> MessageKind:
-        return _KINDS[self._kinds[self._position(message_id)]]
-
-    def text_shape(self, message_id: str) -> tuple[MessageKind, int, int]:
-        """The kind, the text's length and its line breaks: what a row's guessed height needs."""
-        index = self._position(message_id)
-        return _KINDS[self._kinds[index]], self._chars[index], self._line_breaks[index]
+        return self._ids[self.place(message_id)]
 
     def climb(self, message_id: str, ids_out: list[str], places_out: array[int]) -> str | None:
         """Append the ids from ``message_id`` up through its packed ancestors to ``ids_out``
         and their places here to ``places_out``; return the first ancestor that is not
         packed here (``None``: the root was reached). Parents link by place: no lookups."""
-        index = self._position(message_id)
+        index = self.place(message_id)
         ids, parent_at = self._ids, self._parent_at
         while True:
             ids_out.append(ids[index])
@@ -355,7 +337,16 @@ class PackedMessages:
     # -- by place, for scans that climbed (``climb``) ------------------------------------
 
     def message_at(self, index: int) -> Message:
-        return self.message(self._ids[index])
+        return Message(
+            self._ids[index],
+            self._parents[index],
+            _ROLES[self._roles[index]],
+            _KINDS[self._kinds[index]],
+            self._texts.get(index),
+            status=_STATUSES[self._statuses[index]],
+            metadata=self._metadata_of(index),
+            created_at=_time(self._created[index]),
+        )
 
     def kind_at(self, index: int) -> MessageKind:
         return _KINDS[self._kinds[index]]
@@ -371,14 +362,14 @@ class PackedMessages:
 
     def place(self, message_id: str) -> int:
         """Where ``message_id`` is kept (``KeyError`` if it is not), for the ``_at`` readers."""
-        return self._position(message_id)
+        index = self._index.get(message_id)
+        if index < 0:
+            raise KeyError(message_id)
+        return index
 
     def request_facts_at(self, index: int) -> tuple[MessageStatus, RequestMetadata | None, int]:
         """The status, request metadata and text length (a packed message has no tool calls)."""
-        meta_index = self._metadata_at[index]
-        metadata = self._metadata
-        meta = None if meta_index == _NO_METADATA or metadata is None else metadata.get(meta_index)
-        return _STATUSES[self._statuses[index]], meta, self._chars[index]
+        return _STATUSES[self._statuses[index]], self._metadata_of(index), self._chars[index]
 
     def text_shape_at(self, index: int) -> tuple[MessageKind, int, int]:
         return _KINDS[self._kinds[index]], self._chars[index], self._line_breaks[index]
@@ -391,18 +382,17 @@ class PackedMessages:
 
         Its children (none are left packed: a packed message's children go first, or it
         would still have them) no longer point at its place."""
-        index = self._position(message_id)
-        message = self.message(message_id)
+        index = self.place(message_id)
+        message = self.message_at(index)
         self._index.discard(message_id)
         self._parents[index] = None
         self._parent_at[index] = -1
         return message
 
-    def _position(self, message_id: str) -> int:
-        index = self._index.get(message_id)
-        if index < 0:
-            raise KeyError(message_id)
-        return index
+    def _metadata_of(self, index: int) -> RequestMetadata | None:
+        meta_index = self._metadata_at[index]
+        metadata = self._metadata
+        return None if meta_index == _NO_METADATA or metadata is None else metadata.get(meta_index)
 
 
 def _is_utc(value: object) -> bool:

@@ -194,8 +194,10 @@ class ConversationTree:
             if message is not None:
                 if message.kind in kinds:
                     yield message
-            elif self._packed.kind(message_id) in kinds:
-                yield self._packed.message(message_id)
+            else:
+                place = self._packed.place(message_id)
+                if self._packed.kind_at(place) in kinds:
+                    yield self._packed.message_at(place)
 
     def request_facts(
         self, kinds: Collection[MessageKind]
@@ -212,7 +214,7 @@ class ConversationTree:
             else:
                 place = packed.place(message_id)
                 if packed.kind_at(place) in kinds:
-                    yield packed.stored_id(message_id), *packed.request_facts_at(place)
+                    yield message_id, *packed.request_facts_at(place)  # the key is the stored id
 
     def ids(self) -> list[str]:
         """Every message's id in the order added, without making any packed message."""
@@ -367,13 +369,14 @@ class ConversationTree:
     def kind(self, message_id: str) -> MessageKind:
         """``get(message_id).kind``, without making a packed message."""
         message = self._entry(message_id)
-        return self._packed.kind(message_id) if message is None else message.kind
+        packed = self._packed
+        return packed.kind_at(packed.place(message_id)) if message is None else message.kind
 
     def text_shape(self, message_id: str) -> TextShape:
         """``text_shape(get(message_id))``, without making a packed message."""
         message = self._entry(message_id)
         if message is None:
-            kind, chars, breaks = self._packed.text_shape(message_id)
+            kind, chars, breaks = self._packed.text_shape_at(self._packed.place(message_id))
             return TextShape(kind, chars, breaks, 0)  # a packed message has no tool parts
         return text_shape(message)
 
@@ -495,7 +498,8 @@ class ConversationTree:
         about five fewer objects per message while the chat is open, which is what lets
         a closed long chat give its memory back (docs/performance.md). Only messages
         that can no longer change qualify: one with children is never rewritten. The
-        store packs the parents of each batch of a chat it loads.
+        store reads plain rows straight into the packed form (``add_settled``) and packs
+        the parents it had to make as messages.
         """
         count = 0
         for message_id in message_ids:
