@@ -96,10 +96,7 @@ class ConversationTree:
 
     def add(self, message: Message, *, activate: bool = True) -> Message:
         """Insert ``message`` under its parent; by default it becomes the active leaf."""
-        if message.id in self._messages:
-            raise TreeError(f"message {message.id!r} is already in the tree")
-        if message.parent_id is not None and message.parent_id not in self._messages:
-            raise TreeError(f"parent {message.parent_id!r} of {message.id!r} is not in the tree")
+        self._check_new(message.id, message.parent_id)
         self._messages[message.id] = message
         self._set_kids(message.parent_id, (*self._kids(message.parent_id), message.id))
         if activate:
@@ -380,6 +377,13 @@ class ConversationTree:
             return TextShape(kind, chars, breaks, 0)  # a packed message has no tool parts
         return text_shape(message)
 
+    def _check_new(self, message_id: str, parent_id: str | None) -> None:
+        """Refuse a message already here, or one whose parent is not."""
+        if message_id in self._messages:
+            raise TreeError(f"message {message_id!r} is already in the tree")
+        if parent_id is not None and parent_id not in self._messages:
+            raise TreeError(f"parent {parent_id!r} of {message_id!r} is not in the tree")
+
     def _entry(self, message_id: str) -> Message | None:
         try:
             return self._messages[message_id]
@@ -530,10 +534,7 @@ class ConversationTree:
         For a store reading a chat: it makes no ``Message`` for most rows. A message added
         so may have no children yet; ``unpack_leaves`` restores the rule that a packed
         message has children once the chat is read."""
-        if message_id in self._messages:
-            raise TreeError(f"message {message_id!r} is already in the tree")
-        if parent_id is not None and parent_id not in self._messages:
-            raise TreeError(f"parent {parent_id!r} of {message_id!r} is not in the tree")
+        self._check_new(message_id, parent_id)
         if not parts_packable(status, text, created_at, metadata):
             return False
         self._packed.add_parts(message_id, parent_id, role, kind, text, status, created_at, metadata)
