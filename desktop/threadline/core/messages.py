@@ -407,6 +407,12 @@ class TextShape(NamedTuple):
     """Tool calls and tool results."""
 
 
+def written_length(message: Message) -> int:
+    """Characters a reply wrote: its text and its tool calls' arguments (what estimates its
+    output tokens when the provider did not count them)."""
+    return len(message.text) + sum(len(c.arguments) for c in message.tool_calls)
+
+
 def text_size(message: Message) -> tuple[int, int, int]:
     """The ``chars``, ``line_breaks`` and ``parts`` of ``message``'s ``TextShape``."""
     text = message.text

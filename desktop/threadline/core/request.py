@@ -391,7 +391,7 @@ def _plain_piece(
 ) -> tuple[Role, int, int] | None:
     """What ``_to_sent`` makes of a message with nothing but text: its role, text length and
     zero further tokens; ``None`` when it sends nothing (mirrors ``_to_sent``, tested against it)."""
-    if kind is MessageKind.SUMMARY or kind is MessageKind.MARKER:
+    if kind in RECORD_KINDS:
         return None
     if role is Role.ASSISTANT:
         if status is MessageStatus.STREAMING or not chars:

@@ -25,6 +25,7 @@ from threadline.core.messages import (
     new_id,
     text_shape,
     text_size,
+    written_length,
 )
 from threadline.core.packed_history import MetadataFields, PackedMessages, packable, parts_packable
 
@@ -206,8 +207,7 @@ class ConversationTree:
         for message_id, message in self._messages.items():
             if message is not None:
                 if message.kind in kinds:
-                    written = len(message.text) + sum(len(c.arguments) for c in message.tool_calls)
-                    yield message.id, message.status, message.metadata, written
+                    yield message.id, message.status, message.metadata, written_length(message)
             else:
                 place = packed.place(message_id)
                 if packed.kind_at(place) in kinds:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus, RequestMetadata
+from threadline.core.messages import ASSISTANT_KINDS, Message, MessageStatus, RequestMetadata, written_length
 from threadline.core.pricing import Price
-from threadline.core.request import estimate_tokens_by_chars, tokens_for_chars
+from threadline.core.request import tokens_for_chars
 
 PriceLookup = Callable[[str, str], Price | None]
 """``(provider, model) -> price`` or ``None`` when unknown."""
@@ -54,8 +54,7 @@ def reply_usage(message: Message, price_of: PriceLookup) -> ReplyUsage | None:
     """The figures of one assistant message; ``None`` for any other message."""
     if message.kind not in ASSISTANT_KINDS or message.metadata is None:
         return None
-    written = len(message.text) + sum(len(c.arguments) for c in message.tool_calls)
-    return usage_of_reply(message.id, message.status, message.metadata, written, price_of)
+    return usage_of_reply(message.id, message.status, message.metadata, written_length(message), price_of)
 
 
 def usage_of_reply(
@@ -98,8 +97,7 @@ def live_usage(message: Message, now: datetime) -> ReplyUsage | None:
     if message.kind not in ASSISTANT_KINDS or message.metadata is None:
         return None
     meta = message.metadata
-    text = message.text + "".join(c.arguments for c in message.tool_calls)
-    tokens = estimate_tokens_by_chars(text) if text else 0
+    tokens = tokens_for_chars(written_length(message))
     speed = None
     if tokens and meta.started_at is not None:
         seconds = (now - meta.started_at).total_seconds()
