@@ -502,8 +502,8 @@ class ConversationTree:
         about five fewer objects per message while the chat is open, which is what lets
         a closed long chat give its memory back (docs/performance.md). Only messages
         that can no longer change qualify: one with children is never rewritten. The
-        store reads plain rows straight into the packed form (``add_settled``) and packs
-        the parents it had to make as messages.
+        store reads plain rows straight into the packed form (``add_settled``) and, once a
+        chat is read, packs those of the rows it made as messages that qualify.
         """
         count = 0
         for message_id in message_ids:

@@ -230,10 +230,12 @@ def load_tree(connection: sa.Connection, session_id: str) -> ConversationTree:
         sa.select(*_TREE_COLUMNS).where(_messages.c.session_id == session_id).order_by(_messages.c.ordinal)
     )
     tree = ConversationTree()
+    made: list[str] = []
     with _collector_paused():
         for rows in connection.execute(statement).partitions(TREE_BATCH):
-            _fill_tree(tree, rows, session_id)
+            made.extend(_fill_tree(tree, rows, session_id))
         tree.unpack_leaves()  # a leaf may still grow: only messages with children stay packed
+        tree.pack(made)  # a row made as a message that is plain after all (empty content lists)
     leaf = owner.active_leaf if owner.active_leaf in tree else _newest_leaf(tree)
     tree.set_active_leaf(leaf)
     tree.checkpoints = {name: target for name, target in (owner.checkpoints or {}).items() if target in tree}
@@ -256,8 +258,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id: str) -> None:
-    parents: list[str] = []
+def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id: str) -> list[str]:
+    """Add ``rows`` to ``tree``; returns the ids of those made as ``Message`` objects."""
+    made: list[str] = []
     for record in rows:
         row = StoredMessage.from_raw(record)
         parent_id = row.parent_id
@@ -268,7 +271,6 @@ def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id
             # The parent's own id string rather than the row's equal copy: one string per
             # id for as long as the tree lives (10,000 fewer objects in a 10,000-message tree).
             parent_id = tree.stored_id(parent_id)
-            parents.append(parent_id)
         # A plain row (text and request metadata only) goes straight into the packed form:
         # no ``Message`` is made for most of a long chat (docs/design.md, "Settled history
         # is packed"). The others, and anything packing could not give back exactly, are
@@ -287,9 +289,8 @@ def _fill_tree(tree: ConversationTree, rows: Sequence[Sequence[Any]], session_id
         message = message_from_row(row)
         message.parent_id = parent_id
         tree.add(message, activate=False)
-    # Each parent is settled history now: packed, its messages are gone before the next
-    # batch is read, so a long chat never holds them all as objects (docs/performance.md).
-    tree.pack(parents)
+        made.append(message.id)
+    return made
 
 
 def _newest_leaf(tree: ConversationTree) -> str | None:
