@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 from sys import intern
 from typing import TYPE_CHECKING, Any, Protocol
@@ -210,9 +211,15 @@ def _shared(value: Any) -> Any:
 
 
 def preview_of(text: str) -> str:
-    """The sidebar preview: the first non-blank line, at most ``PREVIEW_LIMIT`` characters."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The sidebar preview: the first non-blank line, at most ``PREVIEW_LIMIT`` characters.
+
+    A code fence's own line (```` ```python ````) is not shown by the chat, so the preview
+    starts at the code under it instead."""
+    line = next((s for ln in text.splitlines() if (s := ln.strip()) and not _FENCE.match(s)), "")
     return line[:PREVIEW_LIMIT]
+
+
+_FENCE = re.compile(r"(`{3,}|~{3,})[^`]*$")
 
 
 PREVIEW_KINDS = frozenset({MessageKind.PROMPT, MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
