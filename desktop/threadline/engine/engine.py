@@ -851,8 +851,15 @@ class Engine:
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams.for_agent(model, agent)
             provider = await self.hub.client(config)
+            limit, keep = self.runner.compaction_limits(agent, config.name, model)
             return await self.runner.compact(
-                live, provider, params, keep_turns=keep_turns, instructions=instructions
+                live,
+                provider,
+                params,
+                keep_turns=keep_turns,
+                instructions=instructions,
+                limit=limit,
+                keep_tokens=keep,
             )
         except asyncio.CancelledError:
             raise
