@@ -459,6 +459,8 @@ class McpTool:
         self.connection = connection
         self.tool_name = tool.name
         self.needs_trust = tool.destructive
+        self.ends_with_threadline = connection.config.transport is Transport.STDIO
+        """A stdio server's process group dies with Threadline (``process_guard``); a remote one works on."""
         self.policy_name = policy_name(connection.name, tool.name)
         self.timeout = connection.config.call_timeout + connection.config.startup_timeout + 5
         description = tool.description or tool.title or tool.name

@@ -40,6 +40,7 @@ REAP_WAIT = 2.0
 
 class ShellTool:
     needs_trust = True
+    ends_with_threadline = True  # its process group dies with Threadline (``process_guard``)
     timeout = MAX_TIMEOUT + 10  # the registry's backstop; the command's own limit applies first
 
     def __init__(self, *, default_timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT):

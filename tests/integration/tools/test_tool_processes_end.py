@@ -21,9 +21,14 @@ from pathlib import Path
 import pytest
 from tests.integration.tools.conftest import FAULTY_SERVER
 from tests.integration.tools.tool_turns import kill_mid_tool, tool_call_reply
+from tests.support.engines import open_engine
+from tests.support.interrupted_tools import seed_interrupted_round
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import ProviderKind
+from threadline.engine.engine import Engine
+from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp_state import ServerStatus
 
 pytestmark = [
     pytest.mark.asyncio,
@@ -82,10 +87,19 @@ async def test_sigkill_of_the_engine_ends_the_shell_command_and_its_children(
     partial = shlex.quote(f"{marker}.part")
     command = f'sleep 100 & echo "$$ $!" > {partial} && mv {partial} {shlex.quote(str(marker))}; sleep 100'
     replay_server.enqueue(tool_call_reply(OPENAI, [("s1", "shell", {"command": command})]))
-    await kill_mid_tool(data_dir, replay_server.openai_base_url, marker, "--shell")
+    session_id = await kill_mid_tool(data_dir, replay_server.openai_base_url, marker, "--shell")
 
     shell, background = (int(pid) for pid in marker.read_text().split())
     assert not await survivors([shell, background], shell), "the shell command outlived Threadline"
+
+    engine = await open_engine(data_dir, replay_server)
+    try:  # Run again is offered without a doubt: the command surely stopped
+        await engine.open_session(session_id)
+        stopped = engine.interrupted_tools(session_id)
+        assert stopped is not None and [c.id for c in stopped.calls] == ["s1"]
+        assert engine.interrupted_tools_unsure(session_id) == ()
+    finally:
+        await engine.aclose()
 
 
 async def test_sigkill_of_the_engine_ends_the_stdio_mcp_server_and_its_children(
@@ -93,7 +107,7 @@ async def test_sigkill_of_the_engine_ends_the_stdio_mcp_server_and_its_children(
 ) -> None:
     data_dir, marker, child_file = tmp_path / "data", tmp_path / "tool-started", tmp_path / "child"
     replay_server.enqueue(tool_call_reply(OPENAI, [("m1", "faulty__wait", {"started": str(marker)})]))
-    await kill_mid_tool(
+    session_id = await kill_mid_tool(
         data_dir,
         replay_server.openai_base_url,
         marker,
@@ -105,3 +119,25 @@ async def test_sigkill_of_the_engine_ends_the_stdio_mcp_server_and_its_children(
 
     server, child = int(marker.read_text()), int(child_file.read_text())
     assert not await survivors([server, child], server), "the MCP server outlived Threadline"
+
+    engine = await open_engine(data_dir, replay_server)
+    try:  # a stdio server's call surely stopped with it
+        await engine.open_session(session_id)
+        assert engine.interrupted_tools(session_id) is not None
+        assert engine.interrupted_tools_unsure(session_id) == ()
+    finally:
+        await engine.aclose()
+
+
+async def test_run_again_of_a_remote_servers_call_is_not_vouched_for(
+    engine: Engine, tmp_path: Path, http_server: str
+) -> None:
+    """A remote (HTTP) server works on whatever happens to Threadline: the call may have gone on."""
+    config = McpServerConfig(
+        "remote", transport=Transport.HTTP, url=http_server, headers={"X-Test-Token": "secret"}
+    )
+    await engine.tool_servers.save_server(config)
+    assert (await engine.tool_servers.start("remote")).status is ServerStatus.READY
+    session_id = await seed_interrupted_round(engine, tmp_path, "remote__echo")
+    await engine.open_session(session_id)
+    assert engine.interrupted_tools_unsure(session_id) == ("remote__echo",)
