@@ -26,7 +26,6 @@ for the servers it starts.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -85,13 +84,34 @@ if sys.platform == "win32":  # pragma: no cover  (not testable on the Linux CI)
             ("PeakJobMemoryUsed", ctypes.c_size_t),
         ]
 
+    def _kernel32() -> ctypes.WinDLL:
+        """kernel32 with the prototypes used here (a HANDLE is pointer-sized: the default
+        ``int`` result would cut it on 64-bit Windows)."""
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.CreateJobObjectW.argtypes = (wintypes.LPVOID, wintypes.LPCWSTR)
+        kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+        kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+        kernel32.OpenProcess.restype = wintypes.HANDLE
+        kernel32.SetInformationJobObject.argtypes = (
+            wintypes.HANDLE,
+            ctypes.c_int,
+            wintypes.LPVOID,
+            wintypes.DWORD,
+        )
+        kernel32.SetInformationJobObject.restype = wintypes.BOOL
+        kernel32.AssignProcessToJobObject.argtypes = (wintypes.HANDLE, wintypes.HANDLE)
+        kernel32.AssignProcessToJobObject.restype = wintypes.BOOL
+        kernel32.CloseHandle.argtypes = (wintypes.HANDLE,)
+        kernel32.CloseHandle.restype = wintypes.BOOL
+        return kernel32
+
     def kill_on_close_job(pid: int) -> int | None:
         """A job holding process ``pid`` that kills it (and what it starts) when its handle closes.
 
         Returns the job handle, to close with ``close_job`` (``None`` if Windows refused).
         Processes the command started before it joined the job (microseconds) are outside.
         """
-        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32 = _kernel32()
         job = kernel32.CreateJobObjectW(None, None)
         if not job:
             return None
@@ -116,5 +136,4 @@ if sys.platform == "win32":  # pragma: no cover  (not testable on the Linux CI)
     def close_job(job: int | None) -> None:
         """Close the job: whatever is still in it is killed."""
         if job:
-            with contextlib.suppress(OSError):
-                ctypes.WinDLL("kernel32").CloseHandle(job)
+            _kernel32().CloseHandle(job)
