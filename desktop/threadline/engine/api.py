@@ -216,6 +216,10 @@ class EngineApi(Protocol):
         """The calls a crash stopped while they ran, at the chat's last message."""
         ...
 
+    def interrupted_tools_unsure(self, session_id: str) -> tuple[str, ...]:
+        """Tools of those calls whose work may have gone on after the crash (a remote server)."""
+        ...
+
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
     async def delete_message(self, session_id: str, message_id: str) -> None:
         """Delete a message and everything below it, undoably.

@@ -256,6 +256,9 @@ class Engine:
                 raise NotFoundError(f"no session {session_id!r}")
             tree = await self.store.load_tree(session_id)
             live = LiveConversation(info, Conversation(session_id, tree))
+            if live.conversation.interrupted_tools() is not None:
+                with contextlib.suppress(Exception):  # unread, its tools just count as unknown
+                    await self.tool_servers.load()  # registers MCP tools, for interrupted_tools_unsure
             self._live[session_id] = live
             if self.change_watch is not None:
                 self.change_watch.attach(live)  # its own changes are not taken back from the feed
@@ -699,6 +702,24 @@ class Engine:
         """The calls a crash stopped while they ran, at the chat's last message (``None``: none)."""
         live = self._live.get(session_id)
         return live.conversation.interrupted_tools() if live is not None else None
+
+    def interrupted_tools_unsure(self, session_id: str) -> tuple[str, ...]:
+        """Names of the interrupted calls' tools whose work may have gone on after the crash.
+
+        A remote MCP server keeps working on a call whatever happens to Threadline, and a
+        tool not known now cannot be vouched for; the processes of the shell tool and of
+        stdio servers end with Threadline (docs/tools.md).
+        """
+        stopped = self.interrupted_tools(session_id)
+        if stopped is None:
+            return ()
+
+        def ended(name: str) -> bool:
+            if self.tools.get(name) is not None:
+                return self.tools.ends_with_threadline(name)
+            return self.tool_servers.runs_locally(name)  # a server whose tools are not listed yet
+
+        return tuple(dict.fromkeys(call.name for call in stopped.calls if not ended(call.name)))
 
     def retry(self, session_id: str) -> None:
         """Ask again after a failure: a new version of the failed reply (or an answer to the prompt)."""

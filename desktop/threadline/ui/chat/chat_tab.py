@@ -841,13 +841,21 @@ class ChatTab(QWidget):
                 self.banner.dismiss()
             return
         names = ", ".join(dict.fromkeys(self._tool_name(c.name) for c in stopped.calls))
-        self.banner.show_error(
-            UserFacingError(
-                INTERRUPTED_TOOLS_KIND,
-                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
-                "did not finish. Run again, or skip and the model is told the call was interrupted.",
-                (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS),
+        unsure = [self._tool_name(n) for n in self.engine.interrupted_tools_unsure(self.session_id)]
+        if unsure:  # its work goes on elsewhere: a second run may do it twice
+            works = "it works" if len(unsure) == 1 else "they work"
+            text = (
+                f"Threadline stopped while {names} ran. It cannot tell whether {', '.join(unsure)} "
+                f"stopped too: {works} outside Threadline and may have finished. Check before you run "
+                "it again, or skip and the model is told the call was interrupted."
             )
+        else:
+            text = (
+                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
+                "did not finish. Run again, or skip and the model is told the call was interrupted."
+            )
+        self.banner.show_error(
+            UserFacingError(INTERRUPTED_TOOLS_KIND, text, (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS))
         )
 
     def rerun_interrupted_tools(self) -> None:
