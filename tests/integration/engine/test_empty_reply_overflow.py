@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.integration.engine.helpers import failure, stored_path, turn
+from tests.integration.engine.helpers import failure, turn
 from tests.support.sse_server import (
     ReplayServer,
     ScriptedResponse,
@@ -18,9 +18,7 @@ from tests.support.sse_server import (
     openai_text_stream,
     sse_response,
 )
-from tests.support.sse_streams import openai_context_length_error
 
-from threadline.core.messages import MessageKind
 from threadline.engine.engine import Engine
 from threadline.engine.events import ErrorAction
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
