@@ -130,6 +130,9 @@ class ChatTab(QWidget):
         """Why the turn's writes are behind, while the banner may be showing it."""
         self._compacting = False
         self._model_problem = ""
+        """Why this chat's model cannot be used (sending waits for another pick)."""
+        self._model_note = ""
+        """A warning about this chat's model that does not stop sending (not in the listing)."""
         self._draft_dirty = False
         self._draft_loaded = False
 
@@ -951,16 +954,28 @@ class ChatTab(QWidget):
         if info.model:
             current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
         problem = self.catalog.problem(info.provider, info.model)
+        note = "" if problem else self.catalog.unlisted(info.provider, info.model)
         self.composer.set_models(
             self.catalog.choices(), current, problem=problem, loading=self.catalog.refreshing
         )
-        if problem != self._model_problem:
-            old, self._model_problem = self._model_problem, problem
-            if problem:
-                self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
+        if note:
+            self.composer.model_picker.setToolTip(note)
+        told = problem or note  # blocking, or a warning: either is said once, where errors are
+        if told != (self._model_problem or self._model_note):
+            old = self._model_problem or self._model_note
+            if told:
+                self._show_local_error(told, (ErrorAction.PICK_MODEL,))
             elif self.banner.error is not None and self.banner.error.message == old:
                 self.banner.dismiss()
+        self._model_problem, self._model_note = problem, note
         self._update_status()
+
+    def dismiss_command_error(self) -> None:
+        """A command went through: what the banner said about the last one goes, but not what
+        it says about this chat's model (``/model`` itself may have just put that there)."""
+        error = self.banner.error
+        if error is None or error.message not in (self._model_problem, self._model_note):
+            self.banner.dismiss()
 
     def _engine_event(self, event: ConversationEvent) -> None:
         """Events the conversation model does not relay: the save state of the turn, sticky context."""
@@ -1002,6 +1017,8 @@ class ChatTab(QWidget):
             parts.append(self._model_problem)
         elif info.model:
             parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
+            if self._model_note:
+                parts.append(f"not in {info.provider}'s model list")
         else:
             parts.append("No model chosen")
         if self.agent.agent_id != DEFAULT_AGENT_ID and self.agent.agent_name:
