@@ -118,9 +118,12 @@ async def _open_engine(data_dir: Path, database_url: str | None) -> Engine:
     from threadline.store.errors import StoreError
 
     try:
-        return await Engine.open(data_dir, database_url=database_url)
+        engine = await Engine.open(data_dir, database_url=database_url)
     except StoreError as err:
         raise CommandError(err.user_message) from err
+    for notice in await engine.take_notices():  # an upgrade's word to the user (docs/storage.md, "Secrets")
+        print(f"threadline: {notice}", file=sys.stderr)
+    return engine
 
 
 async def agent_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:

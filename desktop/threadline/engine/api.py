@@ -349,6 +349,9 @@ class EngineApi(Protocol):
 
     async def get_setting(self, key: str, default: Any = None) -> Any: ...
     async def set_setting(self, key: str, value: Any) -> None: ...
+    async def take_notices(self) -> list[str]:
+        """What an upgrade has to tell the user, once (the window shows each, then they are gone)."""
+        ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -98,6 +98,7 @@ from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import NotFoundError, StoreError
+from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -1092,6 +1093,14 @@ class Engine:
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)
+
+    async def take_notices(self) -> list[str]:
+        """What an upgrade has to tell the user (``NOTICES_SETTING``), once: read and cleared."""
+        notices = await self.store.get_setting(NOTICES_SETTING, None)
+        if not notices:
+            return []
+        await self.store.set_setting(NOTICES_SETTING, None)
+        return [str(n) for n in notices] if isinstance(notices, list) else [str(notices)]
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self.store.set_setting(key, value)

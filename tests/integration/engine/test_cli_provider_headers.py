@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.fixtures import memory_keyring, replay_server  # noqa: F401  (fixtures)
+from tests.support.legacy_databases import provider_with_headers
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.sse_server import ReplayServer, anthropic_text_stream, openai_text_stream, sse_response
 
@@ -101,3 +102,26 @@ def test_without_a_keychain_a_header_names_a_variable_as_api_keys_do(
     (request,) = [r for r in replay_server.requests if r.method == "POST"]
     assert request.headers["x-org"] == SECRET
     assert SECRET.encode() not in database_bytes(data)
+
+
+def test_an_upgrade_without_a_keychain_tells_once_which_headers_to_set_again(
+    tmp_path: Path,
+    replay_server: ReplayServer,  # noqa: F811
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    provider_with_headers(data / DATABASE_FILENAME, [["X-Org", SECRET]])
+    first = threadline(data, "provider", "list", env={})
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("Provider work") == 1
+    assert "Provider work: the value of header X-Org" in first.stderr
+    assert "threadline provider add work --header 'X-Org=${X_ORG}'" in first.stderr
+    assert "headers: X-Org (keychain)" in first.stdout and SECRET not in first.stdout + first.stderr
+    again = threadline(data, "provider", "list", env={})
+    assert again.returncode == 0 and "Provider work" not in again.stderr  # told once
+
+    replay_server.enqueue(sse_response(openai_text_stream(["Hi."])))  # not used: the request stops first
+    asked = threadline(data, "ask", "--provider", "work", "Hello", env={})
+    assert asked.returncode == 1
+    assert "The header X-Org of provider work has no value" in asked.stderr
+    assert not [r for r in replay_server.requests if r.method == "POST"]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from tests.support.fixtures import memory_keyring  # noqa: F401  (fixture)
+from tests.support.legacy_databases import insert_provider
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.postgres import PostgresServer
 
@@ -27,22 +28,11 @@ from threadline.store.repository import Store
 PROVIDER_SECRET = "org-secret-5b1e77"
 LATE_SECRET = "late-secret-9d20c4"
 MCP_SECRET = "mcp-token-3c8e41"
-NOW = "2026-01-01 00:00:00.000000"
 SECRETS = (PROVIDER_SECRET, LATE_SECRET, MCP_SECRET)
 
 pytestmark = pytest.mark.expected_log_warnings(
     r"MCP server remote: not copying the plain-text value of X-Token"
 )
-
-
-def _insert_provider(connection: sa.Connection, name: str, headers: object) -> None:
-    connection.execute(
-        sa.text(
-            "INSERT INTO providers (name, kind, base_url, api_key_env, default_model, headers, updated_at)"
-            " VALUES (:n, 'openai', 'http://127.0.0.1:9/v1', '', 'm', :h, :t)"
-        ),
-        {"n": name, "h": json.dumps(headers), "t": NOW},
-    )
 
 
 def legacy_source(data: Path) -> str:
@@ -62,14 +52,14 @@ def legacy_source(data: Path) -> str:
             }
         ]
         with engine.begin() as connection:
-            _insert_provider(connection, "work", [["X-Org", PROVIDER_SECRET]])
+            insert_provider(connection, "work", [["X-Org", PROVIDER_SECRET]])
             connection.execute(
                 sa.text("INSERT INTO settings (key, value) VALUES ('mcp_servers', :v)"),
                 {"v": json.dumps(mcp)},
             )
         migrate.run_alembic_upgrade(engine)
         with engine.begin() as connection:
-            _insert_provider(connection, "stray", [["X-Key", LATE_SECRET]])
+            insert_provider(connection, "stray", [["X-Key", LATE_SECRET]])
     finally:
         engine.dispose()
     return url

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout
+from tests.support.fixtures import no_keyring  # noqa: F401  (fixture)
 
 from threadline.core.config import ProviderConfig
 from threadline.llm.timeouts import CONNECT_SETTING, FIRST_BYTE_SETTING
@@ -128,3 +129,29 @@ def test_a_header_typed_in_settings_goes_to_the_keychain_and_reaches_the_server(
     harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=15000)
     listings = [r for r in harness.server.requests[asked:] if r.path.endswith("/models")]
     assert listings and all(r.headers.get("x-org") == HEADER_SECRET for r in listings)
+
+
+def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
+    harness: Any,
+    no_keyring: None,  # noqa: F811
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+    from tests.support.legacy_databases import provider_with_headers
+
+    from threadline.engine.engine import DATABASE_FILENAME
+
+    harness.data_dir.mkdir(parents=True)
+    provider_with_headers(harness.data_dir / DATABASE_FILENAME, [["X-Org", HEADER_SECRET]])
+    harness.open(provider=False)
+    harness.qtbot.waitUntil(
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is not None, timeout=15000
+    )
+    box = harness.window.findChild(QMessageBox, "UpgradeNotice")
+    assert "Provider work: the value of header X-Org" in box.text()
+    assert "threadline provider add work --header 'X-Org=${X_ORG}'" in box.text()
+    assert HEADER_SECRET not in box.text()
+    box.button(QMessageBox.StandardButton.Ok).click()
+    harness.qtbot.waitUntil(
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=15000
+    )
+    assert harness.run(harness.engine.take_notices()) == []  # told once: nothing left for the next start

@@ -14,34 +14,20 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fixtures)
+from tests.support.legacy_databases import provider_with_headers
 from tests.support.memory_keyring import MemoryKeyring
 
 from threadline.core.config import STORED_IN_KEYCHAIN
 from threadline.llm.credentials import HEADER_SERVICE
-from threadline.store import db, migrate
+from threadline.store import db
+from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store
 
 SECRET = "org-secret-7f3a9c"
-NOW = "2026-01-01 00:00:00.000000"
 
 
 def database_at_0009(path: Path, headers: object) -> str:
-    """A SQLite file at 0009 holding provider ``work`` with ``headers`` as an old version wrote them."""
-    url = f"sqlite:///{path}"
-    engine = db.create_engine(url)
-    try:
-        migrate.run_alembic_upgrade(engine, "0009")
-        with engine.begin() as connection:
-            connection.execute(
-                sa.text(
-                    "INSERT INTO providers (name, kind, base_url, api_key_env, default_model, headers,"
-                    " updated_at) VALUES ('work', 'openai', 'http://127.0.0.1:9/v1', '', 'm', :h, :t)"
-                ),
-                {"h": json.dumps(headers), "t": NOW},
-            )
-    finally:
-        engine.dispose()
-    return url
+    return provider_with_headers(path, headers)
 
 
 def raw_headers(url: str) -> object:
@@ -79,13 +65,9 @@ async def test_a_header_value_moves_to_the_keychain_and_only_its_name_stays(
 
 
 @pytest.mark.asyncio
-@pytest.mark.expected_log_warnings(
-    r"Provider work: the value of header X-Org, Authorization .* no system keychain"
-)
-async def test_without_a_keychain_the_value_is_dropped_and_the_user_told_once(
+async def test_without_a_keychain_the_value_is_dropped_and_a_notice_left_once(
     tmp_path: Path,
     no_keyring: None,  # noqa: F811
-    caplog: pytest.LogCaptureFixture,
 ) -> None:
     path = tmp_path / "threadline.db"
     url = database_at_0009(path, {"X-Org": SECRET, "Authorization": "Bearer " + SECRET})
@@ -94,11 +76,14 @@ async def test_without_a_keychain_the_value_is_dropped_and_the_user_told_once(
     store = await Store.open(url, keep_daily_backups=0)  # opened again: no second notice
     try:
         provider = await store.get_provider("work")
+        notices = await store.get_setting(NOTICES_SETTING)
     finally:
         await store.close()
-    notices = [r.getMessage() for r in caplog.records if "header" in r.getMessage()]
-    assert len(notices) == 1
     (notice,) = notices
+    assert notice.startswith(
+        "Provider work: the value of header X-Org, Authorization was kept in the database"
+    )
+    assert "no system keychain" in notice
     assert (
         "threadline provider add work --header 'X-Org=${X_ORG}' --header 'Authorization=${AUTHORIZATION}'"
         in (notice)

@@ -48,11 +48,11 @@ from threadline.llm.timeouts import (
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.settings.page_layout import scrolling_page
+from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_models_page import ModelsPage
-from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_tools_page import ToolsPage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")

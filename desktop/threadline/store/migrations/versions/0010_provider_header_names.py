@@ -13,8 +13,9 @@ whether its value is a credential, so each value is now moved to the system keyc
 secret, and stays as it is.
 
 Where there is no keychain (a headless Linux) a value cannot be kept safely: it is
-dropped and one warning per provider says which headers lost their values and how to
-set them again. Their names stay, so a request through that provider stops with the
+dropped and one notice per provider says which headers lost their values and how to
+set them again, in the log and in the ``notices`` setting that the next window or command
+shows once. Their names stay, so a request through that provider stops with the
 same advice instead of going out without them. docs/storage.md ("Secrets").
 
 Downgrading cannot give the values back (they are not in the database any more); it
@@ -41,6 +42,9 @@ depends_on: str | Sequence[str] | None = None
 log = logging.getLogger("threadline.store")
 
 _providers = sa.table("providers", sa.column("name", sa.String), sa.column("headers", JSONValue))
+_settings = sa.table("settings", sa.column("key", sa.String), sa.column("value", JSONValue))
+NOTICES = "notices"
+"""``threadline.store.key_values.NOTICES_SETTING`` (written here as it is at this revision)."""
 
 
 def legacy_pairs(stored: Any) -> list[tuple[str, str]]:
@@ -84,15 +88,26 @@ def _move_to_keychain(provider: str, secret: list[tuple[str, str]]) -> None:
         return
     why = "there is no system keychain to move it to" if not available else "the system keychain refused it"
     options = " ".join(f"--header '{h}=${{{credentials.header_variable(h)}}}'" for h in dropped)
-    log.warning(
-        "Provider %s: the value of header %s was kept in the database by an older version and %s, so it "
-        "was removed from the database. Set it again from an environment variable: threadline provider "
-        "add %s %s (or, with a keychain, --header 'NAME=VALUE', or Settings → Providers → Headers).",
-        provider,
-        ", ".join(dropped),
-        why,
-        provider,
-        options,
+    notice = (
+        f"Provider {provider}: the value of header {', '.join(dropped)} was kept in the database by an "
+        f"older version and {why}, so it was removed. Set it again from an environment variable: "
+        f"threadline provider add {provider} {options} (or, with a keychain, --header 'NAME=VALUE', or "
+        "Settings → Providers → Headers)."
+    )
+    log.info("%s", notice)
+    _add_notice(notice)
+
+
+def _add_notice(notice: str) -> None:
+    """Leave ``notice`` in the ``notices`` setting: the next window or command shows it, once."""
+    connection = op.get_bind()
+    held = connection.execute(sa.select(_settings.c.value).where(_settings.c.key == NOTICES)).first()
+    if held is None:
+        connection.execute(sa.insert(_settings).values(key=NOTICES, value=[notice]))
+        return
+    notices = list(held.value) if isinstance(held.value, list) else []
+    connection.execute(
+        sa.update(_settings).where(_settings.c.key == NOTICES).values(value=[*notices, notice])
     )
 
 
