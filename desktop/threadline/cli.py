@@ -505,13 +505,14 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             await engine.remove_provider(args.name)
             print(f"provider {args.name} removed")
         elif args.provider_command == "models":
+            from threadline.engine.providers import SetupError
             from threadline.llm.errors import ProviderError
 
             try:
                 models = await engine.list_models(args.name)
             except KeyError as err:
                 raise CommandError(f"no provider named {args.name!r}") from err
-            except ProviderError as err:
+            except (ProviderError, SetupError) as err:  # SetupError: a header without its value
                 raise CommandError(err.user_message) from err
             for model in models:
                 print(model.id)

@@ -16,7 +16,6 @@ build them, so the start's Core reads do not load them.
 from __future__ import annotations
 
 import json
-import logging
 from datetime import UTC, datetime
 from sys import intern
 from typing import TYPE_CHECKING, Any, Protocol
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
 
     from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
 
-log = logging.getLogger("threadline.store")
 
 PREVIEW_LIMIT = 120
 
