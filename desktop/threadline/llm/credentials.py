@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from dataclasses import replace
 from typing import Any
@@ -162,6 +163,8 @@ def delete_api_key(provider: str) -> None:
 # environment, as ``api_key_env`` does for keys (docs/storage.md, "Secrets").
 
 HEADER_SERVICE = "threadline-provider-headers"
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP field name (RFC 9110 ``token``)."""
 
 
 def header_user(provider: str, name: str) -> str:
@@ -230,6 +233,12 @@ def store_headers(config: ProviderConfig, previous: ProviderConfig | None = None
     copied to the new name. Raises ``CredentialsError`` before anything is saved when a value
     cannot be kept (no keychain: the message says how to use a variable instead).
     """
+    bad = next((name for name, _ in config.headers if not _HEADER_NAME.fullmatch(name)), None)
+    if bad is not None:
+        raise CredentialsError(
+            f"{bad!r} is not an HTTP header name: use letters, digits and - only, e.g. X-Org "
+            "(no spaces or colons)."
+        )
     typed = [(name, value) for name, value in config.headers if value and _is_literal(value)]
     if typed and _usable_backend() is None:
         raise _no_keychain_for_header(config.name, typed[0][0])
