@@ -98,6 +98,7 @@ from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import NotFoundError, StoreError
+from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -912,15 +913,32 @@ class Engine:
     async def list_providers(self) -> list[ProviderConfig]:
         return await self.store.list_providers()
 
-    async def save_provider(self, config: ProviderConfig, api_key: str | None = None) -> None:
+    async def save_provider(
+        self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
+    ) -> None:
+        """Save ``config``; its key and typed header values go to the keychain first.
+
+        ``previous_name``: the provider is renamed from that one (its header values move along,
+        then the old provider is removed). Raises ``CredentialsError`` when a secret cannot be
+        kept (no keychain: the message says how to use an environment variable).
+        """
+        previous = await self.store.get_provider(previous_name or config.name)
+        config = credentials.store_headers(config, previous)  # raises before anything is saved
         if api_key:
             credentials.set_api_key(config.name, api_key)  # raises when there is no keychain
         await self.store.save_provider(config)
         await self.hub.forget(config.name)
+        if previous is not None and previous.name != config.name:
+            await self.remove_provider(previous.name)
+        elif previous is not None:
+            credentials.forget_headers(previous, config)
 
     async def remove_provider(self, name: str) -> None:
+        stored = await self.store.get_provider(name)
         await self.store.remove_provider(name)
         await self.hub.forget(name)
+        if stored is not None:
+            credentials.forget_headers(stored, None)
         with contextlib.suppress(credentials.KeychainUnavailableError):
             credentials.delete_api_key(name)
 
@@ -1103,6 +1121,14 @@ class Engine:
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)
+
+    async def take_notices(self) -> list[str]:
+        """What an upgrade has to tell the user (``NOTICES_SETTING``), once: read and cleared."""
+        notices = await self.store.get_setting(NOTICES_SETTING, None)
+        if not notices:
+            return []
+        await self.store.set_setting(NOTICES_SETTING, None)
+        return [str(n) for n in notices] if isinstance(notices, list) else [str(notices)]
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self.store.set_setting(key, value)

@@ -415,6 +415,7 @@ class MainWindow(QMainWindow):
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
         spawn(engine.tool_servers.start_autostart(), on_error=self._error)
+        spawn(engine.take_notices(), on_done=self._show_notices, on_error=self._error)
         if not providers:
             spawn(
                 engine.detect_local_servers(),
@@ -842,6 +843,24 @@ class MainWindow(QMainWindow):
 
     def show_message(self, text: str) -> None:
         self.bridge.info(text)
+
+    def _show_notices(self, notices: list[str]) -> None:
+        """What an upgrade left to tell (a provider header it could not keep), shown once.
+
+        A box that stays until read, not the status bar: the notice says what to do, and it is
+        not shown again (the engine cleared it).
+        """
+        if not notices:
+            return
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "Threadline was upgraded", "\n\n".join(notices), parent=self
+        )
+        box.setObjectName("UpgradeNotice")
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
 
     def _show_in_status_bar(self, message: UserMessage) -> None:
         self.statusBar().showMessage(message.text, message.timeout_ms)
