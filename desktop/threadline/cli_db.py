@@ -68,7 +68,9 @@ def add_db_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         ),
     )
     restore.add_argument("backup", nargs="?", metavar="BACKUP", help="a backup's file name or path")
-    restore.add_argument("--list", action="store_true", help="list the backups and their checks; change nothing")
+    restore.add_argument(
+        "--list", action="store_true", help="list the backups and their checks; change nothing"
+    )
 
 
 def database_url(value: str) -> str:

@@ -89,13 +89,13 @@ def seen_damage(db_path: Path) -> DamageRecord | None:
     """The recorded damage of ``db_path``, or ``None`` (none recorded, or about another file)."""
     db_path = Path(db_path)
     marker = marker_path(db_path)
+    if not marker.is_file():
+        return None
     try:
         data = json.loads(marker.read_text(encoding="utf-8"))
         seen_at = datetime.fromisoformat(str(data["seen_at"]))
         identity = [int(v) for v in data["file"]]
         record = DamageRecord(seen_at, str(data["seen_by"]), str(data["problem"]))
-    except FileNotFoundError:
-        return None
     except (OSError, ValueError, KeyError, TypeError):
         # A marker that cannot be read still says damage was seen: keep refusing.
         return DamageRecord(datetime.fromtimestamp(_mtime(marker)), "an earlier check", "(unreadable record)")
@@ -115,6 +115,8 @@ def _mtime(path: Path) -> float:
 def clear_damage(db_path: Path) -> None:
     """Forget the recorded damage of ``db_path`` (after a restore, or a check that passed)."""
     marker = marker_path(db_path)
+    if not marker.is_file():
+        return
     try:
         marker.unlink()
     except FileNotFoundError:

@@ -169,8 +169,9 @@ class DamageRecovery(QObject):
         self.banner.show_note(f"Restoring the backup from {backup_label(backup)}…")
         engine = window.engine
         await window.detach_engine()
-        if engine is not None:
-            await engine.aclose()
+        close = getattr(engine, "aclose", None)  # the window sees the engine's API, the app owns its close
+        if close is not None:
+            await close()
         note = await self.recovery.restore(backup)
         opened: Any = await self.recovery.open_engine()
         self.restoring = False
@@ -187,7 +188,9 @@ class DamageRecovery(QObject):
             self.banner.show_note(f"Restored the backup from {backup_label(backup)}.{kept}")
 
 
-def install(window: MainWindow, recovery: StartupRecovery, on_engine: Callable[[Any], None]) -> DamageRecovery:
+def install(
+    window: MainWindow, recovery: StartupRecovery, on_engine: Callable[[Any], None]
+) -> DamageRecovery:
     """Wire damage recovery into ``window`` (the app calls it once the engine is attached)."""
     damage = DamageRecovery(window, recovery)
     damage.engineReplaced.connect(on_engine)
