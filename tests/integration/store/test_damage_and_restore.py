@@ -128,10 +128,12 @@ async def test_self_test_names_the_backup_and_the_restore_command_restores_it(tm
     listed = threadline(data_dir, "db", "restore", "--list")
     assert listed.returncode == 0, listed.stderr
     assert "damaged (found by the self-test" in listed.stdout
-    line_of = {name: line for line in listed.stdout.splitlines() for name in [line.split()[-1]]}
-    assert "ok" in next(line for line in listed.stdout.splitlines() if newest_healthy.name in line)
-    assert "DAMAGED" in next(line for line in listed.stdout.splitlines() if bad.name in line)
-    assert line_of  # every backup has its line
+    lines = listed.stdout.splitlines()
+    assert "  ok  " in next(
+        line for line in lines if line.endswith(f"{newest_healthy.name}  (restored by default)")
+    )
+    assert "DAMAGED" in next(line for line in lines if f"{bad.name}.damaged" in line)
+    assert sum(" ok " in line for line in lines) == len(week)
 
     restored = threadline(data_dir, "db", "restore")
     assert restored.returncode == 0, restored.stderr
