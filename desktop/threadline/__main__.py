@@ -58,6 +58,12 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="URL",
         help="use this SQLAlchemy URL (e.g. postgresql+psycopg://…) instead of the SQLite file",
     )
+    common.add_argument(
+        "--ignore-damage",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="write into a database that was found damaged (see `threadline db restore`)",
+    )
     return common
 
 

@@ -53,8 +53,49 @@ class CommandError(Exception):
     """A problem to report in one line (bad arguments, unknown session, no keychain…)."""
 
 
+_READ_ONLY_ACTIONS = {
+    "provider": {"list", "models"},
+    "mcp": {"list", "tools"},
+    "agent": {"list", "show", "export"},
+}
+"""Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
+and ``db restore`` never write into the database in use."""
+
+
+def writes(args: argparse.Namespace) -> bool:
+    """Whether the command changes the database in use (so it must not run on a damaged one)."""
+    command = args.command
+    if command in ("ask", "import"):
+        return True
+    if command == "db":
+        return args.db_command == "copy" and args.to is None  # --from copies into the one in use
+    if command in _READ_ONLY_ACTIONS:
+        action = getattr(args, f"{command}_command", None)
+        return action not in _READ_ONLY_ACTIONS[command]
+    return False
+
+
+def refuse_if_damaged(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> None:
+    """A writing command stops here while damage of the SQLite file is recorded, unless the
+    user said ``--ignore-damage`` (docs/storage.md, "Damage")."""
+    if not writes(args) or getattr(args, "ignore_damage", False):
+        return
+    from threadline.engine.engine import DATABASE_FILENAME
+    from threadline.store.db import sqlite_path
+
+    database = sqlite_path(database_url) if database_url else data_dir / DATABASE_FILENAME
+    if database is None:
+        return
+    from threadline import cli_db
+
+    reason = cli_db.refusal(database)
+    if reason is not None:
+        raise CommandError(reason)
+
+
 def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     try:
+        refuse_if_damaged(args, data_dir, database_url)
         if args.command == "ask":
             return asyncio.run(ask(args, data_dir, database_url))
         if args.command == "mcp":
