@@ -443,6 +443,8 @@ class AgentPage(QWidget):
 
 class SettingsDialog(QDialog):
     providersChanged = Signal()
+    agentsChanged = Signal()
+    """An agent was added, edited or deleted: open tabs list the agents again."""
     themeChosen = Signal(object)  # ThemeChoice
 
     def __init__(
@@ -466,6 +468,7 @@ class SettingsDialog(QDialog):
         self.tools = ToolsPage(engine)
         self.pages.addTab(self.tools, "Tools")
         self.agents = AgentsPage(engine)
+        self.agents.agentsChanged.connect(self.agentsChanged)
         self.pages.addTab(self.agents, "Agents")
         self.mcp = McpServersPage(engine, theme.colors)
         self.pages.addTab(self.mcp, "MCP servers")

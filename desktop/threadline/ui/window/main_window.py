@@ -847,6 +847,7 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self)
         dialog.providersChanged.connect(self._providers_changed)
+        dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
         dialog.open_page(page)
         dialog.open()
@@ -855,6 +856,10 @@ class MainWindow(QMainWindow):
     def _refresh_models(self) -> None:
         if self.engine is not None:
             self.catalog.refresh_in_background(self.engine)
+
+    def _agents_changed(self) -> None:
+        for tab in self.tabs.tabs():
+            tab.agent.reload()
 
     def _providers_changed(self) -> None:
         if self.engine is None:
