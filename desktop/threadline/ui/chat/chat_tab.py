@@ -486,10 +486,16 @@ class ChatTab(QWidget):
         self.view.scroll_to_bottom()
 
     def _continue_with(self, reply_id: str) -> None:
-        """A compare column's "Continue with this one": that reply becomes the chat's path."""
+        """A compare column's "Continue with this one": that reply becomes the chat's path, and
+        comparing ends — the next prompt goes to the one model (or agent) chosen, not to all."""
+
+        def continued(_none: object) -> None:
+            self.compare_view.hide()
+            self.composer.compare_button.clear()
+
         spawn(
             self.engine.pick_compare(self.session_id, reply_id),
-            on_done=lambda _none: self.compare_view.hide(),
+            on_done=continued,
             on_error=lambda err: self._show_local_error(f"Could not continue with it: {describe(err)}", ()),
         )
 
