@@ -136,16 +136,17 @@ class ProbableOverflowError(llm_errors.ContextOverflowError):
 def naming_what_does_not_fit(overflow: llm_errors.ContextOverflowError, live: LiveConversation) -> Exception:
     """``overflow`` told when nothing older is left to summarise: the latest message alone is
     what does not fit, so the error names it (its start and its estimated size)."""
-    body = split_at_summary(live.conversation.path())[1]
+    summary, body = split_at_summary(live.conversation.path())
     latest = next((m for m in reversed(body) if m.kind is MessageKind.PROMPT), None)
     if latest is None:
         return overflow
     start = " ".join(latest.text.split())
     start = start if len(start) <= NAMED_CHARS else start[: NAMED_CHARS - 1].rstrip() + "…"
     told = copy.copy(overflow)
+    before = ", even with everything before it summarised" if summary is not None else ""
     told.user_message = (
-        f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit: "
-        f"everything before it is already summarised. {overflow.user_message}"
+        f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit"
+        f"{before}. {overflow.user_message}"
     )
     told.args = (told.user_message,)
     return told
