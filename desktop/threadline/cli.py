@@ -170,6 +170,18 @@ async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
         raise CommandError(str(err)) from err
 
 
+async def _agent_named(engine: Engine, session_id: str) -> str:
+    """The words " (agent NAME)" when an open chat runs with an agent other than the default.
+
+    Its instructions and tools shape the reply (and with ``--yes`` run commands), so the
+    line that names the chat names the agent too.
+    """
+    from threadline.core.config import DEFAULT_AGENT_ID
+
+    agent = (await engine.session_agent(session_id)).agent
+    return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
+
+
 async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
     """The model a turn of ``session_id`` would use with ``provider`` (``--provider`` without ``--model``).
 
@@ -321,7 +333,7 @@ async def _ask(
     live = await engine.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr)
     live.subscribe(printer)
-    print(f"session {session_id}", file=sys.stderr)
+    print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
         engine.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)

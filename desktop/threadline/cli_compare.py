@@ -26,7 +26,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from threadline.core.compare import AGENT_PREFIX, CompareTarget, WorkerState, check_targets
-from threadline.core.messages import ContextFile, MessageKind
+from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind
 from threadline.core.tree import TreeError
 from threadline.engine.events import (
     CompareWorkerChanged,
@@ -179,7 +179,11 @@ class _Progress:
                 MessageKind.TOOL_RESULTS,
                 MessageKind.CANCELLED_TOOL_USES,
             ):
-                self._say(event.index, "tools ran")
+                results = inner.message.tool_results
+                if any(NOT_ASKED_RESULT_TEXT in r.text for r in results):
+                    self._say(event.index, "a tool needing approval was not run (--yes allows such calls)")
+                else:
+                    self._say(event.index, "tools ran")
         elif isinstance(event, CompareWorkerChanged):
             self.states[event.index] = event.state
             if event.error is not None:

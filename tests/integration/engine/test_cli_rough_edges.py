@@ -91,12 +91,14 @@ def test_a_new_chat_from_ask_uses_the_default_agent_not_the_last_one(
     picked = threadline(tmp_path, "ask", "--agent", "Runner", "list the files")  # the last chat's agent
     assert picked.returncode == 0, picked.stderr
     assert replay_server.requests[-1].body["messages"][0]["content"] == RUNNER_PROMPT
+    assert "(agent Runner)" in picked.stderr  # the line naming the chat names its agent
 
     fresh = threadline(tmp_path, "ask", "--yes", "hello")
     assert fresh.returncode == 0, fresh.stderr
     body = replay_server.requests[-1].body
     assert [m["role"] for m in body["messages"]] == ["user"]  # no Runner system prompt
     assert "tools" not in body  # and no shell tool offered to run with --yes
+    assert "(agent" not in fresh.stderr
 
 
 def test_models_without_a_provider_use_the_chats_provider(
@@ -111,6 +113,12 @@ def test_models_without_a_provider_use_the_chats_provider(
     assert result.returncode == 0, result.stderr
     assert sorted(r.body["model"] for r in replay_server.stream_requests()) == ["echo", "fast-20"]
     assert "=== replay/echo · done ===" in result.stdout and "=== replay/fast-20 · done ===" in result.stdout
+
+
+def test_models_without_a_provider_and_none_set_up_are_refused(tmp_path: Path) -> None:
+    result = threadline(tmp_path, "ask", "--models", "echo,fast-20", "hi")
+    assert result.returncode == 1 and result.stdout == ""
+    assert "“echo” names no provider" in result.stderr and "PROVIDER/echo" in result.stderr
 
 
 def test_provider_without_model_stores_the_model_that_answered(
