@@ -422,8 +422,8 @@ async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decis
 FIRST_BYTE_NOTICE = 3.0
 """Seconds without a byte of the reply before ``ask`` says on stderr that it is still waiting."""
 NEEDS_YES_HINT = (
-    "threadline: a tool call needed approval and was not run (nobody can approve it here); "
-    "run again with --yes to allow such calls"
+    "[a tool call that needs approval was not run: nobody can approve it here; "
+    "ask again with --yes to allow such calls]"
 )
 
 
@@ -468,6 +468,7 @@ class _StreamPrinter:
                     self._hinted = True
                     self._err.write(NEEDS_YES_HINT + "\n")
             self._waiting_since = time.monotonic()  # the next round's request
+            self._waiting_told = False
         elif isinstance(event, RetryScheduled):
             self._err.write(f"[{event.describe()}]\n")
             self._waiting_since = time.monotonic() + event.delay  # the next attempt's wait
