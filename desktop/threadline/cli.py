@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from threadline.core.config import ProviderConfig, ProviderKind
-from threadline.core.messages import ContextFile, MessageKind, ToolCall
+from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind, ToolCall, ToolResult
 from threadline.engine.approval import Decision
 from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
+    ReasoningDelta,
     RetryScheduled,
     SaveStateChanged,
     TextDelta,
@@ -197,6 +198,53 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
         await engine.set_session_agent(session_id, agent.id)
 
 
+async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
+    """The agent a new chat of ``ask`` runs with: ``--agent``'s, else the default agent.
+
+    Looked up before the chat is made, so an unknown name stores nothing.
+    """
+    from threadline.cli_agent import AgentCommandError, find
+    from threadline.core.config import DEFAULT_AGENT_ID
+
+    if not getattr(args, "agent", None):
+        return DEFAULT_AGENT_ID
+    try:
+        return (await find(engine, args.agent)).id
+    except AgentCommandError as err:
+        raise CommandError(str(err)) from err
+
+
+async def _agent_named(engine: Engine, session_id: str) -> str:
+    """The words " (agent NAME)" when an open chat runs with an agent other than the default.
+
+    Its instructions and tools shape the reply (and with ``--yes`` run commands), so the
+    line that names the chat names the agent too.
+    """
+    from threadline.core.config import DEFAULT_AGENT_ID
+
+    agent = (await engine.session_agent(session_id)).agent
+    return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
+
+
+async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
+    """The model a turn of ``session_id`` would use with ``provider`` (``--provider`` without ``--model``).
+
+    Stored with the chat, so the window shows the model that answered instead of asking
+    for one; "" when nothing names a model (the turn then says so).
+    """
+    from threadline.engine.providers import SetupError
+
+    info = await engine.store.get_session(session_id)
+    assert info is not None
+    await engine.open_session(session_id)
+    agent = (await engine.session_agent(session_id)).agent
+    try:
+        _, model = await engine.hub.resolve(replace(info, provider=provider, model=""), agent)
+    except SetupError:
+        return ""
+    return model
+
+
 async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     files, prompt_argument = split_attach_prompt(getattr(args, "attach", None) or [], args.prompt)
     prompt = prompt_argument if prompt_argument is not None else sys.stdin.read()
@@ -285,10 +333,10 @@ async def _ask(
         if await engine.store.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")
         session_id = args.session
-    else:
-        session_id = (await engine.new_session()).id
-    if getattr(args, "agent", None):
-        await _use_agent(engine, session_id, args.agent)
+        if getattr(args, "agent", None):
+            await _use_agent(engine, session_id, args.agent)
+    else:  # the default agent unless --agent names one: never the agent a window picked last
+        session_id = (await engine.new_session(agent_id=await _new_chat_agent(engine, args))).id
     models = _compare_targets(args)
     if (args.provider or args.model) and not models:
         info = await engine.store.get_session(session_id)
@@ -296,7 +344,15 @@ async def _ask(
         provider = args.provider or info.provider
         if provider and await engine.store.get_provider(provider) is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
-        await engine.set_session_model(session_id, provider, args.model or "")
+        model = args.model or await _model_used(engine, session_id, provider)
+        await engine.set_session_model(session_id, provider, model)
+    if models:
+        from threadline.cli_compare import resolve_bare_models
+
+        try:
+            models = await resolve_bare_models(engine, session_id, models)
+        except ValueError as err:
+            raise CommandError(str(err)) from err
     if isinstance(parsed, SlashCommand):
         try:
             await cli_slash.run(engine, session_id, parsed)
@@ -321,7 +377,7 @@ async def _ask(
     live = await engine.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr)
     live.subscribe(printer)
-    print(f"session {session_id}", file=sys.stderr)
+    print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
         engine.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
@@ -368,6 +424,7 @@ async def _wait_until_saved(
     try:
         while not idle.done():
             await asyncio.wait({idle}, timeout=0.2)
+            printer.tell_if_waiting()
             failing_for = printer.save_failing_for()
             if stop.gave_up or (failing_for is not None and failing_for > ASK_SAVE_PATIENCE):
                 return False  # ``aclose`` gives the unsaved writes up (and logs it)
@@ -406,6 +463,20 @@ async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decis
     return [Decision(c.id, allow=True) for c in calls]
 
 
+FIRST_BYTE_NOTICE = 3.0
+"""Seconds without a byte of the reply before ``ask`` says on stderr that it is still waiting."""
+NEEDS_YES_HINT = (
+    "[a tool call that needs approval was not run: nobody can approve it here; "
+    "ask again with --yes to allow such calls]"
+)
+
+
+def _tool_state(result: ToolResult) -> str:
+    if NOT_ASKED_RESULT_TEXT in result.text:
+        return "not run, it needs approval"
+    return "error" if result.is_error else "ok"
+
+
 class _StreamPrinter:
     """Writes reply text to stdout as it streams; tool activity and retries go to stderr."""
 
@@ -416,8 +487,16 @@ class _StreamPrinter:
         self.error: UserFacingError | None = None
         self.save_error: UserFacingError | None = None
         self._save_failing_since: float | None = None
+        self._hinted = False
+        self._waiting_since: float | None = time.monotonic()
+        """Since when a request has had no answer yet (``None``: the reply is arriving)."""
+        self._waiting_told = False
 
     def __call__(self, event: ConversationEvent) -> None:
+        if isinstance(event, TextDelta | ReasoningDelta) or (
+            isinstance(event, MessageAdded) and event.message.is_assistant
+        ):
+            self._waiting_since = None
         if isinstance(event, TextDelta):
             self._out.write(event.delta)
             self._out.flush()
@@ -428,10 +507,16 @@ class _StreamPrinter:
         ):
             self.end()
             for result in event.message.tool_results:
-                state = "error" if result.is_error else "ok"
-                self._err.write(f"[tool {result.tool_name or result.call_id}: {state}]\n")
+                self._err.write(f"[tool {result.tool_name or result.call_id}: {_tool_state(result)}]\n")
+                if NOT_ASKED_RESULT_TEXT in result.text and not self._hinted:
+                    self._hinted = True
+                    self._err.write(NEEDS_YES_HINT + "\n")
+            self._waiting_since = time.monotonic()  # the next round's request
+            self._waiting_told = False
         elif isinstance(event, RetryScheduled):
             self._err.write(f"[{event.describe()}]\n")
+            self._waiting_since = time.monotonic() + event.delay  # the next attempt's wait
+            self._waiting_told = False
         elif isinstance(event, TurnFailed):
             self.error = event.error
         elif isinstance(event, SaveStateChanged):
@@ -447,6 +532,20 @@ class _StreamPrinter:
         elif not event.saving:
             self._save_failing_since = None
             self._err.write("[saved]\n")
+
+    def tell_if_waiting(self) -> None:
+        """After ``FIRST_BYTE_NOTICE`` s of silence, say once per attempt that the request is out.
+
+        A server that accepts the connection and answers nothing would otherwise leave
+        the terminal blank until the first-byte timeout (a minute by default).
+        """
+        since = self._waiting_since
+        if since is None or self._waiting_told or time.monotonic() - since < FIRST_BYTE_NOTICE:
+            return
+        self._waiting_told = True
+        self.end()
+        self._err.write("[waiting for the first byte of the reply…]\n")
+        self._err.flush()
 
     def save_failing_for(self) -> float | None:
         """Seconds the store has been refusing the turn's writes, or ``None`` while they go through."""

@@ -463,8 +463,8 @@ class TurnRunner:
         if reply is not None:
             writer.track(reply)
 
-        async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
-            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, self._retry.max_attempts))
+        async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError, most: int) -> None:
+            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, most))
 
         finished: llm_events.StreamFinished | None = None
         thoughts = ReasoningTracker(live.session_id, live.emit, writer.text_changed)
