@@ -6,10 +6,10 @@ window. Failures print one line to standard error and exit non-zero.
 
 ``ask`` exits 0 only once the reply is stored. When the database refuses the
 writes it keeps trying (as the window does) for ``ASK_SAVE_PATIENCE`` seconds,
-then says so in one ``threadline:`` line and exits 1; a prompt that could not
-be stored is never sent. Ctrl+C stops the turn the way the Stop button does:
-the partial reply and cancelled tool results are stored, and ``ask`` exits 130
-(a second Ctrl+C gives up waiting for the store).
+then says so in one ``threadline:`` line (with how much of the reply the database
+keeps) and exits 1; a prompt that could not be stored is never sent. Ctrl+C stops
+the turn the way the Stop button does: the partial reply and cancelled tool results
+are stored, and ``ask`` exits 130 (a second Ctrl+C gives up waiting for the store).
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import re
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -252,12 +254,15 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
     context = await _read_attachments(files)
     engine = await _open_engine(data_dir, database_url)
+    told = _ToldOfSaveTrouble()
     try:
-        return await _ask(engine, args, prompt, context)
+        with told.installed():
+            return await _ask(engine, args, prompt, context, told)
     except StoreError as err:  # creating or reading the session, the prompt's own write
         raise CommandError(err.user_message) from err
     finally:
-        await engine.aclose()
+        with told.installed():
+            await engine.aclose()
 
 
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
@@ -311,7 +316,11 @@ async def _read_attachments(files: list[str]) -> tuple[ContextFile, ...]:
 
 
 async def _ask(
-    engine: Engine, args: argparse.Namespace, prompt: str, context: tuple[ContextFile, ...] = ()
+    engine: Engine,
+    args: argparse.Namespace,
+    prompt: str,
+    context: tuple[ContextFile, ...] = (),
+    told: _ToldOfSaveTrouble | None = None,
 ) -> int:
     from threadline import cli_slash
     from threadline.core.slash_commands import PlainText, SlashCommand, parse
@@ -375,7 +384,7 @@ async def _ask(
 
         return await cli_compare.run(engine, session_id, prompt, models, context=context)
     live = await engine.open_session(session_id)
-    printer = _StreamPrinter(sys.stdout, sys.stderr)
+    printer = _StreamPrinter(sys.stdout, sys.stderr, told)
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
@@ -390,7 +399,8 @@ async def _ask(
 
         assert printer.save_error is not None
         what = printer.save_error.message.removesuffix(KEPT_IN_MEMORY).strip()
-        print(f"threadline: the reply was not saved (only printed). {what}", file=sys.stderr)
+        kept = await _stored_length(engine, session_id, printer.reply_id)
+        print(f"threadline: {what} {_what_was_kept(kept, printer.printed)}", file=sys.stderr)
         return EXIT_FAILURE
     if printer.error is not None:
         print(f"threadline: {printer.error.message}", file=sys.stderr)
@@ -399,6 +409,69 @@ async def _ask(
         print("threadline: stopped; the partial reply is saved", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+STORED_READ_PATIENCE = 5.0
+"""Seconds ``ask`` waits, after giving up on the reply's writes, to read how much of it is stored."""
+
+
+async def _stored_length(engine: Engine, session_id: str, reply_id: str | None) -> int | None:
+    """How many characters of the reply the database holds (0: no row), ``None`` if it cannot tell."""
+    if reply_id is None:
+        return 0
+    try:
+        tree = await asyncio.wait_for(engine.store.load_tree(session_id), STORED_READ_PATIENCE)
+    except (StoreError, TimeoutError):
+        return None
+    return len(tree.get(reply_id).text) if reply_id in tree else 0
+
+
+def _what_was_kept(kept: int | None, printed: int) -> str:
+    """The end of ``ask``'s last line once it gave up on the reply's writes: what the database keeps.
+
+    The reply's row holds the text of its last write that went through, and the next start
+    marks it interrupted (its writer is gone).
+    """
+    if kept is None:
+        return "Part of the reply may be saved, as interrupted; all of it was printed."
+    if kept == 0:
+        return "The reply was not saved (only printed)."
+    if kept >= printed:
+        return f"The reply's {kept:,} characters are saved, marked interrupted."
+    return (
+        f"The reply is saved up to {kept:,} of {printed:,} characters, as interrupted; "
+        "the rest was only printed."
+    )
+
+
+class _ToldOfSaveTrouble(logging.Filter):
+    """Keeps threadline's own warnings off standard error once ``ask`` has said the database
+    refuses the reply's writes: the turn writer's retries, the engine giving the writes up and
+    the lease it could not release all repeat that one trouble, which the last line sums up.
+
+    Those warnings reach standard error through logging's last-resort handler (a command has
+    no log file); before the trouble, and for any other logger, they pass as before.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        ours = record.name == "threadline" or record.name.startswith("threadline.")
+        return not (self.told and ours)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        handler = logging.lastResort
+        if handler is None:
+            yield
+            return
+        handler.addFilter(self)
+        try:
+            yield
+        finally:
+            handler.removeFilter(self)
 
 
 def _compare_targets(args: argparse.Namespace) -> tuple[CompareTarget, ...]:
@@ -480,10 +553,19 @@ def _tool_state(result: ToolResult) -> str:
 class _StreamPrinter:
     """Writes reply text to stdout as it streams; tool activity and retries go to stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, told: _ToldOfSaveTrouble | None = None) -> None:
+        from threadline.core.unicode_text import scrub
+
+        self._printable = scrub
+        """A lone surrogate (which stdout cannot encode) prints as U+FFFD, as it is stored."""
         self._out = out
         self._err = err
+        self._told = told
         self._at_line_start = True
+        self.reply_id: str | None = None
+        """The reply being printed (the last one, after tool rounds)."""
+        self.printed = 0
+        """Characters of that reply printed so far."""
         self.error: UserFacingError | None = None
         self.save_error: UserFacingError | None = None
         self._save_failing_since: float | None = None
@@ -498,7 +580,10 @@ class _StreamPrinter:
         ):
             self._waiting_since = None
         if isinstance(event, TextDelta):
-            self._out.write(event.delta)
+            if event.message_id != self.reply_id:
+                self.reply_id, self.printed = event.message_id, 0
+            self.printed += len(event.delta)
+            self._out.write(self._printable(event.delta)[0])
             self._out.flush()
             self._at_line_start = event.delta.endswith("\n")
         elif isinstance(event, MessageAdded) and event.message.kind in (
@@ -528,10 +613,14 @@ class _StreamPrinter:
                 self._save_failing_since = time.monotonic()
                 self.end()
                 self._err.write(f"[not saved yet: {event.error.message} Still trying.]\n")
+                if self._told is not None:
+                    self._told.told = True
             self.save_error = event.error
         elif not event.saving:
             self._save_failing_since = None
             self._err.write("[saved]\n")
+            if self._told is not None:
+                self._told.told = False
 
     def tell_if_waiting(self) -> None:
         """After ``FIRST_BYTE_NOTICE`` s of silence, say once per attempt that the request is out.
