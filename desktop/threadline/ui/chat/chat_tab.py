@@ -736,6 +736,8 @@ class ChatTab(QWidget):
             self._busy = busy
             self.composer.set_busy(busy)
             self.busyChanged.emit(busy)
+            if busy and self._slash is not None:
+                self._slash.notice.hide()  # a turn began (send, Regenerate, edit resent): the note is old
         self._update_status()
         if not busy:
             self._offer_interrupted_tools()
