@@ -7,7 +7,7 @@ settled"). Nothing needs migrating in an empty file, so it is given the schema t
 migrations end in instead: the statements SQLite itself holds for it (``sqlite_master``),
 as ``fresh_sqlite_schema.py`` records them, then the head revision is stamped. A test builds
 one database each way and compares them; after a new migration, ``python -m
-threadline.store.fresh_sqlite`` rewrites the record (it runs the migrations once; then
+threadline.store.fresh_sqlite_record`` rewrites the record (it runs the migrations once; then
 ``ruff format`` it).
 PostgreSQL and older files still go through Alembic.
 """
@@ -50,36 +50,3 @@ def snapshot(connection: sa.Connection) -> tuple[str, ...]:
         if not name.startswith("sqlite_")
         and not any(name == f"{table}{suffix}" for table in virtual for suffix in _SHADOW_SUFFIXES)
     )
-
-
-def main() -> None:
-    """Rewrite ``fresh_sqlite_schema.py`` from the migrations (after adding one)."""
-    import tempfile
-    from pathlib import Path
-
-    from threadline.store import migrate
-
-    with tempfile.TemporaryDirectory() as folder:
-        engine = sa.create_engine(f"sqlite:///{Path(folder) / 'schema.db'}")
-        migrate.run_alembic_upgrade(engine)
-        with engine.connect() as connection:
-            statements = snapshot(connection)
-        engine.dispose()
-    lines = [
-        "# ruff: noqa: E501",
-        '"""The schema the migrations end in, as SQLite holds it: written by',
-        '``python -m threadline.store.fresh_sqlite`` (see ``fresh_sqlite.py``); do not edit."""',
-        "",
-        f"REVISION = {migrate.HEAD_REVISION!r}",
-        "STATEMENTS: tuple[str, ...] = (",
-        *(f"    {statement!r}," for statement in statements),
-        ")",
-        "",
-    ]
-    target = Path(__file__).with_name("fresh_sqlite_schema.py")
-    target.write_text("\n".join(lines), encoding="utf-8")
-    print(f"wrote {target} ({len(statements)} statements, revision {migrate.HEAD_REVISION}); ruff format it")
-
-
-if __name__ == "__main__":
-    main()

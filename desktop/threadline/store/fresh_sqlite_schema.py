@@ -1,6 +1,6 @@
 # ruff: noqa: E501
 """The schema the migrations end in, as SQLite holds it: written by
-``python -m threadline.store.fresh_sqlite`` (see ``fresh_sqlite.py``); do not edit."""
+``python -m threadline.store.fresh_sqlite_record`` (see ``fresh_sqlite.py``); do not edit."""
 
 REVISION = "0010"
 STATEMENTS: tuple[str, ...] = (

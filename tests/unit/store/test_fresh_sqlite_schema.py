@@ -15,7 +15,7 @@ from threadline.store import fresh_sqlite, migrate
 from threadline.store.fresh_sqlite_schema import REVISION
 from threadline.store.repository import Store
 
-REGENERATE = "run `python -m threadline.store.fresh_sqlite`, then `ruff format` the file it writes"
+REGENERATE = "run `python -m threadline.store.fresh_sqlite_record`, then `ruff format` the file it writes"
 
 
 def schema_of(path: Path) -> list[tuple[str, str, str, str]]:
