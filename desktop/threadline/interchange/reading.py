@@ -119,9 +119,6 @@ class Document:
 
     name: str
     open: Callable[[], ByteSource]
-    stored_size: int
-    """Its size in the file (compressed, for a zip member)."""
-    compressed: bool
 
 
 class ExportFile:
@@ -160,15 +157,10 @@ class ExportFile:
     def documents(self) -> list[Document]:
         """The file itself, or the zip's ``.json`` members in name order (split exports in sequence)."""
         if self._zip is None:
-            return [Document(self.path.name, lambda: self.path.open("rb"), self.size, False)]
+            return [Document(self.path.name, lambda: self.path.open("rb"))]
         ratio = self.limits.max_compression_ratio
         return [
-            Document(
-                info.filename,
-                lambda info=info: MemberReader(self.path, info, max_ratio=ratio),  # type: ignore[misc]
-                info.compress_size,
-                True,
-            )
+            Document(info.filename, lambda info=info: MemberReader(self.path, info, max_ratio=ratio))  # type: ignore[misc]
             for info in self._json_members()
         ]
 
