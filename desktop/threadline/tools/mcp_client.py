@@ -429,7 +429,9 @@ class McpConnection:
         """The file the server's stderr is logged to (masked, by ``StderrChannel``)."""
         if self._log_dir is not None:
             private_folder(self._log_dir)
-            return open_private(self._log_dir / f"mcp-{self.name}.log", "w", encoding="utf-8", errors="replace")
+            return open_private(
+                self._log_dir / f"mcp-{self.name}.log", "w", encoding="utf-8", errors="replace"
+            )
         return open(os.devnull, "w", encoding="utf-8")  # the channel closes it
 
     async def _stderr_settled(self) -> None:
