@@ -23,6 +23,7 @@ from tests.support.sse_server import ReplayServer, openai_text_stream, sse_respo
 
 from threadline.engine.engine import DATABASE_FILENAME, Engine
 from threadline.logging_setup import setup_logging
+from threadline.store import damage
 from threadline.store.backups import make_backup, restore_backup
 from threadline.store.repository import Store
 
@@ -154,12 +155,15 @@ def threadline(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.asyncio
-async def test_a_restored_database_is_private_too(tmp_path: Path) -> None:
+async def test_a_damage_marker_and_a_restored_database_are_private_too(tmp_path: Path) -> None:
     data = tmp_path / "data"
     database = data / DATABASE_FILENAME
     store = await Store.open(Store.sqlite_url(database))
     await store.close()
     backup = make_backup(database, "test")
     backup.chmod(0o644)  # say, copied in by hand
+    damage.record_damage(database, damage.SEEN_BY_SELF_TEST, "a page is damaged")
+    assert not_private(data) == {"backups/" + backup.name: "0o644"}
+    assert damage.marker_path(database).exists()
     restore_backup(backup, database)
     assert not_private(data) == {"backups/" + backup.name: "0o644"}
