@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from PySide6.QtCore import (
     QEvent,
+    QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -552,9 +553,16 @@ class SessionSidebar(QWidget):
         return session_id in self._open_ids
 
     def select_session(self, session_id: str) -> None:
+        """Make the chat the current and only selected row (the window calls this for the tab in view).
+
+        Not ``setCurrentIndex`` on the view: in an extended-selection list that reads the
+        modifiers held right now, so a tab switched with Ctrl+Tab or Ctrl+PgDn counted as a
+        Ctrl+click and added each chat to the selection, which Delete then removed.
+        """
         idx = self.model.index_of(session_id)
         if idx.isValid():
-            self.list.setCurrentIndex(idx)
+            flags = QItemSelectionModel.SelectionFlag
+            self.list.selectionModel().setCurrentIndex(idx, flags.ClearAndSelect | flags.Rows)
 
     def focus_filter(self) -> None:
         self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
