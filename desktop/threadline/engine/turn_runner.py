@@ -21,7 +21,15 @@ from dataclasses import replace
 from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.gathered_context import GatheredContext, estimate, newest_turn_tokens, with_context
-from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult, utcnow
+from threadline.core.messages import (
+    Message,
+    MessageStatus,
+    RequestMetadata,
+    ToolCall,
+    ToolResult,
+    stopped_result,
+    utcnow,
+)
 from threadline.core.request import (
     BuiltRequest,
     Limits,
@@ -186,6 +194,8 @@ class TurnRunner:
         self._approval_handler = approval_handler
         self._retry = retry_policy or RetryPolicy()
         self._ran: dict[str, list[ToolResult]] = {}
+        self._running_call: dict[str, tuple[ToolCall, float]] = {}
+        """The call each session's tool round runs now and when it started (``time.monotonic``)."""
         self._saving: set[str] = set()
         self._failures: dict[str, TurnFailed] = {}
         self.sticky = StickyContextGatherer()
@@ -277,6 +287,7 @@ class TurnRunner:
         except asyncio.CancelledError:
             stored = (conversation.reply, conversation.running_tools)  # updated in place, not appended
             ran = tuple(self._ran.pop(live.session_id, ()))  # results of calls that finished before the stop
+            ran += self._stopped_call(live.session_id)
             self._record_ending(live, writer, stored, conversation.cancel(completed=ran))
             raise
         except Exception as err:
@@ -296,12 +307,21 @@ class TurnRunner:
                 live.emit(failure.pop())
         finally:
             self._ran.pop(live.session_id, None)
+            self._running_call.pop(live.session_id, None)
             self._turn_hooks.pop(session_id, None)
             try:
                 await self._save(live, writer)
             finally:
                 if failure:  # the engine announces it once this task is over (see take_failure)
                     self._failures[session_id] = failure.pop()
+
+    def _stopped_call(self, session_id: str) -> tuple[ToolResult, ...]:
+        """The result of the call a Stop cut short while it ran: it did run, for this long."""
+        running = self._running_call.pop(session_id, None)
+        if running is None:
+            return ()
+        call, started = running
+        return (stopped_result(call, time.monotonic() - started),)
 
     def take_failure(self, session_id: str) -> TurnFailed | None:
         """The ``TurnFailed`` of a turn that just ended, for the engine to announce.
@@ -595,8 +615,10 @@ class TurnRunner:
         for call in calls:
             if call.id in done:
                 continue
+            self._running_call[live.session_id] = (call, time.monotonic())
             with tool_context(live.session_id, history, agent.allowed_folders):
                 result = await self._tools.run(call)
+            del self._running_call[live.session_id]
             results.append(result)
             conversation.add_tool_result(result)
             writer.update(answer)
