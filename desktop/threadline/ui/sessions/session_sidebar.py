@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.session import SearchHit, SessionInfo
+from threadline.ui.common.elided_label import ElidedLabel
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.project_scope import ProjectScope
@@ -250,7 +251,7 @@ class UndoBar(QFrame):
         self.setObjectName("UndoBar")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 4, 4, 4)
-        self.label = QLabel()
+        self.label = ElidedLabel()  # a long title ends in "…" in a narrow sidebar, not mid-letter
         layout.addWidget(self.label, 1)
         self.button = QPushButton("Undo")
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
