@@ -20,7 +20,8 @@ def open_three_tabs(harness: AppHarness) -> None:
     for sid in IDS:
         window.open_session(sid)
         harness.qtbot.waitUntil(lambda s=sid: window.tabs.tab_for(s) is not None, timeout=TIMEOUT)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is window.tabs.tab_for("chat2"), timeout=TIMEOUT)
+    last = window.tabs.tab_for("chat2")
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is last, timeout=TIMEOUT)
 
 
 def test_ctrl_tab_twice_from_the_message_box_selects_only_the_current_chat(harness: AppHarness) -> None:
