@@ -58,6 +58,12 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="URL",
         help="use this SQLAlchemy URL (e.g. postgresql+psycopg://…) instead of the SQLite file",
     )
+    common.add_argument(
+        "--ignore-damage",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="write into a database that was found damaged (see `threadline db restore`)",
+    )
     return common
 
 
@@ -118,7 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli_db import add_db_parser
     from threadline.cli_export import add_export_parser
     from threadline.cli_import import add_import_parser
-    from threadline.cli_options import add_list_parser, add_mcp_parser, add_timeout_options
+    from threadline.cli_options import (
+        add_list_parser,
+        add_mcp_parser,
+        add_provider_header_options,
+        add_timeout_options,
+    )
     from threadline.cli_show import add_show_parser
     from threadline.cli_usage import add_usage_parser
 
@@ -188,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add.add_argument("--model", metavar="M", help="default model for this provider")
     add_timeout_options(add)
+    add_provider_header_options(add)
     actions.add_parser("list", parents=[common], help="list providers (keys are never shown)")
     remove = actions.add_parser("remove", parents=[common], help="remove a provider and its stored key")
     remove.add_argument("name")

@@ -262,6 +262,12 @@ def _run_window(
         open_log()  # done already unless the sidebar has not painted yet
         await window.attach_engine(engine)
         start_warm_up(engine)
+        from threadline.ui.window import damage_recovery
+
+        def replaced(new_engine: Engine) -> None:  # a restore in the window reopened the database
+            engine_box[:] = [new_engine]
+
+        damage_recovery.install(window, recovery, replaced)
 
     async def shutdown() -> None:
         await cancel_running()

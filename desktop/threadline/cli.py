@@ -53,8 +53,49 @@ class CommandError(Exception):
     """A problem to report in one line (bad arguments, unknown session, no keychain…)."""
 
 
+_READ_ONLY_ACTIONS = {
+    "provider": {"list", "models"},
+    "mcp": {"list", "tools"},
+    "agent": {"list", "show", "export"},
+}
+"""Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
+and ``db restore`` never write into the database in use."""
+
+
+def writes(args: argparse.Namespace) -> bool:
+    """Whether the command changes the database in use (so it must not run on a damaged one)."""
+    command = args.command
+    if command in ("ask", "import"):
+        return True
+    if command == "db":
+        return args.db_command == "copy" and args.to is None  # --from copies into the one in use
+    if command in _READ_ONLY_ACTIONS:
+        action = getattr(args, f"{command}_command", None)
+        return action not in _READ_ONLY_ACTIONS[command]
+    return False
+
+
+def refuse_if_damaged(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> None:
+    """A writing command stops here while damage of the SQLite file is recorded, unless the
+    user said ``--ignore-damage`` (docs/storage.md, "Damage")."""
+    if not writes(args) or getattr(args, "ignore_damage", False):
+        return
+    from threadline.engine.engine import DATABASE_FILENAME
+    from threadline.store.db import sqlite_path
+
+    database = sqlite_path(database_url) if database_url else data_dir / DATABASE_FILENAME
+    if database is None:
+        return
+    from threadline import cli_db
+
+    reason = cli_db.refusal(database)
+    if reason is not None:
+        raise CommandError(reason)
+
+
 def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     try:
+        refuse_if_damaged(args, data_dir, database_url)
         if args.command == "ask":
             return asyncio.run(ask(args, data_dir, database_url))
         if args.command == "mcp":
@@ -118,9 +159,12 @@ async def _open_engine(data_dir: Path, database_url: str | None) -> Engine:
     from threadline.store.errors import StoreError
 
     try:
-        return await Engine.open(data_dir, database_url=database_url)
+        engine = await Engine.open(data_dir, database_url=database_url)
     except StoreError as err:
         raise CommandError(err.user_message) from err
+    for notice in await engine.take_notices():  # an upgrade's word to the user (docs/storage.md, "Secrets")
+        print(f"threadline: {notice}", file=sys.stderr)
+    return engine
 
 
 async def agent_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
@@ -478,7 +522,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             config = _provider_from_args(args, await engine.store.get_provider(args.name))
             try:
                 await engine.save_provider(config, key)
-            except credentials.KeychainUnavailableError as err:
+            except credentials.CredentialsError as err:
                 raise CommandError(str(err)) from err
             print(f"provider {config.name} saved")
         elif args.provider_command == "list":
@@ -492,6 +536,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
                             config.default_model or "-",
                             _key_source(config),
                             _timeouts_shown(config),
+                            *_headers_shown(config),
                         ]
                     )
                 )
@@ -501,13 +546,14 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             await engine.remove_provider(args.name)
             print(f"provider {args.name} removed")
         elif args.provider_command == "models":
+            from threadline.engine.providers import SetupError
             from threadline.llm.errors import ProviderError
 
             try:
                 models = await engine.list_models(args.name)
             except KeyError as err:
                 raise CommandError(f"no provider named {args.name!r}") from err
-            except ProviderError as err:
+            except (ProviderError, SetupError) as err:  # SetupError: a header without its value
                 raise CommandError(err.user_message) from err
             for model in models:
                 print(model.id)
@@ -539,7 +585,44 @@ def _provider_from_args(args: argparse.Namespace, stored: ProviderConfig | None)
         default_model=stored.default_model if args.model is None else args.model,
         first_byte_timeout=timeout(args.timeout, stored.first_byte_timeout),
         connect_timeout=timeout(args.connect_timeout, stored.connect_timeout),
+        headers=_headers_from_args(args, stored.headers),
     )
+
+
+def _headers_from_args(
+    args: argparse.Namespace, kept: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """``--header`` pairs replace the provider's headers; ``--no-headers`` clears them; else kept.
+
+    Values go to the keychain when the engine saves (``${VAR}`` stays a reference).
+    """
+    given: list[tuple[str, str]] = list(getattr(args, "header", None) or [])
+    if getattr(args, "no_headers", False):
+        if given:
+            raise CommandError("give --header or --no-headers, not both")
+        return ()
+    if not given:
+        return kept
+    names = [name.lower() for name, _ in given]
+    repeated = next((n for n, _ in given if names.count(n.lower()) > 1), None)
+    if repeated is not None:
+        raise CommandError(f"--header {repeated} is given twice: keep one")
+    if any(not value for _, value in given):
+        raise CommandError("--header needs a value: KEY=VALUE, or KEY=${VAR} to read it from the environment")
+    return tuple(given)
+
+
+def _headers_shown(config: ProviderConfig) -> list[str]:
+    """E.g. ``headers: X-Org (keychain), X-Team ($TEAM)`` for ``provider list``; never a value."""
+    from threadline.core.config import env_reference
+
+    if not config.headers:
+        return []
+    shown = [
+        f"{name} (${env_reference(v)})" if env_reference(v) else f"{name} (keychain)"
+        for name, v in config.headers
+    ]
+    return ["headers: " + ", ".join(shown)]
 
 
 def _timeouts_shown(config: ProviderConfig) -> str:

@@ -67,6 +67,19 @@ def _add_mcp_add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", metavar="DIR", default="", help="working folder of the command")
 
 
+def add_provider_header_options(parser: argparse.ArgumentParser) -> None:
+    """``--header KEY=VALUE`` (as ``mcp add`` takes it) and ``--no-headers`` of ``provider add``."""
+    _pair_option(
+        parser,
+        "--header",
+        "KEY=VALUE",
+        "an HTTP header sent with every request: the value is kept in the system keychain; write "
+        "KEY=${VAR} to read it from Threadline's environment instead (the way without a keychain). "
+        "Repeat for more; the headers given replace the provider's headers",
+    )
+    parser.add_argument("--no-headers", action="store_true", help="remove the provider's headers")
+
+
 def split_server_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """``argv`` without the server command of ``mcp add … -- COMMAND [ARGS …]``, and that command.
 

@@ -38,15 +38,32 @@ def _keychain() -> str:
 
 def _check_database(data_dir: Path, database_url: str | None) -> None:
     """Fail on a damaged database: SQLite's page and search-index checks, or a read of every
-    table on a server. A database that does not exist yet passes (the window part creates it)."""
+    table on a server. A database that does not exist yet passes (the window part creates it).
+
+    On a SQLite file the outcome is also recorded for other processes (``store.damage``):
+    damage found makes writing commands refuse, and the failure names the backup to restore
+    and the command; a file that passes has any earlier record cleared (it was repaired).
+    """
     from threadline.engine.engine import DATABASE_FILENAME
-    from threadline.store.db import sqlite_url
+    from threadline.store import damage
+    from threadline.store.db import sqlite_path, sqlite_url
     from threadline.store.integrity import check_database
 
-    problems = check_database(database_url or sqlite_url(data_dir / DATABASE_FILENAME))
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise SelfTestError(f"the database is damaged: {problems[0]}{more}")
+    url = database_url or sqlite_url(data_dir / DATABASE_FILENAME)
+    problems = check_database(url)
+    database = sqlite_path(url)
+    if not problems:
+        if database is not None:
+            damage.clear_damage(database)
+        return
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    advice = ""
+    if database is not None:
+        from threadline.cli_db import restore_advice
+
+        damage.record_damage(database, damage.SEEN_BY_SELF_TEST, problems[0])
+        advice = " " + restore_advice(database)
+    raise SelfTestError(f"the database is damaged: {problems[0]}{more}.{advice}")
 
 
 def run_self_test(data_dir: Path, database_url: str | None) -> int:

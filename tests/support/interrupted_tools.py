@@ -15,8 +15,11 @@ from threadline.core.messages import Message, MessageStatus, ToolCall
 FOLDER_FILE = "notes-from-before-the-crash.txt"
 
 
-async def seed_interrupted_round(engine: Any, folder: Path) -> str:
-    """A session whose last tool round (``list_directory`` of ``folder``) a crash interrupted."""
+async def seed_interrupted_round(engine: Any, folder: Path, tool: str = "list_directory") -> str:
+    """A session whose last tool round (``list_directory`` of ``folder``) a crash interrupted.
+
+    ``tool`` names another tool for the call (same arguments), e.g. one of a remote server.
+    """
     (folder / FOLDER_FILE).write_text("kept\n")
     await engine.save_agent(
         AgentConfig("default", "Default", enabled_tools=("list_directory",), allowed_folders=(str(folder),))
@@ -26,7 +29,7 @@ async def seed_interrupted_round(engine: Any, folder: Path) -> str:
     calls = Message.reply(
         parent_id=prompt.id,
         text="Let me look.",
-        tool_calls=(ToolCall("call_1", "list_directory", f'{{"path": "{folder}"}}'),),
+        tool_calls=(ToolCall("call_1", tool, f'{{"path": "{folder}"}}'),),
         status=MessageStatus.COMPLETE,
     )
     answer = Message.tool_results_message((), parent_id=calls.id).copy(status=MessageStatus.INTERRUPTED)

@@ -8,10 +8,23 @@ an agent's system prompt, parameters and approval policy to a turn).
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
+
+STORED_IN_KEYCHAIN = "•••• stored in keychain"
+"""A secret's place holder: what the store gives back (and the settings editors show) for a value
+kept in the system keychain. Provider headers and MCP server values use the same one."""
+
+_ENV_REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+def env_reference(value: str) -> str | None:
+    """``VAR`` for a value written as ``${VAR}`` (read from Threadline's environment), else ``None``."""
+    match = _ENV_REFERENCE.match(value.strip())
+    return match.group(1) if match else None
 
 
 class ProviderKind(StrEnum):
@@ -31,6 +44,9 @@ class ProviderConfig:
     """Name of an environment variable holding the key, used when no keychain entry exists."""
     default_model: str = ""
     headers: tuple[tuple[str, str], ...] = ()
+    """Extra HTTP headers as (name, value). Read from the store, a value is ``STORED_IN_KEYCHAIN``
+    or ``${VAR}``; a value typed by the user goes to the keychain when the engine saves it, and
+    ``credentials.resolve_headers`` gives the real values just before a client is made."""
     connect_timeout: float | None = None
     """Seconds to open a connection; ``None`` is the app's default."""
     first_byte_timeout: float | None = None

@@ -98,6 +98,7 @@ from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import NotFoundError, StoreError
+from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -256,6 +257,9 @@ class Engine:
                 raise NotFoundError(f"no session {session_id!r}")
             tree = await self.store.load_tree(session_id)
             live = LiveConversation(info, Conversation(session_id, tree))
+            if live.conversation.interrupted_tools() is not None:
+                with contextlib.suppress(Exception):  # unread, its tools just count as unknown
+                    await self.tool_servers.load()  # registers MCP tools, for interrupted_tools_unsure
             self._live[session_id] = live
             if self.change_watch is not None:
                 self.change_watch.attach(live)  # its own changes are not taken back from the feed
@@ -700,6 +704,24 @@ class Engine:
         live = self._live.get(session_id)
         return live.conversation.interrupted_tools() if live is not None else None
 
+    def interrupted_tools_unsure(self, session_id: str) -> tuple[str, ...]:
+        """Names of the interrupted calls' tools whose work may have gone on after the crash.
+
+        A remote MCP server keeps working on a call whatever happens to Threadline, and a
+        tool not known now cannot be vouched for; the processes of the shell tool and of
+        stdio servers end with Threadline (docs/tools.md).
+        """
+        stopped = self.interrupted_tools(session_id)
+        if stopped is None:
+            return ()
+
+        def ended(name: str) -> bool:
+            if self.tools.get(name) is not None:
+                return self.tools.ends_with_threadline(name)
+            return self.tool_servers.runs_locally(name)  # a server whose tools are not listed yet
+
+        return tuple(dict.fromkeys(call.name for call in stopped.calls if not ended(call.name)))
+
     def retry(self, session_id: str) -> None:
         """Ask again after a failure: a new version of the failed reply (or an answer to the prompt)."""
         live = self._ready(session_id)
@@ -851,8 +873,15 @@ class Engine:
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams.for_agent(model, agent)
             provider = await self.hub.client(config)
+            limit, keep = self.runner.compaction_limits(agent, config.name, model)
             return await self.runner.compact(
-                live, provider, params, keep_turns=keep_turns, instructions=instructions
+                live,
+                provider,
+                params,
+                keep_turns=keep_turns,
+                instructions=instructions,
+                limit=limit,
+                keep_tokens=keep,
             )
         except asyncio.CancelledError:
             raise
@@ -884,15 +913,32 @@ class Engine:
     async def list_providers(self) -> list[ProviderConfig]:
         return await self.store.list_providers()
 
-    async def save_provider(self, config: ProviderConfig, api_key: str | None = None) -> None:
+    async def save_provider(
+        self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
+    ) -> None:
+        """Save ``config``; its key and typed header values go to the keychain first.
+
+        ``previous_name``: the provider is renamed from that one (its header values move along,
+        then the old provider is removed). Raises ``CredentialsError`` when a secret cannot be
+        kept (no keychain: the message says how to use an environment variable).
+        """
+        previous = await self.store.get_provider(previous_name or config.name)
+        config = credentials.store_headers(config, previous)  # raises before anything is saved
         if api_key:
             credentials.set_api_key(config.name, api_key)  # raises when there is no keychain
         await self.store.save_provider(config)
         await self.hub.forget(config.name)
+        if previous is not None and previous.name != config.name:
+            await self.remove_provider(previous.name)
+        elif previous is not None:
+            credentials.forget_headers(previous, config)
 
     async def remove_provider(self, name: str) -> None:
+        stored = await self.store.get_provider(name)
         await self.store.remove_provider(name)
         await self.hub.forget(name)
+        if stored is not None:
+            credentials.forget_headers(stored, None)
         with contextlib.suppress(credentials.KeychainUnavailableError):
             credentials.delete_api_key(name)
 
@@ -1075,6 +1121,14 @@ class Engine:
 
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)
+
+    async def take_notices(self) -> list[str]:
+        """What an upgrade has to tell the user (``NOTICES_SETTING``), once: read and cleared."""
+        notices = await self.store.get_setting(NOTICES_SETTING, None)
+        if not notices:
+            return []
+        await self.store.set_setting(NOTICES_SETTING, None)
+        return [str(n) for n in notices] if isinstance(notices, list) else [str(notices)]
 
     async def set_setting(self, key: str, value: Any) -> None:
         await self.store.set_setting(key, value)

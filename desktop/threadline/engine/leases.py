@@ -120,8 +120,10 @@ class SessionLeases:
         ``None`` when the chat is free, busy here, or held by a dead holder: a process
         killed mid-turn (or a machine that went away) leaves its row behind, and nobody
         deletes it until a turn start takes it over. Counted as gone once ``expired``
-        says so (no heartbeat for ``expires_after``, or its process on this host has
-        ended), so a tab stops showing "Replying on <host>" and a message waiting for
+        says so (its process on this host has ended, or — for a holder whose process
+        cannot be checked — no heartbeat for ``expires_after``; a live process on this
+        host is busy however late its heartbeat), so a tab stops showing "Replying on
+        <host>" and a message waiting for
         that reply is sent; its turn start then takes the lease over. Its age is judged
         by the database's clock as read with the lease (``Lease.read_at``), the clock
         that wrote its heartbeat, never by this machine's.

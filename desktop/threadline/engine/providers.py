@@ -44,6 +44,10 @@ class SetupError(Exception):
         super().__init__(error.message)
         self.error = error
 
+    @property
+    def user_message(self) -> str:
+        return self.error.message
+
 
 class ProviderHub:
     def __init__(
@@ -151,7 +155,13 @@ class ProviderHub:
             from threadline.llm.factory import make_provider
 
             key = credentials.get_api_key(config)
-            return make_provider(config, key, timeout=self._timeout, connect_timeout=self._connect_timeout)
+            try:
+                resolved = credentials.resolve_headers(config)
+            except credentials.CredentialsError as err:
+                raise SetupError(
+                    UserFacingError("credentials", err.user_message, (ErrorAction.SETTINGS,))
+                ) from err
+            return make_provider(resolved, key, timeout=self._timeout, connect_timeout=self._connect_timeout)
 
         return create
 

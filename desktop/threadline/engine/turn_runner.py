@@ -18,11 +18,25 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from threadline.core.compaction import ESCALATIONS, NothingToCompactError, plan_compaction, summary_request
+from threadline.core.compaction import (
+    CHARS_PER_TOKEN,
+    MIN_PIECE_CHARS,
+    SUMMARY_SHARE,
+    NothingToCompactError,
+    condense_request,
+    message_tokens,
+    plan_compaction,
+    request_overhead_tokens,
+    smallest_workable_limit,
+    summary_request,
+    take_piece,
+    words_for,
+)
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.gathered_context import GatheredContext, estimate, newest_turn_tokens, with_context
 from threadline.core.messages import (
     Message,
+    MessageKind,
     MessageStatus,
     RequestMetadata,
     ToolCall,
@@ -37,6 +51,8 @@ from threadline.core.request import (
     ToolSpec,
     build_request,
     estimate_tool_tokens,
+    split_at_summary,
+    tokens_for_chars,
 )
 from threadline.core.turn import TurnState
 from threadline.engine.approval import ApprovalHandler, decide, refusal_reason
@@ -81,6 +97,13 @@ REPLY_RESERVE_TOKENS = 4096
 MAX_TOOL_ROUNDS = 25
 COMPACT_THRESHOLD = 0.85
 """Compact before sending when the estimate passes this share of the model's budget."""
+OVERFLOW_SHRINK = 0.6
+"""After a request of N tokens was refused as too long, requests aim at this share of N: the
+window is somewhere below N, and halving at once would summarise in needlessly small pieces."""
+WINDOW_MARGIN = 0.9
+"""Share of a known window a summary request is planned to fill: the estimate is an estimate."""
+MAX_COMPACTIONS_PER_TURN = 3
+"""Compactions one turn may run (each only while the refused request keeps getting smaller)."""
 EMPTY_REPLY_OVERFLOW_SHARE = 0.5
 """An empty reply to a request filling this share of a known context window counts as an overflow."""
 EMPTY_REPLY_TINY_REQUEST = 64
@@ -109,6 +132,39 @@ class ProbableOverflowError(llm_errors.ContextOverflowError):
         told.user_message = self.user_message.replace("sent back an empty reply", again, 1)
         told.args = (told.user_message,)
         return told
+
+
+def naming_what_does_not_fit(overflow: llm_errors.ContextOverflowError, live: LiveConversation) -> Exception:
+    """``overflow`` told when nothing older is left to summarise: the latest message alone is
+    what does not fit, so the error names it (its start and its estimated size)."""
+    body = split_at_summary(live.conversation.path())[1]
+    latest = next((m for m in reversed(body) if m.kind is MessageKind.PROMPT), None)
+    if latest is None:
+        return overflow
+    start = " ".join(latest.text.split())
+    start = start if len(start) <= NAMED_CHARS else start[: NAMED_CHARS - 1].rstrip() + "…"
+    told = copy.copy(overflow)
+    told.user_message = (
+        f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit: "
+        f"everything before it is already summarised. {overflow.user_message}"
+    )
+    told.args = (told.user_message,)
+    return told
+
+
+NAMED_CHARS = 48
+"""Characters of a message an error quotes to name it."""
+
+
+def window_too_small(model: str) -> TurnStopped:
+    """Not even a summary request with a few lines of the conversation fits the window."""
+    return TurnStopped(
+        f"The context window of '{model}' is too small to summarise this conversation in: even a "
+        "summary request with a few lines of it was refused. Start a new session, or pick a model "
+        "(or start the local server) with a larger context window.",
+        kind="compaction",
+        actions=(ErrorAction.NEW_SESSION, ErrorAction.PICK_MODEL),
+    )
 
 
 class TurnStopped(Exception):
@@ -196,6 +252,8 @@ class TurnRunner:
         self._ran: dict[str, list[ToolResult]] = {}
         self._running_call: dict[str, tuple[ToolCall, float]] = {}
         """The call each session's tool round runs now and when it started (``time.monotonic``)."""
+        self._sent_tokens: dict[str, int] = {}
+        """The estimated size of each session's latest request: what an overflow refused."""
         self._saving: set[str] = set()
         self._failures: dict[str, TurnFailed] = {}
         self.sticky = StickyContextGatherer()
@@ -257,21 +315,31 @@ class TurnRunner:
             target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)
             params = ChatParams.for_agent(model, agent)
-            compacted = await self._compact_if_near_limit(live, agent, config, provider, params)
+            compactions = int(await self._compact_if_near_limit(live, agent, config, provider, params))
+            refused_before: int | None = None
             rounds = 0
             while True:
                 try:
                     await self._stream_round(live, agent, config, provider, params, writer, resuming)
                 except llm_errors.ContextOverflowError as overflow:
-                    if compacted and isinstance(overflow, ProbableOverflowError):
-                        raise overflow.after_compacting() from overflow
-                    if compacted or conversation.reply is not None:
+                    if conversation.reply is not None:
                         raise
-                    compacted = True
+                    refused = self._sent_tokens.get(live.session_id)
+                    told = overflow
+                    if compactions and isinstance(overflow, ProbableOverflowError):
+                        told = overflow.after_compacting()
+                    shrinking = refused is not None and (refused_before is None or refused < refused_before)
+                    if compactions >= MAX_COMPACTIONS_PER_TURN or (compactions and not shrinking):
+                        raise told from overflow  # compacting no longer makes the request smaller
+                    refused_before = refused
+                    limit, keep = self.compaction_limits(agent, config.name, params.model, refused)
                     try:
-                        await self._compact_mid_turn(live, provider, params)
+                        await self.compact(
+                            live, provider, params, keep_turns=1, limit=limit, keep_tokens=keep
+                        )
                     except NothingToCompactError:
-                        raise overflow from None  # the latest turn alone is too long: say that
+                        raise naming_what_does_not_fit(told, live) from None
+                    compactions += 1
                     continue
                 resuming = False
                 if conversation.state is TurnState.IDLE:
@@ -399,6 +467,7 @@ class TurnRunner:
         conversation = live.conversation
         request = await self._build(live, agent, config.name, params.model, continue_reply=resuming)
         tools = self._offered_tools(agent)
+        self._sent_tokens[live.session_id] = request.estimated_tokens + estimate_tool_tokens(tools)
         started = utcnow()
         clock = time.perf_counter()
         first_token: float | None = None
@@ -654,15 +723,35 @@ class TurnRunner:
             return False
         if estimate <= COMPACT_THRESHOLD * budget:
             return False
+        limit, keep = self.compaction_limits(agent, config.name, params.model)
         try:
-            await self._compact_mid_turn(live, provider, params)
+            await self.compact(live, provider, params, keep_turns=1, limit=limit, keep_tokens=keep)
         except NothingToCompactError:
             return False
         return True
 
-    async def _compact_mid_turn(self, live: LiveConversation, provider: Provider, params: ChatParams) -> None:
-        """The provider said the context overflowed: summarise all but the current turn, retry once."""
-        await self.compact(live, provider, params, keep_turns=1)
+    def compaction_limits(
+        self, agent: AgentConfig, provider: str, model: str, refused: int | None = None
+    ) -> tuple[int | None, int | None]:
+        """(``limit``, ``keep_tokens``) for ``compact``: what one summary request and its
+        summary may take, and what the turns kept word for word may take.
+
+        From the known window, less a margin for the estimate; after a request of ``refused``
+        tokens was refused as too long, never more than ``OVERFLOW_SHRINK`` of it (the window,
+        known or not, is smaller than that request) — but no less than a summary request can
+        work in, since the estimate may undercount what the server counted (a refusal of even
+        that tells ``compact`` the window is too small). The kept turns get half of what a
+        turn's request may hold, the rest being the summary's and the new reply's.
+        """
+        window = self._hub.context_window(provider, model)
+        budget = self.token_budget(agent, provider, model)
+        limit = None if window is None else int(window * WINDOW_MARGIN)
+        keep = None if budget is None else budget // 2
+        if refused is not None:
+            shrunk = int(refused * OVERFLOW_SHRINK)
+            limit = max(shrunk if limit is None else min(limit, shrunk), smallest_workable_limit())
+            keep = shrunk // 2 if keep is None else min(keep, shrunk // 2)
+        return limit, keep
 
     async def compact(
         self,
@@ -672,33 +761,57 @@ class TurnRunner:
         *,
         keep_turns: int = 2,
         instructions: str = "",
+        limit: int | None = None,
+        keep_tokens: int | None = None,
     ) -> Message:
-        """Summarise the older part of the path into a stored summary message."""
-        plan = plan_compaction(live.conversation.path(), keep_turns=keep_turns)
-        last_error: llm_errors.ProviderError | None = None
-        for escalation in ESCALATIONS:
-            request = summary_request(plan, escalation, instructions)
+        """Summarise the older part of the path into a stored summary message.
+
+        ``limit`` is what one summary request and the summary it asks for may take (estimated
+        tokens), when known: the rest is summarised in pieces that each fit it
+        (core/compaction.py). Unknown, the whole part goes in one request; a request the server
+        refuses as too long teaches the limit (a share of what was refused) and the summary
+        goes on in smaller pieces, from where it was. The newest turns stay word for word as
+        far as ``keep_tokens`` allows (``compaction_limits`` gives both).
+        """
+        plan = plan_compaction(live.conversation.path(), keep_turns=keep_turns, keep_tokens=keep_tokens)
+        summary = plan.previous_summary
+        excerpts = plan.excerpts()
+        overhead = request_overhead_tokens(instructions)
+        while excerpts:
+            rest: list[str] | None = None  # what is left once this request's piece is summarised
+            if limit is None:
+                request, rest = summary_request(summary, excerpts, instructions), []
+            else:
+                room = limit - overhead - tokens_for_chars(len(summary)) - limit // SUMMARY_SHARE
+                if room * CHARS_PER_TOKEN >= MIN_PIECE_CHARS:
+                    piece, rest = take_piece(excerpts, room * CHARS_PER_TOKEN)
+                    words = words_for(limit // SUMMARY_SHARE)
+                    request = summary_request(summary, piece, instructions, words=words)
+                elif summary:  # a summary of the summary first, to make room beside it
+                    request = condense_request(summary, words_for(limit // (2 * SUMMARY_SHARE)), instructions)
+                else:
+                    raise window_too_small(params.model)
             try:
-                text = await self._collect_text(provider, request, params)
-            except llm_errors.ContextOverflowError as err:
-                last_error = err
+                text = (await self._collect_text(provider, request, params)).strip()
+            except llm_errors.ContextOverflowError:
+                limit = int(request.estimated_tokens * OVERFLOW_SHRINK)
+                if limit < smallest_workable_limit(instructions):
+                    raise window_too_small(params.model) from None
                 continue
-            if not text.strip():
+            if not text:
                 raise TurnStopped(
                     "The model returned an empty summary, so the conversation was not compacted.",
                     kind="compaction",
                 )
-            summary = live.conversation.add_summary(text.strip(), plan.through(escalation))
-            await self._store.append_message(live.session_id, summary)
-            live.emit(MessageAdded(live.session_id, summary))
-            return summary
-        raise TurnStopped(
-            "Even a shortened summary request did not fit the model's context window "
-            f"({last_error.user_message if last_error else 'overflow'}). Start a new session or pick a "
-            "model with a larger context window.",
-            kind="compaction",
-            actions=(ErrorAction.NEW_SESSION, ErrorAction.PICK_MODEL),
-        )
+            if rest is None and len(text) >= len(summary):
+                raise window_too_small(params.model)  # condensing did not make room: it never will
+            summary = text
+            if rest is not None:
+                excerpts = rest
+        added = live.conversation.add_summary(summary, plan.summarised_through)
+        await self._store.append_message(live.session_id, added)
+        live.emit(MessageAdded(live.session_id, added))
+        return added
 
     async def _collect_text(self, provider: Provider, request: BuiltRequest, params: ChatParams) -> str:
         """The summary's text; an empty reply to a long summary request is an overflow too."""

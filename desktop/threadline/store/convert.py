@@ -16,12 +16,20 @@ build them, so the start's Core reads do not load them.
 from __future__ import annotations
 
 import json
-import logging
+import re
 from datetime import UTC, datetime
 from sys import intern
 from typing import TYPE_CHECKING, Any, Protocol
 
-from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
+from threadline.core.config import (
+    STORED_IN_KEYCHAIN,
+    AgentConfig,
+    Approval,
+    ApprovalRule,
+    ProviderConfig,
+    ProviderKind,
+    env_reference,
+)
 from threadline.core.messages import (
     ContextFile,
     ImageBlock,
@@ -45,7 +53,6 @@ if TYPE_CHECKING:
 
     from threadline.store.tables import AgentRow, MessageRow, ProjectRow, ProviderRow, SessionRow
 
-log = logging.getLogger("threadline.store")
 
 PREVIEW_LIMIT = 120
 
@@ -210,9 +217,15 @@ def _shared(value: Any) -> Any:
 
 
 def preview_of(text: str) -> str:
-    """The sidebar preview: the first non-blank line, at most ``PREVIEW_LIMIT`` characters."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The sidebar preview: the first non-blank line, at most ``PREVIEW_LIMIT`` characters.
+
+    A code fence's own line (```` ```python ````) is not shown by the chat, so the preview
+    starts at the code under it instead."""
+    line = next((s for ln in text.splitlines() if (s := ln.strip()) and not _FENCE.match(s)), "")
     return line[:PREVIEW_LIMIT]
+
+
+_FENCE = re.compile(r"(`{3,}|~{3,})[^`]*$")
 
 
 PREVIEW_KINDS = frozenset({MessageKind.PROMPT, MessageKind.RESPONSE, MessageKind.TOOL_CALLS})
@@ -288,7 +301,7 @@ def provider_to_row(config: ProviderConfig) -> ProviderRow:
         base_url=config.base_url,
         api_key_env=config.api_key_env,
         default_model=config.default_model,
-        headers=[[k, v] for k, v in safe_headers(config.headers)],
+        headers=header_sources(config.headers),
         connect_timeout=config.connect_timeout,
         first_byte_timeout=config.first_byte_timeout,
     )
@@ -301,25 +314,46 @@ def provider_from_row(row: ProviderRow | sa.Row[Any]) -> ProviderConfig:
         base_url=row.base_url,
         api_key_env=row.api_key_env,
         default_model=row.default_model,
-        headers=tuple((str(k), str(v)) for k, v in row.headers),
+        headers=headers_from_sources(row.headers),
         connect_timeout=row.connect_timeout,
         first_byte_timeout=row.first_byte_timeout,
     )
 
 
-def safe_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """The headers a provider row may hold: none.
+def header_sources(headers: tuple[tuple[str, str], ...]) -> list[list[str]]:
+    """What a provider row keeps of its headers: each name, and where its value comes from.
 
-    A header's name says nothing about whether its value is a credential (``X-Org``,
-    ``X-Tenant``, ``GH_PAT`` ...), and the database never holds one, so no header value is
-    written; the warning names the headers, never their values.
+    ``[name, ""]``: the value is in the system keychain; ``[name, "${VAR}"]``: it is read from
+    that environment variable. Never a value: a header's name does not tell whether it is a
+    credential (``X-Org``, ``GH_PAT`` ...). The engine puts typed values in the keychain before
+    it saves (``credentials.store_headers``); a value that reaches here anyway is not written.
     """
-    if headers:
-        names = ", ".join(name for name, _ in headers)
-        log.warning(
-            "not storing header %s: header values may be credentials and stay out of the database", names
-        )
-    return ()
+    return [[name, value if env_reference(value) is not None else ""] for name, value in headers]
+
+
+def stored_header_sources(stored: Any) -> list[list[str]]:
+    """``header_sources`` of a ``headers`` column as any version wrote it: pairs, or a mapping.
+
+    Versions before migration 0010 could leave values there; those are dropped here (the
+    migration moved them to the keychain first).
+    """
+    if isinstance(stored, dict):
+        pairs = [(str(k), "" if v is None else str(v)) for k, v in stored.items()]
+    else:
+        pairs = [
+            (str(e[0]), "" if len(e) < 2 or e[1] is None else str(e[1]))
+            for e in stored or ()
+            if isinstance(e, list | tuple) and e
+        ]
+    return header_sources(tuple(pairs))
+
+
+def headers_from_sources(sources: Any) -> tuple[tuple[str, str], ...]:
+    """The headers of a provider row: ``STORED_IN_KEYCHAIN`` or ``${VAR}`` as each value."""
+    return tuple(
+        (name, source if env_reference(source) is not None else STORED_IN_KEYCHAIN)
+        for name, source in stored_header_sources(sources)
+    )
 
 
 def agent_to_row(agent: AgentConfig) -> AgentRow:

@@ -19,8 +19,13 @@ to a file. Rules:
   ordered by their bytes on both, whatever the server database's collation). The source's
   figures are taken from the very rows that were copied.
 
-Secrets are not in the database (they live in the keychain), so nothing secret is
-copied; the target URL's password is never printed or logged.
+Secrets are not in the database (they live in the keychain), and the copy makes sure of
+it column by column rather than trusting the source: a provider row goes over with its
+header names only (``convert.stored_header_sources``), and a value of an MCP server's
+environment or headers that an older version left in plain text (not marked "not a
+secret", not ``${VAR}``) becomes the keychain marker, so the target asks for it again
+instead of holding it (docs/storage.md, "Secrets"). The target URL's password is never
+printed or logged.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,7 +43,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
+from threadline.core.config import STORED_IN_KEYCHAIN, env_reference
 from threadline.store import db, migrate
+from threadline.store.convert import stored_header_sources
 from threadline.store.errors import StoreError
 from threadline.store.tables import (
     AgentRow,
@@ -222,15 +229,66 @@ def _copy(source: Engine, target: Engine, progress: Progress | None) -> tuple[Ta
             count = 0
             with target.begin() as writing:
                 for batch in _batches(reading, table):
-                    rows = [dict(row._mapping) for row in batch]
+                    rows = [_without_secrets(table.name, dict(row._mapping)) for row in batch]
                     writing.execute(table.insert(), rows)
-                    for row in batch:
-                        digest.update(_row_bytes(row))
+                    for values in rows:
+                        digest.update(_row_bytes(values.values()))
                     count += len(rows)
                     if progress is not None:
                         progress(table.name, count)
             figures.append(TableFigures(table.name, count, digest.hexdigest()))
     return tuple(figures)
+
+
+MCP_SERVERS_SETTING = "mcp_servers"
+"""The setting that holds the MCP server records (``threadline.tools.mcp_config``)."""
+
+
+def _without_secrets(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` as it may be written to the target: no header value of a provider, no plain MCP secret."""
+    if table == ProviderRow.__tablename__:
+        row["headers"] = stored_header_sources(row.get("headers"))
+    elif table == SettingRow.__tablename__ and row.get("key") == MCP_SERVERS_SETTING:
+        row["value"] = _mcp_records_without_secrets(row.get("value"))
+    return row
+
+
+def _mcp_records_without_secrets(records: Any) -> Any:
+    """The MCP server records with every plain secret value replaced by the keychain marker.
+
+    A record's ``env`` and ``headers`` values are secrets unless listed in ``public_env`` /
+    ``public_headers`` or written ``${VAR}`` (``threadline.tools.mcp_secrets``). One still in
+    plain text was saved by an older version on a computer without a keychain.
+    """
+    if not isinstance(records, list):
+        return records
+    cleaned: list[Any] = []
+    for record in records:
+        if isinstance(record, dict):
+            record = dict(record)
+            hidden: list[str] = []
+            for field, public_field in (("env", "public_env"), ("headers", "public_headers")):
+                pairs, public = record.get(field), record.get(public_field) or ()
+                if not isinstance(pairs, dict):
+                    continue
+                record[field] = {
+                    k: v if _not_secret(k, v, public) else STORED_IN_KEYCHAIN for k, v in pairs.items()
+                }
+                hidden += [k for k, v in pairs.items() if not _not_secret(k, v, public)]
+            if hidden:
+                log.warning(
+                    "MCP server %s: not copying the plain-text value of %s (enter it again on the target)",
+                    record.get("name", "?"),
+                    ", ".join(hidden),
+                )
+        cleaned.append(record)
+    return cleaned
+
+
+def _not_secret(name: str, value: Any, public: Any) -> bool:
+    if value is None or value == "" or name in public:
+        return True
+    return isinstance(value, str) and (value == STORED_IN_KEYCHAIN or env_reference(value) is not None)
 
 
 def _after_copy(target: Engine) -> None:
@@ -297,7 +355,7 @@ def _is_text(column: sa.Column[Any]) -> bool:
     return isinstance(kind, sa.String) or isinstance(getattr(kind, "impl", None), sa.String)
 
 
-def _row_bytes(row: sa.Row[Any]) -> bytes:
+def _row_bytes(row: sa.Row[Any] | Iterable[Any]) -> bytes:
     """One row as canonical bytes: the same on SQLite and PostgreSQL for the same values."""
     return (
         json.dumps([_canonical(v) for v in row], sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"

@@ -10,11 +10,14 @@ PostgreSQL), refreshed by a heartbeat while the turn runs, and deleted once the
 turn's writes are saved.
 
 A holder is ``host|pid|instance``: the process as ``threadline.store.writers``
-names writers, plus a token per engine, so two engines in one process (tests,
-or a window and a worker) are two holders. A lease whose holder stopped beating
-for ``expires_after`` — or whose process on this host is certainly gone — is
-taken over, and the replies that holder left ``streaming`` in the session become
-``interrupted`` in the same transaction, as they would at start-up.
+names writers, plus a token per engine (ending in the process's start where it can
+be read), so two engines in one process (tests, or a window and a worker) are two
+holders. A lease whose holder's process on this host is certainly gone is taken
+over at once; one whose holder stopped beating for ``expires_after`` is taken over
+too, unless that holder is a live process on this host, whose late heartbeat means
+a busy machine (``lease_types.expired``; docs/storage.md, "A late heartbeat"). The
+replies a holder left ``streaming`` in the session become ``interrupted`` in the
+same transaction, as they would at start-up.
 
 Another instance may set ``stop_requested``; the holder reads it with its next
 heartbeat and stops its turn as Stop does.

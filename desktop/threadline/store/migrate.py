@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("threadline.store")
 
-HEAD_REVISION = "0009"
-KNOWN_REVISIONS = frozenset({"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"})
+HEAD_REVISION = "0010"
+KNOWN_REVISIONS = frozenset({"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010"})
 """Every revision in ``migrations/versions`` (a test checks these against Alembic)."""
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -68,7 +68,14 @@ KEPT_BACKUPS = 5
 def backup_sqlite(path: Path, directory: Path, revisions: list[str]) -> Path:
     """A consistent copy of a SQLite file (WAL content included), named by time and revision."""
     revision = "-".join(revisions) or "base"
-    target = backups.make_backup(path, f"rev-{revision}", directory=directory)
+    try:
+        target = backups.make_backup(path, f"rev-{revision}", directory=directory)
+    except backups.BackupDamagedError as error:
+        # The file is damaged: upgrading it would write into damaged pages. Refused, with the
+        # newest healthy backup named (the damage is recorded by make_backup).
+        from threadline.store.translate import corrupt_error
+
+        raise corrupt_error(str(error), path, directory) from error
     prune_backups(directory, path.stem)
     return target
 
@@ -96,7 +103,10 @@ def prune_backups(directory: Path, stem: str, keep: int = KEPT_BACKUPS) -> None:
 
     Oldest first by modification time (each file is written once), then by name.
     """
-    found = sorted(directory.glob(f"{stem}-[0-9]*-rev-*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    found = sorted(
+        (p for p in directory.glob(f"{stem}-[0-9]*-rev-*") if not p.name.endswith(backups.DAMAGED_SUFFIX)),
+        key=lambda p: (p.stat().st_mtime_ns, p.name),
+    )
     for old in found[: max(0, len(found) - keep)]:
         old.unlink(missing_ok=True)
         log.info("removed old backup %s", old)

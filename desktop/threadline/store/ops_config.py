@@ -1,7 +1,7 @@
 """Saving and removing providers and agents: small keyed records, written whole.
 
 Providers never carry secrets: the key lives in the OS keychain
-and ``convert.safe_headers`` keeps every header value out of the row (a
+and ``convert.header_sources`` keeps every header value out of the row (a
 header's name does not tell whether its value is a credential). Reading them is in
 ``core_reads`` and settings and UI state in ``key_values``, without the ORM.
 """

@@ -33,7 +33,7 @@ from threadline.store.convert import (
 )
 from threadline.store.core_tables import messages as _messages
 from threadline.store.errors import NotFoundError
-from threadline.store.ops_sessions import require_session, update_changed
+from threadline.store.ops_sessions import path_preview, require_session, update_changed
 from threadline.store.writers import left_behind, this_writer
 
 log = logging.getLogger("threadline.store")
@@ -115,8 +115,9 @@ def append_messages(connection: sa.Connection, session_id: str, messages: Sequen
     connection.execute(sa.insert(_messages), rows)
     activity: dict[str, Any] = {"active_leaf": messages[-1].id, "updated_at": utcnow()}
     preview = next((p for m in reversed(messages) if (p := message_preview(m))), "")
-    if preview:
-        activity["preview"] = preview
+    # Nothing to preview in what was added (a reply about to stream, tool results): the path's
+    # own last words, so a regenerated reply does not keep previewing the version it replaces.
+    activity["preview"] = preview or path_preview(connection, messages[0].parent_id) or owner.preview
     update_changed(connection, owner, **activity)
 
 
@@ -151,8 +152,10 @@ def update_message(connection: sa.Connection, message: Message) -> None:
     if changed:
         connection.execute(sa.update(_messages).where(_messages.c.id == message.id).values(**changed))
     preview = message_preview(message)
-    if preview and row.ordinal == next_ordinal(connection, row.session_id) - 1:
-        update_changed(connection, require_session(connection, row.session_id), preview=preview)
+    if preview:
+        session = require_session(connection, row.session_id)
+        if session.active_leaf == message.id:  # a version or compare column not shown previews nothing
+            update_changed(connection, session, preview=preview)
 
 
 _WRITTEN = (

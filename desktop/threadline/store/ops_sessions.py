@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from threadline.core.messages import new_id, utcnow
 from threadline.core.session import SessionInfo
 from threadline.core.sticky import StickyContext
-from threadline.store.convert import session_from_row
-from threadline.store.core_tables import sessions
+from threadline.store.convert import PREVIEW_KINDS, preview_of, session_from_row
+from threadline.store.core_tables import messages, sessions
 from threadline.store.errors import NotFoundError
 
 
@@ -134,4 +134,38 @@ def sessions_with_agent(connection: sa.Connection, agent_id: str) -> list[Sessio
 
 
 def set_active_leaf(connection: sa.Connection, session_id: str, leaf_id: str | None) -> None:
-    update_changed(connection, require_session(connection, session_id), active_leaf=leaf_id)
+    """Show another path (a version, a branch, a compare's chosen reply): the sidebar's preview
+    follows it, so it reads what the chat shows, also after a restart."""
+    update_changed(
+        connection,
+        require_session(connection, session_id),
+        active_leaf=leaf_id,
+        preview=path_preview(connection, leaf_id),
+    )
+
+
+PREVIEW_SEARCH_DEPTH = 64
+"""How far up the path ``path_preview`` looks for a message that previews (a long tool round's
+records are the most it passes); a path with none that close keeps an empty preview."""
+
+
+def path_preview(connection: sa.Connection, leaf_id: str | None) -> str:
+    """The preview of the path ending at ``leaf_id``: its last message a person wrote or a model
+    said (records such as tool results and summaries are passed over), one primary-key probe
+    per message walked up."""
+    current = leaf_id
+    for _ in range(PREVIEW_SEARCH_DEPTH):
+        if current is None:
+            return ""
+        row = connection.execute(
+            sa.select(messages.c.parent_id, messages.c.kind, messages.c.text).where(messages.c.id == current)
+        ).first()
+        if row is None:
+            return ""
+        if row.kind in _PREVIEW_KIND_VALUES and (preview := preview_of(row.text or "")):
+            return preview
+        current = row.parent_id
+    return ""
+
+
+_PREVIEW_KIND_VALUES = frozenset(kind.value for kind in PREVIEW_KINDS)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from threadline.store import backups
+from threadline.store import backups, damage
 from threadline.store.errors import (
     CorruptDatabaseError,
     DatabaseUnreachableError,
@@ -94,9 +94,14 @@ def translate_os_error(error: OSError) -> StoreError:
 
 
 def corrupt_error(detail: str, sqlite_file: Path, backup_dir: Path | None = None) -> CorruptDatabaseError:
-    """A ``CorruptDatabaseError`` naming the newest backup of ``sqlite_file``, if any."""
+    """A ``CorruptDatabaseError`` naming the newest healthy backup of ``sqlite_file``, if any.
+
+    The damage is recorded beside the file (``store.damage``), so later commands refuse to
+    write into it until it is restored.
+    """
+    damage.record_damage(sqlite_file, damage.SEEN_BY_READ, detail)
     try:
-        newest = backups.newest_backup(sqlite_file, backup_dir)
+        newest = backups.newest_healthy_backup(sqlite_file, backup_dir)
     except OSError:
         newest = None
     return CorruptDatabaseError(detail, backup=newest, database=sqlite_file)

@@ -11,7 +11,8 @@ goes on in a task of its own just long enough for the SDK to send the server
 ``notifications/cancelled`` (over HTTP that is a request of its own).
 
 A server that dies (the SDK answers "Connection closed") is marked failed with
-its exit reason and the tail of its stderr; the next call restarts it, up to
+its exit reason and the tail of its stderr (values Threadline injected masked:
+``mcp_stderr``); the next call restarts it, up to
 ``MAX_RESTARTS`` times in a row. ``restart()`` from the settings UI starts
 over.
 
@@ -22,17 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import importlib
 import json
 import logging
+import os
+import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
+from threadline.tools import process_guard
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
 from threadline.tools.mcp_state import (
@@ -43,6 +47,7 @@ from threadline.tools.mcp_state import (
     policy_name,
     wire_names,
 )
+from threadline.tools.mcp_stderr import Masker, StderrChannel, injected_values
 from threadline.tools.registry import ToolOutput
 from threadline.tools.tool_cache import ToolDescription
 
@@ -56,6 +61,10 @@ T = TypeVar("T")
 
 MAX_RESTARTS = 3
 STDERR_TAIL_CHARS = 2000
+STDERR_FINISH_WAIT = 2.0
+"""At most this long, per step, for a stopped server's last stderr to be logged."""
+STDERR_SETTLE_WAIT = 1.0
+"""At most this long for a dead server's last stderr to be read before it is quoted."""
 
 
 SDK_MODULES = (
@@ -141,8 +150,9 @@ class McpConnection:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._ready: asyncio.Future[None] | None = None
-        self._errlog: TextIO | None = None
-        self._last_stderr = ""
+        self._stderr: StderrChannel | None = None
+        self._masker = Masker(())
+        """Masks the values Threadline injected into the running server (``mcp_stderr``)."""
         self._http_status = ""
         self._lock = asyncio.Lock()
         self._abandoned: set[asyncio.Future[Any]] = set()
@@ -259,7 +269,6 @@ class McpConnection:
                 ready.set_exception(McpServerError(message))
         finally:
             self._session = None
-            self._close_errlog()
 
     async def _on_server_message(self, message: object) -> None:
         """The SDK's message handler: ``notifications/tools/list_changed`` lists the tools again.
@@ -288,6 +297,7 @@ class McpConnection:
 
     def _transport(self, config: McpServerConfig) -> contextlib.AbstractAsyncContextManager[Any]:
         """The SDK transport for ``config`` (with its secrets resolved: never logged, never stored)."""
+        self._masker = Masker(injected_values(config))
         if config.transport is Transport.HTTP:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
@@ -303,14 +313,15 @@ class McpConnection:
             return _with_client(client, streamable_http_client(config.url, http_client=client))
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        command, args = config.command, list(config.args)
+        if sys.platform != "win32":  # its process group dies with Threadline (``process_guard``)
+            executable = _find_executable(command, config.env, config.cwd)
+            command, *args = process_guard.guarded_argv([executable, *args], channel=2)
         parameters = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=dict(config.env) or None,
-            cwd=config.cwd or None,
+            command=command, args=args, env=dict(config.env) or None, cwd=config.cwd or None
         )
-        self._errlog = self._open_errlog()
-        return stdio_client(parameters, errlog=self._errlog)
+        self._stderr = StderrChannel(self._open_errlog(), self._masker)
+        return _with_stderr(self._stderr, stdio_client(parameters, errlog=self._stderr.child_file))
 
     # -- calls ----------------------------------------------------------------------------------------
 
@@ -322,7 +333,7 @@ class McpConnection:
         await self.ensure_running()
         session = self._session
         if session is not None and _session_closed(session):  # died while idle: restart, then call
-            self._died("while idle")
+            await self._died("while idle")
             await self.ensure_running()
             session = self._session
         if session is None:
@@ -338,11 +349,11 @@ class McpConnection:
                     is_error=True,
                 )
             if err.code == CONNECTION_CLOSED:
-                return ToolOutput(self._died(f"during the call to {tool!r}"), is_error=True)
+                return ToolOutput(await self._died(f"during the call to {tool!r}"), is_error=True)
             return ToolOutput(f"MCP server {self.name!r} refused {tool!r}: {err.message}", is_error=True)
         except Exception as err:  # a transport that broke some other way
             if self._task is None or self._task.done():
-                return ToolOutput(self._died(f"during the call to {tool!r}"), is_error=True)
+                return ToolOutput(await self._died(f"during the call to {tool!r}"), is_error=True)
             return ToolOutput(f"MCP server {self.name!r} failed on {tool!r}: {err}", is_error=True)
         self.restarts = 0
         return convert_result(result)
@@ -379,7 +390,8 @@ class McpConnection:
             log.info("restarting MCP server %s (attempt %d)", self.name, self.restarts)
         await self.start()
 
-    def _died(self, when: str) -> str:
+    async def _died(self, when: str) -> str:
+        await self._stderr_settled()
         reason = self._stderr_tail()
         message = f"MCP server {self.name!r} stopped {when}." + (
             f" Its last output: {reason}" if reason else ""
@@ -410,37 +422,27 @@ class McpConnection:
         message = f"MCP server {self.name!r} {when}: {detail.rstrip('.')}."
         if tail:
             message += f" Its last output: {tail}"
-        return message
+        return self._masker(message)
 
     def _open_errlog(self) -> TextIO:
-        self._close_errlog()
+        """The file the server's stderr is logged to (masked, by ``StderrChannel``)."""
         if self._log_dir is not None:
             self._log_dir.mkdir(parents=True, exist_ok=True)
-            return (self._log_dir / f"mcp-{self.name}.log").open("w+", encoding="utf-8", errors="replace")
-        return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            return (self._log_dir / f"mcp-{self.name}.log").open("w", encoding="utf-8", errors="replace")
+        return open(os.devnull, "w", encoding="utf-8")  # the channel closes it
 
-    def _close_errlog(self) -> None:
-        if self._errlog is not None:
-            self._last_stderr = self._read_errlog()
-            with contextlib.suppress(OSError):
-                self._errlog.close()
-            self._errlog = None
-
-    def _read_errlog(self) -> str:
-        handle = self._errlog
-        if handle is None or handle.closed:
-            return self._last_stderr
-        try:
-            handle.flush()
-            handle.seek(0)
-            text = handle.read()
-            handle.seek(0, 2)
-        except (OSError, ValueError):
-            return ""
-        return text
+    async def _stderr_settled(self) -> None:
+        """Wait (briefly) until the stderr a dead server wrote last has been read and logged."""
+        channel = self._stderr
+        if channel is None:
+            return
+        for _ in range(int(STDERR_SETTLE_WAIT / 0.01)):  # the reader thread has no event to await
+            if channel.caught_up():
+                return
+            await asyncio.sleep(0.01)
 
     def _stderr_tail(self) -> str:
-        text = self._read_errlog().strip()
+        text = self._stderr.tail().strip() if self._stderr is not None else ""
         lines = [line for line in text.splitlines() if line.strip()]
         tail = "\n".join(lines[-8:])
         return tail[-STDERR_TAIL_CHARS:]
@@ -457,6 +459,8 @@ class McpTool:
         self.connection = connection
         self.tool_name = tool.name
         self.needs_trust = tool.destructive
+        self.ends_with_threadline = connection.config.transport is Transport.STDIO
+        """A stdio server's process group dies with Threadline (``process_guard``); a remote one works on."""
         self.policy_name = policy_name(connection.name, tool.name)
         self.timeout = connection.config.call_timeout + connection.config.startup_timeout + 5
         description = tool.description or tool.title or tool.name
@@ -489,6 +493,36 @@ async def _list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
         if not cursor:
             break
     return tools
+
+
+@contextlib.asynccontextmanager
+async def _with_stderr(
+    channel: StderrChannel, transport: contextlib.AbstractAsyncContextManager[Any]
+) -> AsyncIterator[Any]:
+    """``transport`` (a stdio server) with its stderr channel: ours dropped once the server has it,
+    and finished (the server's group told to end, the rest logged) when the transport is left."""
+    try:
+        async with transport as streams:
+            channel.spawned()
+            yield streams
+    finally:
+        await asyncio.to_thread(channel.finish, STDERR_FINISH_WAIT)
+
+
+def _find_executable(command: str, env: dict[str, str], cwd: str) -> str:
+    """``command`` as the server's spawn would find it; ``FileNotFoundError`` when it would not.
+
+    Looked up here because ``process_guard`` starts it through ``sh``, whose "not found"
+    would otherwise arrive as a server that closed the connection.
+    """
+    if os.sep in command:
+        if not os.path.exists(os.path.join(cwd or os.getcwd(), command)):
+            raise FileNotFoundError(errno.ENOENT, "not found", command)
+        return command
+    found = shutil.which(command, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "not found", command)
+    return found
 
 
 @contextlib.asynccontextmanager

@@ -43,6 +43,7 @@ from threadline.tools.mcp_config import (
     InvalidServerConfig,
     McpServerConfig,
     SettingsStore,
+    Transport,
     load_configs,
     save_configs,
 )
@@ -112,6 +113,14 @@ class McpServerManager:
     async def list_servers(self) -> list[McpServerConfig]:
         await self.load()
         return [c.config for c in self._connections.values()]
+
+    def runs_locally(self, wire_name: str) -> bool:
+        """Whether ``wire_name`` is a tool of a configured stdio server (loaded records; its tools
+        need not be listed): its processes end with Threadline, a remote server's work does not."""
+        return any(
+            wire_name.startswith(f"{name}__") and connection.config.transport is Transport.STDIO
+            for name, connection in self._connections.items()
+        )
 
     async def states(self) -> list[ServerState]:
         """Status, last error and tools of every configured server (tools once it has run)."""

@@ -26,11 +26,12 @@ import re
 from dataclasses import replace
 from typing import Any, Literal
 
+from threadline.core.config import STORED_IN_KEYCHAIN as _KEYCHAIN_MARKER
 from threadline.llm.credentials import keychain_available
 from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig
 
 SERVICE = "threadline-mcp"
-STORED_IN_KEYCHAIN = "•••• stored in keychain"
+STORED_IN_KEYCHAIN = _KEYCHAIN_MARKER
 """What the JSON (and the settings editor) holds in place of a secret kept in the keychain."""
 MASK = "••••••"
 """How ``mcp list`` shows a value kept in the keychain."""

@@ -49,7 +49,9 @@ class Tool(Protocol):
     * ``policy_name: str`` — the name approval rules match (default: ``spec.name``);
     * ``needs_trust: bool`` — writes files or runs commands: asks unless trusted by name;
     * ``timeout: float`` — its own limit instead of the registry's;
-    * ``preview(arguments) -> str`` — what the call would change (a unified diff).
+    * ``preview(arguments) -> str`` — what the call would change (a unified diff);
+    * ``ends_with_threadline: bool`` — false when a call's work may go on after Threadline
+      dies (default true: it runs in Threadline, or its processes end with it).
     """
 
     @property
@@ -105,6 +107,16 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         """The tool by wire name or policy name."""
         return self._tools.get(self._wire(name))
+
+    def ends_with_threadline(self, name: str) -> bool:
+        """Whether a call of ``name`` that Threadline's death cut short surely stopped with it.
+
+        True for a tool that runs inside Threadline or whose processes end with it
+        (``process_guard``); false for one whose work goes on elsewhere (a remote MCP
+        server) and for a tool not known now (docs/tools.md).
+        """
+        tool = self.get(name)
+        return tool is not None and bool(getattr(tool, "ends_with_threadline", True))
 
     def policy_name(self, name: str) -> str:
         """The name rules match (``server/tool`` for MCP tools); unknown names map to themselves."""

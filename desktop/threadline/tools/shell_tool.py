@@ -5,6 +5,8 @@ match the command line, e.g. ``git status*``). The command runs in its own
 process group so a timeout or a Stop kills everything it started: SIGTERM, then
 SIGKILL a moment later, and the tool returns without waiting for the output pipe
 to close (a child that escaped the group with ``setsid`` would hold it open).
+The group also dies with Threadline, even a ``kill -9`` of it: a watcher rides
+along in the group (``process_guard``; a job object on Windows).
 Output beyond the cap is drained and dropped, so a chatty command cannot block
 on a full pipe nor flood the conversation.
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from threadline.core.request import ToolSpec
+from threadline.tools import process_guard
 from threadline.tools.confine import OutsideAllowedFolders, allowed_roots, resolve_path
 from threadline.tools.registry import ToolOutput
 
@@ -37,6 +40,7 @@ REAP_WAIT = 2.0
 
 class ShellTool:
     needs_trust = True
+    ends_with_threadline = True  # its process group dies with Threadline (``process_guard``)
     timeout = MAX_TIMEOUT + 10  # the registry's backstop; the command's own limit applies first
 
     def __init__(self, *, default_timeout: float = DEFAULT_TIMEOUT, output_limit: int = DEFAULT_OUTPUT_LIMIT):
@@ -105,23 +109,8 @@ async def run_shell_command(command: str, cwd: str, limit: float, output_limit: 
     group at once (SIGTERM, SIGKILL ``TERM_GRACE`` later). Shared by the shell tool and
     context hooks, so both follow the same rules.
     """
-    options: dict[str, Any] = {}
-    if sys.platform == "win32":  # pragma: no cover
-        options["creationflags"] = 0x00000200  # CREATE_NEW_PROCESS_GROUP
-    else:
-        options["start_new_session"] = True
     loop = asyncio.get_running_loop()
-    starting = asyncio.ensure_future(
-        loop.subprocess_shell(
-            lambda: _Collector(loop, output_limit),
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            **options,
-        )
-    )
+    starting = asyncio.ensure_future(_start(loop, command, cwd, output_limit))
     try:
         transport, collector = await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -147,6 +136,38 @@ async def run_shell_command(command: str, cwd: str, limit: float, output_limit: 
     return ShellRun(collector.text(), None if timed_out else transport.get_returncode(), timed_out)
 
 
+async def _start(
+    loop: asyncio.AbstractEventLoop, command: str, cwd: str, output_limit: int
+) -> tuple[asyncio.SubprocessTransport, _Collector]:
+    """Start ``command`` in a new process group that ends with Threadline (``process_guard``).
+
+    On POSIX the stdin pipe is the watcher's channel (Threadline never writes to it;
+    the command itself reads ``/dev/null`` as before).
+    """
+    if sys.platform == "win32":  # pragma: no cover
+        transport, collector = await loop.subprocess_shell(
+            lambda: _Collector(loop, output_limit),
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            creationflags=0x00000200,  # CREATE_NEW_PROCESS_GROUP
+        )
+        collector.job = process_guard.kill_on_close_job(transport.get_pid())
+        return transport, collector
+    argv = process_guard.guarded_argv([process_guard.SHELL, "-c", command], channel=0, stdin_to_null=True)
+    return await loop.subprocess_exec(
+        lambda: _Collector(loop, output_limit),
+        *argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
 class _Collector(asyncio.SubprocessProtocol):
     """Keeps the first ``limit`` bytes of output and counts the rest; tells exit and end of output.
 
@@ -162,6 +183,8 @@ class _Collector(asyncio.SubprocessProtocol):
         self.exited: asyncio.Future[None] = loop.create_future()
         self.output_closed: asyncio.Future[None] = loop.create_future()
         self.finished: asyncio.Future[None] = loop.create_future()
+        self.job: int | None = None
+        """The Windows job object that ends the command's processes (``process_guard``)."""
 
     def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
         room = max(self.limit - len(self.kept), 0)
@@ -169,7 +192,8 @@ class _Collector(asyncio.SubprocessProtocol):
         self.dropped += max(len(data) - room, 0)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        _settle(self.output_closed)
+        if fd != 0:  # stdin is the watcher's channel, not output
+            _settle(self.output_closed)
 
     def process_exited(self) -> None:
         _settle(self.exited)
@@ -205,7 +229,9 @@ async def _stop(transport: asyncio.SubprocessTransport, collector: _Collector) -
                 await asyncio.wait_for(asyncio.shield(collector.exited), TERM_GRACE)
     finally:
         _signal_group(transport, signal.SIGKILL)
-        transport.close()
+        transport.close()  # closes the watcher's channel too: it kills what is left of the group
+        if sys.platform == "win32":  # pragma: no cover
+            process_guard.close_job(collector.job)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(collector.finished), REAP_WAIT)
 

@@ -17,6 +17,7 @@ from tests.support.engines import FAST_RETRIES, open_engine
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
+from threadline.core.messages import MessageStatus
 from threadline.engine.engine import Engine
 from threadline.engine.events import (
     ConversationEvent,
@@ -140,11 +141,13 @@ async def test_a_chat_made_by_threadline_ask_arrives_and_an_open_idle_chat_shows
         live.subscribe(tab.append)
         result = await ask(tmp_path, "--session", session_id, "again")
         assert result[0] == 0, result[1]
-        await until(lambda: len(live.conversation.path()) == 4)
-        assert [m.text for m in live.conversation.path()][2:] == ["again", "A second answer."]
+        expected = ["hi", "Hello from the command line.", "again", "A second answer."]
+        # The feed may deliver the reply while it grows: wait for its final text, not the path's length.
+        await until(lambda: [m.text for m in live.conversation.path()] == expected)
+        await until(lambda: live.conversation.path()[-1].status is MessageStatus.COMPLETE)
         added = [e.message.id for e in tab if isinstance(e, MessageAdded)]
         assert added == [m.id for m in live.conversation.path()[2:]]  # in place, not a reload
-        assert live.info.preview.startswith("A second")
+        await until(lambda: live.info.preview.startswith("A second"))
     finally:
         await engine.aclose()
 

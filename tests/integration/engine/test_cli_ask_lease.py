@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from tests.integration.engine.test_cli_ask import ENV, add_replay_provider
+from tests.support.async_processes import Processes
 from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
@@ -48,18 +49,19 @@ async def engine(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[E
         await opened.aclose()
 
 
-async def ask(data_dir: Path, *args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "threadline",
-        "--data-dir",
-        str(data_dir),
-        "ask",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=ENV,
+@pytest_asyncio.fixture
+async def processes() -> AsyncIterator[Processes]:
+    """The test's ``ask`` processes, ended and closed before its event loop is."""
+    started = Processes()
+    try:
+        yield started
+    finally:
+        await started.aclose()
+
+
+async def ask(processes: Processes, data_dir: Path, *args: str) -> asyncio.subprocess.Process:
+    return await processes.start(
+        sys.executable, "-m", "threadline", "--data-dir", str(data_dir), "ask", *args, env=ENV
     )
 
 
@@ -79,11 +81,11 @@ async def start_slow_turn(engine: Engine, server: ReplayServer, count: int) -> t
 
 
 async def test_ask_waits_for_the_turn_running_elsewhere_then_runs_after_it(
-    tmp_path: Path, engine: Engine, replay_server: ReplayServer
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
     session_id, _ = await start_slow_turn(engine, replay_server, 25)
     replay_server.enqueue(sse_response(openai_text_stream(["second ", "answer"])))
-    process = await ask(tmp_path, "--session", session_id, "--wait", "60", "next")
+    process = await ask(processes, tmp_path, "--session", session_id, "--wait", "60", "next")
     assert process.stderr is not None
     waiting = await asyncio.wait_for(process.stderr.readline(), WAIT)
     assert waiting.decode().strip() == f"waiting: replying on {socket.gethostname()}…"
@@ -98,10 +100,10 @@ async def test_ask_waits_for_the_turn_running_elsewhere_then_runs_after_it(
 
 
 async def test_ask_gives_up_at_its_bound_and_stores_nothing(
-    tmp_path: Path, engine: Engine, replay_server: ReplayServer
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
     session_id, _ = await start_slow_turn(engine, replay_server, 300)  # 30 s unless stopped
-    process = await ask(tmp_path, "--session", session_id, "--wait", "1", "not now")
+    process = await ask(processes, tmp_path, "--session", session_id, "--wait", "1", "not now")
     out, err = await asyncio.wait_for(process.communicate(), WAIT)
     assert process.returncode == 1
     lines = err.decode().splitlines()
@@ -115,11 +117,11 @@ async def test_ask_gives_up_at_its_bound_and_stores_nothing(
 
 
 async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
-    tmp_path: Path, engine: Engine, replay_server: ReplayServer
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
     info = await engine.new_session("Killed elsewhere")
     replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
-    process = await ask(tmp_path, "--session", info.id, "count")
+    process = await ask(processes, tmp_path, "--session", info.id, "count")
     assert process.stdout is not None
     printed = b""
     async with asyncio.timeout(WAIT):
@@ -149,13 +151,13 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
 
 
 async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
-    tmp_path: Path, engine: Engine, replay_server: ReplayServer
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
     """A holder killed with SIGKILL leaves its lease row; the next ``ask --session`` sees that
     its holder is gone and runs, rather than waiting out its ``--wait`` and giving up."""
     info = await engine.new_session("Killed, then asked again")
     replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
-    first = await ask(tmp_path, "--session", info.id, "count")
+    first = await ask(processes, tmp_path, "--session", info.id, "count")
     assert first.stdout is not None
     printed = b""
     async with asyncio.timeout(WAIT):
@@ -167,7 +169,7 @@ async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
     assert lease is not None and lease.holder.split("|")[1] == str(first.pid)  # left behind
 
     replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
-    second = await ask(tmp_path, "--session", info.id, "--wait", "120", "go on")
+    second = await ask(processes, tmp_path, "--session", info.id, "--wait", "120", "go on")
     out, err = await asyncio.wait_for(second.communicate(), WAIT)
     assert second.returncode == 0, err.decode()
     assert "waiting:" not in err.decode()
@@ -177,3 +179,42 @@ async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
     assert [m.text for m in path][2:] == ["go on", "taken over"]
     assert path[1].status is MessageStatus.INTERRUPTED
     assert await engine.store.get_lease(info.id) is None
+
+
+async def test_a_paused_ask_keeps_its_lease_however_late_its_heartbeat_and_loses_it_once_killed(
+    tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
+) -> None:
+    """A holder on this machine whose heartbeat is late is busy, not dead (docs/storage.md, "A late
+    heartbeat"). The ``ask`` is stopped (SIGSTOP) until its lease has been silent for twice the
+    engine's expiry: still held, to ``busy_elsewhere`` and to a turn start. Killed, its lease is
+    free at the next read, without waiting for any expiry."""
+    info = await engine.new_session("Paused elsewhere")
+    replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
+    process = await ask(processes, tmp_path, "--session", info.id, "count")
+    assert process.stdout is not None
+    printed = b""
+    async with asyncio.timeout(WAIT):
+        while len(printed) < 10 * 5:
+            printed += await process.stdout.read(4096)
+    os.kill(process.pid, signal.SIGSTOP)
+    late = engine.leases.expires_after * 2
+
+    async def silence() -> float:
+        lease = await engine.store.get_lease(info.id)
+        assert lease is not None and lease.holder.split("|")[1] == str(process.pid)
+        return (lease.read_at - lease.heartbeat_at).total_seconds()
+
+    async with asyncio.timeout(WAIT):
+        while await silence() <= late.total_seconds():
+            await asyncio.sleep(0.05)
+    assert await engine.busy_elsewhere(info.id) == socket.gethostname()
+    refused = await engine.store.acquire_lease(info.id, engine.leases.holder, engine.leases.expires_after)
+    assert not refused.ok and refused.held is not None
+    assert refused.held.holder.split("|")[1] == str(process.pid)
+
+    os.kill(process.pid, signal.SIGKILL)
+    await process.wait()
+    assert await engine.busy_elsewhere(info.id) is None  # gone: no expiry to wait out
+    taken = await engine.store.acquire_lease(info.id, engine.leases.holder, engine.leases.expires_after)
+    assert taken.ok and taken.taken_from is not None and taken.taken_from.split("|")[1] == str(process.pid)
+    await engine.store.release_lease(info.id, engine.leases.holder)

@@ -13,14 +13,16 @@ import socket
 from pathlib import Path
 
 import pytest
-from tests.integration.engine.test_cli_ask_lease import (  # noqa: F401  (engine: fixture)
+from tests.integration.engine.test_cli_ask_lease import (  # noqa: F401  (engine, processes: fixtures)
     WAIT,
     ask,
     engine,
     pieces,
+    processes,
     start_slow_turn,
 )
 from tests.integration.engine.test_cli_compare import by_model
+from tests.support.async_processes import Processes
 from tests.support.sse_server import ReplayServer
 
 from threadline import cli_compare
@@ -36,11 +38,12 @@ async def test_ask_models_waits_for_the_reply_elsewhere_then_compares_after_it(
     tmp_path: Path,
     engine: Engine,  # noqa: F811  (the fixture imported above)
     replay_server: ReplayServer,
+    processes: Processes,  # noqa: F811  (the fixture imported above)
 ) -> None:
     session_id, _ = await start_slow_turn(engine, replay_server, 25)
     replay_server.responder = by_model  # the compare's two requests (the queue went to the turn here)
     process = await ask(
-        tmp_path, "--session", session_id, "--wait", "60", "--models", "replay/a,replay/b", "next"
+        processes, tmp_path, "--session", session_id, "--wait", "60", "--models", "replay/a,replay/b", "next"
     )
     try:
         assert process.stderr is not None
@@ -65,10 +68,11 @@ async def test_ask_models_gives_up_at_its_bound_and_stores_nothing(
     tmp_path: Path,
     engine: Engine,  # noqa: F811  (the fixture imported above)
     replay_server: ReplayServer,
+    processes: Processes,  # noqa: F811  (the fixture imported above)
 ) -> None:
     session_id, _ = await start_slow_turn(engine, replay_server, 300)  # 30 s unless stopped
     process = await ask(
-        tmp_path, "--session", session_id, "--wait", "1", "--models", "replay/a,replay/b", "no"
+        processes, tmp_path, "--session", session_id, "--wait", "1", "--models", "replay/a,replay/b", "no"
     )
     out, err = await asyncio.wait_for(process.communicate(), WAIT)
     assert process.returncode == 1

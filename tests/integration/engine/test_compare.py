@@ -157,10 +157,14 @@ async def test_three_workers_fail_use_a_tool_and_stream_slowly(
     assert slow.status is MessageStatus.COMPLETE and slow.text == "".join(SLOW_TEXT)
     # Nobody picked: the chat shows the first finished reply.
     assert tree.active_leaf == tree.children(answer.id)[0].id
+    # The sidebar previews the reply shown, not the column written last.
+    assert (await engine.store.get_session(session.id)).preview == "It means a long thread."  # type: ignore[union-attr]
 
     # Continue with the slow one: the next request carries only that branch.
     await engine.pick_compare(session.id, slow.id)
     assert live.conversation.tree.active_leaf == slow.id
+    shown = (await engine.store.get_session(session.id)).preview  # type: ignore[union-attr]
+    assert shown == "".join(SLOW_TEXT).strip().splitlines()[0]
     sent_before = len(replay_server.requests)
     await turn(engine, session.id, "And then?")
     request = replay_server.requests[sent_before]

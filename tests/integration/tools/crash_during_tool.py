@@ -1,10 +1,12 @@
 """Run one turn whose tool blocks, in its own process, so a test can SIGKILL it mid-tool.
 
-Usage: python crash_during_tool.py DATA_DIR OPENAI_BASE_URL MARKER_FILE [MCP_SERVER_SCRIPT]
+Usage: python crash_during_tool.py DATA_DIR OPENAI_BASE_URL MARKER_FILE [MCP_SERVER_SCRIPT [ARG...] | --shell]
 
 Without MCP_SERVER_SCRIPT the tool is a built-in ``deploy`` that writes MARKER_FILE and
 blocks; with it, the tools come from that MCP server over stdio (the test server's
-``wait`` writes the marker named in the scripted call). The provider key comes from
+``wait`` writes the marker named in the scripted call; ARGs go to the server). With
+``--shell`` the tool is the real built-in ``shell``, allowed in MARKER_FILE's folder
+(the scripted command writes the marker). The provider key comes from
 THREADLINE_TEST_KEY. Prints the session id first.
 """
 
@@ -34,14 +36,18 @@ class BlockingTool:
         return ToolOutput("deployed")
 
 
-async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: Path | None) -> None:
-    if mcp_server is None:
+async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str]) -> None:
+    folders: tuple[str, ...] = ()
+    if not mcp_server:
         engine = await Engine.open(data_dir, tools=ToolRegistry([BlockingTool(marker)]))
         tools = "deploy"
+    elif mcp_server == ["--shell"]:
+        engine = await Engine.open(data_dir)
+        tools, folders = "shell", (str(marker.parent),)
     else:
         engine = await Engine.open(data_dir)
         await engine.tool_servers.save_server(
-            McpServerConfig("faulty", command=sys.executable, args=(str(mcp_server),), call_timeout=600)
+            McpServerConfig("faulty", command=sys.executable, args=tuple(mcp_server), call_timeout=600)
         )
         tools = "faulty/*"
     await engine.store.save_provider(
@@ -60,6 +66,7 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: Path | N
             "Default",
             enabled_tools=(tools,),
             approval_rules=(ApprovalRule(tools, Approval.ALLOW),),
+            allowed_folders=folders,
         )
     )
     session = await engine.new_session()
@@ -70,5 +77,4 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: Path | N
 
 
 if __name__ == "__main__":
-    server = Path(sys.argv[4]) if len(sys.argv) > 4 else None
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), server))
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), sys.argv[4:]))

@@ -110,12 +110,14 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 30) -
 CRASH_SCRIPT = Path(__file__).parent / "crash_during_tool.py"
 
 
-async def kill_mid_tool(data_dir: Path, base_url: str, marker: Path, *mcp_server: str) -> str:
+async def kill_mid_tool(
+    data_dir: Path, base_url: str, marker: Path, *mcp_server: str, kill_server: bool = True
+) -> str:
     """Run ``crash_during_tool.py`` in a child process, SIGKILL it once its tool runs; its session id.
 
     The marker file appears when the tool has started (the condition waited on). An MCP
     server the child started writes its pid there and is killed too, rather than left
-    to notice its closed stdin.
+    to notice its closed stdin (unless ``kill_server`` is false: the test watches it end).
     """
     env = {
         **os.environ,
@@ -148,7 +150,7 @@ async def kill_mid_tool(data_dir: Path, base_url: str, marker: Path, *mcp_server
         if process.poll() is None:
             process.kill()
             process.wait(10)
-        if server_pid:
+        if server_pid and kill_server:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(server_pid, signal.SIGKILL)
         for stream in (process.stdout, process.stderr):

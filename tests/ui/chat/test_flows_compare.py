@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtWidgets import QApplication
 from tests.integration.engine.test_compare import SLOW_TEXT, three_workers
 from tests.integration.engine.test_engine_turns import LookupTool
 from tests.support.ui_driving import new_tab_by_click as new_tab
@@ -27,22 +27,25 @@ TIMEOUT = 30000
 
 
 def tick_in_compare_menu(harness: Any, tab: Any, labels: list[str]) -> None:
-    """Open the Compare menu by clicking it and tick ``labels`` one click at a time."""
-    for label in labels:
+    """Open the Compare menu by clicking it, tick ``labels`` one click at a time — the menu
+    stays open between the clicks — then close it with Esc."""
+    menu = tab.composer.compare_button.menu()
+    stayed_open: list[bool] = []
 
-        def click_entry(label: str = label) -> None:
-            menu = QApplication.activePopupWidget()
-            if not isinstance(menu, QMenu):
-                QTimer.singleShot(10, lambda: click_entry(label))
-                return
+    def click_entries() -> None:
+        if QApplication.activePopupWidget() is not menu:
+            QTimer.singleShot(10, click_entries)
+            return
+        for label in labels:
             entry = next(a for a in menu.actions() if a.text() == label)
             QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(entry).center())
+            stayed_open.append(menu.isVisible() and entry.isChecked())
+        QTest.keyClick(menu, Qt.Key.Key_Escape)
 
-        QTimer.singleShot(0, click_entry)
-        harness.qtbot.mouseClick(tab.composer.compare_button, Qt.MouseButton.LeftButton)
-        harness.qtbot.waitUntil(lambda label=label: any(
-            a.isChecked() for a in tab.composer.compare_button.menu().actions() if a.text() == label
-        ), timeout=TIMEOUT)  # fmt: skip
+    QTimer.singleShot(0, click_entries)
+    harness.qtbot.mouseClick(tab.composer.compare_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not menu.isVisible(), timeout=TIMEOUT)
+    assert stayed_open == [True] * len(labels)
 
 
 def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
@@ -110,7 +113,8 @@ def test_three_models_side_by_side_then_continue_with_one(harness: Any, tmp_path
     assert tab.live.conversation.tree.active_leaf == chosen.id
     harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2, timeout=TIMEOUT)
 
-    tab.composer.compare_button.clear()  # back to one model: the one picked
+    # Continuing with one reply ends comparing: the next prompt goes to that model alone.
+    assert tab.composer.compare_button.text() == "Compare" and not tab.composer.compare_button.targets()
     sent = len(harness.server.requests)
     type_and_send(harness.qtbot, tab, "And then?")
     wait_idle(harness, tab)

@@ -13,9 +13,9 @@ from threadline.core.messages import INTERRUPTED_RESULT_TEXT, MessageStatus
 from threadline.engine.events import ErrorAction
 
 
-def open_interrupted(harness: Any, tmp_path: Any) -> Any:
+def open_interrupted(harness: Any, tmp_path: Any, tool: str = "list_directory") -> Any:
     harness.open()
-    session_id = harness.run(seed_interrupted_round(harness.engine, tmp_path))
+    session_id = harness.run(seed_interrupted_round(harness.engine, tmp_path, tool))
     tab = harness.run(harness.window._open(session_id, focus=True))
     harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=10000)
     assert "stopped while" in tab.banner.label.text()
@@ -55,3 +55,19 @@ def test_skip_tells_the_model_the_call_was_interrupted(harness: Any, tmp_path: A
     tool_answers = [str(m.get("content")) for m in sent if m.get("role") == "tool"]
     assert tool_answers and all(INTERRUPTED_RESULT_TEXT in a for a in tool_answers)
     assert not any("cancelled by the user" in a.lower() for a in tool_answers)
+
+
+def test_a_tool_threadline_cannot_vouch_for_is_named_with_check_before_running(
+    harness: Any, tmp_path: Any
+) -> None:
+    """A built-in tool stopped with Threadline; one it does not know (say a remote server's) may
+    have gone on, so the banner does not claim it did not finish."""
+    tab = open_interrupted(harness, tmp_path)
+    assert "did not finish" in tab.banner.label.text() and "cannot tell" not in tab.banner.label.text()
+    tab.close()
+    tab = open_interrupted(harness, tmp_path, tool="remote__deploy")
+    text = tab.banner.label.text()
+    assert (
+        "cannot tell whether remote__deploy stopped too" in text and "Check before you run it again" in text
+    )
+    assert "did not finish" not in text

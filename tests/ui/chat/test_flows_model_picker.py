@@ -1,20 +1,31 @@
 """The model picker shows only what is real: opening it asks the provider again (no ten-minute
 cache), a "Refresh models" entry does too, a "Loading models…" entry shows while the list
-loads, and a model the server stopped offering is marked on the chat that uses it."""
+loads, and a model the server's list lacks is marked on the chat that uses it — and, the one
+rule for such names wherever they are given, still sent as typed."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from tests.support.sse_server import json_response, openai_models_body
+from tests.support.sse_server import (
+    json_response,
+    openai_models_body,
+    openai_text_stream,
+    split_text,
+    sse_response,
+)
 from tests.support.ui_driving import new_tab_by_click as new_tab
-from tests.support.ui_driving import type_and_send
+from tests.support.ui_driving import texts, type_and_send
 
 from threadline.engine.events import ErrorAction
 from threadline.ui.chat.composer import LOADING_MODELS, REFRESH_MODELS
 
 LLAMA = "llama-3.2-3b  ·  replay"
+
+
+def reply(text: str) -> Any:
+    return sse_response(openai_text_stream(split_text(text, 4)))
 
 
 def listings(harness: Any) -> int:
@@ -54,7 +65,7 @@ def test_a_model_loaded_into_the_server_shows_the_next_time_the_picker_opens(har
     assert picker.currentText() == "gpt-4o-mini  ·  replay"
 
 
-def test_a_model_the_server_dropped_is_marked_on_the_chat_that_uses_it(harness: Any) -> None:
+def test_a_model_the_server_dropped_is_marked_on_the_chat_and_still_sent(harness: Any) -> None:
     harness.server.models = ["gpt-4o-mini", "llama-3.2-3b"]
     harness.open()
     tab = new_tab(harness)
@@ -63,19 +74,39 @@ def test_a_model_the_server_dropped_is_marked_on_the_chat_that_uses_it(harness: 
     harness.qtbot.waitUntil(lambda: tab.info.model == "llama-3.2-3b", timeout=15000)
     harness.server.models.remove("llama-3.2-3b")  # unloaded from the server
     picker = tab.composer.model_picker
-    expected = "'llama-3.2-3b' is not offered by replay any more — pick a model"
-    open_picker_until(harness, tab, lambda: picker.currentText() == expected)
-    assert picker.findText(LLAMA) < 0  # not silently kept in the list
+    expected = "'llama-3.2-3b' is not in replay's model list — it is sent as typed"
+    open_picker_until(harness, tab, lambda: tab.banner.error is not None)
     assert tab.banner.error is not None and tab.banner.error.message == expected
     assert tab.banner.button(ErrorAction.PICK_MODEL) is not None
-    posts = len(harness.server.stream_requests())
+    assert picker.currentText() == LLAMA and picker.toolTip() == expected  # the chat's model, marked
+    assert "not in replay's model list" in tab._status
+    harness.server.enqueue(reply("Still here."))
     type_and_send(harness.qtbot, tab, "hello?")
-    assert len(harness.server.stream_requests()) == posts  # nothing goes to a model that is gone
-    assert tab.composer.text() == "hello?"
-    # the server offers it again: the mark goes away
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Still here."], timeout=15000)
+    assert harness.server.stream_requests()[-1].body["model"] == "llama-3.2-3b"
+    # the server lists it again: the mark goes away
     harness.server.models.append("llama-3.2-3b")
-    open_picker_until(harness, tab, lambda: picker.currentText() == LLAMA)
-    harness.qtbot.waitUntil(lambda: tab.banner.error is None, timeout=15000)
+    open_picker_until(harness, tab, lambda: tab.banner.error is None and picker.toolTip() != expected)
+    assert picker.currentText() == LLAMA
+
+
+def test_a_name_no_listing_has_works_the_same_from_the_model_command(harness: Any) -> None:
+    """``/model fast-20``: accepted, the chat warns that the list lacks it, and it is sent."""
+    harness.server.models = ["gpt-4o-mini"]
+    harness.open()
+    tab = new_tab(harness)
+    open_picker_until(harness, tab, lambda: listings(harness) == 1)
+    type_and_send(harness.qtbot, tab, "/model fast-20")
+    harness.qtbot.waitUntil(lambda: tab.info.model == "fast-20" and tab.composer.text() == "", timeout=15000)
+    expected = "'fast-20' is not in replay's model list — it is sent as typed"
+    harness.qtbot.waitUntil(
+        lambda: tab.banner.error is not None and tab.banner.error.message == expected, timeout=15000
+    )
+    assert "any more" not in tab.banner.error.message  # a model never listed was never "offered"
+    harness.server.enqueue(reply("Fast answer."))
+    type_and_send(harness.qtbot, tab, "hi")
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Fast answer."], timeout=15000)
+    assert harness.server.stream_requests()[-1].body["model"] == "fast-20"
 
 
 def test_the_providers_default_model_is_marked_too_when_the_server_drops_it(harness: Any) -> None:
@@ -85,9 +116,9 @@ def test_the_providers_default_model_is_marked_too_when_the_server_drops_it(harn
     assert tab.info.model == "gpt-4o-mini"  # the provider's default model
     harness.server.models.remove("gpt-4o-mini")
     picker = tab.composer.model_picker
-    open_picker_until(harness, tab, lambda: "not offered" in picker.currentText())
-    assert picker.currentText() == "'gpt-4o-mini' is not offered by replay any more — pick a model"
-    assert picker.findText("gpt-4o-mini  ·  replay") < 0
+    open_picker_until(harness, tab, lambda: "model list" in picker.toolTip())
+    assert picker.toolTip() == "'gpt-4o-mini' is not in replay's model list — it is sent as typed"
+    assert picker.currentText() == "gpt-4o-mini  ·  replay"
     assert picker.findText("gpt-4o  ·  replay") >= 0
 
 

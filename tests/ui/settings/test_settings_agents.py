@@ -45,3 +45,37 @@ def test_create_an_agent_in_settings_then_pick_it_in_the_composer(harness: Any) 
     body = [r for r in harness.server.requests if r.method == "POST"][-1].body
     assert body["messages"][0] == {"role": "system", "content": "You review code."}
     assert body["top_p"] == 0.5
+
+
+def test_an_agent_made_in_settings_shows_in_the_picker_of_a_tab_already_open(harness: Any) -> None:
+    window = harness.open()
+    qtbot = harness.qtbot
+    tab = new_tab_by_click(harness)
+    picker = tab.composer.agent_picker.combo
+    qtbot.waitUntil(lambda: picker.count() == 1, timeout=15000)
+    window.open_settings("agents")
+    dialog = window._settings_dialog
+    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
+    page = dialog.agents
+    qtbot.mouseClick(page.new_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.form.name.hasFocus(), timeout=15000)
+    qtbot.keyClicks(page.form.name, "Translator")
+    qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.message.text() == "Saved Translator.", timeout=15000)
+    dialog.close()
+    qtbot.waitUntil(lambda: picker.findText("Translator") >= 0, timeout=15000)  # no reopening needed
+
+
+def test_an_agent_added_by_another_process_shows_when_the_picker_opens(harness: Any) -> None:
+    from threadline.core.config import AgentConfig
+
+    harness.open()
+    qtbot = harness.qtbot
+    tab = new_tab_by_click(harness)
+    picker = tab.composer.agent_picker.combo
+    qtbot.waitUntil(lambda: picker.count() == 1, timeout=15000)
+    # As ``threadline agent add`` in a terminal would: stored, and no window told.
+    harness.run(harness.engine.store.save_agent(AgentConfig("poet", "Poet", system_prompt="Rhyme.")))
+    picker.showPopup()
+    qtbot.waitUntil(lambda: picker.findText("Poet") >= 0, timeout=15000)
+    picker.hidePopup()

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout
+from tests.support.fixtures import no_keyring  # noqa: F401  (fixture)
 
 from threadline.core.config import ProviderConfig
 from threadline.llm.timeouts import CONNECT_SETTING, FIRST_BYTE_SETTING
@@ -87,3 +88,70 @@ def test_a_new_provider_starts_with_the_defaults(harness: Any) -> None:
     harness.qtbot.mouseClick(page.add_button, Qt.MouseButton.LeftButton)
     assert page.name.text() == ""
     assert page.connect_timeout.value() == 0 and page.first_byte_timeout.value() == 0  # nothing carried over
+
+
+HEADER_SECRET = "org-secret-c0ffee"
+
+
+def test_a_header_typed_in_settings_goes_to_the_keychain_and_reaches_the_server(harness: Any) -> None:
+    import keyring
+
+    from threadline.core.config import STORED_IN_KEYCHAIN
+    from threadline.engine.engine import DATABASE_FILENAME
+    from threadline.llm.credentials import HEADER_SERVICE
+
+    harness.open()
+    page = open_settings(harness, "replay").providers
+    assert page.name.text() == "replay" and page.headers.rows == []
+    harness.qtbot.mouseClick(page.headers.add_button, Qt.MouseButton.LeftButton)
+    (row,) = page.headers.rows
+    assert not row.public.isVisible()  # a provider header's value is always a secret
+    harness.qtbot.keyClicks(row.name, "X-Org")
+    harness.qtbot.keyClicks(row.value, HEADER_SECRET)
+    assert row.masked()  # typed, but shown as dots
+    harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=15000)
+    assert stored(harness, "replay").headers == (("X-Org", STORED_IN_KEYCHAIN),)
+    assert keyring.get_password(HEADER_SERVICE, "replay/X-Org") == HEADER_SECRET
+    files = harness.data_dir.glob(DATABASE_FILENAME + "*")
+    assert not [f for f in files if HEADER_SECRET.encode() in f.read_bytes()]
+
+    # Shown again: the name, an empty masked field that keeps the stored value.
+    harness.qtbot.waitUntil(
+        lambda: len(page.headers.rows) == 1 and page.headers.rows[0].stored, timeout=15000
+    )
+    (kept,) = page.headers.rows
+    assert (
+        kept.name.text() == "X-Org" and kept.value.text() == "" and "keychain" in kept.value.placeholderText()
+    )
+    asked = len(harness.server.requests)
+    harness.qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=15000)
+    listings = [r for r in harness.server.requests[asked:] if r.path.endswith("/models")]
+    assert listings and all(r.headers.get("x-org") == HEADER_SECRET for r in listings)
+
+
+def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
+    harness: Any,
+    no_keyring: None,  # noqa: F811
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+    from tests.support.legacy_databases import provider_with_headers
+
+    from threadline.engine.engine import DATABASE_FILENAME
+
+    harness.data_dir.mkdir(parents=True)
+    provider_with_headers(harness.data_dir / DATABASE_FILENAME, [["X-Org", HEADER_SECRET]])
+    harness.open(provider=False)
+    harness.qtbot.waitUntil(
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is not None, timeout=15000
+    )
+    box = harness.window.findChild(QMessageBox, "UpgradeNotice")
+    assert "Provider work: the value of header X-Org" in box.text()
+    assert "threadline provider add work --header 'X-Org=${X_ORG}'" in box.text()
+    assert HEADER_SECRET not in box.text()
+    box.button(QMessageBox.StandardButton.Ok).click()
+    harness.qtbot.waitUntil(
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=15000
+    )
+    assert harness.run(harness.engine.take_notices()) == []  # told once: nothing left for the next start

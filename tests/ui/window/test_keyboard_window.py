@@ -240,3 +240,43 @@ def test_ctrl_slash_lists_the_bound_keys_and_a_new_action_appears(harness: Any) 
     keys = QKeySequence("Ctrl+Alt+S").toString(QKeySequence.SequenceFormat.NativeText)
     assert ("Window", "Summarise Chat", keys) in sheet.rows()
     close_sheet(harness, sheet)
+
+
+def test_the_sheet_names_keys_as_printed_and_lists_no_row_that_follows_the_selection(harness: Any) -> None:
+    from tests.support.ui_driving import open_with_stored_chats
+
+    open_with_stored_chats(harness, {"c1": ("First", "q1"), "c2": ("Second", "q2")})
+    sidebar = harness.window.sidebar
+    listed = [sidebar.model.index_of("c1"), sidebar.model.index_of("c2")]
+    view = sidebar.list
+    harness.qtbot.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(listed[0]).center()
+    )
+    harness.qtbot.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, CTRL, pos=view.visualRect(listed[1]).center()
+    )
+    seen: list[str] = []
+
+    def close_menu() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(10, close_menu)
+            return
+        seen.extend(a.text() for a in menu.actions())
+        menu.close()
+
+    QTimer.singleShot(0, close_menu)
+    view.customContextMenuRequested.emit(view.visualRect(listed[1]).center())  # a right click
+    assert "Delete 2 chats" in seen
+
+    sheet = open_sheet(harness)
+    shown = sheet.rows()
+    assert not any(any(ch.isdigit() for ch in r[1]) for r in shown)  # no "Delete 2 chats"
+    keys = ", ".join(r[2] for r in shown)
+    for internal in ("Backtab", "Zoom In", "Zoom Out", "Find,"):
+        assert internal not in keys + ","
+    assert ("View", "Previous Tab") in [r[:2] for r in shown]
+    assert next(r[2] for r in shown if r[1] == "Previous Tab").startswith("Ctrl+Shift+Tab")
+    assert ("Menus", "Open the File menu", "Alt+F") in shown
+    assert not any("underlined" in r[1] for r in shown)
+    close_sheet(harness, sheet)

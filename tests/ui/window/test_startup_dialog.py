@@ -7,7 +7,6 @@ with ``open()``; the test clicks its buttons as a person would.
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -149,22 +148,24 @@ def test_quit_gives_no_engine_and_changes_nothing(tmp_path: Path, qloop: Any, qt
 
 
 @pytest.mark.expected_log_warnings("startup_recovery: (could not open the conversations|restoring .* failed)")
-def test_a_damaged_backup_is_reported_in_the_next_dialog(
+def test_a_damaged_backup_is_never_offered_and_one_damaged_after_the_offer_is_reported(
     tmp_path: Path, qloop: Any, qtbot: Any, run: Any
 ) -> None:
     data_dir = tmp_path / "data"
     _make_database(run, data_dir)
     database = data_dir / DATABASE_FILENAME
-    from threadline.store.backups import make_backup
+    from threadline.store.backups import make_backup, set_aside_backups
 
-    backup = make_backup(database, "daily")
-    shutil.copyfile(backup, tmp_path / "good-copy")
-    backup.write_bytes(GARBAGE)  # the backup is damaged too
+    older = make_backup(database, "daily")
+    newest = make_backup(database, "daily")
+    newest.write_bytes(GARBAGE)  # the newest backup is damaged too (made before backups were checked)
     database.write_bytes(GARBAGE)
 
     recovery = Recovery(qloop, qtbot, data_dir)
     first = recovery.dialog()
-    assert first.restore_button is not None
+    assert first.restore_button is not None and first.restore_button.toolTip() == str(older)
+    assert [p.name for p in set_aside_backups(database)] == [f"{newest.name}.damaged"]
+    older.write_bytes(GARBAGE)  # damaged after it was offered: the restore fails and says so
     recovery.click(first.restore_button)
     qtbot.waitUntil(lambda: recovery.recovery.dialog not in (None, first), timeout=15000)
     second = recovery.dialog()

@@ -1,14 +1,20 @@
-"""Compaction policy: what is summarised, what is kept verbatim, how the request escalates."""
+"""Compaction policy: what is summarised, what is kept verbatim, and the pieces it is summarised in."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from threadline.core.compaction import (
-    ESCALATIONS,
+    MESSAGE_CHARS,
+    TOOL_OUTPUT_CHARS,
     NothingToCompactError,
+    condense_request,
+    message_tokens,
     plan_compaction,
     summary_request,
+    take_piece,
 )
 from threadline.core.conversation import Conversation
 from threadline.core.messages import MessageKind, ToolCall, ToolResult
@@ -55,7 +61,8 @@ def test_builds_on_the_previous_summary_and_only_adds_what_came_after() -> None:
     second = plan_compaction(conversation.path(), keep_turns=2)
     assert second.previous_summary == "Earlier: Q1 and Q2."
     assert [m.text for m in second.messages] == ["Q3", "A3", "Q4", "A4"]
-    request = summary_request(second, ESCALATIONS[0], "mention numbers")
+    assert [m.text for m in second.kept] == ["Q5", "A5", "Q6", "A6"]
+    request = summary_request(second.previous_summary, second.excerpts(), "mention numbers")
     text = request.messages[0].text
     assert text.startswith("Summary so far:\nEarlier: Q1 and Q2.")
     assert "Q3" in text and "Q5" not in text and "mention numbers" in text
@@ -63,31 +70,28 @@ def test_builds_on_the_previous_summary_and_only_adds_what_came_after() -> None:
     assert "Earlier: Q1 and Q2." in sent.system  # until the new summary is stored, the old one applies
     conversation.add_summary("Everything up to Q4.", second.summarised_through)
     sent = build_request(conversation.path())
-    assert "Everything up to Q4." in sent.system and [m.text for m in sent.messages] == [
-        "Q5",
-        "A5",
-        "Q6",
-        "A6",
-    ]
+    assert "Everything up to Q4." in sent.system
+    assert [m.text for m in sent.messages] == ["Q5", "A5", "Q6", "A6"]
 
 
-def test_old_tool_output_is_pruned_and_escalation_shortens_further() -> None:
+def test_old_tool_output_is_pruned_and_long_messages_clipped() -> None:
     conversation = chat(3, tool_output="x" * 5000)
-    plan = plan_compaction(conversation.path(), keep_turns=1)
-    gentle = summary_request(plan, ESCALATIONS[0]).messages[0].text
-    hard = summary_request(plan, ESCALATIONS[1]).messages[0].text
-    assert "[tool result fetch]" in gentle
-    assert "x" * 401 not in gentle and "characters left out" in gentle
-    assert len(hard) < len(gentle)
-    fewer = summary_request(plan, ESCALATIONS[2]).messages[0].text
-    assert "A2" not in fewer and "Q1" in fewer  # the newest pair is left out last
+    conversation.stage("y" * (MESSAGE_CHARS + 500))
+    plan = plan_compaction(conversation.path(), keep_turns=0)
+    text = "\n\n".join(plan.excerpts())
+    assert "[tool result fetch]" in text
+    assert "x" * (TOOL_OUTPUT_CHARS + 1) not in text and "4600 characters left out" in text
+    assert "y" * (MESSAGE_CHARS + 1) not in text and "500 characters left out" in text
 
 
 def test_the_summary_request_is_well_formed_and_has_no_tools() -> None:
     plan = plan_compaction(chat(3).path(), keep_turns=1)
-    request = summary_request(plan, ESCALATIONS[0])
+    request = summary_request(plan.previous_summary, plan.excerpts(), words=120)
     assert len(request.messages) == 1 and request.messages[0].is_prompt
     assert request.system and not request.needs_placeholder_tool
+    assert "under 120 words" in request.messages[0].text
+    condensed = condense_request("A long summary.", 40).messages[0].text
+    assert condensed.startswith("Summary so far:\nA long summary.") and "under 40 words" in condensed
 
 
 def test_mid_turn_summary_reply_can_be_regenerated() -> None:
@@ -106,43 +110,51 @@ def test_mid_turn_summary_reply_can_be_regenerated() -> None:
     assert [m.kind for m in conversation.path()][-2:] == [MessageKind.SUMMARY, MessageKind.RESPONSE]
 
 
-def test_the_newest_messages_left_out_of_the_summary_are_sent_after_it() -> None:
-    """The last escalation leaves the newest two messages out of the summary request; the
-    summary then stands only for what it was given, and the two are still sent."""
-    conversation = chat(3)
-    plan = plan_compaction(conversation.path(), keep_turns=1)
-    last = ESCALATIONS[-1]
-    assert last.exclude_newest == 2
-    assert [m.text for m in plan.summarised(last)] == ["Q1", "A1"]
-    a1 = conversation.path()[1]
-    assert plan.through(last) == a1.id
-    assert plan.through(ESCALATIONS[0]) == plan.summarised_through == conversation.path()[3].id
-    asked = summary_request(plan, last).messages[0].text
-    assert "Q1" in asked and "Q2" not in asked
-    conversation.add_summary("S: Q1 was answered.", plan.through(last))
-    sent = build_request(conversation.path())
-    assert "S: Q1 was answered." in sent.system
-    assert [m.text for m in sent.messages] == ["Q2", "A2", "Q3", "A3"]
+def test_the_window_decides_how_many_turns_stay_word_for_word() -> None:
+    conversation = Conversation("s")
+    for index, size in enumerate((400, 400, 400, 40), start=1):
+        conversation.stage(f"Q{index} " + "w" * size)
+        conversation.begin_reply()
+        conversation.append_text(f"A{index}")
+        conversation.finish_reply()
+    path = conversation.path()
+    assert [m.text[:2] for m in plan_compaction(path, keep_turns=3).kept] == [
+        "Q2",
+        "A2",
+        "Q3",
+        "A3",
+        "Q4",
+        "A4",
+    ]
+    roomy = plan_compaction(path, keep_turns=3, keep_tokens=150)
+    assert [m.text[:2] for m in roomy.kept] == ["Q3", "A3", "Q4", "A4"]
+    assert roomy.summarised_through == path[3].id
+    tight = plan_compaction(path, keep_turns=3, keep_tokens=5)  # the latest turn stays whatever its size
+    assert [m.text[:2] for m in tight.kept] == ["Q4", "A4"]
+    assert message_tokens(path[0]) == 101
 
 
-def test_what_is_left_out_starts_at_a_prompt_or_tool_results_never_a_reply() -> None:
+def test_the_staged_prompt_is_compacted_too_when_nothing_is_kept() -> None:
     conversation = chat(2)
     conversation.stage("Q3")  # compacting everything (the overflow banner) takes the staged prompt too
     plan = plan_compaction(conversation.path(), keep_turns=0)
-    last = ESCALATIONS[-1]
-    assert [m.text for m in plan.summarised(last)] == ["Q1", "A1"]  # A2 cannot start a request: Q2 goes too
-    conversation.add_summary("S", plan.through(last))
-    assert [m.text for m in build_request(conversation.path()).messages] == ["Q2", "A2", "Q3"]
+    assert [m.text for m in plan.messages] == ["Q1", "A1", "Q2", "A2", "Q3"] and plan.kept == ()
 
-    one_turn = chat(1)
-    one_turn.stage("Q2")
-    plan = plan_compaction(one_turn.path(), keep_turns=0)  # Q1 A1 Q2: no start leaves anything
-    assert plan.summarised(last) == plan.messages and plan.through(last) == plan.summarised_through
 
-    with_tools = chat(2, tool_output="the fetched page")
-    plan = plan_compaction(with_tools.path(), keep_turns=1)  # Q1, its tool call, the result, A1
-    assert [m.kind for m in plan.summarised(last)] == [MessageKind.PROMPT, MessageKind.TOOL_CALLS]
-    with_tools.add_summary("S", plan.through(last))
-    sent = build_request(with_tools.path())
-    assert "the fetched page" in sent.messages[0].text and sent.messages[0].is_prompt
-    assert [m.text for m in sent.messages[1:]] == ["A1", "Q2", "A2"]
+@given(
+    st.lists(st.text(alphabet="ab \n", min_size=1, max_size=300), min_size=1, max_size=8),
+    st.integers(min_value=20, max_value=400),
+)
+def test_pieces_fit_their_room_and_lose_nothing(excerpts: list[str], room: int) -> None:
+    """Every piece fits (a message longer than the room is split across pieces), and read
+    back in order the pieces hold every excerpt's words."""
+    pieces: list[list[str]] = []
+    rest = list(excerpts)
+    while rest:
+        piece, rest = take_piece(rest, room)
+        assert piece
+        assert sum(len(t) for t in piece) + 2 * (len(piece) - 1) <= room
+        pieces.append(piece)
+        assert len(pieces) <= 10_000
+    words = [w for piece in pieces for t in piece for w in t.split() if w not in ("…", "(continued)")]
+    assert "".join(words) == "".join(w for t in excerpts for w in t.split())

@@ -90,3 +90,42 @@ def test_a_broken_keychain_read_falls_back_to_the_environment(
     monkeypatch.setattr(memory_keyring, "get_password", locked)
     monkeypatch.setenv("TL_TEST_OPENAI_KEY", "sk-env")
     assert credentials.get_api_key(CONFIG) == "sk-env"
+
+
+def test_provider_headers_are_kept_moved_on_rename_forgotten_and_resolved(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from threadline.core.config import STORED_IN_KEYCHAIN
+
+    monkeypatch.setenv("TL_TEST_TEAM", "team-7")
+    typed = ProviderConfig(
+        "gw", ProviderKind.OPENAI, headers=(("X-Org", "org-1"), ("X-Team", "${TL_TEST_TEAM}"))
+    )
+    kept = credentials.store_headers(typed)
+    assert kept.headers == (("X-Org", STORED_IN_KEYCHAIN), ("X-Team", "${TL_TEST_TEAM}"))
+    assert memory_keyring.entries == {(credentials.HEADER_SERVICE, "gw/X-Org"): "org-1"}
+    assert credentials.resolve_headers(kept).headers == (("X-Org", "org-1"), ("X-Team", "team-7"))
+
+    renamed = credentials.store_headers(replace(kept, name="gw2"), kept)  # the marker's value moves along
+    assert credentials.resolve_headers(renamed).headers[0] == ("X-Org", "org-1")
+    credentials.forget_headers(kept, None)
+    assert (credentials.HEADER_SERVICE, "gw/X-Org") not in memory_keyring.entries
+
+    with pytest.raises(credentials.CredentialsError, match="header X-Org of provider gw has no value"):
+        credentials.resolve_headers(kept)
+    monkeypatch.delenv("TL_TEST_TEAM")
+    with pytest.raises(credentials.CredentialsError, match=r"no variable TL_TEST_TEAM"):
+        credentials.resolve_headers(replace(kept, headers=kept.headers[1:]))
+    with pytest.raises(credentials.CredentialsError, match="not an HTTP header name"):
+        credentials.store_headers(replace(typed, headers=(("X-Org: v", "x"),)))
+
+
+def test_a_typed_header_value_without_a_keychain_is_refused_with_the_variable_way(no_keyring: None) -> None:
+    typed = ProviderConfig("gw", ProviderKind.OPENAI, headers=(("X-Org", "org-1"),))
+    with pytest.raises(credentials.CredentialsError) as caught:
+        credentials.store_headers(typed)
+    assert "--header 'X-Org=${X_ORG}'" in str(caught.value) and "org-1" not in str(caught.value)
+    referenced = ProviderConfig("gw", ProviderKind.OPENAI, headers=(("X-Org", "${X_ORG}"),))
+    assert credentials.store_headers(referenced) == referenced

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
+from threadline.core.config import (
+    STORED_IN_KEYCHAIN,
+    AgentConfig,
+    Approval,
+    ApprovalRule,
+    ProviderConfig,
+    ProviderKind,
+)
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -30,14 +37,24 @@ async def test_providers_upsert_list_remove(store: Store) -> None:
     assert await store.list_providers() == [claude]
 
 
-@pytest.mark.expected_log_warnings("not storing header")
 async def test_provider_secrets_never_reach_the_database(store: Store) -> None:
+    """Only header names and ``${VAR}`` references are kept (the engine puts values in the keychain)."""
     await store.save_provider(
         ProviderConfig(
-            "x", ProviderKind.OPENAI, headers=(("Authorization", "Bearer sk-123"), ("GH_PAT", "v"))
+            "x",
+            ProviderKind.OPENAI,
+            headers=(("Authorization", "Bearer sk-123"), ("GH_PAT", "v"), ("X-Team", "${TEAM}")),
         )
     )
-    assert await store.get_provider("x") == ProviderConfig("x", ProviderKind.OPENAI)
+    assert await store.get_provider("x") == ProviderConfig(
+        "x",
+        ProviderKind.OPENAI,
+        headers=(
+            ("Authorization", STORED_IN_KEYCHAIN),
+            ("GH_PAT", STORED_IN_KEYCHAIN),
+            ("X-Team", "${TEAM}"),
+        ),
+    )
 
 
 async def test_agents_round_trip_with_approval_rules(store: Store) -> None:

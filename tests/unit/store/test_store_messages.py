@@ -214,3 +214,46 @@ async def test_a_message_whose_parent_is_missing_is_skipped_not_fatal(store: Sto
     tree = await store.load_tree(info.id)
     assert [m.id for m in tree] == [root.id]
     assert tree.active_leaf == root.id
+
+
+async def test_the_preview_follows_the_shown_version_also_after_a_reopen(store_url: str) -> None:
+    store = await Store.open(store_url)
+    try:
+        info = await store.create_session()
+        prompt = Message.prompt("the question")
+        first = Message.reply(parent_id=prompt.id, text="first answer", status=MessageStatus.COMPLETE)
+        await store.append_messages(info.id, [prompt, first])
+        second = Message.reply(parent_id=prompt.id, status=MessageStatus.STREAMING)
+        await store.append_message(info.id, second)
+        # A reply about to stream previews the path's last words, not the version it replaces.
+        assert (await store.get_session(info.id)).preview == "the question"  # type: ignore[union-attr]
+        await store.update_message(second.copy(text="second answer", status=MessageStatus.COMPLETE))
+        assert (await store.get_session(info.id)).preview == "second answer"  # type: ignore[union-attr]
+
+        await store.set_active_leaf(info.id, first.id)  # ‹ back to v1
+        assert (await store.get_session(info.id)).preview == "first answer"  # type: ignore[union-attr]
+        # A late write to the version not shown (another window, a compare's other column)
+        # does not take the preview over.
+        await store.update_message(second.copy(text="second answer, edited", status=MessageStatus.COMPLETE))
+        assert (await store.get_session(info.id)).preview == "first answer"  # type: ignore[union-attr]
+    finally:
+        await store.close()
+
+    reopened = await Store.open(store_url)
+    try:
+        assert (await reopened.get_session(info.id)).preview == "first answer"  # type: ignore[union-attr]
+    finally:
+        await reopened.close()
+
+
+async def test_a_path_ending_in_records_previews_the_last_words_above_them(store: Store) -> None:
+    info = await store.create_session()
+    prompt = Message.prompt("list the files")
+    reply = Message.reply(parent_id=prompt.id, text="Here they are.", status=MessageStatus.COMPLETE)
+    other = Message.reply(parent_id=prompt.id, text="A different take.", status=MessageStatus.COMPLETE)
+    await store.append_messages(info.id, [prompt, reply, other])
+    results = every_kind()[2].copy(parent_id=reply.id)  # tool results: a record, no preview of its own
+    await store.append_message(info.id, results)
+    await store.set_active_leaf(info.id, other.id)
+    await store.set_active_leaf(info.id, results.id)
+    assert (await store.get_session(info.id)).preview == "Here they are."  # type: ignore[union-attr]

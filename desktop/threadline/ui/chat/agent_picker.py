@@ -33,9 +33,17 @@ class _ShrinkingCombo(QComboBox):
     """As wide as the agent's name when there is room, down to 64 px (elided) when there is not:
     the composer's row must not set the chat pane's minimum width."""
 
+    opening = Signal()
+    """The list is about to show: a moment to read the agents again (another process may have
+    added one)."""
+
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
         return QSize(min(hint.width(), 64), hint.height())
+
+    def showPopup(self) -> None:
+        self.opening.emit()
+        super().showPopup()
 
 
 class AgentPicker(QWidget):
@@ -43,6 +51,8 @@ class AgentPicker(QWidget):
 
     agentChosen = Signal(str)
     newSettingsWanted = Signal()
+    listWanted = Signal()
+    """The person opened the list: the agents are read again."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +65,7 @@ class AgentPicker(QWidget):
         self.combo.setToolTip("Agent for this conversation: its instructions, model, parameters and tools")
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.activated.connect(self._activated)
+        self.combo.opening.connect(self.listWanted)
         layout.addWidget(self.combo)
         self.update_button = QPushButton(USE_NEW_SETTINGS)
         self.update_button.setObjectName("FlatButton")
@@ -68,11 +79,13 @@ class AgentPicker(QWidget):
         self._current = ""
 
     def set_agents(self, agents: list[AgentConfig], current: str) -> None:
-        self.combo.blockSignals(True)
-        self.combo.clear()
-        for agent in agents:
-            self.combo.addItem(agent.name, agent.id)
-        self.combo.blockSignals(False)
+        listed = [(self.combo.itemText(i), self.combo.itemData(i)) for i in range(self.combo.count())]
+        if listed != [(agent.name, agent.id) for agent in agents]:  # an open list is not reset for nothing
+            self.combo.blockSignals(True)
+            self.combo.clear()
+            for agent in agents:
+                self.combo.addItem(agent.name, agent.id)
+            self.combo.blockSignals(False)
         self.set_current(current)
 
     def set_current(self, agent_id: str) -> None:
@@ -123,6 +136,7 @@ class AgentBinding(QObject):
         self.agent_id = live.info.agent_id or DEFAULT_AGENT_ID
         picker.agentChosen.connect(self._chosen)
         picker.newSettingsWanted.connect(self._use_new_settings)
+        picker.listWanted.connect(self.reload)
         self._unsubscribe: Callable[[], None] | None = live.subscribe(self._event)
         self.reload()
 

@@ -130,6 +130,9 @@ class ChatTab(QWidget):
         """Why the turn's writes are behind, while the banner may be showing it."""
         self._compacting = False
         self._model_problem = ""
+        """Why this chat's model cannot be used (sending waits for another pick)."""
+        self._model_note = ""
+        """A warning about this chat's model that does not stop sending (not in the listing)."""
         self._draft_dirty = False
         self._draft_loaded = False
 
@@ -484,10 +487,16 @@ class ChatTab(QWidget):
         self.view.scroll_to_bottom()
 
     def _continue_with(self, reply_id: str) -> None:
-        """A compare column's "Continue with this one": that reply becomes the chat's path."""
+        """A compare column's "Continue with this one": that reply becomes the chat's path, and
+        comparing ends — the next prompt goes to the one model (or agent) chosen, not to all."""
+
+        def continued(_none: object) -> None:
+            self.compare_view.hide()
+            self.composer.compare_button.clear()
+
         spawn(
             self.engine.pick_compare(self.session_id, reply_id),
-            on_done=lambda _none: self.compare_view.hide(),
+            on_done=continued,
             on_error=lambda err: self._show_local_error(f"Could not continue with it: {describe(err)}", ()),
         )
 
@@ -842,13 +851,21 @@ class ChatTab(QWidget):
                 self.banner.dismiss()
             return
         names = ", ".join(dict.fromkeys(self._tool_name(c.name) for c in stopped.calls))
-        self.banner.show_error(
-            UserFacingError(
-                INTERRUPTED_TOOLS_KIND,
-                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
-                "did not finish. Run again, or skip and the model is told the call was interrupted.",
-                (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS),
+        unsure = [self._tool_name(n) for n in self.engine.interrupted_tools_unsure(self.session_id)]
+        if unsure:  # its work goes on elsewhere: a second run may do it twice
+            works = "it works" if len(unsure) == 1 else "they work"
+            text = (
+                f"Threadline stopped while {names} ran. It cannot tell whether {', '.join(unsure)} "
+                f"stopped too: {works} outside Threadline and may have finished. Check before you run "
+                "it again, or skip and the model is told the call was interrupted."
             )
+        else:
+            text = (
+                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
+                "did not finish. Run again, or skip and the model is told the call was interrupted."
+            )
+        self.banner.show_error(
+            UserFacingError(INTERRUPTED_TOOLS_KIND, text, (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS))
         )
 
     def rerun_interrupted_tools(self) -> None:
@@ -944,16 +961,28 @@ class ChatTab(QWidget):
         if info.model:
             current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
         problem = self.catalog.problem(info.provider, info.model)
+        note = "" if problem else self.catalog.unlisted(info.provider, info.model)
         self.composer.set_models(
             self.catalog.choices(), current, problem=problem, loading=self.catalog.refreshing
         )
-        if problem != self._model_problem:
-            old, self._model_problem = self._model_problem, problem
-            if problem:
-                self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
+        if note:
+            self.composer.model_picker.setToolTip(note)
+        told = problem or note  # blocking, or a warning: either is said once, where errors are
+        if told != (self._model_problem or self._model_note):
+            old = self._model_problem or self._model_note
+            if told:
+                self._show_local_error(told, (ErrorAction.PICK_MODEL,))
             elif self.banner.error is not None and self.banner.error.message == old:
                 self.banner.dismiss()
+        self._model_problem, self._model_note = problem, note
         self._update_status()
+
+    def dismiss_command_error(self) -> None:
+        """A command went through: what the banner said about the last one goes, but not what
+        it says about this chat's model (``/model`` itself may have just put that there)."""
+        error = self.banner.error
+        if error is None or error.message not in (self._model_problem, self._model_note):
+            self.banner.dismiss()
 
     def _engine_event(self, event: ConversationEvent) -> None:
         """Events the conversation model does not relay: the save state of the turn, sticky context."""
@@ -995,6 +1024,8 @@ class ChatTab(QWidget):
             parts.append(self._model_problem)
         elif info.model:
             parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
+            if self._model_note:
+                parts.append(f"not in {info.provider}'s model list")
         else:
             parts.append("No model chosen")
         if self.agent.agent_id != DEFAULT_AGENT_ID and self.agent.agent_name:

@@ -3,9 +3,12 @@
 A checkable menu of the models the model picker offers and, below them, the agents
 (each answers with its own instructions, tools and model). With two or more ticked,
 the button reads "Compare · 3" and the next Send goes to all of them
-(``Engine.send_compare``); a fifth tick is refused (the entries grey out). "Stop
-comparing" unticks all, and a sent compare leaves the choice as it was, so the
-person can compare the next prompt too.
+(``Engine.send_compare``); a fifth tick is refused (the entries grey out). The menu
+stays open while entries are ticked (a click or Space ticks; Esc or a click outside
+closes it), since picking two to four is one choice. "Stop comparing" unticks all. A
+sent compare leaves the choice as it was, so the person can compare the next prompt too;
+continuing with one of its replies ends comparing (the tab unticks all), so the next
+prompt does not go to every model again.
 
 ``CompareAgents`` keeps the agent entries current: it reads the agents when the tab
 opens and again each time the menu opens (one created in Settings meanwhile shows).
@@ -16,8 +19,8 @@ from __future__ import annotations
 import logging
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from threadline.core.compare import MAX_WORKERS, MIN_WORKERS, CompareTarget
@@ -38,6 +41,25 @@ def agent_label(agent: AgentConfig) -> str:
     return f"{agent.name}  ·  agent"
 
 
+class _TickingMenu(QMenu):
+    """A menu whose checkable entries toggle without closing it; any other entry closes it."""
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        action = self.actionAt(event.position().toPoint())
+        if action is not None and action.isCheckable() and action.isEnabled():
+            action.trigger()  # toggles; the menu stays
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        action = self.activeAction()
+        ticks = event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if ticks and action is not None and action.isCheckable() and action.isEnabled():
+            action.trigger()
+            return
+        super().keyPressEvent(event)
+
+
 class CompareButton(QToolButton):
     targetsChanged = Signal(object)  # tuple[CompareTarget, ...]: () when fewer than two are ticked
 
@@ -51,11 +73,14 @@ class CompareButton(QToolButton):
         )
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.setMinimumWidth(28)  # gives way on a narrow window rather than widening the chat's minimum
-        self._menu = QMenu(self)
+        self._menu = _TickingMenu(self)
         self.setMenu(self._menu)
         self._models: list[ModelChoice] = []
         self._agents: list[AgentConfig] = []
         self._ticked: list[CompareTarget] = []
+        self._targets: dict[QAction, CompareTarget] = {}
+        """The menu's entries and what each ticks."""
+        self._stop: QAction | None = None
         self._rebuild()
 
     def targets(self) -> tuple[CompareTarget, ...]:
@@ -95,6 +120,7 @@ class CompareButton(QToolButton):
 
     def _rebuild(self) -> None:
         self._menu.clear()
+        self._targets = {}
         title = self._menu.addAction(f"Answer with {MIN_WORKERS}–{MAX_WORKERS} models or agents at once")
         title.setEnabled(False)
         full = len(self._ticked) >= MAX_WORKERS
@@ -109,13 +135,10 @@ class CompareButton(QToolButton):
             for agent in self._agents:
                 self._add_entry(agent_target(agent), agent_label(agent), full)
         self._menu.addSeparator()
-        stop = self._menu.addAction("Stop comparing")
-        stop.setEnabled(bool(self._ticked))
-        stop.triggered.connect(self.clear)
-        count = len(self._ticked)
-        self.setText(f"Compare · {count}" if count >= MIN_WORKERS else "Compare")
+        self._stop = self._menu.addAction("Stop comparing")
+        self._stop.triggered.connect(self.clear)
         self.setCheckable(True)
-        self.setChecked(count >= MIN_WORKERS)
+        self._show_ticks()
 
     def _add_entry(self, target: CompareTarget, label: str, full: bool) -> None:
         action = QAction(label, self._menu)
@@ -124,14 +147,31 @@ class CompareButton(QToolButton):
         action.setEnabled(target in self._ticked or not full)
         action.toggled.connect(lambda on, target=target: self._toggle(target, on))
         self._menu.addAction(action)
+        self._targets[action] = target
 
     def _toggle(self, target: CompareTarget, on: bool) -> None:
         if on and target not in self._ticked and len(self._ticked) < MAX_WORKERS:
             self._ticked.append(target)
         elif not on and target in self._ticked:
             self._ticked.remove(target)
-        self._rebuild()
+        self._show_ticks()
         self.targetsChanged.emit(self.targets())
+
+    def _show_ticks(self) -> None:
+        """The open menu's entries as the ticks stand (the menu is not rebuilt under the mouse)."""
+        full = len(self._ticked) >= MAX_WORKERS
+        for action in self._menu.actions():
+            target = self._targets.get(action)
+            if target is not None:
+                action.blockSignals(True)
+                action.setChecked(target in self._ticked)
+                action.blockSignals(False)
+                action.setEnabled(target in self._ticked or not full)
+            elif action is self._stop:
+                action.setEnabled(bool(self._ticked))
+        count = len(self._ticked)
+        self.setText(f"Compare · {count}" if count >= MIN_WORKERS else "Compare")
+        self.setChecked(count >= MIN_WORKERS)
 
 
 class CompareAgents(QObject):

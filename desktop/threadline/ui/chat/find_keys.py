@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QWidget
 
-from threadline.ui.common.shortcuts import unique_sequences
+from threadline.ui.common.shortcuts import SECTION_PROPERTY, unique_sequences
 
 if TYPE_CHECKING:
     from threadline.ui.chat.find_bar import FindBar
@@ -47,5 +47,6 @@ def install_find_keys(tab: QWidget, find_bar: Callable[[], FindBar]) -> None:
         shortcut.setKeys(sequences)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         shortcut.setWhatsThis(name)
+        shortcut.setProperty(SECTION_PROPERTY, "Find in chat")
         shortcut.setObjectName("find-" + name.lower().replace(" ", "-"))
         shortcut.activated.connect(slot)

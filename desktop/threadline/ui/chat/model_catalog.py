@@ -13,12 +13,14 @@ picker opens. It stays cheap because each provider has at most one listing in
 flight (a second request joins the running one), and the cached list shows
 meanwhile; ``refreshing`` tells the picker to add its "Loading models…" entry.
 
-``problem`` tells a tab when its session's model can no longer be used: the
-provider was removed, or the provider's latest listing no longer has the model
-(then the model is marked "not offered by <provider> any more", never silently
-kept — not even a provider's default model). Without a listing nothing is claimed
-(a model may exist that was never listed here), and an empty listing is not
-trusted either (a server that lists nothing says nothing about what it serves).
+``problem`` tells a tab when its session's model cannot be used: its provider was
+removed. ``unlisted`` tells it when the provider's latest listing does not have the
+model. One rule holds for a name the listing lacks, wherever it was given (the picker,
+the agent editor, ``/model``, ``ask --model``): it is used as typed, with a warning —
+servers serve models they do not list (aliases, models loaded on demand), and the
+server's own answer says when it does not. Without a listing nothing is claimed, and
+an empty listing is not trusted either (a server that lists nothing says nothing about
+what it serves).
 """
 
 from __future__ import annotations
@@ -56,9 +58,9 @@ class ModelChoice:
         return f"{self.model}  ·  {self.provider}" if self.provider else self.model
 
 
-def not_offered(provider: str, model: str) -> str:
-    """How a tab marks a model its provider's listing no longer has."""
-    return f"'{model}' is not offered by {provider} any more — pick a model"
+def not_listed(provider: str, model: str) -> str:
+    """How a tab warns of a model its provider's listing does not have (it is sent anyway)."""
+    return f"'{model}' is not in {provider}'s model list — it is sent as typed"
 
 
 class ModelCatalog(QObject):
@@ -86,15 +88,18 @@ class ModelCatalog(QObject):
         return next((c for c in self._choices if c.provider == provider and c.model == model), None)
 
     def problem(self, provider: str, model: str) -> str:
-        """What is wrong with a session's model, as the tab says it; "" when it looks usable."""
+        """Why a session's model cannot be used, as the tab says it; "" when it can."""
         if not self.loaded or not model:
             return ""
         if provider and provider not in {p.name for p in self.providers}:
             return f"Pick a model — '{provider}' was removed"
-        listed = self._listed.get(provider)
-        if listed and model not in listed:
-            return not_offered(provider, model)
         return ""
+
+    def unlisted(self, provider: str, model: str) -> str:
+        """The warning for a model the provider's latest listing lacks; "" when it is listed
+        (or nothing is known: no listing, or an empty one)."""
+        listed = self._listed.get(provider) if self.loaded and model else None
+        return not_listed(provider, model) if listed and model not in listed else ""
 
     @property
     def refreshing(self) -> bool:

@@ -158,7 +158,7 @@ class SlashCommandRunner:
         if not outcome.ok:
             tab._show_local_error(outcome.error, ())
             return
-        tab.banner.dismiss()
+        tab.dismiss_command_error()
         tab.composer.accept_sent()
         if outcome.text:
             self.notice.show_text(outcome.text)

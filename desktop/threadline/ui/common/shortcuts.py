@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 KeySpec = QKeySequence | QKeySequence.StandardKey | str
+
+SECTION_PROPERTY = "shortcutSection"
+"""A ``QShortcut``'s section in the shortcuts sheet (an action's is the menu it sits in)."""
 
 
 def unique_sequences(specs: Iterable[KeySpec]) -> list[QKeySequence]:
@@ -134,8 +137,31 @@ class ShortcutEntry:
     keys: tuple[QKeySequence, ...]
 
     def key_text(self) -> str:
-        """The keys as the platform spells them ("Ctrl+W, Ctrl+F4")."""
-        return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in self.keys)
+        """The keys as the platform spells them ("Ctrl+W, Ctrl+F4"), as printed on the keyboard."""
+        return ", ".join(key_name(k) for k in self.keys)
+
+
+def key_name(sequence: QKeySequence) -> str:
+    """``sequence`` as a person reads it: Qt's name for Shift+Tab is "Backtab", which no key
+    is labelled with."""
+    return sequence.toString(QKeySequence.SequenceFormat.NativeText).replace("Backtab", "Tab")
+
+
+_LAST_KEYBOARD_KEY = 0x0100005F
+"""Qt's key codes above this are media and application keys (Zoom In, Find, Back…): a binding
+for them is kept, but a keyboard seldom has them, so the sheet lists the keys people type."""
+
+
+def typed_keys(sequences: Iterable[QKeySequence]) -> tuple[QKeySequence, ...]:
+    """The sequences of ``sequences`` made of keys an ordinary keyboard has."""
+    kept = []
+    for sequence in sequences:
+        if sequence.isEmpty():
+            continue
+        keys = [sequence[i].key() for i in range(sequence.count())]  # type: ignore[index]  # PySide6 stubs lack __getitem__
+        if all(int(key.value) <= _LAST_KEYBOARD_KEY for key in keys):
+            kept.append(sequence)
+    return tuple(kept)
 
 
 def plain_text(text: str) -> str:
@@ -154,10 +180,14 @@ def registered_shortcuts(root: QWidget, menu_titles: dict[QAction, str] | None =
     entries: list[ShortcutEntry] = []
     seen: set[tuple[str, str]] = set()
     for owner, sequences in _owners(root):
-        keys = tuple(s for s in sequences if not s.isEmpty())
+        keys = typed_keys(sequences)
         if not keys or not owner.name:
             continue
+        if isinstance(owner.item, QAction) and owner.item not in titles and isinstance(owner.scope, QMenu):
+            continue  # a context menu's entry: its text follows the selection ("Delete 2 chats")
         section = titles.get(owner.item, "Window") if isinstance(owner.item, QAction) else "Window"
+        if owner.item is not None and isinstance(owner.item.property(SECTION_PROPERTY), str):
+            section = owner.item.property(SECTION_PROPERTY)
         entry = ShortcutEntry(section, plain_text(owner.name), keys)
         marker = (entry.description, entry.key_text())
         if marker in seen:

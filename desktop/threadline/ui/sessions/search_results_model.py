@@ -6,6 +6,7 @@ never used for streamed content.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,33 @@ def split_snippet(snippet: str) -> list[tuple[str, bool]]:
     if buf:
         pieces.append((buf, hit))
     return pieces
+
+
+def centre_on_hit(
+    pieces: list[tuple[str, bool]], width: int, advance: Callable[[str, bool], int]
+) -> list[tuple[str, bool]]:
+    """``pieces`` cut so that the first hit shows in a line ``width`` wide.
+
+    The store's snippet is a window of words around the hits, longer than a sidebar row, and
+    the hit can sit at its end: drawn from the start, the row would show only the words before
+    it. When the words before the first hit do not leave room for it, the ones furthest from it
+    give way to "…", starting at a word, until the hit begins about a third of the way in.
+    ``advance(text, is_hit)`` is the width the row's fonts give ``text``.
+    """
+    first = next((i for i, (_, hit) in enumerate(pieces) if hit), None)
+    if first is None:
+        return pieces
+    lead = "".join(text for text, _ in pieces[:first])
+    if advance(lead, False) + advance(pieces[first][0], True) <= width:
+        return pieces
+    room = max(width // 3, 0)
+    cut = len(lead)
+    for at in range(len(lead)):
+        if (at == 0 or lead[at - 1] == " ") and advance("…" + lead[at:], False) <= room:
+            cut = at
+            break
+    kept = lead[cut:]
+    return [("…" + kept, False), *pieces[first:]] if cut else pieces
 
 
 class SearchResultsModel(QAbstractListModel):

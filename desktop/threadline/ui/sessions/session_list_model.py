@@ -41,6 +41,7 @@ from PySide6.QtCore import (
 
 from threadline.core.session import SessionInfo
 from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.sessions.preview_text import plain_preview
 from threadline.ui.sessions.session_groups import (
     ARCHIVED,
     PINNED,
@@ -52,6 +53,8 @@ KindRole = Qt.ItemDataRole.UserRole + 1
 SessionRole = Qt.ItemDataRole.UserRole + 2
 SessionIdRole = Qt.ItemDataRole.UserRole + 3
 PreviewRole = Qt.ItemDataRole.UserRole + 4
+NO_MESSAGES = "No messages yet"
+"""A chat's preview line before anything was said in it."""
 PinnedRole = Qt.ItemDataRole.UserRole + 5
 
 HEADER = "header"
@@ -144,6 +147,8 @@ class SessionListModel(QAbstractListModel):
             return info.id
         if role == PreviewRole:
             return info.preview
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole:  # what the row shows under the title
+            return plain_preview(info.preview) or NO_MESSAGES
         if role == PinnedRole:
             return info.pinned
         return None

@@ -17,7 +17,6 @@ unarchived or deleted (with the same undo).
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -57,7 +56,13 @@ from threadline.ui.common.elided_label import ElidedLabel
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.project_scope import ProjectScope
-from threadline.ui.sessions.search_results_model import ResultRole, SearchResultsModel, split_snippet
+from threadline.ui.sessions.search_results_model import (
+    ResultRole,
+    SearchResult,
+    SearchResultsModel,
+    centre_on_hit,
+    split_snippet,
+)
 from threadline.ui.sessions.session_list_model import (
     HEADER,
     KindRole,
@@ -158,7 +163,7 @@ class _SessionDelegate(QStyledItemDelegate):
         p.setFont(small)
         p.setPen(QColor(c.muted))
         sf = QFontMetrics(small)
-        preview = plain_preview(info.preview) or "No messages yet"
+        preview = str(index.data(Qt.ItemDataRole.AccessibleDescriptionRole))
         p.drawText(
             QRect(text_rect.left(), text_rect.top() + fm.height() + 2, text_rect.width(), sf.height()),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
@@ -186,6 +191,20 @@ class _HitDelegate(QStyledItemDelegate):
     def __init__(self, sidebar: SessionSidebar) -> None:
         super().__init__(sidebar)
         self.sidebar = sidebar
+
+    @staticmethod
+    def shown_pieces(result: SearchResult, font: QFont, width: int) -> list[tuple[str, bool]]:
+        """The snippet line's pieces as drawn in ``width``: cut so that the first hit shows."""
+        snippet = result.snippet if result.message_id else ""
+        if not snippet:
+            return [("Title matches", False)]
+        small = QFont(font)
+        small.setPointSizeF(small.pointSizeF() * 0.9)
+        bold = QFont(small)
+        bold.setWeight(QFont.Weight.Bold)
+        metrics = (QFontMetrics(small), QFontMetrics(bold))
+        pieces = split_snippet(" ".join(snippet.split()))
+        return centre_on_hit(pieces, width, lambda text, hit: metrics[hit].horizontalAdvance(text))
 
     def sizeHint(self, option: QStyleOptionViewItem, index: AnyIndex) -> QSize:
         return QSize(100, option.fontMetrics.height() * 2 + 18)
@@ -221,9 +240,7 @@ class _HitDelegate(QStyledItemDelegate):
         x = inner.left()
         y = inner.top() + fm.height() + 2
         right = inner.right()
-        snippet = result.snippet if result.message_id else ""
-        pieces = split_snippet(" ".join(snippet.split())) if snippet else [("Title matches", False)]
-        for text, hit in pieces:
+        for text, hit in self.shown_pieces(result, option.font, right - x):
             f, m = (bold, bf) if hit else (small, sf)
             avail = right - x
             if avail <= 8:
@@ -816,15 +833,6 @@ class SessionSidebar(QWidget):
 
     def _error(self, err: BaseException) -> None:
         self.errorMessage.emit(describe(err))
-
-
-_MARKUP = re.compile(r"(\*\*|__|`+|^#+\s*|^>\s*|\[([^\]]*)\]\([^)]*\))", re.MULTILINE)
-
-
-def plain_preview(text: str) -> str:
-    """One line of a message without its Markdown punctuation (bold marks, backticks, links)."""
-    cleaned = _MARKUP.sub(lambda m: m.group(2) or "", text)
-    return " ".join(cleaned.split())
 
 
 def _hint_label(text: str) -> QLabel:

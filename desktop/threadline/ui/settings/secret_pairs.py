@@ -1,10 +1,12 @@
-"""Rows of name / value pairs whose values are secrets unless marked otherwise (MCP env and headers).
+"""Rows of name / value pairs whose values are secrets unless marked otherwise (MCP env and headers,
+provider headers).
 
 Each row has a name, a password-style value with a Show toggle, a "Not a secret" check box and
 a remove button. A value kept in the keychain comes back as the marker ``STORED_IN_KEYCHAIN``:
 its row shows an empty field whose placeholder says so, and leaving the field empty keeps the
 stored value (the way the Providers page treats API keys); typing replaces it. A row marked
 "Not a secret" shows its value in clear text and the server manager keeps it in the settings.
+Provider headers have no such box (``allow_public=False``): their values are always secrets.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ KEPT_PLACEHOLDER = "•••••• stored in keychain (type to replace)"
 class SecretPairRow(QWidget):
     """One name / value pair."""
 
-    def __init__(self, name_hint: str, parent: QWidget | None = None) -> None:
+    def __init__(self, name_hint: str, parent: QWidget | None = None, *, allow_public: bool = True) -> None:
         super().__init__(parent)
         self.stored = False
         """The value is in the keychain; an empty field keeps it."""
@@ -55,6 +57,7 @@ class SecretPairRow(QWidget):
         row.addWidget(self.value, 3)
         row.addWidget(self.show_value)
         row.addWidget(self.public)
+        self.public.setVisible(allow_public)
         row.addWidget(self.remove)
 
     def set_pair(self, name: str, value: str, public: bool) -> None:
@@ -88,9 +91,12 @@ class SecretPairRow(QWidget):
 class SecretPairsEditor(QWidget):
     """A list of ``SecretPairRow`` and an Add button; ``pairs()`` gives the values and public names."""
 
-    def __init__(self, name_hint: str, add_label: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, name_hint: str, add_label: str, parent: QWidget | None = None, *, allow_public: bool = True
+    ) -> None:
         super().__init__(parent)
         self._name_hint = name_hint
+        self._allow_public = allow_public
         self.rows: list[SecretPairRow] = []
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -107,7 +113,7 @@ class SecretPairsEditor(QWidget):
         outer.addLayout(buttons)
 
     def add_row(self, name: str = "", value: str = "", public: bool = False) -> SecretPairRow:
-        row = SecretPairRow(self._name_hint, self)
+        row = SecretPairRow(self._name_hint, self, allow_public=self._allow_public)
         row.set_pair(name, value, public)
         row.remove.clicked.connect(lambda: self._remove(row))
         self.rows.append(row)

@@ -48,6 +48,7 @@ from threadline.llm.timeouts import (
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.settings.page_layout import scrolling_page
+from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
@@ -67,6 +68,12 @@ TIMEOUTS_HINT = (
     "How long to wait for the server to accept the connection, and for the first words of a "
     "reply: a local server may need a minute to load a model. When time runs out the reply is "
     "retried, so the total wait before an error is at most twice the second value."
+)
+
+
+HEADERS_TIP = (
+    "HTTP headers sent with every request to this provider. Values are kept in the system keychain, "
+    "never in the database; write ${VAR} to read one from Threadline's environment instead."
 )
 
 
@@ -148,6 +155,10 @@ class ProvidersPage(QWidget):
         self.first_byte_timeout = timeout_box(DEFAULT_FIRST_BYTE_TIMEOUT)
         self.first_byte_timeout.setObjectName("FirstByteTimeout")
         form.addRow(FIRST_BYTE_SETTING, self.first_byte_timeout)
+        self.headers = SecretPairsEditor("Header, e.g. X-Org", "Add header", allow_public=False)
+        self.headers.setObjectName("ProviderHeaders")
+        self.headers.setToolTip(HEADERS_TIP)
+        form.addRow("Headers", self.headers)
         self.timeouts_hint = QLabel(TIMEOUTS_HINT)
         self.timeouts_hint.setObjectName("Hint")
         self.timeouts_hint.setWordWrap(True)
@@ -224,6 +235,7 @@ class ProvidersPage(QWidget):
         self.model.setEditText(config.default_model)
         self.connect_timeout.setValue(config.connect_timeout or 0)
         self.first_byte_timeout.setValue(config.first_byte_timeout or 0)
+        self.headers.set_pairs(dict(config.headers), ())
         self.remove_button.setEnabled(True)
         self.message.setText("")
 
@@ -241,6 +253,7 @@ class ProvidersPage(QWidget):
         self.model.setEditText("")
         self.connect_timeout.setValue(0)
         self.first_byte_timeout.setValue(0)
+        self.headers.set_pairs({}, ())
         self.remove_button.setEnabled(False)
         self.message.setText("")
         self.name.setFocus()
@@ -256,27 +269,30 @@ class ProvidersPage(QWidget):
             base_url=self.base_url.text().strip(),
             api_key_env=self.key_env.text().strip(),
             default_model=self.model.currentText().strip(),
-            headers=self._stored_headers(),
+            headers=tuple(self.headers.pairs()[0].items()),
             connect_timeout=timeout_value(self.connect_timeout),
             first_byte_timeout=timeout_value(self.first_byte_timeout),
         )
 
-    def _stored_headers(self) -> tuple[tuple[str, str], ...]:
-        """Headers are not edited here: keep what the provider has (set by config files or a script)."""
-        stored = next((p for p in self.providers if p.name == self._editing), None)
-        return stored.headers if stored is not None else ()
+    def _checked_config(self) -> ProviderConfig | None:
+        """The form's provider, or ``None`` with the reason shown (a header row without a name)."""
+        try:
+            return self.config()
+        except ValueError as err:
+            self.message.setText(str(err))
+            return None
 
     def save(self) -> None:
-        config = self.config()
+        config = self._checked_config()
+        if config is None:
+            return
         if not config.name:
             self.message.setText("Give the provider a name.")
             return
         key = self.api_key.text().strip() or None
 
         async def do() -> None:
-            if self._editing and self._editing != config.name:
-                await self.engine.remove_provider(self._editing)
-            await self.engine.save_provider(config, key)
+            await self.engine.save_provider(config, key, previous_name=self._editing)
             self._editing = config.name
             await self.load()
             self._fill_list(select=config.name)
@@ -297,7 +313,9 @@ class ProvidersPage(QWidget):
         spawn(do(), on_done=done, on_error=failed)
 
     def test_connection(self) -> None:
-        config = self.config()
+        config = self._checked_config()
+        if config is None:
+            return
         if not config.name:
             self.message.setText("Give the provider a name first.")
             return
@@ -307,9 +325,7 @@ class ProvidersPage(QWidget):
 
         async def do() -> list[str]:
             # The engine lists models of saved providers: save first (keys go to the keychain).
-            if self._editing and self._editing != config.name:
-                await self.engine.remove_provider(self._editing)
-            await self.engine.save_provider(config, key)
+            await self.engine.save_provider(config, key, previous_name=self._editing)
             self._editing = config.name
             models = await self.engine.list_models(config.name)
             return [m.id for m in models]
@@ -427,6 +443,8 @@ class AgentPage(QWidget):
 
 class SettingsDialog(QDialog):
     providersChanged = Signal()
+    agentsChanged = Signal()
+    """An agent was added, edited or deleted: open tabs list the agents again."""
     themeChosen = Signal(object)  # ThemeChoice
 
     def __init__(
@@ -450,6 +468,7 @@ class SettingsDialog(QDialog):
         self.tools = ToolsPage(engine)
         self.pages.addTab(self.tools, "Tools")
         self.agents = AgentsPage(engine)
+        self.agents.agentsChanged.connect(self.agentsChanged)
         self.pages.addTab(self.agents, "Agents")
         self.mcp = McpServersPage(engine, theme.colors)
         self.pages.addTab(self.mcp, "MCP servers")

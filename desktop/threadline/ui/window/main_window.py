@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from threadline.ui.chat.model_catalog import ModelCatalog
     from threadline.ui.common.shortcuts import KeySpec
     from threadline.ui.sessions.session_sidebar import SessionSidebar
+    from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
     from threadline.ui.window.pane_cycler import Pane, PaneCycler
     from threadline.ui.window.tab_container import TabContainer
 
@@ -125,7 +127,17 @@ class MainWindow(QMainWindow):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setHandleWidth(1)
         self.splitter.addWidget(self.sidebar_slot)
-        self.splitter.addWidget(self.right)
+        self.right_column = QWidget()
+        """The start page or the tabs, under the damage banner when one is shown (``damage_banner``)."""
+        right_layout = QVBoxLayout(self.right_column)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.setSpacing(0)
+        right_layout.addWidget(self.right)
+        self.splitter.addWidget(self.right_column)
+        self._damage_banner: DamageBanner | None = None
+        self.damage_recovery: DamageRecovery | None = None
+        """Set by the app once the engine is open (``damage_recovery.install``): a damaged
+        database met later shows its banner with Restore; without it, the error is a message."""
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 900])
@@ -415,12 +427,47 @@ class MainWindow(QMainWindow):
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
         spawn(engine.tool_servers.start_autostart(), on_error=self._error)
+        spawn(engine.take_notices(), on_done=self._show_notices, on_error=self._error)
         if not providers:
             spawn(
                 engine.detect_local_servers(),
                 on_done=self.empty.show_detected,
                 on_error=lambda err: log.info("local server detection failed: %s", err),
             )
+
+    async def detach_engine(self) -> None:
+        """Let go of the engine (a restore replaces the database under it): the tabs close, the
+        sidebar stops listening and nothing new is asked of it; ``attach_engine`` comes next."""
+        if self.engine is None:
+            return
+        self._save_timer.stop()
+        self.engine = None
+        self._set_engine_actions(False)
+        for tab in self.tabs.tabs():
+            self.tabs.close_tab(tab)
+        self.sidebar.detach()
+        if self._unsubscribe_sessions is not None:
+            self._unsubscribe_sessions()
+            self._unsubscribe_sessions = None
+        self.approvals.detach()
+        self._update_right()
+
+    def damage_banner(self) -> DamageBanner:
+        """The banner above the chats that tells of a damaged database (made on first use)."""
+        if self._damage_banner is None:
+            from threadline.ui.window.damage_recovery import DamageBanner
+
+            self._damage_banner = DamageBanner(self.right_column)
+            layout = self.right_column.layout()
+            assert isinstance(layout, QVBoxLayout)
+            layout.insertWidget(0, self._damage_banner)
+        return self._damage_banner
+
+    def _open_failed(self, err: BaseException) -> None:
+        """A chat could not be opened: damage gets its banner (with Restore), the rest a message."""
+        if self.damage_recovery is not None and self.damage_recovery.met(err):
+            return
+        self.show_message(f"Could not open the chat: {describe(err)}")
 
     async def _restore(self, state: dict[str, Any]) -> None:
         geometry = state.get("geometry")
@@ -521,7 +568,7 @@ class MainWindow(QMainWindow):
         spawn(
             self._open(session_id, focus=True),
             on_done=opened,
-            on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
+            on_error=self._open_failed,
         )
 
     async def _open(self, session_id: str, *, focus: bool, index: int | None = None) -> ChatTab | None:
@@ -626,7 +673,7 @@ class MainWindow(QMainWindow):
             return
         spawn(
             self._open(session_id, focus=focus, index=index),
-            on_error=lambda err: self.show_message(f"Could not open the chat: {describe(err)}"),
+            on_error=self._open_failed,
         )
 
     def new_chat(self) -> None:
@@ -800,6 +847,7 @@ class MainWindow(QMainWindow):
 
         dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self)
         dialog.providersChanged.connect(self._providers_changed)
+        dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
         dialog.open_page(page)
         dialog.open()
@@ -808,6 +856,10 @@ class MainWindow(QMainWindow):
     def _refresh_models(self) -> None:
         if self.engine is not None:
             self.catalog.refresh_in_background(self.engine)
+
+    def _agents_changed(self) -> None:
+        for tab in self.tabs.tabs():
+            tab.agent.reload()
 
     def _providers_changed(self) -> None:
         if self.engine is None:
@@ -843,10 +895,30 @@ class MainWindow(QMainWindow):
     def show_message(self, text: str) -> None:
         self.bridge.info(text)
 
+    def _show_notices(self, notices: list[str]) -> None:
+        """What an upgrade left to tell (a provider header it could not keep), shown once.
+
+        A box that stays until read, not the status bar: the notice says what to do, and it is
+        not shown again (the engine cleared it).
+        """
+        if not notices:
+            return
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "Threadline was upgraded", "\n\n".join(notices), parent=self
+        )
+        box.setObjectName("UpgradeNotice")
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
     def _show_in_status_bar(self, message: UserMessage) -> None:
         self.statusBar().showMessage(message.text, message.timeout_ms)
 
     def _error(self, err: BaseException) -> None:
+        if self.damage_recovery is not None and self.damage_recovery.met(err):
+            return
         self.bridge.error(describe(err))
 
     def _zoom_changed(self, level: int) -> None:

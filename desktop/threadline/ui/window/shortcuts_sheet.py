@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QIcon
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -48,8 +48,7 @@ def widget_keys() -> tuple[KeyHint, ...]:
         KeyHint.of(messages, "Message menu", "Menu", "Shift+F10"),
         KeyHint.of(messages, "Scroll a wide table sideways", "Shift+Left", "Shift+Right"),
         *branch_map_keys(),
-        KeyHint.of("Find in chat", "Find in this chat", "Ctrl+F"),
-        KeyHint.of("Find in chat", "Next / previous match", "Return", "Shift+Return", "F3", "Shift+F3"),
+        KeyHint.of("Find in chat", "Next / previous match (in the find field)", "Return", "Shift+Return"),
         KeyHint.of("Find in chat", "Close the find bar", "Esc"),
         KeyHint.of("Composer", "Send the message", "Return"),
         KeyHint.of("Composer", "New line", "Shift+Return"),
@@ -65,8 +64,22 @@ def widget_keys() -> tuple[KeyHint, ...]:
         KeyHint.of("Tool approval", "Allow all", "Alt+L"),
         KeyHint.of("Tool approval", "Deny all", "Alt+N"),
         KeyHint.of("Tool approval", "Stop the reply", "Esc"),
-        KeyHint.of("Menus", "Open a menu by its underlined letter", "Alt"),
     )
+
+
+def menu_keys(bar: QMenuBar) -> list[ShortcutEntry]:
+    """ "Open the File menu: Alt+F" for each menu of the bar that has a letter (its ``&``): named,
+    since whether the letter shows underlined depends on the platform and the style."""
+    entries = []
+    for top in bar.actions():
+        text = top.text()
+        at = text.replace("&&", "").find("&")
+        if top.menu() is None or at < 0 or at + 1 >= len(text.replace("&&", "")):
+            continue
+        letter = text.replace("&&", "")[at + 1].upper()
+        name = plain_text(text)
+        entries.append(ShortcutEntry("Menus", f"Open the {name} menu", (QKeySequence(f"Alt+{letter}"),)))
+    return entries
 
 
 def menu_sections(bar: QMenuBar) -> dict[QAction, str]:
@@ -97,6 +110,8 @@ def sheet_entries(
     order = [plain_text(a.text()) for a in menu_bar.actions()] if menu_bar is not None else []
     entries.sort(key=lambda e: order.index(e.section) if e.section in order else len(order))
     entries.extend(ShortcutEntry(h.section, h.description, h.keys) for h in hints)
+    if menu_bar is not None:
+        entries.extend(menu_keys(menu_bar))
     return entries
 
 

@@ -37,19 +37,20 @@ UNEXPECTED_TEXT = (
 
 
 def offered_backup(err: BaseException, database: Path | None) -> Path | None:
-    """The backup to offer for ``err``: only a damaged SQLite database gets one."""
+    """The backup to offer for ``err``: only a damaged SQLite database gets one, and only a
+    backup that passes its check (the error's own, else the newest healthy one)."""
     from threadline.store.errors import CorruptDatabaseError
 
     if not isinstance(err, CorruptDatabaseError) or database is None:
         return None
-    backup = getattr(err, "backup", None)
-    if isinstance(backup, Path) and backup.is_file():
-        return backup
     try:
-        from threadline.store.backups import newest_backup
+        from threadline.store.backups import is_healthy, newest_healthy_backup
     except ImportError:
         return None
-    return newest_backup(database)
+    backup = getattr(err, "backup", None)
+    if isinstance(backup, Path) and backup.is_file() and is_healthy(backup):
+        return backup
+    return newest_healthy_backup(database)
 
 
 EngineOpener = Callable[[Path, str | None], Awaitable[Any]]
@@ -79,6 +80,8 @@ class StartupRecovery(QObject):
         self._open_folder = open_folder
         self.dialog: StartupProblemDialog | None = None
         self.attempts = 0
+        self.last_aside: Path | None = None
+        """Where the last restore moved the replaced (damaged) file."""
 
     async def open_engine(self) -> Any | None:
         """The open engine, or ``None`` when the user chose to quit."""
@@ -102,9 +105,9 @@ class StartupRecovery(QObject):
             if choice is StartupChoice.QUIT:
                 return None
             if choice is StartupChoice.RESTORE and backup is not None:
-                note = await self._restore(backup)
+                note = await self.restore(backup)
 
-    async def _restore(self, backup: Path) -> str:
+    async def restore(self, backup: Path) -> str:
         """Put ``backup`` in place; returns a sentence for the next dialog if that failed."""
         from threadline.store.backups import restore_backup
         from threadline.ui.window.startup_dialog import backup_label
@@ -119,6 +122,7 @@ class StartupRecovery(QObject):
                 "could not be copied); nothing was changed."
             )
         log.info("restored the database from %s; the previous file is %s", backup, aside)
+        self.last_aside = aside
         return ""
 
     async def _ask(self, text: str, backup: Path | None) -> StartupChoice:

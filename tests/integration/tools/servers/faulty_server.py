@@ -7,7 +7,9 @@ wait (writes a file when it starts, and another when it is cancelled),
 fail (a tool error), picture (an image), weather (structured content only),
 wipe (annotated ``destructiveHint``; does nothing), grow (adds a tool and sends
 ``notifications/tools/list_changed``). ``--started-file PATH`` appends the process id
-to PATH when the server starts (to count starts).
+to PATH when the server starts (to count starts). ``--child-file PATH`` starts a
+``sleep`` child and writes its process id to PATH; ``--print-env`` writes the
+server's environment to stderr at start (as a careless server might).
 """
 
 from __future__ import annotations
@@ -113,7 +115,18 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--started-file", default="")
+    parser.add_argument("--child-file", default="")
+    parser.add_argument("--print-env", action="store_true")
     args = parser.parse_args()
+    if args.print_env:
+        for name, value in sorted(os.environ.items()):
+            sys.stderr.write(f"{name}={value}\n")
+        sys.stderr.flush()
+    if args.child_file:
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "3600"])
+        Path(args.child_file).write_text(str(child.pid))
     if args.started_file:
         with open(args.started_file, "a", encoding="utf-8") as started:
             started.write(f"{os.getpid()}\n")
