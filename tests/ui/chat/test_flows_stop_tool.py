@@ -24,10 +24,14 @@ RUN_SECONDS = 2.0
 
 
 def start_a_long_command(harness: Any, tmp_path: Path) -> Any:
-    """A chat whose reply runs ``sleep 60`` through the shell tool, allowed without asking."""
+    """A chat whose reply runs ``sleep 60`` through the shell tool, allowed without asking, once
+    the command has started."""
     harness.server.enqueue(
         sse_response(
-            openai_tool_call_stream([("c1", "shell", {"command": "sleep 60"})], text_pieces=["Waiting."])
+            openai_tool_call_stream(
+                [("c1", "shell", {"command": "echo started > started.txt; sleep 60"})],
+                text_pieces=["Waiting."],
+            )
         ),
         sse_response(openai_text_stream(["Done."])),
     )
@@ -46,6 +50,7 @@ def start_a_long_command(harness: Any, tmp_path: Path) -> Any:
     tab = new_tab_by_click(harness)
     type_and_send(harness.qtbot, tab, "Wait a minute")
     harness.qtbot.waitUntil(lambda: "Running tools" in tab.status, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: (tmp_path / "started.txt").exists(), timeout=TIMEOUT)  # it runs
     return tab
 
 
