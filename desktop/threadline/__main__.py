@@ -150,11 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--new", action="store_true", help="start a new session (the default)")
     ask.add_argument("--provider", metavar="NAME", help="provider to use (see `threadline provider list`)")
     ask.add_argument("--model", metavar="M", help="model to use")
-    ask.add_argument("--agent", metavar="NAME", help="agent to use (see `threadline agent list`)")
+    ask.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="agent to use (a new chat: the default agent otherwise; see `threadline agent list`)",
+    )
     ask.add_argument(
         "--models",
         metavar="P/M1,P/M2",
-        help="ask 2-4 models or agents at once, comma-separated: PROVIDER/MODEL, or agent:NAME for an "
+        help="ask 2-4 models or agents at once, comma-separated: PROVIDER/MODEL (or MODEL, of the chat's "
+        "provider), or agent:NAME for an "
         "agent (its instructions, tools and model; see `threadline agent list`); each reply is printed "
         "labelled and stored as a version under the prompt",
     )

@@ -6,10 +6,10 @@ window. Failures print one line to standard error and exit non-zero.
 
 ``ask`` exits 0 only once the reply is stored. When the database refuses the
 writes it keeps trying (as the window does) for ``ASK_SAVE_PATIENCE`` seconds,
-then says so in one ``threadline:`` line and exits 1; a prompt that could not
-be stored is never sent. Ctrl+C stops the turn the way the Stop button does:
-the partial reply and cancelled tool results are stored, and ``ask`` exits 130
-(a second Ctrl+C gives up waiting for the store).
+then says so in one ``threadline:`` line (with how much of the reply the database
+keeps) and exits 1; a prompt that could not be stored is never sent. Ctrl+C stops
+the turn the way the Stop button does: the partial reply and cancelled tool results
+are stored, and ``ask`` exits 130 (a second Ctrl+C gives up waiting for the store).
 """
 
 from __future__ import annotations
@@ -17,20 +17,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import re
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from threadline.core.config import ProviderConfig, ProviderKind
-from threadline.core.messages import ContextFile, MessageKind, ToolCall
+from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind, ToolCall, ToolResult
 from threadline.engine.approval import Decision
 from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
+    ReasoningDelta,
     RetryScheduled,
     SaveStateChanged,
     TextDelta,
@@ -197,6 +200,53 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
         await engine.set_session_agent(session_id, agent.id)
 
 
+async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
+    """The agent a new chat of ``ask`` runs with: ``--agent``'s, else the default agent.
+
+    Looked up before the chat is made, so an unknown name stores nothing.
+    """
+    from threadline.cli_agent import AgentCommandError, find
+    from threadline.core.config import DEFAULT_AGENT_ID
+
+    if not getattr(args, "agent", None):
+        return DEFAULT_AGENT_ID
+    try:
+        return (await find(engine, args.agent)).id
+    except AgentCommandError as err:
+        raise CommandError(str(err)) from err
+
+
+async def _agent_named(engine: Engine, session_id: str) -> str:
+    """The words " (agent NAME)" when an open chat runs with an agent other than the default.
+
+    Its instructions and tools shape the reply (and with ``--yes`` run commands), so the
+    line that names the chat names the agent too.
+    """
+    from threadline.core.config import DEFAULT_AGENT_ID
+
+    agent = (await engine.session_agent(session_id)).agent
+    return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
+
+
+async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
+    """The model a turn of ``session_id`` would use with ``provider`` (``--provider`` without ``--model``).
+
+    Stored with the chat, so the window shows the model that answered instead of asking
+    for one; "" when nothing names a model (the turn then says so).
+    """
+    from threadline.engine.providers import SetupError
+
+    info = await engine.store.get_session(session_id)
+    assert info is not None
+    await engine.open_session(session_id)
+    agent = (await engine.session_agent(session_id)).agent
+    try:
+        _, model = await engine.hub.resolve(replace(info, provider=provider, model=""), agent)
+    except SetupError:
+        return ""
+    return model
+
+
 async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     files, prompt_argument = split_attach_prompt(getattr(args, "attach", None) or [], args.prompt)
     prompt = prompt_argument if prompt_argument is not None else sys.stdin.read()
@@ -204,12 +254,15 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
     context = await _read_attachments(files)
     engine = await _open_engine(data_dir, database_url)
+    told = _ToldOfSaveTrouble()
     try:
-        return await _ask(engine, args, prompt, context)
+        with told.installed():
+            return await _ask(engine, args, prompt, context, told)
     except StoreError as err:  # creating or reading the session, the prompt's own write
         raise CommandError(err.user_message) from err
     finally:
-        await engine.aclose()
+        with told.installed():
+            await engine.aclose()
 
 
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
@@ -263,7 +316,11 @@ async def _read_attachments(files: list[str]) -> tuple[ContextFile, ...]:
 
 
 async def _ask(
-    engine: Engine, args: argparse.Namespace, prompt: str, context: tuple[ContextFile, ...] = ()
+    engine: Engine,
+    args: argparse.Namespace,
+    prompt: str,
+    context: tuple[ContextFile, ...] = (),
+    told: _ToldOfSaveTrouble | None = None,
 ) -> int:
     from threadline import cli_slash
     from threadline.core.slash_commands import PlainText, SlashCommand, parse
@@ -285,10 +342,10 @@ async def _ask(
         if await engine.store.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")
         session_id = args.session
-    else:
-        session_id = (await engine.new_session()).id
-    if getattr(args, "agent", None):
-        await _use_agent(engine, session_id, args.agent)
+        if getattr(args, "agent", None):
+            await _use_agent(engine, session_id, args.agent)
+    else:  # the default agent unless --agent names one: never the agent a window picked last
+        session_id = (await engine.new_session(agent_id=await _new_chat_agent(engine, args))).id
     models = _compare_targets(args)
     if (args.provider or args.model) and not models:
         info = await engine.store.get_session(session_id)
@@ -296,7 +353,15 @@ async def _ask(
         provider = args.provider or info.provider
         if provider and await engine.store.get_provider(provider) is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
-        await engine.set_session_model(session_id, provider, args.model or "")
+        model = args.model or await _model_used(engine, session_id, provider)
+        await engine.set_session_model(session_id, provider, model)
+    if models:
+        from threadline.cli_compare import resolve_bare_models
+
+        try:
+            models = await resolve_bare_models(engine, session_id, models)
+        except ValueError as err:
+            raise CommandError(str(err)) from err
     if isinstance(parsed, SlashCommand):
         try:
             await cli_slash.run(engine, session_id, parsed)
@@ -319,9 +384,9 @@ async def _ask(
 
         return await cli_compare.run(engine, session_id, prompt, models, context=context)
     live = await engine.open_session(session_id)
-    printer = _StreamPrinter(sys.stdout, sys.stderr)
+    printer = _StreamPrinter(sys.stdout, sys.stderr, told)
     live.subscribe(printer)
-    print(f"session {session_id}", file=sys.stderr)
+    print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
         engine.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
@@ -334,7 +399,8 @@ async def _ask(
 
         assert printer.save_error is not None
         what = printer.save_error.message.removesuffix(KEPT_IN_MEMORY).strip()
-        print(f"threadline: the reply was not saved (only printed). {what}", file=sys.stderr)
+        kept = await _stored_length(engine, session_id, printer.reply_id)
+        print(f"threadline: {what} {_what_was_kept(kept, printer.printed)}", file=sys.stderr)
         return EXIT_FAILURE
     if printer.error is not None:
         print(f"threadline: {printer.error.message}", file=sys.stderr)
@@ -343,6 +409,69 @@ async def _ask(
         print("threadline: stopped; the partial reply is saved", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+STORED_READ_PATIENCE = 5.0
+"""Seconds ``ask`` waits, after giving up on the reply's writes, to read how much of it is stored."""
+
+
+async def _stored_length(engine: Engine, session_id: str, reply_id: str | None) -> int | None:
+    """How many characters of the reply the database holds (0: no row), ``None`` if it cannot tell."""
+    if reply_id is None:
+        return 0
+    try:
+        tree = await asyncio.wait_for(engine.store.load_tree(session_id), STORED_READ_PATIENCE)
+    except (StoreError, TimeoutError):
+        return None
+    return len(tree.get(reply_id).text) if reply_id in tree else 0
+
+
+def _what_was_kept(kept: int | None, printed: int) -> str:
+    """The end of ``ask``'s last line once it gave up on the reply's writes: what the database keeps.
+
+    The reply's row holds the text of its last write that went through, and the next start
+    marks it interrupted (its writer is gone).
+    """
+    if kept is None:
+        return "Part of the reply may be saved, as interrupted; all of it was printed."
+    if kept == 0:
+        return "The reply was not saved (only printed)."
+    if kept >= printed:
+        return f"The reply's {kept:,} characters are saved, marked interrupted."
+    return (
+        f"The reply is saved up to {kept:,} of {printed:,} characters, as interrupted; "
+        "the rest was only printed."
+    )
+
+
+class _ToldOfSaveTrouble(logging.Filter):
+    """Keeps threadline's own warnings off standard error once ``ask`` has said the database
+    refuses the reply's writes: the turn writer's retries, the engine giving the writes up and
+    the lease it could not release all repeat that one trouble, which the last line sums up.
+
+    Those warnings reach standard error through logging's last-resort handler (a command has
+    no log file); before the trouble, and for any other logger, they pass as before.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        ours = record.name == "threadline" or record.name.startswith("threadline.")
+        return not (self.told and ours)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        handler = logging.lastResort
+        if handler is None:
+            yield
+            return
+        handler.addFilter(self)
+        try:
+            yield
+        finally:
+            handler.removeFilter(self)
 
 
 def _compare_targets(args: argparse.Namespace) -> tuple[CompareTarget, ...]:
@@ -368,6 +497,7 @@ async def _wait_until_saved(
     try:
         while not idle.done():
             await asyncio.wait({idle}, timeout=0.2)
+            printer.tell_if_waiting()
             failing_for = printer.save_failing_for()
             if stop.gave_up or (failing_for is not None and failing_for > ASK_SAVE_PATIENCE):
                 return False  # ``aclose`` gives the unsaved writes up (and logs it)
@@ -406,20 +536,54 @@ async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decis
     return [Decision(c.id, allow=True) for c in calls]
 
 
+FIRST_BYTE_NOTICE = 3.0
+"""Seconds without a byte of the reply before ``ask`` says on stderr that it is still waiting."""
+NEEDS_YES_HINT = (
+    "[a tool call that needs approval was not run: nobody can approve it here; "
+    "ask again with --yes to allow such calls]"
+)
+
+
+def _tool_state(result: ToolResult) -> str:
+    if NOT_ASKED_RESULT_TEXT in result.text:
+        return "not run, it needs approval"
+    return "error" if result.is_error else "ok"
+
+
 class _StreamPrinter:
     """Writes reply text to stdout as it streams; tool activity and retries go to stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, told: _ToldOfSaveTrouble | None = None) -> None:
+        from threadline.core.unicode_text import scrub
+
+        self._printable = scrub
+        """A lone surrogate (which stdout cannot encode) prints as U+FFFD, as it is stored."""
         self._out = out
         self._err = err
+        self._told = told
         self._at_line_start = True
+        self.reply_id: str | None = None
+        """The reply being printed (the last one, after tool rounds)."""
+        self.printed = 0
+        """Characters of that reply printed so far."""
         self.error: UserFacingError | None = None
         self.save_error: UserFacingError | None = None
         self._save_failing_since: float | None = None
+        self._hinted = False
+        self._waiting_since: float | None = time.monotonic()
+        """Since when a request has had no answer yet (``None``: the reply is arriving)."""
+        self._waiting_told = False
 
     def __call__(self, event: ConversationEvent) -> None:
+        if isinstance(event, TextDelta | ReasoningDelta) or (
+            isinstance(event, MessageAdded) and event.message.is_assistant
+        ):
+            self._waiting_since = None
         if isinstance(event, TextDelta):
-            self._out.write(event.delta)
+            if event.message_id != self.reply_id:
+                self.reply_id, self.printed = event.message_id, 0
+            self.printed += len(event.delta)
+            self._out.write(self._printable(event.delta)[0])
             self._out.flush()
             self._at_line_start = event.delta.endswith("\n")
         elif isinstance(event, MessageAdded) and event.message.kind in (
@@ -428,10 +592,16 @@ class _StreamPrinter:
         ):
             self.end()
             for result in event.message.tool_results:
-                state = "error" if result.is_error else "ok"
-                self._err.write(f"[tool {result.tool_name or result.call_id}: {state}]\n")
+                self._err.write(f"[tool {result.tool_name or result.call_id}: {_tool_state(result)}]\n")
+                if NOT_ASKED_RESULT_TEXT in result.text and not self._hinted:
+                    self._hinted = True
+                    self._err.write(NEEDS_YES_HINT + "\n")
+            self._waiting_since = time.monotonic()  # the next round's request
+            self._waiting_told = False
         elif isinstance(event, RetryScheduled):
             self._err.write(f"[{event.describe()}]\n")
+            self._waiting_since = time.monotonic() + event.delay  # the next attempt's wait
+            self._waiting_told = False
         elif isinstance(event, TurnFailed):
             self.error = event.error
         elif isinstance(event, SaveStateChanged):
@@ -443,10 +613,28 @@ class _StreamPrinter:
                 self._save_failing_since = time.monotonic()
                 self.end()
                 self._err.write(f"[not saved yet: {event.error.message} Still trying.]\n")
+                if self._told is not None:
+                    self._told.told = True
             self.save_error = event.error
         elif not event.saving:
             self._save_failing_since = None
             self._err.write("[saved]\n")
+            if self._told is not None:
+                self._told.told = False
+
+    def tell_if_waiting(self) -> None:
+        """After ``FIRST_BYTE_NOTICE`` s of silence, say once per attempt that the request is out.
+
+        A server that accepts the connection and answers nothing would otherwise leave
+        the terminal blank until the first-byte timeout (a minute by default).
+        """
+        since = self._waiting_since
+        if since is None or self._waiting_told or time.monotonic() - since < FIRST_BYTE_NOTICE:
+            return
+        self._waiting_told = True
+        self.end()
+        self._err.write("[waiting for the first byte of the reply…]\n")
+        self._err.flush()
 
     def save_failing_for(self) -> float | None:
         """Seconds the store has been refusing the turn's writes, or ``None`` while they go through."""

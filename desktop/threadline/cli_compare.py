@@ -1,5 +1,8 @@
 """``threadline ask --models P/M1,P/M2 "prompt"``: one prompt to several models, each reply labelled.
 
+A bare model name (``--models m1,m2``) is a model of the chat's provider — for a new
+chat the provider a new chat would use — as with ``--model`` and ``/model``.
+
 An entry ``agent:NAME`` is an agent instead of a model: it answers with its own
 instructions, tools and model (the chat's model if it names none).
 
@@ -22,8 +25,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from threadline.core.compare import CompareTarget, WorkerState, check_targets
-from threadline.core.messages import ContextFile, MessageKind
+from threadline.core.compare import AGENT_PREFIX, CompareTarget, WorkerState, check_targets
+from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind
 from threadline.core.tree import TreeError
 from threadline.engine.events import (
     CompareWorkerChanged,
@@ -52,13 +55,43 @@ def refusal(failed: TurnFailed) -> str:
 
 
 def parse_models(spec: str) -> tuple[CompareTarget, ...]:
-    """``--models`` as targets; ``ValueError`` with a message for the person otherwise."""
-    targets = tuple(CompareTarget.parse(part) for part in spec.split(",") if part.strip())
+    """``--models`` as targets; ``ValueError`` with a message for the person otherwise.
+
+    A bare model name (no ``/``) gets its provider later, from the chat
+    (``resolve_bare_models``), as ``--model`` and ``/model`` do.
+    """
+    targets = tuple(_target(part) for part in spec.split(",") if part.strip())
     try:
         check_targets(targets)
     except TreeError as err:
         raise ValueError(str(err)) from None
     return targets
+
+
+def _target(part: str) -> CompareTarget:
+    text = part.strip()
+    if "/" in text or text[:6].casefold() == AGENT_PREFIX:
+        return CompareTarget.parse(text)
+    return CompareTarget(model=text)
+
+
+async def resolve_bare_models(
+    engine: Engine, session_id: str, targets: tuple[CompareTarget, ...]
+) -> tuple[CompareTarget, ...]:
+    """Bare model names with the chat's provider (a new chat's: the one a new chat would use)."""
+    if all(t.provider or t.agent_id for t in targets):
+        return targets
+    info = await engine.store.get_session(session_id)
+    provider = info.provider if info is not None else ""
+    if not provider:
+        bare = next(t.model for t in targets if not (t.provider or t.agent_id))
+        raise ValueError(
+            f"“{bare}” names no provider and this chat has none yet; write PROVIDER/{bare} "
+            "(see `threadline provider list`)"
+        )
+    return tuple(
+        t if t.provider or t.agent_id else CompareTarget(provider=provider, model=t.model) for t in targets
+    )
 
 
 async def run(
@@ -146,7 +179,11 @@ class _Progress:
                 MessageKind.TOOL_RESULTS,
                 MessageKind.CANCELLED_TOOL_USES,
             ):
-                self._say(event.index, "tools ran")
+                results = inner.message.tool_results
+                if any(NOT_ASKED_RESULT_TEXT in r.text for r in results):
+                    self._say(event.index, "a tool needing approval was not run (--yes allows such calls)")
+                else:
+                    self._say(event.index, "tools ran")
         elif isinstance(event, CompareWorkerChanged):
             self.states[event.index] = event.state
             if event.error is not None:

@@ -1,7 +1,8 @@
 """``threadline import FILE``: bring in a ChatGPT, Claude, Open WebUI or Threadline export.
 
 Prints what happened — how many chats were imported, updated (a re-import that
-found new messages) and skipped (already there, unchanged), and each failure
+found new messages), skipped (already there, unchanged) and, when any, kept (the
+file is an older copy of a chat continued since), and each failure
 with its chat's title and the reason — and exits 1 when anything failed, so a
 script notices. Importing the same file again is safe: nothing is duplicated.
 While it runs, a line on standard error counts the chats when it is a terminal.
@@ -55,9 +56,10 @@ async def run(engine: Engine, path: Path, out: TextIO = sys.stdout, err: TextIO 
 
 
 def write_report(report: ImportReport, out: TextIO) -> None:
+    kept = f"kept {report.kept_newer} (the stored chat is newer), " if report.kept_newer else ""
     out.write(
         f"imported {report.imported}, updated {report.updated}, skipped {report.skipped} (unchanged), "
-        f"failed {len(report.failed)}\n"
+        f"{kept}failed {len(report.failed)}\n"
     )
     for problem in report.failed:
         out.write(f"failed: {problem.title}: {problem.reason}\n")

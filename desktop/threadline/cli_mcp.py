@@ -5,7 +5,9 @@ so the same rule holds: ``--env`` and ``--header`` values go to the system
 keychain and never reach the database; ``--env-from KEY=ENVVAR`` stores
 ``${ENVVAR}``, read from Threadline's environment when the server starts (the
 way on a computer without a keychain); ``--public-env`` / ``--public-header``
-mark values that are not secrets. ``mcp list`` masks every secret value.
+mark values that are not secrets. ``mcp list`` masks every secret value. Those
+options written after ``--`` belong to the server's command line, verbatim: ``mcp add``
+warns about them (without echoing a value).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import sys
 from typing import TYPE_CHECKING
 
 from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
@@ -80,6 +83,7 @@ async def run(engine: Engine, args: argparse.Namespace) -> int:
     names = {c.name for c in await servers.list_servers()}
     if args.mcp_command == "add":
         config = config_from_args(args)
+        _warn_misplaced(args.server_command)
         try:
             await servers.save_server(config, previous_name=config.name if config.name in names else None)
         except InvalidServerConfig as err:
@@ -103,6 +107,23 @@ async def run(engine: Engine, args: argparse.Namespace) -> int:
             summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
             print(f"{tool.policy_name}\t{summary}" if summary else tool.policy_name)
     return 0
+
+
+def _warn_misplaced(server_command: list[str]) -> None:
+    """Say when ``--env K=V`` and the like came after ``--``: the server gets them as plain words.
+
+    They are stored with the command line, in the settings, and ``mcp list`` shows them, so a
+    secret meant for the keychain would sit there in the clear. A server may take such words
+    itself (``docker run --env``), so this warns rather than refuses; the values are never echoed.
+    """
+    from threadline.cli_options import misplaced_options
+
+    for option in misplaced_options(server_command):
+        print(
+            f"threadline: warning: {option} after -- is part of the server's command line, stored "
+            f"as written and shown by `mcp list`; to have Threadline take it, put {option} before --",
+            file=sys.stderr,
+        )
 
 
 def _known(name: str, names: set[str]) -> None:

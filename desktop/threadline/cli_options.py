@@ -80,6 +80,18 @@ def add_provider_header_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-headers", action="store_true", help="remove the provider's headers")
 
 
+GLOBAL_OPTIONS_WITH_VALUE = ("--data-dir", "--database-url")
+"""The options every command takes (``__main__._common_options``), before or after its words."""
+
+
+def _past_options(words: Sequence[str], start: int) -> int:
+    """The index of the first word from ``start`` on that is neither an option nor an option's value."""
+    i = start
+    while i < len(words) and words[i].startswith("-") and words[i] != "--":
+        i += 2 if words[i] in GLOBAL_OPTIONS_WITH_VALUE else 1
+    return i
+
+
 def split_server_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """``argv`` without the server command of ``mcp add … -- COMMAND [ARGS …]``, and that command.
 
@@ -87,19 +99,37 @@ def split_server_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     verbatim: its options (``--local-timezone``, even ``--url`` or another ``--``) belong to the
     server, never to Threadline. argparse cannot express that for a subcommand (with ``--``
     right after NAME it went on to read the command's options as its own and refused them), so
-    the cut is made before parsing. Other commands' ``--`` (``ask -- PROMPT``) are left alone:
-    only a ``--`` after the words ``mcp add`` counts.
+    the cut is made before parsing. The words ``mcp`` and ``add`` are found as argparse finds
+    them, past the options before each (``mcp --data-dir D add``: the common options are taken
+    at every level). Other commands' ``--`` (``ask -- PROMPT``) are left alone.
     """
     words = list(argv)
-    for i in range(len(words) - 1):
-        if words[i] == "--":
-            break
-        if words[i] == "mcp" and words[i + 1] == "add":
-            if "--" in words[i + 2 :]:
-                cut = words.index("--", i + 2)
-                return words[:cut], words[cut + 1 :]
-            break
+    command = _past_options(words, 0)
+    if words[command : command + 1] != ["mcp"]:
+        return words, []
+    action = _past_options(words, command + 1)
+    if words[action : action + 1] == ["add"] and "--" in words[action + 1 :]:
+        cut = words.index("--", action + 1)
+        return words[:cut], words[cut + 1 :]
     return words, []
+
+
+MCP_ADD_VALUE_OPTIONS = (
+    "--env",
+    "--env-from",
+    "--public-env",
+    "--header",
+    "--public-header",
+    "--cwd",
+    "--url",
+)
+"""``mcp add``'s own options: written after ``--`` they are the server's words, not Threadline's."""
+
+
+def misplaced_options(server_command: Sequence[str]) -> list[str]:
+    """The ``mcp add`` options in a server's command line (``--env`` or ``--env=K=V``), once each."""
+    found = (word.split("=", 1)[0] for word in server_command[1:])
+    return list(dict.fromkeys(option for option in found if option in MCP_ADD_VALUE_OPTIONS))
 
 
 def add_mcp_parser(

@@ -198,6 +198,9 @@ class ToolResult:
 
 
 CANCELLED_RESULT_TEXT = "Tool use was cancelled by the user."
+NOT_ASKED_RESULT_TEXT = "This tool call was not run: it needs approval and none could be asked."
+"""Why a call that needs approval did not run where nobody can give it (``threadline ask`` without
+``--yes``): the model is told that, not that the user cancelled it."""
 INTERRUPTED_RESULT_TEXT = "Interrupted — Threadline stopped while this tool ran."
 """The result of a call that was running when the process died (its round is ``interrupted``)."""
 UNANSWERED_RESULT_TEXT = "Interrupted — Threadline stopped before this tool call was answered."
@@ -424,9 +427,23 @@ def duration_text(seconds: float) -> str:
 
 
 def cancelled_result(call: ToolCall, reason: str = "") -> ToolResult:
-    """The error result that stands for a call that never ran."""
-    text = CANCELLED_RESULT_TEXT + (f" Reason: {reason}" if reason else "")
+    """The error result that stands for a call that never ran.
+
+    "Cancelled by the user" only when someone could have been asked: a round refused
+    because nobody could approve it says so instead (``NOT_ASKED_RESULT_TEXT``).
+    """
+    if NOT_ASKED_RESULT_TEXT in reason:
+        text = reason
+    else:
+        text = CANCELLED_RESULT_TEXT + (f" Reason: {reason}" if reason else "")
     return ToolResult(call_id=call.id, text=text, is_error=True, tool_name=call.name)
+
+
+def never_ran(result: ToolResult) -> bool:
+    """A result standing for a call that was refused or stopped before it ran (not a tool's error)."""
+    return result.is_error and (
+        result.text.startswith(CANCELLED_RESULT_TEXT) or NOT_ASKED_RESULT_TEXT in result.text
+    )
 
 
 class TextShape(NamedTuple):

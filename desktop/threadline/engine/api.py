@@ -67,8 +67,11 @@ class EngineApi(Protocol):
         """Give back the database's page cache (after a long chat was closed)."""
         ...
 
-    async def new_session(self, title: str = "", *, project_id: str | None = None) -> SessionInfo:
-        """A session pinned to the agent, provider and model used last (in ``project_id`` if given)."""
+    async def new_session(
+        self, title: str = "", *, project_id: str | None = None, agent_id: str | None = None
+    ) -> SessionInfo:
+        """A session pinned to the agent, provider and model used last (in ``project_id`` if given);
+        with ``agent_id``, that agent and its model when it names one."""
         ...
 
     async def list_sessions(

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from threadline.core.config import AgentConfig, Approval
-from threadline.core.messages import ToolCall
+from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class Decision:
 ApprovalHandler = Callable[[str, tuple[ToolCall, ...]], Awaitable[Sequence[Decision]]]
 
 POLICY_DENIED = "The agent's policy does not allow this tool."
-NOBODY_TO_ASK = "This tool needs the user's approval, and no one was there to give it."
+NOBODY_TO_ASK = NOT_ASKED_RESULT_TEXT
 
 
 async def decide(

@@ -312,18 +312,34 @@ class Engine:
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def new_session(self, title: str = "", *, project_id: str | None = None) -> SessionInfo:
+    async def new_session(
+        self, title: str = "", *, project_id: str | None = None, agent_id: str | None = None
+    ) -> SessionInfo:
         """A session pinned to the agent, provider and model used last (see the module doc),
-        in ``project_id`` when given."""
-        agent_id, provider, model = await self._initial_model()
+        in ``project_id`` when given.
+
+        With ``agent_id`` it runs with that agent instead (``threadline ask`` starts every new
+        chat with the default agent unless ``--agent`` names one, never with the agent a chat
+        in the window picked last): the agent's provider and model when it names them, else
+        the ones a new chat would use.
+        """
+        agent_id, provider, model = await self._initial_model(agent_id)
         info = await self.store.create_session(title=title, agent_id=agent_id, provider=provider, model=model)
         if project_id is not None:
             info = await self.store.set_session_project(info.id, project_id)
         self._session_changed(info)
         return info
 
-    async def _initial_model(self) -> tuple[str, str, str]:
+    async def _initial_model(self, agent_id: str | None = None) -> tuple[str, str, str]:
+        """The agent, provider and model of a new chat (``agent_id``: that agent, see ``new_session``)."""
         providers = {p.name: p for p in await self.store.list_providers()}
+        if agent_id is not None:
+            chosen = await self.get_agent(agent_id)
+            pinned = "" if chosen.id == DEFAULT_AGENT_ID else chosen.id  # "" as the other defaults
+            if chosen.provider in providers and chosen.model:
+                return pinned, chosen.provider, chosen.model
+            _, provider, model = await self._initial_model()
+            return pinned, provider, model
         last = await self.store.get_setting(LAST_USED_SETTING, None)
         if isinstance(last, dict):
             agent_id, provider, model = (str(last.get(k) or "") for k in ("agent_id", "provider", "model"))

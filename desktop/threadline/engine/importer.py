@@ -156,6 +156,9 @@ class _ImportRun:
             self.report.imported += 1
         elif stored.outcome is ImportOutcome.UPDATED:
             self.report.updated += 1
+        elif stored.outcome is ImportOutcome.KEPT_NEWER:
+            self.report.kept_newer += 1
+            return
         else:
             self.report.skipped += 1
             return

@@ -177,9 +177,9 @@ class ProviderHub:
         """The provider's events (with retries) read on the worker, delivered on this loop."""
         home = asyncio.get_running_loop()
 
-        def retry_noted(attempt: int, delay: float, err: ProviderError) -> None:
+        def retry_noted(attempt: int, delay: float, err: ProviderError, most: int) -> None:
             if on_retry is not None:
-                home.call_soon_threadsafe(_call_soon, home, on_retry, attempt, delay, err)
+                home.call_soon_threadsafe(_call_soon, home, on_retry, attempt, delay, err, most)
 
         def budget_spent(seconds: float) -> ProviderError:
             return timeout_error(provider.name, seconds, model=params.model)

@@ -271,15 +271,15 @@ class TurnWriter:
 
     def _failed(self, err: Exception) -> None:
         self._failures += 1
+        previous, self._failing = self._failing, err
+        if previous is None or _what_to_tell(previous) != _what_to_tell(err):
+            self._tell(err)  # first, so a listener showing the trouble itself can quiet this log
         log.warning(
             "session %s: a write failed (attempt %d), kept in memory and retried: %s",
             self._session_id,
             self._failures,
             err,
         )
-        previous, self._failing = self._failing, err
-        if previous is None or _what_to_tell(previous) != _what_to_tell(err):
-            self._tell(err)
 
     def _saved(self) -> None:
         """A whole pass was written: the store accepts writes again (the tab stops saying

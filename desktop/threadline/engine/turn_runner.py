@@ -137,16 +137,17 @@ class ProbableOverflowError(llm_errors.ContextOverflowError):
 def naming_what_does_not_fit(overflow: llm_errors.ContextOverflowError, live: LiveConversation) -> Exception:
     """``overflow`` told when nothing older is left to summarise: the latest message alone is
     what does not fit, so the error names it (its start and its estimated size)."""
-    body = split_at_summary(live.conversation.path())[1]
+    summary, body = split_at_summary(live.conversation.path())
     latest = next((m for m in reversed(body) if m.kind is MessageKind.PROMPT), None)
     if latest is None:
         return overflow
     start = " ".join(latest.text.split())
     start = start if len(start) <= NAMED_CHARS else start[: NAMED_CHARS - 1].rstrip() + "…"
     told = copy.copy(overflow)
+    before = ", even with everything before it summarised" if summary is not None else ""
     told.user_message = (
-        f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit: "
-        f"everything before it is already summarised. {overflow.user_message}"
+        f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit"
+        f"{before}. {overflow.user_message}"
     )
     told.args = (told.user_message,)
     return told
@@ -475,8 +476,8 @@ class TurnRunner:
         if reply is not None:
             writer.track(reply)
 
-        async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError) -> None:
-            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, self._retry.max_attempts))
+        async def on_retry(attempt: int, delay: float, err: llm_errors.ProviderError, most: int) -> None:
+            live.emit(RetryScheduled(live.session_id, attempt, delay, err.reason, most))
 
         finished: llm_events.StreamFinished | None = None
         thoughts = ReasoningTracker(live.session_id, live.emit, writer.text_changed)

@@ -104,11 +104,16 @@ class ImportReader:
             return
         try:
             unread: list[str] = []
+            reported = 0
             for document in self._export.documents():
                 if self._export.budget.spent:
                     break
-                yield from self._document(document, unread)
-            if not self.recognised:
+                for item in self._document(document, unread):
+                    reported += 1
+                    yield item
+            # A file whose every conversation was reported (three unreadable chats) needs no
+            # fourth line saying it is not an export: the count would be one too many.
+            if not self.recognised and not reported:
                 reason = unread[0] if unread and not self._export.is_zip else NOT_RECOGNISED
                 yield ImportProblem(self.path.name, _sentence(reason))
         finally:

@@ -96,6 +96,8 @@ class ImportReport:
     imported: int = 0
     updated: int = 0
     skipped: int = 0
+    kept_newer: int = 0
+    """Chats the file holds an older copy of: the stored chat has messages the file lacks."""
     failed: list[ImportProblem] = field(default_factory=list)
     cancelled: bool = False
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.reasoning import MIN_THINKING_BUDGET, THINKING_OUTPUT_ROOM
 from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.core.unicode_text import scrub_value
 from threadline.llm.accumulate import AnthropicAccumulator
 from threadline.llm.base import DEFAULT_ANTHROPIC_MAX_TOKENS, ChatParams
 from threadline.llm.convert import anthropic_messages, anthropic_tools, tools_to_send
@@ -88,7 +89,7 @@ class AnthropicProvider(SdkProvider):
     async def stream(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[StreamEvent]:
-        body = self.request_body(request, params, tools)
+        body = scrub_value(self.request_body(request, params, tools))[0]  # UTF-8 must encode it
         accumulator = AnthropicAccumulator(provider=self.name, model=params.model)
         sdk_stream: Any = None
         reading = streaming = False

@@ -47,6 +47,7 @@ from typing import Any
 from threadline.core.config import ModelInfo, ProviderConfig
 from threadline.core.context_windows import served_window, window_from_listing
 from threadline.core.request import BuiltRequest, ToolSpec
+from threadline.core.unicode_text import scrub_value
 from threadline.llm.accumulate import OpenAIAccumulator
 from threadline.llm.base import ChatParams
 from threadline.llm.convert import openai_messages, openai_tools, tools_to_send
@@ -137,7 +138,7 @@ class OpenAIProvider(SdkProvider):
     async def stream(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[StreamEvent]:
-        body = self.request_body(request, params, tools)
+        body = scrub_value(self.request_body(request, params, tools))[0]  # UTF-8 must encode it
         accumulator = OpenAIAccumulator(provider=self.name, model=params.model)
         reading = streaming = False
         try:

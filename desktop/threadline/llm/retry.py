@@ -14,12 +14,19 @@ but never answers cost every attempt's whole first-byte timeout plus the
 backoff (four attempts of 120 s: over eight minutes of silence). With it, an
 attempt still waiting when the budget is spent is cut short, and no retry is
 scheduled whose wait alone would reach past the budget.
+
+The count announced is the count that can happen: "Retrying (2 of 4)" followed by
+a failure after two attempts would be untrue. When the budget cannot hold the
+attempts the policy allows — an attempt that failed by waiting 60 s out of a
+120 s budget leaves room for one more such wait, not three — the total announced
+is what fits, and no attempt beyond an announced total is made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
@@ -28,8 +35,9 @@ from dataclasses import dataclass
 from threadline.llm.errors import ProviderError, ProviderTimeoutError, RateLimitError, format_seconds
 from threadline.llm.events import StreamEvent
 
-OnRetry = Callable[[int, float, ProviderError], Awaitable[None] | None]
-"""``(attempt, delay, error)``: ``attempt`` is the number of the attempt about to be made (2, 3, …)."""
+OnRetry = Callable[[int, float, ProviderError, int], Awaitable[None] | None]
+"""``(attempt, delay, error, most)``: ``attempt`` is the number of the attempt about to be made
+(2, 3, …), ``most`` the most attempts there will be in all (see ``stream_with_retries``)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -89,8 +97,10 @@ async def stream_with_retries(
     loop = asyncio.get_running_loop()
     deadline = None if policy.budget is None else loop.time() + policy.budget
     attempt = 1
+    most = policy.max_attempts  # only ever lowered, so no announced total is exceeded
     while True:
         started = False
+        began = loop.time()
         try:
             async with aclosing(open_stream()) as stream:  # type: ignore[type-var]
                 first = await _first_event(stream, deadline, policy.budget, budget_spent)
@@ -104,20 +114,31 @@ async def stream_with_retries(
         except ProviderError as err:
             if started:
                 raise
-            delay = policy.delay(attempt, err, rng)
-            if delay is not None and deadline is not None and loop.time() + delay >= deadline:
+            delay = policy.delay(attempt, err, rng) if attempt < most else None
+            now = loop.time()
+            if delay is not None and deadline is not None and now + delay >= deadline:
                 delay = None  # the wait alone would spend the budget
             if delay is None:
                 told = err.after_attempts(attempt)
                 if told is err:
                     raise
                 raise told from err
+            if deadline is not None:
+                most = min(most, attempt + _attempts_that_fit(deadline - now - delay, now - began))
             attempt += 1
             if on_retry is not None:
-                result = on_retry(attempt, delay, err)
+                result = on_retry(attempt, delay, err, most)
                 if inspect.isawaitable(result):
                     await result
             await sleep(delay)
+
+
+def _attempts_that_fit(left: float, took: float) -> int:
+    """Attempts that can still begin within ``left`` s if each fails the way the last did,
+    after ``took`` s (a first-byte timeout takes its whole bound every time); at least one."""
+    if took <= 0:
+        return 1_000_000
+    return max(1, math.ceil(left / took))
 
 
 async def _first_event(

@@ -15,7 +15,10 @@ event-stream interpretation, the part chat APIs use:
 * ``:`` starts a comment (keep-alives); ``id:``, ``retry:`` and unknown fields are
   ignored, except ``error:``, which llama.cpp's server writes instead of
   ``data:`` for an error mid-stream: it is dispatched as an ``error`` event;
-* an event not ended by a blank line when the body ends is discarded.
+* an event not ended by a blank line when the body ends is discarded;
+* one byte-order mark (UTF-8 ``EF BB BF``) at the very start of the body is
+  dropped, as the standard says, even when the network cuts it across chunks;
+  anywhere else it is data.
 
 Data stays ``bytes`` (``json.loads`` reads UTF-8 bytes directly).
 """
@@ -35,14 +38,17 @@ class ServerSentEvent:
 _CR = 13
 _LF = 10
 _COLON = 58
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEDecoder:
     """Incremental: ``feed`` each chunk of the body as it arrives, ``finish`` at its end."""
 
-    __slots__ = ("_data", "_event", "_partial", "_skip_lf")
+    __slots__ = ("_data", "_event", "_head", "_partial", "_skip_lf")
 
     def __init__(self) -> None:
+        self._head: bytes | None = b""
+        """The body's first bytes while they may still be a byte-order mark; ``None`` once decided."""
         self._partial: list[bytes] = []
         """Pieces of a line whose end has not arrived yet."""
         self._skip_lf = False
@@ -52,6 +58,8 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """The events completed by ``chunk`` (often none or one)."""
+        if self._head is not None:
+            chunk = self._past_bom(chunk)
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":
@@ -76,8 +84,19 @@ class SSEDecoder:
             self._partial = []
         return self._lines(lines)
 
+    def _past_bom(self, chunk: bytes) -> bytes:
+        """``chunk`` less a byte-order mark starting the body (held back while it may be one)."""
+        assert self._head is not None
+        head = self._head + chunk
+        if len(head) < len(_BOM) and _BOM.startswith(head):
+            self._head = head  # "EF" or "EF BB" so far: the next chunk decides
+            return b""
+        self._head = None
+        return head.removeprefix(_BOM)
+
     def finish(self) -> list[ServerSentEvent]:
         """At the end of the body: an unterminated event is discarded (as the spec says)."""
+        self._head = b""
         self._partial = []
         self._skip_lf = False
         self._event = ""

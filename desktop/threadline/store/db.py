@@ -12,6 +12,9 @@ would read first and then ask for the lock mid-transaction, and SQLite answers
 that upgrade with "database is locked" at once, without waiting, because
 waiting could deadlock two such readers-turned-writers. Reads stay deferred so
 they never queue behind a writer.
+
+Every engine repairs text that UTF-8 cannot encode (a lone surrogate) on its way
+in, for every statement and JSON value (``encodable``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.pool import StaticPool
+
+from threadline.store import encodable
 
 BUSY_TIMEOUT_MS = 5000
 WRITE_OPTION = "threadline_write"
@@ -77,9 +82,19 @@ def create_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         # pre_ping: a pooled connection the server dropped (a restart, a terminated backend)
         # is noticed and replaced when checked out, instead of failing the next statement.
-        return sa.create_engine(url, pool_pre_ping=True, connect_args=server_timeouts(parsed.query))
+        server = sa.create_engine(
+            url,
+            pool_pre_ping=True,
+            connect_args=server_timeouts(parsed.query),
+            json_serializer=encodable.json_dumps,
+        )
+        _repair_text(server)
+        return server
     path = sqlite_path(url)
-    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}}
+    kwargs: dict[str, Any] = {
+        "connect_args": {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+        "json_serializer": encodable.json_dumps,
+    }
     if path is None:
         # One shared connection, or every checkout would see a different empty database.
         kwargs["poolclass"] = StaticPool
@@ -88,7 +103,29 @@ def create_engine(url: str) -> Engine:
     engine = sa.create_engine(url, **kwargs)
     event.listen(engine, "connect", _configure_sqlite)
     event.listen(engine, "begin", _begin_sqlite)
+    _repair_text(engine)
     return engine
+
+
+def _repair_text(engine: Engine) -> None:
+    """Replace what UTF-8 cannot encode in every statement's strings (``encodable``)."""
+    event.listen(engine, "before_execute", _note_statement)
+    event.listen(engine, "before_cursor_execute", _scrub_parameters, retval=True)
+
+
+def _note_statement(_connection: sa.Connection, statement: object, *_args: object) -> None:
+    encodable.note_statement(statement)
+
+
+def _scrub_parameters(
+    _connection: sa.Connection,
+    _cursor: object,
+    statement: str,
+    parameters: Any,
+    _context: object,
+    _executemany: bool,
+) -> tuple[str, Any]:
+    return statement, encodable.scrub_parameters(statement, parameters)
 
 
 def _configure_sqlite(dbapi_connection: sqlite3.Connection, _record: object) -> None:

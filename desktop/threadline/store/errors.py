@@ -127,6 +127,27 @@ class StorageFullError(StoreError):
     )
 
 
+def disk_full_message(folder: Path, free_bytes: int) -> str:
+    """What to tell the user when the disk holding the database's ``folder`` is full:
+    how much is left there, and where to make room."""
+    return (
+        f"The disk holding the conversation database is full ({readable_size(free_bytes)} free in "
+        f"{folder}), so the latest changes could not be saved. Free some space there and try again."
+    )
+
+
+def readable_size(size: int) -> str:
+    """``size`` bytes the way a file manager shows them: "0 bytes", "12 KB", "3.4 MB", "1.2 GB"."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1024
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
 class NotFoundError(StoreError, KeyError):
     """A session or message id that is not in the database."""
 

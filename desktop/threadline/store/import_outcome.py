@@ -16,6 +16,8 @@ class ImportOutcome(StrEnum):
     IMPORTED = "imported"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
+    KEPT_NEWER = "kept_newer"
+    """Nothing to take from the file, and the stored chat holds messages it lacks (an older export)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,9 @@ or not at all, which is what lets a cancelled or failed import leave only whole
 conversations behind. The same conversation imported again is recognised by its
 session id (derived from the source's ids, or Threadline's own) and:
 
-* skipped when nothing changed (``UNCHANGED``);
+* skipped when nothing changed (``UNCHANGED``), or kept as it is when the file
+  adds nothing but the stored chat holds messages the file lacks — an older export
+  of a chat continued since (``KEPT_NEWER``);
 * otherwise ``UPDATED``: messages the store lacks are appended as new nodes (new
   branches, a continued chat), a stored message the file changed is rewritten only
   while it is a leaf — history is append-only, a message with replies stays as it
@@ -183,7 +185,9 @@ def _update_session(
         row.archived = conversation.archived
         changed = True
     if not changed:
-        return ImportOutcome.UNCHANGED
+        in_file = {m.id for m in messages}
+        newer = any(message_id not in in_file for message_id in stored)
+        return ImportOutcome.KEPT_NEWER if newer else ImportOutcome.UNCHANGED
     session.add(row)
     session.flush()
     return ImportOutcome.UPDATED

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from threadline.store.errors import (
     StorageFullError,
     StoreBusyError,
     StoreError,
+    disk_full_message,
 )
 
 ORDINAL_CONSTRAINT = "uq_messages_session_ordinal"
@@ -53,6 +55,15 @@ _REFUSED = (
     "The database server refused Threadline: check the user name, password and database "
     "name in the database address."
 )
+FULL_BELOW = 8 * 1024 * 1024
+"""Free bytes under which a SQLite I/O error is taken for a full disk.
+
+SQLite says "database or disk is full" only when a write to the database or its WAL
+finds no room; when the WAL's shared-memory index cannot grow (a 32 KB step), or the
+-wal or -shm file cannot be made, it reports an I/O error. With this little left on
+the database's disk that error is the disk being full, and saying so tells the user
+what to do."""
+
 _DISK_ERROR = (
     "The disk holding the conversation database reported an error while reading or writing. "
     "Check the disk (or network drive) and try again."
@@ -119,18 +130,43 @@ def _from_sqlite(error: sqlite3.Error, detail: str, sqlite_file: Path | None) ->
     if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
         return CorruptDatabaseError(detail)
     if primary == _SQLITE_FULL:
-        return StorageFullError(detail)
+        return _full(detail, sqlite_file)
     if primary == _SQLITE_CANTOPEN:
         if sqlite_file is not None and _not_writable(sqlite_file):
             return ReadOnlyDatabaseError(detail)  # e.g. WAL needs its -shm file beside the database
+        if _almost_full(sqlite_file):
+            return _full(detail, sqlite_file)  # no room for the -wal or -shm file
         return StoreError(detail, user_message=_UNUSABLE)
     if primary == _SQLITE_IOERR:
-        if "full" in detail.lower():
-            return StorageFullError(detail)
+        if "full" in detail.lower() or _almost_full(sqlite_file):
+            return _full(detail, sqlite_file)
         return StoreError(detail, user_message=_DISK_ERROR)
     if primary == _SQLITE_CONSTRAINT and "messages.session_id, messages.ordinal" in detail:
         return StoreBusyError(detail)  # another writer took the ordinal first: retry
     return None
+
+
+def _free_space(sqlite_file: Path | None) -> int | None:
+    """Bytes free to this process on the disk of ``sqlite_file``'s folder (``None``: unknown)."""
+    if sqlite_file is None:
+        return None
+    try:
+        return shutil.disk_usage(sqlite_file.parent).free
+    except OSError:
+        return None
+
+
+def _almost_full(sqlite_file: Path | None) -> bool:
+    free = _free_space(sqlite_file)
+    return free is not None and free < FULL_BELOW
+
+
+def _full(detail: str, sqlite_file: Path | None) -> StorageFullError:
+    """A full disk, named with its free space and the database's folder when they are known."""
+    free = _free_space(sqlite_file)
+    if sqlite_file is None or free is None:
+        return StorageFullError(detail)
+    return StorageFullError(detail, user_message=disk_full_message(sqlite_file.parent, free))
 
 
 def _not_writable(sqlite_file: Path) -> bool:

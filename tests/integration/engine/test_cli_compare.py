@@ -53,7 +53,7 @@ def test_ask_models_prints_each_reply_labelled(tmp_path: Path, replay_server: Re
 
 def test_ask_models_refuses_bad_lists_before_sending(tmp_path: Path, replay_server: ReplayServer) -> None:
     add_replay_provider(tmp_path, replay_server)
-    for spec, said in [("replay/alpha", "2 to 4"), ("alpha,replay/beta", "PROVIDER/MODEL")]:
+    for spec, said in [("replay/alpha", "2 to 4"), ("/alpha,replay/beta", "PROVIDER/MODEL")]:
         result = threadline(tmp_path, "ask", "--models", spec, "Hi")
         assert result.returncode == 1 and said in result.stderr and result.stdout == ""
     assert replay_server.requests == []

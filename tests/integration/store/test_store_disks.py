@@ -30,6 +30,7 @@ async def test_a_full_disk_raises_storage_full_and_keeps_what_was_written(tmp_pa
             with pytest.raises(StorageFullError) as caught:
                 await store.update_message_text(reply.id, "the reply so far, and much more. " * 40_000)
             assert caught.value.user_message.startswith("The disk holding the conversation database is full")
+            assert f"free in {disk})" in caught.value.user_message  # the folder, with what is left there
             assert "Free some space" in caught.value.user_message
             assert not caught.value.transient
             with pytest.raises(StorageFullError):
@@ -49,6 +50,34 @@ async def test_a_full_disk_raises_storage_full_and_keeps_what_was_written(tmp_pa
         assert tree.get(reply.id).text == "finished later"
         assert len(list(tree)) == 2
         assert check_sqlite_file(disk / "threadline.db") == []
+
+
+@pytest.mark.asyncio
+async def test_a_full_disk_met_as_an_io_error_still_says_full(tmp_path: Path) -> None:
+    """Opening on a full disk: the WAL's shared-memory file cannot grow, and SQLite says
+    "disk I/O error" (SQLITE_IOERR_SHMSIZE), not "full"; the user must still read "full"."""
+    with small_tmpfs(tmp_path / "disk", "4m") as disk:
+        url = Store.sqlite_url(disk / "threadline.db")
+        store = await Store.open(url)
+        try:
+            await store.create_session(title="kept")
+        finally:
+            await store.close()  # the last connection removes the -wal and -shm files
+        filler = fill(disk)
+
+        with pytest.raises(StorageFullError) as caught:
+            store = await Store.open(url)
+            await store.close()
+        assert "disk I/O error" in caught.value.detail  # what SQLite said
+        assert caught.value.user_message.startswith("The disk holding the conversation database is full")
+        assert f"free in {disk})" in caught.value.user_message
+
+        filler.unlink()
+        store = await Store.open(url)
+        try:
+            assert [s.title for s in await store.list_sessions()] == ["kept"]
+        finally:
+            await store.close()
 
 
 @pytest.mark.asyncio

@@ -143,7 +143,14 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     wait_idle(harness, tab)
     error = tab.banner.error
     assert error is not None and error.kind == "context_overflow"
-    assert "smaller than this request" in tab.banner.label.text()
+    assert "smaller than this request" in error.message
+    # Said once: the failed reply in the chat gives the whole explanation, the banner its first
+    # sentence (naming the message that does not fit) and the buttons.
+    failed = tab.live.conversation.path()[-1]
+    assert failed.metadata is not None and failed.metadata.error == error.message
+    said = tab.banner.label.text()
+    assert said.startswith("Your message “Q1 word word") and said.endswith("The reply above says more.")
+    assert "smaller than this request" not in said and len(said) < len(error.message) / 2
     assert error.actions == (ErrorAction.COMPACT, ErrorAction.SET_CONTEXT_WINDOW, ErrorAction.RETRY)
     for action, text in (
         (ErrorAction.COMPACT, "Compact conversation"),

@@ -111,6 +111,11 @@ def test_a_chat_whose_provider_was_removed_says_so_and_asks_for_a_model(harness:
     page = dialog.providers
     page.list.setCurrentRow(next(i for i in range(page.list.count()) if page.list.item(i).text() == "gone"))
     harness.qtbot.mouseClick(page.remove_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(
+        lambda: page.remove_question is not None and page.remove_question.isVisible(), timeout=15000
+    )
+    confirm = next(b for b in page.remove_question.buttons() if b.text() == "Remove")
+    harness.qtbot.mouseClick(confirm, Qt.MouseButton.LeftButton)  # "Remove the provider “gone”?"
     harness.qtbot.waitUntil(lambda: page.message.text().startswith("Removed"), timeout=15000)
     expected = "Pick a model — 'gone' was removed"
     harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=10000)

@@ -249,3 +249,26 @@ def test_plain_text_is_sent_without_the_commands_and_a_command_note_takes_its_ta
     qtbot.waitUntil(notice.close_button.hasFocus, timeout=5000)
     qtbot.keyClick(notice.close_button, Qt.Key.Key_Tab)
     qtbot.waitUntil(lambda: tab.composer.isAncestorOf(tab.window().focusWidget()), timeout=5000)
+
+
+def test_a_commands_note_closes_when_regenerate_or_an_edited_resend_starts_a_turn(harness: Any) -> None:
+    from tests.support.ui_driving import click_action
+
+    tab = chat(harness, "Q1")
+    run_typed(harness, tab, "/help", "/checkpoint NAME")
+    assert tab.slash.notice.isVisible()
+    harness.server.enqueue(reply("A1 again"))
+    answer = tab.live.conversation.path()[-1]
+    click_action(harness.qtbot, tab, answer.id, "regenerate")
+    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=15000)
+    wait_idle(harness, tab)
+
+    run_typed(harness, tab, "/help", "/checkpoint NAME")
+    harness.server.enqueue(reply("A1 for the edit"))
+    prompt = tab.live.conversation.path()[0]
+    click_action(harness.qtbot, tab, prompt.id, "edit")
+    harness.qtbot.waitUntil(lambda: tab.composer.editing == prompt.id, timeout=15000)
+    harness.qtbot.keyClicks(tab.composer.edit, " edited")
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
+    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=15000)
+    wait_idle(harness, tab)

@@ -11,6 +11,7 @@ import pytest
 
 from threadline.core.messages import (
     CANCELLED_RESULT_TEXT,
+    NOT_ASKED_RESULT_TEXT,
     ContextFile,
     ImageBlock,
     Message,
@@ -216,12 +217,14 @@ def test_tool_results_are_titled_by_outcome_and_their_output_escaped() -> None:
         ToolResult("b", "disk full", is_error=True, tool_name="write_file"),
         ToolResult("c", CANCELLED_RESULT_TEXT + " Reason: not now", is_error=True, tool_name="shell"),
         ToolResult("d", "", tool_name=""),
+        ToolResult("e", NOT_ASKED_RESULT_TEXT, is_error=True, tool_name="write_note"),
         text="Some calls were refused.",
     )
     out = html_of(message).html
     assert "Result of read_file" in out
     assert "Error from write_file" in out
     assert "Not run: shell" in out  # refused or stopped: said quietly, not as an error
+    assert "Not run: write_note" in out  # nobody could approve it (``ask`` without --yes)
     assert "Result of tool" in out  # a result without a name still shows
     assert "&lt;script&gt;alert(1)&lt;/script&gt; done" in out
     assert out.count(f"color:{LIGHT.error_text}") == 1  # only the real error is in the error colour

@@ -155,3 +155,31 @@ def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
         lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=15000
     )
     assert harness.run(harness.engine.take_notices()) == []  # told once: nothing left for the next start
+
+
+def test_removing_a_provider_asks_first_and_cancel_keeps_it_and_its_key(harness: Any) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    harness.open()
+    page = open_settings(harness, "replay").providers
+    harness.qtbot.waitUntil(lambda: page.name.text() == "replay", timeout=15000)
+
+    def answer(button_text: str) -> None:
+        harness.qtbot.mouseClick(page.remove_button, Qt.MouseButton.LeftButton)
+        harness.qtbot.waitUntil(
+            lambda: page.remove_question is not None and page.remove_question.isVisible(), timeout=15000
+        )
+        box = page.remove_question
+        assert "replay" in box.text() and "keychain" in box.informativeText()
+        button = next(b for b in box.buttons() if b.text().replace("&", "") == button_text)
+        harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        harness.qtbot.waitUntil(lambda: not box.isVisible(), timeout=15000)
+
+    answer("Cancel")
+    assert stored(harness, "replay").name == "replay"  # nothing removed
+    assert harness.run(harness.engine.store.get_provider("replay")) is not None
+    assert isinstance(page.remove_question, QMessageBox) and page.name.text() == "replay"
+
+    answer("Remove")
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Removed replay.", timeout=15000)
+    assert harness.run(harness.engine.store.get_provider("replay")) is None

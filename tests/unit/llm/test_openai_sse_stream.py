@@ -216,3 +216,23 @@ async def test_the_response_is_read_without_the_sdk(
     got = await run(replay_server, s.openai_tool_call_stream([("c1", "get_weather", {"city": "Paris"})]))
     assert got.error is None
     assert got.finished.tool_calls[0].parsed_arguments() == {"city": "Paris"}
+
+
+def chunkings(raw: bytes) -> list[list[bytes]]:
+    """Every cut of ``raw`` into two chunks near its start (where the mark is), one byte per chunk,
+    and a few fixed sizes: the ways a network may hand over the body's first bytes."""
+    ways = [[raw[:cut], raw[cut:]] for cut in range(1, 12)]
+    ways += [[raw[i : i + size] for i in range(0, len(raw), size)] for size in (1, 2, 3, 5, 64)]
+    ways += [[raw[:1], raw[1:2], raw[2:]], [raw[:2], raw[2:3], raw[3:]]]
+    return ways
+
+
+@pytest.mark.asyncio
+async def test_a_stream_starting_with_a_byte_order_mark_loses_no_event(replay_server: ReplayServer) -> None:
+    chunks = s.openai_text_stream(PIECES)[1:]  # no role chunk: the first event holds "Hel"
+    raw = b"\xef\xbb\xbf" + b"".join(chunks)
+    for way in chunkings(raw):
+        got = await run(replay_server, way)
+        assert got.error is None, [len(c) for c in way[:3]]
+        assert got.text == "Hello, world!", [len(c) for c in way[:3]]
+        assert got.finished.usage is not None and got.finished.usage.output_tokens == 7

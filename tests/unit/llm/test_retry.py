@@ -46,12 +46,14 @@ class Recorder:
     def __init__(self) -> None:
         self.sleeps: list[float] = []
         self.retries: list[tuple[int, float, str]] = []
+        self.totals: list[int] = []
 
     async def sleep(self, delay: float) -> None:
         self.sleeps.append(delay)
 
-    async def on_retry(self, attempt: int, delay: float, err: errors.ProviderError) -> None:
+    async def on_retry(self, attempt: int, delay: float, err: errors.ProviderError, most: int) -> None:
         self.retries.append((attempt, delay, err.kind))
+        self.totals.append(most)
 
 
 async def drain(script: Script, recorder: Recorder, policy: RetryPolicy | None = None) -> list[StreamEvent]:
@@ -165,7 +167,7 @@ async def test_on_retry_may_be_synchronous() -> None:
     events = [
         e
         async for e in stream_with_retries(
-            script.open, RetryPolicy(), lambda a, d, e: calls.append(a), sleep=no_sleep
+            script.open, RetryPolicy(), lambda a, d, e, m: calls.append(a), sleep=no_sleep
         )
     ]
     assert events == [FINISHED]
@@ -298,3 +300,48 @@ def test_every_retryable_reason_is_a_plain_statement(err: errors.ProviderError) 
     assert err.user_message.startswith(err.reason + ". ")
     for advice in ("try again", "Try again", "wait", "Check", "retry"):
         assert advice not in err.reason, err.reason
+
+
+class TimingOut:
+    """Every attempt fails the way a silent server's does: after waiting out its own bound."""
+
+    def __init__(self, bound: float) -> None:
+        self.bound = bound
+        self.opened = 0
+
+    def open(self) -> AsyncIterator[StreamEvent]:
+        self.opened += 1
+        return self._wait()
+
+    async def _wait(self) -> AsyncIterator[StreamEvent]:
+        await asyncio.sleep(self.bound)
+        raise errors.timeout_error("Local", self.bound)
+        yield FINISHED  # never reached
+
+
+@pytest.mark.asyncio
+async def test_the_total_announced_is_what_the_budget_can_hold() -> None:
+    """A 0.3 s first-byte bound in a 0.6 s budget: one more attempt fits, so "2 of 2", not "2 of 4"."""
+    silent = TimingOut(0.3)
+    recorder = Recorder()
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    with pytest.raises(errors.ProviderTimeoutError) as caught:
+        async for _ in stream_with_retries(
+            silent.open, RetryPolicy(max_attempts=4, base_delay=0.01, budget=0.6), recorder.on_retry,
+            sleep=no_sleep,
+        ):  # fmt: skip
+            pass
+    assert silent.opened == 2
+    assert [a for a, _, _ in recorder.retries] == [2] and recorder.totals == [2]
+    assert "(2 attempts)" in caught.value.user_message
+
+
+@pytest.mark.asyncio
+async def test_quick_failures_keep_the_policys_total() -> None:
+    script = Script(errors.ServerError("s1"), errors.NetworkError("n"), [FINISHED])
+    recorder = Recorder()
+    await drain(script, recorder, RetryPolicy(max_attempts=4, base_delay=1.0, budget=30.0))
+    assert recorder.totals == [4, 4]

@@ -121,3 +121,25 @@ def test_a_large_event_in_many_small_chunks() -> None:
     data = b"x" * 100_000
     raw = b"data: " + data + b"\n\n"
     assert pairs(*(raw[i : i + 1000] for i in range(0, len(raw), 1000))) == [("", data)]
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_byte_order_mark_starting_the_stream_is_dropped_however_it_is_cut() -> None:
+    raw = BOM + OPENAI_LIKE
+    assert pairs(raw) == EXPECTED
+    assert pairs(*(raw[i : i + 1] for i in range(len(raw)))) == EXPECTED
+    for cut in range(len(raw) + 1):
+        assert pairs(raw[:cut], raw[cut:]) == EXPECTED, cut
+    for first in range(1, 6):  # three chunks: the mark may be cut twice
+        for second in range(first, 8):
+            assert pairs(raw[:first], raw[first:second], raw[second:]) == EXPECTED, (first, second)
+
+
+def test_a_byte_order_mark_anywhere_else_is_not_dropped() -> None:
+    # only the stream's first bytes: a second mark, or one after the first line, is part of a line
+    assert pairs(BOM + BOM + b"data: x\n\n") == []  # "\ufeffdata" is an unknown field
+    assert pairs(b"data: x\n\n" + BOM + b"data: y\n\n") == [("", b"x")]
+    assert pairs(b"data: " + BOM + b"x\n\n") == [("", BOM + b"x")]
+    assert pairs(BOM[:2] + b"data: x\n\n") == []  # half a mark is no mark: the line is garbage

@@ -68,7 +68,7 @@ from threadline.ui.chat.message_undo import MessageUndoBar
 from threadline.ui.chat.meter_feed import MeterFeed
 from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
 from threadline.ui.chat.waiting_send import WaitingSend
-from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.error_banner import ErrorBanner, first_sentence
 from threadline.ui.common.focus_chain import move_before_in_focus_chain
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
 from threadline.ui.common.tasks import describe, spawn
@@ -737,14 +737,26 @@ class ChatTab(QWidget):
             self._busy = busy
             self.composer.set_busy(busy)
             self.busyChanged.emit(busy)
+            if busy and self._slash is not None:
+                self._slash.notice.hide()  # a turn began (send, Regenerate, edit resent): the note is old
         self._update_status()
         if not busy:
             self._offer_interrupted_tools()
 
     def _turn_failed(self, error: UserFacingError) -> None:
         self._stop_retry_countdown()
-        self.banner.show_error(error)
+        self.banner.show_error(error, self._banner_text(error))
         self._update_status()
+
+    def _banner_text(self, error: UserFacingError) -> str:
+        """What the banner says of a failed turn: when the failed reply in the chat already gives
+        the whole explanation, only its first sentence (the buttons are what the banner adds)."""
+        path = self.live.conversation.path()
+        metadata = path[-1].metadata if path and path[-1].status is MessageStatus.FAILED else None
+        if metadata is None or metadata.error != error.message:
+            return ""
+        first = first_sentence(error.message)
+        return "" if first == error.message else f"{first} The reply above says more."
 
     def _prompt_unsent(self, prompt: Message) -> None:
         """The store refused the prompt, so nothing was sent: give the user their words back.

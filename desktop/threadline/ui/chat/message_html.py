@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from threadline.core.messages import (
-    CANCELLED_RESULT_TEXT,
     INTERRUPTED_RESULT_TEXT,
     UNANSWERED_RESULT_TEXT,
     ImageBlock,
@@ -32,6 +31,7 @@ from threadline.core.messages import (
     MessageKind,
     MessageStatus,
     ToolResult,
+    never_ran,
     stopped_after,
 )
 from threadline.ui.chat.context_marks import summary_html, summary_key
@@ -168,7 +168,7 @@ def _tool_result_box(
     name = display_tool_name(result.tool_name, options.tool_namer) if result.tool_name else "tool"
     # A call the user refused or stopped, or one a crash cut short, is not a tool's error:
     # said quietly.
-    cancelled = result.is_error and result.text.startswith(CANCELLED_RESULT_TEXT)
+    cancelled = never_ran(result)
     interrupted = result.is_error and result.text.startswith(
         (INTERRUPTED_RESULT_TEXT, UNANSWERED_RESULT_TEXT)
     )

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 
-from threadline.core.messages import CANCELLED_RESULT_TEXT, Message, ToolResult, stopped_after
+from threadline.core.messages import Message, ToolResult, never_ran, stopped_after
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -36,7 +36,7 @@ def message_markdown(message: Message, tool_name: Callable[[str], str] = str) ->
 
 def _result_markdown(result: ToolResult, tool_name: Callable[[str], str]) -> str:
     name = tool_name(result.tool_name) if result.tool_name else result.call_id
-    cancelled = result.is_error and result.text.startswith(CANCELLED_RESULT_TEXT)
+    cancelled = never_ran(result)
     stopped = stopped_after(result)
     label = (
         f"Stopped after {stopped}"

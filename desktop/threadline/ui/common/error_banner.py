@@ -6,6 +6,8 @@ widget, in its quiet variant, tells about a scheduled retry ("Retrying in 4 s").
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
@@ -23,6 +25,14 @@ ACTION_TEXT = {
     ErrorAction.RERUN_TOOLS: "Run again",
     ErrorAction.SKIP_TOOLS: "Skip",
 }
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z“\"'(])")
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to the end of its first sentence (all of it when it is one sentence)."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 class ErrorBanner(QFrame):
@@ -50,14 +60,18 @@ class ErrorBanner(QFrame):
         self.error: UserFacingError | None = None
         self.hide()
 
-    def show_error(self, error: UserFacingError) -> None:
+    def show_error(self, error: UserFacingError, text: str = "") -> None:
+        """Show ``error`` with its buttons; ``text``, when given, is what the banner says instead
+        of the whole message (a failed reply already shows the whole explanation)."""
         self.setObjectName("ErrorBanner")
         self._restyle()
         self.error = error
-        self.label.setText(error.message)
+        said = text or error.message
+        self.label.setText(said)
+        self.label.setToolTip(error.message if said != error.message else "")
         self._set_buttons(error.actions)
         self.show()
-        announce(self, self._spoken(error.message), assertive=True)
+        announce(self, self._spoken(said), assertive=True)
 
     def show_info(self, text: str) -> None:
         """A quiet note; announced when it appears, not on each update (a retry counts down each second)."""

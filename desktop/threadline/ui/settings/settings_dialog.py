@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
@@ -102,6 +103,8 @@ class ProvidersPage(QWidget):
         self.engine = engine
         self.providers: list[ProviderConfig] = []
         self._editing: str | None = None  # name of the provider in the form, None = new
+        self.remove_question: QMessageBox | None = None
+        """The question Remove asks, while it is open."""
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 12, 12, 12)
         layout.setSpacing(14)
@@ -360,10 +363,29 @@ class ProvidersPage(QWidget):
         self._fill_list(select=name, quiet=True)
 
     def remove(self) -> None:
+        """Ask first: removing a provider also deletes its key and header values from the
+        keychain, which cannot be brought back from here."""
         name = self._editing
         if not name:
             return
+        box = QMessageBox(self)
+        box.setObjectName("RemoveProviderQuestion")
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Remove provider")
+        box.setText(f"Remove the provider “{name}”?")
+        box.setInformativeText(
+            "Its API key and header values are deleted from the system keychain. Chats that use it "
+            "keep their messages and will ask you to choose another model."
+        )
+        confirm = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+        box.finished.connect(lambda _code: self._remove(name) if box.clickedButton() is confirm else None)
+        self.remove_question = box
+        box.open()
 
+    def _remove(self, name: str) -> None:
         async def do() -> None:
             await self.engine.remove_provider(name)
             await self.load()

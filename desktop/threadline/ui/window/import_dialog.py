@@ -62,6 +62,7 @@ def summary_text(path: Path, report: ImportReport) -> str:
         _count(report.imported, "imported"),
         _count(report.updated, "updated"),
         _count(report.skipped, "already there, skipped"),
+        *([_count(report.kept_newer, "kept, since the stored copy is newer")] if report.kept_newer else []),
         _count(len(report.failed), "not imported"),
     ]
     head = f"From {path.name}: " + ", ".join(counts) + "."
