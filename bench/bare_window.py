@@ -1,13 +1,14 @@
 """A bare PySide6 window on qasync, the yardstick for Threadline's start-up.
 
-    python bench/bare_window.py
+    python bench/bare_window.py [--stay]
 
 A ``QMainWindow`` with a list and tabs in a splitter, at Threadline's window size, on a
 qasync loop. It prints the milliseconds from the process's start to its first paint
 and exits, exactly as ``threadline --startup-probe`` does: both use the process start
 time from ``/proc`` (``threadline.app.process_start_time``) and the same first-paint
 watcher (``threadline.ui.common.first_paint``). ``bench/ui_bench.py start`` runs the
-two alternately and prints the medians and their ratio.
+two alternately and prints the medians and their ratio. With ``--stay`` it stays open after
+the paint (``bench/ui_bench.py settled`` reads its memory from outside, as Threadline's).
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ def main() -> int:
     window.setCentralWidget(splitter)
     done: asyncio.Future[int] = loop.create_future()
 
+    stay = "--stay" in sys.argv[1:]
+
     def painted() -> None:
         import time
 
         print_probe(started, time.time())
-        done.set_result(0)
+        if not stay:
+            done.set_result(0)
 
     FirstPaintWatcher(window, painted)
     window.show()

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from threadline.private_files import private_folder
+
 CONFIG_FILENAME = "database.json"
 KEYCHAIN_SERVICE = "threadline-database"
 PASSWORD_VARIABLE = "THREADLINE_DB_PASSWORD"
@@ -170,7 +172,7 @@ def save_choice(data_dir: Path, choice: DatabaseChoice) -> Path:
     if choice.server is not None:
         payload["server"] = asdict(choice.server)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".database-", suffix=".json")
     except OSError as err:
         raise _unwritable(path, err) from err

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import logging
 import re
 import sys
@@ -26,6 +27,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from threadline.private_files import open_private, private_folder
 
 log = logging.getLogger("threadline.logging_setup")
 asyncio_log = logging.getLogger("threadline.asyncio")
@@ -156,16 +159,12 @@ def setup_logging(
 
     ``held``: the records ``hold_records`` kept meanwhile are written first, and its handler goes.
     """
-    import logging.handlers
-
     path: Path | None = log_file(data_dir)
     handler: logging.Handler
     try:
         assert path is not None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8", delay=False
-        )
+        private_folder(path.parent)
+        handler = _private_rotating_handler(path)
     except OSError as err:
         path = None
         handler = logging.StreamHandler(sys.stderr)
@@ -186,6 +185,20 @@ def setup_logging(
         held.records.clear()
     log.info("log started (%s)", path or "stderr")
     return setup
+
+
+def _private_rotating_handler(path: Path) -> logging.Handler:
+    """A ``RotatingFileHandler`` whose files (the first, and each one after a rotation) are
+    created readable by the user alone (docs/storage.md, "Who can read the files")."""
+    import logging.handlers
+
+    class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+        def _open(self) -> io.TextIOWrapper:  # "a": the mode of a handler that rotates
+            return open_private(self.baseFilename, "a", encoding=self.encoding or "utf-8", errors=self.errors)
+
+    return PrivateRotatingFileHandler(
+        path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8", delay=False
+    )
 
 
 def _thread_exception(args: threading.ExceptHookArgs) -> None:

@@ -35,7 +35,8 @@ class DocumentLimits:
     max_unzipped_bytes: int = 512 * MIB
     """All members of an Office file (a zip) inflated, as its directory declares them."""
     max_compression_ratio: int = 200
-    """A member that inflates more than this many times its stored size is a zip bomb."""
+    """A member that inflates more than this many times its stored size is a zip bomb (judged
+    from the directory first, then on the stream as each member is inflated once)."""
 
 
 DEFAULT_LIMITS = DocumentLimits()

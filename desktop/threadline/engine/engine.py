@@ -97,6 +97,7 @@ from threadline.engine.usage_report import PriceBook, SessionUsage, session_usag
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
+from threadline.paths import make_data_dir_private
 from threadline.store.errors import NotFoundError, StoreError
 from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store
@@ -212,7 +213,9 @@ class Engine:
     @classmethod
     async def open(cls, data_dir: Path, *, database_url: str | None = None, **options: Any) -> Engine:
         """Open (creating and migrating) the store in ``data_dir`` or at ``database_url``."""
-        data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (one cheap call, before any loop work)
+        made_private = make_data_dir_private(data_dir)  # cheap (a marker once done), before any loop work
+        if made_private:
+            log.info("made private (owner only): %s", ", ".join(str(p) for p in made_private))
         url = database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME)
         store = await Store.open(url)  # backups go beside a SQLite file, wherever it is
         if options.get("watch_changes") and "watch_since" not in options:

@@ -26,8 +26,9 @@ class ImportLimits:
     max_total_bytes: int = 4 * 1024 * MIB
     """All JSON read from one zip, inflated: a zip bomb stops here, whatever its headers say."""
     max_compression_ratio: int = 200
-    """A zip member that inflates more than this many times its stored size is refused
-    (JSON compresses about 10×; thousands-fold is a bomb)."""
+    """A zip member that inflates more than this many times the packed bytes it has come
+    from so far is refused as it inflates (JSON compresses about 10×; thousands-fold is a
+    bomb; see ``threadline.zip_members``)."""
     max_conversation_bytes: int = 256 * MIB
     """One conversation's JSON text."""
     max_messages: int = 200_000

@@ -6,10 +6,13 @@ growing buffer instead of all at once: memory holds one conversation, not the
 file, and conversations can be stored while the rest is still being read.
 
 Every byte read is counted against :class:`~threadline.interchange.limits.ImportLimits`
-while it is read — a zip member's header may lie about its size, so a bomb is
-stopped by counting what actually inflates. Bytes that are not UTF-8 are kept
-apart (``surrogateescape``), so one damaged conversation fails on its own and the
-rest of the file still goes in.
+as it comes out of the file, before it is decoded or kept — a zip member's header may
+lie about its size, so a member is inflated by :mod:`threadline.zip_members`, which
+judges the ratio against the packed bytes it has actually consumed and refuses a bomb
+after a few megabytes. A document whose first character cannot start JSON is refused
+at once, not read to its end. Bytes that are not UTF-8 are kept apart
+(``surrogateescape``), so one damaged conversation fails on its own and the rest of
+the file still goes in.
 """
 
 from __future__ import annotations
@@ -22,16 +25,41 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from types import TracebackType
+from typing import Protocol
 
 from threadline.interchange.common import Attachment
 from threadline.interchange.limits import ImportLimits, LimitExceeded, describe_size, json_depth_exceeds
+from threadline.zip_members import (
+    MemberDamaged,
+    MemberError,
+    MemberOversized,
+    MemberReader,
+    MemberTooCompressed,
+    MemberUnsupported,
+)
 
 CHUNK = 1024 * 1024
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 _DECODER = json.JSONDecoder()
-_SPACE = " \t\r\n"
+_NOT_SPACE = re.compile("[^ \t\r\n]")
+_JSON_STARTS = "[{"
+"""What an export's JSON may start with: a list of conversations or one object."""
+
+
+class ByteSource(Protocol):
+    """What a document is read from: an open file or a :class:`MemberReader`."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> ByteSource: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None, /
+    ) -> object: ...
 
 
 class FileRefused(Exception):
@@ -90,10 +118,7 @@ class Document:
     """One JSON document of the file: the file itself, or one member of a zip."""
 
     name: str
-    open: Callable[[], IO[bytes]]
-    stored_size: int
-    """Its size in the file (compressed, for a zip member): inflating far beyond it is a bomb."""
-    compressed: bool
+    open: Callable[[], ByteSource]
 
 
 class ExportFile:
@@ -132,10 +157,10 @@ class ExportFile:
     def documents(self) -> list[Document]:
         """The file itself, or the zip's ``.json`` members in name order (split exports in sequence)."""
         if self._zip is None:
-            return [Document(self.path.name, lambda: self.path.open("rb"), self.size, False)]
-        archive = self._zip
+            return [Document(self.path.name, lambda: self.path.open("rb"))]
+        ratio = self.limits.max_compression_ratio
         return [
-            Document(info.filename, lambda info=info: archive.open(info), info.compress_size, True)  # type: ignore[misc]
+            Document(info.filename, lambda info=info: MemberReader(self.path, info, max_ratio=ratio))  # type: ignore[misc]
             for info in self._json_members()
         ]
 
@@ -156,12 +181,12 @@ class ExportFile:
             if info.file_size > self.limits.max_attachment_bytes:
                 return None
             media_type = mimetypes.guess_type(base)[0] or "application/octet-stream"
-            try:
-                with self._zip.open(info) as member:
-                    data = member.read(self.limits.max_attachment_bytes + 1)
-            except (zipfile.BadZipFile, OSError, RuntimeError, ValueError):
-                return None
-            if len(data) > self.limits.max_attachment_bytes:
+            try:  # images hardly compress: no ratio, only the cap (and the declared size)
+                with MemberReader(
+                    self.path, info, max_ratio=None, cap=self.limits.max_attachment_bytes
+                ) as member:
+                    data = member.read()
+            except (MemberError, OSError):
                 return None
             return Attachment(name=base, media_type=media_type, data=data)
         return None
@@ -171,30 +196,35 @@ def read_elements(document: Document, budget: Budget) -> Iterator[Element | BadE
     """Decode ``document``: each element of a top-level array, or the whole of anything else."""
     try:
         handle = document.open()
-    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, NotImplementedError) as error:
+    except (MemberError, OSError, ValueError) as error:
         yield BadElement(f"{document.name} could not be read ({_why(error)})", fatal=True)
         return
     with handle:
-        text = _Text(handle, document, budget)
+        text = _Text(handle, budget)
         try:
             yield from _elements(text, budget.limits)
         except LimitExceeded as error:
             yield BadElement(f"{document.name}: {error.reason}", fatal=True, over_limit=True)
-        except (
-            zipfile.BadZipFile,
-            OSError,
-            EOFError,
-            RuntimeError,
-            ValueError,
-            NotImplementedError,
-        ) as error:
+        except MemberTooCompressed as error:
+            yield BadElement(
+                f"{document.name}: it inflates more than {error.ratio} times its packed size (a zip bomb?)",
+                fatal=True,
+                over_limit=True,
+            )
+        except MemberOversized:
+            yield BadElement(
+                f"{document.name}: it inflates beyond the size its archive declares (a zip bomb?)",
+                fatal=True,
+                over_limit=True,
+            )
+        except (MemberError, OSError, ValueError) as error:
             yield BadElement(f"{document.name} could not be read ({_why(error)})", fatal=True)
 
 
 def _why(error: BaseException) -> str:
-    if isinstance(error, zipfile.BadZipFile):
+    if isinstance(error, MemberDamaged):
         return "the archive is damaged"
-    if isinstance(error, RuntimeError | NotImplementedError):
+    if isinstance(error, MemberUnsupported):
         return "it is encrypted or compressed in a way Threadline cannot read"
     if isinstance(error, OSError):
         return error.strerror or "a read error"
@@ -202,11 +232,14 @@ def _why(error: BaseException) -> str:
 
 
 class _Text:
-    """Decoded text of a document, read on demand and counted against the limits."""
+    """Decoded text of a document, read on demand and counted against the limits.
 
-    def __init__(self, handle: IO[bytes], document: Document, budget: Budget) -> None:
+    Bytes come in pieces of at most ``CHUNK``, each counted against the limits before it
+    is decoded and kept; a zip member's ratio is judged by its reader as it inflates.
+    """
+
+    def __init__(self, handle: ByteSource, budget: Budget) -> None:
         self._handle = handle
-        self._document = document
         self._budget = budget
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
         self._read = 0
@@ -216,32 +249,44 @@ class _Text:
 
     def more(self, wanted: int) -> None:
         """Append at least ``wanted`` bytes' worth of text (less only at the end)."""
-        data = self._handle.read(max(CHUNK, wanted))
+        pieces = [self.buffer]
+        got = 0
+        while not self.at_end and got < max(wanted, 1):
+            text = self._piece()
+            got += max(len(text), 1)
+            pieces.append(text)
+        self.buffer = "".join(pieces)
+
+    def _piece(self) -> str:
+        data = self._handle.read(CHUNK)
         self._read += len(data)
         self._budget.take(len(data))
         limits = self._budget.limits
         if self._read > limits.max_document_bytes:
             raise LimitExceeded(f"it is larger than {describe_size(limits.max_document_bytes)}")
-        if self._document.compressed and self._read > CHUNK + limits.max_compression_ratio * max(
-            self._document.stored_size, 1
-        ):
-            raise LimitExceeded(
-                f"it inflates more than {limits.max_compression_ratio} times its packed size (a zip bomb?)"
-            )
         text = self._decoder.decode(data, final=not data)
         if self._first and text:
             text = text.removeprefix("\ufeff")
             self._first = False
-        self.buffer += text
         self.at_end = not data
+        return text
+
+    def forget(self, position: int) -> int:
+        """Drop the text before ``position`` (already decoded or skipped); the same place now."""
+        self.buffer = self.buffer[position:]
+        return 0
 
 
 def _skip_space(text: _Text, position: int) -> int:
+    """The first non-space from ``position``; space read on the way is not kept (a file of
+    gigabytes of blanks costs no memory). Positions before the returned one may move."""
     while True:
-        while position < len(text.buffer) and text.buffer[position] in _SPACE:
-            position += 1
-        if position < len(text.buffer) or text.at_end:
-            return position
+        found = _NOT_SPACE.search(text.buffer, position)
+        if found is not None:
+            return found.start()
+        if text.at_end:
+            return len(text.buffer)
+        position = text.forget(len(text.buffer))
         text.more(CHUNK)
 
 
@@ -250,10 +295,14 @@ def _elements(text: _Text, limits: ImportLimits) -> Iterator[Element | BadElemen
     if position >= len(text.buffer):
         yield BadElement("it is empty", fatal=True)
         return
+    if text.buffer[position] not in _JSON_STARTS:
+        yield BadElement("it is not JSON, or the JSON is damaged", fatal=True)
+        return
     if text.buffer[position] != "[":
-        while not text.at_end:
-            text.more(CHUNK)
-        yield _decode_whole(text.buffer[position:], limits)
+        text.forget(position)
+        while not text.at_end:  # one join at the end: the limits bound what is read
+            text.more(limits.max_document_bytes)
+        yield _decode_whole(text.buffer, limits)
         return
     position += 1
     count = 0
@@ -270,8 +319,7 @@ def _elements(text: _Text, limits: ImportLimits) -> Iterator[Element | BadElemen
                 return
             position = _skip_space(text, position + 1)
         if position > CHUNK:  # forget what has been decoded (rarely: copying is not free)
-            text.buffer = text.buffer[position:]
-            position = 0
+            position = text.forget(position)
         decoded = _decode_next(text, position, limits, count)
         if isinstance(decoded, BadElement):
             yield decoded

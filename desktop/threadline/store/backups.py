@@ -29,6 +29,7 @@ import sqlite3
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from threadline.private_files import create_private_file, private_folder
 from threadline.store import damage
 
 log = logging.getLogger("threadline.store")
@@ -274,8 +275,7 @@ def make_backup(
     and ``BackupDamagedError`` is raised.
     """
     db_path = Path(db_path)
-    folder = directory or backups_dir(db_path)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder(directory or backups_dir(db_path))
     stamp = (now or datetime.now()).strftime(STAMP_FORMAT)
     suffix = db_path.suffix
     target = folder / f"{db_path.stem}-{stamp}-{label}{suffix}"
@@ -285,6 +285,7 @@ def make_backup(
         target = folder / f"{db_path.stem}-{stamp}-{label}-{counter}{suffix}"
     partial = target.with_name(target.name + _PARTIAL)
     try:
+        create_private_file(partial)
         _copy_database(db_path, partial)
         os.replace(partial, target)
     except sqlite3.DatabaseError as error:
@@ -351,6 +352,7 @@ def restore_backup(backup: Path, db_path: Path) -> Path | None:
         for companion in ("-wal", "-shm"):  # stale companions must not be replayed onto the copy
             Path(f"{db_path}{companion}").unlink(missing_ok=True)
     incoming = db_path.with_name(db_path.name + ".restoring")
+    create_private_file(incoming)
     shutil.copyfile(backup, incoming)
     os.replace(incoming, db_path)
     damage.clear_damage(db_path)

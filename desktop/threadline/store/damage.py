@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from threadline.private_files import open_private
+
 log = logging.getLogger("threadline.store")
 
 MARKER_SUFFIX = ".damage-seen"
@@ -76,7 +78,8 @@ def record_damage(db_path: Path, seen_by: str, problem: str) -> None:
     marker = marker_path(db_path)
     partial = marker.with_name(marker.name + ".partial")
     try:
-        partial.write_text(json.dumps(record), encoding="utf-8")
+        with open_private(partial, "w", encoding="utf-8") as out:  # owner only, like the database
+            out.write(json.dumps(record))
         os.replace(partial, marker)
     except OSError as error:
         partial.unlink(missing_ok=True)

@@ -30,6 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.pool import StaticPool
 
+from threadline.private_files import create_private_file, private_folder
 from threadline.store import encodable
 
 BUSY_TIMEOUT_MS = 5000
@@ -77,7 +78,11 @@ def server_timeouts(given: Mapping[str, object]) -> dict[str, int]:
 
 
 def create_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite files get their parent folder and connection pragmas."""
+    """An engine for ``url``; SQLite files get their parent folder and connection pragmas.
+
+    A new SQLite file is created here, empty and readable by its owner only (an empty
+    file is an empty database to SQLite), and a missing folder 0700 (docs/storage.md,
+    "Who can read the files"). An existing file keeps its mode."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         # pre_ping: a pooled connection the server dropped (a restart, a terminated backend)
@@ -98,8 +103,9 @@ def create_engine(url: str) -> Engine:
     if path is None:
         # One shared connection, or every checkout would see a different empty database.
         kwargs["poolclass"] = StaticPool
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    else:  # private from its first byte; SQLite gives -wal and -shm the same mode
+        private_folder(path.parent)
+        create_private_file(path)
     engine = sa.create_engine(url, **kwargs)
     event.listen(engine, "connect", _configure_sqlite)
     event.listen(engine, "begin", _begin_sqlite)

@@ -57,6 +57,12 @@ def ensure_schema(engine: Engine, *, sqlite_file: Path | None, backup_dir: Path 
         backup = backup_sqlite(sqlite_file, backup_dir or backups.backups_dir(sqlite_file), revisions)
     elif has_tables:
         log.warning("upgrading %s without a backup: back up server databases yourself", engine.url)
+    if not has_tables and engine.dialect.name == "sqlite":
+        from threadline.store import fresh_sqlite
+
+        with db.writing(engine) as connection:
+            if fresh_sqlite.create_schema(connection, HEAD_REVISION):
+                return None
     run_alembic_upgrade(engine)
     return backup
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
+from threadline.private_files import open_private, private_folder
 from threadline.tools import process_guard
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
@@ -427,8 +428,10 @@ class McpConnection:
     def _open_errlog(self) -> TextIO:
         """The file the server's stderr is logged to (masked, by ``StderrChannel``)."""
         if self._log_dir is not None:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            return (self._log_dir / f"mcp-{self.name}.log").open("w", encoding="utf-8", errors="replace")
+            private_folder(self._log_dir)
+            return open_private(
+                self._log_dir / f"mcp-{self.name}.log", "w", encoding="utf-8", errors="replace"
+            )
         return open(os.devnull, "w", encoding="utf-8")  # the channel closes it
 
     async def _stderr_settled(self) -> None:

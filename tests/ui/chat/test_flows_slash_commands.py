@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from tests.support.sse_server import ScriptedResponse, openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
@@ -272,3 +272,25 @@ def test_a_commands_note_closes_when_regenerate_or_an_edited_resend_starts_a_tur
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
     harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=15000)
     wait_idle(harness, tab)
+
+
+def test_slash_export_without_a_file_opens_the_windows_export_dialog_for_this_chat(harness: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from threadline.ui.window.export_dialog import ExportDialog
+
+    tab = chat(harness, "Q1")
+    seen: list[tuple[bool, bool]] = []
+
+    def look() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, ExportDialog) or not dialog.isVisible():
+            QTimer.singleShot(10, look)
+            return
+        seen.append((dialog.parent() is harness.window, dialog.this_chat.isChecked()))
+        dialog.reject()
+
+    QTimer.singleShot(0, look)
+    type_and_send(harness.qtbot, tab, "/export")
+    harness.qtbot.waitUntil(lambda: bool(seen), timeout=15000)
+    assert seen == [(True, True)]  # the window's dialog, this chat chosen

@@ -98,7 +98,7 @@ def test_prompt_lists_attached_files_and_shows_decoded_images_by_a_local_url() -
         images=(ImageBlock("image/png", "AAAA", "cat.png"), ImageBlock("image/png", "broken", "")),
     )
     out = html_of(prompt, MessageHtmlOptions(image_sizes={0: (120, 80)}))
-    assert "Attached: notes&lt;1&gt;.txt (1,234 characters)" in out.html
+    assert "Attached: notes&lt;1&gt;.txt · ≈309 tokens" in out.html
     assert out.images == [(f"{IMAGE_SCHEME}:p1:0", 0)]
     assert f'<img src="{IMAGE_SCHEME}:p1:0" width="120" height="80"/>' in out.html
     assert "Image: cat.png" in out.html
@@ -276,3 +276,13 @@ def test_a_tool_call_a_crash_cut_short_is_said_quietly_not_as_the_tools_error() 
     )
     html = message_html(answer, LIGHT, MessageHtmlOptions()).html
     assert "Interrupted: shell" in html and "Error from" not in html
+
+
+def test_a_sent_document_is_described_as_its_chip_described_it() -> None:
+    from threadline.ui.chat.attachment_tray import ChipState, Entry, chip_text
+
+    report = ContextFile("report.pdf", "y" * 17_200, document_type="pdf", page_count=12)
+    chip = chip_text(Entry("report.pdf", ChipState.READY, item=report))
+    sent = html_of(Message.prompt("summarise", id="p2", context=(report,)), MessageHtmlOptions())
+    assert chip == "report.pdf · 12 pages · ≈4,300 tokens"
+    assert f"Attached: {chip}" in sent.html

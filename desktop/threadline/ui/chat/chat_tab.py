@@ -97,6 +97,8 @@ DRAFT_SAVE_MS = 600
 class ChatTab(QWidget):
     titleChanged = Signal(str)
     busyChanged = Signal(bool)
+    exportRequested = Signal(list)
+    """``/export`` without a file: the window's export dialog, with these chats chosen."""
     statusChanged = Signal(str)
     replyFinished = Signal()
     settingsRequested = Signal(str)  # page / provider hint

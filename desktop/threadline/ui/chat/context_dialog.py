@@ -16,8 +16,8 @@ from threadline.core.sticky import StickyContext
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.context_strip import details
 from threadline.ui.common.save_buttons import add_save_foot
+from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import describe, spawn
-from threadline.ui.settings.sticky_context_editor import StickyContextEditor
 
 
 class ContextDialog(QDialog):

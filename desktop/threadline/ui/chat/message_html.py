@@ -111,11 +111,13 @@ def message_html(message: Message, colors: ThemeColors, options: MessageHtmlOpti
 def _prompt_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -> MessageHtml:
     parts = [plain_text_html(message.text, c)]
     images: list[tuple[str, int]] = []
-    for ctx in message.context:
-        parts.append(
-            f'<p><span class="muted"{UNSEARCHED}>'
-            f"Attached: {_esc(ctx.name)} ({len(ctx.text):,} characters)</span></p>"
-        )
+    if message.context:  # described as its chip described it (pages, tokens), not in other words
+        from threadline.documents import describe_context_file  # loaded with the first attachment
+
+        for ctx in message.context:
+            parts.append(
+                f'<p><span class="muted"{UNSEARCHED}>Attached: {_esc(describe_context_file(ctx))}</span></p>'
+            )
     for i, img in enumerate(message.images):
         label = f'<span class="muted"{UNSEARCHED}>Image: {_esc(img.name or img.media_type)}</span>'
         size = options.image_sizes.get(i)

@@ -170,15 +170,6 @@ class SlashCommandRunner:
             self._done(CommandOutcome("Earlier messages were summarised; the summary is in the chat."))
 
     def _export_dialog(self) -> None:
-        from threadline.ui.window.export_dialog import export_chats
-
-        tab = self._tab
-        export_chats(
-            tab,
-            tab.engine,
-            current=tab.session_id,
-            current_title=tab.title,
-            selected=[tab.session_id],
-            prefer_selected=False,
-            tell=tab.statusChanged.emit,
-        )
+        """The window's export dialog, for this chat: asked for through the tab, since a tab
+        does not reach into the window's room."""
+        self._tab.exportRequested.emit([self._tab.session_id])

@@ -28,17 +28,22 @@ def plain_preview(text: str) -> str:
     """One line of Markdown as the chat shows it, on one line."""
     line = " ".join(text.split())
     line = _BULLET.sub("• ", _LINE_START.sub("", line))
-    pieces: list[str] = []
-    done = 0
-    for code in _CODE_SPAN.finditer(line):
-        pieces.append(_inline(line[done : code.start()]))
+    spans: list[str] = []
+
+    def hold(code: re.Match[str]) -> str:
         content = code.group(2)
         if content.startswith(" ") and content.endswith(" ") and content.strip():
             content = content[1:-1]
-        pieces.append(content)
-        done = code.end()
-    pieces.append(_inline(line[done:]))
-    return "".join(pieces)
+        spans.append(content)
+        return f"`{_HELD}{len(spans) - 1}{_HELD}`"  # backticks outside: flanking sees what it saw
+
+    shown = _inline(_CODE_SPAN.sub(hold, line.replace(_HELD, "")))
+    return re.sub(f"`{_HELD}(\\d+){_HELD}`", lambda m: spans[int(m.group(1))], shown)
+
+
+_HELD = "\ue000"
+"""Marks a code span taken out while emphasis is matched around it (a private-use character,
+removed from the text first): emphasis may open before a code span and close after it."""
 
 
 @dataclass

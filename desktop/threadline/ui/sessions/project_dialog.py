@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from threadline.core.project import MAX_PROJECT_NAME, PROJECT_COLOURS, Project
 from threadline.ui.common.save_buttons import add_save_foot
+from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import describe, spawn
-from threadline.ui.settings.sticky_context_editor import StickyContextEditor
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.api import EngineApi

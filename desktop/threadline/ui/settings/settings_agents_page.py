@@ -41,9 +41,9 @@ from PySide6.QtWidgets import (
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig
 from threadline.engine.api import EngineApi
 from threadline.engine.errors import EngineError
+from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.settings_tools_page import ToolsPage
-from threadline.ui.settings.sticky_context_editor import StickyContextEditor
 from threadline.ui.settings.thinking_fields import ThinkingFields
 
 log = logging.getLogger("threadline.ui.settings_agents")

@@ -61,7 +61,7 @@ def summary_text(path: Path, report: ImportReport) -> str:
     counts = [
         _count(report.imported, "imported"),
         _count(report.updated, "updated"),
-        _count(report.skipped, "already there, skipped"),
+        _count(report.skipped, "already here and unchanged"),
         *([_count(report.kept_newer, "kept, since the stored copy is newer")] if report.kept_newer else []),
         _count(len(report.failed), "not imported"),
     ]

@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         tabs.tab_closed.connect(self._release_session)
         tabs.cur_title_changed.connect(self._title_changed)
         tabs.cur_status_changed.connect(self.status_label.setText)
+        tabs.export_requested.connect(self.interchange.export)
         tabs.cur_tab_changed.connect(self._current_tab_changed)
         tabs.tabs_changed.connect(self._tabs_changed)
         tabs.settings_requested.connect(self.open_settings)

@@ -57,6 +57,7 @@ class TabContainer(QTabWidget):
     tabs_changed = Signal()  # opened, closed or moved (the window saves the tab list)
     settings_requested = Signal(str)
     new_session_requested = Signal()
+    export_requested = Signal(list)  # session ids: a tab's ``/export``
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -139,6 +140,7 @@ class TabContainer(QTabWidget):
         tab.approvalChanged.connect(lambda _waiting, t=tab: self._decorate(t))
         tab.settingsRequested.connect(self.settings_requested)
         tab.newSessionRequested.connect(self.new_session_requested)
+        tab.exportRequested.connect(self.export_requested)
         if tab.busy:
             self._tab_busy(tab, True)
         if focus:

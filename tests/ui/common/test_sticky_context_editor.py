@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from threadline.core.sticky import ContextHook, ContextSource, HookTiming, StickyContext
-from threadline.ui.settings.sticky_context_editor import StickyContextEditor
+from threadline.ui.common.sticky_context_editor import StickyContextEditor
 
 
 def make(qtbot: Any, *, show_share: bool) -> StickyContextEditor:
