@@ -61,7 +61,7 @@ def main() -> None:
     from tests.support.branchy_trees import branchy_tree
 
     from threadline.core.tree_layout import layout_conversation
-    from threadline.ui.chat.branch_map import BranchMap
+    from threadline.ui.chat.branch_map.branch_map import BranchMap
     from threadline.ui.common.theme import DARK
 
     app = QApplication.instance() or QApplication([])

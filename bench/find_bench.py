@@ -16,7 +16,7 @@ that is nowhere:
   (offscreen), from the query to the "n of m" label, view scrolled to the match; and what
   opening it costs (it reads the messages and builds the search text then, so that the
   first key is a warm search). A reply is searched as it is rendered, so its Markdown is
-  parsed once (``ui/chat/find_shown_text.py``) in slices between frames: the time until
+  parsed once (``ui/chat/find/find_shown_text.py``) in slices between frames: the time until
   the chat is searchable is given, and the longest slice (what a frame waits at most);
 * ``markdown``: the same for a chat whose replies are Markdown (bold, links, code, lists,
   a code block; every one different, so nothing comes from the cache);
@@ -150,9 +150,9 @@ def find_host(live: FakeLive) -> tuple[Any, Any, Any, Any, Any]:
     at a window's size: (host, model, view, composer, find)."""
     from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
-    from threadline.ui.chat.chat_view import ChatView
-    from threadline.ui.chat.conversation_model import ConversationModel
-    from threadline.ui.chat.find_bar import install_find
+    from threadline.ui.chat.find.find_bar import install_find
+    from threadline.ui.chat.view.chat_view import ChatView
+    from threadline.ui.chat.view.conversation_model import ConversationModel
 
     host = QWidget()
     layout = QVBoxLayout(host)

@@ -453,7 +453,7 @@ def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
     from PySide6.QtCore import QCoreApplication, QEvent, Qt
     from PySide6.QtGui import QKeyEvent
 
-    from threadline.ui.chat import composer as composer_module
+    from threadline.ui.chat.composer import composer as composer_module
 
     painted = paint_timer(composer_module._Edit)
     server = start_server(tabs, tokens)
@@ -630,7 +630,7 @@ def child_first_send(data_dir: str, send_after: float) -> None:
     from PySide6.QtGui import QKeyEvent
 
     from threadline.core.config import ProviderConfig, ProviderKind
-    from threadline.ui.chat.chat_view import ChatView
+    from threadline.ui.chat.view.chat_view import ChatView
     from threadline.ui.common.message_bridge import MessageBridge
     from threadline.ui.window.main_window import MainWindow
 

@@ -17,7 +17,7 @@ A find must count exactly what the view can highlight, or "3 of 17" points at th
 place. So each part is searched as it is shown, not as it is stored: a tool call's
 arguments and a JSON tool result as their box shows them (indented, unescaped), and a
 reply's text through ``shown_text`` — the chat passes a function that turns Markdown into
-the text its document holds (``ui/chat/find_shown_text.py``): no markup, link text
+the text its document holds (``ui/chat/find/find_shown_text.py``): no markup, link text
 without its address, each paragraph, list item, cell and code line on a line of its own,
 formulas left out (they are pictures). Without it the stored text is searched.
 

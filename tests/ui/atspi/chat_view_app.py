@@ -23,8 +23,8 @@ from PySide6.QtCore import QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication
 from tests.support.ui_fakes import FakeLive
 
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.common.announce import announce
 
 PIECES = ["The capital ", "of France ", "is Paris."]

@@ -222,7 +222,7 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
 
 def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
     """A chat opened with the map hidden makes no panel; the first Ctrl+Shift+B builds a working one."""
-    from threadline.ui.chat.branch_map_panel import BranchMapPanel
+    from threadline.ui.chat.branch_map.branch_map_panel import BranchMapPanel
 
     harness.server.enqueue(reply("Hi."))
     window = harness.open()

@@ -19,10 +19,10 @@ from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QAccessible
 from tests.support.ui_fakes import FakeLive
 
 from threadline.engine.events import MessageChanged
-from threadline.ui.chat.chat_accessibility import MessageItem
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.message_keys import COMMANDS
+from threadline.ui.chat.view.chat_accessibility import MessageItem
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.message_keys import COMMANDS
 
 
 @dataclass(frozen=True)

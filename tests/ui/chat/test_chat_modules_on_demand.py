@@ -18,7 +18,7 @@ import threadline.ui.chat.chat_tab  # everything a chat tab is made of
 rare = ("threadline.documents", "PySide6.QtSvg", "threadline.core.slash_commands",
         "threadline.engine.commands")
 print("opened:", [m for m in rare if m in sys.modules])
-from threadline.ui.chat.attachment_tray import AttachmentTray
+from threadline.ui.chat.composer.attachment_tray import AttachmentTray
 tray = AttachmentTray()
 tray.add_paths([Path(sys.argv[1])])  # a small text file: read on the spot
 print("attached:", [m for m in rare if m in sys.modules], [e.state.value for e in tray.entries()])

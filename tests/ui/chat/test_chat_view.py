@@ -19,12 +19,12 @@ from threadline.core.messages import (
 from threadline.core.request import ToolSpec
 from threadline.engine.events import ActivePathChanged
 from threadline.tools.registry import ToolRegistry
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.markdown import stable_boundary
-from threadline.ui.chat.message_html import arguments_summary, fallback_tool_name
-from threadline.ui.chat.message_labels import speaker
-from threadline.ui.chat.view_layout import RowLayout, TextMetrics, estimate_heights
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.markdown import stable_boundary
+from threadline.ui.chat.view.message_html import arguments_summary, fallback_tool_name
+from threadline.ui.chat.view.message_labels import speaker
+from threadline.ui.chat.view.view_layout import RowLayout, TextMetrics, estimate_heights
 
 
 def make(qtbot: Any, live: FakeLive) -> tuple[ConversationModel, ChatView]:

@@ -9,10 +9,10 @@ from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu
 from tests.support.ui_fakes import FakeLive
 
-from threadline.ui.chat import view_layout
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.message_keys import COMMANDS
+from threadline.ui.chat.view import view_layout
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.message_keys import COMMANDS
 from threadline.ui.common.theme import LIGHT
 
 TIMEOUT = 15000

@@ -12,7 +12,7 @@ from threadline.core.gathered_context import (
     LeftOut,
 )
 from threadline.core.sticky import ContextHook, ContextSource, StickyContext
-from threadline.ui.chat.context_strip import ContextStrip, summary
+from threadline.ui.chat.controls.context_strip import ContextStrip, summary
 
 
 def piece(label: str, kind: str = "file") -> ContextPiece:

@@ -5,7 +5,12 @@ from typing import Any
 from PySide6.QtTest import QAbstractItemModelTester
 from tests.support.ui_fakes import FakeLive
 
-from threadline.ui.chat.conversation_model import ConversationModel, MessageRole, RevisionRole, VersionRole
+from threadline.ui.chat.view.conversation_model import (
+    ConversationModel,
+    MessageRole,
+    RevisionRole,
+    VersionRole,
+)
 
 
 def _tester(model: ConversationModel) -> QAbstractItemModelTester:

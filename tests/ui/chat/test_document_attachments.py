@@ -23,7 +23,7 @@ from tests.support.sse_server import openai_text_stream, split_text, sse_respons
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
-from threadline.ui.chat.attachment_tray import ChipState
+from threadline.ui.chat.composer.attachment_tray import ChipState
 
 
 def reply(text: str) -> Any:

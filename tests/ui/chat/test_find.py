@@ -18,11 +18,11 @@ from tests.support.ui_fakes import FakeLive
 from threadline.core.find_text import TEXT_PART, Match
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.events import MessageAdded
-from threadline.ui.chat import math_render
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_bar import FindBar, install_find
-from threadline.ui.chat.find_order import ViewRows, match_to_show
+from threadline.ui.chat.find.find_bar import FindBar, install_find
+from threadline.ui.chat.find.find_order import ViewRows, match_to_show
+from threadline.ui.chat.view import math_render
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.common.announce import Announcer
 
 CTRL = Qt.KeyboardModifier.ControlModifier

@@ -19,7 +19,7 @@ from threadline.core.find_text import searchable_parts, thinking_part
 from threadline.core.messages import Message, MessageStatus
 from threadline.core.reasoning import SOURCE_OPENAI, Reasoning
 from threadline.core.tree import ConversationTree
-from threadline.ui.chat.thinking_block import thinking_key
+from threadline.ui.chat.view.thinking_block import thinking_key
 
 THOUGHT = "The kiwi is a flightless bird; a zebra is not a bird at all."
 ANSWER = "A kiwi cannot fly."

@@ -14,8 +14,8 @@ from tests.support.ui_driving import click_action, texts, type_and_send, wait_id
 from tests.support.ui_driving import new_tab_by_click as new_tab
 
 from threadline.core.config import ProviderConfig, ProviderKind
-from threadline.ui.chat.chat_view import IMAGE_SCHEME
-from threadline.ui.chat.model_catalog import CACHE_KEY
+from threadline.ui.chat.composer.model_catalog import CACHE_KEY
+from threadline.ui.chat.view.chat_view import IMAGE_SCHEME
 
 
 def reply(text: str, model: str = "gpt-4o-mini") -> Any:

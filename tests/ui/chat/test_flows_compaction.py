@@ -25,7 +25,7 @@ from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.events import ErrorAction
-from threadline.ui.chat.conversation_model import MessageRole
+from threadline.ui.chat.view.conversation_model import MessageRole
 
 SUMMARY_TEXT = "Q1 to Q4 asked about plants; A1 to A3 answered."
 

@@ -173,7 +173,7 @@ def test_an_agent_and_a_model_side_by_side(harness: Any) -> None:
 def test_the_compare_view_is_built_when_a_compare_starts(harness: Any) -> None:
     """No compare view until a compare starts; the one built then shows every column from the
     start, with the known price, and Tab reaches it right after the chat, as when every tab built it."""
-    from threadline.ui.chat.compare_view import CompareView
+    from threadline.ui.chat.compare.compare_view import CompareView
 
     tab = open_with_three_workers(harness, Approval.ALLOW)
     assert tab.findChild(CompareView) is None

@@ -22,7 +22,13 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.messages import MessageKind
-from threadline.ui.chat.context_marks import CLEAR_LABEL, SUMMARY_TITLE, is_clear, is_tangent, summary_key
+from threadline.ui.chat.view.context_marks import (
+    CLEAR_LABEL,
+    SUMMARY_TITLE,
+    is_clear,
+    is_tangent,
+    summary_key,
+)
 
 TIMEOUT = 15000
 SUMMARY_TEXT = "**Earlier:** the user asked Q1 and Q2; answers A1 and A2 covered both."
@@ -168,7 +174,7 @@ def test_compact_through_the_dialog_keeps_the_chosen_turns_and_sends_the_summary
 
 def click_compact_now(harness: Any, tab: Any) -> None:
     """Click the context meter, then "Compact now" in the breakdown it pops up."""
-    from threadline.ui.chat.context_meter_button import MeterBreakdown
+    from threadline.ui.chat.composer.context_meter_button import MeterBreakdown
 
     meter = tab.composer.meter
     harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=TIMEOUT)
@@ -245,7 +251,7 @@ def test_the_clear_divider_says_what_happened(harness: Any) -> None:
     use_conversation_menu(harness, tab, "clear")
     harness.qtbot.waitUntil(lambda: is_clear(tab.live.conversation.path()[-1]), timeout=TIMEOUT)
     marker = tab.live.conversation.path()[-1]
-    from threadline.ui.chat.chat_accessibility import message_name
+    from threadline.ui.chat.view.chat_accessibility import message_name
 
     assert message_name(marker).startswith(CLEAR_LABEL)
 
@@ -359,7 +365,7 @@ def test_a_checkpoint_set_from_a_message_and_restored_from_the_list(harness: Any
 
 
 def test_summary_title_is_the_rows_accessible_name(harness: Any) -> None:
-    from threadline.ui.chat.message_labels import speaker
+    from threadline.ui.chat.view.message_labels import speaker
 
     tab = chat_with(harness, 2)
     harness.server.enqueue(reply(SUMMARY_TEXT))

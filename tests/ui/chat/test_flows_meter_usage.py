@@ -13,8 +13,8 @@ from tests.support.ui_driving import type_and_send, wait_idle
 from threadline.core.meter import MeterLevel, MeterPart
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 from threadline.engine.usage_report import PRICES_SETTING
-from threadline.ui.chat.context_meter_button import MeterBreakdown
-from threadline.ui.chat.message_labels import usage_label
+from threadline.ui.chat.composer.context_meter_button import MeterBreakdown
+from threadline.ui.chat.view.message_labels import usage_label
 from threadline.ui.common.announce import Announcer
 
 

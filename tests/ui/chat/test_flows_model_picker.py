@@ -19,7 +19,7 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import texts, type_and_send
 
 from threadline.engine.events import ErrorAction
-from threadline.ui.chat.composer import LOADING_MODELS, REFRESH_MODELS
+from threadline.ui.chat.composer.composer import LOADING_MODELS, REFRESH_MODELS
 
 LLAMA = "llama-3.2-3b  ·  replay"
 

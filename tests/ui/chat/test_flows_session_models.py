@@ -183,7 +183,7 @@ def test_a_draft_and_its_attachment_survive_a_restart(harness: Any, tmp_path: Pa
 
 
 def test_windows_the_servers_listed_last_time_count_from_the_start(harness: Any) -> None:
-    from threadline.ui.chat.model_catalog import CACHE_KEY
+    from threadline.ui.chat.composer.model_catalog import CACHE_KEY
 
     window = harness.open()
     saved = {"replay": [{"id": "qwen-local", "context_window": 512, "supports_images": False}]}

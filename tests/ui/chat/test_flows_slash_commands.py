@@ -16,7 +16,7 @@ from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.messages import MessageKind
 from threadline.core.slash_commands import COMMANDS, CommandName
-from threadline.ui.chat.conversation_model import MessageRole
+from threadline.ui.chat.view.conversation_model import MessageRole
 
 SUMMARY = "Q1 and Q2 were about plants."
 

@@ -11,7 +11,7 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.sticky import ContextSource, StickyContext
-from threadline.ui.chat.context_dialog import ContextDialog
+from threadline.ui.chat.controls.context_dialog import ContextDialog
 
 
 def stored_context(harness: Any, session_id: str) -> StickyContext:

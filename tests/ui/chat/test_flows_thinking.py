@@ -15,7 +15,7 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.messages import MessageStatus
-from threadline.ui.chat.thinking_block import thinking_key
+from threadline.ui.chat.view.thinking_block import thinking_key
 from threadline.ui.common.theme import ThemeChoice
 
 TIMEOUT = 20000

@@ -23,7 +23,7 @@ from tests.support.ui_driving import type_and_send, wait_idle
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind
 from threadline.engine.events import ErrorAction
-from threadline.ui.chat.image_viewer import ImageViewer
+from threadline.ui.chat.view.image_viewer import ImageViewer
 
 TIMEOUT = 30000
 CHART_SERVER = Path(__file__).parent / "servers" / "chart_server.py"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from threadline.ui.chat.markdown import is_safe_link, render_markdown
+from threadline.ui.chat.view.markdown import is_safe_link, render_markdown
 from threadline.ui.common.theme import DARK, LIGHT
 
 

@@ -10,12 +10,12 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QTextDocument
 from tests.support.ui_fakes import FakeLive
 
-from threadline.ui.chat import math_render
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.markdown import UNSEARCHED, _parser, render_markdown
-from threadline.ui.chat.math_markdown import MATH_DISPLAY, MATH_INLINE
-from threadline.ui.chat.math_render import MathStyle, formula_image, formula_of_url, formula_url
+from threadline.ui.chat.view import math_render
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.markdown import UNSEARCHED, _parser, render_markdown
+from threadline.ui.chat.view.math_markdown import MATH_DISPLAY, MATH_INLINE
+from threadline.ui.chat.view.math_render import MathStyle, formula_image, formula_of_url, formula_url
 from threadline.ui.common.theme import DARK, LIGHT
 
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
 
-from threadline.ui.chat import math_render
+from threadline.ui.chat.view import math_render
 from threadline.ui.common.theme import ThemeChoice
 
 pytestmark = pytest.mark.skipif(

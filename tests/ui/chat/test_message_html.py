@@ -22,8 +22,8 @@ from threadline.core.messages import (
     ToolCall,
     ToolResult,
 )
-from threadline.ui.chat.markdown import prepare_highlighting
-from threadline.ui.chat.message_html import (
+from threadline.ui.chat.view.markdown import prepare_highlighting
+from threadline.ui.chat.view.message_html import (
     IMAGE_SCHEME,
     MessageHtml,
     MessageHtmlOptions,
@@ -279,7 +279,7 @@ def test_a_tool_call_a_crash_cut_short_is_said_quietly_not_as_the_tools_error() 
 
 
 def test_a_sent_document_is_described_as_its_chip_described_it() -> None:
-    from threadline.ui.chat.attachment_tray import ChipState, Entry, chip_text
+    from threadline.ui.chat.composer.attachment_tray import ChipState, Entry, chip_text
 
     report = ContextFile("report.pdf", "y" * 17_200, document_type="pdf", page_count=12)
     chip = chip_text(Entry("report.pdf", ChipState.READY, item=report))

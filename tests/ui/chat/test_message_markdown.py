@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from threadline.core.messages import ImageBlock, Message, MessageKind, Role, ToolCall, ToolResult
-from threadline.ui.chat.message_markdown import fenced, message_markdown
+from threadline.ui.chat.view.message_markdown import fenced, message_markdown
 
 
 def test_a_reply_with_a_tool_call_gets_its_arguments_as_pretty_json() -> None:

@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication
 from tests.support.ui_fakes import FakeLive
 from tests.ui.chat.test_wide_tables import NARROW, WIDE
 
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.table_scroll import ScrolledTable
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.table_scroll import ScrolledTable
 from threadline.ui.common.theme import DARK
 
 

@@ -23,10 +23,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QTableWidgetSelectionRange
 from tests.support.ui_fakes import FakeLive
 
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.table_dialog import TableDialog
-from threadline.ui.chat.wide_tables import OPEN_TABLE_SCHEME, tables_in
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.table_dialog import TableDialog
+from threadline.ui.chat.view.wide_tables import OPEN_TABLE_SCHEME, tables_in
 
 HEADERS = [f"Quarterly metric {i}" for i in range(12)]
 ROWS = [[f"{r * 100 + c:,} units · region {c}" for c in range(12)] for r in range(4)]

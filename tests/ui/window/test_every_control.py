@@ -768,7 +768,7 @@ def check_message_start_tangent(harness: Any) -> None:
 
 
 def check_message_set_checkpoint(harness: Any) -> None:
-    from threadline.ui.chat.checkpoint_menu import CheckpointNameDialog
+    from threadline.ui.chat.controls.checkpoint_menu import CheckpointNameDialog
 
     tab = chat_with_reply(harness, "Q1", "A1")
     prompt_id = tab.live.conversation.path()[0].id
@@ -822,7 +822,7 @@ def test_every_message_menu_entry_has_an_expectation(harness: Any) -> None:
     offered: set[str] = set()
     for message in tab.live.conversation.path():
         offered.update(choose_on_message(tab, message.id, "(look only)"))
-    from threadline.ui.chat.message_actions import ACTION_LABELS
+    from threadline.ui.chat.view.message_actions import ACTION_LABELS
 
     footer = {label for key, label in ACTION_LABELS.items() if key not in ("prev_version", "next_version")}
     everything = offered | footer | {"Copy link address"}

@@ -53,21 +53,21 @@ from threadline.engine.events import (
     SessionBusyElsewhere,
     UserFacingError,
 )
-from threadline.ui.chat.agent_picker import AgentBinding
-from threadline.ui.chat.attachment_tray import FileDropTarget
-from threadline.ui.chat.busy_elsewhere_strip import BusyElsewhereStrip
-from threadline.ui.chat.chat_view import ChatView
-from threadline.ui.chat.compare_picker import CompareAgents
-from threadline.ui.chat.composer import Composer
-from threadline.ui.chat.context_strip import ContextStrip
-from threadline.ui.chat.conversation_controls import ConversationControls
-from threadline.ui.chat.conversation_model import ConversationModel
-from threadline.ui.chat.find_keys import install_find_keys
-from threadline.ui.chat.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
-from threadline.ui.chat.message_undo import MessageUndoBar
-from threadline.ui.chat.meter_feed import MeterFeed
-from threadline.ui.chat.model_catalog import ModelCatalog, ModelChoice
-from threadline.ui.chat.waiting_send import WaitingSend
+from threadline.ui.chat.composer.agent_picker import AgentBinding
+from threadline.ui.chat.composer.attachment_tray import FileDropTarget
+from threadline.ui.chat.composer.busy_elsewhere_strip import BusyElsewhereStrip
+from threadline.ui.chat.composer.compare_picker import CompareAgents
+from threadline.ui.chat.composer.composer import Composer
+from threadline.ui.chat.composer.meter_feed import MeterFeed
+from threadline.ui.chat.composer.model_catalog import ModelCatalog, ModelChoice
+from threadline.ui.chat.composer.waiting_send import WaitingSend
+from threadline.ui.chat.controls.context_strip import ContextStrip
+from threadline.ui.chat.controls.conversation_controls import ConversationControls
+from threadline.ui.chat.find.find_keys import install_find_keys
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
+from threadline.ui.chat.view.message_undo import MessageUndoBar
 from threadline.ui.common.error_banner import ErrorBanner, first_sentence
 from threadline.ui.common.focus_chain import move_before_in_focus_chain
 from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
@@ -76,12 +76,12 @@ from threadline.ui.common.theme import ThemeColors
 
 if TYPE_CHECKING:  # built when first asked for, not by every open
     from threadline.ui.approval.approval_bar import ApprovalBar
-    from threadline.ui.chat.branch_map_panel import BranchMapPanel
-    from threadline.ui.chat.compare_view import CompareView
-    from threadline.ui.chat.context_dialog import ContextDialog
-    from threadline.ui.chat.find_bar import FindBar
-    from threadline.ui.chat.slash_completer import SlashCompleter
-    from threadline.ui.chat.slash_runner import SlashCommandRunner
+    from threadline.ui.chat.branch_map.branch_map_panel import BranchMapPanel
+    from threadline.ui.chat.compare.compare_view import CompareView
+    from threadline.ui.chat.composer.slash_completer import SlashCompleter
+    from threadline.ui.chat.controls.context_dialog import ContextDialog
+    from threadline.ui.chat.controls.slash_runner import SlashCommandRunner
+    from threadline.ui.chat.find.find_bar import FindBar
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -315,7 +315,7 @@ class ChatTab(QWidget):
         built the first time a "/" is typed or sent. Most chats never use a command, so the
         commands' modules and widgets are not paid by every open."""
         if self._slash is None:
-            from threadline.ui.chat.slash_runner import SlashCommandRunner
+            from threadline.ui.chat.controls.slash_runner import SlashCommandRunner
 
             runner = SlashCommandRunner(self)
             self._column.insertWidget(self._column.indexOf(self.composer), runner.notice)
@@ -327,7 +327,7 @@ class ChatTab(QWidget):
     def slash_completer(self) -> SlashCompleter:
         """The list of commands that opens when the text starts with "/" (built on the first)."""
         if self._slash_completer is None:
-            from threadline.ui.chat.slash_completer import SlashCompleter
+            from threadline.ui.chat.composer.slash_completer import SlashCompleter
 
             self._slash_completer = SlashCompleter(self.composer.edit, self)
         return self._slash_completer
@@ -348,7 +348,7 @@ class ChatTab(QWidget):
         subscription to the conversation are not paid by every open.
         """
         if self._branch_map is None:
-            from threadline.ui.chat.branch_map_panel import BranchMapPanel
+            from threadline.ui.chat.branch_map.branch_map_panel import BranchMapPanel
 
             panel = BranchMapPanel(self.engine, self.live, self._colors)
             panel.hide()
@@ -544,7 +544,7 @@ class ChatTab(QWidget):
         most chats are never searched, so its module, widgets, style sheet and its watching of
         the conversation are not paid by every open."""
         if self._find_bar is None:
-            from threadline.ui.chat.find_bar import FindBar
+            from threadline.ui.chat.find.find_bar import FindBar
 
             bar = FindBar(self.view, self.model)
             bar.closed.connect(self.focus_composer)
@@ -559,7 +559,7 @@ class ChatTab(QWidget):
         """Several models' replies side by side, between the chat and the composer, built (hidden)
         the first time a compare starts or versions are compared: most chats never show it."""
         if self._compare_view is None:
-            from threadline.ui.chat.compare_view import CompareView
+            from threadline.ui.chat.compare.compare_view import CompareView
 
             view = CompareView(self.live, self._colors)
             view.pickRequested.connect(self._continue_with)
@@ -899,7 +899,9 @@ class ChatTab(QWidget):
 
     def edit_context(self) -> ContextDialog:
         """Open the dialog that edits this session's own sticky context (modeless; returned for tests)."""
-        from threadline.ui.chat.context_dialog import ContextDialog  # with its editor, only when asked for
+        from threadline.ui.chat.controls.context_dialog import (
+            ContextDialog,  # with its editor, only when asked for
+        )
 
         dialog = ContextDialog(self.engine, self.session_id, self._info.context, self.live.last_context, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
@@ -990,6 +992,10 @@ class ChatTab(QWidget):
                 self.banner.dismiss()
         self._model_problem, self._model_note = problem, note
         self._update_status()
+
+    def request_export(self, session_ids: list[str]) -> None:
+        """Ask the window for its export dialog with these chats chosen (``/export`` without a file)."""
+        self.exportRequested.emit(session_ids)
 
     def dismiss_command_error(self) -> None:
         """A command went through: what the banner said about the last one goes, but not what

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
     from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
-    from threadline.ui.chat.model_catalog import ModelCatalog
+    from threadline.ui.chat.composer.model_catalog import ModelCatalog
     from threadline.ui.common.shortcuts import KeySpec
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
         self.build_sidebar()
         self._build_tabs()
         if self._catalog is None:
-            from threadline.ui.chat.model_catalog import ModelCatalog
+            from threadline.ui.chat.composer.model_catalog import ModelCatalog
 
             self._catalog = ModelCatalog(self)
 

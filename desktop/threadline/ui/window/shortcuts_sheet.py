@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.ui.chat.branch_map import key_hints as branch_map_keys
-from threadline.ui.chat.message_keys import COMMANDS
+from threadline.ui.chat.branch_map.branch_map import key_hints as branch_map_keys
+from threadline.ui.chat.view.message_keys import COMMANDS
 from threadline.ui.common.shortcuts import KeyHint, ShortcutEntry, plain_text, registered_shortcuts
 
 

@@ -1,0 +1,1 @@
+"""Compare two branches side by side: the picker and the two-column view."""

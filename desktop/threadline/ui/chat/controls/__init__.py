@@ -1,0 +1,1 @@
+"""The conversation's controls: the menu, compaction, checkpoints, context, tangents, slash commands."""

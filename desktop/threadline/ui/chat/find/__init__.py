@@ -1,0 +1,1 @@
+"""Find in a chat (Ctrl+F): the bar, its keys, the order of matches and the text as shown."""

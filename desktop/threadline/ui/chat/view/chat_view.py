@@ -1,0 +1,1040 @@
+"""The chat view: a virtualized list of rendered messages over a ConversationModel.
+
+Why not a QListView or a widget per message: a widget per message lays out every
+message, and QListView asks the delegate for the size of every row on each relayout,
+which a growing streaming row triggers every frame. This view is a QAbstractScrollArea
+that paints only the rows intersecting the viewport. Its parts live next to it:
+
+* ``view_layout`` — row heights (estimated until seen) and the anchor of the visible part;
+* ``document_cache`` — one QTextDocument per message, the streaming reply grown in place;
+* ``message_html`` — what a message's body says, as HTML (a pure function);
+* ``row_painter`` — header, body and footer buttons of one row;
+* ``hit_testing`` — what the pointer is over;
+* ``selection_editor`` — the read-only browser laid over a message to select its text;
+* ``message_keys`` — the keys that act on the current message (shown in its menu);
+* ``chat_accessibility`` — the messages as a list for screen readers.
+
+The view itself wires them to the model's row signals, the scroll bar, the mouse and
+the keyboard, and emits what the user asked for (``actionTriggered``).
+
+Keyboard: the view has a *current* message (drawn with a focus ring while the view has
+the focus). Up/Down and K/J move it, Home/End go to the first/last message, and the keys
+of ``message_keys`` act on it; the Menu key or Shift+F10 opens its menu, which shows those
+keys. Moving the current message scrolls it into view and tells assistive tools.
+
+The single-letter keys (E, R, Del…) act only once the keyboard has chosen the current
+message: the focus came by Tab, a pane key or the program, or an arrow moved it. After a
+click in the conversation they do not: what is typed then goes to the message box
+(``typedAhead``), so a sentence typed at the wrong moment cannot edit, regenerate or
+delete (docs/accessibility.md). A click that gives the view the focus does not pick a
+message or scroll either: the press itself makes the clicked message current, and its
+button acts on the same click.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QDesktopServices,
+    QFocusEvent,
+    QGuiApplication,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QShowEvent,
+    QTextDocument,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
+
+from threadline.core.messages import Message, MessageKind
+from threadline.core.usage import PriceLookup
+from threadline.ui.chat.view import chat_accessibility, hit_testing, view_layout
+from threadline.ui.chat.view.chat_accessibility import MessageItems
+from threadline.ui.chat.view.context_marks import (
+    NOT_SENT_OPACITY,
+    SUMMARY_TOGGLE_ACTION,
+    checkpoints_by_message,
+    summary_key,
+)
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.copy_feedback import COPIED_MS, COPIED_TEXT, COPY_TEXT, relabel_link
+from threadline.ui.chat.view.document_cache import DocumentCache, RenderedMessage
+from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
+from threadline.ui.chat.view.image_viewer import ImageViewer, open_image
+from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, is_safe_link
+from threadline.ui.chat.view.math_render import formula_of_url, formula_url_at
+from threadline.ui.chat.view.message_actions import VERSION, actions_for, menu_actions_for
+from threadline.ui.chat.view.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNamer, display_tool_name
+from threadline.ui.chat.view.message_keys import COMMANDS, SELECT_TEXT, command_for_key
+from threadline.ui.chat.view.message_labels import status_label
+from threadline.ui.chat.view.message_markdown import message_markdown
+from threadline.ui.chat.view.row_painter import FrameState, RowPainter, TextHighlights
+from threadline.ui.chat.view.selection_editor import SelectionEditor
+from threadline.ui.chat.view.table_scroll_input import TableScrolling
+from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION, thinking_key, thinking_open
+from threadline.ui.chat.view.view_layout import (
+    BUBBLE_PAD_Y,
+    HEADER_GAP,
+    ROW_TOP,
+    RowLayout,
+    document_width,
+    estimate_heights,
+    has_bubble,
+    row_height,
+)
+from threadline.ui.chat.view.wide_tables import OPEN_TABLE_SCHEME
+from threadline.ui.common.theme import LIGHT, ThemeColors
+
+__all__ = ["IMAGE_SCHEME", "ChatView"]
+
+log = logging.getLogger("threadline.ui.chat.view.chat_view")
+
+FLASH_MS = 1800
+"""How long a message brought into view by a search stays highlighted."""
+
+
+class ChatView(QAbstractScrollArea):
+    """Paints the messages of a ConversationModel; emits what the user asked for."""
+
+    actionTriggered = Signal(str, str)  # action name, message id
+    atBottomChanged = Signal(bool)
+    escapePressed = Signal()
+    currentMessageChanged = Signal(str)  # message id ("" when there is none)
+    typedAhead = Signal(QKeyEvent)
+    """Text typed while no message was chosen by the keyboard: it belongs in the message box."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChatView")
+        self.setFrameShape(QAbstractScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().setMouseTracking(True)
+        self.viewport().setAutoFillBackground(False)
+        self._model: ConversationModel | None = None
+        self.price_of: PriceLookup | None = None
+        """Prices for the cost shown in each reply's header (set by the tab from the engine)."""
+        self._colors: ThemeColors = LIGHT
+        self._rows = RowLayout()
+        self._highlight_timer = QTimer(self)
+        self._highlight_timer.setSingleShot(True)
+        self._highlight_timer.setInterval(0)  # right after the frame that showed plain code
+        self._highlight_timer.timeout.connect(self._highlight_pending)
+        self._docs = DocumentCache(on_highlight_wanted=self._want_highlighting)
+        self._painter = RowPainter(self.font())
+        self._docs.set_font(self._painter.body_font)
+        self._expanded: set[str] = set()
+        self._visible: list[RowGeometry] = []
+        self._hover: tuple[str, str] | None = None  # (message id, action)
+        self._syncing_scrollbar = False
+        self._flash_id: str | None = None
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.timeout.connect(self._end_flash)
+        self._selection = SelectionEditor(self.viewport(), self)
+        self._selection.linkActivated.connect(self._activate_link)
+        self._selection.escaped.connect(self.setFocus)
+        self._tool_namer: ToolNamer | None = None
+        self.image_viewer: ImageViewer | None = None
+        """The last image opened full size from a message (tests read it)."""
+        self._current: str | None = None
+        self._keys_armed = True
+        """Whether the keyboard chose the current message, so its letter keys act (see above)."""
+        self._lost_row: int | None = None
+        """Where the current message was when it left the view (it is replaced from there)."""
+        self._announced: set[str] = set()
+        self.accessible_items = MessageItems(self, self)
+        """The messages' stand-ins for assistive tools (see ``chat_accessibility``)."""
+        self.setAccessibleName("Messages")
+        self.setAccessibleDescription(
+            "Up and Down move between messages; the Menu key lists what you can do with one."
+        )
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.verticalScrollBar().setSingleStep(40)
+        self.text_highlights: TextHighlights | None = None
+        """Ranges painted highlighted in messages' text (set by the find bar)."""
+        self.tables = TableScrolling(self.viewport().update)
+        """Wide tables scrolled sideways in place (Shift+wheel, their bar, Shift+Left/Right)."""
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def setModel(self, model: ConversationModel) -> None:
+        if self._model is not None:
+            self._connect(self._model, connect=False)
+        self._model = model
+        self._connect(model, connect=True)
+        self.tables.offsets.keep_only(())
+        self._reset_rows()
+
+    def model(self) -> ConversationModel | None:
+        return self._model
+
+    def _connect(self, m: ConversationModel, *, connect: bool) -> None:
+        pairs = (
+            (m.rowsInserted, self._rows_inserted),
+            (m.rowsRemoved, self._rows_removed),
+            (m.dataChanged, self._data_changed),
+            (m.modelReset, self._reset_rows),
+            (m.messageFinished, self._reply_finished),
+        )
+        for signal, slot in pairs:
+            if connect:
+                signal.connect(slot)
+            else:
+                signal.disconnect(slot)
+
+    @property
+    def render_count(self) -> int:
+        """Number of documents rendered (tests and benchmarks read it)."""
+        return self._docs.render_count
+
+    def set_tool_namer(self, namer: ToolNamer | None) -> None:
+        """How to show a stored tool name (the engine's registry maps wire to policy names)."""
+        self._tool_namer = namer
+        self._docs.set_tool_namer(namer)
+        self.viewport().update()
+
+    def tool_display_name(self, name: str) -> str:
+        """The policy name of a registered tool; ``server/tool`` for an MCP tool no longer registered."""
+        return display_tool_name(name, self._tool_namer)
+
+    def set_colors(self, colors: ThemeColors) -> None:
+        self._colors = colors
+        self._docs.set_colors(colors)
+        self.viewport().update()
+
+    # -- geometry --------------------------------------------------------------------------
+
+    def content_width(self) -> int:
+        return view_layout.content_width(self.viewport().width())
+
+    def total_height(self) -> int:
+        return self._rows.total_height()
+
+    def _estimates(self, first: int, last: int) -> Sequence[int]:
+        m = self._model
+        if m is None:
+            return ()
+        return estimate_heights(m.text_shapes(first, last), self.content_width(), self._painter.metrics)
+
+    # -- model signals ---------------------------------------------------------------------
+
+    def _reset_rows(self) -> None:
+        self._selection.close()
+        m = self._model
+        n = m.rowCount() if m is not None else 0
+        self._rows.reset(self._estimates(0, n - 1))
+        self._docs.clear()
+        self._forget_missing()
+        self._relayout()
+
+    def _rows_inserted(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
+        self._rows.insert(first, self._estimates(first, last))
+        lost = self._lost_row
+        if lost is not None and first <= lost <= last and self._model is not None:
+            message = self._model.message_at(lost)
+            self._lost_row = None
+            if message is not None:
+                self._set_current(message.id, scroll=False)
+        self._relayout()
+
+    def _rows_removed(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
+        self._rows.remove(first, last)
+        selecting = self._selection.message_id
+        if selecting is not None and self._model is not None and self._model.row_of(selecting) < 0:
+            self._selection.close()
+        self._forget_missing(near=first)
+        self._relayout()
+
+    def _data_changed(
+        self,
+        top_left: QModelIndex | QPersistentModelIndex,
+        bottom_right: QModelIndex | QPersistentModelIndex,
+        _roles: list[int] | None = None,
+    ) -> None:
+        for row in range(top_left.row(), bottom_right.row() + 1):
+            self._rows.mark_stale(row)  # re-measure when next visible
+        if self.isVisible():
+            self._relayout()
+
+    def _relayout(self) -> None:
+        if self.isVisible():
+            self.viewport().update()
+        else:
+            self._sync_scrollbar()
+
+    # -- rendering and layout --------------------------------------------------------------
+
+    def _want_highlighting(self) -> None:
+        if not self._highlight_timer.isActive():
+            self._highlight_timer.start()
+
+    def _highlight_pending(self) -> None:
+        """Build the lexers the last frame lacked, then render those messages again, highlighted."""
+        if self._docs.highlight_pending():
+            self.viewport().update()
+
+    def _measure(self, row: int) -> tuple[Message, RenderedMessage, int]:
+        assert self._model is not None
+        message = self._model.message_at(row)
+        assert message is not None
+        width = self.content_width()
+        rendered = self._docs.render(
+            message, self._model.revision(message.id), document_width(message, width), self._expanded
+        )
+        doc_h = int(rendered.doc.size().height() + 0.999)
+        height = row_height(doc_h, bubble=has_bubble(message), header_height=self._painter.header_height)
+        self._rows.set_measured(row, height, width)
+        return message, rendered, height
+
+    def _measure_height(self, row: int) -> int:
+        return self._measure(row)[2]
+
+    def _ensure_layout(self) -> None:
+        """Fix the anchor so the viewport is filled, measuring only the rows that show."""
+        if self._model is None:
+            self._rows.anchor_row, self._rows.anchor_off = 0, 0
+        else:
+            self._rows.fill(self.viewport().height(), self._measure_height)
+        if self._model is None or not len(self._rows):
+            self._visible = []
+        self._sync_scrollbar()
+
+    def _sync_scrollbar(self) -> None:
+        bar = self.verticalScrollBar()
+        vh = self.viewport().height()
+        self._syncing_scrollbar = True
+        try:
+            bar.setRange(0, max(0, self._rows.total_height() - vh))
+            bar.setPageStep(max(1, vh))
+            bar.setValue(min(self._rows.scroll_value(), bar.maximum()))
+        finally:
+            self._syncing_scrollbar = False
+
+    def _scrolled(self, value: int) -> None:
+        self._selection.close()
+        if self._syncing_scrollbar or not self._rows.anchor_at(value):
+            return
+        was = self._rows.stick
+        self._rows.stick = value >= self.verticalScrollBar().maximum() - 2
+        if was != self._rows.stick:
+            self.atBottomChanged.emit(self._rows.stick)
+        self.viewport().update()
+
+    @property
+    def following(self) -> bool:
+        """Whether the view follows new content (the user is at the bottom)."""
+        return self._rows.stick
+
+    def scroll_to_bottom(self) -> None:
+        was = self._rows.stick
+        self._rows.stick = True
+        if not was:
+            self.atBottomChanged.emit(True)
+        self.viewport().update()
+
+    def scroll_to_message(self, message_id: str, *, flash: bool = True) -> bool:
+        """Bring a message to the top of the view (search hits), briefly highlighted."""
+        if self._model is None:
+            return False
+        row = self._model.row_of(message_id)
+        if row < 0:
+            return False
+        self._rows.stick = False
+        self._rows.anchor_row, self._rows.anchor_off = row, 0
+        if flash:
+            self._flash_id = message_id
+            self._flash_timer.start(FLASH_MS)
+        self._ensure_layout()
+        self.viewport().update()
+        return True
+
+    @property
+    def colors(self) -> ThemeColors:
+        return self._colors
+
+    def rendered_document(self, message_id: str) -> QTextDocument | None:
+        """A message's document as it is painted now (rendered if needed)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        return self._measure(row)[1].doc if row >= 0 else None
+
+    def open_tool_box(self, message_id: str, key: str) -> None:
+        """Open a collapsed tool box (the find bar shows a match inside it)."""
+        if key in self._expanded or self._model is None:
+            return
+        self._expanded.add(key)
+        self._rows.mark_stale(self._model.row_of(message_id))
+        self.viewport().update()
+
+    def open_thinking(self, message: Message) -> None:
+        """Open a reply's closed thinking block (the find bar shows a match inside it). Its key
+        flips the block's default (open while thinking, closed after), so it is set or cleared
+        as the block's state needs."""
+        if self._model is None or thinking_open(message, self._expanded):
+            return
+        self._expanded.symmetric_difference_update({thinking_key(message.id)})
+        self._rows.mark_stale(self._model.row_of(message.id))
+        self.viewport().update()
+
+    def reveal_text(self, message_id: str, doc_top: float, doc_bottom: float, *, clear_top: int = 0) -> bool:
+        """Scroll so that the part of a message's document between ``doc_top`` and ``doc_bottom``
+        shows below ``clear_top`` (what floats over the view), a third of the way down the view
+        if the view has to move (find matches)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        if row < 0:
+            return False
+        message, _rendered, _height = self._measure(row)
+        bubble_pad = BUBBLE_PAD_Y if has_bubble(message) else 0
+        above_doc = ROW_TOP + self._painter.header_height + HEADER_GAP + bubble_pad
+        top, bottom = above_doc + doc_top, above_doc + doc_bottom
+        self._ensure_visible_geometry()
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        vh = self.viewport().height()
+        if geo is not None and geo.top + top >= clear_top and geo.top + bottom <= vh:
+            return True
+        was = self._rows.stick
+        self._rows.stick = False
+        self._rows.anchor_at(max(0, int(self._rows.offsets()[row] + top - max(vh // 3, clear_top))))
+        if was:
+            self.atBottomChanged.emit(False)
+        self._ensure_layout()
+        self._ensure_visible_geometry()
+        self.viewport().update()
+        return True
+
+    def _end_flash(self) -> None:
+        self._flash_id = None
+        self.viewport().update()
+
+    # -- painting ----------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self.viewport())
+        try:
+            self._paint_all(painter)
+        finally:
+            painter.end()
+
+    def _paint_all(self, painter: QPainter) -> None:
+        self._ensure_layout()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.fillRect(self.viewport().rect(), QColor(self._colors.base))
+        self._visible = []
+        if self._model is None or not len(self._rows):
+            return
+        viewport_width = self.viewport().width()
+        frame = FrameState(
+            colors=self._colors,
+            left=view_layout.content_left(viewport_width),
+            width=self.content_width(),
+            viewport_width=viewport_width,
+            viewport_height=self.viewport().height(),
+            hover=self._hover,
+            flash_id=self._flash_id,
+            focus_id=self._current if self.hasFocus() and self._keys_armed else None,
+            price_of=self.price_of,
+            text_highlights=self.text_highlights,
+            checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
+            table_offsets=self.tables.offsets,
+        )
+        first_sent = self._model.first_sent_row()  # rows above it are summarised or cleared: dimmed
+        y = -self._rows.anchor_off
+        row = self._rows.anchor_row
+        n = len(self._rows)
+        busy = not self._model.live.conversation.ready_for_input
+        while row < n and y < frame.viewport_height:
+            message, rendered, h = self._measure(row)
+            actions = self._actions_for(message, busy)
+            version = self._model.version(message.id) if VERSION in actions else None
+            painter.setOpacity(NOT_SENT_OPACITY if row < first_sent and message.marker is None else 1.0)
+            geo = self._painter.paint_row(
+                painter,
+                frame,
+                row,
+                y,
+                h,
+                message,
+                rendered.doc,
+                bubble=has_bubble(message),
+                actions=actions,
+                version=version,
+            )
+            self._visible.append(geo)
+            y += h
+            row += 1
+        painter.setOpacity(1.0)
+
+    def _actions_for(self, message: Message, busy: bool) -> list[str]:
+        count = self._model.version(message.id).count if self._model is not None else 1
+        return actions_for(message, busy=busy, version_count=count)
+
+    def _status(self, message: Message) -> tuple[str, str]:
+        """The header's status label of ``message`` and its colour (tests read it)."""
+        return status_label(message, self._colors)
+
+    # -- hit-testing -------------------------------------------------------------------------
+
+    def _document_of(self, message_id: str) -> QTextDocument | None:
+        rendered = self._docs.get(message_id)
+        return rendered.doc if rendered is not None else None
+
+    def _hit(self, pos: QPointF) -> Hit:
+        return hit_testing.hit(self._visible, pos, self._document_of)
+
+    def action_rect(self, message_id: str, action: str) -> QRect | None:
+        """Where an action button of a visible message is (for tests driving the mouse)."""
+        self._ensure_visible_geometry()
+        for geo in self._visible:
+            if geo.message_id == message_id:
+                for rect, name in geo.actions:
+                    if name == action:
+                        return rect.toRect()
+        return None
+
+    def version_text(self, message_id: str) -> str | None:
+        self._ensure_visible_geometry()
+        for geo in self._visible:
+            if geo.message_id == message_id and geo.version_label:
+                return geo.version_label[1]
+        return None
+
+    def anchor_rect(self, message_id: str, href: str) -> QRect | None:
+        """Where a link with ``href`` of a visible message is painted (tests)."""
+        self._ensure_visible_geometry()
+        doc = self._document_of(message_id)
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        if doc is None or geo is None:
+            return None
+        return hit_testing.anchor_rect(doc, geo.doc_rect, href)
+
+    def visible_message_ids(self) -> list[str]:
+        self._ensure_visible_geometry()
+        return [g.message_id for g in self._visible]
+
+    def _ensure_visible_geometry(self) -> None:
+        """Lay out and paint the visible rows now (into an image), so hit rectangles are current."""
+        size = self.viewport().size()
+        image = QImage(max(1, size.width()), max(1, size.height()), QImage.Format.Format_ARGB32_Premultiplied)
+        painter = QPainter(image)
+        try:
+            self._paint_all(painter)
+        finally:
+            painter.end()
+
+    # -- interaction ---------------------------------------------------------------------------
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.tables.wheel(self._visible, event):
+            event.accept()
+            return
+        super().wheelEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self.tables.move(event.position()):
+            return
+        target = self._hit(event.position())
+        hover = (target.row.message_id, target.action) if target.row and target.action else None
+        if hover != self._hover:
+            self._hover = hover
+            self.viewport().update()
+        pointing = target.action or target.href
+        cursor = Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
+        self.viewport().setCursor(cursor)
+        if target.href and is_safe_link(target.href):
+            self.viewport().setToolTip(target.href)
+        else:
+            self.viewport().setToolTip("")
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.viewport().update()
+        super().leaveEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        event.accept()  # clicks are handled on release (actions, links)
+        if event.button() == Qt.MouseButton.LeftButton and self.tables.press(self._visible, event.position()):
+            return
+        target = self._hit(event.position())
+        self._keys_armed = False
+        if target.row is not None:
+            self._set_current(target.row.message_id, scroll=False)
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return super().mouseReleaseEvent(event)
+        if self.tables.release():
+            return None
+        target = self._hit(event.position())
+        if target.row is None:
+            return None
+        if target.action:
+            self._trigger(target.action, target.row.message_id)
+        elif target.href:
+            self._activate_link(target.row.message_id, target.href)
+        return None
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        target = self._hit(event.position())
+        geo = target.row
+        on_text = geo is not None and geo.doc_rect.contains(event.position())
+        if geo is not None and on_text and target.action is None and target.href is None:
+            self.open_selection_editor(geo.message_id)
+
+    def _trigger(self, action: str, message_id: str) -> None:
+        if action == SUMMARY_TOGGLE_ACTION:
+            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{summary_key(message_id)}")
+        elif action == TOGGLE_THINKING_ACTION:
+            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{thinking_key(message_id)}")
+        elif action == "copy":
+            self.copy_message(message_id)
+        elif action == "copy_markdown":
+            message = self._model.message(message_id) if self._model else None
+            if message is not None:
+                QGuiApplication.clipboard().setText(message_markdown(message, self.tool_display_name))
+        self.actionTriggered.emit(action, message_id)
+
+    def _activate_link(self, message_id: str, href: str) -> None:
+        if href.startswith(COPY_CODE_SCHEME + ":"):
+            rendered = self._docs.get(message_id)
+            try:
+                code = rendered.code_blocks[int(href.split(":", 1)[1])] if rendered else None
+            except (ValueError, IndexError):
+                code = None
+            if code is not None:
+                QGuiApplication.clipboard().setText(code)
+                self._confirm_copy(message_id, href)
+                self.actionTriggered.emit("copy_code", message_id)
+        elif href.startswith(IMAGE_SCHEME + ":"):
+            message = self._model.message(message_id) if self._model else None
+            self.image_viewer = open_image(self, message, href)
+        elif href.startswith(OPEN_TABLE_SCHEME + ":"):
+            from threadline.ui.chat.view.table_dialog import open_table  # first use only
+
+            open_table(self, self._model.message(message_id) if self._model else None, href)
+        elif href.startswith(TOGGLE_SCHEME + ":"):
+            key = href.split(":", 1)[1]
+            self._expanded.symmetric_difference_update({key})
+            row = self._model.row_of(message_id) if self._model else -1
+            if row >= 0:
+                self._rows.mark_stale(row)
+            self.viewport().update()
+        elif is_safe_link(href):
+            QDesktopServices.openUrl(QUrl(href))
+            self.actionTriggered.emit("open_link", message_id)
+        else:
+            log.info("refused to open link with unsupported scheme")
+
+    def _confirm_copy(self, message_id: str, href: str) -> None:
+        """The code block's Copy link reads "Copied" for a moment (``copy_feedback``)."""
+        doc = self._document_of(message_id)
+        if doc is None or not relabel_link(doc, href, COPY_TEXT, COPIED_TEXT):
+            return
+        self.viewport().update()
+
+        def back() -> None:
+            if self._document_of(message_id) is doc and relabel_link(doc, href, COPIED_TEXT, COPY_TEXT):
+                self.viewport().update()
+
+        QTimer.singleShot(COPIED_MS, self, back)
+
+    def copy_message(self, message_id: str) -> None:
+        message = self._model.message(message_id) if self._model else None
+        if message is not None:
+            QGuiApplication.clipboard().setText(message.text)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:  # Menu key, Shift+F10
+            if self._current is None:
+                self._move_current_to(self._default_current_row())
+            if self._current is not None:
+                self.open_message_menu(self._current)
+            return
+        target = self._hit(QPointF(event.pos()))
+        if target.row is None:
+            return
+        self._set_current(target.row.message_id, scroll=False)
+        href = target.href or self._formula_at(target, event.pos())
+        self._exec_menu(target.row.message_id, event.globalPos(), href)
+
+    def _formula_at(self, target: Hit, pos: QPoint) -> str | None:
+        """The ``tex-math:`` URL of a formula under ``pos`` (its menu offers "Copy LaTeX")."""
+        doc = self._document_of(target.row.message_id) if target.row is not None else None
+        if doc is None or target.row is None or not target.row.doc_rect.contains(QPointF(pos)):
+            return None
+        return formula_url_at(doc, QPointF(pos) - target.row.doc_rect.topLeft())
+
+    def open_message_menu(self, message_id: str) -> None:
+        """Open a message's menu below its header (the keyboard's way to its actions)."""
+        if not self.bring_into_view(message_id):
+            return
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        top = max(0, geo.top) if geo is not None else 0
+        pos = QPoint(view_layout.content_left(self.viewport().width()), top + self._painter.header_height)
+        self._exec_menu(message_id, self.viewport().mapToGlobal(pos), None)
+
+    def _exec_menu(self, message_id: str, global_pos: QPoint, href: str | None) -> None:
+        menu = self._message_menu(message_id, href)
+        if menu is not None:
+            menu.exec(global_pos)
+            menu.deleteLater()
+
+    def _message_menu(self, message_id: str, href: str | None) -> QMenu | None:
+        """The menu of a message: its commands with the keys that do them, as the footer offers them."""
+        if self._model is None or self._model.message(message_id) is None:
+            return None
+        menu = QMenu(self)
+        menu.setObjectName("MessageMenu")
+        commands = self.offered_commands(message_id)
+        copying = ("copy", "copy_markdown", "copy_chat_markdown", SELECT_TEXT)
+        for action in copying:
+            if action in commands or action in ("copy", SELECT_TEXT):
+                self._add_command(menu, action, message_id)
+        if href and is_safe_link(href):
+            menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(href))
+        formula = formula_of_url(href) if href else None
+        if formula is not None:
+            copy_latex = menu.addAction("Copy LaTeX", lambda: QGuiApplication.clipboard().setText(formula[0]))
+            copy_latex.setObjectName("message-action-copy-latex")
+        others = [a for a in commands if a not in copying]
+        if others:
+            menu.addSeparator()
+            for action in others:
+                self._add_command(menu, action, message_id)
+        return menu
+
+    def _add_command(self, menu: QMenu, action: str, message_id: str) -> None:
+        command = COMMANDS[action]
+        entry = menu.addAction(command.label, self._trigger_later(action, message_id))
+        entry.setShortcut(command.shortcut)  # shown beside the label; the view's keys do the work
+        entry.setObjectName(f"message-action-{action}")
+
+    def _trigger_later(self, action: str, message_id: str) -> Callable[[], None]:
+        """A menu callback that runs ``action`` on ``message_id`` (binds both now)."""
+
+        def trigger() -> None:
+            self.run_command(action, message_id)
+
+        return trigger
+
+    def offered_commands(self, message_id: str) -> list[str]:
+        """What can be done to a message now, in menu order (the footer's actions plus Select text;
+        the version switcher as Previous/Next version)."""
+        message = self._model.message(message_id) if self._model is not None else None
+        if message is None or self._model is None:
+            return []
+        busy = not self._model.live.conversation.ready_for_input
+        commands: list[str] = []
+        for action in self._actions_for(message, busy):
+            if action == VERSION:
+                commands += ["prev_version", "next_version"]
+            else:
+                commands.append(action)
+                if action == "copy":
+                    commands.append(SELECT_TEXT)
+        if SELECT_TEXT not in commands and message.text:
+            commands.insert(0, SELECT_TEXT)
+        versions = self._model.version(message_id).count
+        return commands + menu_actions_for(message, busy=busy, versions=versions)
+
+    def run_command(self, action: str, message_id: str) -> None:
+        """Do ``action`` to a message, as its footer button or menu entry would."""
+        if action == SELECT_TEXT:
+            if self.bring_into_view(message_id):
+                self._ensure_visible_geometry()
+                self.open_selection_editor(message_id)
+        elif action in self.offered_commands(message_id):
+            self._trigger(action, message_id)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        shift_f10 = key == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+        if key == Qt.Key.Key_Menu or shift_f10:  # handled here, so Qt sends no context menu event too
+            if self._current is None:
+                self._move_current_to(self._default_current_row())
+            if self._current is not None:
+                self.open_message_menu(self._current)
+            return
+        if not self._keys_armed and self._typed_text(event):
+            self.typedAhead.emit(
+                QKeyEvent(event.type(), event.key(), event.modifiers(), event.text(), event.isAutoRepeat())
+            )
+            return
+        if self._navigate(event):
+            self._keys_armed = True
+            self.viewport().update()
+            return
+        if self.tables.key(self._visible, self._current, event):
+            return
+        if key == Qt.Key.Key_Delete and not self._keys_armed:
+            return  # Del removes messages: only on one the keyboard chose
+        current = self._current
+        if current is not None and self._model is not None and self._model.row_of(current) >= 0:
+            action = command_for_key(event, self.offered_commands(current))
+            if action is not None:
+                self.run_command(action, current)
+                return
+        bar = self.verticalScrollBar()
+        if key == Qt.Key.Key_Escape:
+            self.escapePressed.emit()
+        elif key == Qt.Key.Key_PageDown:
+            bar.triggerAction(bar.SliderAction.SliderPageStepAdd)
+        elif key == Qt.Key.Key_PageUp:
+            bar.triggerAction(bar.SliderAction.SliderPageStepSub)
+        else:
+            super().keyPressEvent(event)
+
+    @staticmethod
+    def _typed_text(event: QKeyEvent) -> bool:
+        """Whether the key types text (a letter, a digit, a space), not a command with Ctrl or Alt."""
+        held = event.modifiers() & (
+            Qt.KeyboardModifier.ControlModifier
+            | Qt.KeyboardModifier.AltModifier
+            | Qt.KeyboardModifier.MetaModifier
+        )
+        text = event.text()
+        return not held and bool(text) and text.isprintable()
+
+    def _navigate(self, event: QKeyEvent) -> bool:
+        """Up/Down, K/J, Home/End (with or without Ctrl) move the current message."""
+        mods = event.modifiers() & ~(Qt.KeyboardModifier.KeypadModifier | Qt.KeyboardModifier.ControlModifier)
+        if mods or self._model is None:
+            return False
+        key = event.key()
+        n = self._model.rowCount()
+        row = self._model.row_of(self._current) if self._current is not None else -1
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_K) and not ctrl:
+            target = self._default_current_row() if row < 0 else max(0, row - 1)
+        elif key in (Qt.Key.Key_Down, Qt.Key.Key_J) and not ctrl:
+            target = self._default_current_row() if row < 0 else min(n - 1, row + 1)
+        elif key == Qt.Key.Key_Home:
+            target = 0
+        elif key == Qt.Key.Key_End:
+            target = n - 1
+        else:
+            return False
+        self._move_current_to(target)
+        if key == Qt.Key.Key_End and target == n - 1:
+            self.scroll_to_bottom()  # follow new content again, as Ctrl+End always did
+        return True
+
+    # -- the current message ------------------------------------------------------------------
+
+    def current_message_id(self) -> str | None:
+        """The message the keyboard acts on (ringed while the view has the focus)."""
+        return self._current
+
+    def set_current_message(self, message_id: str) -> bool:
+        """Make a message current and scroll it into view; False if it is not in the view."""
+        if self._model is None or self._model.row_of(message_id) < 0:
+            return False
+        self._keys_armed = True
+        self._set_current(message_id, scroll=True)
+        return True
+
+    def _default_current_row(self) -> int:
+        """Where the keyboard starts: the last message that shows, else the last one."""
+        if self._model is None or self._model.rowCount() == 0:
+            return -1
+        visible = self.visible_message_ids()
+        row = self._model.row_of(visible[-1]) if visible else -1
+        return row if row >= 0 else self._model.rowCount() - 1
+
+    def _move_current_to(self, row: int) -> None:
+        message = self._model.message_at(row) if self._model is not None and row >= 0 else None
+        if message is not None:
+            self._set_current(message.id, scroll=True)
+
+    def _set_current(self, message_id: str | None, *, scroll: bool, keep_lost: bool = False) -> None:
+        if not keep_lost:
+            self._lost_row = None
+        changed = message_id != self._current
+        self._current = message_id
+        if message_id is not None and scroll:
+            self.bring_into_view(message_id)
+        self.viewport().update()
+        if changed:
+            self.currentMessageChanged.emit(message_id or "")
+            if message_id is not None:
+                self.accessible_items.focus_moved(message_id)
+
+    def bring_into_view(self, message_id: str) -> bool:
+        """Scroll as little as needed so a message shows whole (its top, if it is taller than the view)."""
+        row = self._model.row_of(message_id) if self._model is not None else -1
+        if row < 0:
+            return False
+        self._ensure_visible_geometry()
+        vh = self.viewport().height()
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        if geo is not None and geo.top >= 0 and (geo.top + geo.height <= vh or geo.top == 0):
+            return True
+        height = self._measure_height(row)
+        if row == len(self._rows) - 1 and height <= vh:
+            self.scroll_to_bottom()
+        elif (geo is not None and geo.top < 0) or row <= self._rows.anchor_row or height >= vh:
+            self.scroll_to_message(message_id, flash=False)
+        else:  # below: its bottom at the viewport's bottom
+            y, top = vh - height, row
+            while y > 0 and top > 0:
+                top -= 1
+                y -= self._measure_height(top)
+            self._set_anchor(top, max(0, -y))
+        self._ensure_visible_geometry()
+        return True
+
+    def _set_anchor(self, row: int, offset: int) -> None:
+        was = self._rows.stick
+        self._rows.stick = False
+        self._rows.anchor_row, self._rows.anchor_off = row, offset
+        if was:
+            self.atBottomChanged.emit(False)
+        self._ensure_layout()
+        self.viewport().update()
+
+    def _forget_missing(self, near: int = 0) -> None:
+        """After rows went away: stand-ins are let go, and a current message that went away is
+        replaced by the row now at its place.
+
+        Regenerate, a version switch or an edit removes the tail and later inserts the new one,
+        whose message takes the place of the old: the current message moves to it when it comes
+        (until the user moves elsewhere). Meanwhile, from the next turn of the event loop, the
+        nearest row is current.
+        """
+        self.accessible_items.prune()
+        if self._current is None or self._model is None or self._model.row_of(self._current) >= 0:
+            return
+        self._current = None
+        self._lost_row = near
+        QTimer.singleShot(0, self._replace_lost_current)
+
+    def _replace_lost_current(self) -> None:
+        row = self._lost_row
+        if row is None or self._current is not None or self._model is None:
+            return
+        n = self._model.rowCount()
+        message = self._model.message_at(min(row, n - 1)) if n else None
+        self._set_current(message.id if message is not None else None, scroll=False, keep_lost=True)
+        if message is None:
+            self.currentMessageChanged.emit("")
+
+    def _reply_finished(self, message_id: str) -> None:
+        """Announce a finished reply once (the model may report the same reply finished again)."""
+        message = self._model.message(message_id) if self._model is not None else None
+        if message is None or not message.text or message.kind is MessageKind.TOOL_RESULTS:
+            return
+        if message_id not in self._announced:
+            self._announced.add(message_id)
+            self.accessible_items.reply_finished(message_id)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        reason = event.reason()
+        mouse = reason == Qt.FocusReason.MouseFocusReason
+        if mouse:
+            self._keys_armed = False
+        elif reason not in (Qt.FocusReason.ActiveWindowFocusReason, Qt.FocusReason.PopupFocusReason):
+            self._keys_armed = True  # Tab, a pane key, the program: the keyboard comes here
+        if self._current is None or self._model is None or self._model.row_of(self._current) < 0:
+            self._current = None
+            if not mouse:  # a click makes the clicked message current itself, without scrolling
+                self._move_current_to(self._default_current_row())
+        elif self._current is not None:
+            self.accessible_items.focus_moved(self._current)
+        self.viewport().update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.viewport().update()
+
+    # -- what assistive tools ask (chat_accessibility.MessageList) -----------------------------
+
+    def accessible_message_count(self) -> int:
+        return self._model.rowCount() if self._model is not None else 0
+
+    def accessible_message_id(self, row: int) -> str | None:
+        message = self._model.message_at(row) if self._model is not None else None
+        return message.id if message is not None else None
+
+    def accessible_row_of(self, message_id: str) -> int:
+        return self._model.row_of(message_id) if self._model is not None else -1
+
+    def accessible_message(self, message_id: str) -> Message | None:
+        return self._model.message(message_id) if self._model is not None else None
+
+    def message_screen_rect(self, message_id: str) -> QRect | None:
+        """Where a message is on the screen, None when it is scrolled out of view."""
+        if not self._visible and self.isVisible():
+            self._ensure_visible_geometry()  # not painted yet (each paint keeps the geometry current)
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        if geo is None or not self.isVisible():
+            return None
+        left = view_layout.content_left(self.viewport().width())
+        rect = QRect(left, geo.top, self.content_width(), geo.height).intersected(self.viewport().rect())
+        if rect.isEmpty():
+            return None
+        return QRect(self.viewport().mapToGlobal(rect.topLeft()), rect.size())
+
+    def message_id_at(self, global_pos: QPoint) -> str | None:
+        geo = hit_testing.row_at(self._visible, QPointF(self.viewport().mapFromGlobal(global_pos)))
+        return geo.message_id if geo is not None else None
+
+    # -- selection editor ------------------------------------------------------------------------
+
+    def open_selection_editor(self, message_id: str) -> QTextBrowser | None:
+        self._selection.close()
+        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        rendered = self._docs.get(message_id)
+        if geo is None or rendered is None:
+            return None
+        return self._selection.open(message_id, rendered.doc, geo.doc_rect.toAlignedRect())
+
+    def selection_editor(self) -> QTextBrowser | None:
+        return self._selection.browser
+
+    # -- Qt housekeeping -----------------------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._selection.close()
+        super().resizeEvent(event)
+        self.viewport().update()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.viewport().update()
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.FontChange:
+            self._painter.set_font(self.font())
+            self._docs.set_font(self._painter.body_font)
+        super().changeEvent(event)
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 480)
+
+
+chat_accessibility.install(ChatView)
