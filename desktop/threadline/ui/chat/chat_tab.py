@@ -18,23 +18,25 @@ cannot be used (none chosen, its provider or model removed) says so in the banne
 the picker and the status line, and Send asks for a model instead of failing.
 The composer's text and attachments are the session's draft, saved through the
 engine shortly after each change and put back when the tab opens.
+
+The tab is a composite: the draft, the approval bar, compaction, the retry countdown,
+the offer after a crash, the model's status and a message's actions are helpers in the
+sub-rooms, each typed against a small ``Protocol`` of what it needs from the tab (they
+never import it; docs/ui-layout.md).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QResizeEvent
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QSplitter, QVBoxLayout, QWidget
 
-from threadline.core.config import DEFAULT_AGENT_ID
-from threadline.core.messages import ContextFile, ImageBlock, Message, MessageKind, MessageStatus, ToolCall
+from threadline.core.messages import ContextFile, ImageBlock, Message, MessageStatus, ToolCall
 from threadline.core.session import SessionInfo
-from threadline.core.tree import TreeError
 from threadline.core.turn import TurnState
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.engine.approval import Decision
@@ -48,7 +50,6 @@ from threadline.engine.events import (
     ErrorAction,
     MessagesRemoved,
     MessagesRestored,
-    RetryScheduled,
     SaveStateChanged,
     SessionBusyElsewhere,
     UserFacingError,
@@ -58,15 +59,21 @@ from threadline.ui.chat.composer.attachment_tray import FileDropTarget
 from threadline.ui.chat.composer.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.chat.composer.compare_picker import CompareAgents
 from threadline.ui.chat.composer.composer import Composer
+from threadline.ui.chat.composer.draft_keeper import DraftKeeper
 from threadline.ui.chat.composer.meter_feed import MeterFeed
 from threadline.ui.chat.composer.model_catalog import ModelCatalog, ModelChoice
+from threadline.ui.chat.composer.model_status import ModelStatus, status_line
 from threadline.ui.chat.composer.waiting_send import WaitingSend
+from threadline.ui.chat.controls.approval_wiring import ApprovalWiring
+from threadline.ui.chat.controls.compaction import COMPACTING_TEXT, Compaction
 from threadline.ui.chat.controls.context_strip import ContextStrip
 from threadline.ui.chat.controls.conversation_controls import ConversationControls
+from threadline.ui.chat.controls.interrupted_tools import InterruptedTools
+from threadline.ui.chat.controls.message_commands import MessageCommands
+from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
-from threadline.ui.chat.view.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
 from threadline.ui.chat.view.message_undo import MessageUndoBar
 from threadline.ui.common.error_banner import ErrorBanner, first_sentence
 from threadline.ui.common.focus_chain import move_before_in_focus_chain
@@ -85,13 +92,7 @@ if TYPE_CHECKING:  # built when first asked for, not by every open
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
-INTERRUPTED_TOOLS_KIND = "interrupted_tools"
-
 COMPOSER_MAX_WIDTH = 820
-COMPACTING_TEXT = "Summarising earlier messages…"
-REPLY_EDIT_HINT = "Editing a reply — Enter saves your text as a new version (nothing is sent), Esc cancels."
-DRAFT_SAVE_MS = 600
-"""How long typing must pause before the draft is saved (one write per pause, not per key)."""
 
 
 class ChatTab(QWidget):
@@ -130,23 +131,16 @@ class ChatTab(QWidget):
         self._saving = False
         self._save_error: UserFacingError | None = None
         """Why the turn's writes are behind, while the banner may be showing it."""
-        self._compacting = False
-        self._model_problem = ""
-        """Why this chat's model cannot be used (sending waits for another pick)."""
-        self._model_note = ""
-        """A warning about this chat's model that does not stop sending (not in the listing)."""
-        self._draft_dirty = False
-        self._draft_loaded = False
+        self.model_status = ModelStatus(self)
+        """Whether this chat's model can be used (the banner, the picker and the status line say)."""
 
         self.model = ConversationModel(live, self)
         self.view = ChatView()
         self.view.setAccessibleName("Conversation")
         self.view.set_colors(colors)
-        self.view.set_tool_namer(self._tool_name)
+        self.view.set_tool_namer(self.tool_name)
         self.view.setModel(self.model)
         self.banner = ErrorBanner()
-        self._approval: ApprovalBar | None = None  # built at the first question (``approval``)
-        self._approval_wait: asyncio.Future[list[Decision]] | None = None
         self.composer = Composer()
 
         layout = QVBoxLayout(self)
@@ -203,13 +197,15 @@ class ChatTab(QWidget):
 
         self.model.turnStateChanged.connect(self._turn_state)
         self.model.turnFailed.connect(self._turn_failed)
-        self.model.retryScheduled.connect(self._retry_scheduled)
+        self.retry_countdown = RetryCountdown(self.banner, self)
+        self.model.retryScheduled.connect(self.retry_countdown.scheduled)
         self.model.promptUnsent.connect(self._prompt_unsent)
         self.model.sessionUpdated.connect(self._session_updated)
         self.model.messageFinished.connect(self._message_finished)
         self.model.rowsInserted.connect(self._history_changed)
         self.model.rowsRemoved.connect(self._history_changed)
-        self.view.actionTriggered.connect(self._message_action)
+        self.message_commands = MessageCommands(self)
+        self.view.actionTriggered.connect(self.message_commands.run)
         self.composer.submitted.connect(self._submit)
         self.composer.stopRequested.connect(self.stop)
         self.composer.modelChosen.connect(self._model_chosen)
@@ -221,7 +217,6 @@ class ChatTab(QWidget):
         if live.last_context is not None:
             self.context_strip.show_gathered(live.last_context)
         self.catalog.changed.connect(self._refresh_models)
-        self.composer.draftChanged.connect(self._draft_changed)
         self.agent = AgentBinding(
             engine,
             live,
@@ -237,36 +232,31 @@ class ChatTab(QWidget):
         self.meter_feed = MeterFeed(
             engine, self.session_id, self.model, self.composer.meter, self.view, lambda: self._compare_view
         )
+        self.compaction = Compaction(self)
+        self.interrupted_tools = InterruptedTools(self)
         self.controls = ConversationControls(self, colors)
         layout.insertWidget(0, self.controls.tangent_banner)
         col.insertWidget(col.indexOf(self.undo_bar), self.controls.clear_notice)
         self.composer.meter.compactRequested.connect(self.controls.open_compact_dialog)
-        self._draft_timer = QTimer(self)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(DRAFT_SAVE_MS)
-        self._draft_timer.timeout.connect(self._save_draft_later)
+        self.drafts = DraftKeeper(engine, self.session_id, self.composer, self)
         self._unsubscribe_saves: Any = live.subscribe(self._engine_event)
-        spawn(engine.get_draft(self.session_id), on_done=self._restore_draft, on_error=self._draft_failed)
+        self.drafts.load()
         if bridge is not None:
             bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
         self.view.typedAhead.connect(self._type_into_composer)
-        self._answer_had_focus = False
+        self.approvals = ApprovalWiring(self, self)
+        """The approval bar (built at the first question) and the question it waits on."""
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._focus_moved)
-        self._retry_timer = QTimer(self)
-        self._retry_timer.setInterval(1000)
-        self._retry_timer.timeout.connect(self._tick_retry)
-        self._retry_left = 0.0
-        self._retry_event: RetryScheduled | None = None
 
         self._refresh_models()
         self._history_changed()
         self.composer.set_busy(self._busy)
         self._update_status()
-        self._offer_interrupted_tools()
+        self.interrupted_tools.offer()
 
     # -- identity ------------------------------------------------------------------------
 
@@ -292,15 +282,19 @@ class ChatTab(QWidget):
 
     @property
     def awaiting_approval(self) -> bool:
-        return self._approval_wait is not None
+        return self.approvals.waiting
+
+    @property
+    def colors(self) -> ThemeColors:
+        return self._colors
 
     def set_colors(self, colors: ThemeColors) -> None:
         self._colors = colors
         self.view.set_colors(colors)
         if self._find_bar is not None:
             self._find_bar.set_colors(colors)
-        if self._approval is not None:
-            self._approval.set_colors(colors)
+        if self.approvals.built is not None:
+            self.approvals.built.set_colors(colors)
         if self._branch_map is not None:
             self._branch_map.set_colors(colors)
         if self._compare_view is not None:
@@ -380,7 +374,7 @@ class ChatTab(QWidget):
         elif self._branch_map is not None:
             self._branch_map.hide()
 
-    def _tool_name(self, name: str) -> str:
+    def tool_name(self, name: str) -> str:
         """The policy name (``time/get_current_time``) of a stored call's wire name, if registered."""
         return self.engine.tools.policy_name(name)
 
@@ -389,9 +383,9 @@ class ChatTab(QWidget):
 
         A turn waiting for this tab's approval is stopped: nobody is left to answer it.
         """
-        if self._approval_wait is not None:
+        if self.approvals.waiting:
             self.engine.cancel(self.session_id)
-            self._end_approval(cancel=True)
+            self.approvals.end(cancel=True)
         self.model.detach()
         if self._compare_view is not None:
             self._compare_view.detach()
@@ -402,48 +396,11 @@ class ChatTab(QWidget):
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
             self._unsubscribe_saves = None
-        self._draft_timer.stop()
-        if self._draft_dirty:  # saved by the engine alone: this widget is about to be deleted
-            self._draft_dirty = False
-            spawn(
-                self.engine.save_draft(self.session_id, self.composer.draft()),
-                on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
-            )
-
-    # -- the draft -------------------------------------------------------------------------------
-
-    def _restore_draft(self, draft: Draft | None) -> None:
-        if self._unsubscribe_saves is None:
-            return  # the tab closed while the draft was being read
-        self._draft_loaded = True
-        if draft is not None and self.composer.draft().empty:  # never over what was typed meanwhile
-            self.composer.set_draft(draft)
-            self._draft_timer.stop()
-            self._draft_dirty = False
-
-    def _draft_failed(self, err: BaseException) -> None:
-        self._draft_loaded = True
-        log.warning("could not read the draft of %s: %s", self.session_id, describe(err))
-
-    def _draft_changed(self) -> None:
-        if self._draft_loaded or not self.composer.draft().empty:
-            self._draft_dirty = True
-            self._draft_timer.start()
-
-    def _save_draft_later(self) -> None:
-        self._draft_timer.stop()
-        spawn(
-            self.save_draft_now(),
-            on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
-        )
+        self.drafts.close()
 
     async def save_draft_now(self) -> None:
         """Store the draft if it changed since it was last stored (the window calls it on close)."""
-        self._draft_timer.stop()
-        if not self._draft_dirty:
-            return
-        self._draft_dirty = False
-        await self.engine.save_draft(self.session_id, self.composer.draft())
+        await self.drafts.save_now()
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -456,9 +413,9 @@ class ChatTab(QWidget):
             if prompt is None:
                 return  # a slash command ran (or was refused); nothing is sent
             text = prompt
-        if not self._info.model or self._model_problem:
+        if not self._info.model or self.model_status.problem:
             # Nothing is staged: the text stays in the box while the user picks a model.
-            problem = self._model_problem or "Pick a model for this chat first."
+            problem = self.model_status.problem or "Pick a model for this chat first."
             self._show_local_error(problem, (ErrorAction.PICK_MODEL,))
             return
         editing = self.composer.editing
@@ -519,11 +476,11 @@ class ChatTab(QWidget):
         return True
 
     def stop(self) -> None:
-        if self._busy or self._approval_wait is not None:
+        if self._busy or self.approvals.waiting:
             self.engine.cancel(self.session_id)
 
     def _escape(self) -> None:
-        if self._busy or self._approval_wait is not None:
+        if self._busy or self.approvals.waiting:
             self.stop()
         elif self.composer.editing is not None:
             self.composer.end_edit()
@@ -577,22 +534,17 @@ class ChatTab(QWidget):
     @property
     def approval(self) -> ApprovalBar:
         """The bar that asks about tool calls, above the composer, built (hidden) the first time
-        it is asked for: most chats never ask, so its module, widgets and style sheet are not
-        paid by every open."""
-        if self._approval is None:
-            from threadline.ui.approval.approval_bar import ApprovalBar
+        it is asked for (``ApprovalWiring``)."""
+        return self.approvals.bar
 
-            bar = ApprovalBar(self._colors)
-            bar.decided.connect(self._approval_decided)
-            bar.stopRequested.connect(self.stop)
-            self._column.insertWidget(self._column.indexOf(self.context_strip), bar)
-            move_before_in_focus_chain(bar, self.context_strip)  # where Tab found it when built with the tab
-            self._approval = bar
-        return self._approval
+    def place_approval(self, bar: QWidget) -> None:
+        """Put the approval bar above the context strip, where Tab found it when built with the tab."""
+        self._column.insertWidget(self._column.indexOf(self.context_strip), bar)
+        move_before_in_focus_chain(bar, self.context_strip)
 
-    def _in_approval(self, widget: QWidget) -> bool:
-        """Whether ``widget`` is inside the approval bar (False if it was never built)."""
-        return self._approval is not None and self._approval.isAncestorOf(widget)
+    def approval_changed(self, waiting: bool) -> None:
+        self.approvalChanged.emit(waiting)
+        self._update_status()
 
     async def ask_approval(
         self, calls: Sequence[ToolCall], previews: Mapping[str, str | None], asker: str = ""
@@ -601,128 +553,16 @@ class ChatTab(QWidget):
 
         Raises ``CancelledError`` when the turn is stopped or the tab closes meanwhile.
         """
-        if self._approval_wait is not None:  # a stale request (cannot happen: one turn per session)
-            self._end_approval(cancel=True)
-        wait: asyncio.Future[list[Decision]] = asyncio.get_running_loop().create_future()
-        self._approval_wait = wait
-        self.approval.ask(calls, previews, asker)
-        self._fit_approval()
-        self.approvalChanged.emit(True)
-        self._update_status()
-        if self.isVisible() and self.window().isActiveWindow():
-            focused = QApplication.focusWidget()
-            typing = (
-                isinstance(focused, QPlainTextEdit)
-                and not focused.isReadOnly()
-                and bool(focused.toPlainText())
-            )
-            if not typing:  # never steal the keyboard from a message being written
-                self.approval.focus_first()
-        self.view.scroll_to_bottom()
-        try:
-            return await wait
-        finally:
-            if self._approval_wait is wait:
-                self._end_approval(cancel=False)
-
-    def _approval_decided(self, decisions: list[Decision]) -> None:
-        wait = self._approval_wait
-        if wait is not None and not wait.done():
-            wait.set_result(decisions)
-        self._end_approval(cancel=False)
-        self._focus_composer_after_answer()
-
-    def _focus_composer_after_answer(self) -> None:
-        """After Allow, Deny or Retry the keyboard goes back to the message box.
-
-        The answered button hides as it is pressed, so Qt has already passed the focus on to
-        the next widget in the chain, which may be anywhere in the window; ``_focus_moved``
-        remembers that the focus was on the answer. Focus the user moved elsewhere stays.
-        """
-        focused = QApplication.focusWidget()
-        if focused is None or self.isAncestorOf(focused) or self._answer_had_focus:
-            self.composer.focus_input()
-        self._answer_had_focus = False
+        return await self.approvals.ask(calls, previews, asker)
 
     def _focus_moved(self, old: QWidget | None, new: QWidget | None) -> None:
-        """Whether the keyboard was on the approval bar or the banner when its button hid."""
-        if new is not None and (self._in_approval(new) or self.banner.isAncestorOf(new)):
-            self._answer_had_focus = True
-        elif old is not None and (self._in_approval(old) or self.banner.isAncestorOf(old)):
-            self._answer_had_focus = not old.isVisible()  # hidden by the answer, not left by the user
-        else:
-            self._answer_had_focus = False
-
-    def _end_approval(self, *, cancel: bool) -> None:
-        wait, self._approval_wait = self._approval_wait, None
-        if cancel and wait is not None and not wait.done():
-            wait.cancel()
-        focused = QApplication.focusWidget()
-        had_focus = focused is not None and self._in_approval(focused)
-        if self._approval is not None:
-            self._approval.clear()
-        if had_focus:
-            self.composer.focus_input()
-        if wait is not None:
-            self.approvalChanged.emit(False)
-            self._update_status()
-
-    def _fit_approval(self) -> None:
-        self.approval.set_max_rows_height(int(self.height() * 0.5))
+        self.approvals.focus_moved(old, new)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if self._approval is not None and self._approval.pending:
-            self._fit_approval()
+        self.approvals.resized()
 
     # -- per-message actions --------------------------------------------------------------------
-
-    def _message_action(self, action: str, message_id: str) -> None:
-        message = self.model.message(message_id)
-        if message is None:
-            return
-        try:
-            if action == "edit" and message.kind is MessageKind.PROMPT:
-                self.composer.begin_edit(message_id, message.text)
-            elif action == "edit" and is_editable_reply(message):
-                self.composer.begin_edit(message_id, message.text, REPLY_EDIT_HINT)
-            elif action in CONTROL_ACTIONS:
-                self.controls.message_action(action, message_id)
-            elif action == "delete":
-                spawn(
-                    self.engine.delete_message(self.session_id, message_id),
-                    on_error=lambda err: self._show_local_error(f"Not deleted: {describe(err)}", ()),
-                )
-            elif action == COMPARE_VERSIONS and message.parent_id is not None:
-                self.compare_versions(message.parent_id)
-            elif action == "copy_markdown":
-                self.statusChanged.emit("Copied as Markdown")
-            elif action == "copy_chat_markdown":
-                spawn(self.engine.export_markdown(self.session_id), on_done=self._copy_chat)
-            elif action in ("regenerate", "retry"):
-                self.banner.dismiss()
-                self.engine.regenerate(self.session_id, message_id)
-                self.view.scroll_to_bottom()
-            elif action == "continue":
-                self.banner.dismiss()
-                self.engine.resume(self.session_id, message_id)
-                self.view.scroll_to_bottom()
-            elif action in ("prev_version", "next_version"):
-                offset = -1 if action == "prev_version" else 1
-                spawn(
-                    self.engine.switch_version(self.session_id, message_id, offset),
-                    on_error=lambda err: self._show_local_error(describe(err), ()),
-                )
-            elif action == "copy":
-                self.statusChanged.emit("Copied to the clipboard")
-            elif action == "copy_code":
-                self.statusChanged.emit("Code copied to the clipboard")
-        except Exception as err:
-            self._show_local_error(describe(err), ())
-
-    def _copy_chat(self, markdown: str) -> None:
-        QApplication.clipboard().setText(markdown)
-        self.statusChanged.emit("Conversation copied as Markdown")
 
     # -- engine events -------------------------------------------------------------------------
 
@@ -734,7 +574,7 @@ class ChatTab(QWidget):
             TurnState.COMPARING,
         )
         if not busy:
-            self._stop_retry_countdown()
+            self.retry_countdown.stop()
         if busy != self._busy:
             self._busy = busy
             self.composer.set_busy(busy)
@@ -743,10 +583,10 @@ class ChatTab(QWidget):
                 self._slash.notice.hide()  # a turn began (send, Regenerate, edit resent): the note is old
         self._update_status()
         if not busy:
-            self._offer_interrupted_tools()
+            self.interrupted_tools.offer()
 
     def _turn_failed(self, error: UserFacingError) -> None:
-        self._stop_retry_countdown()
+        self.retry_countdown.stop()
         self.banner.show_error(error, self._banner_text(error))
         self._update_status()
 
@@ -769,30 +609,6 @@ class ChatTab(QWidget):
         text = prompt.text if not typed.text.strip() else f"{prompt.text}\n\n{typed.text}"
         attachments = (*prompt.images, *prompt.context, *typed.attachments)
         self.composer.set_draft(Draft(text, attachments))
-
-    def _retry_scheduled(self, event: RetryScheduled) -> None:
-        self._retry_event = event
-        self._retry_left = event.delay
-        self._tick_retry(initial=True)
-        self._retry_timer.start()
-
-    def _tick_retry(self, initial: bool = False) -> None:
-        event = self._retry_event
-        if event is None:
-            return
-        if not initial:
-            self._retry_left -= 1
-        if self._retry_left <= 0:
-            self._stop_retry_countdown()
-            return
-        self.banner.show_info(event.describe(self._retry_left))
-
-    def _stop_retry_countdown(self) -> None:
-        self._retry_timer.stop()
-        if self._retry_event is not None:
-            self._retry_event = None
-            if self.banner.error is None:
-                self.banner.hide()
 
     def _session_updated(self, info: SessionInfo) -> None:
         old_title = self._info.display_title
@@ -828,7 +644,7 @@ class ChatTab(QWidget):
     def _banner_action(self, action: ErrorAction) -> None:
         if action is ErrorAction.RETRY:
             self.retry()
-            self._focus_composer_after_answer()
+            self.approvals.focus_composer_after_answer()
         elif action is ErrorAction.ADD_KEY:
             self.settingsRequested.emit(self._info.provider or "providers")
         elif action is ErrorAction.SETTINGS:
@@ -850,52 +666,11 @@ class ChatTab(QWidget):
 
     # -- tool calls a crash stopped --------------------------------------------------------------
 
-    def _offer_interrupted_tools(self) -> None:
-        """After a crash while tools ran, say so and offer to run them again or skip them.
-
-        Shown when the chat opens and whenever it is ready again; nothing runs by itself,
-        since a tool may have done half its work (a write, a command) before the crash.
-        """
-        if self._busy:
-            return
-        stopped = self.engine.interrupted_tools(self.session_id)
-        shown = self.banner.error is not None and self.banner.error.kind == INTERRUPTED_TOOLS_KIND
-        if stopped is None:
-            if shown:
-                self.banner.dismiss()
-            return
-        names = ", ".join(dict.fromkeys(self._tool_name(c.name) for c in stopped.calls))
-        unsure = [self._tool_name(n) for n in self.engine.interrupted_tools_unsure(self.session_id)]
-        if unsure:  # its work goes on elsewhere: a second run may do it twice
-            works = "it works" if len(unsure) == 1 else "they work"
-            text = (
-                f"Threadline stopped while {names} ran. It cannot tell whether {', '.join(unsure)} "
-                f"stopped too: {works} outside Threadline and may have finished. Check before you run "
-                "it again, or skip and the model is told the call was interrupted."
-            )
-        else:
-            text = (
-                f"Threadline stopped while {names} ran, so {'it' if len(stopped.calls) == 1 else 'they'} "
-                "did not finish. Run again, or skip and the model is told the call was interrupted."
-            )
-        self.banner.show_error(
-            UserFacingError(INTERRUPTED_TOOLS_KIND, text, (ErrorAction.RERUN_TOOLS, ErrorAction.SKIP_TOOLS))
-        )
-
     def rerun_interrupted_tools(self) -> None:
-        self.banner.dismiss()
-        try:
-            self.engine.rerun_interrupted_tools(self.session_id)
-        except (EngineError, TreeError) as err:
-            self._show_local_error(f"Could not run the tools again: {describe(err)}", ())
+        self.interrupted_tools.rerun()
 
     def skip_interrupted_tools(self) -> None:
-        self.banner.dismiss()
-        spawn(
-            self.engine.skip_interrupted_tools(self.session_id),
-            on_done=lambda _: self._offer_interrupted_tools(),
-            on_error=lambda err: self._show_local_error(f"Could not skip the tools: {describe(err)}", ()),
-        )
+        self.interrupted_tools.skip()
 
     def edit_context(self) -> ContextDialog:
         """Open the dialog that edits this session's own sticky context (modeless; returned for tests)."""
@@ -910,7 +685,7 @@ class ChatTab(QWidget):
 
     @property
     def compacting(self) -> bool:
-        return self._compacting
+        return self.compaction.running
 
     def show_control_error(self, text: str) -> None:
         """A conversation control (clear, tangent, checkpoint) failed: the banner says why."""
@@ -922,75 +697,20 @@ class ChatTab(QWidget):
     def compact(
         self, instructions: str = "", *, keep_turns: int = 0, finished: Callable[[bool], None] | None = None
     ) -> None:
-        """Summarise the whole conversation so far, so the next message starts from the summary.
+        """Summarise the conversation so far (``Compaction.compact``)."""
+        self.compaction.compact(instructions, keep_turns=keep_turns, finished=finished)
 
-        ``/compact`` passes the user's ``instructions``, keeps the last turns and is told
-        through ``finished`` whether a summary was made.
-
-        The banner offers this when the conversation no longer fits the model's context
-        window; there the latest turn is the one that did not fit, so nothing is kept
-        verbatim. While the summary is requested the banner says so and sending is held;
-        afterwards the summary shows in the conversation, or the banner shows why not
-        (the engine's ``TurnFailed``).
-        """
-        if self._compacting:
-            return
-        self._compacting = True
-        self.banner.show_info(COMPACTING_TEXT)
-        self._update_held()
-
-        def done(summary: Message | None) -> None:
-            self._compacting = False
-            self._update_held()
-            if summary is not None:
-                self.banner.dismiss()
-                self.view.scroll_to_bottom()
-                self.statusChanged.emit("Earlier messages were summarised; you can continue the chat.")
-            elif self.banner.error is None:  # stopped before any answer: no error to show
-                self.banner.dismiss()
-            if finished is not None:
-                finished(summary is not None)
-
-        def failed(err: BaseException) -> None:
-            self._compacting = False
-            self._update_held()
-            self._show_local_error(f"Could not compact the conversation: {describe(err)}", ())
-            if finished is not None:
-                finished(False)
-
-        spawn(
-            self.engine.compact(self.session_id, instructions, keep_turns=keep_turns),
-            on_done=done,
-            on_error=failed,
-        )
-
-    def _update_held(self) -> None:
+    def update_held(self) -> None:
         """Sending waits while the turn's writes are retried or a summary is being written."""
-        self.composer.set_held("Saving…" if self._saving else COMPACTING_TEXT if self._compacting else "")
+        self.composer.set_held(
+            "Saving…" if self._saving else COMPACTING_TEXT if self.compaction.running else ""
+        )
         self._update_status()
 
     # -- models -------------------------------------------------------------------------------------
 
     def _refresh_models(self) -> None:
-        info = self._info
-        current = None
-        if info.model:
-            current = self.catalog.find(info.provider, info.model) or ModelChoice(info.provider, info.model)
-        problem = self.catalog.problem(info.provider, info.model)
-        note = "" if problem else self.catalog.unlisted(info.provider, info.model)
-        self.composer.set_models(
-            self.catalog.choices(), current, problem=problem, loading=self.catalog.refreshing
-        )
-        if note:
-            self.composer.model_picker.setToolTip(note)
-        told = problem or note  # blocking, or a warning: either is said once, where errors are
-        if told != (self._model_problem or self._model_note):
-            old = self._model_problem or self._model_note
-            if told:
-                self._show_local_error(told, (ErrorAction.PICK_MODEL,))
-            elif self.banner.error is not None and self.banner.error.message == old:
-                self.banner.dismiss()
-        self._model_problem, self._model_note = problem, note
+        self.model_status.refresh()
         self._update_status()
 
     def request_export(self, session_ids: list[str]) -> None:
@@ -1001,7 +721,7 @@ class ChatTab(QWidget):
         """A command went through: what the banner said about the last one goes, but not what
         it says about this chat's model (``/model`` itself may have just put that there)."""
         error = self.banner.error
-        if error is None or error.message not in (self._model_problem, self._model_note):
+        if error is None or not self.model_status.says(error.message):
             self.banner.dismiss()
 
     def _engine_event(self, event: ConversationEvent) -> None:
@@ -1019,7 +739,7 @@ class ChatTab(QWidget):
             self.busy_elsewhere.on_changes(event)
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
-            self._update_held()
+            self.update_held()
             if event.error is not None:
                 self._save_error = event.error
                 self.banner.show_error(event.error)
@@ -1038,34 +758,17 @@ class ChatTab(QWidget):
     # -- status ---------------------------------------------------------------------------------------
 
     def _update_status(self) -> None:
-        info = self._info
-        parts = []
-        if self._model_problem:
-            parts.append(self._model_problem)
-        elif info.model:
-            parts.append(f"{info.model} ({info.provider})" if info.provider else info.model)
-            if self._model_note:
-                parts.append(f"not in {info.provider}'s model list")
-        else:
-            parts.append("No model chosen")
-        if self.agent.agent_id != DEFAULT_AGENT_ID and self.agent.agent_name:
-            parts.append(f"Agent: {self.agent.agent_name}")
-        if self._saving:
-            parts.append("Saving…")
-        if self._compacting:
-            parts.append(COMPACTING_TEXT)
-        state = self.live.conversation.state
-        if state is TurnState.STREAMING:
-            parts.append("Replying…")
-        elif state is TurnState.AWAITING_APPROVAL or self._approval_wait is not None:
-            parts.append("Waiting for your approval")
-        elif state is TurnState.RUNNING_TOOLS:
-            parts.append("Running tools…")
-        elif state is TurnState.COMPARING:
-            parts.append("Comparing replies…")
-        elif state is TurnState.FAILED:
-            parts.append("The last reply failed")
-        text = "  ·  ".join(parts)
+        held = (("Saving…", self._saving), (COMPACTING_TEXT, self.compaction.running))
+        holding = tuple(text for text, on in held if on)
+        text = status_line(
+            self._info,
+            self.model_status,
+            agent_id=self.agent.agent_id,
+            agent_name=self.agent.agent_name,
+            busy_with=holding,
+            state=self.live.conversation.state,
+            awaiting_approval=self.approvals.waiting,
+        )
         if text != self._status:
             self._status = text
             self.statusChanged.emit(text)

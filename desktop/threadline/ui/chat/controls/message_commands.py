@@ -1,0 +1,97 @@
+"""What a message's action (its menu, keys or buttons in the chat view) does in the tab.
+
+The view only names the action (``actionTriggered``); edits go to the composer, the
+conversation controls take theirs, the rest are engine calls whose failures the banner
+shows.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtWidgets import QApplication
+
+from threadline.core.messages import MessageKind
+from threadline.engine.api import EngineApi
+from threadline.ui.chat.composer.composer import Composer
+from threadline.ui.chat.controls.conversation_controls import ConversationControls
+from threadline.ui.chat.view.chat_view import ChatView
+from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
+from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.tasks import describe, spawn
+
+REPLY_EDIT_HINT = "Editing a reply — Enter saves your text as a new version (nothing is sent), Esc cancels."
+
+
+class MessageCommandsHost(Protocol):
+    """What a message's actions need of their tab."""
+
+    engine: EngineApi
+    model: ConversationModel
+    view: ChatView
+    composer: Composer
+    banner: ErrorBanner
+    controls: ConversationControls
+
+    @property
+    def session_id(self) -> str: ...
+    def compare_versions(self, prompt_id: str) -> None: ...
+    def show_control_error(self, text: str) -> None: ...
+    def show_status(self, text: str) -> None: ...
+
+
+class MessageCommands:
+    """Runs the actions the chat view reports for one tab."""
+
+    def __init__(self, host: MessageCommandsHost) -> None:
+        self._host = host
+
+    def run(self, action: str, message_id: str) -> None:
+        host = self._host
+        message = host.model.message(message_id)
+        if message is None:
+            return
+        engine, session_id = host.engine, host.session_id
+        try:
+            if action == "edit" and message.kind is MessageKind.PROMPT:
+                host.composer.begin_edit(message_id, message.text)
+            elif action == "edit" and is_editable_reply(message):
+                host.composer.begin_edit(message_id, message.text, REPLY_EDIT_HINT)
+            elif action in CONTROL_ACTIONS:
+                host.controls.message_action(action, message_id)
+            elif action == "delete":
+                spawn(
+                    engine.delete_message(session_id, message_id),
+                    on_error=lambda err: host.show_control_error(f"Not deleted: {describe(err)}"),
+                )
+            elif action == COMPARE_VERSIONS and message.parent_id is not None:
+                host.compare_versions(message.parent_id)
+            elif action == "copy_markdown":
+                host.show_status("Copied as Markdown")
+            elif action == "copy_chat_markdown":
+                spawn(engine.export_markdown(session_id), on_done=self._copy_chat)
+            elif action in ("regenerate", "retry"):
+                host.banner.dismiss()
+                engine.regenerate(session_id, message_id)
+                host.view.scroll_to_bottom()
+            elif action == "continue":
+                host.banner.dismiss()
+                engine.resume(session_id, message_id)
+                host.view.scroll_to_bottom()
+            elif action in ("prev_version", "next_version"):
+                offset = -1 if action == "prev_version" else 1
+                spawn(
+                    engine.switch_version(session_id, message_id, offset),
+                    on_error=lambda err: host.show_control_error(describe(err)),
+                )
+            elif action == "copy":
+                host.show_status("Copied to the clipboard")
+            elif action == "copy_code":
+                host.show_status("Code copied to the clipboard")
+        except Exception as err:
+            host.show_control_error(describe(err))
+
+    def _copy_chat(self, markdown: str) -> None:
+        QApplication.clipboard().setText(markdown)
+        self._host.show_status("Conversation copied as Markdown")
