@@ -3,8 +3,8 @@
 Heavy imports (Qt, SDKs, SQLAlchemy) happen only in the branch that needs them,
 so ``threadline --version`` and the window's first paint stay fast. For the same
 reason a start of the window is parsed without the commands' parsers: building them
-(and importing their modules, ``json`` among them) took ~10 ms of every start's
-CPU before the first paint (docs/performance.md, "Window"); ``parse_command_line``
+(and importing their modules, ``json`` among them) cost every start CPU time before
+the first paint (figures: docs/performance.md, "Window"); ``parse_command_line``
 builds them only when the words name a command, ask for help or are wrong.
 """
 

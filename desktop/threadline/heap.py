@@ -1,7 +1,8 @@
 """Giving back the memory a closed chat freed, at once rather than some day.
 
 Closing a long chat frees tens of megabytes at once (a 10,000-message tree, its model, view
-and documents: about 20 MB). Two things keep that memory in the process otherwise:
+and documents; figures in docs/performance.md). Two things keep that memory in the process
+otherwise:
 
 * the tab's widgets, model and conversation refer to each other, so only the cyclic garbage
   collector frees them, and its full collections come rarely in a long-running app;
@@ -9,8 +10,8 @@ and documents: about 20 MB). Two things keep that memory in the process otherwis
   freed in the middle stay resident until something reuses them. ``malloc_trim(0)``
   returns every whole free page.
 
-``release_freed_memory`` does both. The collection costs about 60 ms with a big chat just
-closed (the trim under 1 ms), so the window calls it only when a chat of at least
+``release_freed_memory`` does both. The collection takes a noticeable pause with a big chat
+just closed (the trim far less), so the window calls it only when a chat of at least
 ``BIG_CHAT`` messages is released. Elsewhere than Linux with glibc (macOS, Windows, musl)
 only the collection runs. Memory Python's own allocator keeps (arenas of small objects
 that a few survivors still use) is not affected by either (docs/performance.md).

@@ -126,7 +126,8 @@ class HeldRecords(logging.Handler):
 
     The window opens its log only once it has painted whole: creating the rotating file
     handler (``logging.handlers`` and what it imports), the folder and the file, and
-    formatting the first line with the secret patterns was ~4 ms of the first frame. Until
+    formatting the first line with the secret patterns was a measurable part of the first
+    frame. Until
     then this handler keeps every record, with its own time, and ``setup_logging(held=…)``
     writes them first, in order, so nothing is lost (docs/performance.md, "Window").
     """

@@ -107,7 +107,7 @@ from threadline.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     # Import and export are rare, explicit actions: their formats and writers load with the
-    # first of them, not with every start (~0.5 MB, docs/performance.md).
+    # first of them, not with every start (the memory saved: docs/performance.md).
     from threadline.interchange.model import ImportedProject, ImportProgress, ImportReport
 
 log = logging.getLogger("threadline.engine")

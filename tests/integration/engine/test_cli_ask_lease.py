@@ -13,7 +13,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from tests.integration.engine.test_cli_ask import ENV, add_replay_provider
 from tests.support.async_processes import Processes
 from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.engine import Engine
@@ -29,12 +30,6 @@ from threadline.engine.events import ConversationEvent, MessageChanged, TextDelt
 
 pytestmark = pytest.mark.asyncio
 WAIT = 60.0
-
-
-async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 @pytest_asyncio.fixture

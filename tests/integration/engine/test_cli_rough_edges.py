@@ -168,7 +168,9 @@ def test_a_tool_needing_approval_is_not_run_and_the_model_is_told_why(
         answer = next(m for m in path if m.kind is MessageKind.CANCELLED_TOOL_USES)
         return [r.text for r in answer.tool_results]
 
-    assert all(told in text for text in asyncio.run(stored_results()))
+    results = asyncio.run(stored_results())
+    assert results
+    assert all(told in text for text in results)
 
 
 class _Lines:
