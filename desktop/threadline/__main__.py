@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_command_line(words)
     if server_command:
         args.server_command = server_command
-    from threadline.paths import default_data_dir
+    from threadline.files.data_dir import default_data_dir
 
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
     database_url: str | None = getattr(args, "database_url", None)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from threadline.private_files import open_private, private_folder
+from threadline.files.private import open_private, private_folder
 
 log = logging.getLogger("threadline.logging_setup")
 asyncio_log = logging.getLogger("threadline.asyncio")
