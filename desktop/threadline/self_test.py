@@ -59,7 +59,7 @@ def _check_database(data_dir: Path, database_url: str | None) -> None:
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     advice = ""
     if database is not None:
-        from threadline.cli_db import restore_advice
+        from threadline.engine.damage_advice import restore_advice
 
         damage.record_damage(database, damage.SEEN_BY_SELF_TEST, problems[0])
         advice = " " + restore_advice(database)
