@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
     database_url: str | None = getattr(args, "database_url", None)
     if args.command is not None or args.self_test:  # the window reads the choice after its first paint
-        from threadline.database_choice import DatabaseChoiceError, resolve_database_url
+        from threadline.engine.database_choice import DatabaseChoiceError, resolve_database_url
 
         try:
             database_url = resolve_database_url(data_dir, database_url)
@@ -252,10 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             exit_process(code)
         return code
     if args.self_test:
-        from threadline.self_test import run_self_test
+        from threadline.app.self_test import run_self_test
 
         return run_self_test(data_dir, database_url)
-    from threadline.app import run_gui
+    from threadline.app.start import run_gui
 
     return run_gui(data_dir, database_url, startup_probe=args.startup_probe)
 

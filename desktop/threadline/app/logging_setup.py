@@ -30,7 +30,7 @@ from typing import Any
 
 from threadline.files.private import open_private, private_folder
 
-log = logging.getLogger("threadline.logging_setup")
+log = logging.getLogger("threadline.app.logging_setup")
 asyncio_log = logging.getLogger("threadline.asyncio")
 
 LOG_DIR_NAME = "logs"
