@@ -94,10 +94,10 @@ from threadline.engine.providers import (
 )
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
+from threadline.files.data_dir import make_data_dir_private
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
-from threadline.paths import make_data_dir_private
 from threadline.store.errors import NotFoundError, StoreError
 from threadline.store.key_values import NOTICES_SETTING
 from threadline.store.repository import Store

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
-from threadline.private_files import open_private, private_folder
+from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.integration.engine.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
 from tests.support.backends import BACKENDS
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)

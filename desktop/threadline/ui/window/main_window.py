@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.heap import BIG_CHAT, release_freed_memory
+from threadline.ui.common.heap import BIG_CHAT, release_freed_memory
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from threadline.private_files import open_private, private_folder
+from threadline.files.private import open_private, private_folder
 
-log = logging.getLogger("threadline.logging_setup")
+log = logging.getLogger("threadline.app.logging_setup")
 asyncio_log = logging.getLogger("threadline.asyncio")
 
 LOG_DIR_NAME = "logs"

@@ -116,7 +116,7 @@ def _warn_misplaced(server_command: list[str]) -> None:
     secret meant for the keychain would sit there in the clear. A server may take such words
     itself (``docker run --env``), so this warns rather than refuses; the values are never echoed.
     """
-    from threadline.cli_options import misplaced_options
+    from threadline.cli.options import misplaced_options
 
     for option in misplaced_options(server_command):
         print(

@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tests.integration.interchange.test_cli_export import threadline
+from tests.integration.cli.test_cli_export import threadline
 from tests.support.chat_trees import Chat, store_chat
 
 from threadline.core.messages import Message, MessageStatus

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.integration.engine.test_cli_ask import add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, threadline
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 

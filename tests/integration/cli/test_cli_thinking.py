@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.engine.test_cli_agent import ok
-from tests.integration.engine.test_cli_ask import add_replay_provider, threadline
+from tests.integration.cli.test_cli_agent import ok
+from tests.integration.cli.test_cli_ask import add_replay_provider, threadline
 from tests.support.sse_server import ReplayServer, load_sse_fixture, sse_response
 
 

@@ -24,7 +24,7 @@ APP_ID = "io.github.threadline.Threadline"
 
 DESKTOP_FILE = "threadline.desktop"
 """The menu entry; its base name matches ``QGuiApplication.setDesktopFileName("threadline")``
-in ``app.py``, which is the Wayland app id that ties the window to this entry and its icon."""
+in ``app/start.py``, which is the Wayland app id that ties the window to this entry and its icon."""
 
 ICON_NAME = "threadline"
 """Name of the icon in the freedesktop icon theme (``Icon=`` in the .desktop file)."""
@@ -49,8 +49,8 @@ def _candidates() -> list[Path]:
         found.append(Path(frozen_root) / "resources")
         # macOS .app: data files live in Contents/Resources.
         found.append(Path(sys.executable).resolve().parent.parent / "Resources" / "resources")
-    # desktop/threadline/resources.py -> <repo>/resources
-    found.append(Path(__file__).resolve().parent.parent.parent / "resources")
+    # desktop/threadline/app/resources.py -> <repo>/resources
+    found.append(Path(__file__).resolve().parents[3] / "resources")
     for prefix in dict.fromkeys((sys.prefix, sysconfig.get_path("data"), sys.base_prefix)):
         if prefix:
             found.append(Path(prefix) / "share" / "threadline" / "resources")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import add_replay_provider, ask_streaming, stored_sessions
+from tests.integration.cli.test_cli_ask import add_replay_provider, ask_streaming, stored_sessions
 from tests.integration.store.mounts import fill, small_tmpfs
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import ENV, add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, threadline
 from tests.support.sse_server import (
     ReplayServer,
     openai_text_stream,

@@ -35,10 +35,10 @@ def add_import_parser(commands: Any, common: argparse.ArgumentParser) -> None:
 
 async def command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
     """Open the engine, import, print the report (called by ``cli.run_command``)."""
-    from threadline.cli import CommandError, _open_engine
+    from threadline.cli.common import CommandError, open_engine
     from threadline.store.errors import StoreError
 
-    engine = await _open_engine(data_dir, database_url)
+    engine = await open_engine(data_dir, database_url)
     try:
         return await run(engine, args.file)
     except StoreError as err:

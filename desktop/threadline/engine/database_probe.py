@@ -15,9 +15,9 @@ import enum
 import logging
 from dataclasses import dataclass
 
-from threadline.database_choice import ServerChoice, connect_options
+from threadline.engine.database_choice import ServerChoice, connect_options
 
-log = logging.getLogger("threadline.database_probe")
+log = logging.getLogger("threadline.engine.database_probe")
 
 PROBE_TIMEOUT_S = 5
 """Seconds to wait for the server during a test: long enough for a distant server, short for a typo."""

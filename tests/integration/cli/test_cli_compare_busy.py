@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from tests.integration.engine.test_cli_ask_lease import (  # noqa: F401  (engine, processes: fixtures)
+from tests.integration.cli.test_cli_ask_lease import (  # noqa: F401  (engine, processes: fixtures)
     WAIT,
     ask,
     engine,
@@ -21,11 +21,11 @@ from tests.integration.engine.test_cli_ask_lease import (  # noqa: F401  (engine
     processes,
     start_slow_turn,
 )
-from tests.integration.engine.test_cli_compare import by_model
+from tests.integration.cli.test_cli_compare import by_model
 from tests.support.async_processes import Processes
 from tests.support.sse_server import ReplayServer
 
-from threadline import cli_compare
+from threadline.cli import compare as cli_compare
 from threadline.core.compare import CompareTarget
 from threadline.core.messages import MessageKind
 from threadline.engine.engine import DATABASE_FILENAME, Engine

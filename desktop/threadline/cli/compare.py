@@ -14,7 +14,7 @@ stderr as it happens. Exit 0 when every model answered, 1 when any failed (its
 block says why) or the compare was turned away before it began (one ``threadline:``
 line, nothing printed on stdout), 130 when stopped with Ctrl+C (partial replies are
 stored). With ``--session``, a chat replying elsewhere is waited for first, as plain
-``ask`` does (``cli_wait``).
+``ask`` does (``cli.wait``).
 """
 
 from __future__ import annotations

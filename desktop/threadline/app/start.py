@@ -104,7 +104,7 @@ def install_error_routes(
     Returns the handler and a function that undoes all three (the process may go on:
     the self-test and the tests run more than one window).
     """
-    from threadline.logging_setup import install_loop_exception_handler
+    from threadline.app.logging_setup import install_loop_exception_handler
     from threadline.ui.common.crash_handler import CrashHandler
     from threadline.ui.common.qt_messages import install_qt_message_handler
 
@@ -153,7 +153,7 @@ async def open_chosen_engine(data_dir: Path, database_url: str | None) -> Engine
     """``open_engine`` on ``--database-url``, else the server chosen in Settings → Data
     (``database.json``), else the data folder's file. Read at each attempt, so a fixed
     choice file works on Retry; its errors carry a ``user_message`` for the startup dialog."""
-    from threadline.database_choice import resolve_database_url
+    from threadline.engine.database_choice import resolve_database_url
 
     url = await asyncio.to_thread(resolve_database_url, data_dir, database_url)
     return await open_engine(data_dir, url)
@@ -170,7 +170,7 @@ def start_warm_up(engine: Engine) -> None:
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
     started = process_start_time()
-    from threadline.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
+    from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
     held = hold_records()
     opened: list[LoggingSetup] = []
@@ -294,7 +294,7 @@ def load_app_icon() -> QIcon:
     """The window icon from the bundled PNGs; raises ``RuntimeError`` if none loads (plugins missing)."""
     from PySide6.QtGui import QIcon
 
-    from threadline.resources import app_icon_paths
+    from threadline.app.resources import app_icon_paths
 
     icon = QIcon()
     for path in app_icon_paths():

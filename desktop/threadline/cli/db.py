@@ -135,24 +135,10 @@ def copy(args: argparse.Namespace, current_url: str, out: TextIO | None = None) 
 
 # -- restore ---------------------------------------------------------------------------------------
 
-RESTORE_COMMAND = "threadline db restore"
-
-
-def restore_advice(database: Path) -> str:
-    """The sentence that names the backup to restore and the command that does it."""
-    from threadline.store.backups import newest_healthy_backup
-
-    backup = newest_healthy_backup(database)
-    if backup is None:
-        return (
-            "No healthy backup of it was found: copy out what you can (`threadline export`), "
-            "then move the file away to start with an empty database."
-        )
-    return f"Restore the copy from {_when(backup)} with `{RESTORE_COMMAND}` ({backup})."
-
 
 def refusal(database: Path) -> str | None:
     """Why a writing command must not run on ``database`` (its damage is recorded), or ``None``."""
+    from threadline.engine.damage_advice import restore_advice
     from threadline.store.damage import seen_damage
 
     record = seen_damage(database)
@@ -165,15 +151,10 @@ def refusal(database: Path) -> str | None:
     )
 
 
-def _when(backup: Path) -> str:
-    from threadline.store.backups import backup_time
-
-    taken = backup_time(backup)
-    return f"{taken:%Y-%m-%d %H:%M}" if taken else backup.name
-
-
 def restore(args: argparse.Namespace, current_url: str, out: TextIO) -> int:
     """``db restore [BACKUP] [--list]`` on the SQLite file behind ``current_url``."""
+    from threadline.engine.damage_advice import RESTORE_COMMAND
+    from threadline.engine.damage_advice import backup_taken as _when
     from threadline.store.db import sqlite_path
 
     database = sqlite_path(current_url)
@@ -230,6 +211,7 @@ def restore(args: argparse.Namespace, current_url: str, out: TextIO) -> int:
 
 def _list_backups(database: Path, out: TextIO) -> int:
     """One line per backup, newest first: when, size, whether it passes its check."""
+    from threadline.engine.damage_advice import backup_taken as _when
     from threadline.store.backups import backups_dir, healthy_backups, set_aside_backups
     from threadline.store.damage import seen_damage
 
@@ -246,7 +228,10 @@ def _list_backups(database: Path, out: TextIO) -> int:
         mark = "  (restored by default)" if index == 0 else ""
         print(f"  {_when(backup)}  {_size(backup):>9}  ok       {backup.name}{mark}", file=out)
     for backup in aside:
-        print(f"  {_when(backup)}  {_size(backup):>9}  DAMAGED  {backup.name}  (never restored)", file=out)
+        print(
+            f"  {_when(backup)}  {_size(backup):>9}  DAMAGED  {backup.name}  (never restored)",
+            file=out,
+        )
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
 from tests.support.documents import write_encrypted_pdf, write_pdf, write_pptx
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
@@ -89,7 +89,7 @@ def test_several_files_after_one_attach_and_the_prompt_stays_the_prompt(
 
 
 def test_the_prompt_is_split_from_the_attached_files(tmp_path: Path) -> None:
-    from threadline.cli import split_attach_prompt
+    from threadline.cli.ask import split_attach_prompt
 
     real = tmp_path / "notes"
     real.write_text("an existing file without a suffix")

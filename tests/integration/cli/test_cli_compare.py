@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
 from tests.support.sse_server import (
     RecordedRequest,
     ReplayServer,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from threadline.private_files import private_folder
+from threadline.files.private import private_folder
 
 CONFIG_FILENAME = "database.json"
 KEYCHAIN_SERVICE = "threadline-database"

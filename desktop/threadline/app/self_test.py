@@ -5,7 +5,7 @@ its backends. The window part — Qt starting offscreen (so the platform and
 image-format plugins must load), the app icon, the real engine on the database (so
 SQLAlchemy, the dialect and the Alembic scripts must be there), the main window
 painting, a session created, opened in a tab and deleted — is
-``threadline.app.self_test_window``: only ``app.py`` and ``ui/`` import PySide6.
+``threadline.app.start.self_test_window``, imported only then: this module imports no PySide6.
 It writes only to ``data_dir`` (or the database at ``database_url``).
 
 Exit 0 and one ``… self-test OK`` line with the version and the data dir; otherwise exit 1
@@ -59,7 +59,7 @@ def _check_database(data_dir: Path, database_url: str | None) -> None:
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     advice = ""
     if database is not None:
-        from threadline.cli_db import restore_advice
+        from threadline.engine.damage_advice import restore_advice
 
         damage.record_damage(database, damage.SEEN_BY_SELF_TEST, problems[0])
         advice = " " + restore_advice(database)
@@ -78,7 +78,7 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
         from threadline import __version__
 
         set_step("finding resources")
-        from threadline.resources import resource_path
+        from threadline.app.resources import resource_path
 
         resource_path("icons", "threadline.svg")
 
@@ -88,7 +88,7 @@ def run_self_test(data_dir: Path, database_url: str | None) -> int:
         set_step("checking the database")
         _check_database(data_dir, database_url)
 
-        from threadline.app import self_test_window
+        from threadline.app.start import self_test_window
 
         qt = self_test_window(data_dir, database_url, set_step)
     except Exception as err:  # one line, no traceback: the exit code and message are the result

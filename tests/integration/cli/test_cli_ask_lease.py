@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.integration.engine.test_cli_ask import ENV, add_replay_provider
+from tests.integration.cli.test_cli_ask import ENV, add_replay_provider
 from tests.support.async_processes import Processes
 from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response

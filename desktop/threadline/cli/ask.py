@@ -1,4 +1,4 @@
-"""Headless commands: ``threadline ask`` and ``threadline provider …``.
+"""``threadline ask``: one turn without a window.
 
 ``ask`` runs one turn through the same engine and store as the window, printing
 the reply as it streams: for scripting, and for testing the engine without a
@@ -25,9 +25,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, CommandError, open_engine
 from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind, ToolCall, ToolResult
 from threadline.engine.approval import Decision
 from threadline.engine.events import (
@@ -46,150 +46,13 @@ if TYPE_CHECKING:
     from threadline.core.compare import CompareTarget
     from threadline.engine.engine import Engine
 
-EXIT_FAILURE = 1
-EXIT_INTERRUPTED = 130
 ASK_SAVE_PATIENCE = 20.0
 """Seconds ``ask`` keeps waiting for a database that refuses the reply's writes before giving up."""
 
 
-class CommandError(Exception):
-    """A problem to report in one line (bad arguments, unknown session, no keychain…)."""
-
-
-_READ_ONLY_ACTIONS = {
-    "provider": {"list", "models"},
-    "mcp": {"list", "tools"},
-    "agent": {"list", "show", "export"},
-}
-"""Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
-and ``db restore`` never write into the database in use."""
-
-
-def writes(args: argparse.Namespace) -> bool:
-    """Whether the command changes the database in use (so it must not run on a damaged one)."""
-    command = args.command
-    if command in ("ask", "import"):
-        return True
-    if command == "db":
-        return args.db_command == "copy" and args.to is None  # --from copies into the one in use
-    if command in _READ_ONLY_ACTIONS:
-        action = getattr(args, f"{command}_command", None)
-        return action not in _READ_ONLY_ACTIONS[command]
-    return False
-
-
-def refuse_if_damaged(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> None:
-    """A writing command stops here while damage of the SQLite file is recorded, unless the
-    user said ``--ignore-damage`` (docs/storage.md, "Damage")."""
-    if not writes(args) or getattr(args, "ignore_damage", False):
-        return
-    from threadline.engine.engine import DATABASE_FILENAME
-    from threadline.store.db import sqlite_path
-
-    database = sqlite_path(database_url) if database_url else data_dir / DATABASE_FILENAME
-    if database is None:
-        return
-    from threadline import cli_db
-
-    reason = cli_db.refusal(database)
-    if reason is not None:
-        raise CommandError(reason)
-
-
-def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    try:
-        refuse_if_damaged(args, data_dir, database_url)
-        if args.command == "ask":
-            return asyncio.run(ask(args, data_dir, database_url))
-        if args.command == "mcp":
-            return asyncio.run(mcp_command(args, data_dir, database_url))
-        if args.command == "list":
-            return asyncio.run(list_command(args, data_dir, database_url))
-        if args.command == "usage":
-            return asyncio.run(usage_command(args, data_dir, database_url))
-        if args.command == "export":
-            return asyncio.run(export_command(args, data_dir, database_url))
-        if args.command == "agent":
-            return asyncio.run(agent_command(args, data_dir, database_url))
-        if args.command == "show":
-            from threadline import cli_show
-
-            try:
-                return cli_show.run(args, cli_show.database_url(data_dir, database_url))
-            except cli_show.ShowError as err:
-                raise CommandError(str(err)) from err
-        if args.command == "db":
-            from threadline import cli_db
-            from threadline.engine.engine import DATABASE_FILENAME
-            from threadline.store.repository import Store
-
-            return cli_db.run(args, database_url or Store.sqlite_url(data_dir / DATABASE_FILENAME))
-        if args.command == "import":
-            from threadline import cli_import
-
-            return asyncio.run(cli_import.command(args, data_dir, database_url))
-        return asyncio.run(provider_command(args, data_dir, database_url))
-    except KeyboardInterrupt:  # before the turn started (during the ask, Ctrl+C stops the turn)
-        print("threadline: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except CommandError as err:
-        print(f"threadline: {err}", file=sys.stderr)
-        return EXIT_FAILURE
-
-
-def exit_process(code: int) -> NoReturn:
-    """End the process now that the command has finished: flush, close the logs, skip the teardown.
-
-    By the time a command returns, the engine is closed: its replies are stored, the
-    database connections and MCP servers are closed and its threads have ended. What
-    the interpreter would still do is free every object and module one by one, which
-    took 0.3–0.45 s after ``ask`` (most of the imported SQLAlchemy and SDK modules),
-    about a third of the command's wall time (docs/performance.md, "Command line").
-    Only the process's own command line comes here, never ``main`` called in-process.
-    """
-    import logging
-    import os
-
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    logging.shutdown()
-    os._exit(code)
-
-
-async def _open_engine(data_dir: Path, database_url: str | None) -> Engine:
-    from threadline.engine.engine import Engine
-    from threadline.store.errors import StoreError
-
-    try:
-        engine = await Engine.open(data_dir, database_url=database_url)
-    except StoreError as err:
-        raise CommandError(err.user_message) from err
-    for notice in await engine.take_notices():  # an upgrade's word to the user (docs/storage.md, "Secrets")
-        print(f"threadline: {notice}", file=sys.stderr)
-    return engine
-
-
-async def agent_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    """``threadline agent …`` (``cli_agent``); a refused change is one ``threadline:`` line."""
-    from threadline import cli_agent
-    from threadline.core.agent_json import AgentFormatError
-    from threadline.engine.errors import EngineError
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        return await cli_agent.run(engine, args)
-    except cli_agent.AgentCommandError as err:
-        raise CommandError(str(err)) from err
-    except (AgentFormatError, EngineError, StoreError) as err:
-        raise CommandError(err.user_message) from err
-    finally:
-        await engine.aclose()
-
-
 async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
     """``ask --agent NAME``: the session switches to that agent (a marker in its history) first."""
-    from threadline.cli_agent import AgentCommandError, find
+    from threadline.cli.agent import AgentCommandError, find
 
     try:
         agent = await find(engine, name)
@@ -205,7 +68,7 @@ async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
 
     Looked up before the chat is made, so an unknown name stores nothing.
     """
-    from threadline.cli_agent import AgentCommandError, find
+    from threadline.cli.agent import AgentCommandError, find
     from threadline.core.config import DEFAULT_AGENT_ID
 
     if not getattr(args, "agent", None):
@@ -253,7 +116,7 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
     if not prompt.strip():
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
     context = await _read_attachments(files)
-    engine = await _open_engine(data_dir, database_url)
+    engine = await open_engine(data_dir, database_url)
     told = _ToldOfSaveTrouble()
     try:
         with told.installed():
@@ -322,10 +185,10 @@ async def _ask(
     context: tuple[ContextFile, ...] = (),
     told: _ToldOfSaveTrouble | None = None,
 ) -> int:
-    from threadline import cli_slash
+    from threadline.cli import slash as cli_slash
     from threadline.core.slash_commands import PlainText, SlashCommand, parse
 
-    parsed = parse(prompt)  # a slash command runs here and is never sent (cli_slash)
+    parsed = parse(prompt)  # a slash command runs here and is never sent (cli.slash)
     try:
         if cli_slash.answered_without_engine(parsed, args.session):
             return 0
@@ -356,7 +219,7 @@ async def _ask(
         model = args.model or await _model_used(engine, session_id, provider)
         await engine.set_session_model(session_id, provider, model)
     if models:
-        from threadline.cli_compare import resolve_bare_models
+        from threadline.cli.compare import resolve_bare_models
 
         try:
             models = await resolve_bare_models(engine, session_id, models)
@@ -373,14 +236,14 @@ async def _ask(
     if args.yes:
         engine.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
-        from threadline import cli_wait
+        from threadline.cli import wait as cli_wait
 
         try:
             await cli_wait.wait_until_free(engine, session_id, getattr(args, "wait", cli_wait.DEFAULT_WAIT))
         except cli_wait.StillBusy as err:
             raise CommandError(str(err)) from err
     if models:
-        from threadline import cli_compare
+        from threadline.cli import compare as cli_compare
 
         return await cli_compare.run(engine, session_id, prompt, models, context=context)
     live = await engine.open_session(session_id)
@@ -481,7 +344,7 @@ def _compare_targets(args: argparse.Namespace) -> tuple[CompareTarget, ...]:
         return ()
     if args.provider or args.model:
         raise CommandError("--models names each model itself; leave out --provider and --model")
-    from threadline.cli_compare import parse_models
+    from threadline.cli.compare import parse_models
 
     try:
         return parse_models(spec)
@@ -645,194 +508,3 @@ class _StreamPrinter:
             self._out.write("\n")
             self._out.flush()
             self._at_line_start = True
-
-
-async def mcp_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    from threadline import cli_mcp
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        return await cli_mcp.run(engine, args)
-    except cli_mcp.McpCommandError as err:
-        raise CommandError(str(err)) from err
-    finally:
-        await engine.aclose()
-
-
-async def list_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    from threadline import cli_list
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        return await cli_list.run(engine, args)
-    except StoreError as err:
-        raise CommandError(err.user_message) from err
-    finally:
-        await engine.aclose()
-
-
-async def export_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    from threadline import cli_export
-    from threadline.engine.errors import EngineError
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        return await cli_export.run(engine, args)
-    except (EngineError, StoreError) as err:
-        raise CommandError(err.user_message) from err
-    finally:
-        await engine.aclose()
-
-
-async def usage_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    from threadline import cli_usage
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        return await cli_usage.run(engine, args)
-    except cli_usage.UsageError as err:
-        raise CommandError(str(err)) from err
-    except StoreError as err:
-        raise CommandError(err.user_message) from err
-    finally:
-        await engine.aclose()
-
-
-async def provider_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
-    from threadline.llm import credentials
-
-    engine = await _open_engine(data_dir, database_url)
-    try:
-        if args.provider_command == "add":
-            key = sys.stdin.readline().strip() if args.api_key_stdin else None
-            if args.api_key_stdin and not key:
-                raise CommandError("--api-key-stdin was given but standard input held no key")
-            config = _provider_from_args(args, await engine.store.get_provider(args.name))
-            try:
-                await engine.save_provider(config, key)
-            except credentials.CredentialsError as err:
-                raise CommandError(str(err)) from err
-            print(f"provider {config.name} saved")
-        elif args.provider_command == "list":
-            for config in await engine.list_providers():
-                print(
-                    "\t".join(
-                        [
-                            config.name,
-                            config.kind.value,
-                            config.base_url or "(default URL)",
-                            config.default_model or "-",
-                            _key_source(config),
-                            _timeouts_shown(config),
-                            *_headers_shown(config),
-                        ]
-                    )
-                )
-        elif args.provider_command == "remove":
-            if await engine.store.get_provider(args.name) is None:
-                raise CommandError(f"no provider named {args.name!r}")
-            await engine.remove_provider(args.name)
-            print(f"provider {args.name} removed")
-        elif args.provider_command == "models":
-            from threadline.engine.providers import SetupError
-            from threadline.llm.errors import ProviderError
-
-            try:
-                models = await engine.list_models(args.name)
-            except KeyError as err:
-                raise CommandError(f"no provider named {args.name!r}") from err
-            except (ProviderError, SetupError) as err:  # SetupError: a header without its value
-                raise CommandError(err.user_message) from err
-            for model in models:
-                print(model.id)
-        return 0
-    finally:
-        await engine.aclose()
-
-
-def _provider_from_args(args: argparse.Namespace, stored: ProviderConfig | None) -> ProviderConfig:
-    """The provider ``provider add`` saves: the options given, over the stored provider's values.
-
-    So ``provider add NAME --timeout 120`` changes one setting of an existing
-    provider (the timeout messages point at that command). A timeout of 0 goes
-    back to the app's default.
-    """
-    if stored is None:
-        if args.kind is None:
-            raise CommandError(f"--kind is required to add the new provider {args.name!r}")
-        stored = ProviderConfig(name=args.name, kind=ProviderKind(args.kind))
-
-    def timeout(given: float | None, kept: float | None) -> float | None:
-        return kept if given is None else (given or None)
-
-    return replace(
-        stored,
-        kind=stored.kind if args.kind is None else ProviderKind(args.kind),
-        base_url=stored.base_url if args.base_url is None else args.base_url,
-        api_key_env=stored.api_key_env if args.api_key_env is None else args.api_key_env,
-        default_model=stored.default_model if args.model is None else args.model,
-        first_byte_timeout=timeout(args.timeout, stored.first_byte_timeout),
-        connect_timeout=timeout(args.connect_timeout, stored.connect_timeout),
-        headers=_headers_from_args(args, stored.headers),
-    )
-
-
-def _headers_from_args(
-    args: argparse.Namespace, kept: tuple[tuple[str, str], ...]
-) -> tuple[tuple[str, str], ...]:
-    """``--header`` pairs replace the provider's headers; ``--no-headers`` clears them; else kept.
-
-    Values go to the keychain when the engine saves (``${VAR}`` stays a reference).
-    """
-    given: list[tuple[str, str]] = list(getattr(args, "header", None) or [])
-    if getattr(args, "no_headers", False):
-        if given:
-            raise CommandError("give --header or --no-headers, not both")
-        return ()
-    if not given:
-        return kept
-    names = [name.lower() for name, _ in given]
-    repeated = next((n for n, _ in given if names.count(n.lower()) > 1), None)
-    if repeated is not None:
-        raise CommandError(f"--header {repeated} is given twice: keep one")
-    if any(not value for _, value in given):
-        raise CommandError("--header needs a value: KEY=VALUE, or KEY=${VAR} to read it from the environment")
-    return tuple(given)
-
-
-def _headers_shown(config: ProviderConfig) -> list[str]:
-    """E.g. ``headers: X-Org (keychain), X-Team ($TEAM)`` for ``provider list``; never a value."""
-    from threadline.core.config import env_reference
-
-    if not config.headers:
-        return []
-    shown = [
-        f"{name} (${env_reference(v)})" if env_reference(v) else f"{name} (keychain)"
-        for name, v in config.headers
-    ]
-    return ["headers: " + ", ".join(shown)]
-
-
-def _timeouts_shown(config: ProviderConfig) -> str:
-    """E.g. "timeouts: connect 10 s (default), first byte 45 s" for ``provider list``."""
-    from threadline.llm.timeouts import Timeouts
-
-    effective = Timeouts.for_provider(config)
-
-    def shown(own: float | None, value: float) -> str:
-        return f"{value:g} s" + ("" if own else " (default)")
-
-    return (
-        f"timeouts: connect {shown(config.connect_timeout, effective.connect)}, "
-        f"first byte {shown(config.first_byte_timeout, effective.first_byte)}"
-    )
-
-
-def _key_source(config: ProviderConfig) -> str:
-    from threadline.llm import credentials
-
-    if credentials.has_keychain_entry(config.name):
-        return "key: keychain"
-    if config.api_key_env:
-        return f"key: ${config.api_key_env}"
-    return "key: none"

@@ -159,7 +159,7 @@ def add_mcp_parser(
 
 
 def add_list_parser(commands: Any, common: argparse.ArgumentParser) -> None:
-    """``threadline list [--all] [--archived] [--query TEXT] [--json]`` (run by ``cli_list``)."""
+    """``threadline list [--all] [--archived] [--query TEXT] [--json]`` (run by ``cli.list``)."""
     parser = commands.add_parser("list", parents=[common], help="list chats (the 50 most recent by default)")
     parser.add_argument("--all", action="store_true", help="every chat, not only the 50 most recent")
     parser.add_argument("--archived", action="store_true", help="the archived chats instead")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tests.integration.engine.test_cli_ask import (
+from tests.integration.cli.test_cli_ask import (
     add_replay_provider,
     ask_streaming,
     stored_sessions,

@@ -38,7 +38,7 @@ def make_data_dir_private(data_dir: Path) -> list[Path]:
     that knows better and then leaves a marker, so a mode the user sets later is theirs to
     keep. Only Threadline's own files are touched: the data folder may be one the user named.
     """
-    from threadline.private_files import open_private, private_folder, tighten
+    from threadline.files.private import open_private, private_folder, tighten
 
     private_folder(data_dir)
     marker = data_dir / PRIVATE_MARKER
