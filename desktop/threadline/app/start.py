@@ -227,7 +227,7 @@ def _run_window(
 
     def whole_window_painted() -> None:
         # The log file (with the records held until now) once the whole window is on screen:
-        # nothing the user sees waits for it (~3 ms). The engine's start opens it too, should
+        # nothing the user sees waits for it (docs/performance.md). The engine's start opens it too, should
         # the sidebar never paint (a window minimised at once).
         open_log()
         if startup_probe:

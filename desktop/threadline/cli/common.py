@@ -29,8 +29,8 @@ def exit_process(code: int) -> NoReturn:
     By the time a command returns, the engine is closed: its replies are stored, the
     database connections and MCP servers are closed and its threads have ended. What
     the interpreter would still do is free every object and module one by one, which
-    took 0.3–0.45 s after ``ask`` (most of the imported SQLAlchemy and SDK modules),
-    about a third of the command's wall time (docs/performance.md, "Command line").
+    took a third of ``ask``'s wall time (most of the imported SQLAlchemy and SDK modules;
+    the figures are in docs/performance.md, "Command line").
     Only the process's own command line comes here, never ``main`` called in-process.
     """
     import logging

@@ -35,7 +35,7 @@ class UserMessage(NamedTuple):
     """One message for the user; ``session_id`` names the chat it is about, if any.
 
     (A ``NamedTuple``: the window imports this module before its first paint, where a frozen
-    dataclass and the ``dataclasses`` module cost ~2 ms of CPU, docs/performance.md.)
+    dataclass and the ``dataclasses`` module cost CPU time, docs/performance.md.)
     """
 
     level: MessageLevel
