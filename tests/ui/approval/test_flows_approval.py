@@ -247,6 +247,7 @@ def test_keyboard_only(harness: Any, work: Path) -> None:
     wait_idle(harness, tab)
     stopped = tab.live.conversation.path()[-1]
     assert stopped.kind is MessageKind.CANCELLED_TOOL_USES
+    assert stopped.tool_results
     assert all(CANCELLED_RESULT_TEXT in r.text for r in stopped.tool_results)
     assert not tab.approval.isVisible() and not tab.awaiting_approval
     assert harness.server.pending == 0 and len(harness.server.stream_requests()) == 3  # nothing more was sent

@@ -475,8 +475,8 @@ class MnemonicState(QObject):
     widget, so the watch sits on each window as it takes the focus, not on the whole
     application: an application-wide Python filter is shown every event of every widget
     (paints, layouts, timers), and PySide6 wraps each one, making the enums of every class
-    it meets; that was ~10 ms of CPU before the sidebar's first paint and ~28 ms over a
-    short run (docs/performance.md, "Window"). When the application loses the focus, the
+    it meets, a cost before the sidebar's first paint and over every run (docs/performance.md,
+    "Window"). When the application loses the focus, the
     underlines go (the Alt release may never come back to it).
 
     The window starts it only after its first paint (``listen=False``, then ``listen()``).

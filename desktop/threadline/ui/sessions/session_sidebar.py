@@ -380,7 +380,7 @@ class SessionSidebar(QWidget):
 
     # -- the stack's pages made on first use -------------------------------------------------------
     # The archived list, the search hits and their "nothing here" notes are hidden until the
-    # archive is opened or a search is typed. Made at start they cost ~5 ms of the first frame
+    # archive is opened or a search is typed. Made at start they cost part of the first frame
     # (two list views, their delegates, the first wrap of their types by PySide6), so each is
     # made, and added to the stack, the first time it is asked for (docs/performance.md).
 
@@ -557,7 +557,7 @@ class SessionSidebar(QWidget):
         self.colors = colors
         self.project_scope.view.set_colors(colors)
         if not self.isVisible():
-            return  # painted in the new colours when shown; the first viewport() costs ~15 ms at start
+            return  # painted in the new colours when shown; the first viewport() is costly at start
         for view in self._built_lists():
             view.viewport().update()
 
