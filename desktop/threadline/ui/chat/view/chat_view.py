@@ -12,6 +12,7 @@ that paints only the rows intersecting the viewport. Its parts live next to it:
 * ``hit_testing`` — what the pointer is over;
 * ``selection_editor`` — the read-only browser laid over a message to select its text;
 * ``message_keys`` — the keys that act on the current message (shown in its menu);
+* ``message_menu`` — a message's menu: its commands, then the link or formula under the pointer;
 * ``chat_accessibility`` — the messages as a list for screen readers.
 
 The view itself wires them to the model's row signals, the scroll bar, the mouse and
@@ -34,7 +35,7 @@ button acts on the same click.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import (
     QEvent,
@@ -83,12 +84,13 @@ from threadline.ui.chat.view.document_cache import DocumentCache, RenderedMessag
 from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.view.image_viewer import ImageViewer, open_image
 from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, is_safe_link
-from threadline.ui.chat.view.math_render import formula_of_url, formula_url_at
-from threadline.ui.chat.view.message_actions import VERSION, actions_for, menu_actions_for
+from threadline.ui.chat.view.math_render import formula_url_at
+from threadline.ui.chat.view.message_actions import VERSION, actions_for
 from threadline.ui.chat.view.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNamer, display_tool_name
-from threadline.ui.chat.view.message_keys import COMMANDS, SELECT_TEXT, command_for_key
+from threadline.ui.chat.view.message_keys import SELECT_TEXT, command_for_key
 from threadline.ui.chat.view.message_labels import status_label
 from threadline.ui.chat.view.message_markdown import message_markdown
+from threadline.ui.chat.view.message_menu import message_menu, offered_commands
 from threadline.ui.chat.view.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.view.selection_editor import SelectionEditor
 from threadline.ui.chat.view.table_scroll_input import TableScrolling
@@ -704,42 +706,11 @@ class ChatView(QAbstractScrollArea):
             menu.deleteLater()
 
     def _message_menu(self, message_id: str, href: str | None) -> QMenu | None:
-        """The menu of a message: its commands with the keys that do them, as the footer offers them."""
+        """The menu of a message: its commands with the keys that do them (``message_menu``)."""
         if self._model is None or self._model.message(message_id) is None:
             return None
-        menu = QMenu(self)
-        menu.setObjectName("MessageMenu")
         commands = self.offered_commands(message_id)
-        copying = ("copy", "copy_markdown", "copy_chat_markdown", SELECT_TEXT)
-        for action in copying:
-            if action in commands or action in ("copy", SELECT_TEXT):
-                self._add_command(menu, action, message_id)
-        if href and is_safe_link(href):
-            menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(href))
-        formula = formula_of_url(href) if href else None
-        if formula is not None:
-            copy_latex = menu.addAction("Copy LaTeX", lambda: QGuiApplication.clipboard().setText(formula[0]))
-            copy_latex.setObjectName("message-action-copy-latex")
-        others = [a for a in commands if a not in copying]
-        if others:
-            menu.addSeparator()
-            for action in others:
-                self._add_command(menu, action, message_id)
-        return menu
-
-    def _add_command(self, menu: QMenu, action: str, message_id: str) -> None:
-        command = COMMANDS[action]
-        entry = menu.addAction(command.label, self._trigger_later(action, message_id))
-        entry.setShortcut(command.shortcut)  # shown beside the label; the view's keys do the work
-        entry.setObjectName(f"message-action-{action}")
-
-    def _trigger_later(self, action: str, message_id: str) -> Callable[[], None]:
-        """A menu callback that runs ``action`` on ``message_id`` (binds both now)."""
-
-        def trigger() -> None:
-            self.run_command(action, message_id)
-
-        return trigger
+        return message_menu(self, commands, href, lambda action: self.run_command(action, message_id))
 
     def offered_commands(self, message_id: str) -> list[str]:
         """What can be done to a message now, in menu order (the footer's actions plus Select text;
@@ -748,18 +719,8 @@ class ChatView(QAbstractScrollArea):
         if message is None or self._model is None:
             return []
         busy = not self._model.live.conversation.ready_for_input
-        commands: list[str] = []
-        for action in self._actions_for(message, busy):
-            if action == VERSION:
-                commands += ["prev_version", "next_version"]
-            else:
-                commands.append(action)
-                if action == "copy":
-                    commands.append(SELECT_TEXT)
-        if SELECT_TEXT not in commands and message.text:
-            commands.insert(0, SELECT_TEXT)
         versions = self._model.version(message_id).count
-        return commands + menu_actions_for(message, busy=busy, versions=versions)
+        return offered_commands(message, self._actions_for(message, busy), busy=busy, versions=versions)
 
     def run_command(self, action: str, message_id: str) -> None:
         """Do ``action`` to a message, as its footer button or menu entry would."""
