@@ -26,7 +26,8 @@ from tests.support.ui_fakes import FakeLive
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.table_dialog import TableDialog
-from threadline.ui.chat.view.wide_tables import OPEN_TABLE_SCHEME, tables_in
+from threadline.ui.chat.view.table_tokens import OPEN_TABLE_SCHEME
+from threadline.ui.chat.view.wide_tables import tables_in
 
 HEADERS = [f"Quarterly metric {i}" for i in range(12)]
 ROWS = [[f"{r * 100 + c:,} units · region {c}" for c in range(12)] for r in range(4)]

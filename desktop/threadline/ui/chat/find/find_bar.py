@@ -61,7 +61,7 @@ from threadline.ui.chat.view.context_marks import summary_key
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, UNSEARCHED_TITLE
 from threadline.ui.chat.view.message_html import TOGGLE_SCHEME
-from threadline.ui.chat.view.wide_tables import OPEN_TABLE_SCHEME
+from threadline.ui.chat.view.table_tokens import OPEN_TABLE_SCHEME
 from threadline.ui.common.announce import announce
 from threadline.ui.common.theme import LIGHT, ThemeColors
 

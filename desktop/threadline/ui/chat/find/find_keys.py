@@ -8,7 +8,7 @@ asks for it: most chats are opened and closed without a find.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -16,13 +16,20 @@ from PySide6.QtWidgets import QWidget
 
 from threadline.ui.common.shortcuts import SECTION_PROPERTY, unique_sequences
 
-if TYPE_CHECKING:
-    from threadline.ui.chat.find.find_bar import FindBar
+
+class FindSteps(Protocol):
+    """What the keys need of the find bar (``find_bar.FindBar``), which imports this module."""
+
+    def isVisible(self) -> bool: ...
+    def open(self) -> None: ...
+    def next(self) -> None: ...
+    def previous(self) -> None: ...
+
 
 FIND_KEYS = (QKeySequence.StandardKey.Find, "Ctrl+F")
 
 
-def install_find_keys(tab: QWidget, find_bar: Callable[[], FindBar]) -> None:
+def install_find_keys(tab: QWidget, find_bar: Callable[[], FindSteps]) -> None:
     """Ctrl+F, F3 and Shift+F3 on ``tab``, acting on the bar ``find_bar`` returns (or builds)."""
 
     def open_bar() -> None:

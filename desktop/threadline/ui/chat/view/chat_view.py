@@ -94,6 +94,7 @@ from threadline.ui.chat.view.message_menu import message_menu, offered_commands
 from threadline.ui.chat.view.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.view.selection_editor import SelectionEditor
 from threadline.ui.chat.view.table_scroll_input import TableScrolling
+from threadline.ui.chat.view.table_tokens import OPEN_TABLE_SCHEME
 from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION, thinking_key, thinking_open
 from threadline.ui.chat.view.view_layout import (
     BUBBLE_PAD_Y,
@@ -105,7 +106,6 @@ from threadline.ui.chat.view.view_layout import (
     has_bubble,
     row_height,
 )
-from threadline.ui.chat.view.wide_tables import OPEN_TABLE_SCHEME
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 __all__ = ["IMAGE_SCHEME", "ChatView"]

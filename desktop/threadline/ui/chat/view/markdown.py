@@ -29,7 +29,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 
 from threadline.ui.chat.view.math_markdown import MATH_DISPLAY, MATH_INLINE, math_plugin
-from threadline.ui.chat.view.wide_tables import open_link_html, table_cells, table_key
+from threadline.ui.chat.view.table_tokens import open_link_html, table_cells, table_key
 
 if TYPE_CHECKING:
     from markdown_it.token import Token

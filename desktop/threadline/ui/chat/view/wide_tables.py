@@ -17,19 +17,13 @@ while it streamed.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QFontMetricsF, QTextDocument, QTextFrame, QTextLength, QTextTable
 
-if TYPE_CHECKING:
-    from markdown_it.token import Token
+from threadline.ui.chat.view.table_tokens import cell_text, table_cells, table_key
 
-    from threadline.ui.common.theme import ThemeColors
-
-OPEN_TABLE_SCHEME = "open-table"
 SLACK_PX = 3.0
 """Added to each measured cell so rounding never wraps its last word."""
 
@@ -70,36 +64,6 @@ class TableData:
         return out.getvalue()
 
 
-def table_key(cells: list[str]) -> str:
-    """The key of a table in ``open-table:<key>``: its cell texts, hashed."""
-    return hashlib.sha1("\x1f".join(cells).encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
-
-
-def _cell_text(token: Token) -> str:
-    """A cell's inline Markdown as the plain text it shows (markers and link targets dropped)."""
-    shown = []
-    for child in token.children or []:
-        if child.type in ("text", "code_inline", "math_inline", "math_display"):
-            shown.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            shown.append(" ")
-        elif child.type == "image":
-            shown.append(child.content)
-    return "".join(shown).strip()
-
-
-def table_cells(tokens: list[Token], start: int) -> tuple[list[str], int]:
-    """The cell texts of the table whose ``table_open`` is ``tokens[start]``, and the index of
-    its ``table_close``."""
-    cells: list[str] = []
-    i = start + 1
-    while i < len(tokens) and tokens[i].type != "table_close":
-        if tokens[i].type == "inline":
-            cells.append(_cell_text(tokens[i]))
-        i += 1
-    return cells, i
-
-
 def tables_in(text: str) -> list[TableData]:
     """Every Markdown table of ``text``, in order."""
     from threadline.ui.chat.view.markdown import parse_markdown
@@ -131,7 +95,7 @@ def tables_in(text: str) -> list[TableData]:
                 if in_head:
                     table.aligns.append(style.removeprefix("text-align:").strip())
             elif inner.type == "inline" and row is not None:
-                row.append(_cell_text(inner))
+                row.append(cell_text(inner))
         found.append(table)
     return found
 
@@ -140,14 +104,6 @@ def find_table(text: str, href: str) -> TableData | None:
     """The table an ``open-table:<key>`` link names in a message's Markdown."""
     key = href.split(":", 1)[1] if ":" in href else ""
     return next((t for t in tables_in(text) if t.key == key), None)
-
-
-def open_link_html(key: str, colors: ThemeColors) -> str:
-    """The small link under a table that opens it in a dialog."""
-    return (
-        f'<p style="margin-top: 0px; margin-bottom: 10px;"><a href="{OPEN_TABLE_SCHEME}:{key}" '
-        f'style="color:{colors.muted}; text-decoration:none;">⤢ Open table</a></p>'
-    )
 
 
 def fit_wide_tables(doc: QTextDocument, width: float) -> int:
