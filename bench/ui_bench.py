@@ -603,8 +603,8 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
                     )
                 )
             if mcp_servers:
-                agent = await engine.get_agent()
-                await engine.save_agent(replace(agent, enabled_tools=("time*/*",)))
+                agent = await engine.agents.get_agent()
+                await engine.agents.save_agent(replace(agent, enabled_tools=("time*/*",)))
             # one earlier chat with a reply, so the reply's waiting state is the only new thing
             info = await engine.new_session()
             print(json.dumps({"session": info.id}))

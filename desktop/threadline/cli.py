@@ -196,8 +196,8 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
     except AgentCommandError as err:
         raise CommandError(str(err)) from err
     await engine.open_session(session_id)
-    if (await engine.session_agent(session_id)).agent.id != agent.id:
-        await engine.set_session_agent(session_id, agent.id)
+    if (await engine.agents.session_agent(session_id)).agent.id != agent.id:
+        await engine.agents.set_session_agent(session_id, agent.id)
 
 
 async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
@@ -224,7 +224,7 @@ async def _agent_named(engine: Engine, session_id: str) -> str:
     """
     from threadline.core.config import DEFAULT_AGENT_ID
 
-    agent = (await engine.session_agent(session_id)).agent
+    agent = (await engine.agents.session_agent(session_id)).agent
     return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
 
 
@@ -239,7 +239,7 @@ async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
     info = await engine.store.get_session(session_id)
     assert info is not None
     await engine.open_session(session_id)
-    agent = (await engine.session_agent(session_id)).agent
+    agent = (await engine.agents.session_agent(session_id)).agent
     try:
         _, model = await engine.hub.resolve(replace(info, provider=provider, model=""), agent)
     except SetupError:

@@ -58,6 +58,135 @@ class LiveConversationApi(Protocol):
         ...
 
 
+class AgentsApi(Protocol):
+    """``engine.agents`` (``engine/agent_sessions.py``): the agent library, and where it meets
+    open chats (a saved agent is offered to the tabs that pinned it; a deleted one's chats fall
+    back to the default agent)."""
+
+    async def get_agent(self, agent_id: str = "default") -> AgentConfig: ...
+    async def find_agent(self, name_or_id: str) -> AgentConfig | None:
+        """The agent with this id or name (case-insensitive), or ``None``: the command line's ``--agent``."""
+        ...
+
+    async def save_agent(self, agent: AgentConfig) -> None:
+        """Store an edited agent (``AgentError``: a taken name); open chats are offered the change."""
+        ...
+
+    async def list_agents(self) -> list[AgentConfig]:
+        """Every agent, the default one first."""
+        ...
+
+    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
+        """Store a new agent (its id is made here); ``AgentError`` when the name is taken."""
+        ...
+
+    async def duplicate_agent(self, agent_id: str) -> AgentConfig: ...
+    async def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent; its chats fall back to the default one, marked. Returns how many."""
+        ...
+
+    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
+        """The JSON text of an agent export (no secrets)."""
+        ...
+
+    async def import_agents(self, text: str) -> list[AgentConfig]:
+        """Add the agents of an export file (``AgentFormatError`` names what is wrong)."""
+        ...
+
+    async def session_agent(self, session_id: str) -> SessionAgent:
+        """The agent an open session runs with, and whether newer settings are on offer."""
+        ...
+
+    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
+        """Switch the agent (id or name) from the next request on; a marker records it."""
+        ...
+
+    async def use_agent_settings(self, session_id: str) -> None:
+        """Take the agent's edited settings into the session (a new marker)."""
+        ...
+
+
+class ProjectsApi(Protocol):
+    """``engine.projects`` (``engine/projects.py``): folders of chats with shared instructions
+    and context."""
+
+    async def list_projects(self) -> list[Project]:
+        """Every project, by name."""
+        ...
+
+    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
+        """How many chats each project holds (project id → count)."""
+        ...
+
+    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
+        """A new project (``ProjectNameError`` for an empty or taken name); ``ProjectsChanged`` follows."""
+        ...
+
+    async def save_project(self, project: Project) -> Project:
+        """Store an edited project: name, colour, instructions, context files."""
+        ...
+
+    async def delete_project(self, project_id: str) -> int:
+        """Delete a project; its chats move out of it, nothing else is deleted. Returns how many."""
+        ...
+
+    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
+        """Move a chat into a project (``None``: out of any); ``SessionUpdated`` follows."""
+        ...
+
+
+class MessagesApi(Protocol):
+    """``engine.messages`` (``engine/message_ops.py``): deleting messages undoably and editing
+    replies; ``SessionBusyError`` while a turn runs."""
+
+    async def delete_message(self, session_id: str, message_id: str) -> None:
+        """Delete a message and everything below it, undoably.
+
+        It leaves the chat at once (``MessagesRemoved``, then ``ActivePathChanged``: the
+        path moves to the parent's newest remaining branch, or the parent); the stored
+        rows are deleted after the undo window, when the chat closes, or at exit.
+        ``SessionBusyError`` while a turn runs, ``MessageGoneError`` for an unknown id.
+        """
+        ...
+
+    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
+        """Bring a deleted message back exactly as it was (same ids, versions and active leaf;
+        ``MessagesRestored``); False when it is too late."""
+        ...
+
+    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
+        """Store ``text`` as a new version of a reply (complete, metadata marked ``edited``),
+        make it the active one and return it; the original is kept and nothing is sent."""
+        ...
+
+
+class ControlsApi(Protocol):
+    """``engine.controls`` (``engine/conversation_controls.py``): clear, tangents and checkpoints;
+    each raises an ``EngineError`` with the reason when refused."""
+
+    async def clear_context(self, session_id: str) -> Message:
+        """``/clear``: a marker after which requests start; nothing is deleted."""
+        ...
+
+    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
+        """A side conversation below ``from_message_id`` (the active leaf); returns its marker."""
+        ...
+
+    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
+        """Back to the main line where it was left (optionally with the tangent's last exchange)."""
+        ...
+
+    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
+        """Name a point (the active leaf by default); ``CheckpointsChanged`` follows."""
+        ...
+
+    async def restore_checkpoint(self, session_id: str, name: str) -> None:
+        """Show the path ending at the checkpoint's message; nothing is deleted."""
+        ...
+
+    async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
+
+
 class EngineApi(Protocol):
     # -- sessions ---------------------------------------------------------------------
     async def open_session(self, session_id: str) -> LiveConversationApi: ...
@@ -91,31 +220,6 @@ class EngineApi(Protocol):
         self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
     ) -> list[SessionInfo]:
         """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
-        ...
-
-    # -- projects (folders of chats with shared instructions and context) -------------
-    async def list_projects(self) -> list[Project]:
-        """Every project, by name."""
-        ...
-
-    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
-        """How many chats each project holds (project id → count)."""
-        ...
-
-    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
-        """A new project (``ProjectNameError`` for an empty or taken name); ``ProjectsChanged`` follows."""
-        ...
-
-    async def save_project(self, project: Project) -> Project:
-        """Store an edited project: name, colour, instructions, context files."""
-        ...
-
-    async def delete_project(self, project_id: str) -> int:
-        """Delete a project; its chats move out of it, nothing else is deleted. Returns how many."""
-        ...
-
-    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
-        """Move a chat into a project (``None``: out of any); ``SessionUpdated`` follows."""
         ...
 
     async def rename_session(self, session_id: str, title: str) -> None: ...
@@ -224,52 +328,9 @@ class EngineApi(Protocol):
         ...
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
-    async def delete_message(self, session_id: str, message_id: str) -> None:
-        """Delete a message and everything below it, undoably.
-
-        It leaves the chat at once (``MessagesRemoved``, then ``ActivePathChanged``: the
-        path moves to the parent's newest remaining branch, or the parent); the stored
-        rows are deleted after the undo window, when the chat closes, or at exit.
-        ``SessionBusyError`` while a turn runs, ``MessageGoneError`` for an unknown id.
-        """
-        ...
-
-    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
-        """Bring a deleted message back exactly as it was (same ids, versions and active leaf;
-        ``MessagesRestored``); False when it is too late."""
-        ...
-
-    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
-        """Store ``text`` as a new version of a reply (complete, metadata marked ``edited``),
-        make it the active one and return it; the original is kept and nothing is sent."""
-        ...
-
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         """Show another branch (a search hit on an older version, a checkpoint)."""
         ...
-
-    # -- conversation controls: each raises an EngineError with the reason when refused -----
-    async def clear_context(self, session_id: str) -> Message:
-        """``/clear``: a marker after which requests start; nothing is deleted."""
-        ...
-
-    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
-        """A side conversation below ``from_message_id`` (the active leaf); returns its marker."""
-        ...
-
-    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
-        """Back to the main line where it was left (optionally with the tangent's last exchange)."""
-        ...
-
-    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
-        """Name a point (the active leaf by default); ``CheckpointsChanged`` follows."""
-        ...
-
-    async def restore_checkpoint(self, session_id: str, name: str) -> None:
-        """Show the path ending at the checkpoint's message; nothing is deleted."""
-        ...
-
-    async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
 
     async def compact(
         self, session_id: str, instructions: str = "", *, keep_turns: int = 2
@@ -315,50 +376,21 @@ class EngineApi(Protocol):
 
     async def detect_local_servers(self) -> list[ProviderConfig]: ...
     def has_api_key(self, provider: str) -> bool: ...
-    async def get_agent(self, agent_id: str = "default") -> AgentConfig: ...
-    async def save_agent(self, agent: AgentConfig) -> None:
-        """Store an edited agent (``AgentError``: a taken name); open chats are offered the change."""
-        ...
-
-    # -- agents (engine/agents.py) ----------------------------------------------------
-    async def list_agents(self) -> list[AgentConfig]:
-        """Every agent, the default one first."""
-        ...
-
-    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
-        """Store a new agent (its id is made here); ``AgentError`` when the name is taken."""
-        ...
-
-    async def duplicate_agent(self, agent_id: str) -> AgentConfig: ...
-    async def delete_agent(self, agent_id: str) -> int:
-        """Delete an agent; its chats fall back to the default one, marked. Returns how many."""
-        ...
-
-    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
-        """The JSON text of an agent export (no secrets)."""
-        ...
-
-    async def import_agents(self, text: str) -> list[AgentConfig]:
-        """Add the agents of an export file (``AgentFormatError`` names what is wrong)."""
-        ...
-
-    async def session_agent(self, session_id: str) -> SessionAgent:
-        """The agent an open session runs with, and whether newer settings are on offer."""
-        ...
-
-    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
-        """Switch the agent (id or name) from the next request on; a marker records it."""
-        ...
-
-    async def use_agent_settings(self, session_id: str) -> None:
-        """Take the agent's edited settings into the session (a new marker)."""
-        ...
-
     async def get_setting(self, key: str, default: Any = None) -> Any: ...
     async def set_setting(self, key: str, value: Any) -> None: ...
     async def take_notices(self) -> list[str]:
         """What an upgrade has to tell the user, once (the window shows each, then they are gone)."""
         ...
+
+    # -- facets: helpers the engine holds, each with its own small protocol ------------------
+    @property
+    def agents(self) -> AgentsApi: ...
+    @property
+    def projects(self) -> ProjectsApi: ...
+    @property
+    def messages(self) -> MessagesApi: ...
+    @property
+    def controls(self) -> ControlsApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -39,18 +39,18 @@ from typing import TYPE_CHECKING, Any
 from threadline.core.compare import CompareTarget
 from threadline.core.config import (
     DEFAULT_AGENT_ID,
-    AgentConfig,
     ModelInfo,
     ProviderConfig,
 )
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
 from threadline.core.meter import ContextMeter
-from threadline.core.project import Project, is_colour, with_project
+from threadline.core.project import is_colour
 from threadline.core.session import SearchHit, SessionInfo, automatic_title
 from threadline.core.sticky import StickyContext
 from threadline.core.tree import ConversationTree
-from threadline.engine.agents import AgentError, AgentService, SessionAgent, agent_marker, session_agent
+from threadline.engine.agent_sessions import Agents
+from threadline.engine.agents import AgentService
 from threadline.engine.api import EngineApi, Unsubscribe
 from threadline.engine.approval import ApprovalHandler, Decision
 from threadline.engine.change_watch import ChangeWatch
@@ -61,7 +61,6 @@ from threadline.engine.drafts import Draft, draft_key
 from threadline.engine.errors import NothingToSendError, SessionBusyError, SessionClosedError
 from threadline.engine.events import (
     ActivePathChanged,
-    AgentChanged,
     ChangesReceiving,
     CompareStarted,
     MessageAdded,
@@ -85,7 +84,7 @@ from threadline.engine.exporting import (
 from threadline.engine.leases import ElsewhereWatch, SessionLeases, start_turn, taken_over_error
 from threadline.engine.live import LiveConversation
 from threadline.engine.message_ops import MessageOps
-from threadline.engine.projects import ProjectNotFoundError, ProjectService
+from threadline.engine.projects import ProjectService
 from threadline.engine.providers import (
     CONTEXT_WINDOWS_SETTING,
     DEFAULT_MODEL_SETTING,
@@ -158,12 +157,18 @@ class Engine:
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
-        self.agents = AgentService(store)
-        self.controls = ConversationControls(store, self._ready)
+        self.controls = ConversationControls(store, self.ready)
         """Clear, tangents and checkpoints (``engine/conversation_controls.py``)."""
-        self.projects = ProjectService(store, self._tell_sessions)
+        self.projects = ProjectService(
+            store,
+            self._tell_sessions,
+            open_conversations=self.open_conversations,
+            session_changed=self.session_changed,
+        )
         """Folders of chats with shared instructions and context (``engine/projects.py``)."""
-        self.messages = MessageOps(store, self.live, self.running, self._spawn, undo_seconds)
+        self.agents = Agents(self, AgentService(store), self.projects)
+        """The agent library where it meets open chats (``engine/agent_sessions.py``)."""
+        self.messages = MessageOps(store, self.live, self.running, self.spawn, undo_seconds)
         """Deleting messages (undoably) and editing replies (``engine/message_ops.py``)."""
         self._live: dict[str, LiveConversation] = {}
         self._opening: dict[str, asyncio.Future[LiveConversation]] = {}
@@ -173,7 +178,7 @@ class Engine:
         self._approval_handler: ApprovalHandler | None = None
         self.change_watch: ChangeWatch | None = None
         """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
-        self.elsewhere = ElsewhereWatch(self.leases, self.live, self._spawn)
+        self.elsewhere = ElsewhereWatch(self.leases, self.live, self.spawn)
         """Tells open tabs where their chat's turn runs elsewhere (``SessionBusyElsewhere``)."""
         if watch_changes:
             self.change_watch = ChangeWatch(
@@ -194,7 +199,7 @@ class Engine:
             store,
             self.hub,
             self.tools,
-            load_agent=self._turn_agent,
+            load_agent=self.agents.turn_agent,
             approval_handler=lambda: self._approve if self._approval_handler else None,
             retry_policy=retry_policy,
         )
@@ -203,8 +208,8 @@ class Engine:
             self.hub,
             self.tools,
             sticky=self.runner.sticky,
-            session_agent=self._turn_agent,
-            named_agent=self._named_agent,
+            session_agent=self.agents.turn_agent,
+            named_agent=self.agents.named_agent,
             approval_handler=lambda: self._approve if self._approval_handler else None,
             retry_policy=retry_policy,
         )
@@ -280,6 +285,10 @@ class Engine:
     def live(self, session_id: str) -> LiveConversation | None:
         return self._live.get(session_id)
 
+    def open_conversations(self) -> list[LiveConversation]:
+        """Every open conversation, for facets that tell each one of a change (a copy)."""
+        return list(self._live.values())
+
     def running(self, session_id: str) -> bool:
         task = self._tasks.get(session_id)
         return task is not None and not task.done()
@@ -330,14 +339,14 @@ class Engine:
         info = await self.store.create_session(title=title, agent_id=agent_id, provider=provider, model=model)
         if project_id is not None:
             info = await self.store.set_session_project(info.id, project_id)
-        self._session_changed(info)
+        self.session_changed(info)
         return info
 
     async def _initial_model(self, agent_id: str | None = None) -> tuple[str, str, str]:
         """The agent, provider and model of a new chat (``agent_id``: that agent, see ``new_session``)."""
         providers = {p.name: p for p in await self.store.list_providers()}
         if agent_id is not None:
-            chosen = await self.get_agent(agent_id)
+            chosen = await self.agents.get_agent(agent_id)
             pinned = "" if chosen.id == DEFAULT_AGENT_ID else chosen.id  # "" as the other defaults
             if chosen.provider in providers and chosen.model:
                 return pinned, chosen.provider, chosen.model
@@ -348,7 +357,7 @@ class Engine:
             agent_id, provider, model = (str(last.get(k) or "") for k in ("agent_id", "provider", "model"))
             if provider in providers and model:
                 return agent_id, provider, model
-        agent = await self.get_agent()
+        agent = await self.agents.get_agent()
         if agent.provider in providers and agent.model:
             return "", agent.provider, agent.model
         default = await self.store.get_setting(DEFAULT_PROVIDER_SETTING, "")
@@ -360,7 +369,7 @@ class Engine:
             model = str(await self.store.get_setting(DEFAULT_MODEL_SETTING, "") or "")
         return "", name, model
 
-    async def _remember_last_used(self, info: SessionInfo) -> None:
+    async def remember_last_used(self, info: SessionInfo) -> None:
         """Make a session's agent, provider and model the ones the next new chat starts with."""
         used = (info.agent_id, info.provider, info.model)
         if not info.provider or not info.model or used == self._last_used:
@@ -395,15 +404,15 @@ class Engine:
         return self._shown([s for s in sessions if s.id not in self._pending_deletes])
 
     async def rename_session(self, session_id: str, title: str) -> None:
-        self._session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
+        self.session_changed(await self.store.rename_session(session_id, title.strip(), by_user=True))
 
     async def pin_session(self, session_id: str, pinned: bool) -> None:
-        self._session_changed(await self.store.pin_session(session_id, pinned))
+        self.session_changed(await self.store.pin_session(session_id, pinned))
 
     async def archive_session(self, session_id: str, archived: bool) -> None:
         """Archive (or bring back) a session; archiving stops its running turn (the text is kept)
         and closes its live conversation, so an open tab closes on the ``SessionUpdated``."""
-        self._session_changed(await self.store.archive_session(session_id, archived))
+        self.session_changed(await self.store.archive_session(session_id, archived))
         if archived:
             await self.close_session(session_id)
 
@@ -412,7 +421,7 @@ class Engine:
         if session_id in self._pending_deletes:
             return
         timer = asyncio.get_running_loop().call_later(
-            self.undo_seconds, lambda: self._spawn(self._purge(session_id))
+            self.undo_seconds, lambda: self.spawn(self._purge(session_id))
         )
         self._pending_deletes[session_id] = timer
         self._tell_sessions(SessionRemoved(session_id))  # before any wait: the tab closes at once
@@ -469,7 +478,7 @@ class Engine:
         if copies:
             await self.store.append_messages(info.id, copies)
         fresh = await self.store.get_session(info.id) or info
-        self._session_changed(fresh)
+        self.session_changed(fresh)
         self._tell_sessions(SessionForked(session_id, fresh))
         return fresh
 
@@ -485,7 +494,7 @@ class Engine:
         live = self._live.get(session_id)
         if live is None:
             raise SessionClosedError(session_id)
-        return meter_for(live, await self._turn_agent(live), self.runner, self.hub, self.tools, prompt)
+        return meter_for(live, await self.agents.turn_agent(live), self.runner, self.hub, self.tools, prompt)
 
     async def price_book(self) -> PriceBook:
         """The prices replies are costed with (shipped and the user's own), read now."""
@@ -561,11 +570,11 @@ class Engine:
         """Put an imported chat in the project its file names: the one here with that name,
         or a new one with the file's colour and instructions (never its context files)."""
         project = next(
-            (p for p in await self.projects.all() if p.name.lower() == described.name.lower()), None
+            (p for p in await self.projects.list_projects() if p.name.lower() == described.name.lower()), None
         )
         if project is None:
             colour = described.colour if is_colour(described.colour) else ""
-            project = await self.projects.create(
+            project = await self.projects.create_project(
                 described.name, colour=colour, instructions=described.instructions
             )
         return await self.store.set_session_project(session_id, project.id)
@@ -582,13 +591,13 @@ class Engine:
     async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
         """Pin another model to the session; it also becomes the model new chats start with."""
         info = await self.store.update_session(session_id, provider=provider, model=model)
-        self._session_changed(info)
-        await self._remember_last_used(info)
+        self.session_changed(info)
+        await self.remember_last_used(info)
 
     async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
         """Store the session's own sticky context (on top of its agent's); the next request reads it."""
         info = await self.store.update_session(session_id, context=context)
-        self._session_changed(info)
+        self.session_changed(info)
         return info
 
     async def get_draft(self, session_id: str) -> Draft | None:
@@ -613,10 +622,10 @@ class Engine:
         """Stage the prompt now (the tab shows it at once) and run the turn in a task."""
         if not (text.strip() or images or context):
             raise NothingToSendError()
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         prompt = live.conversation.stage(text, images=tuple(images), context=tuple(context))
         live.emit(MessageAdded(session_id, prompt))
-        self._spawn(self._remember_last_used(live.info))
+        self.spawn(self.remember_last_used(live.info))
         self._start(live, stored_first=(prompt,), title_from=text)
 
     def send_compare(
@@ -635,7 +644,7 @@ class Engine:
         """
         if not (text.strip() or images or context):
             raise NothingToSendError()
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         prompt = live.conversation.start_compare(
             text, tuple(targets), images=tuple(images), context=tuple(context)
         )
@@ -668,19 +677,19 @@ class Engine:
             with contextlib.suppress(Exception):  # a worker's failure is its column's to show
                 await self.wait_idle(session_id)
         else:
-            live = self._ready(session_id)
+            live = self.ready(session_id)
             await self.set_active_leaf(session_id, live.conversation.tree.newest_leaf_under(reply_id))
         if all(used) and used != (live.info.provider, live.info.model):
             await self.set_session_model(session_id, *used)  # continuing a reply continues with its model
 
     def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None:
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         prompt = live.conversation.edit(message_id, text)
         live.emit(ActivePathChanged(session_id, prompt.id))
         self._start(live, stored_first=(prompt,))
 
     def regenerate(self, session_id: str, message_id: str) -> None:
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         parent = live.conversation.regenerate(message_id)
         live.emit(ActivePathChanged(session_id, parent.id))
         self._start(live)
@@ -691,7 +700,7 @@ class Engine:
         The new version is stored as a new message (appended before anything is
         sent), never as an update of the reply the later turns were built on.
         """
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         reply = live.conversation.resume(message_id)
         if reply.id == message_id:
             live.emit(MessageChanged(session_id, reply))
@@ -706,14 +715,14 @@ class Engine:
         Raises ``TreeError`` when the chat's last message is not such a round
         (``interrupted_tools`` says whether it is).
         """
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         answer = live.conversation.rerun_tools()
         live.emit(MessageChanged(session_id, answer))
         self._start(live)
 
     async def skip_interrupted_tools(self, session_id: str) -> None:
         """Leave the interrupted calls unrun: each is answered "interrupted", stored at once."""
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         answer = live.conversation.skip_tools()
         await self.store.update_message(answer)
         live.emit(MessageChanged(session_id, answer))
@@ -743,7 +752,7 @@ class Engine:
 
     def retry(self, session_id: str) -> None:
         """Ask again after a failure: a new version of the failed reply (or an answer to the prompt)."""
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         leaf_id = live.conversation.tree.active_leaf
         if leaf_id is None:
             return
@@ -816,51 +825,20 @@ class Engine:
             task.cancel()
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         origin = live.conversation.tree.tangent_origin
         leaf = live.conversation.switch_version(message_id, offset)
         await self.store.set_active_leaf(session_id, leaf)
         live.emit(ActivePathChanged(session_id, leaf))
         await self.controls.store_tangent_if_left(live, origin)
 
-    async def delete_message(self, session_id: str, message_id: str) -> None:
-        """Delete a message and what hangs below it, undoably (``engine/message_ops.py``)."""
-        await self.messages.delete_message(session_id, message_id)
-
-    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
-        return await self.messages.undo_delete_message(session_id, message_id)
-
-    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
-        """A new version of a reply with ``text`` (``engine/message_ops.py``); nothing is sent."""
-        return await self.messages.edit_reply(session_id, message_id, text)
-
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         origin = live.conversation.tree.tangent_origin
         live.conversation.set_active_leaf(leaf_id)
         await self.store.set_active_leaf(session_id, leaf_id)
         live.emit(ActivePathChanged(session_id, leaf_id))
         await self.controls.store_tangent_if_left(live, origin)
-
-    # -- conversation controls (engine/conversation_controls.py) ----------------------------------
-
-    async def clear_context(self, session_id: str) -> Message:
-        return await self.controls.clear_context(session_id)
-
-    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
-        return await self.controls.start_tangent(session_id, from_message_id)
-
-    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
-        await self.controls.end_tangent(session_id, bring_last_exchange=bring_last_exchange)
-
-    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
-        await self.controls.set_checkpoint(session_id, name, message_id)
-
-    async def restore_checkpoint(self, session_id: str, name: str) -> None:
-        await self.controls.restore_checkpoint(session_id, name)
-
-    async def remove_checkpoint(self, session_id: str, name: str) -> None:
-        await self.controls.remove_checkpoint(session_id, name)
 
     async def compact(
         self, session_id: str, instructions: str = "", *, keep_turns: int = 2
@@ -872,7 +850,7 @@ class Engine:
         verbatim; 0 summarises everything, which is what a context overflow calls for:
         there the latest turn is the one that no longer fits.
         """
-        live = self._ready(session_id)
+        live = self.ready(session_id)
         task = asyncio.create_task(
             self._compact(live, instructions, keep_turns), name=f"compact-{session_id}"
         )
@@ -888,7 +866,7 @@ class Engine:
         if not await start_turn(self.leases, live, (), None):
             return None
         try:
-            agent = await self._turn_agent(live)
+            agent = await self.agents.turn_agent(live)
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams.for_agent(model, agent)
             provider = await self.hub.client(config)
@@ -922,9 +900,9 @@ class Engine:
         always = {d.call_id for d in decisions if d.allow and d.always}
         if always:
             live = self._live.get(session_id)
-            agent = await self.get_agent(live.info.agent_id if live else DEFAULT_AGENT_ID)
+            agent = await self.agents.get_agent(live.info.agent_id if live else DEFAULT_AGENT_ID)
             rules = tuple(dict.fromkeys(self.tools.always_allow_rule(c) for c in calls if c.id in always))
-            await self.save_agent(replace(agent, approval_rules=rules + agent.approval_rules))
+            await self.agents.save_agent(replace(agent, approval_rules=rules + agent.approval_rules))
         return decisions
 
     # -- providers, agents, settings ----------------------------------------------------------------
@@ -983,161 +961,6 @@ class Engine:
     def has_api_key(self, provider: str) -> bool:
         return credentials.has_keychain_entry(provider)
 
-    async def get_agent(self, agent_id: str = DEFAULT_AGENT_ID) -> AgentConfig:
-        return await self.agents.get(agent_id)
-
-    async def save_agent(self, agent: AgentConfig) -> None:
-        """Store an edited agent; open chats that pinned its older settings are offered the new ones."""
-        await self.agents.save(agent)
-        await self._agent_edited(agent.id)
-
-    # Agents: the service is ``engine/agents.py``; here they meet the open sessions.
-
-    async def list_agents(self) -> list[AgentConfig]:
-        return await self.agents.all()
-
-    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
-        return await self.agents.create(agent)
-
-    async def duplicate_agent(self, agent_id: str) -> AgentConfig:
-        return await self.agents.duplicate(agent_id)
-
-    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
-        return await self.agents.export_text(agent_ids)
-
-    async def import_agents(self, text: str) -> list[AgentConfig]:
-        return await self.agents.import_text(text)
-
-    async def delete_agent(self, agent_id: str) -> int:
-        """Delete an agent; each of its chats falls back to the default agent and says so.
-
-        Every such chat, open or not, gets an agent marker ("Agent: Default — the agent
-        Reviewer was deleted") in its history, and an open tab a notice. Returns how many.
-        """
-        removed = await self.agents.remove(agent_id)
-        fallback = await self.agents.get()
-        detail = f"the agent {removed.name} was deleted"
-        sessions = await self.store.sessions_with_agent(agent_id)
-        for info in sessions:
-            live = self._live.get(info.id)
-            if live is not None:
-                self._spawn(self._fall_back(live, fallback, detail))
-            else:
-                marker = Message.marker_message(agent_marker(fallback, detail), parent_id=info.active_leaf)
-                await self.store.append_message(info.id, marker)
-                self._session_changed(await self._pin_agent(info.id, fallback))
-        return len(sessions)
-
-    async def session_agent(self, session_id: str) -> SessionAgent:
-        """The agent an open session runs with, and whether newer settings are on offer."""
-        live = self._live.get(session_id)
-        if live is None:
-            raise SessionClosedError()
-        return session_agent(live.conversation.markers_on_path(), await self.agents.get(live.info.agent_id))
-
-    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
-        """Switch a session's agent from the next request on, marked in its history.
-
-        The marker carries the agent's settings as they are now; the session's provider
-        and model follow the agent when it names them.
-        """
-        live = self._ready(session_id)
-        agent = await self.agents.find(agent_id)
-        if agent is None:
-            raise AgentError("That agent no longer exists; pick another.")
-        await self._add_agent_marker(live, agent)
-
-    async def use_agent_settings(self, session_id: str) -> None:
-        """Take the agent's current settings into a session that pinned older ones (a new marker)."""
-        live = self._ready(session_id)
-        await self._add_agent_marker(live, await self.agents.get(live.info.agent_id), "new settings")
-
-    async def _add_agent_marker(
-        self, live: LiveConversation, agent: AgentConfig, detail: str = "", notice: str = ""
-    ) -> None:
-        message = live.conversation.add_marker(agent_marker(agent, detail))
-        try:
-            await self.store.append_message(live.session_id, message)
-        except BaseException:
-            live.conversation.tree.remove_leaf(message.id)
-            raise
-        live.emit(MessageAdded(live.session_id, message))
-        info = await self._pin_agent(live.session_id, agent)
-        self._session_changed(info)
-        await self._remember_last_used(info)
-        live.emit(AgentChanged(live.session_id, agent, notice=notice))
-
-    async def _pin_agent(self, session_id: str, agent: AgentConfig) -> SessionInfo:
-        """Point the session row at ``agent`` (and its provider and model when it names them)."""
-        names_model = bool(agent.provider and agent.model)
-        return await self.store.update_session(
-            session_id,
-            agent_id=agent.id,
-            provider=agent.provider if names_model else None,
-            model=agent.model if names_model else None,
-        )
-
-    async def _fall_back(self, live: LiveConversation, fallback: AgentConfig, detail: str) -> None:
-        """An open session whose agent was deleted: after any running turn, switch it and say so."""
-        name = detail.removeprefix("the agent ").removesuffix(" was deleted")
-        notice = f"The agent {name} was deleted, so this chat now uses {fallback.name}."
-        while self._live.get(live.session_id) is live:
-            with contextlib.suppress(Exception):  # the turn's own failure is the tab's to show
-                await self.wait_idle(live.session_id)
-            if not self.running(live.session_id) and live.conversation.ready_for_input:
-                await self._add_agent_marker(live, fallback, detail, notice)
-                return
-            await asyncio.sleep(0.1)  # a turn that is only saving its last writes
-
-    async def _agent_edited(self, agent_id: str) -> None:
-        current = await self.agents.get(agent_id)
-        for live in list(self._live.values()):
-            if (live.info.agent_id or DEFAULT_AGENT_ID) == current.id:
-                state = session_agent(live.conversation.markers_on_path(), current)
-                live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
-
-    async def _named_agent(self, live: LiveConversation, agent_id: str) -> AgentConfig | None:
-        """A compare worker's agent (by id or name), with the session's project around it."""
-        agent = await self.agents.find(agent_id)
-        return None if agent is None else with_project(agent, await self.projects.get(live.info.project_id))
-
-    async def _turn_agent(self, live: LiveConversation) -> AgentConfig:
-        """The agent a turn runs with: the one the session's history pinned (see ``engine/agents.py``),
-        with its project's instructions and context added (``core/project.py``)."""
-        stored = await self.agents.get(live.info.agent_id)
-        agent = session_agent(live.conversation.markers_on_path(), stored).agent
-        return with_project(agent, await self.projects.get(live.info.project_id))
-
-    # -- projects (engine/projects.py) -----------------------------------------------------------
-
-    async def list_projects(self) -> list[Project]:
-        return await self.projects.all()
-
-    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
-        return await self.store.project_chat_counts(archived=archived)
-
-    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
-        return await self.projects.create(name, colour=colour, instructions=instructions)
-
-    async def save_project(self, project: Project) -> Project:
-        return await self.projects.save(project)
-
-    async def delete_project(self, project_id: str) -> int:
-        moved = await self.projects.delete(project_id)
-        for live in list(self._live.values()):
-            if live.info.project_id == project_id:
-                self._session_changed(replace(live.info, project_id=None))
-        return moved
-
-    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
-        try:
-            info = await self.store.set_session_project(session_id, project_id)
-        except NotFoundError:
-            if project_id is not None and await self.projects.get(project_id) is None:
-                raise ProjectNotFoundError() from None
-            raise SessionClosedError() from None
-        self._session_changed(info)
-
     async def get_setting(self, key: str, default: Any = None) -> Any:
         return await self.store.get_setting(key, default)
 
@@ -1156,7 +979,7 @@ class Engine:
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _ready(self, session_id: str) -> LiveConversation:
+    def ready(self, session_id: str) -> LiveConversation:
         live = self._live.get(session_id)
         if live is None:
             raise SessionClosedError()
@@ -1199,9 +1022,9 @@ class Engine:
         session_id = live.session_id
 
         def prompt_stored() -> None:
-            self._spawn(self._refresh_info(session_id))
+            self.spawn(self._refresh_info(session_id))
             if title_from and not live.info.title:
-                self._spawn(self._automatic_title(live, title_from))
+                self.spawn(self._automatic_title(live, title_from))
 
         leased = False
         try:
@@ -1220,7 +1043,7 @@ class Engine:
                 await self.leases.release(session_id)
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]
-            self._spawn(self._refresh_info(session_id))
+            self.spawn(self._refresh_info(session_id))
             failure = self.runner.take_failure(session_id)
             if failure is not None:
                 live.emit(failure)
@@ -1257,18 +1080,18 @@ class Engine:
     async def _automatic_title(self, live: LiveConversation, prompt: str) -> None:
         title = automatic_title(prompt)
         if title:
-            self._session_changed(await self.store.rename_session(live.session_id, title, by_user=False))
+            self.session_changed(await self.store.rename_session(live.session_id, title, by_user=False))
 
     async def _refresh_info(self, session_id: str) -> None:
         info = await self.store.get_session(session_id)
         if info is not None:
-            self._session_changed(info)
+            self.session_changed(info)
 
     async def _tree(self, session_id: str) -> ConversationTree:
         live = self._live.get(session_id)
         return live.conversation.tree if live else await self.store.load_tree(session_id)
 
-    def _session_changed(self, info: SessionInfo) -> None:
+    def session_changed(self, info: SessionInfo) -> None:
         if info.id in self._pending_deletes:
             return  # a late update (a cancelled turn's last write) must not bring the row back
         event = SessionUpdated(info)
@@ -1290,7 +1113,7 @@ class Engine:
     async def _changed_elsewhere(self, info: SessionInfo) -> None:
         """Another instance changed a session (the change watch has updated an open tree)."""
         if info.id not in self._pending_deletes:
-            self._session_changed(info)
+            self.session_changed(info)
 
     async def _removed_elsewhere(self, session_id: str) -> None:
         """Another process deleted a session this engine has shown."""
@@ -1310,7 +1133,7 @@ class Engine:
         except Exception:
             log.exception("session observer failed on %s", type(event).__name__)
 
-    def _spawn(self, coroutine: Any) -> None:
+    def spawn(self, coroutine: Any) -> None:
         task = asyncio.create_task(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background_done)

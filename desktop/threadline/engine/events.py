@@ -200,7 +200,7 @@ class AgentChanged:
     """The agent a session runs with changed (a switch, a deleted agent) or was edited.
 
     ``update_available``: the agent's stored settings differ from the ones this session
-    runs with, so the tab offers to use them (``Engine.use_agent_settings``).
+    runs with, so the tab offers to use them (``engine.agents.use_agent_settings``).
     ``notice``: a change the person did not make in this tab, said in the tab.
     """
 
@@ -220,7 +220,7 @@ class ContextGathered:
 
 @dataclass(frozen=True, slots=True)
 class MessagesRemoved:
-    """The user deleted ``message_id`` and the ``ids`` below it (``Engine.delete_message``).
+    """The user deleted ``message_id`` and the ``ids`` below it (``engine.messages.delete_message``).
 
     They left the tree at once (an ``ActivePathChanged`` follows); the stored rows go
     when the undo window ends, so ``MessagesRestored`` may still bring them back.
@@ -233,7 +233,7 @@ class MessagesRemoved:
 
 @dataclass(frozen=True, slots=True)
 class MessagesRestored:
-    """A deleted message came back with everything below it (``Engine.undo_delete_message``)."""
+    """A deleted message came back with everything below it (``engine.messages.undo_delete_message``)."""
 
     session_id: str
     message_id: str

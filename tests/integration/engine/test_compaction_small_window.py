@@ -51,8 +51,8 @@ async def local_chat(
     await engine.set_session_model(session.id, "replay", LOCAL_MODEL)
     if known_window is not None:
         await engine.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
-        agent = await engine.get_agent()
-        await engine.save_agent(replace(agent, max_tokens=60))
+        agent = await engine.agents.get_agent()
+        await engine.agents.save_agent(replace(agent, max_tokens=60))
     for index in range(1, turns + 1):
         server.enqueue(reply(f"A{index} " + TURN))
         await turn(engine, session.id, f"Q{index} " + TURN)

@@ -93,7 +93,7 @@ async def compare(
 
 async def allow_tools(engine: Engine) -> list[str]:
     engine.tools.register(LookupTool())
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     labels: list[str] = []
 
     async def allow(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:
@@ -411,7 +411,7 @@ async def test_an_agent_answers_beside_a_model_with_its_own_instructions(
     replay_server.responder = lambda request: sse_response(
         openai_text_stream([f"{request.body['model']} answers."], model=request.body["model"])
     )
-    pirate = await engine.create_agent(
+    pirate = await engine.agents.create_agent(
         AgentConfig("", "Pirate", system_prompt="Answer as a pirate.", provider="replay", model="sea")
     )
     session = await engine.new_session()

@@ -45,8 +45,8 @@ async def two_long_turns(engine: Engine, server: ReplayServer) -> str:
 async def know_window(engine: Engine, tokens: int) -> None:
     """The user gave the model's window (Settings → Models); replies keep 100 tokens back."""
     await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": tokens})
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, max_tokens=100))
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, max_tokens=100))
 
 
 LOCAL_MODEL = "qwen2.5-0.5b-instruct-q4_k_m.gguf"

@@ -234,7 +234,7 @@ async def test_tool_round_runs_allowed_tool_and_sends_result(
 ) -> None:
     tool = LookupTool()
     engine.tools.register(tool)
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -274,7 +274,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
 ) -> None:
     tool = LookupTool()
     engine.tools.register(tool)
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     asked: list[str] = []
 
     async def deny(session_id: str, calls: tuple) -> list[Decision]:  # type: ignore[type-arg]
@@ -296,7 +296,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
 
 async def test_always_allow_is_stored_with_the_agent(engine: Engine, replay_server: ReplayServer) -> None:
     engine.tools.register(LookupTool())
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     prompts: list[int] = []
 
     async def always(session_id: str, calls: tuple) -> list[Decision]:  # type: ignore[type-arg]
@@ -314,7 +314,7 @@ async def test_always_allow_is_stored_with_the_agent(engine: Engine, replay_serv
     await turn(engine, session.id, "first")
     await turn(engine, session.id, "second")
     assert prompts == [1]  # asked once, then the stored rule allowed it
-    agent = await engine.get_agent()
+    agent = await engine.agents.get_agent()
     assert agent.approval_for("lookup") is Approval.ALLOW
 
 
@@ -462,7 +462,7 @@ async def test_anthropic_turn_with_tool_round(tmp_path: Path, replay_server: Rep
     try:
         tool = LookupTool()
         engine.tools.register(tool)
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -590,7 +590,7 @@ async def test_tool_definitions_count_against_the_context_window(
     assert [m.kind for m in await stored_path(engine.data_dir, session.id)][-1] is MessageKind.RESPONSE
     assert "tools" not in replay_server.requests[-1].body  # not offered: the window holds the messages
 
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("wordy",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("wordy",)))
     replay_server.enqueue(text_reply("Summary of Q1-Q3."), text_reply("A4"))
     events = await turn(engine, session.id, "Q4")
     assert failure(events) is None

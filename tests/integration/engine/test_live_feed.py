@@ -150,7 +150,7 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
         assert tab.added() == [m.id for m in live_b.conversation.path()]  # each once, in place
         assert any(isinstance(e, MessageChanged) and e.message.id == reply_id for e in tab.events)
 
-        await a.set_checkpoint(info.id, "first answer")
+        await a.controls.set_checkpoint(info.id, "first answer")
         await until(lambda: any(isinstance(e, CheckpointsChanged) for e in tab.events))
         assert live_b.conversation.tree.named_checkpoints == {"first answer": reply_id}
 

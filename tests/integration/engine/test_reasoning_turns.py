@@ -114,7 +114,7 @@ def reply_row(data_dir: Path) -> tuple[str, str, str] | None:
 async def claude(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[Engine]:
     engine = await open_engine(tmp_path / "data", replay_server, ProviderKind.ANTHROPIC)
     engine.tools.register(LookupTool())
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -183,7 +183,7 @@ async def test_agent_switches_reach_each_api(
 ) -> None:
     """reasoning_effort goes to an OpenAI-compatible server; Anthropic gets thinking with room to
     answer and without the sampling settings the API refuses while thinking."""
-    await engine.save_agent(AgentConfig("default", "Default", reasoning_effort="low", temperature=0.3))
+    await engine.agents.save_agent(AgentConfig("default", "Default", reasoning_effort="low", temperature=0.3))
     replay_server.enqueue(text_reply("Fine."))
     session = await engine.new_session()
     await turn(engine, session.id, "Hi")
@@ -191,10 +191,10 @@ async def test_agent_switches_reach_each_api(
 
     claude = await open_engine(tmp_path / "claude", replay_server, ProviderKind.ANTHROPIC)
     try:
-        await claude.save_agent(
+        await claude.agents.save_agent(
             AgentConfig("default", "Default", thinking_budget=2048, temperature=0.3, max_tokens=1000)
         )
-        stored = await claude.get_agent()
+        stored = await claude.agents.get_agent()
         assert (stored.thinking_budget, stored.reasoning_effort) == (2048, "")
         replay_server.enqueue(sse_response(load_sse_fixture("anthropic_thinking_text.sse")))
         session = await claude.new_session()

@@ -73,9 +73,9 @@ async def test_model_and_agent_switch_the_next_request(engine: Engine, replay_se
     assert not unknown.ok and "(providers: replay)" in unknown.error
     assert (await run(engine, session_id, "/model replay/vendor/x")).ok  # an id with a slash
     assert (await run(engine, session_id, "/model gpt-4o")).ok  # the chat's own provider
-    await engine.create_agent(AgentConfig(id="", name="Reviewer", system_prompt="Review carefully."))
+    await engine.agents.create_agent(AgentConfig(id="", name="Reviewer", system_prompt="Review carefully."))
     listed = await run(engine, session_id, "/agent")
-    current = (await engine.session_agent(session_id)).agent.name
+    current = (await engine.agents.session_agent(session_id)).agent.name
     assert f"* {current}" in listed.text.splitlines() and "  Reviewer" in listed.text.splitlines()
     switched = await run(engine, session_id, "/agent reviewer")
     assert switched.ok and switched.changed

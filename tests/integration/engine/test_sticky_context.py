@@ -108,8 +108,8 @@ async def test_agent_and_session_context_both_go_with_the_system_prompt(
     (src / "pkg").mkdir(parents=True)
     (src / "pkg" / "a.py").write_text("A = 1\n")
     (src / "pkg" / "b.txt").write_text("not python\n")
-    agent = await engine.get_agent()
-    await engine.save_agent(
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(
         replace(
             agent,
             system_prompt="You are terse.",
@@ -153,8 +153,8 @@ async def test_over_budget_files_are_left_out_whole_and_named(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
     engine.hub.remember_models("replay", [ModelInfo("gpt-4o-mini", context_window=10_000)])
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, context_share=0.1))  # 1,000 tokens for sticky context
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, context_share=0.1))  # 1,000 tokens for sticky context
     small = tmp_path / "small.md"
     small.write_text("small-file-text\n")
     big = tmp_path / "big.md"
@@ -215,8 +215,10 @@ async def test_a_hanging_hook_is_stopped_reported_and_the_turn_goes_on(
 async def test_a_failing_hook_and_a_denied_one_are_reported(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, approval_rules=(ApprovalRule("shell", Approval.DENY, "rm *"),)))
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(
+        replace(agent, approval_rules=(ApprovalRule("shell", Approval.DENY, "rm *"),))
+    )
     context = StickyContext(hooks=(ContextHook("echo oops >&2; exit 3"), ContextHook("rm -rf /tmp/nothing")))
     session_id = await with_session_context(engine, context)
     replay_server.enqueue(reply(ProviderKind.OPENAI))
@@ -304,7 +306,7 @@ async def test_the_session_context_is_stored_with_the_session(engine: Engine, tm
     assert info.context == context
     stored = await engine.store.get_session(session.id)
     assert stored is not None and stored.context == context
-    agent: AgentConfig = await engine.get_agent()
+    agent: AgentConfig = await engine.agents.get_agent()
     assert agent.context == StickyContext()  # the agent's own is untouched
 
 

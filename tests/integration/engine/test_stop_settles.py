@@ -83,7 +83,7 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
         return await never  # the user never answers
 
     engine.set_approval_handler(handler)
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",

@@ -60,7 +60,7 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str
         )
     )
     await engine.set_setting("default_provider", "replay")
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",

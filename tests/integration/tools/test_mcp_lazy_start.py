@@ -66,9 +66,9 @@ async def configure(data_dir: Path, replay_server: ReplayServer, config: McpServ
     """A data dir whose default agent offers the server's tools and allows them."""
     async with running(data_dir, replay_server) as engine:
         await engine.tool_servers.save_server(config)
-        agent = await engine.get_agent()
+        agent = await engine.agents.get_agent()
         allowed = (ApprovalRule("faulty/*", Approval.ALLOW),)
-        await engine.save_agent(replace(agent, enabled_tools=("faulty/*",), approval_rules=allowed))
+        await engine.agents.save_agent(replace(agent, enabled_tools=("faulty/*",), approval_rules=allowed))
 
 
 async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_call_starts_it(
@@ -158,7 +158,7 @@ async def test_a_destructive_tool_asks_unless_allowed_by_name(
         await ask(engine, replay_server)  # learns the tools and their annotations
 
     async with running(data_dir, replay_server) as engine:
-        agent = await engine.get_agent()
+        agent = await engine.agents.get_agent()
         await engine.tools.prepare(agent.enabled_tools)  # cached tools, annotations included
         assert engine.tool_servers.running() == []
         wipe = ToolCall("c1", "faulty__wipe", "{}")

@@ -34,7 +34,7 @@ async def test_a_tool_reads_a_value_an_earlier_tool_produced_after_a_restart(
 ) -> None:
     data_dir = tmp_path / "data"
     engine = await open_engine(data_dir, replay_server)
-    await engine.save_agent(NOTES_AGENT)
+    await engine.agents.save_agent(NOTES_AGENT)
     replay_server.enqueue(
         tool_call_reply(
             OPENAI, [("n1", "notes", {"action": "set", "key": "plan", "value": "ship on Friday"})]
@@ -65,7 +65,7 @@ async def test_a_tool_reads_a_value_an_earlier_tool_produced_after_a_restart(
 
 async def test_branching_changes_what_is_remembered(engine: Engine, replay_server: ReplayServer) -> None:
     """Edit the prompt that produced a note: on the new branch the note does not exist."""
-    await engine.save_agent(NOTES_AGENT)
+    await engine.agents.save_agent(NOTES_AGENT)
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("n1", "notes", {"action": "set", "key": "k", "value": "v1"})]),
         text_reply(OPENAI, "ok"),

@@ -66,7 +66,7 @@ async def test_crash_mid_call_is_a_clear_error_and_the_server_restarts(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("c1", "faulty__pid", {})),
         calls_reply(("c2", "faulty__crash", {}), ("c3", "faulty__pid", {})),
@@ -101,7 +101,7 @@ async def test_call_past_the_timeout_is_abandoned_and_the_turn_goes_on(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     await engine.tool_servers.save_server(faulty_server(call_timeout=1.0))
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("h1", "faulty__hang", {})),
         calls_reply(("e1", "faulty__echo", {"text": "still there"})),
@@ -121,7 +121,7 @@ async def test_call_past_the_timeout_is_abandoned_and_the_turn_goes_on(
 
 async def test_tool_error_reaches_the_model(engine: Engine, replay_server: ReplayServer) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(calls_reply(("f1", "faulty__fail", {"reason": "no paper"})), text("Sorry."))
     session = await engine.new_session()
     events = await run_turn(engine, session.id, "Fail")
@@ -133,7 +133,7 @@ async def test_tool_error_reaches_the_model(engine: Engine, replay_server: Repla
 
 async def test_images_and_structured_output(engine: Engine, replay_server: ReplayServer) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("p1", "faulty__picture", {}), ("w1", "faulty__weather", {"city": "Oslo"})),
         text("A pixel and mild weather."),
@@ -166,7 +166,7 @@ async def test_server_that_cannot_start_shows_why_and_the_turn_still_runs(
 ) -> None:
     await engine.tool_servers.save_server(faulty_server("broken", "--fail-start"))
     await engine.tool_servers.save_server(McpServerConfig("missing", command="/nonexistent/mcp-server"))
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*", "missing/*")))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*", "missing/*")))
     replay_server.enqueue(text("No tools today."))
     session = await engine.new_session()
     events = await run_turn(engine, session.id, "Hello")

@@ -66,7 +66,7 @@ async def test_time_tool_through_a_full_turn(
     engine = await open_engine(tmp_path / "data", replay_server, kind)
     try:
         await engine.tool_servers.save_server(time_server())
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -119,7 +119,7 @@ async def test_git_status_through_a_full_turn_with_approval(
     try:
         engine.set_approval_handler(allow_once)
         await engine.tool_servers.save_server(git_server(git_repository))
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("git/git_status", "git/git_log"))
         )
         replay_server.enqueue(

@@ -51,7 +51,7 @@ async def stop_and_measure(engine: Engine, session_id: str, what: str) -> float:
 
 
 async def allow(engine: Engine, folder: Path, *tools: str) -> None:
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",

@@ -21,8 +21,8 @@ async def test_warm_up_starts_only_the_servers_the_default_agent_uses(
 ) -> None:
     await engine.tool_servers.save_server(time_server())
     await engine.tool_servers.save_server(git_server(git_repository))
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, enabled_tools=("time/*",)))
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, enabled_tools=("time/*",)))
 
     await warm_up(engine)
 

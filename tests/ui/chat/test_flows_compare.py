@@ -56,7 +56,7 @@ def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
     harness.engine.tools.register(LookupTool())
     rules = (ApprovalRule("lookup", lookup),)
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("lookup",), approval_rules=rules)
         )
     )
@@ -144,7 +144,9 @@ def test_an_agent_and_a_model_side_by_side(harness: Any) -> None:
     harness.server.models = ["gpt-4o-mini", "slow"]
     harness.server.responder = three_workers
     harness.open()
-    harness.run(harness.engine.create_agent(AgentConfig("", "Pirate", system_prompt="Answer as a pirate.")))
+    harness.run(
+        harness.engine.agents.create_agent(AgentConfig("", "Pirate", system_prompt="Answer as a pirate."))
+    )
     tab = new_tab(harness)
     open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
     harness.qtbot.waitUntil(

@@ -970,7 +970,7 @@ def check_archived_delete(harness: Any) -> None:
 
 def check_session_move_to_project(harness: Any) -> None:
     session_id = a_chat(harness)
-    project = harness.run(harness.engine.create_project("Plants"))
+    project = harness.run(harness.engine.projects.create_project("Plants"))
     sidebar = harness.window.sidebar
     harness.qtbot.waitUntil(lambda: bool(sidebar.project_scope.view.projects), timeout=TIMEOUT)
     view = sidebar.list

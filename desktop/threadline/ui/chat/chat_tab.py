@@ -511,7 +511,7 @@ class ChatTab(QWidget):
         if message is None or not message.is_assistant:
             return False
         spawn(
-            self.engine.edit_reply(self.session_id, message_id, text),
+            self.engine.messages.edit_reply(self.session_id, message_id, text),
             on_done=lambda _version: self.composer.accept_sent(),
             on_error=lambda err: self._show_local_error(f"Not saved: {describe(err)}", ()),
         )
@@ -689,7 +689,7 @@ class ChatTab(QWidget):
                 self.controls.message_action(action, message_id)
             elif action == "delete":
                 spawn(
-                    self.engine.delete_message(self.session_id, message_id),
+                    self.engine.messages.delete_message(self.session_id, message_id),
                     on_error=lambda err: self._show_local_error(f"Not deleted: {describe(err)}", ()),
                 )
             elif action == COMPARE_VERSIONS and message.parent_id is not None:

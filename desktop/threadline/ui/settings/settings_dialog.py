@@ -426,7 +426,7 @@ class AgentPage(QWidget):
         form.addRow("Maximum reply tokens", self.max_tokens)
 
     async def load(self) -> None:
-        self.agent = await self.engine.get_agent()
+        self.agent = await self.engine.agents.get_agent()
         a = self.agent
         self.system_prompt.setPlainText(a.system_prompt)
         self.temperature.setValue(a.temperature if a.temperature is not None else -0.1)
@@ -448,7 +448,7 @@ class AgentPage(QWidget):
             return
         temperature = self.temperature.value()
         # Read the stored agent again: the Tools pages (and a turn's "Always allow") change it meanwhile.
-        stored = await self.engine.get_agent(self.agent.id)
+        stored = await self.engine.agents.get_agent(self.agent.id)
         agent = replace(
             stored,
             system_prompt=self.system_prompt.toPlainText(),
@@ -456,7 +456,7 @@ class AgentPage(QWidget):
             max_tokens=self.max_tokens.value() or None,
         )
         if agent != stored:
-            await self.engine.save_agent(agent)
+            await self.engine.agents.save_agent(agent)
             self.agent = agent
         provider, model = self.default_model.currentData() or ("", "")
         await self.engine.set_setting("default_provider", provider)
