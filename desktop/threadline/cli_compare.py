@@ -111,7 +111,7 @@ async def run(
                 file=sys.stderr,
             )
             return EXIT_FAILURE
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     progress = _Progress(targets, sys.stderr)
     unsubscribe = live.subscribe(progress)
     loop = asyncio.get_running_loop()

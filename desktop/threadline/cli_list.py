@@ -47,15 +47,15 @@ async def _sessions(
 ) -> AsyncIterator[SessionInfo]:
     if query is not None:
         limit = EVERYTHING if everything else DEFAULT_COUNT
-        for info in await engine.search_sessions(query, limit=limit, archived=archived):
+        for info in await engine.sessions.search_sessions(query, limit=limit, archived=archived):
             yield info
         return
     if not everything:
-        for info in await engine.list_sessions(archived=archived, limit=DEFAULT_COUNT):
+        for info in await engine.sessions.list_sessions(archived=archived, limit=DEFAULT_COUNT):
             yield info
         return
     after: SessionInfo | None = None
-    while page := await engine.list_sessions(archived=archived, limit=PAGE_SIZE, after=after):
+    while page := await engine.sessions.list_sessions(archived=archived, limit=PAGE_SIZE, after=after):
         for info in page:
             yield info
         after = page[-1]

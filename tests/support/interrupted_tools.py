@@ -24,7 +24,7 @@ async def seed_interrupted_round(engine: Any, folder: Path, tool: str = "list_di
     await engine.agents.save_agent(
         AgentConfig("default", "Default", enabled_tools=("list_directory",), allowed_folders=(str(folder),))
     )
-    info = await engine.new_session("Cut short by a crash")
+    info = await engine.sessions.new_session("Cut short by a crash")
     prompt = Message.prompt("What is in my folder?")
     calls = Message.reply(
         parent_id=prompt.id,

@@ -65,7 +65,7 @@ class Agents:
         """Store an edited agent; open chats that pinned its older settings are offered the new ones."""
         await self.service.save(agent)
         current = await self.service.get(agent.id)
-        for live in self._engine.open_conversations():
+        for live in self._engine.sessions.open_conversations():
             if (live.info.agent_id or DEFAULT_AGENT_ID) == current.id:
                 state = session_agent(live.conversation.markers_on_path(), current)
                 live.emit(AgentChanged(live.session_id, state.agent, update_available=state.update_available))
@@ -81,18 +81,18 @@ class Agents:
         detail = f"the agent {removed.name} was deleted"
         sessions = await self._store.sessions_with_agent(agent_id)
         for info in sessions:
-            live = self._engine.live(info.id)
+            live = self._engine.sessions.live(info.id)
             if live is not None:
                 self._engine.spawn(self._fall_back(live, fallback, detail))
             else:
                 marker = Message.marker_message(agent_marker(fallback, detail), parent_id=info.active_leaf)
                 await self._store.append_message(info.id, marker)
-                self._engine.session_changed(await self._pin_agent(info.id, fallback))
+                self._engine.sessions.session_changed(await self._pin_agent(info.id, fallback))
         return len(sessions)
 
     async def session_agent(self, session_id: str) -> SessionAgent:
         """The agent an open session runs with, and whether newer settings are on offer."""
-        live = self._engine.live(session_id)
+        live = self._engine.sessions.live(session_id)
         if live is None:
             raise SessionClosedError()
         return session_agent(live.conversation.markers_on_path(), await self.service.get(live.info.agent_id))
@@ -137,8 +137,8 @@ class Agents:
             raise
         live.emit(MessageAdded(live.session_id, message))
         info = await self._pin_agent(live.session_id, agent)
-        self._engine.session_changed(info)
-        await self._engine.remember_last_used(info)
+        self._engine.sessions.session_changed(info)
+        await self._engine.sessions.remember_last_used(info)
         live.emit(AgentChanged(live.session_id, agent, notice=notice))
 
     async def _pin_agent(self, session_id: str, agent: AgentConfig) -> SessionInfo:
@@ -155,7 +155,7 @@ class Agents:
         """An open session whose agent was deleted: after any running turn, switch it and say so."""
         name = detail.removeprefix("the agent ").removesuffix(" was deleted")
         notice = f"The agent {name} was deleted, so this chat now uses {fallback.name}."
-        while self._engine.live(live.session_id) is live:
+        while self._engine.sessions.live(live.session_id) is live:
             with contextlib.suppress(Exception):  # the turn's own failure is the tab's to show
                 await self._engine.wait_idle(live.session_id)
             if not self._engine.running(live.session_id) and live.conversation.ready_for_input:

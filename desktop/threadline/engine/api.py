@@ -58,6 +58,79 @@ class LiveConversationApi(Protocol):
         ...
 
 
+class SessionsApi(Protocol):
+    """``engine.sessions`` (``engine/registry.py``): one live conversation per session, and the
+    lifecycle of sessions (open, close, create, list, archive, delete with undo, fork), told
+    to every session observer."""
+
+    async def open_session(self, session_id: str) -> LiveConversationApi: ...
+    def live(self, session_id: str) -> LiveConversationApi | None: ...
+    async def close_session(self, session_id: str) -> None: ...
+    async def new_session(
+        self, title: str = "", *, project_id: str | None = None, agent_id: str | None = None
+    ) -> SessionInfo:
+        """A session pinned to the agent, provider and model used last (in ``project_id`` if given);
+        with ``agent_id``, that agent and its model when it names one."""
+        ...
+
+    async def list_sessions(
+        self,
+        *,
+        archived: bool = False,
+        limit: int = 500,
+        offset: int = 0,
+        after: SessionInfo | None = None,
+        project_id: str | None = None,
+    ) -> list[SessionInfo]:
+        """A page in sidebar order (pinned, then recent); ``after`` continues past that session;
+        ``project_id`` keeps to that project's chats."""
+        ...
+
+    async def search_sessions(
+        self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
+    ) -> list[SessionInfo]:
+        """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
+        ...
+
+    async def rename_session(self, session_id: str, title: str) -> None: ...
+    async def pin_session(self, session_id: str, pinned: bool) -> None: ...
+    async def archive_session(self, session_id: str, archived: bool) -> None:
+        """Archiving stops a running turn (its text is kept) and closes the live conversation."""
+        ...
+
+    async def delete_session(self, session_id: str) -> None:
+        """Remove now (``SessionRemoved``), delete from the store after the undo window."""
+        ...
+
+    async def restore_session(self, session_id: str) -> SessionInfo | None:
+        """Undo a pending delete (``SessionRestored``); ``None`` when it is too late."""
+        ...
+
+    def pending_deletes(self) -> list[str]: ...
+    async def purge_deleted(self) -> None:
+        """Delete every session still waiting for its undo window (the app is closing)."""
+        ...
+
+    async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
+        """A copy of the path to ``leaf_id`` as a new session (``SessionForked``)."""
+        ...
+
+    def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
+    async def get_draft(self, session_id: str) -> Draft | None:
+        """The session's unsent prompt (text and attachments), kept across restarts."""
+        ...
+
+    async def save_draft(self, session_id: str, draft: Draft | None) -> None: ...
+
+    async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
+        """Pin a model to the session; new chats start with it too."""
+        ...
+
+    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
+        """Store the session's own sticky context; the next request reads it."""
+        ...
+
+
 class AgentsApi(Protocol):
     """``engine.agents`` (``engine/agent_sessions.py``): the agent library, and where it meets
     open chats (a saved agent is offered to the tabs that pinned it; a deleted one's chats fall
@@ -188,63 +261,6 @@ class ControlsApi(Protocol):
 
 
 class EngineApi(Protocol):
-    # -- sessions ---------------------------------------------------------------------
-    async def open_session(self, session_id: str) -> LiveConversationApi: ...
-    def live(self, session_id: str) -> LiveConversationApi | None: ...
-    async def close_session(self, session_id: str) -> None: ...
-    async def release_caches(self) -> None:
-        """Give back the database's page cache (after a long chat was closed)."""
-        ...
-
-    async def new_session(
-        self, title: str = "", *, project_id: str | None = None, agent_id: str | None = None
-    ) -> SessionInfo:
-        """A session pinned to the agent, provider and model used last (in ``project_id`` if given);
-        with ``agent_id``, that agent and its model when it names one."""
-        ...
-
-    async def list_sessions(
-        self,
-        *,
-        archived: bool = False,
-        limit: int = 500,
-        offset: int = 0,
-        after: SessionInfo | None = None,
-        project_id: str | None = None,
-    ) -> list[SessionInfo]:
-        """A page in sidebar order (pinned, then recent); ``after`` continues past that session;
-        ``project_id`` keeps to that project's chats."""
-        ...
-
-    async def search_sessions(
-        self, query: str, *, limit: int = 50, archived: bool | None = None, project_id: str | None = None
-    ) -> list[SessionInfo]:
-        """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
-        ...
-
-    async def rename_session(self, session_id: str, title: str) -> None: ...
-    async def pin_session(self, session_id: str, pinned: bool) -> None: ...
-    async def archive_session(self, session_id: str, archived: bool) -> None:
-        """Archiving stops a running turn (its text is kept) and closes the live conversation."""
-        ...
-
-    async def delete_session(self, session_id: str) -> None:
-        """Remove now (``SessionRemoved``), delete from the store after the undo window."""
-        ...
-
-    async def restore_session(self, session_id: str) -> SessionInfo | None:
-        """Undo a pending delete (``SessionRestored``); ``None`` when it is too late."""
-        ...
-
-    def pending_deletes(self) -> list[str]: ...
-    async def purge_deleted(self) -> None:
-        """Delete every session still waiting for its undo window (the app is closing)."""
-        ...
-
-    async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
-        """A copy of the path to ``leaf_id`` as a new session (``SessionForked``)."""
-        ...
-
     async def search(
         self, query: str, limit: int = 50, *, project_id: str | None = None
     ) -> list[SearchHit]: ...
@@ -269,12 +285,9 @@ class EngineApi(Protocol):
         (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
         ...
 
-    def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
-    async def get_draft(self, session_id: str) -> Draft | None:
-        """The session's unsent prompt (text and attachments), kept across restarts."""
+    async def release_caches(self) -> None:
+        """Give back the database's page cache (after a long chat was closed)."""
         ...
-
-    async def save_draft(self, session_id: str, draft: Draft | None) -> None: ...
 
     # -- turns (each starts or stops an asyncio task; outcomes arrive as events) ---------
     def send(
@@ -338,14 +351,6 @@ class EngineApi(Protocol):
         """Summarise older messages (all of them with ``keep_turns=0``); ``None`` after a failure."""
         ...
 
-    async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
-        """Pin a model to the session; new chats start with it too."""
-        ...
-
-    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
-        """Store the session's own sticky context; the next request reads it."""
-        ...
-
     async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
         """The parts of the next request of an open session against the model's window (estimates)."""
         ...
@@ -383,6 +388,8 @@ class EngineApi(Protocol):
         ...
 
     # -- facets: helpers the engine holds, each with its own small protocol ------------------
+    @property
+    def sessions(self) -> SessionsApi: ...
     @property
     def agents(self) -> AgentsApi: ...
     @property

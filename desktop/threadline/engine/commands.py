@@ -64,7 +64,7 @@ async def run_command(
     """Run ``command`` in an open (or openable) session; relative export paths start at ``base_dir``
     (the working directory when ``None``)."""
     try:
-        live = engine.live(session_id) or await engine.open_session(session_id)
+        live = engine.sessions.live(session_id) or await engine.sessions.open_session(session_id)
         return await _HANDLERS[command.name](_Context(engine, live, command.argument, base_dir))
     except (EngineError, StoreError) as err:
         return failed(err.user_message)
@@ -244,7 +244,7 @@ async def _model(ctx: _Context) -> CommandOutcome:
         )
     if not model:
         return failed("Name the model after the provider, e.g. /model openai/gpt-4o-mini.")
-    await ctx.engine.set_session_model(ctx.session_id, provider, model)
+    await ctx.engine.sessions.set_session_model(ctx.session_id, provider, model)
     return CommandOutcome(f"Model: {provider}/{model}, from the next message on.", changed=True)
 
 

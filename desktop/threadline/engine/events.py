@@ -171,7 +171,7 @@ class SessionUpdated:
 class SessionRemoved:
     """A session was deleted: the sidebar drops its row and an open tab closes.
 
-    Sent the moment ``Engine.delete_session`` is called; the stored session stays
+    Sent the moment ``engine.sessions.delete_session`` is called; the stored session stays
     until the undo window ends, so ``SessionRestored`` may still follow.
     """
 
@@ -312,7 +312,7 @@ ConversationEvent = (
 
 @dataclass(frozen=True, slots=True)
 class SessionRestored:
-    """A pending delete was undone (``Engine.restore_session``): the row comes back and a
+    """A pending delete was undone (``engine.sessions.restore_session``): the row comes back and a
     window that closed the session's tab for the delete opens it again."""
 
     session: SessionInfo
@@ -320,7 +320,7 @@ class SessionRestored:
 
 @dataclass(frozen=True, slots=True)
 class SessionForked:
-    """``Engine.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
+    """``engine.sessions.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
 
     source_id: str
     session: SessionInfo

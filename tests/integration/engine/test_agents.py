@@ -47,8 +47,8 @@ async def test_request_carries_the_agents_prompt_and_parameters(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     agent = await engine.agents.create_agent(REVIEWER)
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     await engine.agents.set_session_agent(session.id, agent.id)
     replay_server.enqueue(reply())
     await turn(engine, session.id, "Look at this")
@@ -66,8 +66,8 @@ async def test_switching_mid_session_marks_history_and_the_next_request_uses_the
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     agent = await engine.agents.create_agent(REVIEWER)
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     replay_server.enqueue(reply("first"))
     await turn(engine, session.id, "Hello")
     assert system_of(replay_server.requests[-1].body) == ""
@@ -100,8 +100,8 @@ async def test_marker_survives_a_restart_and_still_decides_the_agent(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     agent = await engine.agents.create_agent(REVIEWER)
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     await engine.agents.set_session_agent(session.id, agent.id)
     data_dir = engine.data_dir
     await engine.aclose()
@@ -110,7 +110,7 @@ async def test_marker_survives_a_restart_and_still_decides_the_agent(
 
     again = await open_engine(data_dir, replay_server)
     try:
-        await again.open_session(session.id)
+        await again.sessions.open_session(session.id)
         state = await again.agents.session_agent(session.id)
         assert state.agent.name == "Reviewer" and not state.update_available
         replay_server.enqueue(reply())
@@ -124,8 +124,8 @@ async def test_an_edited_agent_is_offered_not_taken_by_an_open_session(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     agent = await engine.agents.create_agent(REVIEWER)
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     await engine.agents.set_session_agent(session.id, agent.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
@@ -146,8 +146,8 @@ async def test_an_edited_agent_is_offered_not_taken_by_an_open_session(
 async def test_switching_to_an_agent_with_a_model_switches_the_sessions_model(engine: Engine) -> None:
     await engine.save_provider(ProviderConfig("other", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1"))
     agent = await engine.agents.create_agent(replace(REVIEWER, provider="other", model="big-model"))
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     await engine.agents.set_session_agent(session.id, agent.name)
     info = await engine.store.get_session(session.id)
     assert info is not None and (info.provider, info.model) == ("other", "big-model")
@@ -157,13 +157,13 @@ async def test_deleting_an_agent_moves_its_sessions_to_the_default_and_says_so(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     agent = await engine.agents.create_agent(REVIEWER)
-    open_one = await engine.new_session()
-    closed_one = await engine.new_session()
-    live = await engine.open_session(open_one.id)
+    open_one = await engine.sessions.new_session()
+    closed_one = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(open_one.id)
     await engine.agents.set_session_agent(open_one.id, agent.id)
-    await engine.open_session(closed_one.id)
+    await engine.sessions.open_session(closed_one.id)
     await engine.agents.set_session_agent(closed_one.id, agent.id)
-    await engine.close_session(closed_one.id)
+    await engine.sessions.close_session(closed_one.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 

@@ -33,7 +33,7 @@ async def prepared_chat(data_dir: Path, server: ReplayServer) -> str:
         await engine.save_provider(
             ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m")
         )
-        info = await engine.new_session("Followed")
+        info = await engine.sessions.new_session("Followed")
         return info.id
     finally:
         await engine.aclose()

@@ -47,8 +47,8 @@ async def local_chat(
     """``turns`` turns of ~1,000 characters answered before the small window applies."""
     server.models_response = LLAMA_CPP_PYTHON_MODELS
     await engine.list_models("replay")
-    session = await engine.new_session()
-    await engine.set_session_model(session.id, "replay", LOCAL_MODEL)
+    session = await engine.sessions.new_session()
+    await engine.sessions.set_session_model(session.id, "replay", LOCAL_MODEL)
     if known_window is not None:
         await engine.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
         agent = await engine.agents.get_agent()

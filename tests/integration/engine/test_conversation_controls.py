@@ -39,7 +39,7 @@ async def talk(engine: Engine, server: ReplayServer, session_id: str, *exchanges
 async def test_after_clear_nothing_before_the_marker_is_sent(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
     marker = await engine.controls.clear_context(info.id)
     assert marker.marker is not None and marker.marker.type is MarkerType.CLEAR
@@ -48,7 +48,7 @@ async def test_after_clear_nothing_before_the_marker_is_sent(
     await talk(engine, replay_server, info.id, ("Q4", "A4"))
     assert sent(replay_server) == ["Q3", "A3", "Q4"]
     # Nothing was deleted: the earlier part is still on the path and in search.
-    texts = [m.text for m in engine.live(info.id).conversation.path()]  # type: ignore[union-attr]
+    texts = [m.text for m in engine.sessions.live(info.id).conversation.path()]  # type: ignore[union-attr]
     assert texts[:4] == ["Q1", "A1", "Q2", "A2"]
     assert {h.session_id for h in await engine.search("Q1")} == {info.id}
 
@@ -56,9 +56,9 @@ async def test_after_clear_nothing_before_the_marker_is_sent(
 async def test_a_tangent_leaves_out_the_later_main_line_and_returns_to_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1, a2 = live.conversation.path()[1].id, live.conversation.path()[3].id
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
@@ -91,11 +91,11 @@ async def test_a_tangent_leaves_out_the_later_main_line_and_returns_to_it(
 async def test_a_restored_checkpoint_is_what_the_next_request_follows(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
     await engine.controls.set_checkpoint(info.id, "  before   the detour ")
     await talk(engine, replay_server, info.id, ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     assert list(live.conversation.tree.named_checkpoints) == ["before the detour"]
     a1 = live.conversation.tree.named_checkpoints["before the detour"]
     await engine.controls.set_checkpoint(info.id, "before the detour")  # used again: moves to A2
@@ -115,7 +115,7 @@ async def test_a_restored_checkpoint_is_what_the_next_request_follows(
     await engine.aclose()
     again = await open_engine(tmp_path / "data", replay_server)
     try:
-        reopened = await again.open_session(info.id)
+        reopened = await again.sessions.open_session(info.id)
         tree = reopened.conversation.tree
         assert list(tree.named_checkpoints) == ["before the detour"]
         assert tree.tangent_origin is not None and tree.active_leaf == leaf
@@ -129,7 +129,7 @@ async def test_a_restored_checkpoint_is_what_the_next_request_follows(
 async def test_compact_keeps_turns_and_follows_instructions(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"), ("Q3", "A3"))
     replay_server.enqueue(sse_response(openai_text_stream(["The user asked three questions."])))
     summary = await engine.compact(info.id, "keep every number", keep_turns=1)
@@ -165,9 +165,9 @@ async def test_compact_keeps_turns_and_follows_instructions(
 async def test_controls_tell_open_tabs_and_refuse_with_a_message(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1 = live.conversation.tree.active_leaf
     assert a1 is not None
     events: list[ConversationEvent] = []
@@ -216,13 +216,13 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
 async def test_a_brought_exchange_is_marked_and_survives_a_restart(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
     await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))
     await engine.controls.end_tangent(info.id, bring_last_exchange=True)
     path = await stored_path(engine.data_dir, info.id)
-    originals = {m.id: m for m in engine.live(info.id).conversation.tree}  # type: ignore[union-attr]
+    originals = {m.id: m for m in engine.sessions.live(info.id).conversation.tree}  # type: ignore[union-attr]
     assert [m.text for m in path] == ["Q1", "A1", "T1", "TA1"]
     for copy in path[-2:]:
         assert copy.metadata is not None and originals[copy.metadata.brought_from].text == copy.text
@@ -232,9 +232,9 @@ async def test_a_brought_exchange_is_marked_and_survives_a_restart(
 async def test_the_branch_map_or_a_version_out_of_a_tangent_leaves_it_for_good(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1 = live.conversation.path()[1].id
     await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))

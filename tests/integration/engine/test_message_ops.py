@@ -53,7 +53,7 @@ def shape(tree: ConversationTree) -> tuple[object, ...]:
 
 async def two_turns(engine: Engine, replay_server: ReplayServer) -> str:
     replay_server.enqueue(text_reply("Alpha answer."), text_reply("Zebrafish answer."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "first question")
     await turn(engine, session.id, "second question about zebrafish")
     return session.id
@@ -63,7 +63,7 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     first, answer, second, reply = live.conversation.path()
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
@@ -88,7 +88,7 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
 
 async def test_the_undo_window_ends_by_itself(engine: Engine, replay_server: ReplayServer) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     reply = live.conversation.path()[-1]
     engine.messages.undo_seconds = 0.05
     await engine.messages.delete_message(session_id, reply.id)
@@ -104,7 +104,7 @@ async def test_undo_brings_back_the_same_tree_and_search_hits(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     first, answer, _second, _reply = live.conversation.path()
     # A second version of the first answer, then back to version 1: the deleted message's
     # place among its siblings and the active leaf deep below it must both come back.
@@ -141,7 +141,7 @@ async def test_a_delete_not_undone_is_gone_after_a_restart(
     engine = await open_engine(tmp_path / "data", replay_server)
     try:
         session_id = await two_turns(engine, replay_server)
-        live = await engine.open_session(session_id)
+        live = await engine.sessions.open_session(session_id)
         first, answer, second, _reply = live.conversation.path()
         await engine.messages.delete_message(session_id, second.id)
     finally:
@@ -160,11 +160,11 @@ async def test_closing_the_chat_carries_out_its_pending_delete(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     reply = live.conversation.path()[-1]
     await engine.messages.delete_message(session_id, reply.id)
-    await engine.close_session(session_id)
-    reopened = await engine.open_session(session_id)
+    await engine.sessions.close_session(session_id)
+    reopened = await engine.sessions.open_session(session_id)
     assert reply.id not in reopened.conversation.tree
     assert reply.id not in stored_ids(engine, session_id)
 
@@ -173,9 +173,9 @@ async def test_delete_is_refused_while_a_turn_runs(engine: Engine, replay_server
     replay_server.enqueue(
         text_reply("Alpha answer."), text_reply(*[f"w{i} " for i in range(200)], chunk_delay=0.02)
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "first")
-    live = await engine.open_session(session.id)
+    live = await engine.sessions.open_session(session.id)
     first = live.conversation.path()[0]
     engine.send(session.id, "second")
     while live.conversation.reply is None:
@@ -194,9 +194,9 @@ async def test_edit_reply_adds_an_active_version_and_the_next_request_carries_it
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("The capital is Lyon."), text_reply("Noted."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Capital of France?")
-    live = await engine.open_session(session.id)
+    live = await engine.sessions.open_session(session.id)
     original = live.conversation.path()[-1]
 
     edited = await engine.messages.edit_reply(session.id, original.id, "The capital is Paris.")

@@ -56,7 +56,7 @@ async def running(data_dir: Path, replay_server: ReplayServer) -> AsyncIterator[
 
 
 async def ask(engine: Engine, replay_server: ReplayServer, text: str = "hello") -> None:
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     replay_server.enqueue(text_reply(OPENAI, "Hi."))
     events = await run_turn(engine, session.id, text)
     assert failure(events) is None
@@ -88,7 +88,7 @@ async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_
         assert second.tool_servers.running() == []
         assert "faulty__echo" in offered_tool_names(replay_server, -1)  # offered from the cache
 
-        session = await second.new_session()
+        session = await second.sessions.new_session()
         replay_server.enqueue(
             tool_call_reply(OPENAI, [("c1", "faulty__echo", {"text": "ping"})]), text_reply(OPENAI, "Done.")
         )
@@ -124,7 +124,7 @@ async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_ser
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
     async with running(data_dir, replay_server) as engine:
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         replay_server.enqueue(
             tool_call_reply(OPENAI, [("c1", "faulty__grow", {"name": "sprout"})]),
             text_reply(OPENAI, "Grown."),

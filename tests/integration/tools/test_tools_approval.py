@@ -99,7 +99,7 @@ async def test_allow_deny_ask_by_name_and_wildcard(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "go")) is None
     assert [c.name for c in asker.asked] == ["search_files"]  # only "ask" reached the user
     sent = sent_tool_results(replay_server, 1)
@@ -141,7 +141,7 @@ async def test_shell_argument_rules_and_trust(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()  # no approval handler: "ask" means refused
+    session = await engine.sessions.new_session()  # no approval handler: "ask" means refused
     assert failure(await run_turn(engine, session.id, "go")) is None
     sent = sent_tool_results(replay_server, 1)
     assert "safe and sound" in sent["s1"][0] and "[exit code 0]" in sent["s1"][0]
@@ -174,7 +174,7 @@ async def test_always_allow_is_stored_and_survives_a_restart(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "first")) is None
     assert [c.name for c in first.asked] == ["shell", "faulty/echo"]
     rules = (await engine.agents.get_agent()).approval_rules
@@ -219,7 +219,7 @@ async def test_deny_with_a_reason_reaches_an_anthropic_model(
         replay_server.enqueue(
             tool_call_reply(kind, [("toolu_1", "faulty__echo", args(text="x"))]), text_reply(kind, "Fine.")
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         assert failure(await run_turn(engine, session.id, "echo x")) is None
         path = await stored_path(engine.data_dir, session.id)
         assert path[2].kind is MessageKind.CANCELLED_TOOL_USES
@@ -244,7 +244,7 @@ async def test_write_file_approval_shows_a_diff(
         tool_call_reply(OPENAI, [("w1", "write_file", args(path="notes.md", content="one\nthree\n"))]),
         text_reply(OPENAI, "Written."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "edit")) is None
     diff = asker.previews["w1"]
     assert diff is not None and "-two\n" in diff and "+three\n" in diff and "a/notes.md" in diff
@@ -284,8 +284,8 @@ async def test_interrupt_while_tools_run_gives_cancelled_results(
             ],
         )
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     events: list[object] = []
     live.subscribe(events.append)
     engine.send(session.id, "run them")

@@ -72,7 +72,7 @@ async def test_crash_mid_call_is_a_clear_error_and_the_server_restarts(
         calls_reply(("c2", "faulty__crash", {}), ("c3", "faulty__pid", {})),
         text("The server crashed and came back."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Crash it")
     assert failure(events) is None
 
@@ -107,7 +107,7 @@ async def test_call_past_the_timeout_is_abandoned_and_the_turn_goes_on(
         calls_reply(("e1", "faulty__echo", {"text": "still there"})),
         text("Done."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     started = time.monotonic()
     events = await run_turn(engine, session.id, "Hang")
     assert failure(events) is None and time.monotonic() - started < 15
@@ -123,7 +123,7 @@ async def test_tool_error_reaches_the_model(engine: Engine, replay_server: Repla
     await engine.tool_servers.save_server(faulty_server())
     await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(calls_reply(("f1", "faulty__fail", {"reason": "no paper"})), text("Sorry."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Fail")
     assert failure(events) is None
     result = (await stored_path(engine.data_dir, session.id))[2].tool_results[0]
@@ -138,7 +138,7 @@ async def test_images_and_structured_output(engine: Engine, replay_server: Repla
         calls_reply(("p1", "faulty__picture", {}), ("w1", "faulty__weather", {"city": "Oslo"})),
         text("A pixel and mild weather."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "Show me")) is None
     picture, weather = (await stored_path(engine.data_dir, session.id))[2].tool_results
     assert picture.images and picture.images[0].media_type == "image/png" and not picture.is_error
@@ -168,7 +168,7 @@ async def test_server_that_cannot_start_shows_why_and_the_turn_still_runs(
     await engine.tool_servers.save_server(McpServerConfig("missing", command="/nonexistent/mcp-server"))
     await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*", "missing/*")))
     replay_server.enqueue(text("No tools today."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Hello")
     assert failure(events) is None
     assert "tools" not in replay_server.requests[0].body

@@ -78,7 +78,7 @@ async def test_time_tool_through_a_full_turn(
             tool_call_reply(kind, [("call_t1", "time__get_current_time", {"timezone": "Europe/Oslo"})]),
             text_reply(kind, "It is evening in Oslo."),
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await run_turn(engine, session.id, "What time is it in Oslo?")
         assert failure(events) is None
 
@@ -132,7 +132,7 @@ async def test_git_status_through_a_full_turn_with_approval(
             ),
             text_reply(kind, "README.md was modified."),
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await run_turn(engine, session.id, "What changed in the repository?")
         assert failure(events) is None
         assert sorted(offered_tool_names(replay_server, 0)) == ["git__git_log", "git__git_status"]

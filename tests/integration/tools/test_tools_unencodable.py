@@ -47,7 +47,7 @@ async def test_a_tool_result_holding_a_lone_surrogate_is_stored(
         ),
         sse_response(openai_text_stream(["Listed."])),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "What is in the folder?")
     assert failure(events) is None
 

@@ -287,7 +287,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     wait_asked(harness, tab)
     window.close_current_tab()
     harness.qtbot.waitUntil(lambda: not harness.engine.running(session_id), timeout=15000)
-    live = harness.engine.live(session_id)
+    live = harness.engine.sessions.live(session_id)
     path = live.conversation.path()
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES
     assert live.conversation.ready_for_input

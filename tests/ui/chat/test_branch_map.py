@@ -89,7 +89,7 @@ def test_click_a_version_on_another_branch_shows_that_path(harness: Any) -> None
     harness.qtbot.waitUntil(lambda: tab.live.conversation.tree.active_leaf == ids["a1"], timeout=15000)
     harness.qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=15000)
     assert texts(tab) == ["Question one", "First answer."]
-    assert harness.engine.live(tab.session_id).conversation.tree.active_leaf == ids["a1"]
+    assert harness.engine.sessions.live(tab.session_id).conversation.tree.active_leaf == ids["a1"]
     # The map follows: the clicked branch is now the shown path, in column 0.
     harness.qtbot.waitUntil(
         lambda: panel.map.tree_layout.columns[panel.map.tree_layout.index_of[ids["a1"]]] == 0

@@ -55,7 +55,7 @@ def test_jump_to_a_search_hit_on_another_branch_makes_it_the_active_path(harness
     assert window.tabs.current_tab() is tab
     harness.qtbot.waitUntil(lambda: first_answer.id in tab.view.visible_message_ids(), timeout=15000)
     # the engine stored the move: reopening the session shows the same branch
-    sessions = {s.id: s for s in harness.run(harness.engine.list_sessions())}
+    sessions = {s.id: s for s in harness.run(harness.engine.sessions.list_sessions())}
     assert sessions[tab.session_id].active_leaf == first_answer.id
 
 
@@ -164,7 +164,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     picker.setCurrentIndex(index)
     picker.activated.emit(index)  # what a click on the item does
     harness.qtbot.waitUntil(
-        lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o", timeout=15000
+        lambda: harness.run(harness.engine.sessions.list_sessions())[0].model == "gpt-4o", timeout=15000
     )
     type_and_send(harness.qtbot, tab, "And now?")
     wait_idle(harness, tab)

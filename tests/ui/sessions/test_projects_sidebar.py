@@ -203,7 +203,7 @@ def test_projects_edited_by_another_instance_show_without_activating_the_window(
     window = harness.open()
     rows = window.sidebar.project_scope.view
     project = harness.run(harness.engine.projects.create_project("Garden", colour="#10b981"))
-    chat = harness.run(harness.engine.new_session())
+    chat = harness.run(harness.engine.sessions.new_session())
     harness.qtbot.waitUntil(lambda: [p.name for p in rows.projects] == ["Garden"], timeout=TIMEOUT)
 
     async def edit_elsewhere() -> str:

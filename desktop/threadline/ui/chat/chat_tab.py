@@ -246,7 +246,11 @@ class ChatTab(QWidget):
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
         self._draft_timer.timeout.connect(self._save_draft_later)
         self._unsubscribe_saves: Any = live.subscribe(self._engine_event)
-        spawn(engine.get_draft(self.session_id), on_done=self._restore_draft, on_error=self._draft_failed)
+        spawn(
+            engine.sessions.get_draft(self.session_id),
+            on_done=self._restore_draft,
+            on_error=self._draft_failed,
+        )
         if bridge is not None:
             bridge.shown.connect(self._bridge_message)
 
@@ -405,7 +409,7 @@ class ChatTab(QWidget):
         if self._draft_dirty:  # saved by the engine alone: this widget is about to be deleted
             self._draft_dirty = False
             spawn(
-                self.engine.save_draft(self.session_id, self.composer.draft()),
+                self.engine.sessions.save_draft(self.session_id, self.composer.draft()),
                 on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
             )
 
@@ -442,7 +446,7 @@ class ChatTab(QWidget):
         if not self._draft_dirty:
             return
         self._draft_dirty = False
-        await self.engine.save_draft(self.session_id, self.composer.draft())
+        await self.engine.sessions.save_draft(self.session_id, self.composer.draft())
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -1024,7 +1028,7 @@ class ChatTab(QWidget):
 
     def _model_chosen(self, choice: ModelChoice) -> None:
         spawn(
-            self.engine.set_session_model(self.session_id, choice.provider, choice.model),
+            self.engine.sessions.set_session_model(self.session_id, choice.provider, choice.model),
             on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
         )
 

@@ -404,7 +404,7 @@ class MainWindow(QMainWindow):
         self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
         self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
-        self._unsubscribe_sessions = engine.subscribe_sessions(self._session_event)
+        self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self._session_event)
         saved_zoom = await engine.get_setting(ZOOM_KEY, 0)
         if isinstance(saved_zoom, int):
             self.zoom.set_level(saved_zoom)
@@ -499,7 +499,7 @@ class MainWindow(QMainWindow):
     async def _exists(self, session_id: str) -> bool:
         assert self.engine is not None
         try:
-            await self.engine.open_session(session_id)
+            await self.engine.sessions.open_session(session_id)
             return True
         except (KeyError, LookupError):
             return False
@@ -587,7 +587,7 @@ class MainWindow(QMainWindow):
 
         self._opening.add(session_id)
         try:
-            live = await self.engine.open_session(session_id)
+            live = await self.engine.sessions.open_session(session_id)
         finally:
             self._opening.discard(session_id)
         existing = self.tabs.tab_for(session_id)
@@ -647,7 +647,7 @@ class MainWindow(QMainWindow):
         without the tab (docs/performance.md). A big one's memory is given back at once, once
         the tab's deferred deletion has run: SQLite's page cache, which its tree's rows had
         filled (``release_caches``), then the freed heap (``heap.release_freed_memory``)."""
-        live = self.engine.live(session_id) if self.engine is not None else None
+        live = self.engine.sessions.live(session_id) if self.engine is not None else None
         if self.engine is None or live is None or not live.conversation.ready_for_input:
             return
         big = len(live.conversation.tree) >= BIG_CHAT
@@ -662,7 +662,7 @@ class MainWindow(QMainWindow):
                     on_error=lambda err: log.warning("could not release the page cache: %s", describe(err)),
                 )
 
-        spawn(engine.close_session(session_id), on_done=released, on_error=self._error)
+        spawn(engine.sessions.close_session(session_id), on_done=released, on_error=self._error)
 
     def _reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
@@ -683,7 +683,7 @@ class MainWindow(QMainWindow):
 
         async def create() -> None:
             assert self.engine is not None
-            info = await self.engine.new_session(project_id=self.sidebar.project_scope.project_id)
+            info = await self.engine.sessions.new_session(project_id=self.sidebar.project_scope.project_id)
             self.sidebar.model.upsert(info)
             await self._open(info.id, focus=True)
             self.sidebar.select_session(info.id)
@@ -968,7 +968,7 @@ class MainWindow(QMainWindow):
             for tab in self.tabs.tabs():
                 await tab.save_draft_now()
             if self.engine is not None:
-                await self.engine.purge_deleted()
+                await self.engine.sessions.purge_deleted()
         finally:
             if self._unsubscribe_sessions is not None:
                 self._unsubscribe_sessions()
