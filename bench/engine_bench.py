@@ -99,7 +99,7 @@ async def main(tokens: int, runs: int) -> None:
     keyring.set_keyring(MemoryKeyring())
     with ReplayServer() as server, tempfile.TemporaryDirectory() as tmp:
         engine = await Engine.open(Path(tmp))
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "bench", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
             ),

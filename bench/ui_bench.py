@@ -545,7 +545,7 @@ async def open_bench_engine(data_dir: str, base_url: str) -> Any:
     from threadline.engine.engine import Engine
 
     engine = await Engine.open(Path(data_dir))
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig(
             "replay",
             ProviderKind.OPENAI,
@@ -583,7 +583,7 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
     async def go() -> None:
         engine = await Engine.open(Path(data_dir))
         try:
-            await engine.save_provider(
+            await engine.providers.save_provider(
                 ProviderConfig(
                     "replay",
                     ProviderKind.OPENAI,
@@ -592,7 +592,7 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
                     api_key_env="THREADLINE_BENCH_KEY",
                 ),
             )
-            await engine.set_setting("default_provider", "replay")
+            await engine.settings.set_setting("default_provider", "replay")
             bin_dir = Path(PY).parent
             for i in range(mcp_servers):
                 await engine.tool_servers.save_server(
@@ -663,7 +663,7 @@ def child_first_send(data_dir: str, send_after: float) -> None:
         engine = await open_engine(Path(data_dir), None)
         config = await engine.store.get_provider("replay")
         assert config is not None
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "replay",
                 ProviderKind.OPENAI,

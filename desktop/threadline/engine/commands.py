@@ -234,7 +234,7 @@ async def _model(ctx: _Context) -> CommandOutcome:
             return CommandOutcome("No model chosen for this chat; /model PROVIDER/MODEL picks one.")
         return CommandOutcome(f"Model: {info.provider}/{info.model}")
     request = model_request(ctx.argument)
-    names = {p.name for p in await ctx.engine.list_providers()}
+    names = {p.name for p in await ctx.engine.providers.list_providers()}
     provider, model = request.provider or info.provider, request.model
     if provider not in names:
         known = ", ".join(sorted(names)) or "none yet (add one in Settings)"

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 from threadline.core.compare import CompareTarget
 from threadline.core.config import (
     DEFAULT_AGENT_ID,
-    ModelInfo,
-    ProviderConfig,
 )
 from threadline.core.conversation import InterruptedTools
 from threadline.core.messages import ContextFile, ImageBlock, Message, ToolCall
@@ -61,6 +59,7 @@ from threadline.engine.leases import ElsewhereWatch, SessionLeases, start_turn, 
 from threadline.engine.live import LiveConversation
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
+from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import (
     CONTEXT_WINDOWS_SETTING,
     ProviderHub,
@@ -68,12 +67,10 @@ from threadline.engine.providers import (
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
-from threadline.llm import credentials
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
 from threadline.paths import make_data_dir_private
-from threadline.store.errors import NotFoundError, StoreError
-from threadline.store.key_values import NOTICES_SETTING
+from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
 from threadline.tools.mcp_manager import McpServerManager
@@ -123,6 +120,10 @@ class Engine:
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.hub = ProviderHub(store, timeout=provider_timeout)
+        self.providers = Providers(store, self.hub)
+        """Providers, their keys and model lists (``engine/provider_settings.py``)."""
+        self.settings = Settings(store, self.hub)
+        """Stored settings and upgrade notices (``engine/provider_settings.py``)."""
         self.change_watch: ChangeWatch | None = None
         """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
         self.sessions = SessionRegistry(self, undo_seconds)
@@ -619,76 +620,6 @@ class Engine:
         return decisions
 
     # -- providers, agents, settings ----------------------------------------------------------------
-
-    async def list_providers(self) -> list[ProviderConfig]:
-        return await self.store.list_providers()
-
-    async def save_provider(
-        self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
-    ) -> None:
-        """Save ``config``; its key and typed header values go to the keychain first.
-
-        ``previous_name``: the provider is renamed from that one (its header values move along,
-        then the old provider is removed). Raises ``CredentialsError`` when a secret cannot be
-        kept (no keychain: the message says how to use an environment variable).
-        """
-        previous = await self.store.get_provider(previous_name or config.name)
-        config = credentials.store_headers(config, previous)  # raises before anything is saved
-        if api_key:
-            credentials.set_api_key(config.name, api_key)  # raises when there is no keychain
-        await self.store.save_provider(config)
-        await self.hub.forget(config.name)
-        if previous is not None and previous.name != config.name:
-            await self.remove_provider(previous.name)
-        elif previous is not None:
-            credentials.forget_headers(previous, config)
-
-    async def remove_provider(self, name: str) -> None:
-        stored = await self.store.get_provider(name)
-        await self.store.remove_provider(name)
-        await self.hub.forget(name)
-        if stored is not None:
-            credentials.forget_headers(stored, None)
-        with contextlib.suppress(credentials.KeychainUnavailableError):
-            credentials.delete_api_key(name)
-
-    async def list_models(self, provider: str) -> list[ModelInfo]:
-        config = await self.store.get_provider(provider)
-        if config is None:
-            raise NotFoundError(
-                f"no provider {provider!r}",
-                user_message=f"The provider {provider!r} no longer exists. Pick another model.",
-            )
-        return await self.hub.list_models(config)
-
-    def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
-        """Take a listing saved by an earlier run, so its context windows guide budgets and
-        compaction from the first turn, before the server is asked again."""
-        self.hub.remember_models(provider, models)
-
-    async def detect_local_servers(self) -> list[ProviderConfig]:
-        from threadline.llm.local import detect_local_servers
-
-        return await detect_local_servers()
-
-    def has_api_key(self, provider: str) -> bool:
-        return credentials.has_keychain_entry(provider)
-
-    async def get_setting(self, key: str, default: Any = None) -> Any:
-        return await self.store.get_setting(key, default)
-
-    async def take_notices(self) -> list[str]:
-        """What an upgrade has to tell the user (``NOTICES_SETTING``), once: read and cleared."""
-        notices = await self.store.get_setting(NOTICES_SETTING, None)
-        if not notices:
-            return []
-        await self.store.set_setting(NOTICES_SETTING, None)
-        return [str(n) for n in notices] if isinstance(notices, list) else [str(notices)]
-
-    async def set_setting(self, key: str, value: Any) -> None:
-        await self.store.set_setting(key, value)
-        if key == CONTEXT_WINDOWS_SETTING:
-            self.hub.set_user_windows(value)
 
     # -- internals -------------------------------------------------------------------------------------
 

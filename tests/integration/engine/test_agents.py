@@ -144,7 +144,9 @@ async def test_an_edited_agent_is_offered_not_taken_by_an_open_session(
 
 
 async def test_switching_to_an_agent_with_a_model_switches_the_sessions_model(engine: Engine) -> None:
-    await engine.save_provider(ProviderConfig("other", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1"))
+    await engine.providers.save_provider(
+        ProviderConfig("other", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1")
+    )
     agent = await engine.agents.create_agent(replace(REVIEWER, provider="other", model="big-model"))
     session = await engine.sessions.new_session()
     await engine.sessions.open_session(session.id)
@@ -211,7 +213,7 @@ async def test_names_are_unique_and_duplicates_get_a_free_name(engine: Engine) -
 
 @pytest.mark.expected_log_warnings("not storing header X-Org")
 async def test_export_and_import_round_trip_without_secrets(engine: Engine) -> None:
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig("cloud", ProviderKind.OPENAI, headers=(("X-Org", "org-secret"),)), "sk-very-secret"
     )
     await engine.agents.create_agent(replace(REVIEWER, provider="cloud", model="m"))

@@ -55,7 +55,7 @@ class Recorder:
 
 async def watching(data_dir: Path, server: ReplayServer) -> Engine:
     engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=5.0, watch_changes=True)
-    if not await engine.list_providers():
+    if not await engine.providers.list_providers():
         await open_engine_config(engine, server)
     return engine
 
@@ -63,7 +63,7 @@ async def watching(data_dir: Path, server: ReplayServer) -> Engine:
 async def open_engine_config(engine: Engine, server: ReplayServer) -> None:
     from threadline.core.config import ProviderConfig, ProviderKind
 
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig(
             "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
         )

@@ -46,11 +46,11 @@ async def local_chat(
 ) -> str:
     """``turns`` turns of ~1,000 characters answered before the small window applies."""
     server.models_response = LLAMA_CPP_PYTHON_MODELS
-    await engine.list_models("replay")
+    await engine.providers.list_models("replay")
     session = await engine.sessions.new_session()
     await engine.sessions.set_session_model(session.id, "replay", LOCAL_MODEL)
     if known_window is not None:
-        await engine.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
+        await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
         agent = await engine.agents.get_agent()
         await engine.agents.save_agent(replace(agent, max_tokens=60))
     for index in range(1, turns + 1):

@@ -93,7 +93,7 @@ async def open_engine(
         lease_heartbeat=lease_heartbeat,
     )
     config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=replay.openai_base_url, default_model="m")
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     return engine
 
 

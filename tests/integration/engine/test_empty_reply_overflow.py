@@ -44,7 +44,7 @@ async def two_long_turns(engine: Engine, server: ReplayServer) -> str:
 
 async def know_window(engine: Engine, tokens: int) -> None:
     """The user gave the model's window (Settings → Models); replies keep 100 tokens back."""
-    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": tokens})
+    await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": tokens})
     agent = await engine.agents.get_agent()
     await engine.agents.save_agent(replace(agent, max_tokens=100))
 
@@ -58,7 +58,7 @@ LLAMA_CPP_PYTHON_MODELS = json_response(200, {"object": "list", "data": [LISTED]
 async def llama_cpp_python_session(engine: Engine, server: ReplayServer) -> str:
     """A chat on the replay server's model as llama-cpp-python lists it: the window stays unknown."""
     server.models_response = LLAMA_CPP_PYTHON_MODELS
-    assert [m.id for m in await engine.list_models("replay")] == [LOCAL_MODEL]
+    assert [m.id for m in await engine.providers.list_models("replay")] == [LOCAL_MODEL]
     session = await engine.sessions.new_session()
     await engine.sessions.set_session_model(session.id, "replay", LOCAL_MODEL)
     assert engine.hub.context_window("replay", LOCAL_MODEL) is None
@@ -97,7 +97,7 @@ async def test_an_empty_reply_to_a_small_request_says_so_plainly(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session = await engine.sessions.new_session()
-    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
+    await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
     replay_server.enqueue(EMPTY_200)
     failed = failure(await turn(engine, session.id, "hello"))
     assert failed is not None

@@ -42,7 +42,7 @@ async def engine(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[E
         default_model="gpt-4o-mini",
         first_byte_timeout=FIRST_BYTE,
     )
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     yield engine
     await engine.aclose()
 
@@ -131,7 +131,7 @@ async def test_saved_timeouts_reach_the_next_client_and_one_client_is_made(engin
     assert first is second  # two callers at once share one client (the other one is closed)
     assert first.timeouts.first_byte == FIRST_BYTE
 
-    await engine.save_provider(replace(config, first_byte_timeout=45.0, connect_timeout=2.0))
+    await engine.providers.save_provider(replace(config, first_byte_timeout=45.0, connect_timeout=2.0))
     saved = await engine.store.get_provider("slowpoke")
     assert saved is not None
     changed = await engine.hub.client(saved)

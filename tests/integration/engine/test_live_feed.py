@@ -74,7 +74,7 @@ async def engine_on(url: str, data_dir: Path, server: ReplayServer) -> Engine:
         data_dir, database_url=url, retry_policy=FAST_RETRIES, provider_timeout=10.0, watch_changes=True
     )
     config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m")
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     return engine
 
 

@@ -108,7 +108,7 @@ async def open_two(
             config = ProviderConfig(
                 "replay", ProviderKind.OPENAI, base_url=replay_server.openai_base_url, default_model="m"
             )
-            await engine.save_provider(config, "sk-test")
+            await engine.providers.save_provider(config, "sk-test")
             opened.append(engine)
         yield opened[0], opened[1]
     finally:

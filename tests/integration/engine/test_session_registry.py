@@ -44,7 +44,9 @@ async def test_a_new_session_starts_with_the_model_used_last(
 ) -> None:
     first = await engine.sessions.new_session()
     assert (first.provider, first.model) == ("replay", "gpt-4o-mini")  # nothing used yet: the default
-    await engine.save_provider(ProviderConfig("other", ProviderKind.OPENAI, base_url=UNREACHABLE), "k")
+    await engine.providers.save_provider(
+        ProviderConfig("other", ProviderKind.OPENAI, base_url=UNREACHABLE), "k"
+    )
     await engine.sessions.set_session_model(first.id, "replay", "gpt-4o")
     second = await engine.sessions.new_session()
     assert (second.provider, second.model) == ("replay", "gpt-4o")
@@ -59,7 +61,7 @@ async def test_a_new_session_starts_with_the_model_used_last(
     assert (fourth.provider, fourth.model) == ("replay", "gpt-4o")
     # a removed provider is not offered to new chats
     await engine.sessions.set_session_model(third.id, "other", "o-1")
-    await engine.remove_provider("other")
+    await engine.providers.remove_provider("other")
     fifth = await engine.sessions.new_session()
     assert fifth.provider == "replay"
 
@@ -68,7 +70,7 @@ async def test_adding_a_provider_named_aaa_moves_no_existing_session(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     old = await engine.sessions.new_session()
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig("aaa", ProviderKind.OPENAI, base_url=UNREACHABLE, default_model="a-1"), "k"
     )
     replay_server.enqueue(text_reply("still replay"))

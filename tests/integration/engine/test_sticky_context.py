@@ -179,7 +179,7 @@ async def test_over_budget_files_are_left_out_whole_and_named(
 async def test_an_unknown_window_uses_the_assumed_window_setting(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    await engine.set_setting(DEFAULT_WINDOW_SETTING, 400)
+    await engine.settings.set_setting(DEFAULT_WINDOW_SETTING, 400)
     notes = tmp_path / "notes.md"
     notes.write_text("z" * 2000)  # ≈500 tokens: more than 75 % of 400
     session_id = await with_session_context(engine, StickyContext(sources=(ContextSource(str(notes)),)))

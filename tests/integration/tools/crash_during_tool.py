@@ -59,7 +59,7 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str
             default_model="gpt-4o-mini",
         )
     )
-    await engine.set_setting("default_provider", "replay")
+    await engine.settings.set_setting("default_provider", "replay")
     await engine.agents.save_agent(
         AgentConfig(
             "default",

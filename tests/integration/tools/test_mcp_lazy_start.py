@@ -132,7 +132,7 @@ async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_ser
         assert failure(await run_turn(engine, session.id, "grow")) is None
 
         async def cached_names() -> list[str]:
-            cache = await engine.get_setting(TOOL_CACHE_SETTING, {})
+            cache = await engine.settings.get_setting(TOOL_CACHE_SETTING, {})
             return [t["name"] for t in cache.get("faulty", {}).get("tools", [])]
 
         for _ in range(1500):  # up to 30 s for the notification, the new listing and the write

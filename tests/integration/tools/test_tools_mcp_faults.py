@@ -198,7 +198,7 @@ async def test_removing_a_server_removes_its_tools(engine: Engine) -> None:
     assert engine.tools.get("faulty/echo") is not None
     await engine.tool_servers.remove_server("faulty")
     assert engine.tools.get("faulty/echo") is None and await engine.tool_servers.list_servers() == []
-    assert await engine.get_setting("mcp_servers") == []
+    assert await engine.settings.get_setting("mcp_servers") == []
 
 
 # -- streamable HTTP ----------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ async def test_list_tools_of_real_servers(engine: Engine, git_repository: Path) 
     assert states["git"].status is ServerStatus.READY
     # the records are stored settings: a new manager on the same store lists them
     assert [c.name for c in await engine.tool_servers.list_servers()] == ["time", "git"]
-    stored = await engine.get_setting("mcp_servers")
+    stored = await engine.settings.get_setting("mcp_servers")
     assert [r["name"] for r in stored] == ["time", "git"]
 
 

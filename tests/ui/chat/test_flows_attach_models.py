@@ -172,7 +172,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     assert texts(tab)[-1] == "From the big model."
     assert tab.live.conversation.path()[-1].metadata.model == "gpt-4o"
     # the list is kept for the next start: the picker offers both without asking again
-    cached = harness.run(harness.engine.get_setting(CACHE_KEY, None))
+    cached = harness.run(harness.engine.settings.get_setting(CACHE_KEY, None))
     assert sorted(m["id"] for m in cached["replay"]) == ["gpt-4o", "gpt-4o-mini"]
     harness.close()
     requests = len(harness.server.requests)
@@ -190,9 +190,9 @@ def test_catalog_keeps_the_saved_list_of_a_provider_it_cannot_reach(harness: Any
     gone_provider = ProviderConfig(
         "gone", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1", default_model="m1"
     )
-    harness.run(harness.engine.save_provider(gone_provider, "sk-x"))
+    harness.run(harness.engine.providers.save_provider(gone_provider, "sk-x"))
     saved = {"gone": [{"id": "m1"}, {"id": "m2", "context_window": 8000}], "replay": "not a list"}
-    harness.run(harness.engine.set_setting(CACHE_KEY, saved))
+    harness.run(harness.engine.settings.set_setting(CACHE_KEY, saved))
     harness.run(window.catalog.load(harness.engine))
     gone = [c for c in window.catalog.choices() if c.provider == "gone"]
     assert [(c.model, c.context_window) for c in gone] == [("m1", None), ("m2", 8000)]

@@ -62,7 +62,7 @@ def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
     )
     # A known price for the slow model only (its stream reports 12 tokens in, 7 out).
     price = {"provider": "replay", "model": "slow", "input_per_mtok": 1000, "output_per_mtok": 2000}
-    harness.run(harness.engine.set_setting(PRICES_SETTING, [price]))
+    harness.run(harness.engine.settings.set_setting(PRICES_SETTING, [price]))
     return new_tab(harness)
 
 

@@ -342,7 +342,8 @@ def zoom_check(text: str, start: int, expected: int) -> Callable[[Any], None]:
         choose_from_menu_bar(harness, text)
         harness.qtbot.waitUntil(lambda: zoom.level == expected, timeout=TIMEOUT)
         harness.qtbot.waitUntil(
-            lambda: harness.run(harness.engine.get_setting("ui.text_zoom", None)) == expected, timeout=TIMEOUT
+            lambda: harness.run(harness.engine.settings.get_setting("ui.text_zoom", None)) == expected,
+            timeout=TIMEOUT,
         )
 
     return check
@@ -355,7 +356,8 @@ def theme_check(text: str, choice: ThemeChoice) -> Callable[[Any], None]:
         choose_from_menu_bar(harness, text)
         harness.qtbot.waitUntil(lambda: harness.window.theme.choice is choice, timeout=TIMEOUT)
         harness.qtbot.waitUntil(
-            lambda: harness.run(harness.engine.get_setting("ui.theme", None)) == choice.value, timeout=TIMEOUT
+            lambda: harness.run(harness.engine.settings.get_setting("ui.theme", None)) == choice.value,
+            timeout=TIMEOUT,
         )
 
     return check

@@ -17,7 +17,7 @@ def reply(text: str) -> Any:
 
 
 def saved_layout(harness: Any) -> dict[str, Any]:
-    state = harness.run(harness.engine.get_setting(WINDOW_STATE_KEY, None))
+    state = harness.run(harness.engine.settings.get_setting(WINDOW_STATE_KEY, None))
     return state if isinstance(state, dict) else {}
 
 

@@ -190,9 +190,9 @@ def test_provider_setup_in_settings(harness: Any) -> None:
     page.model.setCurrentIndex(page.model.findText("gpt-4o-mini"))
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: page.message.text().startswith("Saved"), timeout=15000)
-    providers = harness.run(harness.engine.list_providers())
+    providers = harness.run(harness.engine.providers.list_providers())
     assert [(p.name, p.default_model) for p in providers] == [("local", "gpt-4o-mini")]
-    assert harness.engine.has_api_key("local")
+    assert harness.engine.providers.has_api_key("local")
     assert page.api_key.text() == ""  # never shown back
     assert "keychain" in page.api_key.placeholderText()
     dialog.close_and_save()

@@ -211,7 +211,7 @@ class AgentsPage(QWidget):
     # -- loading ----------------------------------------------------------------------------
 
     async def load(self, select: str | None = None) -> None:
-        providers = [p.name for p in await self.engine.list_providers()]
+        providers = [p.name for p in await self.engine.providers.list_providers()]
         self.form.set_providers(providers)
         self.agents = await self.engine.agents.list_agents()
         keep = select or (self.current.id if self.current else DEFAULT_AGENT_ID)
