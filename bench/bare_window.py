@@ -5,7 +5,7 @@
 A ``QMainWindow`` with a list and tabs in a splitter, at Threadline's window size, on a
 qasync loop. It prints the milliseconds from the process's start to its first paint
 and exits, exactly as ``threadline --startup-probe`` does: both use the process start
-time from ``/proc`` (``threadline.app.process_start_time``) and the same first-paint
+time from ``/proc`` (``threadline.app.start.process_start_time``) and the same first-paint
 watcher (``threadline.ui.common.first_paint``). ``bench/ui_bench.py start`` runs the
 two alternately and prints the medians and their ratio. With ``--stay`` it stays open after
 the paint (``bench/ui_bench.py settled`` reads its memory from outside, as Threadline's).
@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from threadline.app import process_start_time
+from threadline.app.start import process_start_time
 
 
 def main() -> int:

@@ -29,7 +29,7 @@ FRAME_BUDGET_MS = 16.0
 
 
 def measure(data_dir: str, tokens: int) -> dict[str, float]:
-    from threadline.app import create_application
+    from threadline.app.start import create_application
     from threadline.core.compare import CompareTarget
 
     _app, theme, loop = create_application()

@@ -101,7 +101,7 @@ def seed(data_dir: str, sessions: int, messages: int) -> None:
 
 def child_rss(data_dir: str) -> None:
     """Start like the app (window, engine, sessions) and report RSS once idle."""
-    from threadline.app import create_application, open_engine
+    from threadline.app.start import create_application, open_engine
 
     _app, theme, loop = create_application()
     from threadline.ui.window.main_window import MainWindow
@@ -126,7 +126,7 @@ def child_rss(data_dir: str) -> None:
 
 def child_open_and_switch(data_dir: str, session_id: str) -> None:
     """Open the big session to its first paint; then time tab switches."""
-    from threadline.app import create_application
+    from threadline.app.start import create_application
 
     app, theme, loop = create_application()
     from threadline.engine.engine import Engine
@@ -212,7 +212,7 @@ def child_scroll(data_dir: str, session_id: str) -> None:
     Wall time is what the user sees; the main thread's CPU time for the same frame is
     printed beside it because, on a machine whose cores are busy with other work, wall
     time also counts the moments the scheduler gave the core to someone else."""
-    from threadline.app import create_application
+    from threadline.app.start import create_application
 
     _app, theme, loop = create_application()
 
@@ -276,7 +276,7 @@ def child_open_close(data_dir: str, session_id: str, cycles: int, small_first: b
     import ctypes
     import gc
 
-    from threadline.app import create_application
+    from threadline.app.start import create_application
 
     _app, theme, loop = create_application()
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
@@ -365,7 +365,7 @@ def stall_pieces(tokens: int) -> list[str]:
 
 def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
     """Stream ``tabs`` replies of ``tokens`` tokens at ~1,000 tokens/s; measure loop lateness."""
-    from threadline.app import create_application
+    from threadline.app.start import create_application
 
     _app, theme, loop = create_application()
     pieces = stall_pieces(tokens)
@@ -447,7 +447,7 @@ PAINT_WAITERS: list[asyncio.Future[None]] = []
 
 def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
     """Type into a fifth tab while ``tabs`` tabs stream; keystroke → composer painted."""
-    from threadline.app import create_application
+    from threadline.app.start import create_application
 
     _app, theme, loop = create_application()
     from PySide6.QtCore import QCoreApplication, QEvent, Qt
@@ -622,8 +622,8 @@ def child_first_send(data_dir: str, send_after: float) -> None:
     start to the send (background warm-up) and from the send to the end of the first reply.
     """
     started = time.perf_counter()
-    import threadline.app as app_module
-    from threadline.app import create_application, open_engine
+    import threadline.app.start as app_module
+    from threadline.app.start import create_application, open_engine
 
     app, theme, loop = create_application()
     from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
@@ -677,7 +677,7 @@ def child_first_send(data_dir: str, send_after: float) -> None:
         tab = await window._open(info.id, focus=True)  # the chat widgets' first import, before the clock
         assert tab is not None
         tick = asyncio.create_task(ticker())  # the stalls of what follows the engine's start
-        if hasattr(app_module, "start_warm_up"):  # as app.py does once the window is live
+        if hasattr(app_module, "start_warm_up"):  # as app/start.py does once the window is live
             app_module.start_warm_up(engine)
         attached = time.perf_counter()
         tab.composer.send_button.installEventFilter(filter_ := ButtonPaint())

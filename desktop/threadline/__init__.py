@@ -8,7 +8,7 @@ from functools import cache
 @cache
 def version() -> str:
     """The installed distribution's version (read on first use: ``importlib.metadata`` costs
-    ~50 ms and a few MB at start, docs/design.md §5)."""
+    time and memory a start need not pay, docs/design.md §5; figures in docs/performance.md)."""
     from importlib import metadata
 
     try:

@@ -3,8 +3,8 @@
 Heavy imports (Qt, SDKs, SQLAlchemy) happen only in the branch that needs them,
 so ``threadline --version`` and the window's first paint stay fast. For the same
 reason a start of the window is parsed without the commands' parsers: building them
-(and importing their modules, ``json`` among them) took ~10 ms of every start's
-CPU before the first paint (docs/performance.md, "Window"); ``parse_command_line``
+(and importing their modules, ``json`` among them) cost every start CPU time before
+the first paint (figures: docs/performance.md, "Window"); ``parse_command_line``
 builds them only when the words name a command, ask for help or are wrong.
 """
 
@@ -120,18 +120,18 @@ def parse_command_line(words: Sequence[str]) -> argparse.Namespace:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line: the top-level options and every command with its options."""
-    from threadline.cli_agent import add_agent_parser
-    from threadline.cli_db import add_db_parser
-    from threadline.cli_export import add_export_parser
-    from threadline.cli_import import add_import_parser
-    from threadline.cli_options import (
+    from threadline.cli.agent import add_agent_parser
+    from threadline.cli.db import add_db_parser
+    from threadline.cli.export import add_export_parser
+    from threadline.cli.import_ import add_import_parser
+    from threadline.cli.options import (
         add_list_parser,
         add_mcp_parser,
         add_provider_header_options,
         add_timeout_options,
     )
-    from threadline.cli_show import add_show_parser
-    from threadline.cli_usage import add_usage_parser
+    from threadline.cli.show import add_show_parser
+    from threadline.cli.usage import add_usage_parser
 
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -225,18 +225,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     server_command: list[str] = []
     if "--" in words:  # only ``mcp add NAME … -- COMMAND`` has a server's command line to cut off
-        from threadline.cli_options import split_server_command
+        from threadline.cli.options import split_server_command
 
         words, server_command = split_server_command(words)
     args = parse_command_line(words)
     if server_command:
         args.server_command = server_command
-    from threadline.paths import default_data_dir
+    from threadline.files.data_dir import default_data_dir
 
     data_dir: Path = getattr(args, "data_dir", None) or default_data_dir()
     database_url: str | None = getattr(args, "database_url", None)
     if args.command is not None or args.self_test:  # the window reads the choice after its first paint
-        from threadline.database_choice import DatabaseChoiceError, resolve_database_url
+        from threadline.engine.database_choice import DatabaseChoiceError, resolve_database_url
 
         try:
             database_url = resolve_database_url(data_dir, database_url)
@@ -244,17 +244,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"threadline: {err.user_message}\n")
             return 1
     if args.command is not None:
-        from threadline.cli import exit_process, run_command
+        from threadline.cli.common import exit_process
+        from threadline.cli.run import run_command
 
         code = run_command(args, data_dir, database_url)
         if argv is None:  # this process's own command line: only the interpreter's teardown is left
             exit_process(code)
         return code
     if args.self_test:
-        from threadline.self_test import run_self_test
+        from threadline.app.self_test import run_self_test
 
         return run_self_test(data_dir, database_url)
-    from threadline.app import run_gui
+    from threadline.app.start import run_gui
 
     return run_gui(data_dir, database_url, startup_probe=args.startup_probe)
 

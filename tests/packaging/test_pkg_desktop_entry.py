@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from threadline import resources
+from threadline.app import resources
 
 REPO = Path(__file__).resolve().parents[2]
 DESKTOP = REPO / "resources" / resources.DESKTOP_FILE

@@ -1,4 +1,4 @@
-"""threadline.resources finds the bundled files from a checkout, an override, a frozen build."""
+"""threadline.app.resources finds the bundled files from a checkout, an override, a frozen build."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from threadline import resources
+from threadline.app import resources
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+import pytest_asyncio
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import ProviderConfig, ProviderKind
@@ -30,3 +33,20 @@ async def open_engine(
     config = ProviderConfig("replay", kind, base_url=base_url, default_model=REPLAY_MODELS[kind])
     await engine.providers.save_provider(config, "sk-test")
     return engine
+
+
+@pytest.fixture
+def keychain_in_memory() -> None:
+    """A keychain in memory for every test of the folder whose conftest uses it (autouse there)."""
+    import keyring
+    from tests.support.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())
+
+
+@pytest_asyncio.fixture
+async def engine(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[Engine]:
+    """A real engine on ``tmp_path / "data"`` with the "replay" provider, closed after the test."""
+    opened = await open_engine(tmp_path / "data", replay_server)
+    yield opened
+    await opened.aclose()

@@ -25,25 +25,7 @@ from typing import Any
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
-
-
-class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self._store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self._store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self._store.pop((service, username), None)
-
+from tests.support.memory_keyring import MemoryKeyring
 
 keyring.set_keyring(MemoryKeyring())
 

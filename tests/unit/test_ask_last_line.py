@@ -1,12 +1,12 @@
 """The last line of `threadline ask` after it gave up on a refusing database (no disk needed).
 
-``tests/integration/engine/test_cli_ask_full_disk.py`` fills a real tmpfs, which needs
+``tests/integration/cli/test_cli_ask_full_disk.py`` fills a real tmpfs, which needs
 root; this checks the wording of what the database keeps for every case.
 """
 
 from __future__ import annotations
 
-from threadline.cli import _what_was_kept
+from threadline.cli.ask import _what_was_kept
 
 
 def test_part_of_the_reply_saved() -> None:

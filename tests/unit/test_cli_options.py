@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from threadline.cli_options import misplaced_options, split_server_command
+from threadline.cli.options import misplaced_options, split_server_command
 
 
 def test_everything_after_the_first_dashes_of_mcp_add_is_the_server_command() -> None:

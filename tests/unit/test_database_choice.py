@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fixtures)
 from tests.support.memory_keyring import MemoryKeyring
 
-from threadline.database_choice import (
+from threadline.engine.database_choice import (
     CONFIG_FILENAME,
     KEYCHAIN_SERVICE,
     PASSWORD_VARIABLE,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from threadline.database_choice import ServerChoice
-from threadline.database_probe import explain_failure
+from threadline.engine.database_choice import ServerChoice
+from threadline.engine.database_probe import explain_failure
 
 SERVER = ServerChoice("db.example.org", 5432, "chats", "ana", "require")
 

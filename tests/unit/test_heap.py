@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from threadline.heap import release_freed_memory
+from threadline.ui.common.heap import release_freed_memory
 
 
 class Node:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.support.zip_bombs import write_zip_bomb
 
-from threadline.zip_members import (
+from threadline.files.zip_members import (
     RATIO_FROM,
     MemberDamaged,
     MemberOversized,

@@ -172,16 +172,22 @@ def take_piece(excerpts: Sequence[str], room_chars: int) -> tuple[list[str], lis
         if piece:
             return piece, list(excerpts[index:])
         head, tail = _split(text, room_chars)
-        return [head], [f"(continued) {tail}", *excerpts[index + 1 :]]
+        return [head], [f"{CONTINUED}{tail}", *excerpts[index + 1 :]]
     return piece, []
 
 
 def _split(text: str, limit: int) -> tuple[str, str]:
-    """``text`` cut at the last space within ``limit - len(" …")`` characters (anywhere if none)."""
+    """``text`` cut at the last space within ``limit - len(" …")`` characters (anywhere if none),
+    never inside the "(continued) " a split put in front, so that each cut moves forward."""
     room = max(limit - 2, 1)
-    cut = text.rfind(" ", room // 2, room)
-    cut = cut if cut > 0 else room
+    start = len(CONTINUED) if text.startswith(CONTINUED) else 0
+    cut = text.rfind(" ", max(room // 2, start + 1), room)
+    cut = cut if cut > start else max(room, start + 1)
     return text[:cut].rstrip() + " …", text[cut:].lstrip()
+
+
+CONTINUED = "(continued) "
+"""What starts the rest of an excerpt too long for one piece."""
 
 
 def excerpt(message: Message) -> str:

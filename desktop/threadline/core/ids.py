@@ -2,8 +2,8 @@
 
 Kept apart from ``core.messages`` so that the session and project records, which the
 window's sidebar imports before its first paint, do not bring in the message types and
-their imports (``json``, ``uuid``, the reasoning blocks): ~7 ms of a start
-(docs/performance.md, "Window"). ``core.messages`` re-exports both names.
+their imports (``json``, ``uuid``, the reasoning blocks), which cost a start time
+(figures: docs/performance.md, "Window"). ``core.messages`` re-exports both names.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 def new_id() -> str:
     """A fresh message/session id: random, sortable enough, safe in URLs."""
-    import uuid  # ~1.5 ms, and no id is made before the engine is open
+    import uuid  # not free to import (docs/performance.md), and no id is made before the engine is open
 
     return uuid.uuid4().hex
 

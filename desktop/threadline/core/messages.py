@@ -205,6 +205,9 @@ INTERRUPTED_RESULT_TEXT = "Interrupted — Threadline stopped while this tool ra
 """The result of a call that was running when the process died (its round is ``interrupted``)."""
 UNANSWERED_RESULT_TEXT = "Interrupted — Threadline stopped before this tool call was answered."
 """The result of a call no stored message answers at all: the process died before its round began."""
+STOPPED_RESULT_TEXT = "Stopped by the user after "
+"""The start of the result of a call the user stopped while it ran; the time it ran follows."""
+_STOPPED_TAIL = ", while it ran; it may have done part of its work."
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +394,36 @@ def interrupted_result(call: ToolCall) -> ToolResult:
 def unanswered_result(call: ToolCall) -> ToolResult:
     """The error result of a call nothing answers (the process stopped before its round was stored)."""
     return ToolResult(call_id=call.id, text=UNANSWERED_RESULT_TEXT, is_error=True, tool_name=call.name)
+
+
+def stopped_result(call: ToolCall, seconds: float) -> ToolResult:
+    """The error result of a call the user stopped while it ran, saying how long it had run.
+
+    Not "cancelled": the tool did start (a command ran and was killed), so the person
+    and the model are told it may have done part of its work (docs/message-actions.md).
+    """
+    text = STOPPED_RESULT_TEXT + duration_text(seconds) + _STOPPED_TAIL
+    return ToolResult(call_id=call.id, text=text, is_error=True, tool_name=call.name)
+
+
+def stopped_after(result: ToolResult) -> str | None:
+    """How long a call the user stopped had run ("3 s"), or ``None`` for any other result."""
+    if not (result.is_error and result.text.startswith(STOPPED_RESULT_TEXT)):
+        return None
+    rest = result.text[len(STOPPED_RESULT_TEXT) :]
+    end = rest.find(",")
+    return rest[:end] if end > 0 else None
+
+
+def duration_text(seconds: float) -> str:
+    """A short elapsed time: "less than 1 s", "3 s", "2 min 5 s"."""
+    whole = round(seconds)
+    if whole < 1:
+        return "less than 1 s"
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def cancelled_result(call: ToolCall, reason: str = "") -> ToolResult:

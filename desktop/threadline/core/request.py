@@ -312,8 +312,8 @@ def sendable_tokens(body: Iterable[Message], estimator: TokenEstimator = estimat
     converting one message at a time instead of holding them all.
 
     The context meter asks this of the whole history after a chat opens and after every
-    turn; the converted list of a 10,000-message chat was 1.5 MB of short-lived objects,
-    the largest peak of an open (docs/performance.md, "Memory after a big chat is opened
+    turn; the converted list of a 10,000-message chat was the largest peak of short-lived
+    objects of an open (figures: docs/performance.md, "Memory after a big chat is opened
     and closed").
     """
     total = 0
@@ -338,8 +338,8 @@ def path_history_tokens(tree: ConversationTree, leaf: str | None = None) -> tupl
     A packed message is plain text (``core/packed_history.py``), so its role, kind, status
     and text length are all its estimate needs; only the path's summaries and markers (to
     find the latest clear and summary) and the messages held as objects are made. The
-    meter asks this after a chat opens and after each turn: for 10,000 messages it takes
-    a few milliseconds instead of the ~30 that making every message took.
+    meter asks this after a chat opens and after each turn, so making every message of a
+    long chat for it was a noticeable share of an open (figures: docs/performance.md).
     """
     ids, kinds = tree.path_kinds(leaf)
     dividers = {i: tree.get(ids[i]) for i, kind in enumerate(kinds) if kind in RECORD_KINDS}

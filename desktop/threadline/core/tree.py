@@ -341,7 +341,8 @@ class ConversationTree:
         ids: list[str] = []
         places = array("q")
         # A path longer than the tree has messages went round a cycle: counting costs nothing,
-        # where a set of the ids seen was a 0.5 MB table for a 10,000-message path, at every call.
+        # where a set of the ids seen was a large table for a long path, at every call
+        # (figures: docs/performance.md).
         longest = len(self._messages)
         messages, packed = self._messages, self._packed
         while node is not None:

@@ -9,7 +9,7 @@ or compressed too well to be real XML.
 The directory may lie, though: a member declared as a few kilobytes can hold a
 gigabyte of zeros, and ``zipfile``, asked for the whole member (as the parsers ask),
 inflates up to 2 GB before it compares anything with the declared size. So every
-member is then inflated once through :class:`~threadline.zip_members.MemberReader`,
+member is then inflated once through :class:`~threadline.files.zip_members.MemberReader`,
 keeping nothing, which refuses it as soon as it passes its declared size or its ratio
 (docs/attachments.md). A file that passes inflates to exactly what its directory
 declares, so the parser is never given more than the limits allow.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from threadline.documents.limits import DocumentLimits, describe_size
 from threadline.documents.model import DocumentError
-from threadline.zip_members import (
+from threadline.files.zip_members import (
     MemberError,
     MemberOversized,
     MemberReader,

@@ -67,9 +67,9 @@ from threadline.engine.providers import (
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
+from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
-from threadline.paths import make_data_dir_private
 from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
@@ -78,7 +78,7 @@ from threadline.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     # Import and export are rare, explicit actions: their formats and writers load with the
-    # first of them, not with every start (~0.5 MB, docs/performance.md).
+    # first of them, not with every start (the memory saved: docs/performance.md).
     from threadline.interchange.model import ImportedProject, ImportProgress, ImportReport
 
 log = logging.getLogger("threadline.engine")

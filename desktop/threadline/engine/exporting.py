@@ -105,7 +105,7 @@ async def export_chunks(
     ``project_of`` names each chat's project in the JSON, so an import can put it back.
     Markdown shows replies' reasoning only with ``include_thinking``; JSON always has it."""
     # The formats' writers load with the first export: every start imports this module (for
-    # ``ExportFormat``), few export (~0.5 MB with ``interchange.model``, docs/performance.md).
+    # ``ExportFormat``), few export (what that saves, with ``interchange.model``: docs/performance.md).
     from threadline.interchange import export_markdown, threadline_json
 
     count = 0

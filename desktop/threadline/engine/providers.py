@@ -150,7 +150,7 @@ class ProviderHub:
 
     def _maker(self, config: ProviderConfig) -> Callable[[], Awaitable[Provider]]:
         async def create() -> Provider:
-            # Both on the worker's thread: the SDK import takes 0.5-1.5 s, and the keychain
+            # Both on the worker's thread: the SDK import is slow (docs/performance.md), and the keychain
             # lookup imports keyring and may ask D-Bus; neither may hold up the window.
             from threadline.llm.factory import make_provider
 

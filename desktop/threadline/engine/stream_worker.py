@@ -6,8 +6,8 @@ streams would take turns with painting. Here the provider clients live and parse
 on this worker loop, and their events reach the caller's loop in batches, with
 one cross-thread wake-up per batch rather than per token. The GIL still
 serialises Python code, but the GUI thread gets it back every switch interval
-(5 ms) instead of waiting for whole bursts of chunks (bench/ui_bench.py stall:
-p99 9 ms with 4 tabs at ~1,000 tokens/s each).
+instead of waiting for whole bursts of chunks (``bench/ui_bench.py stall``; figures in
+docs/performance.md).
 
 Clients are bound to the loop their connections were opened on, so everything
 that touches a provider client (creating it, streaming, listing models,

@@ -56,7 +56,8 @@ RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0)
 """Waits between attempts after a failed write; the last one repeats."""
 WRITE_MARGIN = 0.04
 """Kept free of the interval besides the write's own time: a token's way from the server to the
-writer and the loop's own delays count against the bound too (SIGKILLs measured up to 260 ms without)."""
+writer and the loop's own delays count against the bound too (without it, SIGKILL tests saw the
+bound overrun; docs/performance.md)."""
 MAX_WRITE_LEAD = 0.5
 """The most of ``interval`` reserved for the write itself (a slow disk must not turn coalescing off)."""
 

@@ -41,6 +41,7 @@ from threadline.core.messages import (
     RequestMetadata,
     ToolCall,
     ToolResult,
+    stopped_result,
     utcnow,
 )
 from threadline.core.request import (
@@ -250,6 +251,8 @@ class TurnRunner:
         self._approval_handler = approval_handler
         self._retry = retry_policy or RetryPolicy()
         self._ran: dict[str, list[ToolResult]] = {}
+        self._running_call: dict[str, tuple[ToolCall, float]] = {}
+        """The call each session's tool round runs now and when it started (``time.monotonic``)."""
         self._sent_tokens: dict[str, int] = {}
         """The estimated size of each session's latest request: what an overflow refused."""
         self._saving: set[str] = set()
@@ -353,6 +356,7 @@ class TurnRunner:
         except asyncio.CancelledError:
             stored = (conversation.reply, conversation.running_tools)  # updated in place, not appended
             ran = tuple(self._ran.pop(live.session_id, ()))  # results of calls that finished before the stop
+            ran += self._stopped_call(live.session_id)
             self._record_ending(live, writer, stored, conversation.cancel(completed=ran))
             raise
         except Exception as err:
@@ -372,12 +376,21 @@ class TurnRunner:
                 live.emit(failure.pop())
         finally:
             self._ran.pop(live.session_id, None)
+            self._running_call.pop(live.session_id, None)
             self._turn_hooks.pop(session_id, None)
             try:
                 await self._save(live, writer)
             finally:
                 if failure:  # the engine announces it once this task is over (see take_failure)
                     self._failures[session_id] = failure.pop()
+
+    def _stopped_call(self, session_id: str) -> tuple[ToolResult, ...]:
+        """The result of the call a Stop cut short while it ran: it did run, for this long."""
+        running = self._running_call.pop(session_id, None)
+        if running is None:
+            return ()
+        call, started = running
+        return (stopped_result(call, time.monotonic() - started),)
 
     def take_failure(self, session_id: str) -> TurnFailed | None:
         """The ``TurnFailed`` of a turn that just ended, for the engine to announce.
@@ -672,8 +685,10 @@ class TurnRunner:
         for call in calls:
             if call.id in done:
                 continue
+            self._running_call[live.session_id] = (call, time.monotonic())
             with tool_context(live.session_id, history, agent.allowed_folders):
                 result = await self._tools.run(call)
+            del self._running_call[live.session_id]
             results.append(result)
             conversation.add_tool_result(result)
             writer.update(answer)

@@ -2,8 +2,8 @@
 
 The first prompt after launch must show at once, and its reply's waiting state with
 it. What stood in the way was all first-use work on the turn's path: importing a
-provider SDK (openai ~0.5 s, anthropic ~1.5 s), reading the API key from the
-keychain, importing the ``mcp`` SDK (~0.8 s) and starting the MCP servers the agent
+provider SDK, reading the API key from the keychain, importing the ``mcp`` SDK
+(each import takes a noticeable part of a second; docs/performance.md) and starting the MCP servers the agent
 uses. ``warm_up`` does all of it right after the engine is attached (which is after
 the first paint), one piece at a time:
 

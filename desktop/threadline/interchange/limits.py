@@ -28,7 +28,7 @@ class ImportLimits:
     max_compression_ratio: int = 200
     """A zip member that inflates more than this many times the packed bytes it has come
     from so far is refused as it inflates (JSON compresses about 10×; thousands-fold is a
-    bomb; see ``threadline.zip_members``)."""
+    bomb; see ``threadline.files.zip_members``)."""
     max_conversation_bytes: int = 256 * MIB
     """One conversation's JSON text."""
     max_messages: int = 200_000

@@ -7,7 +7,7 @@ file, and conversations can be stored while the rest is still being read.
 
 Every byte read is counted against :class:`~threadline.interchange.limits.ImportLimits`
 as it comes out of the file, before it is decoded or kept — a zip member's header may
-lie about its size, so a member is inflated by :mod:`threadline.zip_members`, which
+lie about its size, so a member is inflated by :mod:`threadline.files.zip_members`, which
 judges the ratio against the packed bytes it has actually consumed and refuses a bomb
 after a few megabytes. A document whose first character cannot start JSON is refused
 at once, not read to its end. Bytes that are not UTF-8 are kept apart
@@ -28,9 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
-from threadline.interchange.common import Attachment
-from threadline.interchange.limits import ImportLimits, LimitExceeded, describe_size, json_depth_exceeds
-from threadline.zip_members import (
+from threadline.files.zip_members import (
     MemberDamaged,
     MemberError,
     MemberOversized,
@@ -38,6 +36,8 @@ from threadline.zip_members import (
     MemberTooCompressed,
     MemberUnsupported,
 )
+from threadline.interchange.common import Attachment
+from threadline.interchange.limits import ImportLimits, LimitExceeded, describe_size, json_depth_exceeds
 
 CHUNK = 1024 * 1024
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")

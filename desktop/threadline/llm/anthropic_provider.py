@@ -2,8 +2,8 @@
 
 Raw stream events (``messages.create(stream=True)``) go through the pure
 ``AnthropicAccumulator``; the SDK's higher-level stream helper is not used, so
-both providers share one shape. The SDK (1.5 s to import) is imported when a
-provider is created. ``max_retries=0``: retries are ours.
+both providers share one shape. The SDK (slow to import; docs/performance.md) is
+imported when a provider is created. ``max_retries=0``: retries are ours.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ message that says so and how to use a variable instead. Keys are never logged;
 no function here puts a key in an exception message.
 
 ``keyring`` is imported on first use: picking a backend probes D-Bus and is not
-free. Its import alone is ~2 MB and reads every installed package's entry points,
+free. Its import alone costs memory (docs/performance.md) and reads every installed
+package's entry points,
 so when ``PYTHON_KEYRING_BACKEND`` names keyring's fail or null backend (headless
 machines, CI) and nothing has imported keyring yet, the answer "no keychain" is
 given without it: keyring would load exactly that backend, which counts as none.

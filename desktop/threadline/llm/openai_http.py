@@ -3,10 +3,10 @@
 Why not the SDK: since the stream body is decoded by ``threadline.llm.sse`` (see
 ``threadline.llm.openai_provider``), what the SDK still did was build one POST
 (base URL, ``Authorization: Bearer``, headers, JSON body, timeouts) and raise a
-status error for a non-2xx answer. For that, importing it cost 0.5–0.7 s and
-~20 MB on every ``threadline ask`` and every window start (its package builds
-hundreds of pydantic models at import) — a third of ``ask``'s wall time against a
-local server and most of the gap to the ``llm`` CLI (docs/performance.md,
+status error for a non-2xx answer. For that, importing it cost time and memory on
+every ``threadline ask`` and every window start (its package builds hundreds of
+pydantic models at import) — a large share of ``ask``'s wall time against a local
+server and most of the gap to the ``llm`` CLI (figures: docs/performance.md,
 "Command line"). The request it sent is small and stable, so it is made here:
 
 * base URL: the provider's, else ``OPENAI_BASE_URL``, else api.openai.com (as
@@ -85,7 +85,7 @@ def make_client(config: ProviderConfig, api_key: str | None, timeouts: Timeouts)
     A plain ``http://`` base URL (a local server) never negotiates TLS: requests go
     only to paths below it and redirects are not followed. Its client gets a TLS
     context that trusts no certificate rather than one loading the system's CA
-    store (~30 ms and ~1 MB of every ``ask``); were TLS ever attempted it would
+    store (time and memory of every ``ask``; docs/performance.md); were TLS ever attempted it would
     fail closed, not open.
     """
     httpx = httpx_module()

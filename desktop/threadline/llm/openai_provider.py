@@ -2,36 +2,28 @@
 
 One class serves OpenAI, Ollama, LM Studio, llama.cpp server, vLLM, OpenRouter,
 Groq and the rest: only the base URL and the key differ. The request is made by
-``threadline.llm.openai_http`` without the ``openai`` SDK (why: that module; its
-import alone was 0.5–0.7 s of every ``threadline ask``). Before that, the SDK
-sent the request and the paragraphs below explain why even then it no longer
-parsed the body. Retries are ours (``threadline.llm.retry``): the client
-is made with ``max_retries=0``. The httpx timeout's read part is what catches
-a stream that stalls.
+``threadline.llm.openai_http`` with plain ``httpx`` and no ``openai`` SDK (why:
+that module): ``open_stream`` POSTs the body ``request_body`` builds and turns a
+non-2xx answer into a ``ProviderError`` before the stream is read. Retries are
+ours (``threadline.llm.retry``); ``httpx`` makes none. The client's read timeout
+is what catches a stream that stalls.
 
-Why the stream body is not parsed by the SDK: the SDK builds and sends the
-request (auth, headers, base URL, timeouts) and raises ``APIStatusError`` for a
-non-2xx answer on entering the response, and we keep all that. But
-``create(stream=True)`` also builds a pydantic ``ChatCompletionChunk`` per SSE
-event (``openai._models.construct_type``): about 0.25 ms of CPU with the GIL held
-per chunk in the engine, ~70 % of its time. Four tabs at 1,000 tokens/s then
-took a full core, and the GUI thread, waiting for the GIL, missed the loop-stall
-budget (p99 14–29 ms against 16 ms, docs/design.md §5) although streams are read on a
-worker thread. So the body is read through the SDK's public raw-response API
-(``chat.completions.with_streaming_response.create``, an async context manager
-that closes the response however we leave it), decoded by ``threadline.llm.sse``
-and ``json.loads`` into plain dicts for the accumulator. Measured on the 2-core
-dev machine (bench/llm_bench.py, bench/engine_bench.py): CPU per chunk 58 µs
-→ 4.4 µs without HTTP; one stream through the engine ~7,600 → ~40,000 tokens/s,
-eight streams ~8,500 → ~35,000 tokens/s in all.
+The body is read here as bytes (``response.aiter_bytes()``), split into events by
+``threadline.llm.sse`` and decoded with ``json.loads`` into plain dicts for the
+``OpenAIAccumulator``. No typed object is built per event: a pydantic object per
+chunk (what the SDK's stream builds) costs CPU with the GIL held, enough, with a
+few tabs streaming, for the GUI thread to miss its loop-stall budget
+(docs/design.md §5) although streams are read on a worker thread. The figures,
+before and after, and the benches that measure them are in docs/performance.md
+("Figures behind code comments").
 
-What the SDK's stream object did that is done here now: stop at ``[DONE]`` and
-read the rest of the body briefly (``DRAIN_SECONDS``) so the HTTP/1.1 connection
-goes back to the pool; turn an error event (``{"error": …}``, ``event: error``,
-llama.cpp's ``error:`` field) into the right ``ProviderError``; map transport
-errors while reading (``sdk_errors`` maps the raw ``httpx`` ones). The body is
-split into lines by ``threadline.llm.sse``, not ``response.iter_lines()``: that
-is ``str.splitlines``, which also breaks at U+2028, U+0085 and the like, which a
+What the SDK's stream object did that is done here: stop at ``[DONE]`` and read
+the rest of the body briefly (``DRAIN_SECONDS``) so the HTTP/1.1 connection goes
+back to the pool; turn an error event (``{"error": …}``, ``event: error``,
+llama.cpp's ``error:`` field) into the right ``ProviderError`` (``_chunk``); map
+transport errors while reading (``sdk_errors`` maps the raw ``httpx`` ones). The
+body is split into lines by ``threadline.llm.sse``, not ``response.aiter_lines()``:
+that splits as ``str.splitlines`` does, also at U+2028, U+0085 and the like, which a
 JSON string may hold raw, and would cut such an event in two.
 """
 
@@ -114,7 +106,7 @@ class OpenAIProvider(SdkProvider):
     def request_body(
         self, request: BuiltRequest, params: ChatParams, tools: Sequence[ToolSpec] = ()
     ) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` (also the JSON body sent)."""
+        """The JSON body POSTed to ``chat/completions``."""
         body: dict[str, Any] = {
             "model": params.model,
             "messages": openai_messages(request),

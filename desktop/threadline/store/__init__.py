@@ -1,7 +1,8 @@
 """Persistence: SQLModel tables, converters, Alembic migrations, search and the async ``Store``.
 
 Only the errors are imported eagerly; ``Store`` (and with it SQLAlchemy and
-SQLModel, ~0.5 s) loads on first use so the window can paint first.
+SQLModel, slow to import; docs/performance.md) loads on first use so the window can
+paint first.
 """
 
 from __future__ import annotations

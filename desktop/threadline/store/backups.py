@@ -29,7 +29,7 @@ import sqlite3
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from threadline.private_files import create_private_file, private_folder
+from threadline.files.private import create_private_file, private_folder
 from threadline.store import damage
 
 log = logging.getLogger("threadline.store")

@@ -6,8 +6,9 @@ the way in (so text ordering equals time ordering) and attaches UTC on the way
 out, so callers always see aware UTC datetimes (the store's contract) on every
 backend. ``JSONValue`` is JSON on SQLite and JSONB on PostgreSQL.
 
-SQLAlchemy's PostgreSQL dialect (2.4 MB and ~20 ms of imports, its asyncpg
-support included) is imported only when a PostgreSQL database is used:
+SQLAlchemy's PostgreSQL dialect (memory and import time a SQLite user need not pay,
+its asyncpg support included; docs/performance.md) is imported only when a PostgreSQL
+database is used:
 ``JSONValue``'s PostgreSQL variant names ``JSONB`` when SQLAlchemy first asks for
 that dialect's type, not when the tables are declared.
 """

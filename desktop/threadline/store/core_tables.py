@@ -1,7 +1,8 @@
 """The tables as SQLAlchemy Core clauses (no ORM), for the operations that run most.
 
 ``tables.py`` declares the tables as SQLModel classes, which needs SQLAlchemy's ORM,
-SQLModel and pydantic: ~13 MB of memory and ~0.15 s of imports. What a window reads
+SQLModel and pydantic: megabytes of memory and a noticeable import time (figures:
+docs/performance.md). What a window reads
 while it starts (settings, the sidebar's first page, projects, providers), what the
 change feed reads, and what a turn writes (a chat, its messages, its lease) needs none
 of it, so those operations use these lightweight ``sa.table`` clauses, and the ORM is

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from threadline.private_files import open_private
+from threadline.files.private import open_private
 
 log = logging.getLogger("threadline.store")
 

@@ -30,7 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.pool import StaticPool
 
-from threadline.private_files import create_private_file, private_folder
+from threadline.files.private import create_private_file, private_folder
 from threadline.store import encodable
 
 BUSY_TIMEOUT_MS = 5000

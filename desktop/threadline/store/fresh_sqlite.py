@@ -1,9 +1,9 @@
 """A new SQLite database made from the migrations' result in one transaction, without Alembic.
 
 Running the migrations on an empty file imports Alembic, Mako, Pygments (Mako's error
-pages), SQLModel and pydantic: about 28 MB that a first start kept resident for as long as
-the window stayed open, and ~0.5 s (docs/performance.md, "Memory once the window has
-settled"). Nothing needs migrating in an empty file, so it is given the schema the
+pages), SQLModel and pydantic: tens of megabytes that a first start kept resident for as
+long as the window stayed open, and a noticeable time (figures: docs/performance.md,
+"Memory once the window has settled"). Nothing needs migrating in an empty file, so it is given the schema the
 migrations end in instead: the statements SQLite itself holds for it (``sqlite_master``),
 as ``fresh_sqlite_schema.py`` records them, then the head revision is stamped. A test builds
 one database each way and compares them; after a new migration, ``python -m

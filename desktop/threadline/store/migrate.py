@@ -1,6 +1,6 @@
 """Bringing a database to the code's schema: check, back up, upgrade, or refuse.
 
-Importing Alembic costs ~0.4 s, so the common case — the stored
+Importing Alembic is slow (docs/performance.md), so the common case — the stored
 revision already is the head — is decided with one plain query and Alembic is
 never imported. Only an older (or empty) database loads it, and a SQLite file
 that holds data is copied to ``backups/`` first, so a failed upgrade loses

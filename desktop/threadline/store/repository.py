@@ -8,7 +8,8 @@ one transaction per call, in the ``ops_*``, ``core_reads``, ``key_values``,
 ``leases`` and ``search`` modules. What a start, a turn and a search run is
 written in SQLAlchemy Core on the ``core_tables`` clauses; the rest (saving
 projects, agents and providers, import, subtree delete) uses the SQLModel classes,
-and ``sqlmodel`` with SQLAlchemy's ORM and pydantic (~15 MB, ~0.13 s) is imported
+and ``sqlmodel`` with SQLAlchemy's ORM and pydantic (megabytes and a noticeable import
+time) is imported
 by the first such call, not by every process (see docs/performance.md).
 
 Each call is either a read (a deferred transaction) or a write, whose
@@ -286,8 +287,8 @@ class Store:
     async def release_page_cache(self) -> None:
         """Give back what SQLite's page cache holds (``PRAGMA shrink_memory``).
 
-        Reading a long tree fills the connection's cache to its bound (about 2 MB for a
-        10,000-message chat) and nothing empties it: after that chat is closed the memory
+        Reading a long tree fills the connection's cache to its bound and nothing empties
+        it: after that chat is closed the memory
         stayed for the rest of the run (docs/performance.md). Later reads fill it again.
         Nothing to do once the store is closed (the window may be closing meanwhile).
         """

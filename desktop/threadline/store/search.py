@@ -123,7 +123,8 @@ def search_session_titles(
 
 def _title_contains(term: str, dialect: str) -> sa.ColumnElement[bool]:
     """``term`` in the title as shown. SQLite's LIKE already ignores case (ASCII, as its
-    ``lower`` does), and without ``lower()`` on every row the scan is a third faster."""
+    ``lower`` does), and without ``lower()`` on every row the scan is faster
+    (docs/performance.md, "Full-text search")."""
     title = sessions.c.title
     contains = (
         title.contains(term, autoescape=True)

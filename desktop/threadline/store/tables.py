@@ -88,7 +88,7 @@ class MessageRow(SQLModel, table=True):
     __table_args__ = (
         sa.UniqueConstraint("session_id", "ordinal", name="uq_messages_session_ordinal"),
         # Partial on PostgreSQL too (migration 0001 says so). ``postgresql_where`` is left out
-        # here: SQLAlchemy would import its whole PostgreSQL dialect (2.4 MB) at every start
+        # here: SQLAlchemy would import its whole PostgreSQL dialect at every start
         # just to check the keyword, and the schema is made by the migrations, never from these
         # classes (Alembic's comparison does not read an index's WHERE either).
         sa.Index("ix_messages_streaming", "status", sqlite_where=sa.text("status = 'streaming'")),

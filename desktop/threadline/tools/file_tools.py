@@ -215,7 +215,7 @@ class WriteFileTool:
             raise ValueError("'content' must be a string")
         old = path.read_text("utf-8", errors="replace") if path.is_file() else ""
         label = display(path, allowed_roots())
-        import difflib  # here: ~0.2 MB that every start would hold for the first write's preview
+        import difflib  # here: memory every start would hold for the first write's preview
 
         diff = difflib.unified_diff(
             old.splitlines(keepends=True),

@@ -16,7 +16,8 @@ its exit reason and the tail of its stderr (values Threadline injected masked:
 ``MAX_RESTARTS`` times in a row. ``restart()`` from the settings UI starts
 over.
 
-``mcp`` is imported on first use (it costs ~0.8 s to import; docs/design.md §9).
+``mcp`` is imported on first use (it is slow to import; docs/design.md §9, figures in
+docs/performance.md).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
-from threadline.private_files import open_private, private_folder
+from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
@@ -80,7 +81,7 @@ SDK_MODULES = (
 
 
 async def import_sdk() -> None:
-    """Import the ``mcp`` SDK on a worker thread (once): on the GUI thread its ~0.8 s would
+    """Import the ``mcp`` SDK on a worker thread (once): on the GUI thread its import would
     freeze the window whenever the first server starts (the first send, or the warm-up)."""
     if all(name in sys.modules for name in SDK_MODULES):
         return

@@ -1,8 +1,8 @@
 """Each MCP server's tool list as it last reported it, so a turn offers the tools before the server runs.
 
 Starting an MCP server is the slow part of a turn that never calls one of its tools
-(a process, the SDK's ~0.8 s import, the handshake: ``ask`` took ~5 s instead of
-~2 s with two servers offered). So a server is started only when one of its tools
+(a process, the SDK's import, the handshake: ``ask`` took far longer with two
+servers offered; figures in docs/performance.md). So a server is started only when one of its tools
 is called, and the tools the model is offered come from here until then.
 
 An entry belongs to one server *configuration*: it is kept with a hash of the

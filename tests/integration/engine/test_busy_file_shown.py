@@ -9,23 +9,17 @@ would, and the replay server streaming meanwhile.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from tests.integration.engine.helpers import SqliteWriteLock, stored_path
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.messages import MessageStatus
 from threadline.engine.engine import DATABASE_FILENAME, Engine
 from threadline.engine.events import ConversationEvent, SaveStateChanged, TextDelta, TurnFailed
 
 pytestmark = pytest.mark.asyncio
-
-
-async def until(condition: Callable[[], object], timeout: float = 60.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 async def test_a_file_locked_mid_stream_is_shown_then_everything_lands_and_the_state_clears(

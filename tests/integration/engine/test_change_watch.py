@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.support.engines import FAST_RETRIES, open_engine
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.messages import MessageStatus
 from threadline.engine.engine import Engine
@@ -31,15 +31,6 @@ from threadline.engine.events import (
 from threadline.store.change_counter import ChangeCounter
 
 pytestmark = pytest.mark.asyncio
-
-WAIT = 20.0
-"""Seconds to wait for a change to arrive (generous: both cores may be busy)."""
-
-
-async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 class Recorder:

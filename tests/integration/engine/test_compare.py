@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from tests.support.sse_server import (
     openai_tool_call_stream,
     sse_response,
 )
+from tests.support.waiting import until
 
 from threadline.core.compare import CompareTarget, WorkerState
 from threadline.core.config import AgentConfig
@@ -51,12 +52,6 @@ TARGETS = (
     CompareTarget("replay", "slow"),
 )
 SLOW_TEXT = [f"slow{i} " for i in range(12)]
-
-
-async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 def three_workers(request: RecordedRequest) -> ScriptedResponse | None:

@@ -22,6 +22,7 @@ from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 from tests.support.tcp_proxy import TcpProxy
+from tests.support.waiting import until
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.messages import Message, MessageStatus, utcnow
@@ -40,12 +41,6 @@ TOLD_WITHIN = 12.0
 """Seconds from the server stopping to the tab being told (the store alone would take 30)."""
 LOST = "connection to the database server was lost"
 DRIVER_WORDS = ("psycopg", "sqlalchemy", "SELECT", "UPDATE", "INSERT", "terminating", "Traceback", "errno")
-
-
-async def until(condition: Callable[[], object], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -12,15 +12,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from tests.support.backends import BACKENDS
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.messages import MessageStatus
@@ -43,17 +45,8 @@ from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
 
-WAIT = 30.0
-"""Seconds to wait for a change to arrive (generous: both cores may be busy)."""
 PIECES = [f"piece{n} " for n in range(12)]
 REPLY = "".join(PIECES)
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

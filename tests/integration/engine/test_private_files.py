@@ -21,8 +21,8 @@ from tests.integration.tools.conftest import faulty_server
 from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
+from threadline.app.logging_setup import setup_logging
 from threadline.engine.engine import DATABASE_FILENAME, Engine
-from threadline.logging_setup import setup_logging
 from threadline.store import damage
 from threadline.store.backups import make_backup, restore_backup
 from threadline.store.repository import Store

@@ -5,8 +5,6 @@ The replay server's captured requests prove what went over the wire.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from tests.integration.engine.helpers import failure, turn
 from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.sticky import ContextSource, StickyContext
 from threadline.engine.engine import DATABASE_FILENAME, Engine
@@ -22,7 +21,6 @@ from threadline.engine.projects import ProjectNameError, ProjectNotFoundError
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
-WAIT = 20.0
 
 
 def system_sent(server: ReplayServer) -> str:
@@ -103,12 +101,6 @@ async def test_search_can_keep_to_one_project(engine: Engine, replay_server: Rep
     listed = await engine.sessions.list_sessions(project_id=project.id)
     assert [s.id for s in listed] == [inside.id]
     assert await engine.projects.project_chat_counts() == {project.id: 1}
-
-
-async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(

@@ -11,15 +11,17 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from tests.support.backends import BACKENDS
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.core.messages import MessageKind, MessageStatus
@@ -38,13 +40,6 @@ SLOW_HEARTBEAT = 1.0
 """The engines' heartbeat in the tests where the test itself beats another machine's lease every
 ``HEARTBEAT``: the engines take it for dead only after 4 s of silence, not after a beat that a
 busy machine delayed."""
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-async def until(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

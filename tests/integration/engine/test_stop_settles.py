@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pytest
 from tests.integration.engine.helpers import stored_path
@@ -22,6 +22,7 @@ from tests.support.sse_server import (
     split_text,
     sse_response,
 )
+from tests.support.waiting import until
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import Message, MessageKind, MessageStatus, ToolCall
@@ -32,14 +33,6 @@ from threadline.engine.engine import Engine
 pytestmark = pytest.mark.asyncio
 SETTLE_BOUND = 5.0
 """Generous on purpose (a busy machine); the target, 0.5 s, is printed rather than asserted."""
-
-
-async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    async def poll() -> None:
-        while not condition():
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), timeout)
 
 
 async def stop(engine: Engine, session_id: str, what: str) -> float:

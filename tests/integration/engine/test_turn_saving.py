@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import stored_path
 from tests.support.refusing_db import REFUSAL, accept, refuse
 from tests.support.sse_server import ReplayServer, openai_auth_error, openai_text_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.core.turn import TurnState
@@ -43,14 +43,6 @@ def database(engine: Engine) -> Path:
 def states(events: list[ConversationEvent]) -> list[TurnStateChanged]:
     """The turn-state events only (listing refreshes may arrive after the final one)."""
     return [e for e in events if isinstance(e, TurnStateChanged)]
-
-
-async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    async def poll() -> None:
-        while not condition():
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), timeout)
 
 
 @pytest.mark.asyncio

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.integration.engine.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.support.backends import BACKENDS
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
@@ -29,7 +30,6 @@ from threadline.interchange.model import ImportedConversation
 from threadline.store.repository import Store
 
 REPAIRED = pytest.mark.expected_log_warnings("cannot be stored .* U\\+FFFD")
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 CHATGPT = Path(__file__).resolve().parents[2] / "fixtures" / "import" / "chatgpt_conversations.json"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import sqlalchemy as sa
+from tests.support.backends import BACKENDS
 from tests.support.postgres import PostgresServer
 
 from threadline.core.messages import Message, MessageStatus
@@ -24,8 +25,6 @@ from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
 WAIT = 20.0
-
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @pytest_asyncio.fixture(params=BACKENDS)

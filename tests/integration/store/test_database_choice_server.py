@@ -15,8 +15,8 @@ import psycopg
 import pytest
 from tests.support.postgres import PostgresServer, free_port
 
-from threadline.database_choice import POSTGRESQL, DatabaseChoice, ServerChoice, save_choice
-from threadline.database_probe import ServerContents, probe_server
+from threadline.engine.database_choice import POSTGRESQL, DatabaseChoice, ServerChoice, save_choice
+from threadline.engine.database_probe import ServerContents, probe_server
 from threadline.store.repository import Store
 
 ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
@@ -127,7 +127,7 @@ def test_a_command_uses_the_chosen_server_unless_a_url_is_given(
 
 
 def test_the_window_opens_the_chosen_server(server_db: tuple[str, ServerChoice], tmp_path: Path) -> None:
-    from threadline.app import open_chosen_engine
+    from threadline.app.start import open_chosen_engine
 
     _url, server = server_db
     data_dir = tmp_path / "data"

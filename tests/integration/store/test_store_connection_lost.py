@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.waiting import until
 
 from threadline.core.messages import Message
 from threadline.store import db
@@ -30,13 +31,6 @@ async def url(postgres_server: PostgresServer) -> AsyncIterator[str]:  # noqa: F
     url = postgres_server.create_database()
     yield url
     postgres_server.drop_database(url)
-
-
-async def until(condition: object, timeout: float = WAIT) -> None:
-    assert callable(condition)
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 async def test_a_write_during_a_restart_reports_the_trouble_then_lands_in_order(

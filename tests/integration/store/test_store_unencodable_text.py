@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from tests.support.backends import BACKENDS
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 
 from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult
@@ -22,7 +23,6 @@ from threadline.store.repository import Store
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.expected_log_warnings("cannot be stored .* U\\+FFFD")]
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 LONE = "a\ud800b"
 SHOWN = "a\ufffdb"
 

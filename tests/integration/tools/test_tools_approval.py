@@ -25,7 +25,7 @@ from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
-from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageKind, ToolCall
+from threadline.core.messages import CANCELLED_RESULT_TEXT, STOPPED_RESULT_TEXT, MessageKind, ToolCall
 from threadline.core.turn import TurnState
 from threadline.engine.approval import NOBODY_TO_ASK, POLICY_DENIED, Decision
 from threadline.engine.engine import Engine
@@ -310,6 +310,8 @@ async def test_interrupt_while_tools_run_gives_cancelled_results(
     )
     assert failure(await run_turn(engine, session.id, "again")) is None
     sent = sent_tool_results(replay_server, 1)
-    assert sent["i1"][0] == "echo: done first" and CANCELLED_RESULT_TEXT in sent["i2"][0]
+    assert sent["i1"][0] == "echo: done first"
+    assert STOPPED_RESULT_TEXT in sent["i2"][0]  # it ran and was killed: the model is told so
+    assert CANCELLED_RESULT_TEXT in sent["i3"][0]  # never started
     assert sent_tool_results(replay_server, 2)["j1"][0] == "echo: after"  # the MCP server survived
     json.dumps(sent)

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from tests.integration.engine.helpers import stored_path
 from tests.integration.tools.conftest import faulty_server
-from tests.integration.tools.tool_turns import failure, run_turn, sent_tool_results, until
+from tests.integration.tools.tool_turns import failure, run_turn, sent_tool_results
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
+from tests.support.waiting import until
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind, ToolCall

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.integration.tools.conftest import faulty_server
-from tests.integration.tools.tool_turns import until
+from tests.support.waiting import until
 
 from threadline.engine.engine import Engine
 from threadline.tools.mcp_config import McpServerConfig

@@ -30,7 +30,9 @@ async def test_warm_up_starts_only_the_servers_the_default_agent_uses(
     assert states["time"].status is ServerStatus.READY, states["time"].error
     assert states["git"].status is ServerStatus.STOPPED  # not selected: not started
     assert engine.tools.get("time/get_current_time") is not None
-    assert all(engine.hub.has_client(p.name) for p in await engine.providers.list_providers())
+    providers = await engine.providers.list_providers()
+    assert providers
+    assert all(engine.hub.has_client(p.name) for p in providers)
 
 
 async def test_warm_up_with_no_mcp_server_makes_the_clients_and_returns(engine: Engine) -> None:

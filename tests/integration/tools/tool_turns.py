@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,15 +95,6 @@ def failure(events: list[ConversationEvent]) -> TurnFailed | None:
 
 def as_json(text: str) -> Any:
     return json.loads(text)
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    """Wait for ``condition`` (checked every 20 ms); the bound is for a machine with every core busy."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {timeout:g} s")
-        await asyncio.sleep(0.02)
 
 
 CRASH_SCRIPT = Path(__file__).parent / "crash_during_tool.py"

@@ -18,7 +18,7 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
-from threadline.core.messages import CANCELLED_RESULT_TEXT, MessageKind, MessageStatus
+from threadline.core.messages import CANCELLED_RESULT_TEXT, STOPPED_RESULT_TEXT, MessageKind, MessageStatus
 from threadline.core.turn import TurnState
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
@@ -247,6 +247,7 @@ def test_keyboard_only(harness: Any, work: Path) -> None:
     wait_idle(harness, tab)
     stopped = tab.live.conversation.path()[-1]
     assert stopped.kind is MessageKind.CANCELLED_TOOL_USES
+    assert stopped.tool_results
     assert all(CANCELLED_RESULT_TEXT in r.text for r in stopped.tool_results)
     assert not tab.approval.isVisible() and not tab.awaiting_approval
     assert harness.server.pending == 0 and len(harness.server.stream_requests()) == 3  # nothing more was sent
@@ -254,7 +255,8 @@ def test_keyboard_only(harness: Any, work: Path) -> None:
 
 def test_stop_while_a_tool_runs_stores_a_cancelled_result(harness: Any, work: Path) -> None:
     harness.server.enqueue(
-        tool_reply(("s1", "shell", {"command": "sleep 60; echo late"})), text_reply("Back to you.")
+        tool_reply(("s1", "shell", {"command": "echo started > started.txt; sleep 60; echo late"})),
+        text_reply("Back to you."),
     )
     harness.open()
     use_tools(harness, work, "shell")
@@ -262,17 +264,17 @@ def test_stop_while_a_tool_runs_stores_a_cancelled_result(harness: Any, work: Pa
     type_and_send(harness.qtbot, tab, "Take your time")
     (row,) = wait_asked(harness, tab)
     click(harness, row.allow_button)
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.state is TurnState.RUNNING_TOOLS, timeout=15000)
+    harness.qtbot.waitUntil(lambda: (work / "started.txt").exists(), timeout=15000)  # the command runs
     assert tab.composer.send_button.text() == "Stop"
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
     wait_idle(harness, tab, timeout=15000)  # well before the command would have finished
     last = tab.live.conversation.path()[-1]
     assert last.kind is MessageKind.CANCELLED_TOOL_USES
-    assert CANCELLED_RESULT_TEXT in last.tool_results[0].text
-    # the tab is usable: the next prompt is answered, and the cancelled result goes with it
+    assert STOPPED_RESULT_TEXT in last.tool_results[0].text  # it ran, and was stopped
+    # the tab is usable: the next prompt is answered, and the stopped result goes with it
     type_and_send(harness.qtbot, tab, "Never mind")
     harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Back to you.", timeout=10000)
-    assert CANCELLED_RESULT_TEXT in sent_results(harness, 1)["s1"]
+    assert STOPPED_RESULT_TEXT in sent_results(harness, 1)["s1"]
 
 
 def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask(

@@ -92,6 +92,24 @@ def test_copy_code_button_and_unsafe_links(qtbot: Any) -> None:
     assert view.anchor_rect(reply_id, "file:///etc/passwd") is None
 
 
+def test_the_copy_button_of_a_code_block_says_copied_for_a_moment(qtbot: Any) -> None:
+    """The confirmation shows where the person clicked, not only in the status bar (issue 28)."""
+    live = FakeLive()
+    live.exchange("code?", "Here:\n\n```python\nprint('hi')\n```\n")
+    _model, view = make(qtbot, live)
+    reply_id = live.conversation.path()[-1].id
+    doc = view.rendered_document(reply_id)
+    assert doc is not None and "Copy\n" in doc.toPlainText() and "Copied" not in doc.toPlainText()
+    rect = view.anchor_rect(reply_id, "copy-code:0")
+    assert rect is not None
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert QGuiApplication.clipboard().text() == "print('hi')\n"
+    assert "Copied" in doc.toPlainText()
+    assert view.anchor_rect(reply_id, "copy-code:0") is not None  # still the link: it copies again
+    qtbot.waitUntil(lambda: "Copied" not in doc.toPlainText(), timeout=15000)
+    assert "Copy\n" in doc.toPlainText()
+
+
 def test_stable_boundary_never_cuts_inside_a_fence() -> None:
     text = "one\n\n```py\na\n\nb\n```\n\ntail"
     b = stable_boundary(text)

@@ -78,7 +78,7 @@ def test_compact_button_summarises_with_progress_and_the_next_send_works(harness
     assert tab.banner.error is None
     assert "Summarising earlier messages…" in tab.status
     harness.qtbot.waitUntil(lambda: len(harness.server.requests) == requests_before + 1, timeout=15000)
-    assert not tab.composer.send_button.isEnabled() or tab.composer.send_button.toolTip()
+    assert tab.composer.held_reason == "Summarising earlier messages…"
     release.set()
 
     # The summary shows in the conversation; the banner is gone.

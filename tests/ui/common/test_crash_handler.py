@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from threadline.logging_setup import LoggingSetup, hold_records, setup_logging
+from threadline.app.logging_setup import LoggingSetup, hold_records, setup_logging
 from threadline.ui.common.crash_dialog import CrashChoice
 from threadline.ui.common.crash_handler import CrashHandler
 from threadline.ui.common.tasks import spawn

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import qWarning
 
-from threadline.logging_setup import (
+from threadline.app.logging_setup import (
     BACKUP_COUNT,
     MAX_BYTES,
     LoggingSetup,

@@ -14,7 +14,7 @@ from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fi
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.postgres import PostgresServer, free_port, postgres_server  # noqa: F401
 
-from threadline.database_choice import CONFIG_FILENAME, KEYCHAIN_SERVICE
+from threadline.engine.database_choice import CONFIG_FILENAME, KEYCHAIN_SERVICE
 
 PASSWORD = "correct horse battery"
 SCREENSHOT_DIR = Path(os.environ.get("THREADLINE_SCREENSHOTS", "/tmp"))

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from tests.support.ui_driving import new_tab_by_shortcut
 
-from threadline.app import save_tabs_after_crash
+from threadline.app.start import save_tabs_after_crash
 from threadline.ui.common.crash_handler import CrashHandler
 from threadline.ui.common.tasks import spawn
 

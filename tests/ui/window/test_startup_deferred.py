@@ -69,7 +69,7 @@ def test_the_alt_watch_can_start_late_and_then_underlines_as_before(qtbot: Any, 
 CHECK_FIRST_FRAME = """
 import sys
 from pathlib import Path
-from threadline.app import create_application
+from threadline.app.start import create_application
 app, theme, loop = create_application(watch_alt=False)
 from threadline.ui.common.theme import MnemonicState, ThemeChoice, ThemeManager
 from threadline.ui.window.main_window import MainWindow
@@ -103,7 +103,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
-import threadline.app as app_module
+import threadline.app.start as app_module
 
 async def opener(data_dir, database_url):
     # Where the app opens the engine: what the window holds by then, and a shortcut used at once.

@@ -14,7 +14,7 @@ from tests.support.sse_server import openai_text_stream, split_text, sse_respons
 from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
 
 from threadline.core.messages import Message
-from threadline.heap import BIG_CHAT
+from threadline.ui.common.heap import BIG_CHAT
 from threadline.ui.window import main_window
 
 

@@ -13,13 +13,12 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.support.backends import BACKENDS  # noqa: E402
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: E402
 
 from threadline.store.repository import Store  # noqa: E402
 
 __all__ = ["postgres_server"]
-
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @pytest.fixture(params=BACKENDS)

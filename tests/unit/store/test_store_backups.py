@@ -98,7 +98,9 @@ def test_other_files_in_the_folder_are_left_alone(tmp_path: Path) -> None:
     for days_ago in range(10, -1, -1):
         daily_backup(db, keep_days=2, now=datetime.now() - timedelta(days=days_ago))
     assert mine.exists() and other.exists()
-    assert all(p.name.startswith("threadline-") for p in list_backups(db))
+    backups = list_backups(db)
+    assert backups
+    assert all(p.name.startswith("threadline-") for p in backups)
 
 
 def test_restore_moves_the_damaged_file_aside_and_copies_the_backup_in(tmp_path: Path) -> None:

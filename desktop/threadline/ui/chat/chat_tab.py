@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from threadline.core.config import DEFAULT_AGENT_ID
@@ -255,6 +255,7 @@ class ChatTab(QWidget):
             bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
+        self.view.typedAhead.connect(self._type_into_composer)
         self._answer_had_focus = False
         app = QApplication.instance()
         if isinstance(app, QApplication):
@@ -1069,6 +1070,13 @@ class ChatTab(QWidget):
 
     def focus_composer(self) -> None:
         self.composer.focus_input()
+
+    def _type_into_composer(self, event: QKeyEvent) -> None:
+        """Text typed in the conversation after a click there: it was meant for the message box."""
+        edit = self.composer.edit
+        if edit.isEnabled() and not edit.isReadOnly():
+            self.composer.focus_input()
+            QApplication.sendEvent(edit, event)
 
     def scroll_to_message(self, message_id: str) -> bool:
         return self.view.scroll_to_message(message_id)

@@ -21,6 +21,14 @@ Keyboard: the view has a *current* message (drawn with a focus ring while the vi
 the focus). Up/Down and K/J move it, Home/End go to the first/last message, and the keys
 of ``message_keys`` act on it; the Menu key or Shift+F10 opens its menu, which shows those
 keys. Moving the current message scrolls it into view and tells assistive tools.
+
+The single-letter keys (E, R, Del…) act only once the keyboard has chosen the current
+message: the focus came by Tab, a pane key or the program, or an arrow moved it. After a
+click in the conversation they do not: what is typed then goes to the message box
+(``typedAhead``), so a sentence typed at the wrong moment cannot edit, regenerate or
+delete (docs/accessibility.md). A click that gives the view the focus does not pick a
+message or scroll either: the press itself makes the clicked message current, and its
+button acts on the same click.
 """
 
 from __future__ import annotations
@@ -70,6 +78,7 @@ from threadline.ui.chat.context_marks import (
     summary_key,
 )
 from threadline.ui.chat.conversation_model import ConversationModel
+from threadline.ui.chat.copy_feedback import COPIED_MS, COPIED_TEXT, COPY_TEXT, relabel_link
 from threadline.ui.chat.document_cache import DocumentCache, RenderedMessage
 from threadline.ui.chat.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.image_viewer import ImageViewer, open_image
@@ -112,6 +121,8 @@ class ChatView(QAbstractScrollArea):
     atBottomChanged = Signal(bool)
     escapePressed = Signal()
     currentMessageChanged = Signal(str)  # message id ("" when there is none)
+    typedAhead = Signal(QKeyEvent)
+    """Text typed while no message was chosen by the keyboard: it belongs in the message box."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +160,8 @@ class ChatView(QAbstractScrollArea):
         self.image_viewer: ImageViewer | None = None
         """The last image opened full size from a message (tests read it)."""
         self._current: str | None = None
+        self._keys_armed = True
+        """Whether the keyboard chose the current message, so its letter keys act (see above)."""
         self._lost_row: int | None = None
         """Where the current message was when it left the view (it is replaced from there)."""
         self._announced: set[str] = set()
@@ -440,7 +453,7 @@ class ChatView(QAbstractScrollArea):
             viewport_height=self.viewport().height(),
             hover=self._hover,
             flash_id=self._flash_id,
-            focus_id=self._current if self.hasFocus() else None,
+            focus_id=self._current if self.hasFocus() and self._keys_armed else None,
             price_of=self.price_of,
             text_highlights=self.text_highlights,
             checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
@@ -566,6 +579,7 @@ class ChatView(QAbstractScrollArea):
         if event.button() == Qt.MouseButton.LeftButton and self.tables.press(self._visible, event.position()):
             return
         target = self._hit(event.position())
+        self._keys_armed = False
         if target.row is not None:
             self._set_current(target.row.message_id, scroll=False)
         self.setFocus(Qt.FocusReason.MouseFocusReason)
@@ -613,6 +627,7 @@ class ChatView(QAbstractScrollArea):
                 code = None
             if code is not None:
                 QGuiApplication.clipboard().setText(code)
+                self._confirm_copy(message_id, href)
                 self.actionTriggered.emit("copy_code", message_id)
         elif href.startswith(IMAGE_SCHEME + ":"):
             message = self._model.message(message_id) if self._model else None
@@ -633,6 +648,19 @@ class ChatView(QAbstractScrollArea):
             self.actionTriggered.emit("open_link", message_id)
         else:
             log.info("refused to open link with unsupported scheme")
+
+    def _confirm_copy(self, message_id: str, href: str) -> None:
+        """The code block's Copy link reads "Copied" for a moment (``copy_feedback``)."""
+        doc = self._document_of(message_id)
+        if doc is None or not relabel_link(doc, href, COPY_TEXT, COPIED_TEXT):
+            return
+        self.viewport().update()
+
+        def back() -> None:
+            if self._document_of(message_id) is doc and relabel_link(doc, href, COPIED_TEXT, COPY_TEXT):
+                self.viewport().update()
+
+        QTimer.singleShot(COPIED_MS, self, back)
 
     def copy_message(self, message_id: str) -> None:
         message = self._model.message(message_id) if self._model else None
@@ -751,8 +779,19 @@ class ChatView(QAbstractScrollArea):
             if self._current is not None:
                 self.open_message_menu(self._current)
             return
-        if self._navigate(event) or self.tables.key(self._visible, self._current, event):
+        if not self._keys_armed and self._typed_text(event):
+            self.typedAhead.emit(
+                QKeyEvent(event.type(), event.key(), event.modifiers(), event.text(), event.isAutoRepeat())
+            )
             return
+        if self._navigate(event):
+            self._keys_armed = True
+            self.viewport().update()
+            return
+        if self.tables.key(self._visible, self._current, event):
+            return
+        if key == Qt.Key.Key_Delete and not self._keys_armed:
+            return  # Del removes messages: only on one the keyboard chose
         current = self._current
         if current is not None and self._model is not None and self._model.row_of(current) >= 0:
             action = command_for_key(event, self.offered_commands(current))
@@ -768,6 +807,17 @@ class ChatView(QAbstractScrollArea):
             bar.triggerAction(bar.SliderAction.SliderPageStepSub)
         else:
             super().keyPressEvent(event)
+
+    @staticmethod
+    def _typed_text(event: QKeyEvent) -> bool:
+        """Whether the key types text (a letter, a digit, a space), not a command with Ctrl or Alt."""
+        held = event.modifiers() & (
+            Qt.KeyboardModifier.ControlModifier
+            | Qt.KeyboardModifier.AltModifier
+            | Qt.KeyboardModifier.MetaModifier
+        )
+        text = event.text()
+        return not held and bool(text) and text.isprintable()
 
     def _navigate(self, event: QKeyEvent) -> bool:
         """Up/Down, K/J, Home/End (with or without Ctrl) move the current message."""
@@ -803,6 +853,7 @@ class ChatView(QAbstractScrollArea):
         """Make a message current and scroll it into view; False if it is not in the view."""
         if self._model is None or self._model.row_of(message_id) < 0:
             return False
+        self._keys_armed = True
         self._set_current(message_id, scroll=True)
         return True
 
@@ -902,9 +953,16 @@ class ChatView(QAbstractScrollArea):
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
+        reason = event.reason()
+        mouse = reason == Qt.FocusReason.MouseFocusReason
+        if mouse:
+            self._keys_armed = False
+        elif reason not in (Qt.FocusReason.ActiveWindowFocusReason, Qt.FocusReason.PopupFocusReason):
+            self._keys_armed = True  # Tab, a pane key, the program: the keyboard comes here
         if self._current is None or self._model is None or self._model.row_of(self._current) < 0:
             self._current = None
-            self._move_current_to(self._default_current_row())
+            if not mouse:  # a click makes the clicked message current itself, without scrolling
+                self._move_current_to(self._default_current_row())
         elif self._current is not None:
             self.accessible_items.focus_moved(self._current)
         self.viewport().update()

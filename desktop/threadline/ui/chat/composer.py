@@ -374,6 +374,9 @@ class Composer(QWidget):
     def _send_or_stop(self) -> None:
         if self._busy:
             self.stopRequested.emit()
+            # The next thing typed is the next message: the button that took the click turns
+            # into a disabled Send, and Qt would pass the keyboard on to the conversation menu.
+            self.focus_input()
         else:
             self.submit()
 
@@ -431,7 +434,10 @@ class Composer(QWidget):
             self.send_button.setText("Send")
             self.send_button.setToolTip(self._held or wait or "Send (Enter)")
             has_content = bool(self.text().strip() or self.chips.ready_items())
-            self.send_button.setEnabled(not self._held and not reading and has_content)
+            enabled = not self._held and not reading and has_content
+            if not enabled and self.send_button.hasFocus():
+                self.focus_input()  # not the next widget in the chain (the conversation menu)
+            self.send_button.setEnabled(enabled)
         stop = "true" if self._busy else "false"
         if self.send_button.property("stop") != stop:  # re-styling costs a frame's worth: not per key
             self.send_button.setProperty("stop", stop)

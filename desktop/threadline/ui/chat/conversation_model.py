@@ -269,6 +269,11 @@ class ConversationModel(QAbstractListModel):
         elif isinstance(event, MessageChanged):
             self._fallback[event.message.id] = event.message
             self._bump(event.message.id)
+            unseen = self.row_of(event.message.id) < 0
+            if unseen and self._ids and event.message.parent_id == self._ids[-1]:
+                # A message never announced as added: a tool round's answer is announced when
+                # its tools finish, so a Stop while one runs changes it before it has a row.
+                self._message_added(event.message)
             self._dirty.discard(event.message.id)
             self._emit_row_changed(event.message.id)
             if event.message.is_assistant and event.message.status is not MessageStatus.STREAMING:

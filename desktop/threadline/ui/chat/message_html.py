@@ -32,6 +32,7 @@ from threadline.core.messages import (
     MessageStatus,
     ToolResult,
     never_ran,
+    stopped_after,
 )
 from threadline.ui.chat.context_marks import summary_html, summary_key
 from threadline.ui.chat.markdown import UNSEARCHED, FormulaHtml, plain_text_html, render_markdown
@@ -173,7 +174,10 @@ def _tool_result_box(
     interrupted = result.is_error and result.text.startswith(
         (INTERRUPTED_RESULT_TEXT, UNANSWERED_RESULT_TEXT)
     )
-    if cancelled:
+    stopped = stopped_after(result)
+    if stopped is not None:
+        title = f"Stopped after {stopped}: {name}"
+    elif cancelled:
         title = "Not run: " + name
     elif interrupted:
         title = "Interrupted: " + name
@@ -188,8 +192,8 @@ def _tool_result_box(
         _pretty_json(result.text) if structured else result.text,
         c,
         expanded=options.expanded,
-        error=result.is_error and not cancelled,
-        quiet=cancelled,
+        error=result.is_error and not cancelled and stopped is None,
+        quiet=cancelled or stopped is not None,
         summary=" ".join(result.text.split()) if structured else None,
         images=images,
     )

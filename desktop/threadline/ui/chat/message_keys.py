@@ -7,7 +7,9 @@ this module only adds how each is reached from the keyboard.
 
 The keys are single letters or arrows without modifiers because they only act while the
 chat view itself has the focus (a list, not a text field): typing in the composer never
-reaches them. Ctrl+C copies as everywhere else.
+reaches them. Even then the letters (and Del) act only on a message the keyboard chose;
+after a click in the conversation, typed text goes to the message box (``ChatView``).
+Ctrl+C copies as everywhere else.
 """
 
 from __future__ import annotations

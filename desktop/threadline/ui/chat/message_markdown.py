@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 
-from threadline.core.messages import Message, ToolResult, never_ran
+from threadline.core.messages import Message, ToolResult, never_ran, stopped_after
 
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -37,7 +37,16 @@ def message_markdown(message: Message, tool_name: Callable[[str], str] = str) ->
 def _result_markdown(result: ToolResult, tool_name: Callable[[str], str]) -> str:
     name = tool_name(result.tool_name) if result.tool_name else result.call_id
     cancelled = never_ran(result)
-    label = "Not run" if cancelled else "Tool error" if result.is_error else "Tool result"
+    stopped = stopped_after(result)
+    label = (
+        f"Stopped after {stopped}"
+        if stopped
+        else "Not run"
+        if cancelled
+        else "Tool error"
+        if result.is_error
+        else "Tool result"
+    )
     lines = [f"**{label}** `{name}`"]
     if result.text:
         parsed = result.json_value()

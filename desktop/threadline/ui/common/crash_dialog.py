@@ -2,8 +2,8 @@
 
 Apart from ``crash_handler`` because the handler is installed before the window's first
 frame and the dialog is needed only at the first unexpected error: defining a ``QDialog``
-subclass makes PySide6 create ``QDialog``'s and ``QLayout``'s enums (~1 ms of the first
-frame, docs/performance.md).
+subclass makes PySide6 create ``QDialog``'s and ``QLayout``'s enums, a cost to the first
+frame (docs/performance.md).
 """
 
 from __future__ import annotations

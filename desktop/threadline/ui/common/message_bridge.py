@@ -3,7 +3,7 @@
 Widgets and tasks do not pick where a message shows; they hand it to the window's
 ``MessageBridge`` and the listeners decide: the status bar shows every message, the
 tab whose session a message is about shows it in its banner, a dialog that is open
-may show it inline. The bridge is created once in ``app.py`` and passed through
+may show it inline. The bridge is created once in ``app/start.py`` and passed through
 constructors (the main window, its tabs, the settings dialog); there is no module-level
 instance, so tests build their own.
 
@@ -35,7 +35,7 @@ class UserMessage(NamedTuple):
     """One message for the user; ``session_id`` names the chat it is about, if any.
 
     (A ``NamedTuple``: the window imports this module before its first paint, where a frozen
-    dataclass and the ``dataclasses`` module cost ~2 ms of CPU, docs/performance.md.)
+    dataclass and the ``dataclasses`` module cost CPU time, docs/performance.md.)
     """
 
     level: MessageLevel

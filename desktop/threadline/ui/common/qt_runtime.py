@@ -5,9 +5,8 @@ snake_case`` syntax. As a side effect, every module imported after PySide6 is
 passed to ``shibokensupport.feature._mod_uses_pyside``, which reads the module's
 whole source with ``inspect.getsource`` to look for the word "PySide6", and leaves
 that source in ``linecache``. For the engine (SQLAlchemy, SQLModel, pydantic,
-the SDKs, imported after the first paint) that costs ~0.25 s of CPU and ~25 MB of
-memory that is never given back (measured with bench/ui_bench.py; the same tax is
-reported in napari/napari#8584).
+the SDKs, imported after the first paint) that costs CPU time and memory that is never
+given back (docs/performance.md; the same tax is reported in napari/napari#8584).
 
 Threadline never selects a ``__feature__``, so which modules "use PySide" does not
 matter: the answer only decides whether a module takes part in feature switching.

@@ -240,8 +240,8 @@ def text_pairs(c: ThemeColors) -> list[ContrastPair]:
         ("warning text", c.warning, c.base, NORMAL_TEXT),
         ("approval bar title", c.text, warm, NORMAL_TEXT),
         ("approval bar hint", c.muted, warm, NORMAL_TEXT),
-        ("undo bar (inverted)", c.base, c.text, NORMAL_TEXT),
-        ("undo button on the undo bar", undo_button_colour(c), c.text, NORMAL_TEXT),
+        ("undo bar", undo_bar_colours(c)[1], undo_bar_colours(c)[0], NORMAL_TEXT),
+        ("undo button on the undo bar", undo_button_colour(c), undo_bar_colours(c)[0], NORMAL_TEXT),
         ("muted on a selected row", c.muted, c.selection, NORMAL_TEXT),
         ("Stop button (inverted)", c.base, c.text, NORMAL_TEXT),
         ("disabled Send button", c.muted, c.surface, LARGE_OR_UI),
@@ -303,9 +303,17 @@ def readable_on(colour: str, background: str, least: float = 4.5) -> str:
     return toward
 
 
+def undo_bar_colours(c: ThemeColors) -> tuple[str, str, str]:
+    """The undo bar's background, text and border: inverted (dark on a light window), a raised
+    surface on a dark one — the text colour there is a light grey, a glaring bar on dark."""
+    if not c.dark:
+        return c.text, c.base, c.text
+    return mix(c.text, c.surface, 0.12).name(), c.text, mix(c.text, c.surface, 0.28).name()
+
+
 def undo_button_colour(c: ThemeColors) -> str:
-    """The Undo button's label on the inverted undo bar (its background is the text colour)."""
-    return readable_on(c.accent, c.text, 7.0 if c.high_contrast else 4.5)
+    """The Undo button's label on the undo bar."""
+    return readable_on(c.accent, undo_bar_colours(c)[0], 7.0 if c.high_contrast else 4.5)
 
 
 def build_stylesheet(c: ThemeColors) -> str:
@@ -332,8 +340,9 @@ QMenu::separator {{ height: 1px; background: {c.border}; margin: 4px 6px; }}
 #NewChatButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
                   padding: 6px 12px; font-weight: 600; }}
 #NewChatButton:hover {{ background: {QColor(c.accent).lighter(110).name()}; }}
-#UndoBar {{ background: {c.text}; border-radius: 6px; }}
-#UndoBar QLabel {{ color: {c.base}; }}
+#UndoBar {{ background: {undo_bar_colours(c)[0]}; border: 1px solid {undo_bar_colours(c)[2]};
+            border-radius: 6px; }}
+#UndoBar QLabel {{ color: {undo_bar_colours(c)[1]}; }}
 #UndoBar QPushButton {{ color: {undo_button_colour(c)};
                         background: transparent; border: none; font-weight: 600; padding: 2px 6px; }}
 
@@ -466,8 +475,8 @@ class MnemonicState(QObject):
     widget, so the watch sits on each window as it takes the focus, not on the whole
     application: an application-wide Python filter is shown every event of every widget
     (paints, layouts, timers), and PySide6 wraps each one, making the enums of every class
-    it meets; that was ~10 ms of CPU before the sidebar's first paint and ~28 ms over a
-    short run (docs/performance.md, "Window"). When the application loses the focus, the
+    it meets, a cost before the sidebar's first paint and over every run (docs/performance.md,
+    "Window"). When the application loses the focus, the
     underlines go (the Alt release may never come back to it).
 
     The window starts it only after its first paint (``listen=False``, then ``listen()``).

@@ -249,7 +249,7 @@ class ProjectList(QWidget):
     def set_colors(self, colors: ThemeColors) -> None:
         self.colors = colors
         if self.isVisible():  # hidden (at start): painted in these colours when shown
-            self.rows.viewport().update()  # the first viewport() costs ~10 ms (docs/performance.md)
+            self.rows.viewport().update()  # the first viewport() is costly (docs/performance.md)
 
     # -- internals ---------------------------------------------------------------------------
 

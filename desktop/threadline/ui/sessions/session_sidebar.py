@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from PySide6.QtCore import (
     QEvent,
+    QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
@@ -51,6 +52,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.session import SearchHit, SessionInfo
+from threadline.ui.common.elided_label import ElidedLabel
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.project_scope import ProjectScope
@@ -266,7 +268,7 @@ class UndoBar(QFrame):
         self.setObjectName("UndoBar")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 4, 4, 4)
-        self.label = QLabel()
+        self.label = ElidedLabel()  # a long title ends in "…" in a narrow sidebar, not mid-letter
         layout.addWidget(self.label, 1)
         self.button = QPushButton("Undo")
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -378,7 +380,7 @@ class SessionSidebar(QWidget):
 
     # -- the stack's pages made on first use -------------------------------------------------------
     # The archived list, the search hits and their "nothing here" notes are hidden until the
-    # archive is opened or a search is typed. Made at start they cost ~5 ms of the first frame
+    # archive is opened or a search is typed. Made at start they cost part of the first frame
     # (two list views, their delegates, the first wrap of their types by PySide6), so each is
     # made, and added to the stack, the first time it is asked for (docs/performance.md).
 
@@ -555,7 +557,7 @@ class SessionSidebar(QWidget):
         self.colors = colors
         self.project_scope.view.set_colors(colors)
         if not self.isVisible():
-            return  # painted in the new colours when shown; the first viewport() costs ~15 ms at start
+            return  # painted in the new colours when shown; the first viewport() is costly at start
         for view in self._built_lists():
             view.viewport().update()
 
@@ -569,9 +571,16 @@ class SessionSidebar(QWidget):
         return session_id in self._open_ids
 
     def select_session(self, session_id: str) -> None:
+        """Make the chat the current and only selected row (the window calls this for the tab in view).
+
+        Not ``setCurrentIndex`` on the view: in an extended-selection list that reads the
+        modifiers held right now, so a tab switched with Ctrl+Tab or Ctrl+PgDn counted as a
+        Ctrl+click and added each chat to the selection, which Delete then removed.
+        """
         idx = self.model.index_of(session_id)
         if idx.isValid():
-            self.list.setCurrentIndex(idx)
+            flags = QItemSelectionModel.SelectionFlag
+            self.list.selectionModel().setCurrentIndex(idx, flags.ClearAndSelect | flags.Rows)
 
     def focus_filter(self) -> None:
         self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)

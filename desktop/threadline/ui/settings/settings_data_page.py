@@ -4,7 +4,7 @@ The section shows the database this window uses (the data folder's file, or a se
 named without its password) and a form for a PostgreSQL server: host, port, database,
 user, password, TLS mode and CA file. Nothing here opens the store: the window keeps the
 database it started with, and the choice saved here (``database.json`` in the data
-folder, see ``threadline.database_choice``) takes effect at the next start.
+folder, see ``threadline.engine.database_choice``) takes effect at the next start.
 
 * **Test connection** connects once on a worker thread (``database_probe``) and says in
   plain words whether it worked and what the database holds.
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.database_choice import (
+from threadline.engine.database_choice import (
     DEFAULT_PORT,
     PASSWORD_VARIABLE,
     POSTGRESQL,
@@ -48,7 +48,7 @@ from threadline.database_choice import (
     stored_password,
     use_local_file,
 )
-from threadline.database_probe import ProbeResult, ServerContents, probe_server
+from threadline.engine.database_probe import ProbeResult, ServerContents, probe_server
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.settings.page_layout import hint_label, section_title
 
@@ -319,7 +319,7 @@ class DatabaseSection(QWidget):
         self._say(f"Copying your conversations to {server.describe()}…")
 
         async def copy() -> object:
-            from threadline.database_choice import build_url
+            from threadline.engine.database_choice import build_url
             from threadline.store.copy import copy_database
 
             loop = asyncio.get_running_loop()

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.heap import BIG_CHAT, release_freed_memory
+from threadline.ui.common.heap import BIG_CHAT, release_freed_memory
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.tasks import describe, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
 
         The app calls it on the loop turn after the first paint, before it opens the engine:
         none of it shows anything before the engine is open (the sidebar lists no chat, the
-        start page hides the tabs, the menus are closed), and it was ~30 ms of the first
+        start page hides the tabs, the menus are closed), and it was a large part of the first
         frame (docs/performance.md, "Window"). Code that needs the sidebar or the tabs
         earlier builds them through ``sidebar`` and ``tabs``. The sidebar comes before the
         tabs: Tab moves through the widgets in the order they joined the window.
@@ -643,7 +643,7 @@ class MainWindow(QMainWindow):
 
     def _release_session(self, session_id: str) -> None:
         """A closed tab's idle conversation leaves the engine's memory (a 10,000-message tree
-        held ~20 MB for the rest of the run). One still replying stays live: its reply goes on
+        held its memory for the rest of the run otherwise). One still replying stays live: its reply goes on
         without the tab (docs/performance.md). A big one's memory is given back at once, once
         the tab's deferred deletion has run: SQLite's page cache, which its tree's rows had
         filled (``release_caches``), then the freed heap (``heap.release_freed_memory``)."""

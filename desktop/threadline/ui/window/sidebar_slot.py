@@ -1,7 +1,7 @@
 """The sidebar's place in the window, there from the first frame; the sidebar is built into it after.
 
 The sidebar (filter, projects, the chat list and their models and delegates) is the
-largest part of the window to import and build, ~15–20 ms, and before the engine is
+largest part of the window to import and build (docs/performance.md), and before the engine is
 open it lists nothing. The window's first frame therefore shows this slot: the
 sidebar's width and background colour (``#Sidebar`` in the style sheet), so the
 layout the user sees never moves; ``MainWindow.build_sidebar`` fills it on the loop

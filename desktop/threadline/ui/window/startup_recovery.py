@@ -4,7 +4,7 @@
 user quits; the asking is ``startup_dialog.StartupProblemDialog``, imported at the first
 failure only: on a start that opens, the app's engine task imports this module before
 the sidebar's first paint, and the dialog's Qt classes (``QDialog``, ``QUrl``,
-``QDesktopServices``) were ~2.5 ms of it (docs/performance.md, "Window"). The store
+``QDesktopServices``) were a measurable part of it (docs/performance.md, "Window"). The store
 modules are imported lazily too: this path runs when the store may be what failed.
 """
 

@@ -178,8 +178,8 @@ class TabContainer(QTabWidget):
         # Fusion caches what it paints (combo boxes, frames) under a key that includes the
         # widget's palette, and every widget styled by the application's style sheet has a
         # palette of its own: a closed tab's entries can never be used again, yet stayed
-        # until the cache's 10 MB limit pushed them out (~14 KB a tab). Emptying the cache
-        # costs the next paint of the visible widgets a few pixmaps.
+        # until the cache's 10 MB limit pushed them out (docs/performance.md, memory after a
+        # close). Emptying the cache costs the next paint of the visible widgets a few pixmaps.
         QPixmapCache.clear()
         self.tab_closed.emit(tab.session_id)
         self.tabs_changed.emit()
