@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from threadline.core.config import AgentConfig
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 
 class AgentCommandError(Exception):
@@ -78,7 +78,7 @@ def _settings_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     command = args.agent_command
     if command == "list":
         return await _list(engine, args.json, out)
@@ -120,14 +120,14 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     return await _import(engine, args.file, out)
 
 
-async def find(engine: Engine, name: str) -> AgentConfig:
+async def find(engine: EngineApi, name: str) -> AgentConfig:
     agent = await engine.agents.find_agent(name)
     if agent is None:
         raise AgentCommandError(f"no agent named {name!r} (see `threadline agent list`)")
     return agent
 
 
-async def _list(engine: Engine, as_json: bool, out: TextIO) -> int:
+async def _list(engine: EngineApi, as_json: bool, out: TextIO) -> int:
     agents = await engine.agents.list_agents()
     if as_json:
         rows = [{"id": a.id, "name": a.name, "provider": a.provider, "model": a.model} for a in agents]
@@ -139,7 +139,7 @@ async def _list(engine: Engine, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-async def _import(engine: Engine, file: str, out: TextIO) -> int:
+async def _import(engine: EngineApi, file: str, out: TextIO) -> int:
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")  # noqa: ASYNC240
     except (OSError, UnicodeDecodeError) as err:

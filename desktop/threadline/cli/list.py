@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from threadline.core.session import SessionInfo
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 DEFAULT_COUNT = 50
 PAGE_SIZE = 500
@@ -27,7 +27,7 @@ EVERYTHING = 2**62
 """The title filter's limit with ``--all`` (a SQL LIMIT must be a number)."""
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     sessions = _sessions(engine, archived=args.archived, query=args.query, everything=args.all)
     if args.json:
         out.write("[")
@@ -43,7 +43,7 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
 
 
 async def _sessions(
-    engine: Engine, *, archived: bool, query: str | None, everything: bool
+    engine: EngineApi, *, archived: bool, query: str | None, everything: bool
 ) -> AsyncIterator[SessionInfo]:
     if query is not None:
         limit = EVERYTHING if everything else DEFAULT_COUNT

@@ -1,9 +1,13 @@
 """The engine's interface as the UI and the command line use it.
 
 Widgets never touch providers or the database (docs/design.md §2): everything they
-need goes through these two protocols. ``threadline.engine.engine.Engine`` is the
-implementation; keeping the interface here lets the UI be read (and type
-checked) against what it may call, not against the engine's internals.
+need goes through these protocols. ``EngineApi`` is the engine's core (turns, export
+and import) and names its facets, each a small protocol of its own (``SessionsApi``,
+``AgentsApi``, ``ProjectsApi``, ``MessagesApi``, ``ControlsApi``, ``ProvidersApi``,
+``SettingsApi``), so a room's calls read as ``engine.sessions.delete_session(...)``.
+``threadline.engine.engine.Engine`` is the implementation; keeping the interface here
+lets the UI be read (and type checked) against what it may call, not against the
+engine's internals.
 """
 
 from __future__ import annotations
