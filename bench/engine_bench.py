@@ -54,8 +54,8 @@ async def raw_first_token(server: ReplayServer) -> float:
 
 async def engine_first_token(engine: Engine, server: ReplayServer) -> float:
     server.enqueue(sse_response(openai_text_stream(["hi", " there"])))
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     first = asyncio.get_running_loop().create_future()
 
     def on_event(event: ConversationEvent) -> None:
@@ -74,9 +74,9 @@ async def throughput(engine: Engine, server: ReplayServer, streams: int, tokens:
     """(total tokens/s, slowest stream's tokens/s) for ``streams`` concurrent replies."""
     pieces = [f"tok{i} " for i in range(tokens)]
     server.responder = lambda request: sse_response(openai_text_stream(pieces))
-    sessions = [await engine.new_session() for _ in range(streams)]
+    sessions = [await engine.sessions.new_session() for _ in range(streams)]
     for session in sessions:
-        await engine.open_session(session.id)
+        await engine.sessions.open_session(session.id)
     start = time.perf_counter()
     ends: dict[str, float] = {}
 
@@ -89,7 +89,7 @@ async def throughput(engine: Engine, server: ReplayServer, streams: int, tokens:
     server.responder = None
     total = time.perf_counter() - start
     for session in sessions:
-        live = engine.live(session.id)
+        live = engine.sessions.live(session.id)
         assert live is not None and live.conversation.path()[-1].text == "".join(pieces)
     slowest = max(ends.values()) - start
     return streams * tokens / total, tokens / slowest
@@ -99,7 +99,7 @@ async def main(tokens: int, runs: int) -> None:
     keyring.set_keyring(MemoryKeyring())
     with ReplayServer() as server, tempfile.TemporaryDirectory() as tmp:
         engine = await Engine.open(Path(tmp))
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "bench", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
             ),

@@ -41,11 +41,11 @@ async def measure(url: str, writes: int, data_dir: Path) -> list[float]:
     writer = await Engine.open(data_dir / "a", database_url=url)
     reader = await Engine.open(data_dir / "b", database_url=url, watch_changes=True)
     try:
-        info = await writer.new_session("Feed benchmark")
+        info = await writer.sessions.new_session("Feed benchmark")
         prompt = Message.prompt("Tell me a long story.")
         reply = Message.reply(parent_id=prompt.id)
         await writer.store.append_messages(info.id, [prompt, reply])
-        live = await reader.open_session(info.id)
+        live = await reader.sessions.open_session(info.id)
         arrived: dict[str, float] = {}
 
         def seen(event: ConversationEvent) -> None:

@@ -131,8 +131,8 @@ def offer_mcp_servers(data_dir: Path, env: dict[str, str], repo: Path) -> None:
         "from threadline.engine.engine import Engine\n"
         "async def main():\n"
         "    engine = await Engine.open(Path(sys.argv[1]))\n"
-        "    agent = await engine.get_agent()\n"
-        "    await engine.save_agent(dataclasses.replace(agent, enabled_tools=('time/*', 'git/*')))\n"
+        "    agent = await engine.agents.get_agent()\n"
+        "    await engine.agents.save_agent(dataclasses.replace(agent, enabled_tools=('time/*', 'git/*')))\n"
         "    await engine.aclose()\n"
         "asyncio.run(main())\n"
     )

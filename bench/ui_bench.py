@@ -146,7 +146,7 @@ def child_open_and_switch(data_dir: str, session_id: str) -> None:
         open_ms = (time.perf_counter() - t0) * 1000
         rows = tab.model.rowCount()
         # a second and third tab to switch between
-        others = [s.id for s in await engine.list_sessions(limit=3) if s.id != session_id][:2]
+        others = [s.id for s in await engine.sessions.list_sessions(limit=3) if s.id != session_id][:2]
         for sid in others:
             await window._open(sid, focus=True)
         app.processEvents()
@@ -300,7 +300,7 @@ def child_open_close(data_dir: str, session_id: str, cycles: int, small_first: b
         if small_first:
             from threadline.core.messages import Message, MessageStatus, RequestMetadata
 
-            small = await engine.new_session("A short chat")
+            small = await engine.sessions.new_session("A short chat")
             prompt = Message.prompt("Question: how does part 1 work?")
             answer = "Answer. It works like this:\n\n- step one\n- step two\n\n```python\nprint(1)\n```\n"
             meta = RequestMetadata(model="bench")
@@ -461,7 +461,7 @@ def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
     async def go() -> dict[str, float]:
         engine = await open_bench_engine(data_dir, server.base_url)
         window, streaming = await window_with_tabs(theme, data_dir, engine, tabs)
-        typing_tab = await window._open((await engine.new_session()).id, focus=True)
+        typing_tab = await window._open((await engine.sessions.new_session()).id, focus=True)
         assert typing_tab is not None
         edit = typing_tab.composer.edit
         edit.setFocus()
@@ -545,7 +545,7 @@ async def open_bench_engine(data_dir: str, base_url: str) -> Any:
     from threadline.engine.engine import Engine
 
     engine = await Engine.open(Path(data_dir))
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig(
             "replay",
             ProviderKind.OPENAI,
@@ -567,7 +567,7 @@ async def window_with_tabs(theme: Any, data_dir: str, engine: Any, tabs: int) ->
     await window.attach_engine(engine)
     opened = []
     for _ in range(tabs):
-        tab = await window._open((await engine.new_session()).id, focus=True)
+        tab = await window._open((await engine.sessions.new_session()).id, focus=True)
         assert tab is not None
         opened.append(tab)
     return window, opened
@@ -583,7 +583,7 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
     async def go() -> None:
         engine = await Engine.open(Path(data_dir))
         try:
-            await engine.save_provider(
+            await engine.providers.save_provider(
                 ProviderConfig(
                     "replay",
                     ProviderKind.OPENAI,
@@ -592,7 +592,7 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
                     api_key_env="THREADLINE_BENCH_KEY",
                 ),
             )
-            await engine.set_setting("default_provider", "replay")
+            await engine.settings.set_setting("default_provider", "replay")
             bin_dir = Path(PY).parent
             for i in range(mcp_servers):
                 await engine.tool_servers.save_server(
@@ -603,10 +603,10 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
                     )
                 )
             if mcp_servers:
-                agent = await engine.get_agent()
-                await engine.save_agent(replace(agent, enabled_tools=("time*/*",)))
+                agent = await engine.agents.get_agent()
+                await engine.agents.save_agent(replace(agent, enabled_tools=("time*/*",)))
             # one earlier chat with a reply, so the reply's waiting state is the only new thing
-            info = await engine.new_session()
+            info = await engine.sessions.new_session()
             print(json.dumps({"session": info.id}))
         finally:
             await engine.aclose()
@@ -663,7 +663,7 @@ def child_first_send(data_dir: str, send_after: float) -> None:
         engine = await open_engine(Path(data_dir), None)
         config = await engine.store.get_provider("replay")
         assert config is not None
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "replay",
                 ProviderKind.OPENAI,
@@ -673,7 +673,7 @@ def child_first_send(data_dir: str, send_after: float) -> None:
             )
         )
         await window.attach_engine(engine)
-        info = await engine.new_session()
+        info = await engine.sessions.new_session()
         tab = await window._open(info.id, focus=True)  # the chat widgets' first import, before the clock
         assert tab is not None
         tick = asyncio.create_task(ticker())  # the stalls of what follows the engine's start

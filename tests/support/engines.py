@@ -31,7 +31,7 @@ async def open_engine(
     engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=provider_timeout)
     base_url = server.openai_base_url if kind is ProviderKind.OPENAI else server.anthropic_base_url
     config = ProviderConfig("replay", kind, base_url=base_url, default_model=REPLAY_MODELS[kind])
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     return engine
 
 

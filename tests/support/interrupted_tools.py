@@ -21,10 +21,10 @@ async def seed_interrupted_round(engine: Any, folder: Path, tool: str = "list_di
     ``tool`` names another tool for the call (same arguments), e.g. one of a remote server.
     """
     (folder / FOLDER_FILE).write_text("kept\n")
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig("default", "Default", enabled_tools=("list_directory",), allowed_folders=(str(folder),))
     )
-    info = await engine.new_session("Cut short by a crash")
+    info = await engine.sessions.new_session("Cut short by a crash")
     prompt = Message.prompt("What is in my folder?")
     calls = Message.reply(
         parent_id=prompt.id,

@@ -130,8 +130,8 @@ class AppHarness:
                 provider_timeout=5.0,
                 watch_changes=True,
             )
-            if provider and self.server is not None and not await engine.list_providers():
-                await engine.save_provider(
+            if provider and self.server is not None and not await engine.providers.list_providers():
+                await engine.providers.save_provider(
                     ProviderConfig(
                         "replay",
                         ProviderKind.OPENAI,

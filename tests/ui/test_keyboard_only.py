@@ -85,7 +85,7 @@ def test_a_session_from_the_keyboard_alone(harness: Any, tmp_path: Path) -> None
     )
     window = harness.open()
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(work),))
         )
     )

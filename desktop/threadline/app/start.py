@@ -335,7 +335,7 @@ def self_test_window(
             window.show()
             await window.attach_engine(engine)
             set_step("creating a session")
-            info = await engine.new_session("self-test")
+            info = await engine.sessions.new_session("self-test")
             set_step("opening the session in a tab")
             tab = await window._open(info.id, focus=True)
             if tab is None or window.tabs.tab_for(info.id) is None:
@@ -343,8 +343,8 @@ def self_test_window(
             window.grab()
             window.tabs.close_tab(tab)
             set_step("deleting the session")
-            await engine.delete_session(info.id)
-            remaining = [s.id for s in await engine.list_sessions(limit=10_000)]
+            await engine.sessions.delete_session(info.id)
+            remaining = [s.id for s in await engine.sessions.list_sessions(limit=10_000)]
             if info.id in remaining:
                 raise RuntimeError("the session was not deleted")
         finally:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from threadline.core.config import AgentConfig
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 
 class AgentCommandError(Exception):
@@ -78,7 +78,7 @@ def _settings_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     command = args.agent_command
     if command == "list":
         return await _list(engine, args.json, out)
@@ -92,7 +92,7 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     if command == "add":
         from threadline.core.config import AgentConfig
 
-        agent = await engine.create_agent(_apply(AgentConfig(id="", name=args.name), args))
+        agent = await engine.agents.create_agent(_apply(AgentConfig(id="", name=args.name), args))
         print(f"added agent {agent.name}", file=out)
         return 0
     if command == "edit":
@@ -100,17 +100,17 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
         edited = _apply(current, args)
         if args.rename is not None:
             edited = replace(edited, name=args.rename)
-        await engine.save_agent(edited)
+        await engine.agents.save_agent(edited)
         print(f"saved agent {edited.name}", file=out)
         return 0
     if command == "remove":
         agent = await find(engine, args.name)
-        moved = await engine.delete_agent(agent.id)
+        moved = await engine.agents.delete_agent(agent.id)
         print(f"removed agent {agent.name}; {moved} chat(s) now use the default agent", file=out)
         return 0
     if command == "export":
         ids = [(await find(engine, name)).id for name in args.names] if args.names else None
-        text = await engine.export_agents(ids)
+        text = await engine.agents.export_agents(ids)
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")  # noqa: ASYNC240 (a CLI, nothing else runs)
             print(f"exported to {args.output}", file=out)
@@ -120,15 +120,15 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     return await _import(engine, args.file, out)
 
 
-async def find(engine: Engine, name: str) -> AgentConfig:
-    agent = await engine.agents.find(name)
+async def find(engine: EngineApi, name: str) -> AgentConfig:
+    agent = await engine.agents.find_agent(name)
     if agent is None:
         raise AgentCommandError(f"no agent named {name!r} (see `threadline agent list`)")
     return agent
 
 
-async def _list(engine: Engine, as_json: bool, out: TextIO) -> int:
-    agents = await engine.list_agents()
+async def _list(engine: EngineApi, as_json: bool, out: TextIO) -> int:
+    agents = await engine.agents.list_agents()
     if as_json:
         rows = [{"id": a.id, "name": a.name, "provider": a.provider, "model": a.model} for a in agents]
         print(json.dumps(rows, indent=2, ensure_ascii=False), file=out)
@@ -139,12 +139,12 @@ async def _list(engine: Engine, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-async def _import(engine: Engine, file: str, out: TextIO) -> int:
+async def _import(engine: EngineApi, file: str, out: TextIO) -> int:
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")  # noqa: ASYNC240
     except (OSError, UnicodeDecodeError) as err:
         raise AgentCommandError(f"{file} cannot be read as a text file") from err
-    agents = await engine.import_agents(text)
+    agents = await engine.agents.import_agents(text)
     print(f"imported {len(agents)} agent(s): " + ", ".join(a.name for a in agents), file=out)
     return 0
 

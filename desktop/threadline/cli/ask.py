@@ -58,9 +58,9 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
         agent = await find(engine, name)
     except AgentCommandError as err:
         raise CommandError(str(err)) from err
-    await engine.open_session(session_id)
-    if (await engine.session_agent(session_id)).agent.id != agent.id:
-        await engine.set_session_agent(session_id, agent.id)
+    await engine.sessions.open_session(session_id)
+    if (await engine.agents.session_agent(session_id)).agent.id != agent.id:
+        await engine.agents.set_session_agent(session_id, agent.id)
 
 
 async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
@@ -87,7 +87,7 @@ async def _agent_named(engine: Engine, session_id: str) -> str:
     """
     from threadline.core.config import DEFAULT_AGENT_ID
 
-    agent = (await engine.session_agent(session_id)).agent
+    agent = (await engine.agents.session_agent(session_id)).agent
     return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
 
 
@@ -101,8 +101,8 @@ async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
 
     info = await engine.store.get_session(session_id)
     assert info is not None
-    await engine.open_session(session_id)
-    agent = (await engine.session_agent(session_id)).agent
+    await engine.sessions.open_session(session_id)
+    agent = (await engine.agents.session_agent(session_id)).agent
     try:
         _, model = await engine.hub.resolve(replace(info, provider=provider, model=""), agent)
     except SetupError:
@@ -208,7 +208,7 @@ async def _ask(
         if getattr(args, "agent", None):
             await _use_agent(engine, session_id, args.agent)
     else:  # the default agent unless --agent names one: never the agent a window picked last
-        session_id = (await engine.new_session(agent_id=await _new_chat_agent(engine, args))).id
+        session_id = (await engine.sessions.new_session(agent_id=await _new_chat_agent(engine, args))).id
     models = _compare_targets(args)
     if (args.provider or args.model) and not models:
         info = await engine.store.get_session(session_id)
@@ -217,7 +217,7 @@ async def _ask(
         if provider and await engine.store.get_provider(provider) is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
         model = args.model or await _model_used(engine, session_id, provider)
-        await engine.set_session_model(session_id, provider, model)
+        await engine.sessions.set_session_model(session_id, provider, model)
     if models:
         from threadline.cli.compare import resolve_bare_models
 
@@ -246,7 +246,7 @@ async def _ask(
         from threadline.cli import compare as cli_compare
 
         return await cli_compare.run(engine, session_id, prompt, models, context=context)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     printer = _StreamPrinter(sys.stdout, sys.stderr, told)
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)

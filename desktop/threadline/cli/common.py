@@ -51,6 +51,8 @@ async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
         engine = await Engine.open(data_dir, database_url=database_url)
     except StoreError as err:
         raise CommandError(err.user_message) from err
-    for notice in await engine.take_notices():  # an upgrade's word to the user (docs/storage.md, "Secrets")
+    for (
+        notice
+    ) in await engine.settings.take_notices():  # an upgrade's word to the user (docs/storage.md, "Secrets")
         print(f"threadline: {notice}", file=sys.stderr)
     return engine

@@ -104,14 +104,14 @@ async def run(
 ) -> int:
     """Send the compare, wait for every worker, print each reply labelled; the exit code."""
     for target in targets:  # an unknown agent is refused before anything is stored or sent
-        if target.agent_id and await engine.agents.find(target.agent_id) is None:
+        if target.agent_id and await engine.agents.find_agent(target.agent_id) is None:
             print(
                 f"threadline: no agent named {target.agent_id!r} (see `threadline agent list`); "
                 "nothing was sent",
                 file=sys.stderr,
             )
             return EXIT_FAILURE
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     progress = _Progress(targets, sys.stderr)
     unsubscribe = live.subscribe(progress)
     loop = asyncio.get_running_loop()

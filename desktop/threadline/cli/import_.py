@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
     from threadline.interchange.model import ImportProgress, ImportReport
 
 EXIT_FAILED = 1
@@ -47,7 +47,7 @@ async def command(args: argparse.Namespace, data_dir: Path, database_url: str | 
         await engine.aclose()
 
 
-async def run(engine: Engine, path: Path, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+async def run(engine: EngineApi, path: Path, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     counter = _Counter(err)
     report = await engine.import_file(path, progress=counter)
     counter.end()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from threadline.core.session import SessionInfo
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 DEFAULT_COUNT = 50
 PAGE_SIZE = 500
@@ -27,7 +27,7 @@ EVERYTHING = 2**62
 """The title filter's limit with ``--all`` (a SQL LIMIT must be a number)."""
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     sessions = _sessions(engine, archived=args.archived, query=args.query, everything=args.all)
     if args.json:
         out.write("[")
@@ -43,19 +43,19 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
 
 
 async def _sessions(
-    engine: Engine, *, archived: bool, query: str | None, everything: bool
+    engine: EngineApi, *, archived: bool, query: str | None, everything: bool
 ) -> AsyncIterator[SessionInfo]:
     if query is not None:
         limit = EVERYTHING if everything else DEFAULT_COUNT
-        for info in await engine.search_sessions(query, limit=limit, archived=archived):
+        for info in await engine.sessions.search_sessions(query, limit=limit, archived=archived):
             yield info
         return
     if not everything:
-        for info in await engine.list_sessions(archived=archived, limit=DEFAULT_COUNT):
+        for info in await engine.sessions.list_sessions(archived=archived, limit=DEFAULT_COUNT):
             yield info
         return
     after: SessionInfo | None = None
-    while page := await engine.list_sessions(archived=archived, limit=PAGE_SIZE, after=after):
+    while page := await engine.sessions.list_sessions(archived=archived, limit=PAGE_SIZE, after=after):
         for info in page:
             yield info
         after = page[-1]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -78,7 +78,7 @@ def describe(config: McpServerConfig) -> str:
     return "\t".join(part for part in (config.name, config.transport.value, where, values, state) if part)
 
 
-async def run(engine: Engine, args: argparse.Namespace) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace) -> int:
     servers = engine.tool_servers
     names = {c.name for c in await servers.list_servers()}
     if args.mcp_command == "add":

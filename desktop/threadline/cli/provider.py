@@ -26,12 +26,12 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
                 raise CommandError("--api-key-stdin was given but standard input held no key")
             config = _provider_from_args(args, await engine.store.get_provider(args.name))
             try:
-                await engine.save_provider(config, key)
+                await engine.providers.save_provider(config, key)
             except credentials.CredentialsError as err:
                 raise CommandError(str(err)) from err
             print(f"provider {config.name} saved")
         elif args.provider_command == "list":
-            for config in await engine.list_providers():
+            for config in await engine.providers.list_providers():
                 print(
                     "\t".join(
                         [
@@ -48,14 +48,14 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
         elif args.provider_command == "remove":
             if await engine.store.get_provider(args.name) is None:
                 raise CommandError(f"no provider named {args.name!r}")
-            await engine.remove_provider(args.name)
+            await engine.providers.remove_provider(args.name)
             print(f"provider {args.name} removed")
         elif args.provider_command == "models":
             from threadline.engine.providers import SetupError
             from threadline.llm.errors import ProviderError
 
             try:
-                models = await engine.list_models(args.name)
+                models = await engine.providers.list_models(args.name)
             except KeyError as err:
                 raise CommandError(f"no provider named {args.name!r}") from err
             except (ProviderError, SetupError) as err:  # SetupError: a header without its value

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from threadline.core.slash_commands import CommandName, CommandProblem, Parsed, SlashCommand, help_text
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 NEEDS_SESSION = "slash commands act on a chat: pass --session ID (`threadline list` shows the ids)"
 
@@ -42,7 +42,7 @@ def answered_without_engine(parsed: Parsed, session_id: str | None, out: TextIO 
     return False
 
 
-async def run(engine: Engine, session_id: str, command: SlashCommand, out: TextIO = sys.stdout) -> None:
+async def run(engine: EngineApi, session_id: str, command: SlashCommand, out: TextIO = sys.stdout) -> None:
     """Run ``command`` in the session and print its outcome (``SlashCommandFailed`` when not done)."""
     from threadline.engine.commands import run_command
 

@@ -90,7 +90,7 @@ async def _print_recent(engine: Engine, limit: int, as_json: bool, out: TextIO) 
 
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    sessions = await engine.list_sessions(limit=limit)
+    sessions = await engine.sessions.list_sessions(limit=limit)
     prices = await engine.price_book()
     rows = []
     replies: list[ReplyUsage] = []

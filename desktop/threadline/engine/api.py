@@ -1,9 +1,13 @@
 """The engine's interface as the UI and the command line use it.
 
 Widgets never touch providers or the database (docs/design.md §2): everything they
-need goes through these two protocols. ``threadline.engine.engine.Engine`` is the
-implementation; keeping the interface here lets the UI be read (and type
-checked) against what it may call, not against the engine's internals.
+need goes through these protocols. ``EngineApi`` is the engine's core (turns, export
+and import) and names its facets, each a small protocol of its own (``SessionsApi``,
+``AgentsApi``, ``ProjectsApi``, ``MessagesApi``, ``ControlsApi``, ``ProvidersApi``,
+``SettingsApi``), so a room's calls read as ``engine.sessions.delete_session(...)``.
+``threadline.engine.engine.Engine`` is the implementation; keeping the interface here
+lets the UI be read (and type checked) against what it may call, not against the
+engine's internals.
 """
 
 from __future__ import annotations
@@ -58,15 +62,14 @@ class LiveConversationApi(Protocol):
         ...
 
 
-class EngineApi(Protocol):
-    # -- sessions ---------------------------------------------------------------------
+class SessionsApi(Protocol):
+    """``engine.sessions`` (``engine/registry.py``): one live conversation per session, and the
+    lifecycle of sessions (open, close, create, list, archive, delete with undo, fork), told
+    to every session observer."""
+
     async def open_session(self, session_id: str) -> LiveConversationApi: ...
     def live(self, session_id: str) -> LiveConversationApi | None: ...
     async def close_session(self, session_id: str) -> None: ...
-    async def release_caches(self) -> None:
-        """Give back the database's page cache (after a long chat was closed)."""
-        ...
-
     async def new_session(
         self, title: str = "", *, project_id: str | None = None, agent_id: str | None = None
     ) -> SessionInfo:
@@ -93,7 +96,125 @@ class EngineApi(Protocol):
         """Sessions whose title holds every word of ``query`` (``archived``: only that list)."""
         ...
 
-    # -- projects (folders of chats with shared instructions and context) -------------
+    async def rename_session(self, session_id: str, title: str) -> None: ...
+    async def pin_session(self, session_id: str, pinned: bool) -> None: ...
+    async def archive_session(self, session_id: str, archived: bool) -> None:
+        """Archiving stops a running turn (its text is kept) and closes the live conversation."""
+        ...
+
+    async def delete_session(self, session_id: str) -> None:
+        """Remove now (``SessionRemoved``), delete from the store after the undo window."""
+        ...
+
+    async def restore_session(self, session_id: str) -> SessionInfo | None:
+        """Undo a pending delete (``SessionRestored``); ``None`` when it is too late."""
+        ...
+
+    def pending_deletes(self) -> list[str]: ...
+    async def purge_deleted(self) -> None:
+        """Delete every session still waiting for its undo window (the app is closing)."""
+        ...
+
+    async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
+        """A copy of the path to ``leaf_id`` as a new session (``SessionForked``)."""
+        ...
+
+    def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
+    async def get_draft(self, session_id: str) -> Draft | None:
+        """The session's unsent prompt (text and attachments), kept across restarts."""
+        ...
+
+    async def save_draft(self, session_id: str, draft: Draft | None) -> None: ...
+
+    async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
+        """Pin a model to the session; new chats start with it too."""
+        ...
+
+    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
+        """Store the session's own sticky context; the next request reads it."""
+        ...
+
+
+class ProvidersApi(Protocol):
+    """``engine.providers`` (``engine/provider_settings.py``): providers, their keys (in the
+    keychain) and their model lists."""
+
+    async def list_providers(self) -> list[ProviderConfig]: ...
+    async def save_provider(
+        self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
+    ) -> None: ...
+    async def remove_provider(self, name: str) -> None: ...
+    async def list_models(self, provider: str) -> list[ModelInfo]: ...
+    def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
+        """A listing saved earlier (the window's model list): its context windows count at once."""
+
+    async def detect_local_servers(self) -> list[ProviderConfig]: ...
+    def has_api_key(self, provider: str) -> bool: ...
+
+
+class SettingsApi(Protocol):
+    """``engine.settings`` (``engine/provider_settings.py``): stored settings, and what an
+    upgrade has to tell the user."""
+
+    async def get_setting(self, key: str, default: Any = None) -> Any: ...
+    async def set_setting(self, key: str, value: Any) -> None: ...
+    async def take_notices(self) -> list[str]:
+        """What an upgrade has to tell the user, once (the window shows each, then they are gone)."""
+        ...
+
+
+class AgentsApi(Protocol):
+    """``engine.agents`` (``engine/agent_sessions.py``): the agent library, and where it meets
+    open chats (a saved agent is offered to the tabs that pinned it; a deleted one's chats fall
+    back to the default agent)."""
+
+    async def get_agent(self, agent_id: str = "default") -> AgentConfig: ...
+    async def find_agent(self, name_or_id: str) -> AgentConfig | None:
+        """The agent with this id or name (case-insensitive), or ``None``: the command line's ``--agent``."""
+        ...
+
+    async def save_agent(self, agent: AgentConfig) -> None:
+        """Store an edited agent (``AgentError``: a taken name); open chats are offered the change."""
+        ...
+
+    async def list_agents(self) -> list[AgentConfig]:
+        """Every agent, the default one first."""
+        ...
+
+    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
+        """Store a new agent (its id is made here); ``AgentError`` when the name is taken."""
+        ...
+
+    async def duplicate_agent(self, agent_id: str) -> AgentConfig: ...
+    async def delete_agent(self, agent_id: str) -> int:
+        """Delete an agent; its chats fall back to the default one, marked. Returns how many."""
+        ...
+
+    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
+        """The JSON text of an agent export (no secrets)."""
+        ...
+
+    async def import_agents(self, text: str) -> list[AgentConfig]:
+        """Add the agents of an export file (``AgentFormatError`` names what is wrong)."""
+        ...
+
+    async def session_agent(self, session_id: str) -> SessionAgent:
+        """The agent an open session runs with, and whether newer settings are on offer."""
+        ...
+
+    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
+        """Switch the agent (id or name) from the next request on; a marker records it."""
+        ...
+
+    async def use_agent_settings(self, session_id: str) -> None:
+        """Take the agent's edited settings into the session (a new marker)."""
+        ...
+
+
+class ProjectsApi(Protocol):
+    """``engine.projects`` (``engine/projects.py``): folders of chats with shared instructions
+    and context."""
+
     async def list_projects(self) -> list[Project]:
         """Every project, by name."""
         ...
@@ -118,29 +239,60 @@ class EngineApi(Protocol):
         """Move a chat into a project (``None``: out of any); ``SessionUpdated`` follows."""
         ...
 
-    async def rename_session(self, session_id: str, title: str) -> None: ...
-    async def pin_session(self, session_id: str, pinned: bool) -> None: ...
-    async def archive_session(self, session_id: str, archived: bool) -> None:
-        """Archiving stops a running turn (its text is kept) and closes the live conversation."""
+
+class MessagesApi(Protocol):
+    """``engine.messages`` (``engine/message_ops.py``): deleting messages undoably and editing
+    replies; ``SessionBusyError`` while a turn runs."""
+
+    async def delete_message(self, session_id: str, message_id: str) -> None:
+        """Delete a message and everything below it, undoably.
+
+        It leaves the chat at once (``MessagesRemoved``, then ``ActivePathChanged``: the
+        path moves to the parent's newest remaining branch, or the parent); the stored
+        rows are deleted after the undo window, when the chat closes, or at exit.
+        ``SessionBusyError`` while a turn runs, ``MessageGoneError`` for an unknown id.
+        """
         ...
 
-    async def delete_session(self, session_id: str) -> None:
-        """Remove now (``SessionRemoved``), delete from the store after the undo window."""
+    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
+        """Bring a deleted message back exactly as it was (same ids, versions and active leaf;
+        ``MessagesRestored``); False when it is too late."""
         ...
 
-    async def restore_session(self, session_id: str) -> SessionInfo | None:
-        """Undo a pending delete (``SessionRestored``); ``None`` when it is too late."""
+    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
+        """Store ``text`` as a new version of a reply (complete, metadata marked ``edited``),
+        make it the active one and return it; the original is kept and nothing is sent."""
         ...
 
-    def pending_deletes(self) -> list[str]: ...
-    async def purge_deleted(self) -> None:
-        """Delete every session still waiting for its undo window (the app is closing)."""
+
+class ControlsApi(Protocol):
+    """``engine.controls`` (``engine/conversation_controls.py``): clear, tangents and checkpoints;
+    each raises an ``EngineError`` with the reason when refused."""
+
+    async def clear_context(self, session_id: str) -> Message:
+        """``/clear``: a marker after which requests start; nothing is deleted."""
         ...
 
-    async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
-        """A copy of the path to ``leaf_id`` as a new session (``SessionForked``)."""
+    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
+        """A side conversation below ``from_message_id`` (the active leaf); returns its marker."""
         ...
 
+    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
+        """Back to the main line where it was left (optionally with the tangent's last exchange)."""
+        ...
+
+    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
+        """Name a point (the active leaf by default); ``CheckpointsChanged`` follows."""
+        ...
+
+    async def restore_checkpoint(self, session_id: str, name: str) -> None:
+        """Show the path ending at the checkpoint's message; nothing is deleted."""
+        ...
+
+    async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
+
+
+class EngineApi(Protocol):
     async def search(
         self, query: str, limit: int = 50, *, project_id: str | None = None
     ) -> list[SearchHit]: ...
@@ -165,12 +317,9 @@ class EngineApi(Protocol):
         (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
         ...
 
-    def subscribe_sessions(self, callback: Callable[[SessionEvent], None]) -> Unsubscribe: ...
-    async def get_draft(self, session_id: str) -> Draft | None:
-        """The session's unsent prompt (text and attachments), kept across restarts."""
+    async def release_caches(self) -> None:
+        """Give back the database's page cache (after a long chat was closed)."""
         ...
-
-    async def save_draft(self, session_id: str, draft: Draft | None) -> None: ...
 
     # -- turns (each starts or stops an asyncio task; outcomes arrive as events) ---------
     def send(
@@ -224,65 +373,14 @@ class EngineApi(Protocol):
         ...
 
     async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
-    async def delete_message(self, session_id: str, message_id: str) -> None:
-        """Delete a message and everything below it, undoably.
-
-        It leaves the chat at once (``MessagesRemoved``, then ``ActivePathChanged``: the
-        path moves to the parent's newest remaining branch, or the parent); the stored
-        rows are deleted after the undo window, when the chat closes, or at exit.
-        ``SessionBusyError`` while a turn runs, ``MessageGoneError`` for an unknown id.
-        """
-        ...
-
-    async def undo_delete_message(self, session_id: str, message_id: str) -> bool:
-        """Bring a deleted message back exactly as it was (same ids, versions and active leaf;
-        ``MessagesRestored``); False when it is too late."""
-        ...
-
-    async def edit_reply(self, session_id: str, message_id: str, text: str) -> Message:
-        """Store ``text`` as a new version of a reply (complete, metadata marked ``edited``),
-        make it the active one and return it; the original is kept and nothing is sent."""
-        ...
-
     async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
         """Show another branch (a search hit on an older version, a checkpoint)."""
         ...
-
-    # -- conversation controls: each raises an EngineError with the reason when refused -----
-    async def clear_context(self, session_id: str) -> Message:
-        """``/clear``: a marker after which requests start; nothing is deleted."""
-        ...
-
-    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message:
-        """A side conversation below ``from_message_id`` (the active leaf); returns its marker."""
-        ...
-
-    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> None:
-        """Back to the main line where it was left (optionally with the tangent's last exchange)."""
-        ...
-
-    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> None:
-        """Name a point (the active leaf by default); ``CheckpointsChanged`` follows."""
-        ...
-
-    async def restore_checkpoint(self, session_id: str, name: str) -> None:
-        """Show the path ending at the checkpoint's message; nothing is deleted."""
-        ...
-
-    async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
 
     async def compact(
         self, session_id: str, instructions: str = "", *, keep_turns: int = 2
     ) -> Message | None:
         """Summarise older messages (all of them with ``keep_turns=0``); ``None`` after a failure."""
-        ...
-
-    async def set_session_model(self, session_id: str, provider: str, model: str) -> None:
-        """Pin a model to the session; new chats start with it too."""
-        ...
-
-    async def set_session_context(self, session_id: str, context: StickyContext) -> SessionInfo:
-        """Store the session's own sticky context; the next request reads it."""
         ...
 
     async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
@@ -297,68 +395,28 @@ class EngineApi(Protocol):
         """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
         ...
 
-    # -- providers, agents, settings --------------------------------------------------
-    async def list_providers(self) -> list[ProviderConfig]: ...
-    async def save_provider(
-        self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
-    ) -> None: ...
-    async def remove_provider(self, name: str) -> None: ...
-    async def list_models(self, provider: str) -> list[ModelInfo]: ...
+    # -- elsewhere: another instance on the same database --------------------------------
     async def catch_up(self, session_id: str) -> None:
         """Read an open idle chat's stored tree now (a waiting message goes after the other reply)."""
 
     async def busy_elsewhere(self, session_id: str) -> str | None:
         """The host of another instance running a turn in this chat now, or ``None``."""
 
-    def remember_models(self, provider: str, models: list[ModelInfo]) -> None:
-        """A listing saved earlier (the window's model list): its context windows count at once."""
-
-    async def detect_local_servers(self) -> list[ProviderConfig]: ...
-    def has_api_key(self, provider: str) -> bool: ...
-    async def get_agent(self, agent_id: str = "default") -> AgentConfig: ...
-    async def save_agent(self, agent: AgentConfig) -> None:
-        """Store an edited agent (``AgentError``: a taken name); open chats are offered the change."""
-        ...
-
-    # -- agents (engine/agents.py) ----------------------------------------------------
-    async def list_agents(self) -> list[AgentConfig]:
-        """Every agent, the default one first."""
-        ...
-
-    async def create_agent(self, agent: AgentConfig) -> AgentConfig:
-        """Store a new agent (its id is made here); ``AgentError`` when the name is taken."""
-        ...
-
-    async def duplicate_agent(self, agent_id: str) -> AgentConfig: ...
-    async def delete_agent(self, agent_id: str) -> int:
-        """Delete an agent; its chats fall back to the default one, marked. Returns how many."""
-        ...
-
-    async def export_agents(self, agent_ids: Sequence[str] | None = None) -> str:
-        """The JSON text of an agent export (no secrets)."""
-        ...
-
-    async def import_agents(self, text: str) -> list[AgentConfig]:
-        """Add the agents of an export file (``AgentFormatError`` names what is wrong)."""
-        ...
-
-    async def session_agent(self, session_id: str) -> SessionAgent:
-        """The agent an open session runs with, and whether newer settings are on offer."""
-        ...
-
-    async def set_session_agent(self, session_id: str, agent_id: str) -> None:
-        """Switch the agent (id or name) from the next request on; a marker records it."""
-        ...
-
-    async def use_agent_settings(self, session_id: str) -> None:
-        """Take the agent's edited settings into the session (a new marker)."""
-        ...
-
-    async def get_setting(self, key: str, default: Any = None) -> Any: ...
-    async def set_setting(self, key: str, value: Any) -> None: ...
-    async def take_notices(self) -> list[str]:
-        """What an upgrade has to tell the user, once (the window shows each, then they are gone)."""
-        ...
+    # -- facets: helpers the engine holds, each with its own small protocol ------------------
+    @property
+    def sessions(self) -> SessionsApi: ...
+    @property
+    def providers(self) -> ProvidersApi: ...
+    @property
+    def settings(self) -> SettingsApi: ...
+    @property
+    def agents(self) -> AgentsApi: ...
+    @property
+    def projects(self) -> ProjectsApi: ...
+    @property
+    def messages(self) -> MessagesApi: ...
+    @property
+    def controls(self) -> ControlsApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

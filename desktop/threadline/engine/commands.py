@@ -64,7 +64,7 @@ async def run_command(
     """Run ``command`` in an open (or openable) session; relative export paths start at ``base_dir``
     (the working directory when ``None``)."""
     try:
-        live = engine.live(session_id) or await engine.open_session(session_id)
+        live = engine.sessions.live(session_id) or await engine.sessions.open_session(session_id)
         return await _HANDLERS[command.name](_Context(engine, live, command.argument, base_dir))
     except (EngineError, StoreError) as err:
         return failed(err.user_message)
@@ -105,7 +105,7 @@ async def _compact(ctx: _Context) -> CommandOutcome:
 
 
 async def _clear(ctx: _Context) -> CommandOutcome:
-    await ctx.engine.clear_context(ctx.session_id)
+    await ctx.engine.controls.clear_context(ctx.session_id)
     return CommandOutcome(
         "Context cleared: the next message starts afresh; earlier messages stay visible above.",
         changed=True,
@@ -122,14 +122,14 @@ async def _tangent(ctx: _Context) -> CommandOutcome:
     if not request.end:
         if in_tangent:
             return failed("This chat is already in a tangent; /tangent end returns to the main line.")
-        await ctx.engine.start_tangent(ctx.session_id)
+        await ctx.engine.controls.start_tangent(ctx.session_id)
         return CommandOutcome(
             "Tangent started: a side conversation from here. /tangent end returns to the main line.",
             changed=True,
         )
     if not in_tangent:
         return failed("This chat is not in a tangent; /tangent starts one.")
-    await ctx.engine.end_tangent(ctx.session_id, bring_last_exchange=request.bring_last_exchange)
+    await ctx.engine.controls.end_tangent(ctx.session_id, bring_last_exchange=request.bring_last_exchange)
     brought = " with the tangent's last exchange" if request.bring_last_exchange else ""
     return CommandOutcome(
         f"Back on the main line{brought}; the tangent stays in the branch map.", changed=True
@@ -147,7 +147,7 @@ async def _checkpoint(ctx: _Context) -> CommandOutcome:
         return failed("An empty chat has nothing to mark; send a message first.")
     name = _name(ctx.argument)
     before = checkpoints(ctx.live).get(name)
-    await ctx.engine.set_checkpoint(ctx.session_id, name)
+    await ctx.engine.controls.set_checkpoint(ctx.session_id, name)
     if before is None:
         verb = "set"
     elif before == checkpoints(ctx.live).get(name):
@@ -175,7 +175,7 @@ async def _restore(ctx: _Context) -> CommandOutcome:
     if name not in named:
         known = ", ".join(sorted(named)) or "none yet"
         return failed(f"No checkpoint named “{name}” (checkpoints: {known}).")
-    await ctx.engine.restore_checkpoint(ctx.session_id, name)
+    await ctx.engine.controls.restore_checkpoint(ctx.session_id, name)
     return CommandOutcome(
         f"Restored “{name}”: the chat continues from there; later messages stay in the branch map.",
         changed=True,
@@ -207,8 +207,8 @@ def _excerpt(live: LiveConversationApi, message_id: str) -> str:
 
 
 async def _agent(ctx: _Context) -> CommandOutcome:
-    agents = await ctx.engine.list_agents()
-    current = (await ctx.engine.session_agent(ctx.session_id)).agent
+    agents = await ctx.engine.agents.list_agents()
+    current = (await ctx.engine.agents.session_agent(ctx.session_id)).agent
     if not ctx.argument:
         lines = [f"{'*' if a.id == current.id else ' '} {a.name}" for a in agents]
         return CommandOutcome("Agents (/agent NAME switches):\n" + "\n".join(lines))
@@ -218,7 +218,7 @@ async def _agent(ctx: _Context) -> CommandOutcome:
         return failed(f"No agent named “{ctx.argument}” (agents: {names}).")
     if agent.id == current.id:
         return CommandOutcome(f"This chat already uses the agent {agent.name}.")
-    await ctx.engine.set_session_agent(ctx.session_id, agent.id)
+    await ctx.engine.agents.set_session_agent(ctx.session_id, agent.id)
     return CommandOutcome(f"Agent: {agent.name}, from the next message on.", changed=True)
 
 
@@ -234,7 +234,7 @@ async def _model(ctx: _Context) -> CommandOutcome:
             return CommandOutcome("No model chosen for this chat; /model PROVIDER/MODEL picks one.")
         return CommandOutcome(f"Model: {info.provider}/{info.model}")
     request = model_request(ctx.argument)
-    names = {p.name for p in await ctx.engine.list_providers()}
+    names = {p.name for p in await ctx.engine.providers.list_providers()}
     provider, model = request.provider or info.provider, request.model
     if provider not in names:
         known = ", ".join(sorted(names)) or "none yet (add one in Settings)"
@@ -244,7 +244,7 @@ async def _model(ctx: _Context) -> CommandOutcome:
         )
     if not model:
         return failed("Name the model after the provider, e.g. /model openai/gpt-4o-mini.")
-    await ctx.engine.set_session_model(ctx.session_id, provider, model)
+    await ctx.engine.sessions.set_session_model(ctx.session_id, provider, model)
     return CommandOutcome(f"Model: {provider}/{model}, from the next message on.", changed=True)
 
 

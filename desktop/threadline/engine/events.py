@@ -171,7 +171,7 @@ class SessionUpdated:
 class SessionRemoved:
     """A session was deleted: the sidebar drops its row and an open tab closes.
 
-    Sent the moment ``Engine.delete_session`` is called; the stored session stays
+    Sent the moment ``engine.sessions.delete_session`` is called; the stored session stays
     until the undo window ends, so ``SessionRestored`` may still follow.
     """
 
@@ -200,7 +200,7 @@ class AgentChanged:
     """The agent a session runs with changed (a switch, a deleted agent) or was edited.
 
     ``update_available``: the agent's stored settings differ from the ones this session
-    runs with, so the tab offers to use them (``Engine.use_agent_settings``).
+    runs with, so the tab offers to use them (``engine.agents.use_agent_settings``).
     ``notice``: a change the person did not make in this tab, said in the tab.
     """
 
@@ -220,7 +220,7 @@ class ContextGathered:
 
 @dataclass(frozen=True, slots=True)
 class MessagesRemoved:
-    """The user deleted ``message_id`` and the ``ids`` below it (``Engine.delete_message``).
+    """The user deleted ``message_id`` and the ``ids`` below it (``engine.messages.delete_message``).
 
     They left the tree at once (an ``ActivePathChanged`` follows); the stored rows go
     when the undo window ends, so ``MessagesRestored`` may still bring them back.
@@ -233,7 +233,7 @@ class MessagesRemoved:
 
 @dataclass(frozen=True, slots=True)
 class MessagesRestored:
-    """A deleted message came back with everything below it (``Engine.undo_delete_message``)."""
+    """A deleted message came back with everything below it (``engine.messages.undo_delete_message``)."""
 
     session_id: str
     message_id: str
@@ -312,7 +312,7 @@ ConversationEvent = (
 
 @dataclass(frozen=True, slots=True)
 class SessionRestored:
-    """A pending delete was undone (``Engine.restore_session``): the row comes back and a
+    """A pending delete was undone (``engine.sessions.restore_session``): the row comes back and a
     window that closed the session's tab for the delete opens it again."""
 
     session: SessionInfo
@@ -320,7 +320,7 @@ class SessionRestored:
 
 @dataclass(frozen=True, slots=True)
 class SessionForked:
-    """``Engine.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
+    """``engine.sessions.fork_session`` made ``session`` from ``source_id``: the window opens the copy."""
 
     source_id: str
     session: SessionInfo

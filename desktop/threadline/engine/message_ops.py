@@ -1,6 +1,6 @@
 """What a person does to single messages of an open chat: delete (with undo) and edit a reply.
 
-Deleting follows the pattern of a session's delete (``Engine.delete_session``): the
+Deleting follows the pattern of a session's delete (``engine.sessions.delete_session``): the
 message and everything below it leave the live tree at once, so every view and the
 next request stop showing and sending them (``MessagesRemoved``, then
 ``ActivePathChanged``), while the stored rows stay until the undo window ends

@@ -15,12 +15,14 @@ finds the list unchanged (the feed's echo of an edit made here) says nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from threadline.core.project import Project, ProjectError, next_colour
-from threadline.engine.errors import EngineError
+from threadline.core.session import SessionInfo
+from threadline.engine.errors import EngineError, SessionClosedError
 from threadline.engine.events import ProjectsChanged
+from threadline.engine.live import LiveConversation
 from threadline.store.errors import NotFoundError
 from threadline.store.repository import Store
 
@@ -36,14 +38,29 @@ class ProjectNameError(EngineError):
 
 
 class ProjectService:
-    """Create, edit, delete and list projects; tells ``announce`` after each change."""
+    """Create, edit, delete and list projects; tells ``announce`` after each change.
 
-    def __init__(self, store: Store, announce: Callable[[ProjectsChanged], None]) -> None:
+    The engine reaches it as ``engine.projects`` (``ProjectsApi`` in ``engine/api.py``):
+    moving a chat in or out of a project changes its row, which ``session_changed``
+    tells the sidebar and the open tab (``open_conversations`` finds those a deleted
+    project leaves).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        announce: Callable[[ProjectsChanged], None],
+        *,
+        open_conversations: Callable[[], Iterable[LiveConversation]],
+        session_changed: Callable[[SessionInfo], None],
+    ) -> None:
         self._store = store
         self._announce = announce
+        self._open_conversations = open_conversations
+        self._session_changed = session_changed
         self._known: dict[str, Project] | None = None
 
-    async def all(self) -> list[Project]:
+    async def list_projects(self) -> list[Project]:
         """Every project by name, read from the store (other instances may have changed them);
         ``ProjectsChanged`` follows when the list differs from the one read before."""
         projects = await self._store.list_projects()
@@ -64,41 +81,45 @@ class ProjectService:
             return None
         stored = await self._store.get_project(project_id)
         if self._known is not None and self._known.get(project_id) != stored:
-            await self.all()  # changed elsewhere: the sidebar hears ProjectsChanged
+            await self.list_projects()  # changed elsewhere: the sidebar hears ProjectsChanged
         return stored
 
-    async def find(self, name_or_id: str) -> Project:
+    async def find_project(self, name_or_id: str) -> Project:
         """The project with this id or name (case-insensitive), for the command line."""
-        for project in await self.all():
+        for project in await self.list_projects():
             if project.id == name_or_id or project.name.lower() == name_or_id.strip().lower():
                 return project
         raise ProjectNotFoundError(f"There is no project called “{name_or_id}”.")
 
-    async def create(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
-        projects = await self.all()
+    async def create_project(self, name: str, *, colour: str = "", instructions: str = "") -> Project:
+        projects = await self.list_projects()
         project = Project.create(
             name, colour=colour or next_colour([p.colour for p in projects]), instructions=instructions
         )
-        return await self.save(project)
+        return await self.save_project(project)
 
-    async def save(self, project: Project) -> Project:
+    async def save_project(self, project: Project) -> Project:
         """Store a new or edited project; ``ProjectNameError`` when its name is unusable or taken."""
         try:
             checked = project.validated()
         except ProjectError as err:
             raise ProjectNameError(err.user_message) from None
-        taken = [p for p in await self.all() if p.id != checked.id and p.name.lower() == checked.name.lower()]
+        taken = [
+            p
+            for p in await self.list_projects()
+            if p.id != checked.id and p.name.lower() == checked.name.lower()
+        ]
         if taken:
             raise ProjectNameError(f"There is already a project called “{taken[0].name}”.")
         stored = await self._store.save_project(checked)
         await self._changed()
         return stored
 
-    async def rename(self, project_id: str, name: str) -> Project:
+    async def rename_project(self, project_id: str, name: str) -> Project:
         project = await self._require(project_id)
-        return await self.save(replace(project, name=name))
+        return await self.save_project(replace(project, name=name))
 
-    async def delete(self, project_id: str) -> int:
+    async def delete_project(self, project_id: str) -> int:
         """Delete a project; its chats move out of it (nothing else is deleted). Returns how many."""
         try:
             moved = await self._store.delete_project(project_id)
@@ -106,7 +127,24 @@ class ProjectService:
             raise ProjectNotFoundError() from None
         log.info("project deleted; %d chats moved out of it", moved)
         await self._changed()
+        for live in list(self._open_conversations()):
+            if live.info.project_id == project_id:
+                self._session_changed(replace(live.info, project_id=None))
         return moved
+
+    async def project_chat_counts(self, *, archived: bool = False) -> dict[str, int]:
+        """How many chats each project holds (archived ones or the others), for the sidebar."""
+        return await self._store.project_chat_counts(archived=archived)
+
+    async def set_session_project(self, session_id: str, project_id: str | None) -> None:
+        """Move a chat into a project (``None``: out of any)."""
+        try:
+            info = await self._store.set_session_project(session_id, project_id)
+        except NotFoundError:
+            if project_id is not None and await self.get(project_id) is None:
+                raise ProjectNotFoundError() from None
+            raise SessionClosedError() from None
+        self._session_changed(info)
 
     async def _require(self, project_id: str) -> Project:
         project = await self.get(project_id)

@@ -42,7 +42,7 @@ async def warm_up(engine: Engine) -> None:
     try:
         if not await engine.tool_servers.list_servers():
             return  # no MCP server: the mcp SDK is never imported
-        agent = await engine.get_agent()
+        agent = await engine.agents.get_agent()
         await engine.tool_servers.start_selected(agent.enabled_tools)
     except Exception as err:
         log.info("starting the MCP servers in the background failed: %s", err)

@@ -66,8 +66,8 @@ def pieces(count: int) -> list[str]:
 
 async def start_slow_turn(engine: Engine, server: ReplayServer, count: int) -> tuple[str, list[TextDelta]]:
     server.enqueue(sse_response(openai_text_stream(pieces(count)), chunk_delay=0.1))
-    info = await engine.new_session("Busy here")
-    live = await engine.open_session(info.id)
+    info = await engine.sessions.new_session("Busy here")
+    live = await engine.sessions.open_session(info.id)
     grown: list[TextDelta] = []
     live.subscribe(lambda e: grown.append(e) if isinstance(e, TextDelta) else None)
     engine.send(info.id, "first")
@@ -114,7 +114,7 @@ async def test_ask_gives_up_at_its_bound_and_stores_nothing(
 async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
-    info = await engine.new_session("Killed elsewhere")
+    info = await engine.sessions.new_session("Killed elsewhere")
     replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
     process = await ask(processes, tmp_path, "--session", info.id, "count")
     assert process.stdout is not None
@@ -128,7 +128,7 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     os.kill(process.pid, signal.SIGKILL)
     await process.wait()
 
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     (prompt, left) = live.conversation.path()
@@ -150,7 +150,7 @@ async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
 ) -> None:
     """A holder killed with SIGKILL leaves its lease row; the next ``ask --session`` sees that
     its holder is gone and runs, rather than waiting out its ``--wait`` and giving up."""
-    info = await engine.new_session("Killed, then asked again")
+    info = await engine.sessions.new_session("Killed, then asked again")
     replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
     first = await ask(processes, tmp_path, "--session", info.id, "count")
     assert first.stdout is not None
@@ -183,7 +183,7 @@ async def test_a_paused_ask_keeps_its_lease_however_late_its_heartbeat_and_loses
     heartbeat"). The ``ask`` is stopped (SIGSTOP) until its lease has been silent for twice the
     engine's expiry: still held, to ``busy_elsewhere`` and to a turn start. Killed, its lease is
     free at the next read, without waiting for any expiry."""
-    info = await engine.new_session("Paused elsewhere")
+    info = await engine.sessions.new_session("Paused elsewhere")
     replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
     process = await ask(processes, tmp_path, "--session", info.id, "count")
     assert process.stdout is not None

@@ -97,7 +97,7 @@ async def test_a_compare_turned_away_prints_one_line_and_fails(
     try:
         targets = (CompareTarget("replay", "a"), CompareTarget("replay", "b"))
         code = await asyncio.wait_for(cli_compare.run(here, session_id, "too soon", targets), WAIT)
-        live = here.live(session_id)
+        live = here.sessions.live(session_id)
         assert live is not None and live.conversation.ready_for_input
     finally:
         await here.aclose()

@@ -30,10 +30,10 @@ ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 async def prepared_chat(data_dir: Path, server: ReplayServer) -> str:
     engine = await Engine.open(data_dir)
     try:
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m")
         )
-        info = await engine.new_session("Followed")
+        info = await engine.sessions.new_session("Followed")
         return info.id
     finally:
         await engine.aclose()

@@ -15,7 +15,7 @@ from threadline.store.repository import Store
 
 async def turn(engine: Engine, session_id: str, text: str, timeout: float = 20) -> list[ConversationEvent]:
     """Send ``text`` and wait for the turn to end; returns the events it produced."""
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:

@@ -46,10 +46,10 @@ def system_of(body: dict[str, object]) -> str:
 async def test_request_carries_the_agents_prompt_and_parameters(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.create_agent(REVIEWER)
-    session = await engine.new_session()
-    await engine.open_session(session.id)
-    await engine.set_session_agent(session.id, agent.id)
+    agent = await engine.agents.create_agent(REVIEWER)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
+    await engine.agents.set_session_agent(session.id, agent.id)
     replay_server.enqueue(reply())
     await turn(engine, session.id, "Look at this")
 
@@ -65,16 +65,16 @@ async def test_request_carries_the_agents_prompt_and_parameters(
 async def test_switching_mid_session_marks_history_and_the_next_request_uses_the_new_agent(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.create_agent(REVIEWER)
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    agent = await engine.agents.create_agent(REVIEWER)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     replay_server.enqueue(reply("first"))
     await turn(engine, session.id, "Hello")
     assert system_of(replay_server.requests[-1].body) == ""
 
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    await engine.set_session_agent(session.id, "reviewer")  # by name, any case
+    await engine.agents.set_session_agent(session.id, "reviewer")  # by name, any case
     assert any(isinstance(e, AgentChanged) and e.agent.name == "Reviewer" for e in events)
     replay_server.enqueue(reply("second"))
     await turn(engine, session.id, "And now?")
@@ -99,10 +99,10 @@ async def test_switching_mid_session_marks_history_and_the_next_request_uses_the
 async def test_marker_survives_a_restart_and_still_decides_the_agent(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.create_agent(REVIEWER)
-    session = await engine.new_session()
-    await engine.open_session(session.id)
-    await engine.set_session_agent(session.id, agent.id)
+    agent = await engine.agents.create_agent(REVIEWER)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
+    await engine.agents.set_session_agent(session.id, agent.id)
     data_dir = engine.data_dir
     await engine.aclose()
 
@@ -110,8 +110,8 @@ async def test_marker_survives_a_restart_and_still_decides_the_agent(
 
     again = await open_engine(data_dir, replay_server)
     try:
-        await again.open_session(session.id)
-        state = await again.session_agent(session.id)
+        await again.sessions.open_session(session.id)
+        state = await again.agents.session_agent(session.id)
         assert state.agent.name == "Reviewer" and not state.update_available
         replay_server.enqueue(reply())
         await turn(again, session.id, "Review this")
@@ -123,32 +123,34 @@ async def test_marker_survives_a_restart_and_still_decides_the_agent(
 async def test_an_edited_agent_is_offered_not_taken_by_an_open_session(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.create_agent(REVIEWER)
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
-    await engine.set_session_agent(session.id, agent.id)
+    agent = await engine.agents.create_agent(REVIEWER)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
+    await engine.agents.set_session_agent(session.id, agent.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 
-    await engine.save_agent(replace(agent, system_prompt="You praise everything."))
+    await engine.agents.save_agent(replace(agent, system_prompt="You praise everything."))
     assert any(isinstance(e, AgentChanged) and e.update_available for e in events)
     replay_server.enqueue(reply())
     await turn(engine, session.id, "Well?")
     assert system_of(replay_server.requests[-1].body) == "You review code harshly."  # no drift
 
-    await engine.use_agent_settings(session.id)
-    assert not (await engine.session_agent(session.id)).update_available
+    await engine.agents.use_agent_settings(session.id)
+    assert not (await engine.agents.session_agent(session.id)).update_available
     replay_server.enqueue(reply())
     await turn(engine, session.id, "And now?")
     assert system_of(replay_server.requests[-1].body) == "You praise everything."
 
 
 async def test_switching_to_an_agent_with_a_model_switches_the_sessions_model(engine: Engine) -> None:
-    await engine.save_provider(ProviderConfig("other", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1"))
-    agent = await engine.create_agent(replace(REVIEWER, provider="other", model="big-model"))
-    session = await engine.new_session()
-    await engine.open_session(session.id)
-    await engine.set_session_agent(session.id, agent.name)
+    await engine.providers.save_provider(
+        ProviderConfig("other", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1")
+    )
+    agent = await engine.agents.create_agent(replace(REVIEWER, provider="other", model="big-model"))
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
+    await engine.agents.set_session_agent(session.id, agent.name)
     info = await engine.store.get_session(session.id)
     assert info is not None and (info.provider, info.model) == ("other", "big-model")
 
@@ -156,18 +158,18 @@ async def test_switching_to_an_agent_with_a_model_switches_the_sessions_model(en
 async def test_deleting_an_agent_moves_its_sessions_to_the_default_and_says_so(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.create_agent(REVIEWER)
-    open_one = await engine.new_session()
-    closed_one = await engine.new_session()
-    live = await engine.open_session(open_one.id)
-    await engine.set_session_agent(open_one.id, agent.id)
-    await engine.open_session(closed_one.id)
-    await engine.set_session_agent(closed_one.id, agent.id)
-    await engine.close_session(closed_one.id)
+    agent = await engine.agents.create_agent(REVIEWER)
+    open_one = await engine.sessions.new_session()
+    closed_one = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(open_one.id)
+    await engine.agents.set_session_agent(open_one.id, agent.id)
+    await engine.sessions.open_session(closed_one.id)
+    await engine.agents.set_session_agent(closed_one.id, agent.id)
+    await engine.sessions.close_session(closed_one.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 
-    moved = await engine.delete_agent(agent.id)
+    moved = await engine.agents.delete_agent(agent.id)
     assert moved == 2
     for session in (open_one, closed_one):
         path = await _settled_path(engine, session.id)
@@ -195,33 +197,33 @@ async def _settled_path(engine: Engine, session_id: str) -> list:  # type: ignor
 
 async def test_the_default_agent_cannot_be_deleted(engine: Engine) -> None:
     with pytest.raises(AgentError, match="default agent cannot be deleted"):
-        await engine.delete_agent(DEFAULT_AGENT_ID)
+        await engine.agents.delete_agent(DEFAULT_AGENT_ID)
 
 
 async def test_names_are_unique_and_duplicates_get_a_free_name(engine: Engine) -> None:
-    agent = await engine.create_agent(REVIEWER)
+    agent = await engine.agents.create_agent(REVIEWER)
     with pytest.raises(AgentError, match="already an agent called 'Reviewer'"):
-        await engine.create_agent(replace(REVIEWER, name="reviewer"))
-    copy = await engine.duplicate_agent(agent.id)
+        await engine.agents.create_agent(replace(REVIEWER, name="reviewer"))
+    copy = await engine.agents.duplicate_agent(agent.id)
     assert copy.name == "Reviewer (copy)" and copy.id != agent.id
     assert copy.system_prompt == agent.system_prompt
-    names = [a.name for a in await engine.list_agents()]
+    names = [a.name for a in await engine.agents.list_agents()]
     assert names == ["Default", "Reviewer", "Reviewer (copy)"]
 
 
 @pytest.mark.expected_log_warnings("not storing header X-Org")
 async def test_export_and_import_round_trip_without_secrets(engine: Engine) -> None:
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig("cloud", ProviderKind.OPENAI, headers=(("X-Org", "org-secret"),)), "sk-very-secret"
     )
-    await engine.create_agent(replace(REVIEWER, provider="cloud", model="m"))
-    text = await engine.export_agents()
+    await engine.agents.create_agent(replace(REVIEWER, provider="cloud", model="m"))
+    text = await engine.agents.export_agents()
     assert "sk-very-secret" not in text and "org-secret" not in text
     document = json.loads(text)
     assert document["format"] == "threadline-agents"
     assert [a["name"] for a in document["agents"]] == ["Default", "Reviewer"]
 
-    imported = await engine.import_agents(text)
+    imported = await engine.agents.import_agents(text)
     assert [a.name for a in imported] == ["Default (2)", "Reviewer (2)"]
     assert imported[1].top_p == 0.85 and imported[1].system_prompt == REVIEWER.system_prompt
 
@@ -245,5 +247,5 @@ async def test_import_refuses_bad_files_with_clear_words_and_adds_nothing(
     engine: Engine, text: str, message: str
 ) -> None:
     with pytest.raises(AgentFormatError, match=message):
-        await engine.import_agents(text)
-    assert [a.name for a in await engine.list_agents()] == ["Default"]
+        await engine.agents.import_agents(text)
+    assert [a.name for a in await engine.agents.list_agents()] == ["Default"]

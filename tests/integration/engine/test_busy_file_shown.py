@@ -27,8 +27,8 @@ async def test_a_file_locked_mid_stream_is_shown_then_everything_lands_and_the_s
 ) -> None:
     pieces = [f"w{i:02d} " for i in range(80)]
     replay_server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.05))
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     lock = SqliteWriteLock(engine.data_dir / DATABASE_FILENAME)

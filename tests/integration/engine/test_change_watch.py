@@ -46,7 +46,7 @@ class Recorder:
 
 async def watching(data_dir: Path, server: ReplayServer) -> Engine:
     engine = await Engine.open(data_dir, retry_policy=FAST_RETRIES, provider_timeout=5.0, watch_changes=True)
-    if not await engine.list_providers():
+    if not await engine.providers.list_providers():
         await open_engine_config(engine, server)
     return engine
 
@@ -54,7 +54,7 @@ async def watching(data_dir: Path, server: ReplayServer) -> Engine:
 async def open_engine_config(engine: Engine, server: ReplayServer) -> None:
     from threadline.core.config import ProviderConfig, ProviderKind
 
-    await engine.save_provider(
+    await engine.providers.save_provider(
         ProviderConfig(
             "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
         )
@@ -68,20 +68,20 @@ async def test_a_rename_and_a_new_chat_by_a_second_engine_arrive_as_session_upda
     other = await open_engine(tmp_path, replay_server)
     try:
         seen = Recorder()
-        window.subscribe_sessions(seen)
-        mine = await window.new_session("Mine")
-        await window.list_sessions()  # what a sidebar shows is watched
+        window.sessions.subscribe_sessions(seen)
+        mine = await window.sessions.new_session("Mine")
+        await window.sessions.list_sessions()  # what a sidebar shows is watched
         await until(lambda: window.change_watch is not None and window.change_watch.checks > 0)
-        created = await other.new_session("Made elsewhere")
+        created = await other.sessions.new_session("Made elsewhere")
         await until(lambda: bool(seen.updated(created.id)))
         assert seen.updated(created.id)[-1].session.title == "Made elsewhere"
-        await other.rename_session(mine.id, "Renamed elsewhere")
+        await other.sessions.rename_session(mine.id, "Renamed elsewhere")
         await until(lambda: any(e.session.title == "Renamed elsewhere" for e in seen.updated(mine.id)))
-        await other.pin_session(created.id, True)
+        await other.sessions.pin_session(created.id, True)
         await until(lambda: seen.updated(created.id)[-1].session.pinned)
         assert len(seen.updated(created.id)) == 2  # created, pinned: no echoes
-        await other.delete_session(created.id)
-        await other.purge_deleted()
+        await other.sessions.delete_session(created.id)
+        await other.sessions.purge_deleted()
         await until(lambda: any(isinstance(e, SessionRemoved) for e in seen.events))
         assert [e.session_id for e in seen.events if isinstance(e, SessionRemoved)] == [created.id]
     finally:
@@ -94,14 +94,14 @@ async def test_its_own_changes_are_not_echoed(tmp_path: Path, replay_server: Rep
     other = await open_engine(tmp_path, replay_server)
     try:
         seen = Recorder()
-        engine.subscribe_sessions(seen)
-        await engine.list_sessions()
-        info = await engine.new_session()
+        engine.sessions.subscribe_sessions(seen)
+        await engine.sessions.list_sessions()
+        info = await engine.sessions.new_session()
         for n in range(5):
-            await engine.rename_session(info.id, f"Title {n}")
+            await engine.sessions.rename_session(info.id, f"Title {n}")
         # Checks run one after another: once a later change made elsewhere has arrived,
         # every commit before it has been re-read.
-        marker = await other.new_session("Marker")
+        marker = await other.sessions.new_session("Marker")
         await until(lambda: bool(seen.updated(marker.id)))
         titles = [e.session.title for e in seen.updated(info.id)]
         assert titles == ["", "Title 0", "Title 1", "Title 2", "Title 3", "Title 4"]
@@ -120,13 +120,13 @@ async def test_a_chat_made_by_threadline_ask_arrives_and_an_open_idle_chat_shows
     engine = await watching(tmp_path, replay_server)
     try:
         seen = Recorder()
-        engine.subscribe_sessions(seen)
-        await engine.list_sessions()
+        engine.sessions.subscribe_sessions(seen)
+        await engine.sessions.list_sessions()
         result = await ask(tmp_path, "hi")
         assert result[0] == 0, result[1]
         await until(lambda: any(e.session.preview for e in seen.events if isinstance(e, SessionUpdated)))
         [session_id] = {e.session.id for e in seen.events if isinstance(e, SessionUpdated)}
-        live = await engine.open_session(session_id)
+        live = await engine.sessions.open_session(session_id)
         assert [m.text for m in live.conversation.path()] == ["hi", "Hello from the command line."]
         tab: list[ConversationEvent] = []
         live.subscribe(tab.append)
@@ -226,12 +226,12 @@ async def test_a_feed_that_cannot_open_at_start_is_tried_again_until_it_does(
         watch = window.change_watch
         assert watch is not None
         seen = Recorder()
-        window.subscribe_sessions(seen)
+        window.sessions.subscribe_sessions(seen)
         await until(lambda: watch.open_failures >= 2)  # tried, and tried again
         assert watch.feed is None
         proxy.restore()
         await until(lambda: watch.feed is not None)
-        created = await other.new_session("Made while it was starting")
+        created = await other.sessions.new_session("Made while it was starting")
         await until(lambda: bool(seen.updated(created.id)))
         assert seen.updated(created.id)[-1].session.title == "Made while it was starting"
     finally:
@@ -264,9 +264,9 @@ async def test_an_open_chat_is_told_while_other_windows_changes_do_not_arrive(
     try:
         watch = window.change_watch
         assert watch is not None
-        info = await other.new_session("Followed")
+        info = await other.sessions.new_session("Followed")
         told: list[ChangesReceiving] = []
-        live = await window.open_session(info.id)
+        live = await window.sessions.open_session(info.id)
         live.subscribe(lambda e: told.append(e) if isinstance(e, ChangesReceiving) else None)
         await until(lambda: watch.receiving is True)
         assert told == []  # all well from the start: nothing to say
@@ -274,11 +274,11 @@ async def test_an_open_chat_is_told_while_other_windows_changes_do_not_arrive(
         proxy.cut()
         await until(lambda: told == [ChangesReceiving(info.id, False)])
         second: list[ChangesReceiving] = []  # another tab on the chat, opened while cut off
-        (await window.open_session(info.id)).subscribe(
+        (await window.sessions.open_session(info.id)).subscribe(
             lambda e: second.append(e) if isinstance(e, ChangesReceiving) else None
         )
         await until(lambda: second == [ChangesReceiving(info.id, False)])
-        await other.rename_session(info.id, "Renamed while cut off")
+        await other.sessions.rename_session(info.id, "Renamed while cut off")
 
         proxy.restore()
         await until(lambda: told[-1] == ChangesReceiving(info.id, True), timeout=60)
@@ -302,12 +302,12 @@ async def test_another_writers_change_reaches_a_message_held_packed(
     window = await watching(tmp_path, replay_server)
     other = await open_engine(tmp_path, replay_server)
     try:
-        info = await other.new_session("Packed")  # written elsewhere: nothing here to settle
+        info = await other.sessions.new_session("Packed")  # written elsewhere: nothing here to settle
         prompt = Message.prompt("question")
         reply = Message.reply(parent_id=prompt.id, text="first answer", status=MessageStatus.COMPLETE)
         follow = Message.prompt("and then?", parent_id=reply.id)
         await other.store.append_messages(info.id, [prompt, reply, follow])
-        live = await window.open_session(info.id)
+        live = await window.sessions.open_session(info.id)
         assert live.conversation.tree.packed_count == 2  # the prompt and the reply
         events: list[ConversationEvent] = []
         live.subscribe(events.append)

@@ -46,13 +46,13 @@ async def local_chat(
 ) -> str:
     """``turns`` turns of ~1,000 characters answered before the small window applies."""
     server.models_response = LLAMA_CPP_PYTHON_MODELS
-    await engine.list_models("replay")
-    session = await engine.new_session()
-    await engine.set_session_model(session.id, "replay", LOCAL_MODEL)
+    await engine.providers.list_models("replay")
+    session = await engine.sessions.new_session()
+    await engine.sessions.set_session_model(session.id, "replay", LOCAL_MODEL)
     if known_window is not None:
-        await engine.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
-        agent = await engine.get_agent()
-        await engine.save_agent(replace(agent, max_tokens=60))
+        await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {f"replay/{LOCAL_MODEL}": known_window})
+        agent = await engine.agents.get_agent()
+        await engine.agents.save_agent(replace(agent, max_tokens=60))
     for index in range(1, turns + 1):
         server.enqueue(reply(f"A{index} " + TURN))
         await turn(engine, session.id, f"Q{index} " + TURN)

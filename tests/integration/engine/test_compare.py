@@ -74,7 +74,7 @@ def three_workers(request: RecordedRequest) -> ScriptedResponse | None:
 async def compare(
     engine: Engine, session_id: str, text: str, targets: Sequence[CompareTarget] = TARGETS
 ) -> list[ConversationEvent]:
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:
@@ -88,7 +88,7 @@ async def compare(
 
 async def allow_tools(engine: Engine) -> list[str]:
     engine.tools.register(LookupTool())
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     labels: list[str] = []
 
     async def allow(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:
@@ -112,7 +112,7 @@ async def test_three_workers_fail_use_a_tool_and_stream_slowly(
 ) -> None:
     labels = await allow_tools(engine)
     replay_server.responder = three_workers
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await compare(engine, session.id, "What is a threadline?")
 
     started = next(e for e in events if isinstance(e, CompareStarted))
@@ -132,7 +132,7 @@ async def test_three_workers_fail_use_a_tool_and_stream_slowly(
     # The streams overlapped: one turn, three requests at once.
     assert replay_server.max_concurrent_streams >= 2
 
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None and live.conversation.ready_for_input and live.conversation.compare is None
     prompt = next(m for m in live.conversation.tree if m.text == "What is a threadline?")
     # Stored under the prompt, as a restart reads them.
@@ -180,8 +180,8 @@ async def test_picking_during_the_compare_stops_the_others(
         return sse_response(openai_text_stream([f"w{i} " for i in range(400)], model=model), chunk_delay=0.05)
 
     replay_server.responder = answer
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     engine.send_compare(
@@ -217,8 +217,8 @@ async def test_stop_stops_every_worker_and_keeps_their_text(
     replay_server.responder = lambda request: sse_response(
         openai_text_stream([f"t{i} " for i in range(400)], model=request.body["model"]), chunk_delay=0.05
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     streaming: set[int] = set()
     both = asyncio.Event()
 
@@ -250,8 +250,8 @@ async def test_one_workers_stop_leaves_the_other_running(engine: Engine, replay_
         )
 
     replay_server.responder = answer
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     started = asyncio.Event()
     live.subscribe(
         lambda e: (
@@ -275,8 +275,8 @@ async def test_one_workers_stop_leaves_the_other_running(engine: Engine, replay_
 
 
 async def test_compare_needs_two_to_four_targets(engine: Engine) -> None:
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     for targets in [
         (CompareTarget("replay", "a"),),
         tuple(CompareTarget("replay", f"m{i}") for i in range(5)),
@@ -298,8 +298,8 @@ async def test_stop_while_the_prompt_is_stored_leaves_the_chat_ready(
     replay_server.responder = lambda request: sse_response(
         openai_text_stream(["Fine."], model=request.body["model"])
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     lock = SqliteWriteLock(engine.data_dir / DATABASE_FILENAME)
     real_append = engine.store.append_message
 
@@ -340,8 +340,8 @@ async def test_a_worker_stopped_before_its_first_token_is_stopped_and_the_finish
         return sse_response(openai_text_stream(["Here ", "it is."], model=model), chunk_delay=0.05)
 
     replay_server.responder = answer
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     engine.send_compare(
@@ -368,15 +368,15 @@ async def test_a_compare_turned_away_by_a_reply_elsewhere_gives_the_prompt_back(
     compare is refused before anything is stored or sent, and its prompt comes back (as
     ``TurnFailed.unsent_prompt``, for the composer), the chat ready as before."""
     replay_server.enqueue(sse_response(openai_text_stream([f"p{i} " for i in range(400)]), chunk_delay=0.05))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     elsewhere = await Engine.open(
         tmp_path / "elsewhere", database_url=Store.sqlite_url(engine.data_dir / DATABASE_FILENAME)
     )
     try:
-        await elsewhere.open_session(session.id)
+        await elsewhere.sessions.open_session(session.id)
         elsewhere.send(session.id, "Busy over there")
         await until(lambda: elsewhere.leases.holds(session.id))
-        live = await engine.open_session(session.id)
+        live = await engine.sessions.open_session(session.id)
         events: list[ConversationEvent] = []
         live.subscribe(events.append)
         engine.send_compare(
@@ -406,10 +406,10 @@ async def test_an_agent_answers_beside_a_model_with_its_own_instructions(
     replay_server.responder = lambda request: sse_response(
         openai_text_stream([f"{request.body['model']} answers."], model=request.body["model"])
     )
-    pirate = await engine.create_agent(
+    pirate = await engine.agents.create_agent(
         AgentConfig("", "Pirate", system_prompt="Answer as a pirate.", provider="replay", model="sea")
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     targets = (CompareTarget("replay", "plain"), CompareTarget(agent_id=pirate.id, label=pirate.name))
     events = await compare(engine, session.id, "Hello?", targets)
     states = final_states(events)

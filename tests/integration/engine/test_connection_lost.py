@@ -88,7 +88,7 @@ async def open_engine(
         lease_heartbeat=lease_heartbeat,
     )
     config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=replay.openai_base_url, default_model="m")
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     return engine
 
 
@@ -103,7 +103,7 @@ class Watcher:
 
     def __call__(self, event: ConversationEvent) -> None:
         self.events.append(event)
-        live = self.engine.live(self.session_id)
+        live = self.engine.sessions.live(self.session_id)
         if isinstance(event, TextDelta) and live is not None:
             self.texts.append(live.conversation.tree.get(event.message_id).text)
 
@@ -111,7 +111,7 @@ class Watcher:
         return [e for e in self.events if isinstance(e, SaveStateChanged)]
 
     def last(self) -> Message:
-        live = self.engine.live(self.session_id)
+        live = self.engine.sessions.live(self.session_id)
         assert live is not None
         return live.conversation.path()[-1]
 
@@ -139,15 +139,15 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
     a = await open_engine(url, tmp_path / "a", replay_server)
     b = await open_engine(url, tmp_path / "b", replay_server)
     try:
-        info = await a.new_session("Shared")
-        other = await a.new_session("Asked while the server was down")
-        live_b = await b.open_session(info.id)
+        info = await a.sessions.new_session("Shared")
+        other = await a.sessions.new_session("Asked while the server was down")
+        live_b = await b.sessions.open_session(info.id)
         reader = Watcher(b, info.id)
         live_b.subscribe(reader)
         writer = Watcher(a, info.id)
-        (await a.open_session(info.id)).subscribe(writer)
+        (await a.sessions.open_session(info.id)).subscribe(writer)
         other_tab = Watcher(a, other.id)
-        (await a.open_session(other.id)).subscribe(other_tab)
+        (await a.sessions.open_session(other.id)).subscribe(other_tab)
         watch = b.change_watch
         assert watch is not None
         await until(lambda: watch.feed is not None and watch.feed.listen_pid is not None)
@@ -164,7 +164,9 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
             assert shown.saving and shown.error is not None
             assert LOST in shown.error.message and plain(shown.error.message), shown.error.message
             assert "kept in memory" in shown.error.message
-            rename = asyncio.ensure_future(a.rename_session(info.id, "Renamed while the server was down"))
+            rename = asyncio.ensure_future(
+                a.sessions.rename_session(info.id, "Renamed while the server was down")
+            )
             a.send(other.id, "a question sent while the server was down")
             await until(lambda: other_tab.saves(), timeout=TOLD_WITHIN)  # the new message waits, and says so
             waiting = other_tab.saves()[0]
@@ -206,12 +208,12 @@ async def test_terminated_writer_connections_mid_stream_lose_nothing(
     a = await open_engine(url, tmp_path / "a", replay_server)
     b = await open_engine(url, tmp_path / "b", replay_server)
     try:
-        info = await a.new_session("Shared")
-        live_b = await b.open_session(info.id)
+        info = await a.sessions.new_session("Shared")
+        live_b = await b.sessions.open_session(info.id)
         reader = Watcher(b, info.id)
         live_b.subscribe(reader)
         writer = Watcher(a, info.id)
-        (await a.open_session(info.id)).subscribe(writer)
+        (await a.sessions.open_session(info.id)).subscribe(writer)
         a.send(info.id, "hello")
         name = url.rsplit("/", 1)[1]
         killed = 0
@@ -252,12 +254,12 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
     # The lease would expire after 1 s of silence: the outage outlasts it, and nobody else took it.
     a = await open_engine(url, tmp_path / "a", replay_server, store_retry=1.0, lease_heartbeat=0.25)
     try:
-        info = await a.new_session("Long outage")
-        other = await a.new_session("Refused send")
+        info = await a.sessions.new_session("Long outage")
+        other = await a.sessions.new_session("Refused send")
         writer = Watcher(a, info.id)
-        (await a.open_session(info.id)).subscribe(writer)
+        (await a.sessions.open_session(info.id)).subscribe(writer)
         refused = Watcher(a, other.id)
-        (await a.open_session(other.id)).subscribe(refused)
+        (await a.sessions.open_session(other.id)).subscribe(refused)
         a.send(info.id, "hello")
         await until(lambda: len(writer.texts) >= 2)
 
@@ -304,10 +306,10 @@ async def test_a_network_drop_on_the_writer_longer_than_its_lease_hands_the_chat
     a = await open_engine(a_url, tmp_path / "a", replay_server, lease_heartbeat=0.25)  # expires after 1 s
     b = await open_engine(url, tmp_path / "b", replay_server, lease_heartbeat=0.25)
     try:
-        info = await a.new_session("Shared")
+        info = await a.sessions.new_session("Shared")
         writer = Watcher(a, info.id)
-        (await a.open_session(info.id)).subscribe(writer)
-        live_b = await b.open_session(info.id)
+        (await a.sessions.open_session(info.id)).subscribe(writer)
+        live_b = await b.sessions.open_session(info.id)
         a.send(info.id, "hello")
         await until(lambda: len(writer.texts) >= 5)
         proxy.cut()
@@ -335,7 +337,7 @@ async def test_a_network_drop_on_the_writer_longer_than_its_lease_hands_the_chat
         assert len(told) == 1 and "taken over" in told[0].error.message, told
         assert plain(told[0].error.message)
         assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
-        a_reply = a.live(info.id).conversation.tree.get(a_reply_id)  # type: ignore[union-attr]
+        a_reply = a.sessions.live(info.id).conversation.tree.get(a_reply_id)  # type: ignore[union-attr]
         store = await Store.open(url)
         try:
             tree = await store.load_tree(info.id)

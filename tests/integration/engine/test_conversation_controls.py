@@ -39,16 +39,16 @@ async def talk(engine: Engine, server: ReplayServer, session_id: str, *exchanges
 async def test_after_clear_nothing_before_the_marker_is_sent(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
-    marker = await engine.clear_context(info.id)
+    marker = await engine.controls.clear_context(info.id)
     assert marker.marker is not None and marker.marker.type is MarkerType.CLEAR
     await talk(engine, replay_server, info.id, ("Q3", "A3"))
     assert sent(replay_server) == ["Q3"]
     await talk(engine, replay_server, info.id, ("Q4", "A4"))
     assert sent(replay_server) == ["Q3", "A3", "Q4"]
     # Nothing was deleted: the earlier part is still on the path and in search.
-    texts = [m.text for m in engine.live(info.id).conversation.path()]  # type: ignore[union-attr]
+    texts = [m.text for m in engine.sessions.live(info.id).conversation.path()]  # type: ignore[union-attr]
     assert texts[:4] == ["Q1", "A1", "Q2", "A2"]
     assert {h.session_id for h in await engine.search("Q1")} == {info.id}
 
@@ -56,70 +56,70 @@ async def test_after_clear_nothing_before_the_marker_is_sent(
 async def test_a_tangent_leaves_out_the_later_main_line_and_returns_to_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1, a2 = live.conversation.path()[1].id, live.conversation.path()[3].id
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    await engine.start_tangent(info.id, from_message_id=a1)
+    await engine.controls.start_tangent(info.id, from_message_id=a1)
     origin = live.conversation.tree.tangent_origin
     assert origin == a2  # where the main line was left, not where the tangent branched off
     assert any(isinstance(e, CheckpointsChanged) and e.tangent_origin == origin for e in events)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))
     assert sent(replay_server) == ["Q1", "A1", "T1"]  # the main line's later turn is absent
     with pytest.raises(ControlRefusedError, match="already in a tangent"):
-        await engine.start_tangent(info.id)
+        await engine.controls.start_tangent(info.id)
 
-    await engine.end_tangent(info.id)
+    await engine.controls.end_tangent(info.id)
     assert live.conversation.tree.tangent_origin is None
     await talk(engine, replay_server, info.id, ("Q3", "A3"))
     assert sent(replay_server) == ["Q1", "A1", "Q2", "A2", "Q3"]
     # The tangent stays in the tree, browsable.
     assert any(m.text == "TA1" for m in live.conversation.tree)
 
-    await engine.start_tangent(info.id)
+    await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T2", "TA2"))
-    await engine.end_tangent(info.id, bring_last_exchange=True)
+    await engine.controls.end_tangent(info.id, bring_last_exchange=True)
     await talk(engine, replay_server, info.id, ("Q4", "A4"))
     assert sent(replay_server)[-3:] == ["T2", "TA2", "Q4"]
     assert "T1" not in sent(replay_server)
     with pytest.raises(ControlRefusedError, match="not in a tangent"):
-        await engine.end_tangent(info.id)
+        await engine.controls.end_tangent(info.id)
 
 
 async def test_a_restored_checkpoint_is_what_the_next_request_follows(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
-    await engine.set_checkpoint(info.id, "  before   the detour ")
+    await engine.controls.set_checkpoint(info.id, "  before   the detour ")
     await talk(engine, replay_server, info.id, ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     assert list(live.conversation.tree.named_checkpoints) == ["before the detour"]
     a1 = live.conversation.tree.named_checkpoints["before the detour"]
-    await engine.set_checkpoint(info.id, "before the detour")  # used again: moves to A2
+    await engine.controls.set_checkpoint(info.id, "before the detour")  # used again: moves to A2
     assert live.conversation.tree.named_checkpoints["before the detour"] == live.conversation.path()[-1].id
-    await engine.set_checkpoint(info.id, "before the detour", a1)  # and back
+    await engine.controls.set_checkpoint(info.id, "before the detour", a1)  # and back
     with pytest.raises(ControlRefusedError, match="no checkpoint"):
-        await engine.restore_checkpoint(info.id, "nowhere")
-    await engine.restore_checkpoint(info.id, "before the detour")
+        await engine.controls.restore_checkpoint(info.id, "nowhere")
+    await engine.controls.restore_checkpoint(info.id, "before the detour")
     await talk(engine, replay_server, info.id, ("Q3", "A3"))
     assert sent(replay_server) == ["Q1", "A1", "Q3"]
-    await engine.set_checkpoint(info.id, "gone soon")
-    await engine.remove_checkpoint(info.id, "gone soon")
-    await engine.start_tangent(info.id)
+    await engine.controls.set_checkpoint(info.id, "gone soon")
+    await engine.controls.remove_checkpoint(info.id, "gone soon")
+    await engine.controls.start_tangent(info.id)
 
     # A restart finds the checkpoint, the tangent's return point and the path as they were.
     leaf = live.conversation.tree.active_leaf
     await engine.aclose()
     again = await open_engine(tmp_path / "data", replay_server)
     try:
-        reopened = await again.open_session(info.id)
+        reopened = await again.sessions.open_session(info.id)
         tree = reopened.conversation.tree
         assert list(tree.named_checkpoints) == ["before the detour"]
         assert tree.tangent_origin is not None and tree.active_leaf == leaf
-        await again.end_tangent(info.id)
+        await again.controls.end_tangent(info.id)
         await talk(again, replay_server, info.id, ("Q4", "A4"))
         assert sent(replay_server) == ["Q1", "A1", "Q3", "A3", "Q4"]
     finally:
@@ -129,7 +129,7 @@ async def test_a_restored_checkpoint_is_what_the_next_request_follows(
 async def test_compact_keeps_turns_and_follows_instructions(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"), ("Q3", "A3"))
     replay_server.enqueue(sse_response(openai_text_stream(["The user asked three questions."])))
     summary = await engine.compact(info.id, "keep every number", keep_turns=1)
@@ -150,7 +150,7 @@ async def test_compact_keeps_turns_and_follows_instructions(
             replay_server.requests[-1].body["messages"][0]["content"]
         )
         assert sent(replay_server) == ["Q3", "A3", "Q4", "A4", "Q5"]
-        await again.clear_context(info.id)
+        await again.controls.clear_context(info.id)
         await talk(again, replay_server, info.id, ("Q6", "A6"))
         assert replay_server.requests[-1].body["messages"][0][
             "role"
@@ -165,33 +165,33 @@ async def test_compact_keeps_turns_and_follows_instructions(
 async def test_controls_tell_open_tabs_and_refuse_with_a_message(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1 = live.conversation.tree.active_leaf
     assert a1 is not None
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 
-    marker = await engine.clear_context(info.id)
+    marker = await engine.controls.clear_context(info.id)
     assert [type(e) for e in events if not isinstance(e, SessionUpdated)] == [MessageAdded, ActivePathChanged]
     assert MessageAdded(info.id, marker) in events and ActivePathChanged(info.id, marker.id) in events
 
     events.clear()
-    await engine.set_checkpoint(info.id, "first", a1)
+    await engine.controls.set_checkpoint(info.id, "first", a1)
     assert [e for e in events if not isinstance(e, SessionUpdated)] == [
         CheckpointsChanged(info.id, {"first": a1}, None)
     ]
     for name, refusal in [("", "needs a name"), ("x" * 61, "at most 60")]:
         with pytest.raises(EngineError, match=refusal) as refused:
-            await engine.set_checkpoint(info.id, name)
+            await engine.controls.set_checkpoint(info.id, name)
         assert refusal in refused.value.user_message
 
     # In a tangent, restoring a checkpoint on the main line leaves the tangent: the tab hears it.
-    await engine.start_tangent(info.id)
+    await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))
     events.clear()
-    await engine.restore_checkpoint(info.id, "first")
+    await engine.controls.restore_checkpoint(info.id, "first")
     assert live.conversation.tree.active_leaf == a1 and live.conversation.tree.tangent_origin is None
     assert ActivePathChanged(info.id, a1) in events
     assert CheckpointsChanged(info.id, {"first": a1}, None) in events
@@ -200,11 +200,11 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
     replay_server.enqueue(sse_response(openai_text_stream(["slow"]), first_byte_delay=0.3))
     engine.send(info.id, "Q2")
     for control in (
-        engine.clear_context(info.id),
-        engine.start_tangent(info.id),
-        engine.set_checkpoint(info.id, "later"),
-        engine.restore_checkpoint(info.id, "first"),
-        engine.remove_checkpoint(info.id, "first"),
+        engine.controls.clear_context(info.id),
+        engine.controls.start_tangent(info.id),
+        engine.controls.set_checkpoint(info.id, "later"),
+        engine.controls.restore_checkpoint(info.id, "first"),
+        engine.controls.remove_checkpoint(info.id, "first"),
     ):
         with pytest.raises(SessionBusyError) as busy:
             await control
@@ -216,13 +216,13 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
 async def test_a_brought_exchange_is_marked_and_survives_a_restart(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"))
-    await engine.start_tangent(info.id)
+    await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))
-    await engine.end_tangent(info.id, bring_last_exchange=True)
+    await engine.controls.end_tangent(info.id, bring_last_exchange=True)
     path = await stored_path(engine.data_dir, info.id)
-    originals = {m.id: m for m in engine.live(info.id).conversation.tree}  # type: ignore[union-attr]
+    originals = {m.id: m for m in engine.sessions.live(info.id).conversation.tree}  # type: ignore[union-attr]
     assert [m.text for m in path] == ["Q1", "A1", "T1", "TA1"]
     for copy in path[-2:]:
         assert copy.metadata is not None and originals[copy.metadata.brought_from].text == copy.text
@@ -232,11 +232,11 @@ async def test_a_brought_exchange_is_marked_and_survives_a_restart(
 async def test_the_branch_map_or_a_version_out_of_a_tangent_leaves_it_for_good(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    info = await engine.new_session()
+    info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"))
-    live = await engine.open_session(info.id)
+    live = await engine.sessions.open_session(info.id)
     a1 = live.conversation.path()[1].id
-    await engine.start_tangent(info.id)
+    await engine.controls.start_tangent(info.id)
     await talk(engine, replay_server, info.id, ("T1", "TA1"))
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
@@ -249,4 +249,4 @@ async def test_the_branch_map_or_a_version_out_of_a_tangent_leaves_it_for_good(
     await talk(engine, replay_server, info.id, ("Q3", "A3"))
     assert sent(replay_server) == ["Q1", "A1", "Q3"]  # a new branch under A1, no tangent
     with pytest.raises(ControlRefusedError, match="not in a tangent"):
-        await engine.end_tangent(info.id)
+        await engine.controls.end_tangent(info.id)

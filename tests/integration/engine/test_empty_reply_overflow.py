@@ -35,7 +35,7 @@ def reply(text: str) -> ScriptedResponse:
 
 
 async def two_long_turns(engine: Engine, server: ReplayServer) -> str:
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     server.enqueue(reply("A1 " + LONG), reply("A2 " + LONG))
     await turn(engine, session.id, "Q1 " + LONG)
     await turn(engine, session.id, "Q2 " + LONG)
@@ -44,9 +44,9 @@ async def two_long_turns(engine: Engine, server: ReplayServer) -> str:
 
 async def know_window(engine: Engine, tokens: int) -> None:
     """The user gave the model's window (Settings → Models); replies keep 100 tokens back."""
-    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": tokens})
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, max_tokens=100))
+    await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": tokens})
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, max_tokens=100))
 
 
 LOCAL_MODEL = "qwen2.5-0.5b-instruct-q4_k_m.gguf"
@@ -58,9 +58,9 @@ LLAMA_CPP_PYTHON_MODELS = json_response(200, {"object": "list", "data": [LISTED]
 async def llama_cpp_python_session(engine: Engine, server: ReplayServer) -> str:
     """A chat on the replay server's model as llama-cpp-python lists it: the window stays unknown."""
     server.models_response = LLAMA_CPP_PYTHON_MODELS
-    assert [m.id for m in await engine.list_models("replay")] == [LOCAL_MODEL]
-    session = await engine.new_session()
-    await engine.set_session_model(session.id, "replay", LOCAL_MODEL)
+    assert [m.id for m in await engine.providers.list_models("replay")] == [LOCAL_MODEL]
+    session = await engine.sessions.new_session()
+    await engine.sessions.set_session_model(session.id, "replay", LOCAL_MODEL)
     assert engine.hub.context_window("replay", LOCAL_MODEL) is None
     return session.id
 
@@ -83,8 +83,8 @@ async def test_with_an_unknown_window_and_nothing_to_compact_the_error_names_the
 async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    session = await engine.new_session()
-    await engine.set_session_model(session.id, "replay", "tiny-local-model")
+    session = await engine.sessions.new_session()
+    await engine.sessions.set_session_model(session.id, "replay", "tiny-local-model")
     replay_server.enqueue(EMPTY_200)
     failed = failure(await turn(engine, session.id, "hello"))
     assert failed is not None
@@ -96,8 +96,8 @@ async def test_without_a_known_window_the_empty_reply_says_where_to_give_it(
 async def test_an_empty_reply_to_a_small_request_says_so_plainly(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    session = await engine.new_session()
-    await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
+    session = await engine.sessions.new_session()
+    await engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000})
     replay_server.enqueue(EMPTY_200)
     failed = failure(await turn(engine, session.id, "hello"))
     assert failed is not None

@@ -128,7 +128,7 @@ FAULTS: dict[str, tuple[list[ScriptedResponse], str, ErrorAction, str, bool]] = 
 async def test_anthropic_fault(fault: str, claude: Engine, replay_server: ReplayServer) -> None:
     responses, kind, action, partial, retried = FAULTS[fault]
     replay_server.enqueue(*responses)
-    session = await claude.new_session()
+    session = await claude.sessions.new_session()
     events = await turn(claude, session.id, "Explain looms")
 
     failed = failure(events)

@@ -42,7 +42,7 @@ async def engine(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[E
         default_model="gpt-4o-mini",
         first_byte_timeout=FIRST_BYTE,
     )
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     yield engine
     await engine.aclose()
 
@@ -61,7 +61,7 @@ async def test_a_server_that_never_answers_fails_within_the_first_byte_budget(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.default = sse_response(openai_text_stream(["never"]), first_byte_delay=30)
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     loop = asyncio.get_running_loop()
     started = loop.time()
     events = await turn(engine, session.id, "Anyone there?")
@@ -90,7 +90,7 @@ async def test_retries_are_announced_with_their_count_and_a_plain_reason(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(openai_server_error(503), sse_response(openai_text_stream(["Back."])))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Hi")
     assert failure(events) is None
     (retry,) = [e for e in events if isinstance(e, RetryScheduled)]
@@ -102,7 +102,7 @@ async def test_done_without_a_finish_reason_completes_the_reply(
 ) -> None:
     chunks = finish_free(openai_text_stream(["Complete ", "text."], usage=None))
     replay_server.enqueue(sse_response(chunks))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Say something")
     assert failure(events) is None
     reply = (await stored_path(engine.data_dir, session.id))[-1]
@@ -116,7 +116,7 @@ async def test_no_done_and_no_finish_reason_is_an_incomplete_reply(
 ) -> None:
     chunks = finish_free(openai_text_stream(["Cut ", "off"], usage=None, done=False))
     replay_server.enqueue(sse_response(chunks))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Say something")
     failed = failure(events)
     assert failed is not None and "ended before the reply was finished" in failed.error.message
@@ -131,7 +131,7 @@ async def test_saved_timeouts_reach_the_next_client_and_one_client_is_made(engin
     assert first is second  # two callers at once share one client (the other one is closed)
     assert first.timeouts.first_byte == FIRST_BYTE
 
-    await engine.save_provider(replace(config, first_byte_timeout=45.0, connect_timeout=2.0))
+    await engine.providers.save_provider(replace(config, first_byte_timeout=45.0, connect_timeout=2.0))
     saved = await engine.store.get_provider("slowpoke")
     assert saved is not None
     changed = await engine.hub.client(saved)

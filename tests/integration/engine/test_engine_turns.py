@@ -40,11 +40,11 @@ def text_reply(*pieces: str, **options: float) -> ScriptedResponse:
 
 async def test_reply_streams_and_every_step_is_stored(engine: Engine, replay_server: ReplayServer) -> None:
     replay_server.enqueue(text_reply("Hel", "lo ", "there"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Say hello")
 
     assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == "Hello there"
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None and live.conversation.ready_for_input and live.conversation.staged is None
     path = await stored_path(engine.data_dir, session.id)
     assert [(m.kind, m.text) for m in path] == [
@@ -99,7 +99,7 @@ async def test_fault_keeps_prompt_and_partial_text_and_session_stays_usable(
 ) -> None:
     responses, kind, action, partial = FAULTS[fault]
     replay_server.enqueue(*responses)
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Tell me something")
 
     failed = failure(events)
@@ -132,7 +132,7 @@ async def test_fault_keeps_prompt_and_partial_text_and_session_stays_usable(
 
 async def test_transient_errors_are_retried_visibly(engine: Engine, replay_server: ReplayServer) -> None:
     replay_server.enqueue(openai_rate_limited(retry_after=0), openai_server_error(503), text_reply("Finally"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Hi")
     assert failure(events) is None
     retries = [e for e in events if isinstance(e, RetryScheduled)]
@@ -144,8 +144,8 @@ async def test_transient_errors_are_retried_visibly(engine: Engine, replay_serve
 
 async def test_cancel_mid_stream_keeps_partial_reply(engine: Engine, replay_server: ReplayServer) -> None:
     replay_server.enqueue(text_reply(*[f"w{i} " for i in range(200)], chunk_delay=0.02))
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     deltas: list[str] = []
     live.subscribe(lambda e: deltas.append(e.delta) if isinstance(e, TextDelta) else None)
     engine.send(session.id, "Count slowly")
@@ -168,8 +168,8 @@ async def test_resume_continues_a_cancelled_reply_in_place(
     replay_server.enqueue(
         text_reply(*[f"w{i} " for i in range(100)], chunk_delay=0.02), text_reply("and the rest.")
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     engine.send(session.id, "Write")
     while live.conversation.reply is None or len(live.conversation.reply.text) < 6:
         await asyncio.sleep(0.01)
@@ -192,9 +192,9 @@ async def test_edit_regenerate_and_switch_versions(engine: Engine, replay_server
     replay_server.enqueue(
         text_reply("First answer"), text_reply("Second answer"), text_reply("Edited answer")
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Question")
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None
     first_reply = live.conversation.path()[-1]
 
@@ -234,7 +234,7 @@ async def test_tool_round_runs_allowed_tool_and_sends_result(
 ) -> None:
     tool = LookupTool()
     engine.tools.register(tool)
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -250,7 +250,7 @@ async def test_tool_round_runs_allowed_tool_and_sends_result(
         ),
         text_reply("It means a long thread."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "What is a threadline?")
     assert failure(events) is None
     assert tool.calls == [{"q": "threadline"}]
@@ -274,7 +274,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
 ) -> None:
     tool = LookupTool()
     engine.tools.register(tool)
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     asked: list[str] = []
 
     async def deny(session_id: str, calls: tuple) -> list[Decision]:  # type: ignore[type-arg]
@@ -285,7 +285,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
     replay_server.enqueue(
         sse_response(openai_tool_call_stream([("call_9", "lookup", {"q": "x"})])), text_reply("Understood.")
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "Look x up")
     assert failure(events) is None and asked == ["lookup"] and tool.calls == []
     path = await stored_path(engine.data_dir, session.id)
@@ -296,7 +296,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
 
 async def test_always_allow_is_stored_with_the_agent(engine: Engine, replay_server: ReplayServer) -> None:
     engine.tools.register(LookupTool())
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("lookup",)))
     prompts: list[int] = []
 
     async def always(session_id: str, calls: tuple) -> list[Decision]:  # type: ignore[type-arg]
@@ -310,11 +310,11 @@ async def test_always_allow_is_stored_with_the_agent(engine: Engine, replay_serv
         sse_response(openai_tool_call_stream([("c2", "lookup", {"q": "b"})])),
         text_reply("two"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "first")
     await turn(engine, session.id, "second")
     assert prompts == [1]  # asked once, then the stored rule allowed it
-    agent = await engine.get_agent()
+    agent = await engine.agents.get_agent()
     assert agent.approval_for("lookup") is Approval.ALLOW
 
 
@@ -322,7 +322,7 @@ async def test_context_overflow_compacts_and_retries_once(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("A1"), text_reply("A2"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Q1")
     await turn(engine, session.id, "Q2")
     replay_server.enqueue(
@@ -350,7 +350,7 @@ async def test_context_overflow_compacts_and_retries_once(
 async def test_no_provider_is_a_clear_error_and_keeps_the_prompt(tmp_path: Path) -> None:
     engine = await Engine.open(tmp_path / "empty")
     try:
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await turn(engine, session.id, "Anyone there?")
         failed = failure(events)
         assert failed is not None and failed.error.kind == "no_provider"
@@ -370,9 +370,9 @@ async def test_eight_sessions_stream_at_once_into_the_right_sessions(
         return sse_response(openai_text_stream([f"{tag}-{i} " for i in range(40)]), chunk_delay=0.005)
 
     replay_server.responder = responder
-    sessions = [await engine.new_session() for _ in range(8)]
+    sessions = [await engine.sessions.new_session() for _ in range(8)]
     for index, session in enumerate(sessions):
-        await engine.open_session(session.id)
+        await engine.sessions.open_session(session.id)
         engine.send(session.id, f"stream for s{index}")
     await asyncio.wait_for(asyncio.gather(*(engine.wait_idle(s.id) for s in sessions)), 30)
     assert replay_server.max_concurrent_streams >= 4
@@ -388,16 +388,18 @@ async def test_two_sessions_switching_keep_nothing_staged(
 
     See docs/design.md §1."""
     replay_server.responder = lambda r: text_reply(f"re: {r.body['messages'][-1]['content']}")
-    a, b = await engine.new_session(), await engine.new_session()
-    await engine.open_session(a.id)
-    await engine.open_session(b.id)
+    a, b = await engine.sessions.new_session(), await engine.sessions.new_session()
+    await engine.sessions.open_session(a.id)
+    await engine.sessions.open_session(b.id)
     for prompt in ("a1", "b1", "a2", "b2"):
         target = a if prompt.startswith("a") else b
         await turn(engine, target.id, prompt)
         for session in (a, b):
-            live = engine.live(session.id)
+            live = engine.sessions.live(session.id)
             assert live is not None and live.conversation.ready_for_input and live.conversation.staged is None
-    assert await engine.open_session(a.id) is engine.live(a.id)  # one live object per session
+    assert await engine.sessions.open_session(a.id) is engine.sessions.live(
+        a.id
+    )  # one live object per session
     for session, tag in ((a, "a"), (b, "b")):
         path = await stored_path(engine.data_dir, session.id)
         assert [m.text for m in path] == [f"{tag}1", f"re: {tag}1", f"{tag}2", f"re: {tag}2"]
@@ -406,7 +408,7 @@ async def test_two_sessions_switching_keep_nothing_staged(
 
 async def test_events_reach_subscribers_in_order(engine: Engine, replay_server: ReplayServer) -> None:
     replay_server.enqueue(text_reply("x"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "hi")
     added = [e.message.kind for e in events if isinstance(e, MessageAdded)]
     assert added == [MessageKind.PROMPT, MessageKind.RESPONSE]
@@ -416,10 +418,10 @@ async def test_manual_compaction_stores_a_summary_used_by_later_requests(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("A1"), text_reply("A2"), text_reply("A3"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     for prompt in ("Q1", "Q2", "Q3"):
         await turn(engine, session.id, prompt)
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None
     replay_server.enqueue(text_reply("Q1 was asked and answered."))
     await engine.compact(session.id, "keep it short")
@@ -446,9 +448,9 @@ async def test_manual_compaction_of_a_short_chat_says_there_is_nothing_to_do(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("A1"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Q1")
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None
     events: list = []  # type: ignore[type-arg]
     live.subscribe(events.append)
@@ -468,7 +470,7 @@ async def test_anthropic_turn_with_tool_round(tmp_path: Path, replay_server: Rep
     try:
         tool = LookupTool()
         engine.tools.register(tool)
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -483,7 +485,7 @@ async def test_anthropic_turn_with_tool_round(tmp_path: Path, replay_server: Rep
             ),
             sse_response(anthropic_text_stream(["A loom ", "weaves."])),
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await turn(engine, session.id, "What is a loom?")
         assert failure(events) is None and tool.calls == [{"q": "loom"}]
         path = await stored_path(engine.data_dir, session.id)
@@ -503,7 +505,7 @@ async def test_compacts_before_sending_when_near_the_context_window(
 ) -> None:
     long_answer = "word " * 2000  # ~2,500 tokens by the character estimate
     replay_server.enqueue(text_reply(long_answer), text_reply(long_answer))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Q1")
     await turn(engine, session.id, "Q2")
     engine.hub.remember_models("replay", [ModelInfo("gpt-4o-mini", context_window=4096 + 5000)])
@@ -516,8 +518,8 @@ async def test_compacts_before_sending_when_near_the_context_window(
 
 
 async def test_empty_prompt_is_refused_before_anything_is_stored(engine: Engine) -> None:
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     with pytest.raises(ValueError, match="nothing to send"):
         engine.send(session.id, "   \n")
     assert await stored_path(engine.data_dir, session.id) == []
@@ -527,14 +529,14 @@ async def test_reply_after_automatic_compaction_can_be_regenerated(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("A1"), text_reply("A2"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Q1")
     await turn(engine, session.id, "Q2")
     replay_server.enqueue(
         openai_context_length_error(), text_reply("Summary."), text_reply("A3"), text_reply("A3 again")
     )
     await turn(engine, session.id, "Q3")
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None
     engine.regenerate(session.id, live.conversation.path()[-1].id)
     await engine.wait_idle(session.id)
@@ -547,7 +549,7 @@ async def test_early_failure_record_names_provider_and_model(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(openai_auth_error())
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "hello")
     path = await stored_path(engine.data_dir, session.id)
     assert path[-1].status is MessageStatus.FAILED and path[-1].metadata is not None
@@ -561,10 +563,10 @@ async def test_sidebar_preview_follows_the_prompt_before_the_reply(
     from threadline.engine.events import SessionUpdated
 
     replay_server.enqueue(text_reply("Hello!"), text_reply("late", first_byte_delay=60.0))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Hi")  # titled now: no automatic rename will refresh the listing
     updates: list[SessionUpdated] = []
-    engine.subscribe_sessions(lambda e: updates.append(e) if isinstance(e, SessionUpdated) else None)
+    engine.sessions.subscribe_sessions(lambda e: updates.append(e) if isinstance(e, SessionUpdated) else None)
     engine.send(session.id, "What is on the menu today?")
     for _ in range(3000):  # a condition, up to 30 s; the reply's first byte is a minute away
         if any(u.session.preview.startswith("What is on the menu") for u in updates):
@@ -586,7 +588,7 @@ async def test_tool_definitions_count_against_the_context_window(
 
     engine.tools.register(Wordy())
     replay_server.enqueue(text_reply("A1 " * 200), text_reply("A2 " * 200))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Q1")
     await turn(engine, session.id, "Q2")
     # ~320 tokens of messages; 4,096 reserved for the reply; the window leaves 2,300 for the rest.
@@ -596,7 +598,7 @@ async def test_tool_definitions_count_against_the_context_window(
     assert [m.kind for m in await stored_path(engine.data_dir, session.id)][-1] is MessageKind.RESPONSE
     assert "tools" not in replay_server.requests[-1].body  # not offered: the window holds the messages
 
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("wordy",)))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("wordy",)))
     replay_server.enqueue(text_reply("Summary of Q1-Q3."), text_reply("A4"))
     events = await turn(engine, session.id, "Q4")
     assert failure(events) is None

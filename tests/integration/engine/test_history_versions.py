@@ -41,8 +41,8 @@ async def test_continuing_an_earlier_stopped_reply_appends_a_new_version(
         text_reply("Later answer"),
         text_reply("and the rest."),
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     engine.send(session.id, "Write")
     while live.conversation.reply is None or len(live.conversation.reply.text) < 6:
         await asyncio.sleep(0.01)

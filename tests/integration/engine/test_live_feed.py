@@ -67,7 +67,7 @@ async def engine_on(url: str, data_dir: Path, server: ReplayServer) -> Engine:
         data_dir, database_url=url, retry_policy=FAST_RETRIES, provider_timeout=10.0, watch_changes=True
     )
     config = ProviderConfig("replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m")
-    await engine.save_provider(config, "sk-test")
+    await engine.providers.save_provider(config, "sk-test")
     return engine
 
 
@@ -85,7 +85,7 @@ async def feed_came_round(a: Engine, live_b: LiveConversation) -> None:
     followed the first. Only then does a turn in A arrive in B message by message, in place.
     """
     for title in ("Shared chat", "Shared chat (seen)"):
-        await a.rename_session(live_b.session_id, title)
+        await a.sessions.rename_session(live_b.session_id, title)
         await until(functools.partial(_titled, live_b, title))
 
 
@@ -104,7 +104,7 @@ class Tab:
 
     def __call__(self, event: ConversationEvent) -> None:
         self.events.append(event)
-        live = self.engine.live(self.session_id)
+        live = self.engine.sessions.live(self.session_id)
         if isinstance(event, TextDelta) and live is not None:
             self.texts.append(live.conversation.tree.get(event.message_id).text)
 
@@ -119,15 +119,15 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
     a = await engine_on(database_url, tmp_path / "a", replay_server)
     b = await engine_on(database_url, tmp_path / "b", replay_server)
     try:
-        info = await a.new_session("Shared")
-        live_b = await b.open_session(info.id)
+        info = await a.sessions.new_session("Shared")
+        live_b = await b.sessions.open_session(info.id)
         tab = Tab(b, info.id)
         live_b.subscribe(tab)
         await feed_came_round(a, live_b)
-        await a.open_session(info.id)
+        await a.sessions.open_session(info.id)
         a.send(info.id, "hello")
         await a.wait_idle(info.id)
-        reply_id = a.live(info.id).conversation.path()[-1].id  # type: ignore[union-attr]
+        reply_id = a.sessions.live(info.id).conversation.path()[-1].id  # type: ignore[union-attr]
 
         def finished() -> bool:
             if reply_id not in live_b.conversation.tree:
@@ -143,19 +143,19 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
         assert tab.added() == [m.id for m in live_b.conversation.path()]  # each once, in place
         assert any(isinstance(e, MessageChanged) and e.message.id == reply_id for e in tab.events)
 
-        await a.set_checkpoint(info.id, "first answer")
+        await a.controls.set_checkpoint(info.id, "first answer")
         await until(lambda: any(isinstance(e, CheckpointsChanged) for e in tab.events))
         assert live_b.conversation.tree.named_checkpoints == {"first answer": reply_id}
 
         slow_reply(replay_server, ["another ", "answer"])
         a.regenerate(info.id, reply_id)
         await a.wait_idle(info.id)
-        new_leaf = a.live(info.id).conversation.tree.active_leaf  # type: ignore[union-attr]
+        new_leaf = a.sessions.live(info.id).conversation.tree.active_leaf  # type: ignore[union-attr]
         await until(lambda: live_b.conversation.tree.active_leaf == new_leaf)
         await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
         assert live_b.conversation.path()[-1].text == "another answer"
         assert live_b.conversation.tree.version(new_leaf).count == 2
-        assert b.live(info.id) is live_b
+        assert b.sessions.live(info.id) is live_b
     finally:
         await a.aclose()
         await b.aclose()
@@ -168,26 +168,26 @@ async def test_sessions_created_renamed_and_deleted_in_one_engine_follow_in_the_
     b = await engine_on(database_url, tmp_path / "b", replay_server)
     try:
         seen: list[SessionEvent] = []
-        b.subscribe_sessions(seen.append)
-        await b.list_sessions()
+        b.sessions.subscribe_sessions(seen.append)
+        await b.sessions.list_sessions()
 
         def updates(session_id: str) -> list[SessionUpdated]:
             return [e for e in seen if isinstance(e, SessionUpdated) and e.session.id == session_id]
 
-        created = await a.new_session("Made in A")
+        created = await a.sessions.new_session("Made in A")
         await until(lambda: bool(updates(created.id)))
         assert updates(created.id)[-1].session.title == "Made in A"
-        await b.open_session(created.id)
-        await a.rename_session(created.id, "Renamed in A")
+        await b.sessions.open_session(created.id)
+        await a.sessions.rename_session(created.id, "Renamed in A")
         await until(lambda: updates(created.id)[-1].session.title == "Renamed in A")
-        await a.pin_session(created.id, True)
+        await a.sessions.pin_session(created.id, True)
         await until(lambda: updates(created.id)[-1].session.pinned)
         assert [e.session.title for e in updates(created.id)] == ["Made in A", "Renamed in A", "Renamed in A"]
-        await a.delete_session(created.id)
-        await a.purge_deleted()
+        await a.sessions.delete_session(created.id)
+        await a.sessions.purge_deleted()
         await until(lambda: any(isinstance(e, SessionRemoved) for e in seen))
         assert [e.session_id for e in seen if isinstance(e, SessionRemoved)] == [created.id]
-        await until(lambda: b.live(created.id) is None)  # the open tab closed
+        await until(lambda: b.sessions.live(created.id) is None)  # the open tab closed
     finally:
         await a.aclose()
         await b.aclose()
@@ -212,8 +212,8 @@ async def test_what_another_instance_writes_while_the_feed_connects_still_arrive
     a = await engine_on(database_url, tmp_path / "a", replay_server)
     try:
         seen: list[SessionEvent] = []
-        b.subscribe_sessions(seen.append)
-        created = await a.new_session("Written while B connected")
+        b.sessions.subscribe_sessions(seen.append)
+        created = await a.sessions.new_session("Written while B connected")
         connect.set()
         await until(lambda: any(isinstance(e, SessionUpdated) and e.session.id == created.id for e in seen))
     finally:
@@ -228,15 +228,15 @@ async def test_an_engine_s_own_turn_is_not_echoed_back_to_it(
     a = await engine_on(database_url, tmp_path / "a", replay_server)
     b = await engine_on(database_url, tmp_path / "b", replay_server)
     try:
-        info = await b.new_session("Mine")
-        live = await b.open_session(info.id)
+        info = await b.sessions.new_session("Mine")
+        live = await b.sessions.open_session(info.id)
         tab = Tab(b, info.id)
         live.subscribe(tab)
         b.send(info.id, "hello")
         await b.wait_idle(info.id)
         ended = len(tab.events)
         assert isinstance(tab.events[-1], TurnStateChanged)
-        marker = await a.new_session("Marker")  # once B has read this, it has read its own turn too
+        marker = await a.sessions.new_session("Marker")  # once B has read this, it has read its own turn too
         watch = b.change_watch
         assert watch is not None
         await until(lambda: watch.is_news(marker) is False and not watch._deferred)
@@ -263,8 +263,8 @@ async def test_the_reader_s_feed_connection_killed_mid_stream_resumes_and_misses
     a = await engine_on(url, tmp_path / "a", replay_server)
     b = await engine_on(url, tmp_path / "b", replay_server)
     try:
-        info = await a.new_session("Shared")
-        live_b = await b.open_session(info.id)
+        info = await a.sessions.new_session("Shared")
+        live_b = await b.sessions.open_session(info.id)
         tab = Tab(b, info.id)
         live_b.subscribe(tab)
         watch = b.change_watch
@@ -272,7 +272,7 @@ async def test_the_reader_s_feed_connection_killed_mid_stream_resumes_and_misses
         await until(lambda: watch.feed is not None and watch.feed.listen_pid is not None)
         assert watch.feed is not None
         await feed_came_round(a, live_b)
-        await a.open_session(info.id)
+        await a.sessions.open_session(info.id)
         a.send(info.id, "hello")
         await until(lambda: len(tab.texts) >= 2)  # mid-stream
         pid = watch.feed.listen_pid

@@ -53,7 +53,7 @@ def shape(tree: ConversationTree) -> tuple[object, ...]:
 
 async def two_turns(engine: Engine, replay_server: ReplayServer) -> str:
     replay_server.enqueue(text_reply("Alpha answer."), text_reply("Zebrafish answer."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "first question")
     await turn(engine, session.id, "second question about zebrafish")
     return session.id
@@ -63,13 +63,13 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     first, answer, second, reply = live.conversation.path()
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     assert [h.message_id for h in await engine.search("zebrafish")]  # found before
 
-    await engine.delete_message(session_id, second.id)
+    await engine.messages.delete_message(session_id, second.id)
 
     assert [m.id for m in live.conversation.path()] == [first.id, answer.id]
     removed = next(e for e in events if isinstance(e, MessagesRemoved))
@@ -83,15 +83,15 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
 
     assert stored_ids(engine, session_id) == {first.id, answer.id}
     assert fts_hits(engine, "zebrafish") == 0
-    assert await engine.undo_delete_message(session_id, second.id) is False  # too late
+    assert await engine.messages.undo_delete_message(session_id, second.id) is False  # too late
 
 
 async def test_the_undo_window_ends_by_itself(engine: Engine, replay_server: ReplayServer) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     reply = live.conversation.path()[-1]
     engine.messages.undo_seconds = 0.05
-    await engine.delete_message(session_id, reply.id)
+    await engine.messages.delete_message(session_id, reply.id)
     for _ in range(400):
         if reply.id not in stored_ids(engine, session_id):
             break
@@ -104,7 +104,7 @@ async def test_undo_brings_back_the_same_tree_and_search_hits(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     first, answer, _second, _reply = live.conversation.path()
     # A second version of the first answer, then back to version 1: the deleted message's
     # place among its siblings and the active leaf deep below it must both come back.
@@ -117,11 +117,11 @@ async def test_undo_brings_back_the_same_tree_and_search_hits(
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 
-    await engine.delete_message(session_id, answer.id)
+    await engine.messages.delete_message(session_id, answer.id)
     siblings = live.conversation.tree.children(first.id)
     assert [m.text for m in siblings] == ["Alpha again."]
     assert live.conversation.tree.active_leaf == siblings[0].id  # the newest remaining branch
-    assert await engine.undo_delete_message(session_id, answer.id) is True
+    assert await engine.messages.undo_delete_message(session_id, answer.id) is True
 
     assert shape(live.conversation.tree) == before
     assert live.conversation.tree.version(answer.id).index == 1
@@ -141,9 +141,9 @@ async def test_a_delete_not_undone_is_gone_after_a_restart(
     engine = await open_engine(tmp_path / "data", replay_server)
     try:
         session_id = await two_turns(engine, replay_server)
-        live = await engine.open_session(session_id)
+        live = await engine.sessions.open_session(session_id)
         first, answer, second, _reply = live.conversation.path()
-        await engine.delete_message(session_id, second.id)
+        await engine.messages.delete_message(session_id, second.id)
     finally:
         await engine.aclose()  # closing carries out the pending delete
     store = await Store.open(Store.sqlite_url(tmp_path / "data" / DATABASE_FILENAME))
@@ -160,11 +160,11 @@ async def test_closing_the_chat_carries_out_its_pending_delete(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     session_id = await two_turns(engine, replay_server)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     reply = live.conversation.path()[-1]
-    await engine.delete_message(session_id, reply.id)
-    await engine.close_session(session_id)
-    reopened = await engine.open_session(session_id)
+    await engine.messages.delete_message(session_id, reply.id)
+    await engine.sessions.close_session(session_id)
+    reopened = await engine.sessions.open_session(session_id)
     assert reply.id not in reopened.conversation.tree
     assert reply.id not in stored_ids(engine, session_id)
 
@@ -173,33 +173,33 @@ async def test_delete_is_refused_while_a_turn_runs(engine: Engine, replay_server
     replay_server.enqueue(
         text_reply("Alpha answer."), text_reply(*[f"w{i} " for i in range(200)], chunk_delay=0.02)
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "first")
-    live = await engine.open_session(session.id)
+    live = await engine.sessions.open_session(session.id)
     first = live.conversation.path()[0]
     engine.send(session.id, "second")
     while live.conversation.reply is None:
         await asyncio.sleep(0.01)
     with pytest.raises(SessionBusyError) as refused:
-        await engine.delete_message(session.id, first.id)
+        await engine.messages.delete_message(session.id, first.id)
     assert "delete" in refused.value.user_message
     assert first.id in live.conversation.tree
     engine.cancel(session.id)
     await engine.wait_idle(session.id)
     with pytest.raises(MessageGoneError):
-        await engine.delete_message(session.id, "no-such-message")
+        await engine.messages.delete_message(session.id, "no-such-message")
 
 
 async def test_edit_reply_adds_an_active_version_and_the_next_request_carries_it(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply("The capital is Lyon."), text_reply("Noted."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Capital of France?")
-    live = await engine.open_session(session.id)
+    live = await engine.sessions.open_session(session.id)
     original = live.conversation.path()[-1]
 
-    edited = await engine.edit_reply(session.id, original.id, "The capital is Paris.")
+    edited = await engine.messages.edit_reply(session.id, original.id, "The capital is Paris.")
 
     tree = live.conversation.tree
     assert tree.active_leaf == edited.id and edited.parent_id == original.parent_id

@@ -65,7 +65,7 @@ async def test_a_fresh_start_writes_everything_for_its_owner_alone(
         logging.getLogger("threadline.test").info("a log line")
         engine = await open_engine(data, replay_server)
         try:
-            session = await engine.new_session()
+            session = await engine.sessions.new_session()
             replay_server.enqueue(sse_response(openai_text_stream(["Hi."])))
             await turn(engine, session.id, "hello")
             await engine.tool_servers.save_server(faulty_server())

@@ -33,14 +33,14 @@ async def test_a_chat_in_a_project_sends_its_instructions_and_files(
 ) -> None:
     spec = tmp_path / "spec.md"
     spec.write_text("The garden is 12 metres long.\n")
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, system_prompt="You are a gardener."))
-    project = await engine.create_project("Garden", instructions="Answer in metric units.")
-    project = await engine.save_project(
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, system_prompt="You are a gardener."))
+    project = await engine.projects.create_project("Garden", instructions="Answer in metric units.")
+    project = await engine.projects.save_project(
         replace(project, context=StickyContext(sources=(ContextSource(str(spec)),)))
     )
-    inside = await engine.new_session(project_id=project.id)
-    outside = await engine.new_session()
+    inside = await engine.sessions.new_session(project_id=project.id)
+    outside = await engine.sessions.new_session()
     assert inside.project_id == project.id and outside.project_id is None
 
     replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
@@ -55,7 +55,7 @@ async def test_a_chat_in_a_project_sends_its_instructions_and_files(
     assert "metric" not in system_sent(replay_server) and "12 metres" not in system_sent(replay_server)
 
     # Moving the chat out of the project takes the instructions away from its next request.
-    await engine.set_session_project(inside.id, None)
+    await engine.projects.set_session_project(inside.id, None)
     replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
     await turn(engine, inside.id, "Still there?")
     assert "metric" not in system_sent(replay_server)
@@ -63,44 +63,44 @@ async def test_a_chat_in_a_project_sends_its_instructions_and_files(
 
 async def test_the_listing_hears_every_project_change(engine: Engine) -> None:
     heard: list[SessionEvent] = []
-    engine.subscribe_sessions(heard.append)
-    project = await engine.create_project("  Reading   list ")
+    engine.sessions.subscribe_sessions(heard.append)
+    project = await engine.projects.create_project("  Reading   list ")
     assert project.name == "Reading list" and project.colour.startswith("#")
-    second = await engine.create_project("Work")
+    second = await engine.projects.create_project("Work")
     assert second.colour != project.colour  # the next unused colour of the palette
     changes = [e for e in heard if isinstance(e, ProjectsChanged)]
     assert [p.name for p in changes[-1].projects] == ["Reading list", "Work"]
 
     with pytest.raises(ProjectNameError, match="already a project"):
-        await engine.create_project("reading LIST")
+        await engine.projects.create_project("reading LIST")
     with pytest.raises(ProjectNameError, match="needs a name"):
-        await engine.create_project("   ")
+        await engine.projects.create_project("   ")
 
-    info = await engine.new_session(project_id=project.id)
-    await engine.open_session(info.id)
+    info = await engine.sessions.new_session(project_id=project.id)
+    await engine.sessions.open_session(info.id)
     heard.clear()
-    assert await engine.delete_project(project.id) == 1
+    assert await engine.projects.delete_project(project.id) == 1
     moved = [e.session for e in heard if isinstance(e, SessionUpdated) and e.session.id == info.id]
     assert moved and moved[-1].project_id is None
-    live = engine.live(info.id)
+    live = engine.sessions.live(info.id)
     assert live is not None and live.info.project_id is None
-    assert [p.name for p in await engine.list_projects()] == ["Work"]
+    assert [p.name for p in await engine.projects.list_projects()] == ["Work"]
     with pytest.raises(ProjectNotFoundError):
-        await engine.set_session_project(info.id, project.id)
+        await engine.projects.set_session_project(info.id, project.id)
 
 
 async def test_search_can_keep_to_one_project(engine: Engine, replay_server: ReplayServer) -> None:
-    project = await engine.create_project("Trips")
-    inside = await engine.new_session(project_id=project.id)
-    outside = await engine.new_session()
+    project = await engine.projects.create_project("Trips")
+    inside = await engine.sessions.new_session(project_id=project.id)
+    outside = await engine.sessions.new_session()
     for info in (inside, outside):
         replay_server.enqueue(sse_response(openai_text_stream(["noted"])))
         await turn(engine, info.id, "the lighthouse at dawn")
     assert {h.session_id for h in await engine.search("lighthouse")} == {inside.id, outside.id}
     assert {h.session_id for h in await engine.search("lighthouse", project_id=project.id)} == {inside.id}
-    listed = await engine.list_sessions(project_id=project.id)
+    listed = await engine.sessions.list_sessions(project_id=project.id)
     assert [s.id for s in listed] == [inside.id]
-    assert await engine.project_chat_counts() == {project.id: 1}
+    assert await engine.projects.project_chat_counts() == {project.id: 1}
 
 
 async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(
@@ -115,13 +115,13 @@ async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(
         tmp_path / "b", database_url=url, retry_policy=FAST_RETRIES, provider_timeout=10.0, watch_changes=True
     )
     try:
-        project = await engine.create_project(
+        project = await engine.projects.create_project(
             "Garden", colour="#10b981", instructions="Answer in metric units."
         )
-        info = await engine.new_session(project_id=project.id)
-        assert [p.instructions for p in await other.list_projects()] == ["Answer in metric units."]
+        info = await engine.sessions.new_session(project_id=project.id)
+        assert [p.instructions for p in await other.projects.list_projects()] == ["Answer in metric units."]
         events: list[SessionEvent] = []
-        other.subscribe_sessions(events.append)
+        other.sessions.subscribe_sessions(events.append)
 
         def heard() -> list[ProjectsChanged]:
             return [e for e in events if isinstance(e, ProjectsChanged)]
@@ -137,7 +137,7 @@ async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(
 
         imperial = "Answer in imperial units."
         edited = replace(project, name="Allotment", colour="#ef4444", instructions=imperial)
-        await engine.save_project(edited)
+        await engine.projects.save_project(edited)
         shown = [[("Allotment", "#ef4444", imperial)]]
         await until(
             lambda: [[(p.name, p.colour, p.instructions) for p in e.projects] for e in heard()] == shown
@@ -149,10 +149,10 @@ async def test_an_edit_made_by_another_instance_arrives_through_the_change_feed(
         assert "Answer in imperial units." in system and "metric" not in system
 
         # B's own edit: announced at once, and the feed's entry for it adds nothing.
-        await other.save_project(replace(edited, instructions="Answer in furlongs."))
+        await other.projects.save_project(replace(edited, instructions="Answer in furlongs."))
         assert [e.projects[0].instructions for e in heard()] == [imperial, "Answer in furlongs."]
         # A chat made after it is announced by B's feed only once the entry before it was applied.
-        marker = await engine.new_session("after the edit")
+        marker = await engine.sessions.new_session("after the edit")
         await until(lambda: any(isinstance(e, SessionUpdated) and e.session.id == marker.id for e in events))
         assert len(heard()) == 2
     finally:

@@ -40,7 +40,7 @@ async def test_reasoning_content_is_stored_apart_and_never_sent_back(
     replay_server.enqueue(
         sse_response(load_sse_fixture("openai_reasoning_content.sse"), chunk_delay=0.02), text_reply("Sure.")
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await turn(engine, session.id, "What is 17 × 23?")
     assert failure(events) is None
     assert "".join(e.delta for e in events if isinstance(e, ReasoningDelta)) == THOUGHT
@@ -63,7 +63,7 @@ async def test_think_tags_split_across_chunks_become_reasoning(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(sse_response(load_sse_fixture("ollama_think_tags.sse")), text_reply("Another."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "A haiku about rain")
     reply = (await stored_path(engine.data_dir, session.id))[-1]
     assert reply.text == "Soft rain on the roof\nlistening, the kettle hums\nthe day slows to drops"
@@ -80,8 +80,8 @@ async def test_reasoning_is_stored_while_it_streams(engine: Engine, replay_serve
     """The reply's row holds the reasoning before any answer text arrives (a kill loses ≤ 250 ms)."""
     chunks = load_sse_fixture("openai_reasoning_content.sse")
     replay_server.enqueue(sse_response(chunks, stall_after=6, stall_for=30))  # role + 5 reasoning chunks
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     engine.send(session.id, "What is 17 × 23?")
     deadline = time.monotonic() + 20
     stored = None
@@ -114,7 +114,7 @@ def reply_row(data_dir: Path) -> tuple[str, str, str] | None:
 async def claude(tmp_path: Path, replay_server: ReplayServer) -> AsyncIterator[Engine]:
     engine = await open_engine(tmp_path / "data", replay_server, ProviderKind.ANTHROPIC)
     engine.tools.register(LookupTool())
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -146,7 +146,7 @@ async def test_anthropic_thinking_goes_back_unchanged_within_the_tool_round(
         sse_response(load_sse_fixture("anthropic_thinking_text.sse")),
         sse_response(load_sse_fixture("anthropic_text.sse")),
     )
-    session = await claude.new_session()
+    session = await claude.sessions.new_session()
     events = await turn(claude, session.id, "Weather in Oslo?")
     assert failure(events) is None
 
@@ -183,21 +183,21 @@ async def test_agent_switches_reach_each_api(
 ) -> None:
     """reasoning_effort goes to an OpenAI-compatible server; Anthropic gets thinking with room to
     answer and without the sampling settings the API refuses while thinking."""
-    await engine.save_agent(AgentConfig("default", "Default", reasoning_effort="low", temperature=0.3))
+    await engine.agents.save_agent(AgentConfig("default", "Default", reasoning_effort="low", temperature=0.3))
     replay_server.enqueue(text_reply("Fine."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "Hi")
     assert replay_server.requests[-1].body["reasoning_effort"] == "low"
 
     claude = await open_engine(tmp_path / "claude", replay_server, ProviderKind.ANTHROPIC)
     try:
-        await claude.save_agent(
+        await claude.agents.save_agent(
             AgentConfig("default", "Default", thinking_budget=2048, temperature=0.3, max_tokens=1000)
         )
-        stored = await claude.get_agent()
+        stored = await claude.agents.get_agent()
         assert (stored.thinking_budget, stored.reasoning_effort) == (2048, "")
         replay_server.enqueue(sse_response(load_sse_fixture("anthropic_thinking_text.sse")))
-        session = await claude.new_session()
+        session = await claude.sessions.new_session()
         await turn(claude, session.id, "Weather?")
         body = replay_server.requests[-1].body
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}

@@ -103,7 +103,7 @@ async def open_two(
             config = ProviderConfig(
                 "replay", ProviderKind.OPENAI, base_url=replay_server.openai_base_url, default_model="m"
             )
-            await engine.save_provider(config, "sk-test")
+            await engine.providers.save_provider(config, "sk-test")
             opened.append(engine)
         yield opened[0], opened[1]
     finally:
@@ -126,10 +126,10 @@ async def test_two_engines_starting_a_turn_at_once_exactly_one_runs(
     a, b = engines
     reply = slow_reply(replay_server)
     slow_reply(replay_server)  # only used if both ran (the bug this test is for)
-    info = await a.new_session("Shared")
+    info = await a.sessions.new_session("Shared")
     tabs: dict[str, list[ConversationEvent]] = {"a": [], "b": []}
-    (await a.open_session(info.id)).subscribe(tabs["a"].append)
-    (await b.open_session(info.id)).subscribe(tabs["b"].append)
+    (await a.sessions.open_session(info.id)).subscribe(tabs["a"].append)
+    (await b.sessions.open_session(info.id)).subscribe(tabs["b"].append)
 
     a.send(info.id, "from A")
     b.send(info.id, "from B")  # same loop turn: both staged before either asked for the lease
@@ -147,7 +147,7 @@ async def test_two_engines_starting_a_turn_at_once_exactly_one_runs(
     assert socket.gethostname() in failed.error.message
     busy = [e for e in tabs[loser] if isinstance(e, SessionBusyElsewhere)]
     assert busy and busy[0].host == socket.gethostname()
-    losing = (a if loser == "a" else b).live(info.id)
+    losing = (a if loser == "a" else b).sessions.live(info.id)
     assert losing is not None and losing.conversation.ready_for_input
     assert all(m.text != f"from {loser.upper()}" for m in losing.conversation.tree)
 
@@ -165,12 +165,12 @@ async def test_stop_asked_from_b_stops_a_s_turn_and_keeps_its_partial_reply(
 ) -> None:
     a, b = engines
     whole = slow_reply(replay_server, pieces=200, delay=0.1)  # 20 s if nobody stops it
-    info = await a.new_session("Stopped elsewhere")
-    live_a = await a.open_session(info.id)
+    info = await a.sessions.new_session("Stopped elsewhere")
+    live_a = await a.sessions.open_session(info.id)
     grown: list[TextDelta] = []
     live_a.subscribe(lambda e: grown.append(e) if isinstance(e, TextDelta) else None)
     b_events: list[ConversationEvent] = []
-    (await b.open_session(info.id)).subscribe(b_events.append)
+    (await b.sessions.open_session(info.id)).subscribe(b_events.append)
     a.send(info.id, "a long one")
     await until(lambda: len(grown) >= 3)
     assert await b.busy_elsewhere(info.id) == socket.gethostname()
@@ -194,13 +194,13 @@ async def test_the_turn_after_a_refusal_runs_once_the_other_has_ended(
 ) -> None:
     a, b = engines
     slow_reply(replay_server)
-    info = await a.new_session("Taking turns")
-    await a.open_session(info.id)
-    await b.open_session(info.id)
+    info = await a.sessions.new_session("Taking turns")
+    await a.sessions.open_session(info.id)
+    await b.sessions.open_session(info.id)
     a.send(info.id, "first")
     await until(lambda: a.leases.holds(info.id))
     b_events: list[ConversationEvent] = []
-    b.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
+    b.sessions.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
     b.send(info.id, "second")
     await b.wait_idle(info.id)
     assert any(isinstance(e, TurnFailed) and e.error.kind == "busy_elsewhere" for e in b_events)
@@ -217,14 +217,14 @@ async def test_an_open_tab_is_told_where_its_chat_replies_and_when_that_ends(
 ) -> None:
     a, b = watching
     slow_reply(replay_server, pieces=40, delay=0.1)
-    info = await a.new_session("Watched")
-    await a.open_session(info.id)
+    info = await a.sessions.new_session("Watched")
+    await a.sessions.open_session(info.id)
     shown: list[SessionBusyElsewhere] = []
-    (await b.open_session(info.id)).subscribe(
+    (await b.sessions.open_session(info.id)).subscribe(
         lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
     )
     a_shown: list[SessionBusyElsewhere] = []
-    a.live(info.id).subscribe(  # type: ignore[union-attr]
+    a.sessions.live(info.id).subscribe(  # type: ignore[union-attr]
         lambda e: a_shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
     )
     a.send(info.id, "watch me")
@@ -244,9 +244,9 @@ async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
     so no change entry says its turn ended. B's tab stops showing it once the lease has expired,
     ``busy_elsewhere`` says free, and B's next turn takes the lease over."""
     a, b = watching_slow
-    info = await a.new_session("Held by the dead")
+    info = await a.sessions.new_session("Held by the dead")
     shown: list[SessionBusyElsewhere] = []
-    (await b.open_session(info.id)).subscribe(
+    (await b.sessions.open_session(info.id)).subscribe(
         lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
     )
     dead = "gone.example|4242|dead"
@@ -264,7 +264,7 @@ async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
 
     replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
     b_events: list[ConversationEvent] = []
-    b.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
+    b.sessions.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
     b.send(info.id, "anyone there?")
     await b.wait_idle(info.id)
     assert not any(isinstance(e, TurnFailed) for e in b_events), b_events
@@ -275,7 +275,7 @@ async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
 
 async def _seen_by(a: Engine, live_b: LiveConversation, title: str) -> None:
     """A rename in A reaches B's open chat: B's feed has read past every entry A wrote before it."""
-    await a.rename_session(live_b.session_id, title)
+    await a.sessions.rename_session(live_b.session_id, title)
     await until(lambda: live_b.info.title == title)
 
 
@@ -307,18 +307,18 @@ async def test_a_chat_opened_after_a_turn_started_elsewhere_shows_it_busy(
 ) -> None:
     """The turn elsewhere started before B opened the chat: only reading the lease on open shows it."""
     a, b = watching_slow
-    info = await a.new_session("Opened late")
-    marker = await b.open_session((await a.new_session("Marker")).id)
+    info = await a.sessions.new_session("Opened late")
+    marker = await b.sessions.open_session((await a.sessions.new_session("Marker")).id)
     busy = SessionBusyElsewhere(info.id, "other.example", False)
     shown: list[SessionBusyElsewhere] = []
     async with held_elsewhere(a.store, info.id, "other.example|4242|busy", a.leases.expires_after):
         await _seen_by(a, marker, "Marker (after the lease)")  # the lease's entry passed B unopened
-        (await b.open_session(info.id)).subscribe(
+        (await b.sessions.open_session(info.id)).subscribe(
             lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
         )
         await until(lambda: busy in shown)
         again: list[SessionBusyElsewhere] = []  # a second tab on the same live chat is told too
-        (await b.open_session(info.id)).subscribe(
+        (await b.sessions.open_session(info.id)).subscribe(
             lambda e: again.append(e) if isinstance(e, SessionBusyElsewhere) else None
         )
         await until(lambda: busy in again)
@@ -332,8 +332,8 @@ async def test_a_lease_taken_while_its_chat_s_lease_is_being_read_is_not_missed(
     instance takes the lease and B's feed passes the entry on. The read's stale 'free' must not
     be the last word: B reads again and shows the chat busy."""
     a, b = watching_slow
-    info = await a.new_session("Raced")
-    marker = await b.open_session((await a.new_session("Marker")).id)
+    info = await a.sessions.new_session("Raced")
+    marker = await b.sessions.open_session((await a.sessions.new_session("Marker")).id)
     real = b.leases.elsewhere
     reads: list[Lease | None] = []
     go_on = asyncio.Event()
@@ -349,7 +349,7 @@ async def test_a_lease_taken_while_its_chat_s_lease_is_being_read_is_not_missed(
 
     b.leases.elsewhere = slow_first_read  # type: ignore[method-assign]
     shown: list[SessionBusyElsewhere] = []
-    (await b.open_session(info.id)).subscribe(
+    (await b.sessions.open_session(info.id)).subscribe(
         lambda e: shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
     )
     await until(lambda: len(reads) == 1)
@@ -411,7 +411,7 @@ async def test_a_live_holder_whose_clock_is_behind_keeps_its_lease_against_a_rea
     (its clock would make every heartbeat of A look 20 minutes old)."""
     a, b = on_postgres
     await skew_clocks(monkeypatch, a, timedelta(minutes=-10), timedelta(minutes=10))
-    info = await a.new_session("Skewed, alive")
+    info = await a.sessions.new_session("Skewed, alive")
     holder = "machine-a.example|4242|live"
     async with held_elsewhere(a.store, info.id, holder, a.leases.expires_after):
         refused = await b.store.acquire_lease(info.id, b.leases.holder, b.leases.expires_after)
@@ -430,7 +430,7 @@ async def test_a_dead_holder_expires_on_time_for_a_reader_whose_clock_is_behind(
     later — and B's turn start takes it over."""
     a, b = on_postgres
     await skew_clocks(monkeypatch, a, timedelta(0), timedelta(minutes=-10))
-    info = await a.new_session("Skewed, dead")
+    info = await a.sessions.new_session("Skewed, dead")
     dead = "machine-a.example|4242|dead"
     assert (await a.store.acquire_lease(info.id, dead, a.leases.expires_after)).ok
     assert await b.busy_elsewhere(info.id) == "machine-a.example"

@@ -35,40 +35,42 @@ def text_reply(*pieces: str, **options: float) -> ScriptedResponse:
 
 def watch(engine: Engine) -> list[SessionEvent]:
     events: list[SessionEvent] = []
-    engine.subscribe_sessions(events.append)
+    engine.sessions.subscribe_sessions(events.append)
     return events
 
 
 async def test_a_new_session_starts_with_the_model_used_last(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    first = await engine.new_session()
+    first = await engine.sessions.new_session()
     assert (first.provider, first.model) == ("replay", "gpt-4o-mini")  # nothing used yet: the default
-    await engine.save_provider(ProviderConfig("other", ProviderKind.OPENAI, base_url=UNREACHABLE), "k")
-    await engine.set_session_model(first.id, "replay", "gpt-4o")
-    second = await engine.new_session()
+    await engine.providers.save_provider(
+        ProviderConfig("other", ProviderKind.OPENAI, base_url=UNREACHABLE), "k"
+    )
+    await engine.sessions.set_session_model(first.id, "replay", "gpt-4o")
+    second = await engine.sessions.new_session()
     assert (second.provider, second.model) == ("replay", "gpt-4o")
     # sending with a model makes it the last used, too
-    await engine.set_session_model(second.id, "other", "o-1")
-    third = await engine.new_session()
+    await engine.sessions.set_session_model(second.id, "other", "o-1")
+    third = await engine.sessions.new_session()
     assert (third.provider, third.model) == ("other", "o-1")
     replay_server.enqueue(text_reply("ok"))
     await turn(engine, first.id, "hi")
     assert replay_server.requests[-1].body["model"] == "gpt-4o"
-    fourth = await engine.new_session()
+    fourth = await engine.sessions.new_session()
     assert (fourth.provider, fourth.model) == ("replay", "gpt-4o")
     # a removed provider is not offered to new chats
-    await engine.set_session_model(third.id, "other", "o-1")
-    await engine.remove_provider("other")
-    fifth = await engine.new_session()
+    await engine.sessions.set_session_model(third.id, "other", "o-1")
+    await engine.providers.remove_provider("other")
+    fifth = await engine.sessions.new_session()
     assert fifth.provider == "replay"
 
 
 async def test_adding_a_provider_named_aaa_moves_no_existing_session(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    old = await engine.new_session()
-    await engine.save_provider(
+    old = await engine.sessions.new_session()
+    await engine.providers.save_provider(
         ProviderConfig("aaa", ProviderKind.OPENAI, base_url=UNREACHABLE, default_model="a-1"), "k"
     )
     replay_server.enqueue(text_reply("still replay"))
@@ -93,49 +95,51 @@ async def test_a_session_without_provider_asks_for_a_model_instead_of_taking_the
 async def test_delete_is_undoable_then_final(engine: Engine, replay_server: ReplayServer) -> None:
     events = watch(engine)
     replay_server.enqueue(text_reply("a zebra answer"))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await turn(engine, session.id, "tell me about zebras")
-    await engine.save_draft(session.id, Draft("unsent"))
-    await engine.delete_session(session.id)
+    await engine.sessions.save_draft(session.id, Draft("unsent"))
+    await engine.sessions.delete_session(session.id)
     assert SessionRemoved(session.id) in events
-    assert engine.live(session.id) is None
-    assert session.id not in [s.id for s in await engine.list_sessions()]
+    assert engine.sessions.live(session.id) is None
+    assert session.id not in [s.id for s in await engine.sessions.list_sessions()]
     assert await engine.search("zebra") == []
     with pytest.raises(SessionClosedError):
-        await engine.open_session(session.id)
-    restored = await engine.restore_session(session.id)
+        await engine.sessions.open_session(session.id)
+    restored = await engine.sessions.restore_session(session.id)
     assert restored is not None and restored.id == session.id
     assert any(isinstance(e, SessionRestored) and e.session.id == session.id for e in events)
-    live = await engine.open_session(session.id)
+    live = await engine.sessions.open_session(session.id)
     assert [m.text for m in live.conversation.path()] == ["tell me about zebras", "a zebra answer"]
     assert [h.session_id for h in await engine.search("zebra")] == [session.id, session.id]
-    assert await engine.get_draft(session.id) == Draft("unsent")
+    assert await engine.sessions.get_draft(session.id) == Draft("unsent")
     # delete again and let the undo window pass: gone from the store, with its draft
-    engine.undo_seconds = 0.05
-    await engine.delete_session(session.id)
-    while engine.pending_deletes():
+    engine.sessions.undo_seconds = 0.05
+    await engine.sessions.delete_session(session.id)
+    while engine.sessions.pending_deletes():
         await asyncio.sleep(0.02)
     assert await engine.store.get_session(session.id) is None
-    assert await engine.get_draft(session.id) is None
-    assert await engine.restore_session(session.id) is None
+    assert await engine.sessions.get_draft(session.id) is None
+    assert await engine.sessions.restore_session(session.id) is None
 
 
 async def test_delete_cancels_a_running_turn_and_keeps_its_partial_reply(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(text_reply(*[f"w{i} " for i in range(200)], chunk_delay=0.02))
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     deltas: list[str] = []
     live.subscribe(lambda e: deltas.append(e.delta) if isinstance(e, TextDelta) else None)
     engine.send(session.id, "Count slowly")
     while len(deltas) < 3:
         await asyncio.sleep(0.01)
-    await engine.delete_session(session.id)
+    await engine.sessions.delete_session(session.id)
     assert not engine.running(session.id)
     path = await stored_path(engine.data_dir, session.id)
     assert path[-1].status is MessageStatus.CANCELLED and path[-1].text.startswith("w0 w1 w2")
-    assert session.id not in [s.id for s in await engine.list_sessions()]  # no late row from the turn
+    assert session.id not in [
+        s.id for s in await engine.sessions.list_sessions()
+    ]  # no late row from the turn
 
 
 async def test_closing_the_engine_carries_out_pending_deletes(
@@ -144,9 +148,9 @@ async def test_closing_the_engine_carries_out_pending_deletes(
     from tests.support.engines import open_engine
 
     engine = await open_engine(tmp_path / "d", replay_server)
-    keep = await engine.new_session("keep")
-    gone = await engine.new_session("gone")
-    await engine.delete_session(gone.id)
+    keep = await engine.sessions.new_session("keep")
+    gone = await engine.sessions.new_session("gone")
+    await engine.sessions.delete_session(gone.id)
     await engine.aclose()
     store = await Store.open(Store.sqlite_url(tmp_path / "d" / "threadline.db"))
     try:
@@ -160,13 +164,13 @@ async def test_fork_keeps_the_model_and_announces_the_copy(
 ) -> None:
     events = watch(engine)
     replay_server.enqueue(text_reply("first answer"))
-    source = await engine.new_session()
-    await engine.set_session_model(source.id, "replay", "gpt-4o")
+    source = await engine.sessions.new_session()
+    await engine.sessions.set_session_model(source.id, "replay", "gpt-4o")
     await turn(engine, source.id, "question")
-    copy = await engine.fork_session(source.id)
+    copy = await engine.sessions.fork_session(source.id)
     assert SessionForked(source.id, copy) in events
     assert (copy.provider, copy.model) == ("replay", "gpt-4o")
-    assert [m.text for m in (await engine.open_session(copy.id)).conversation.path()] == [
+    assert [m.text for m in (await engine.sessions.open_session(copy.id)).conversation.path()] == [
         "question",
         "first answer",
     ]
@@ -176,16 +180,16 @@ async def test_drafts_survive_a_restart(tmp_path: Path, replay_server: ReplaySer
     from tests.support.engines import open_engine
 
     engine = await open_engine(tmp_path / "d", replay_server)
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     draft = Draft(
         "half a thought", (ContextFile("notes.txt", "abc"), ImageBlock("image/png", "AAAA", "p.png"))
     )
-    await engine.save_draft(session.id, draft)
+    await engine.sessions.save_draft(session.id, draft)
     await engine.aclose()
     engine = await open_engine(tmp_path / "d", replay_server)
     try:
-        assert await engine.get_draft(session.id) == draft
-        await engine.save_draft(session.id, Draft())
-        assert await engine.get_draft(session.id) is None
+        assert await engine.sessions.get_draft(session.id) == draft
+        await engine.sessions.save_draft(session.id, Draft())
+        assert await engine.sessions.get_draft(session.id) is None
     finally:
         await engine.aclose()

@@ -29,7 +29,7 @@ async def run(engine: Engine, session_id: str, text: str, base_dir: Path | None 
 
 
 async def chat(engine: Engine, server: ReplayServer, *turns: str) -> str:
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     for prompt in turns:
         server.enqueue(reply(f"A{prompt[1:]}"))
         await turn(engine, session.id, prompt)
@@ -73,9 +73,9 @@ async def test_model_and_agent_switch_the_next_request(engine: Engine, replay_se
     assert not unknown.ok and "(providers: replay)" in unknown.error
     assert (await run(engine, session_id, "/model replay/vendor/x")).ok  # an id with a slash
     assert (await run(engine, session_id, "/model gpt-4o")).ok  # the chat's own provider
-    await engine.create_agent(AgentConfig(id="", name="Reviewer", system_prompt="Review carefully."))
+    await engine.agents.create_agent(AgentConfig(id="", name="Reviewer", system_prompt="Review carefully."))
     listed = await run(engine, session_id, "/agent")
-    current = (await engine.session_agent(session_id)).agent.name
+    current = (await engine.agents.session_agent(session_id)).agent.name
     assert f"* {current}" in listed.text.splitlines() and "  Reviewer" in listed.text.splitlines()
     switched = await run(engine, session_id, "/agent reviewer")
     assert switched.ok and switched.changed
@@ -118,7 +118,7 @@ async def test_clear_sends_nothing_before_the_marker(engine: Engine, replay_serv
     replay_server.enqueue(reply("A3"))
     await turn(engine, session_id, "Q3")
     assert sent_texts(replay_server) == ["Q3"]
-    live = engine.live(session_id)
+    live = engine.sessions.live(session_id)
     assert live is not None
     assert [m.text for m in live.conversation.path() if m.kind is MessageKind.PROMPT] == ["Q1", "Q2", "Q3"]
 
@@ -176,7 +176,7 @@ async def test_a_checkpoint_name_used_again_moves_here_and_says_from_where(
     moved = await run(engine, session_id, "/checkpoint   draft")
     assert moved.ok and moved.changed
     assert moved.text.startswith("Checkpoint “draft” moved here (it named “A1”).")
-    live = engine.live(session_id)
+    live = engine.sessions.live(session_id)
     assert live is not None
     assert live.conversation.tree.named_checkpoints == {"draft": live.conversation.path()[-1].id}
     same = await run(engine, session_id, "/checkpoint draft")

@@ -59,8 +59,8 @@ def gathered(events: list[ConversationEvent]) -> GatheredContext:
 
 
 async def with_session_context(engine: Engine, context: StickyContext) -> str:
-    session = await engine.new_session()
-    await engine.set_session_context(session.id, context)
+    session = await engine.sessions.new_session()
+    await engine.sessions.set_session_context(session.id, context)
     return session.id
 
 
@@ -108,8 +108,8 @@ async def test_agent_and_session_context_both_go_with_the_system_prompt(
     (src / "pkg").mkdir(parents=True)
     (src / "pkg" / "a.py").write_text("A = 1\n")
     (src / "pkg" / "b.txt").write_text("not python\n")
-    agent = await engine.get_agent()
-    await engine.save_agent(
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(
         replace(
             agent,
             system_prompt="You are terse.",
@@ -153,8 +153,8 @@ async def test_over_budget_files_are_left_out_whole_and_named(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
     engine.hub.remember_models("replay", [ModelInfo("gpt-4o-mini", context_window=10_000)])
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, context_share=0.1))  # 1,000 tokens for sticky context
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, context_share=0.1))  # 1,000 tokens for sticky context
     small = tmp_path / "small.md"
     small.write_text("small-file-text\n")
     big = tmp_path / "big.md"
@@ -179,11 +179,11 @@ async def test_over_budget_files_are_left_out_whole_and_named(
 async def test_an_unknown_window_uses_the_assumed_window_setting(
     engine: Engine, replay_server: ReplayServer, tmp_path: Path
 ) -> None:
-    await engine.set_setting(DEFAULT_WINDOW_SETTING, 400)
+    await engine.settings.set_setting(DEFAULT_WINDOW_SETTING, 400)
     notes = tmp_path / "notes.md"
     notes.write_text("z" * 2000)  # ≈500 tokens: more than 75 % of 400
     session_id = await with_session_context(engine, StickyContext(sources=(ContextSource(str(notes)),)))
-    await engine.set_session_model(session_id, "replay", "model-nobody-lists")
+    await engine.sessions.set_session_model(session_id, "replay", "model-nobody-lists")
     replay_server.enqueue(reply(ProviderKind.OPENAI))
     events = await turn(engine, session_id, "Hi")
     result = gathered(events)
@@ -202,7 +202,7 @@ async def test_a_hanging_hook_is_stopped_reported_and_the_turn_goes_on(
     replay_server.enqueue(reply(ProviderKind.OPENAI, "answered"))
     events = await turn(engine, session_id, "Hi", timeout=60)
     assert failure(events) is None
-    live = engine.live(session_id)
+    live = engine.sessions.live(session_id)
     assert live is not None and live.conversation.path()[-1].text == "answered"
     result = gathered(events)
     assert [(p.label, p.reason) for p in result.problems] == [
@@ -215,8 +215,10 @@ async def test_a_hanging_hook_is_stopped_reported_and_the_turn_goes_on(
 async def test_a_failing_hook_and_a_denied_one_are_reported(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, approval_rules=(ApprovalRule("shell", Approval.DENY, "rm *"),)))
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(
+        replace(agent, approval_rules=(ApprovalRule("shell", Approval.DENY, "rm *"),))
+    )
     context = StickyContext(hooks=(ContextHook("echo oops >&2; exit 3"), ContextHook("rm -rf /tmp/nothing")))
     session_id = await with_session_context(engine, context)
     replay_server.enqueue(reply(ProviderKind.OPENAI))
@@ -244,7 +246,7 @@ async def test_a_file_that_disappears_is_flagged_and_the_turn_goes_on(
     assert "notes-text" not in system_sent(replay_server)
     result = gathered(events)
     assert [(p.label, p.reason.split(":")[0]) for p in result.problems] == [(str(notes), "missing")]
-    live = engine.live(session_id)
+    live = engine.sessions.live(session_id)
     assert live is not None and live.conversation.path()[-1].status is MessageStatus.COMPLETE
 
 
@@ -281,7 +283,7 @@ async def test_stop_during_a_hook_ends_it_at_once(
     pid_file = tmp_path / "hook.pid"
     hook = ContextHook(f"echo $$ > {pid_file}; exec sleep 120", timeout=300)
     session_id = await with_session_context(engine, StickyContext(hooks=(hook,)))
-    await engine.open_session(session_id)
+    await engine.sessions.open_session(session_id)
     engine.send(session_id, "Hi")
     for _ in range(3000):  # the hook has started
         if pid_file.exists() and pid_file.read_text().strip():
@@ -299,12 +301,12 @@ async def test_the_session_context_is_stored_with_the_session(engine: Engine, tm
     context = StickyContext(
         sources=(ContextSource("~/notes.md"),), hooks=(ContextHook("date", HookTiming.SESSION_START),)
     )
-    session = await engine.new_session()
-    info = await engine.set_session_context(session.id, context)
+    session = await engine.sessions.new_session()
+    info = await engine.sessions.set_session_context(session.id, context)
     assert info.context == context
     stored = await engine.store.get_session(session.id)
     assert stored is not None and stored.context == context
-    agent: AgentConfig = await engine.get_agent()
+    agent: AgentConfig = await engine.agents.get_agent()
     assert agent.context == StickyContext()  # the agent's own is untouched
 
 

@@ -53,8 +53,8 @@ async def test_stop_while_streaming_settles_and_keeps_the_partial_reply(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(slow_text("word " * 200))
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     engine.send(session_id, "a long answer please")
     await until(lambda: live.conversation.reply is not None and live.conversation.reply.text)
 
@@ -76,7 +76,7 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
         return await never  # the user never answers
 
     engine.set_approval_handler(handler)
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -90,8 +90,8 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
             openai_tool_call_stream([("c1", "list_directory", {"path": "."})], text_pieces=["Let me look."])
         )
     )
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     engine.send(session_id, "what is in the folder?")
     await asyncio.wait_for(asked.wait(), 30)
     assert live.conversation.state is TurnState.AWAITING_APPROVAL
@@ -106,7 +106,7 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
 async def test_stop_during_compaction_settles_and_changes_nothing(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    session_id = (await engine.new_session()).id
+    session_id = (await engine.sessions.new_session()).id
     parent: str | None = None
     history: list[Message] = []
     for i in range(6):
@@ -115,7 +115,7 @@ async def test_stop_during_compaction_settles_and_changes_nothing(
         history += [prompt, reply]
         parent = reply.id
     await engine.store.append_messages(session_id, history)
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     replay_server.enqueue(slow_text("A summary that takes its time. " * 40))
 
     compaction = asyncio.create_task(engine.compact(session_id))

@@ -52,8 +52,8 @@ async def test_a_send_from_inside_the_idle_event_is_accepted_and_the_turn_was_st
     rounds = 6
     for i in range(rounds):
         replay_server.enqueue(sse_response(openai_text_stream([f"answer {i} ", "done"])))
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     seen_at_idle: list[tuple[bool, str | None]] = []
     refused: list[Exception] = []
     finished = asyncio.Event()
@@ -95,8 +95,8 @@ async def test_a_held_write_lock_during_a_turn_only_delays_it(
 ) -> None:
     pieces = [f"w{i:02d} " for i in range(60)]
     replay_server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.02))
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     locked = threading.Event()
@@ -133,8 +133,8 @@ async def test_refused_writes_keep_the_text_in_memory_and_the_session_busy_until
 ) -> None:
     pieces = [f"k{i:02d} " for i in range(40)]
     replay_server.enqueue(sse_response(openai_text_stream(pieces), chunk_delay=0.02))
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     engine.send(session_id, "keep this")
@@ -178,8 +178,8 @@ async def test_refused_writes_keep_the_text_in_memory_and_the_session_busy_until
 async def test_a_prompt_the_store_refuses_is_not_sent_and_comes_back(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     refuse(database(engine), "INSERT")
@@ -213,8 +213,8 @@ async def test_a_failed_turn_whose_ending_cannot_be_stored_still_says_why(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     replay_server.enqueue(openai_auth_error())
-    session_id = (await engine.new_session()).id
-    live = await engine.open_session(session_id)
+    session_id = (await engine.sessions.new_session()).id
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
     refuse(database(engine), "INSERT", when="NEW.kind != 'prompt'")  # the failure record is refused

@@ -62,9 +62,9 @@ async def test_a_streamed_lone_surrogate_is_stored_and_the_turn_completes(
         config = ProviderConfig(
             "replay", ProviderKind.OPENAI, base_url=replay_server.openai_base_url, default_model="gpt-4o-mini"
         )
-        await engine.save_provider(config, "sk-test")
-        session = await engine.new_session()
-        live = await engine.open_session(session.id)
+        await engine.providers.save_provider(config, "sk-test")
+        session = await engine.sessions.new_session()
+        live = await engine.sessions.open_session(session.id)
         events: list[object] = []
         live.subscribe(events.append)
         replay_server.enqueue(sse_response(stream_with_lone_surrogate(), chunk_delay=0.01))

@@ -43,7 +43,7 @@ async def snapshot(engine: Engine) -> dict[str, tuple[object, ...]]:
     """Every chat, archived or not: its fields and its whole tree in stored order."""
     out: dict[str, tuple[object, ...]] = {}
     for archived in (False, True):
-        for info in await engine.list_sessions(archived=archived, limit=10_000):
+        for info in await engine.sessions.list_sessions(archived=archived, limit=10_000):
             tree = await engine.store.load_tree(info.id)
             fields = (info.title, info.pinned, info.archived, info.agent_id, info.provider, info.model)
             out[info.id] = (fields, dict(info.checkpoints), tree.active_leaf, list(tree))
@@ -141,7 +141,7 @@ async def test_several_chats_in_the_order_asked_and_everything_includes_archived
         for n, archived in ((1, False), (2, True), (3, False), (4, False)):
             info = SessionInfo(id=f"s{n}", title=f"Chat number {n}", archived=archived)
             await store_chat(engine.store, Chat(info, [Message.prompt(f"words of chat {n}", id=f"m{n}")]))
-        await engine.delete_session("s4")  # deleted but undoable: not exported
+        await engine.sessions.delete_session("s4")  # deleted but undoable: not exported
         chosen = tmp_path / "chosen.md"
         await engine.export(chosen, ExportFormat.MARKDOWN, ["s3", "s1"])
         text = chosen.read_text(encoding="utf-8")

@@ -42,7 +42,7 @@ async def stored_shape(store: Store, session_id: str) -> tuple[list[tuple[str, s
 @pytest.mark.asyncio
 async def test_import_stores_whole_trees_announces_them_and_is_searchable(engine: Engine) -> None:
     events: list[SessionEvent] = []
-    engine.subscribe_sessions(events.append)
+    engine.sessions.subscribe_sessions(events.append)
     report = await engine.import_file(CHATGPT)
     assert (report.imported, report.updated, report.skipped, len(report.failed)) == (3, 0, 0, 2)
     parsed = [c for c in read_file(CHATGPT) if isinstance(c, ImportedConversation)]

@@ -59,8 +59,8 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str
             default_model="gpt-4o-mini",
         )
     )
-    await engine.set_setting("default_provider", "replay")
-    await engine.save_agent(
+    await engine.settings.set_setting("default_provider", "replay")
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -69,9 +69,9 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str
             allowed_folders=folders,
         )
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     print(session.id, flush=True)
-    await engine.open_session(session.id)
+    await engine.sessions.open_session(session.id)
     engine.send(session.id, "Do it")
     await engine.wait_idle(session.id)
 

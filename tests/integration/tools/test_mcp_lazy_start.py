@@ -56,7 +56,7 @@ async def running(data_dir: Path, replay_server: ReplayServer) -> AsyncIterator[
 
 
 async def ask(engine: Engine, replay_server: ReplayServer, text: str = "hello") -> None:
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     replay_server.enqueue(text_reply(OPENAI, "Hi."))
     events = await run_turn(engine, session.id, text)
     assert failure(events) is None
@@ -66,9 +66,9 @@ async def configure(data_dir: Path, replay_server: ReplayServer, config: McpServ
     """A data dir whose default agent offers the server's tools and allows them."""
     async with running(data_dir, replay_server) as engine:
         await engine.tool_servers.save_server(config)
-        agent = await engine.get_agent()
+        agent = await engine.agents.get_agent()
         allowed = (ApprovalRule("faulty/*", Approval.ALLOW),)
-        await engine.save_agent(replace(agent, enabled_tools=("faulty/*",), approval_rules=allowed))
+        await engine.agents.save_agent(replace(agent, enabled_tools=("faulty/*",), approval_rules=allowed))
 
 
 async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_call_starts_it(
@@ -88,7 +88,7 @@ async def test_a_cold_cache_starts_the_server_a_warm_one_offers_its_tools_and_a_
         assert second.tool_servers.running() == []
         assert "faulty__echo" in offered_tool_names(replay_server, -1)  # offered from the cache
 
-        session = await second.new_session()
+        session = await second.sessions.new_session()
         replay_server.enqueue(
             tool_call_reply(OPENAI, [("c1", "faulty__echo", {"text": "ping"})]), text_reply(OPENAI, "Done.")
         )
@@ -124,7 +124,7 @@ async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_ser
     data_dir, started = tmp_path / "data", tmp_path / "started"
     await configure(data_dir, replay_server, counted_server(started))
     async with running(data_dir, replay_server) as engine:
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         replay_server.enqueue(
             tool_call_reply(OPENAI, [("c1", "faulty__grow", {"name": "sprout"})]),
             text_reply(OPENAI, "Grown."),
@@ -132,7 +132,7 @@ async def test_tools_list_changed_refreshes_the_cache(tmp_path: Path, replay_ser
         assert failure(await run_turn(engine, session.id, "grow")) is None
 
         async def cached_names() -> list[str]:
-            cache = await engine.get_setting(TOOL_CACHE_SETTING, {})
+            cache = await engine.settings.get_setting(TOOL_CACHE_SETTING, {})
             return [t["name"] for t in cache.get("faulty", {}).get("tools", [])]
 
         for _ in range(1500):  # up to 30 s for the notification, the new listing and the write
@@ -158,7 +158,7 @@ async def test_a_destructive_tool_asks_unless_allowed_by_name(
         await ask(engine, replay_server)  # learns the tools and their annotations
 
     async with running(data_dir, replay_server) as engine:
-        agent = await engine.get_agent()
+        agent = await engine.agents.get_agent()
         await engine.tools.prepare(agent.enabled_tools)  # cached tools, annotations included
         assert engine.tool_servers.running() == []
         wipe = ToolCall("c1", "faulty__wipe", "{}")

@@ -41,7 +41,7 @@ async def test_sigkill_while_an_mcp_tool_runs_leaves_it_interrupted_and_the_mode
 
     engine = await open_engine(data_dir, replay_server)
     try:
-        await engine.open_session(session_id)
+        await engine.sessions.open_session(session_id)
         stopped = engine.interrupted_tools(session_id)
         assert stopped is not None and [c.id for c in stopped.calls] == ["m1"]
         await engine.skip_interrupted_tools(session_id)

@@ -94,7 +94,7 @@ async def test_sigkill_of_the_engine_ends_the_shell_command_and_its_children(
 
     engine = await open_engine(data_dir, replay_server)
     try:  # Run again is offered without a doubt: the command surely stopped
-        await engine.open_session(session_id)
+        await engine.sessions.open_session(session_id)
         stopped = engine.interrupted_tools(session_id)
         assert stopped is not None and [c.id for c in stopped.calls] == ["s1"]
         assert engine.interrupted_tools_unsure(session_id) == ()
@@ -122,7 +122,7 @@ async def test_sigkill_of_the_engine_ends_the_stdio_mcp_server_and_its_children(
 
     engine = await open_engine(data_dir, replay_server)
     try:  # a stdio server's call surely stopped with it
-        await engine.open_session(session_id)
+        await engine.sessions.open_session(session_id)
         assert engine.interrupted_tools(session_id) is not None
         assert engine.interrupted_tools_unsure(session_id) == ()
     finally:
@@ -139,5 +139,5 @@ async def test_run_again_of_a_remote_servers_call_is_not_vouched_for(
     await engine.tool_servers.save_server(config)
     assert (await engine.tool_servers.start("remote")).status is ServerStatus.READY
     session_id = await seed_interrupted_round(engine, tmp_path, "remote__echo")
-    await engine.open_session(session_id)
+    await engine.sessions.open_session(session_id)
     assert engine.interrupted_tools_unsure(session_id) == ("remote__echo",)

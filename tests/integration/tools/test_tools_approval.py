@@ -70,7 +70,7 @@ async def test_allow_deny_ask_by_name_and_wildcard(
     folder.mkdir()
     (folder / "a.txt").write_text("alpha\n")
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -99,7 +99,7 @@ async def test_allow_deny_ask_by_name_and_wildcard(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "go")) is None
     assert [c.name for c in asker.asked] == ["search_files"]  # only "ask" reached the user
     sent = sent_tool_results(replay_server, 1)
@@ -115,7 +115,7 @@ async def test_shell_argument_rules_and_trust(
     """``shell`` + ``echo safe*`` → allow; others ask; the default and wildcards do not trust shell."""
     folder = tmp_path / "work"
     folder.mkdir()
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -141,7 +141,7 @@ async def test_shell_argument_rules_and_trust(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()  # no approval handler: "ask" means refused
+    session = await engine.sessions.new_session()  # no approval handler: "ask" means refused
     assert failure(await run_turn(engine, session.id, "go")) is None
     sent = sent_tool_results(replay_server, 1)
     assert "safe and sound" in sent["s1"][0] and "[exit code 0]" in sent["s1"][0]
@@ -157,7 +157,7 @@ async def test_always_allow_is_stored_and_survives_a_restart(
     folder.mkdir()
     engine = await open_engine(data_dir, replay_server)
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -174,10 +174,10 @@ async def test_always_allow_is_stored_and_survives_a_restart(
         ),
         text_reply(OPENAI, "ok"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "first")) is None
     assert [c.name for c in first.asked] == ["shell", "faulty/echo"]
-    rules = (await engine.get_agent()).approval_rules
+    rules = (await engine.agents.get_agent()).approval_rules
     assert ApprovalRule("faulty/echo", Approval.ALLOW) in rules
     assert any(r.pattern == "shell" and r.argument_pattern for r in rules)  # this command only
     await engine.aclose()
@@ -213,13 +213,13 @@ async def test_deny_with_a_reason_reaches_an_anthropic_model(
     engine = await open_engine(tmp_path / "data", replay_server, kind)
     try:
         await engine.tool_servers.save_server(faulty_server())
-        await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("faulty/*",)))
+        await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("faulty/*",)))
         asker = Asker(engine, {"faulty/echo": Decision("", allow=False, reason="not in production")})
         engine.set_approval_handler(asker)
         replay_server.enqueue(
             tool_call_reply(kind, [("toolu_1", "faulty__echo", args(text="x"))]), text_reply(kind, "Fine.")
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         assert failure(await run_turn(engine, session.id, "echo x")) is None
         path = await stored_path(engine.data_dir, session.id)
         assert path[2].kind is MessageKind.CANCELLED_TOOL_USES
@@ -235,7 +235,7 @@ async def test_write_file_approval_shows_a_diff(
     folder = tmp_path / "work"
     folder.mkdir()
     (folder / "notes.md").write_text("one\ntwo\n")
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig("default", "Default", enabled_tools=("write_file",), allowed_folders=(str(folder),))
     )
     asker = Asker(engine, {"write_file": "allow"})
@@ -244,7 +244,7 @@ async def test_write_file_approval_shows_a_diff(
         tool_call_reply(OPENAI, [("w1", "write_file", args(path="notes.md", content="one\nthree\n"))]),
         text_reply(OPENAI, "Written."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "edit")) is None
     diff = asker.previews["w1"]
     assert diff is not None and "-two\n" in diff and "+three\n" in diff and "a/notes.md" in diff
@@ -265,7 +265,7 @@ async def test_interrupt_while_tools_run_gives_cancelled_results(
     folder = tmp_path / "work"
     folder.mkdir()
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -284,8 +284,8 @@ async def test_interrupt_while_tools_run_gives_cancelled_results(
             ],
         )
     )
-    session = await engine.new_session()
-    live = await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    live = await engine.sessions.open_session(session.id)
     events: list[object] = []
     live.subscribe(events.append)
     engine.send(session.id, "run them")

@@ -34,7 +34,7 @@ async def test_a_tool_reads_a_value_an_earlier_tool_produced_after_a_restart(
 ) -> None:
     data_dir = tmp_path / "data"
     engine = await open_engine(data_dir, replay_server)
-    await engine.save_agent(NOTES_AGENT)
+    await engine.agents.save_agent(NOTES_AGENT)
     replay_server.enqueue(
         tool_call_reply(
             OPENAI, [("n1", "notes", {"action": "set", "key": "plan", "value": "ship on Friday"})]
@@ -42,7 +42,7 @@ async def test_a_tool_reads_a_value_an_earlier_tool_produced_after_a_restart(
         tool_call_reply(OPENAI, [("n2", "notes", {"action": "set", "key": "owner", "value": "Ada"})]),
         text_reply(OPENAI, "Noted."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "Remember the plan")) is None
     await engine.aclose()
 
@@ -65,19 +65,19 @@ async def test_a_tool_reads_a_value_an_earlier_tool_produced_after_a_restart(
 
 async def test_branching_changes_what_is_remembered(engine: Engine, replay_server: ReplayServer) -> None:
     """Edit the prompt that produced a note: on the new branch the note does not exist."""
-    await engine.save_agent(NOTES_AGENT)
+    await engine.agents.save_agent(NOTES_AGENT)
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("n1", "notes", {"action": "set", "key": "k", "value": "v1"})]),
         text_reply(OPENAI, "ok"),
         tool_call_reply(OPENAI, [("n2", "notes", {"action": "get", "key": "k"})]),
         text_reply(OPENAI, "found"),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     await run_turn(engine, session.id, "set k")
     await run_turn(engine, session.id, "get k")
     assert '"value": "v1"' in sent_tool_results(replay_server, 3)["n2"][0]
 
-    live = engine.live(session.id)
+    live = engine.sessions.live(session.id)
     assert live is not None
     first_prompt = live.conversation.path()[0]
     replay_server.enqueue(

@@ -67,13 +67,13 @@ async def test_crash_mid_call_is_a_clear_error_and_the_server_restarts(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("c1", "faulty__pid", {})),
         calls_reply(("c2", "faulty__crash", {}), ("c3", "faulty__pid", {})),
         text("The server crashed and came back."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Crash it")
     assert failure(events) is None
 
@@ -102,13 +102,13 @@ async def test_call_past_the_timeout_is_abandoned_and_the_turn_goes_on(
     engine: Engine, replay_server: ReplayServer
 ) -> None:
     await engine.tool_servers.save_server(faulty_server(call_timeout=1.0))
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("h1", "faulty__hang", {})),
         calls_reply(("e1", "faulty__echo", {"text": "still there"})),
         text("Done."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     started = time.monotonic()
     events = await run_turn(engine, session.id, "Hang")
     assert failure(events) is None and time.monotonic() - started < 15
@@ -122,9 +122,9 @@ async def test_call_past_the_timeout_is_abandoned_and_the_turn_goes_on(
 
 async def test_tool_error_reaches_the_model(engine: Engine, replay_server: ReplayServer) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(calls_reply(("f1", "faulty__fail", {"reason": "no paper"})), text("Sorry."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Fail")
     assert failure(events) is None
     result = (await stored_path(engine.data_dir, session.id))[2].tool_results[0]
@@ -134,12 +134,12 @@ async def test_tool_error_reaches_the_model(engine: Engine, replay_server: Repla
 
 async def test_images_and_structured_output(engine: Engine, replay_server: ReplayServer) -> None:
     await engine.tool_servers.save_server(faulty_server())
-    await engine.save_agent(TRUSTING_AGENT)
+    await engine.agents.save_agent(TRUSTING_AGENT)
     replay_server.enqueue(
         calls_reply(("p1", "faulty__picture", {}), ("w1", "faulty__weather", {"city": "Oslo"})),
         text("A pixel and mild weather."),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     assert failure(await run_turn(engine, session.id, "Show me")) is None
     picture, weather = (await stored_path(engine.data_dir, session.id))[2].tool_results
     assert picture.images and picture.images[0].media_type == "image/png" and not picture.is_error
@@ -167,9 +167,9 @@ async def test_server_that_cannot_start_shows_why_and_the_turn_still_runs(
 ) -> None:
     await engine.tool_servers.save_server(faulty_server("broken", "--fail-start"))
     await engine.tool_servers.save_server(McpServerConfig("missing", command="/nonexistent/mcp-server"))
-    await engine.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*", "missing/*")))
+    await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*", "missing/*")))
     replay_server.enqueue(text("No tools today."))
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "Hello")
     assert failure(events) is None
     assert "tools" not in replay_server.requests[0].body
@@ -199,7 +199,7 @@ async def test_removing_a_server_removes_its_tools(engine: Engine) -> None:
     assert engine.tools.get("faulty/echo") is not None
     await engine.tool_servers.remove_server("faulty")
     assert engine.tools.get("faulty/echo") is None and await engine.tool_servers.list_servers() == []
-    assert await engine.get_setting("mcp_servers") == []
+    assert await engine.settings.get_setting("mcp_servers") == []
 
 
 # -- streamable HTTP ----------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ async def test_list_tools_of_real_servers(engine: Engine, git_repository: Path) 
     assert states["git"].status is ServerStatus.READY
     # the records are stored settings: a new manager on the same store lists them
     assert [c.name for c in await engine.tool_servers.list_servers()] == ["time", "git"]
-    stored = await engine.get_setting("mcp_servers")
+    stored = await engine.settings.get_setting("mcp_servers")
     assert [r["name"] for r in stored] == ["time", "git"]
 
 
@@ -66,7 +66,7 @@ async def test_time_tool_through_a_full_turn(
     engine = await open_engine(tmp_path / "data", replay_server, kind)
     try:
         await engine.tool_servers.save_server(time_server())
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -78,7 +78,7 @@ async def test_time_tool_through_a_full_turn(
             tool_call_reply(kind, [("call_t1", "time__get_current_time", {"timezone": "Europe/Oslo"})]),
             text_reply(kind, "It is evening in Oslo."),
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await run_turn(engine, session.id, "What time is it in Oslo?")
         assert failure(events) is None
 
@@ -119,7 +119,7 @@ async def test_git_status_through_a_full_turn_with_approval(
     try:
         engine.set_approval_handler(allow_once)
         await engine.tool_servers.save_server(git_server(git_repository))
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("git/git_status", "git/git_log"))
         )
         replay_server.enqueue(
@@ -132,7 +132,7 @@ async def test_git_status_through_a_full_turn_with_approval(
             ),
             text_reply(kind, "README.md was modified."),
         )
-        session = await engine.new_session()
+        session = await engine.sessions.new_session()
         events = await run_turn(engine, session.id, "What changed in the repository?")
         assert failure(events) is None
         assert sorted(offered_tool_names(replay_server, 0)) == ["git__git_log", "git__git_status"]

@@ -51,7 +51,7 @@ async def stop_and_measure(engine: Engine, session_id: str, what: str) -> float:
 
 
 async def allow(engine: Engine, folder: Path, *tools: str) -> None:
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -65,7 +65,7 @@ async def allow(engine: Engine, folder: Path, *tools: str) -> None:
 async def assert_cancelled_and_usable(
     engine: Engine, replay_server: ReplayServer, session_id: str, call_id: str
 ) -> None:
-    live = engine.live(session_id)
+    live = engine.sessions.live(session_id)
     assert live is not None and not engine.running(session_id)
     assert live.conversation.state is TurnState.IDLE and live.conversation.ready_for_input
     stored = await stored_path(engine.data_dir, session_id)
@@ -84,8 +84,8 @@ async def stop_shell_command(
     folder.mkdir()
     await allow(engine, folder, "shell")
     replay_server.enqueue(tool_call_reply(OPENAI, [("s1", "shell", {"command": command})]))
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     engine.send(session.id, "take your time")
     await appears(folder / "started.txt")
 
@@ -135,8 +135,8 @@ async def test_stop_during_an_mcp_tool_settles_at_once_and_tells_the_server(
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("m1", "faulty__wait", {"started": str(marker), "seconds": 3600})])
     )
-    session = await engine.new_session()
-    await engine.open_session(session.id)
+    session = await engine.sessions.new_session()
+    await engine.sessions.open_session(session.id)
     engine.send(session.id, "wait for it")
     await appears(marker)
 

@@ -30,7 +30,7 @@ async def test_a_tool_result_holding_a_lone_surrogate_is_stored(
     folder.mkdir()
     descriptor = os.open(os.fsencode(folder) + b"/caf\xe9.txt", os.O_WRONLY | os.O_CREAT, 0o600)
     os.close(descriptor)
-    await engine.save_agent(
+    await engine.agents.save_agent(
         AgentConfig(
             "default",
             "Default",
@@ -47,7 +47,7 @@ async def test_a_tool_result_holding_a_lone_surrogate_is_stored(
         ),
         sse_response(openai_text_stream(["Listed."])),
     )
-    session = await engine.new_session()
+    session = await engine.sessions.new_session()
     events = await run_turn(engine, session.id, "What is in the folder?")
     assert failure(events) is None
 

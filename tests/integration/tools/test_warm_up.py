@@ -21,8 +21,8 @@ async def test_warm_up_starts_only_the_servers_the_default_agent_uses(
 ) -> None:
     await engine.tool_servers.save_server(time_server())
     await engine.tool_servers.save_server(git_server(git_repository))
-    agent = await engine.get_agent()
-    await engine.save_agent(replace(agent, enabled_tools=("time/*",)))
+    agent = await engine.agents.get_agent()
+    await engine.agents.save_agent(replace(agent, enabled_tools=("time/*",)))
 
     await warm_up(engine)
 
@@ -30,13 +30,13 @@ async def test_warm_up_starts_only_the_servers_the_default_agent_uses(
     assert states["time"].status is ServerStatus.READY, states["time"].error
     assert states["git"].status is ServerStatus.STOPPED  # not selected: not started
     assert engine.tools.get("time/get_current_time") is not None
-    providers = await engine.list_providers()
+    providers = await engine.providers.list_providers()
     assert providers
     assert all(engine.hub.has_client(p.name) for p in providers)
 
 
 async def test_warm_up_with_no_mcp_server_makes_the_clients_and_returns(engine: Engine) -> None:
-    providers = await engine.list_providers()
+    providers = await engine.providers.list_providers()
     assert providers and not any(engine.hub.has_client(p.name) for p in providers)
 
     await warm_up(engine)

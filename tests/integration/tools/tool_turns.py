@@ -78,7 +78,7 @@ def offered_tool_schema(server: ReplayServer, index: int, name: str) -> dict[str
 async def run_turn(
     engine: Engine, session_id: str, text: str, timeout: float = 60
 ) -> list[ConversationEvent]:
-    live = await engine.open_session(session_id)
+    live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:

@@ -40,7 +40,7 @@ def sent_results(harness: Any, index: int) -> dict[str, str]:
 
 def use_tools(harness: Any, folder: Path, *tools: str, rules: tuple[ApprovalRule, ...] = ()) -> None:
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -104,7 +104,7 @@ def test_allow_once_runs_the_tool_and_sends_its_result(harness: Any, work: Path)
     assert results.id in tab.view.visible_message_ids()  # shown in the chat
     assert "hello from shell" in sent_results(harness, 1)["c1"]  # and sent back to the model
     # "Allow once" stored no rule
-    assert harness.run(harness.engine.get_agent()).approval_rules == ()
+    assert harness.run(harness.engine.agents.get_agent()).approval_rules == ()
 
 
 def test_always_allow_is_stored_and_survives_a_restart(harness: Any, work: Path) -> None:
@@ -119,7 +119,7 @@ def test_always_allow_is_stored_and_survives_a_restart(harness: Any, work: Path)
     click(harness, row.always_button)
     wait_idle(harness, tab)
     assert "trusted" in sent_results(harness, 1)["c1"]
-    rules = harness.run(harness.engine.get_agent()).approval_rules
+    rules = harness.run(harness.engine.agents.get_agent()).approval_rules
     assert rules == (ApprovalRule("shell", Approval.ALLOW, argument_pattern=command),)
 
     harness.close()
@@ -289,7 +289,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     wait_asked(harness, tab)
     window.close_current_tab()
     harness.qtbot.waitUntil(lambda: not harness.engine.running(session_id), timeout=15000)
-    live = harness.engine.live(session_id)
+    live = harness.engine.sessions.live(session_id)
     path = live.conversation.path()
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES
     assert live.conversation.ready_for_input

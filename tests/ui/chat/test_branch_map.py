@@ -89,7 +89,7 @@ def test_click_a_version_on_another_branch_shows_that_path(harness: Any) -> None
     harness.qtbot.waitUntil(lambda: tab.live.conversation.tree.active_leaf == ids["a1"], timeout=15000)
     harness.qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=15000)
     assert texts(tab) == ["Question one", "First answer."]
-    assert harness.engine.live(tab.session_id).conversation.tree.active_leaf == ids["a1"]
+    assert harness.engine.sessions.live(tab.session_id).conversation.tree.active_leaf == ids["a1"]
     # The map follows: the clicked branch is now the shown path, in column 0.
     harness.qtbot.waitUntil(
         lambda: panel.map.tree_layout.columns[panel.map.tree_layout.index_of[ids["a1"]]] == 0
@@ -194,11 +194,11 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
     main_reply = tab.live.conversation.path()[-1].id
     qtbot, engine, sid = harness.qtbot, harness.engine, tab.session_id
 
-    harness.run(engine.set_checkpoint(sid, "before the detour"))
+    harness.run(engine.controls.set_checkpoint(sid, "before the detour"))
     qtbot.waitUntil(
         lambda: panel.map._flags.get(panel.map.tree_layout.index_of[main_reply]) == "before the detour"
     )
-    marker = harness.run(engine.start_tangent(sid))
+    marker = harness.run(engine.controls.start_tangent(sid))
     type_and_send(qtbot, tab, "A side question")
     wait_idle(harness, tab)
     in_tangent = tab.live.conversation.path()[-1].id
@@ -207,7 +207,7 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
     assert layout.tangent[layout.index_of[marker.id]] and layout.tangent[layout.index_of[in_tangent]]
     assert layout.columns[layout.index_of[in_tangent]] == 0  # the tangent is what the chat shows now
 
-    harness.run(engine.end_tangent(sid))
+    harness.run(engine.controls.end_tangent(sid))
     type_and_send(qtbot, tab, "Back to the main line")
     wait_idle(harness, tab)
     back = tab.live.conversation.path()[-1].id

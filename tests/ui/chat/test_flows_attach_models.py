@@ -55,7 +55,7 @@ def test_jump_to_a_search_hit_on_another_branch_makes_it_the_active_path(harness
     assert window.tabs.current_tab() is tab
     harness.qtbot.waitUntil(lambda: first_answer.id in tab.view.visible_message_ids(), timeout=15000)
     # the engine stored the move: reopening the session shows the same branch
-    sessions = {s.id: s for s in harness.run(harness.engine.list_sessions())}
+    sessions = {s.id: s for s in harness.run(harness.engine.sessions.list_sessions())}
     assert sessions[tab.session_id].active_leaf == first_answer.id
 
 
@@ -164,7 +164,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     picker.setCurrentIndex(index)
     picker.activated.emit(index)  # what a click on the item does
     harness.qtbot.waitUntil(
-        lambda: harness.run(harness.engine.list_sessions())[0].model == "gpt-4o", timeout=15000
+        lambda: harness.run(harness.engine.sessions.list_sessions())[0].model == "gpt-4o", timeout=15000
     )
     type_and_send(harness.qtbot, tab, "And now?")
     wait_idle(harness, tab)
@@ -172,7 +172,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     assert texts(tab)[-1] == "From the big model."
     assert tab.live.conversation.path()[-1].metadata.model == "gpt-4o"
     # the list is kept for the next start: the picker offers both without asking again
-    cached = harness.run(harness.engine.get_setting(CACHE_KEY, None))
+    cached = harness.run(harness.engine.settings.get_setting(CACHE_KEY, None))
     assert sorted(m["id"] for m in cached["replay"]) == ["gpt-4o", "gpt-4o-mini"]
     harness.close()
     requests = len(harness.server.requests)
@@ -190,9 +190,9 @@ def test_catalog_keeps_the_saved_list_of_a_provider_it_cannot_reach(harness: Any
     gone_provider = ProviderConfig(
         "gone", ProviderKind.OPENAI, base_url="http://127.0.0.1:9/v1", default_model="m1"
     )
-    harness.run(harness.engine.save_provider(gone_provider, "sk-x"))
+    harness.run(harness.engine.providers.save_provider(gone_provider, "sk-x"))
     saved = {"gone": [{"id": "m1"}, {"id": "m2", "context_window": 8000}], "replay": "not a list"}
-    harness.run(harness.engine.set_setting(CACHE_KEY, saved))
+    harness.run(harness.engine.settings.set_setting(CACHE_KEY, saved))
     harness.run(window.catalog.load(harness.engine))
     gone = [c for c in window.catalog.choices() if c.provider == "gone"]
     assert [(c.model, c.context_window) for c in gone] == [("m1", None), ("m2", 8000)]

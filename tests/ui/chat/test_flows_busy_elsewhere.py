@@ -37,7 +37,7 @@ async def second_instance(harness: Any, session_id: str, prompt: str) -> Engine:
         provider_timeout=10.0,
         lease_heartbeat=0.2,
     )
-    await other.open_session(session_id)
+    await other.sessions.open_session(session_id)
     other.send(session_id, prompt)
     return other
 
@@ -69,7 +69,7 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
             tab.window().grab().save(str(Path(SHOTS) / "busy_elsewhere_waiting.png"))
 
         def other_reply_grown() -> bool:
-            live = other.live(tab.session_id)
+            live = other.sessions.live(tab.session_id)
             reply = live.conversation.reply if live is not None else None
             return reply is not None and len(reply.text) > 20
 

@@ -135,7 +135,7 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     the likely cause, and its "Set the context window…" opens Settings on the Models page."""
     harness.open()
     tab = new_tab(harness)
-    harness.run(harness.engine.set_session_model(tab.session_id, "replay", "tiny-local-model"))
+    harness.run(harness.engine.sessions.set_session_model(tab.session_id, "replay", "tiny-local-model"))
     harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=15000)
     harness.server.enqueue(EMPTY_200)
     type_and_send(harness.qtbot, tab, "Q1 " + "word " * 96)

@@ -56,13 +56,13 @@ def open_with_three_workers(harness: Any, lookup: Approval) -> Any:
     harness.engine.tools.register(LookupTool())
     rules = (ApprovalRule("lookup", lookup),)
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("lookup",), approval_rules=rules)
         )
     )
     # A known price for the slow model only (its stream reports 12 tokens in, 7 out).
     price = {"provider": "replay", "model": "slow", "input_per_mtok": 1000, "output_per_mtok": 2000}
-    harness.run(harness.engine.set_setting(PRICES_SETTING, [price]))
+    harness.run(harness.engine.settings.set_setting(PRICES_SETTING, [price]))
     return new_tab(harness)
 
 
@@ -144,7 +144,9 @@ def test_an_agent_and_a_model_side_by_side(harness: Any) -> None:
     harness.server.models = ["gpt-4o-mini", "slow"]
     harness.server.responder = three_workers
     harness.open()
-    harness.run(harness.engine.create_agent(AgentConfig("", "Pirate", system_prompt="Answer as a pirate.")))
+    harness.run(
+        harness.engine.agents.create_agent(AgentConfig("", "Pirate", system_prompt="Answer as a pirate."))
+    )
     tab = new_tab(harness)
     open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText("slow  ·  replay") >= 0)
     harness.qtbot.waitUntil(

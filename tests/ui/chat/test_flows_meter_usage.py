@@ -30,9 +30,9 @@ def meter_total(tab: Any) -> int:
 
 def test_meter_counts_the_parts_and_replies_show_tokens_speed_and_cost(harness: Any) -> None:
     harness.open()
-    harness.run(harness.engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000}))
+    harness.run(harness.engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 100_000}))
     harness.run(
-        harness.engine.set_setting(
+        harness.engine.settings.set_setting(
             PRICES_SETTING,
             [{"provider": "replay", "model": "gpt-4o-mini", "input_per_mtok": 2, "output_per_mtok": 8}],
         )
@@ -71,7 +71,7 @@ def test_meter_counts_the_parts_and_replies_show_tokens_speed_and_cost(harness: 
 
 def test_a_small_window_warns_and_the_warning_is_announced(harness: Any) -> None:
     harness.open()
-    harness.run(harness.engine.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 6000}))
+    harness.run(harness.engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 6000}))
     tab = new_tab(harness)
     meter = tab.composer.meter
     harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=15000)

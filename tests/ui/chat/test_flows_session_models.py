@@ -97,7 +97,7 @@ def test_a_chat_whose_provider_was_removed_says_so_and_asks_for_a_model(harness:
     harness.server.enqueue(reply("Hello from replay."))
     window = harness.open()
     harness.run(
-        harness.engine.save_provider(
+        harness.engine.providers.save_provider(
             ProviderConfig("gone", ProviderKind.OPENAI, base_url=UNREACHABLE, default_model="g-1"), "k"
         )
     )
@@ -187,7 +187,7 @@ def test_windows_the_servers_listed_last_time_count_from_the_start(harness: Any)
 
     window = harness.open()
     saved = {"replay": [{"id": "qwen-local", "context_window": 512, "supports_images": False}]}
-    harness.run(harness.engine.set_setting(CACHE_KEY, saved))
+    harness.run(harness.engine.settings.set_setting(CACHE_KEY, saved))
     harness.run(window.catalog.load(harness.engine))  # what the next start does, without asking a server
     assert window.catalog.find("replay", "qwen-local") is not None
     assert harness.engine.hub.context_window("replay", "qwen-local") == 512

@@ -37,7 +37,7 @@ def start_a_long_command(harness: Any, tmp_path: Path) -> Any:
     )
     harness.open()
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",

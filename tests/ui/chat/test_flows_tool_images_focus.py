@@ -39,7 +39,7 @@ def text_reply(text: str) -> Any:
 
 def agent_with(harness: Any, *tools: str, rules: tuple[ApprovalRule, ...] = ()) -> None:
     agent = AgentConfig("default", "Default", enabled_tools=tools, approval_rules=rules)
-    harness.run(harness.engine.save_agent(agent))
+    harness.run(harness.engine.agents.save_agent(agent))
 
 
 def test_a_tool_image_shows_as_a_thumbnail_opens_full_size_and_json_wraps(
@@ -102,7 +102,7 @@ def test_after_deny_the_keyboard_is_back_in_the_message_box(harness: Any, tmp_pa
     )
     harness.open()
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(tmp_path),))
         )
     )

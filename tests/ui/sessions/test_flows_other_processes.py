@@ -47,13 +47,13 @@ def test_a_chat_made_by_threadline_ask_appears_in_the_open_windows_sidebar(harne
 
 def test_a_rename_by_a_second_engine_on_the_same_file_shows_in_the_sidebar(harness: Any) -> None:
     window = harness.open()
-    info = harness.run(harness.engine.new_session("Before"))
+    info = harness.run(harness.engine.sessions.new_session("Before"))
     harness.qtbot.waitUntil(lambda: titles(window) == ["Before"], timeout=15000)
 
     async def rename_elsewhere() -> None:
         other = await Engine.open(harness.data_dir)
         try:
-            await other.rename_session(info.id, "Renamed by another instance")
+            await other.sessions.rename_session(info.id, "Renamed by another instance")
         finally:
             await other.aclose()
 

@@ -202,17 +202,17 @@ def test_projects_edited_by_another_instance_show_without_activating_the_window(
 
     window = harness.open()
     rows = window.sidebar.project_scope.view
-    project = harness.run(harness.engine.create_project("Garden", colour="#10b981"))
-    chat = harness.run(harness.engine.new_session())
+    project = harness.run(harness.engine.projects.create_project("Garden", colour="#10b981"))
+    chat = harness.run(harness.engine.sessions.new_session())
     harness.qtbot.waitUntil(lambda: [p.name for p in rows.projects] == ["Garden"], timeout=TIMEOUT)
 
     async def edit_elsewhere() -> str:
         other = await Engine.open(harness.data_dir)
         try:
-            edited = await other.projects.rename(project.id, "Allotment")
-            await other.save_project(replace(edited, colour="#ef4444"))
-            shed = await other.create_project("Shed", colour="#8b5cf6")
-            await other.set_session_project(chat.id, shed.id)
+            edited = await other.projects.rename_project(project.id, "Allotment")
+            await other.projects.save_project(replace(edited, colour="#ef4444"))
+            shed = await other.projects.create_project("Shed", colour="#8b5cf6")
+            await other.projects.set_session_project(chat.id, shed.id)
             return shed.id
         finally:
             await other.aclose()
@@ -239,7 +239,7 @@ def test_screenshot_of_the_projects_section(harness: AppHarness) -> None:
     window.resize(980, 640)
     garden = make_project(harness, "Garden planning", "Answer in metric units.")
     for name in ("Thesis", "Taxes 2026"):  # the dialog is shown once above; these through the engine
-        harness.run(harness.engine.create_project(name))
+        harness.run(harness.engine.projects.create_project(name))
     rows = window.sidebar.project_scope.view
     harness.qtbot.waitUntil(lambda: len(rows.projects) == 3, timeout=TIMEOUT)
     drop_on_project(harness, IDS[:3], garden)  # (the menu's popup would need a window manager)

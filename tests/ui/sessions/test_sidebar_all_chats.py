@@ -128,7 +128,7 @@ def test_the_preview_after_a_compaction_is_the_last_real_message(harness: AppHar
     generate(harness.data_dir, 3)
     harness.open()
     engine, sidebar = harness.engine, harness.window.sidebar
-    info = harness.run(engine.new_session())
+    info = harness.run(engine.sessions.new_session())
     prompt = Message.prompt("How do airships float?")
     reply = Message.reply(
         parent_id=prompt.id, text="Lifting gas, mostly helium.", status=MessageStatus.COMPLETE
@@ -153,12 +153,12 @@ def test_live_updates_reach_a_lazily_loaded_list(harness: AppHarness, qtmodeltes
     model = sidebar.model
     qtmodeltester.check(model)
     newest = Generated.session_id(0)
-    harness.run(harness.engine.pin_session(newest, True))
+    harness.run(harness.engine.sessions.pin_session(newest, True))
     harness.qtbot.waitUntil(lambda: model.index(0, 0).data() == "Pinned", timeout=15000)
     assert model.index(1, 0).data(SessionRole).id == newest
     unloaded = Generated.session_id(COUNT - 2)
-    harness.run(harness.engine.rename_session(unloaded, "Renamed far below"))
+    harness.run(harness.engine.sessions.rename_session(unloaded, "Renamed far below"))
     assert model.session(unloaded) is None  # below what is loaded: its page brings it
-    harness.run(harness.engine.pin_session(unloaded, True))  # now it belongs at the top
+    harness.run(harness.engine.sessions.pin_session(unloaded, True))  # now it belongs at the top
     harness.qtbot.waitUntil(lambda: model.session(unloaded) is not None, timeout=15000)
     assert model.row_of(unloaded) in (1, 2)

@@ -168,13 +168,14 @@ def test_delete_removes_exactly_the_selected_chats_with_one_undo_for_all(harness
     choose(harness, "chat2", "Delete 3 chats")
     sidebar = harness.window.sidebar
     harness.qtbot.waitUntil(
-        lambda: sorted(harness.engine.pending_deletes()) == ["chat1", "chat2", "chat5"], timeout=TIMEOUT
+        lambda: sorted(harness.engine.sessions.pending_deletes()) == ["chat1", "chat2", "chat5"],
+        timeout=TIMEOUT,
     )
     assert not any(sidebar.model.index_of(s).isValid() for s in ("chat1", "chat2", "chat5"))
     assert all(sidebar.model.index_of(s).isValid() for s in ("chat0", "chat3", "chat4"))
     assert sidebar.undo_bar.label.text() == "Deleted 3 chats"
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: harness.engine.pending_deletes() == [], timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: harness.engine.sessions.pending_deletes() == [], timeout=TIMEOUT)
     harness.qtbot.waitUntil(lambda: all(sidebar.model.index_of(s).isValid() for s in IDS), timeout=TIMEOUT)
     assert set(everything(harness)) == set(IDS)
 
@@ -185,7 +186,7 @@ def test_the_delete_key_deletes_every_selected_chat(harness: AppHarness) -> None
     harness.window.sidebar.list.setFocus()
     QTest.keyClick(harness.window.sidebar.list, Qt.Key.Key_Delete)
     harness.qtbot.waitUntil(
-        lambda: sorted(harness.engine.pending_deletes()) == ["chat0", "chat4"], timeout=TIMEOUT
+        lambda: sorted(harness.engine.sessions.pending_deletes()) == ["chat0", "chat4"], timeout=TIMEOUT
     )
 
 

@@ -43,7 +43,7 @@ def test_a_price_added_on_the_models_page_costs_that_model(harness: Any) -> None
     qtbot.mouseClick(page.add_price_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.price_message.text() == "Saved the price of local-llama.", timeout=TIMEOUT)
 
-    assert harness.run(harness.engine.get_setting("prices")) == [
+    assert harness.run(harness.engine.settings.get_setting("prices")) == [
         {"provider": "replay", "model": "local-llama", "input_per_mtok": 0.5, "output_per_mtok": 1.5}
     ]
     price = harness.run(harness.engine.price_book()).price("replay", "local-llama")
@@ -61,7 +61,7 @@ def test_a_price_added_on_the_models_page_costs_that_model(harness: Any) -> None
     qtbot.waitUntil(page.remove_price_button.isEnabled, timeout=TIMEOUT)
     qtbot.mouseClick(page.remove_price_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.prices.rowCount() == 0, timeout=TIMEOUT)
-    assert harness.run(harness.engine.get_setting("prices")) == []
+    assert harness.run(harness.engine.settings.get_setting("prices")) == []
     assert harness.run(harness.engine.price_book()).price("replay", "local-llama") is None
 
 
@@ -78,7 +78,7 @@ def test_a_bad_price_shows_a_message_and_saves_nothing(harness: Any) -> None:
     type_into(qtbot, page.price_output, "cheap")
     qtbot.keyClick(page.price_output, Qt.Key.Key_Return)
     assert page.price_message.text() == "Output price must be a number of 0 or more, e.g. 1.5."
-    assert harness.run(harness.engine.get_setting("prices", "unset")) == "unset"
+    assert harness.run(harness.engine.settings.get_setting("prices", "unset")) == "unset"
     assert page.prices.rowCount() == 0
 
 
@@ -91,14 +91,16 @@ def test_a_context_window_added_on_the_models_page_is_used_at_once(harness: Any)
     type_into(qtbot, page.window_tokens, "0")
     qtbot.mouseClick(page.add_window_button, Qt.MouseButton.LeftButton)
     assert page.window_message.text() == "Tokens must be a whole number above 0, e.g. 32768."
-    assert harness.run(harness.engine.get_setting("context_windows", "unset")) == "unset"
+    assert harness.run(harness.engine.settings.get_setting("context_windows", "unset")) == "unset"
 
     type_into(qtbot, page.window_tokens, "32,768")
     qtbot.mouseClick(page.add_window_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(
         lambda: page.window_message.text() == "Saved the context window of local-llama.", timeout=TIMEOUT
     )
-    assert harness.run(harness.engine.get_setting("context_windows")) == {"replay/local-llama": 32768}
+    assert harness.run(harness.engine.settings.get_setting("context_windows")) == {
+        "replay/local-llama": 32768
+    }
     assert harness.engine.hub.context_window("replay", "local-llama") == 32768
     assert [page.window_table.item(0, c).text() for c in range(3)] == ["replay", "local-llama", "32,768"]
 
@@ -109,5 +111,5 @@ def test_a_context_window_added_on_the_models_page_is_used_at_once(harness: Any)
     qtbot.waitUntil(page.remove_window_button.isEnabled, timeout=TIMEOUT)
     qtbot.mouseClick(page.remove_window_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: table.rowCount() == 0, timeout=TIMEOUT)
-    assert harness.run(harness.engine.get_setting("context_windows")) == {}
+    assert harness.run(harness.engine.settings.get_setting("context_windows")) == {}
     assert harness.engine.hub.context_window("replay", "local-llama") is None

@@ -154,7 +154,9 @@ def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
     harness.qtbot.waitUntil(
         lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=15000
     )
-    assert harness.run(harness.engine.take_notices()) == []  # told once: nothing left for the next start
+    assert (
+        harness.run(harness.engine.settings.take_notices()) == []
+    )  # told once: nothing left for the next start
 
 
 def test_removing_a_provider_asks_first_and_cancel_keeps_it_and_its_key(harness: Any) -> None:

@@ -35,7 +35,7 @@ def open_settings(harness: Any, page: str) -> Any:
 
 
 def agent(harness: Any) -> AgentConfig:
-    stored: AgentConfig = harness.run(harness.engine.get_agent())
+    stored: AgentConfig = harness.run(harness.engine.agents.get_agent())
     return stored
 
 
@@ -98,7 +98,7 @@ def test_rules_add_edit_and_revoke_always_allow(harness: Any, tmp_path: Path) ->
     harness.open()
     always = ApprovalRule("shell", Approval.ALLOW, argument_pattern="echo hi")
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -165,7 +165,7 @@ def test_always_allow_from_a_turn_appears_while_settings_are_open(harness: Any, 
     work.mkdir()
     harness.open()
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(work),))
         )
     )
@@ -174,7 +174,7 @@ def test_always_allow_from_a_turn_appears_while_settings_are_open(harness: Any, 
     assert page.rules.rowCount() == 0 and page.no_rules.isVisible()
     # a turn's "Always allow" is stored while the page is open; editing the page keeps it
     harness.run(
-        harness.engine.save_agent(
+        harness.engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -269,7 +269,9 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
             McpServerConfig("broken", command=missing, startup_timeout=10)
         )
     )
-    harness.run(harness.engine.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*",))))
+    harness.run(
+        harness.engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("broken/*",)))
+    )
     dialog = open_settings(harness, "mcp")
     page = dialog.mcp
     harness.qtbot.waitUntil(lambda: page.current_name() == "broken", timeout=15000)

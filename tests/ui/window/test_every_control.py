@@ -342,7 +342,8 @@ def zoom_check(text: str, start: int, expected: int) -> Callable[[Any], None]:
         choose_from_menu_bar(harness, text)
         harness.qtbot.waitUntil(lambda: zoom.level == expected, timeout=TIMEOUT)
         harness.qtbot.waitUntil(
-            lambda: harness.run(harness.engine.get_setting("ui.text_zoom", None)) == expected, timeout=TIMEOUT
+            lambda: harness.run(harness.engine.settings.get_setting("ui.text_zoom", None)) == expected,
+            timeout=TIMEOUT,
         )
 
     return check
@@ -355,7 +356,8 @@ def theme_check(text: str, choice: ThemeChoice) -> Callable[[Any], None]:
         choose_from_menu_bar(harness, text)
         harness.qtbot.waitUntil(lambda: harness.window.theme.choice is choice, timeout=TIMEOUT)
         harness.qtbot.waitUntil(
-            lambda: harness.run(harness.engine.get_setting("ui.theme", None)) == choice.value, timeout=TIMEOUT
+            lambda: harness.run(harness.engine.settings.get_setting("ui.theme", None)) == choice.value,
+            timeout=TIMEOUT,
         )
 
     return check
@@ -523,7 +525,7 @@ def check_banner_settings(harness: Any) -> None:
 def check_banner_set_context_window(harness: Any) -> None:
     # An empty 200 reply (a llama.cpp server over its window) while the model's window is unknown.
     tab = new_tab_by_click(harness)
-    harness.run(harness.engine.set_session_model(tab.session_id, "replay", "tiny-local-model"))
+    harness.run(harness.engine.sessions.set_session_model(tab.session_id, "replay", "tiny-local-model"))
     harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=TIMEOUT)
     harness.server.enqueue(ScriptedResponse(status=200, headers={"Content-Type": "text/event-stream"}))
     type_and_send(harness.qtbot, tab, "Q1 " + "word " * 96)
@@ -866,8 +868,8 @@ def _listed(view: Any, session_id: str) -> bool:
 
 
 def stored(harness: Any, session_id: str) -> SessionInfo | None:
-    sessions = harness.run(harness.engine.list_sessions()) + harness.run(
-        harness.engine.list_sessions(archived=True)
+    sessions = harness.run(harness.engine.sessions.list_sessions()) + harness.run(
+        harness.engine.sessions.list_sessions(archived=True)
     )
     return next((s for s in sessions if s.id == session_id), None)
 
@@ -908,7 +910,7 @@ def check_session_pin(harness: Any) -> None:
 
 def check_session_unpin(harness: Any) -> None:
     session_id = a_chat(harness)
-    harness.run(harness.engine.pin_session(session_id, True))
+    harness.run(harness.engine.sessions.pin_session(session_id, True))
     harness.qtbot.waitUntil(
         lambda: "Unpin" in choose_on_session(harness, session_id, "(look only)"), timeout=TIMEOUT
     )
@@ -918,13 +920,13 @@ def check_session_unpin(harness: Any) -> None:
 
 def check_session_duplicate(harness: Any) -> None:
     session_id = a_chat(harness)
-    before = {s.id for s in harness.run(harness.engine.list_sessions())}
+    before = {s.id for s in harness.run(harness.engine.sessions.list_sessions())}
     choose_on_session(harness, session_id, "Duplicate")
     harness.qtbot.waitUntil(
-        lambda: len({s.id for s in harness.run(harness.engine.list_sessions())} - before) == 1,
+        lambda: len({s.id for s in harness.run(harness.engine.sessions.list_sessions())} - before) == 1,
         timeout=TIMEOUT,
     )
-    (copy_id,) = {s.id for s in harness.run(harness.engine.list_sessions())} - before
+    (copy_id,) = {s.id for s in harness.run(harness.engine.sessions.list_sessions())} - before
     harness.qtbot.waitUntil(lambda: harness.window.tabs.tab_for(copy_id) is not None, timeout=TIMEOUT)
     assert texts(harness.window.tabs.tab_for(copy_id)) == ["Plants", "About plants"]
 
@@ -945,7 +947,7 @@ def check_session_delete(harness: Any) -> None:
 
 def archived_chat(harness: Any) -> str:
     session_id = a_chat(harness)
-    harness.run(harness.engine.archive_session(session_id, True))
+    harness.run(harness.engine.sessions.archive_session(session_id, True))
     harness.qtbot.mouseClick(harness.window.sidebar.archive_toggle, Qt.MouseButton.LeftButton)
     return session_id
 
@@ -970,7 +972,7 @@ def check_archived_delete(harness: Any) -> None:
 
 def check_session_move_to_project(harness: Any) -> None:
     session_id = a_chat(harness)
-    project = harness.run(harness.engine.create_project("Plants"))
+    project = harness.run(harness.engine.projects.create_project("Plants"))
     sidebar = harness.window.sidebar
     harness.qtbot.waitUntil(lambda: bool(sidebar.project_scope.view.projects), timeout=TIMEOUT)
     view = sidebar.list
@@ -1003,7 +1005,7 @@ def test_every_sidebar_menu_entry_has_an_expectation(harness: Any) -> None:
     session_id = a_chat(harness)
     offered = set(choose_on_session(harness, session_id, "(look only)"))
     offered.add("Unpin" if "Pin" in offered else "Pin")  # the other state of the same entry
-    harness.run(harness.engine.archive_session(session_id, True))
+    harness.run(harness.engine.sessions.archive_session(session_id, True))
     harness.qtbot.mouseClick(harness.window.sidebar.archive_toggle, Qt.MouseButton.LeftButton)
     offered |= {
         f"archived: {t}" for t in choose_on_session(harness, session_id, "(look only)", archived=True)

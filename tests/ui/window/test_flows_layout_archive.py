@@ -17,7 +17,7 @@ def reply(text: str) -> Any:
 
 
 def saved_layout(harness: Any) -> dict[str, Any]:
-    state = harness.run(harness.engine.get_setting(WINDOW_STATE_KEY, None))
+    state = harness.run(harness.engine.settings.get_setting(WINDOW_STATE_KEY, None))
     return state if isinstance(state, dict) else {}
 
 
@@ -56,7 +56,7 @@ def test_layout_is_saved_as_it_changes_and_survives_a_crash(harness: Any) -> Non
 
 def test_restoring_the_layout_does_not_save_it_half_done(harness: Any) -> None:
     harness.open()
-    ids = [harness.run(harness.engine.new_session(f"Chat {i}")).id for i in range(3)]
+    ids = [harness.run(harness.engine.sessions.new_session(f"Chat {i}")).id for i in range(3)]
     for sid in ids:
         harness.run(harness.window._open(sid, focus=True))
     harness.qtbot.waitUntil(lambda: saved_layout(harness).get("tabs") == ids, timeout=15000)
@@ -75,8 +75,8 @@ def _row_rect(view: Any, model: Any, session_id: str) -> Any:
 def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any) -> None:
     window = harness.open()
     run = harness.run
-    keep = run(harness.engine.new_session("Keep me"))
-    old = run(harness.engine.new_session("Old project"))
+    keep = run(harness.engine.sessions.new_session("Keep me"))
+    old = run(harness.engine.sessions.new_session("Old project"))
     sidebar = window.sidebar
     harness.qtbot.waitUntil(lambda: sidebar.model.session(old.id) is not None, timeout=15000)
     # archive from the context menu: the chat leaves the list
@@ -105,7 +105,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is None, timeout=15000)
     assert sidebar.model.session(old.id) is not None
     assert sidebar.stack.currentWidget() is sidebar.archived_empty  # "No archived chats"
-    assert not run(harness.engine.list_sessions(archived=True))
+    assert not run(harness.engine.sessions.list_sessions(archived=True))
     # archive again (while the archived view is showing, it appears there at once)
     sidebar.archive(old.id)
     harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is not None, timeout=15000)
@@ -118,7 +118,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     assert sidebar.undo_bar.isVisible()
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is not None, timeout=15000)
-    harness.engine.undo_seconds = 0.05  # the undo window passes quickly: deleted from the store
+    harness.engine.sessions.undo_seconds = 0.05  # the undo window passes quickly: deleted from the store
     sidebar.delete(old.id)
     harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(old.id)) is None, timeout=15000)
     # back to the chats

@@ -69,7 +69,7 @@ def test_a_deleted_chat_is_gone_for_good_after_the_undo_window(harness: Any) -> 
     sid = tab.session_id
     type_and_send(harness.qtbot, tab, "Question")
     wait_idle(harness, tab)
-    harness.engine.undo_seconds = 0.1
+    harness.engine.sessions.undo_seconds = 0.1
     press_delete_in_sidebar(harness, sid)
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=15000)
     harness.qtbot.waitUntil(lambda: harness.run(harness.engine.store.get_session(sid)) is None, timeout=15000)
@@ -92,7 +92,7 @@ def test_archiving_closes_the_tab_and_undo_reopens_it(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is not None, timeout=15000)
     assert [t.session_id for t in window.tabs.tabs()] == [sid, second.session_id]
     assert window.sidebar.model.session(sid) is not None
-    assert not harness.run(harness.engine.list_sessions(archived=True))
+    assert not harness.run(harness.engine.sessions.list_sessions(archived=True))
 
 
 def test_duplicating_a_chat_opens_the_copy_beside_it(harness: Any) -> None:

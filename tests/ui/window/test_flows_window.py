@@ -119,8 +119,8 @@ def _sidebar_rect(window: Any, session_id: str) -> Any:
 def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     window = harness.open()
     run = harness.run
-    a = run(harness.engine.new_session("Alpha notes"))
-    b = run(harness.engine.new_session("Beta notes"))
+    a = run(harness.engine.sessions.new_session("Alpha notes"))
+    b = run(harness.engine.sessions.new_session("Beta notes"))
     harness.qtbot.waitUntil(lambda: window.sidebar.model.session(b.id) is not None, timeout=15000)
     sidebar = window.sidebar
     lst = sidebar.list
@@ -139,8 +139,8 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     harness.qtbot.keyClick(editor, Qt.Key.Key_Return)
     harness.qtbot.waitUntil(
         lambda: (
-            run(harness.engine.list_sessions())
-            and any(s.title == "Alpha, renamed" for s in run(harness.engine.list_sessions()))
+            run(harness.engine.sessions.list_sessions())
+            and any(s.title == "Alpha, renamed" for s in run(harness.engine.sessions.list_sessions()))
         ),
         timeout=15000,
     )
@@ -167,7 +167,7 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is not None, timeout=15000)
     assert not sidebar.undo_bar.isVisible()
     # delete again and let the undo window pass: gone from the store
-    harness.engine.undo_seconds = 0.05
+    harness.engine.sessions.undo_seconds = 0.05
     sidebar.delete(b.id)
     harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(b.id)) is None, timeout=15000)
     assert sidebar.model.session(b.id) is None
@@ -190,9 +190,9 @@ def test_provider_setup_in_settings(harness: Any) -> None:
     page.model.setCurrentIndex(page.model.findText("gpt-4o-mini"))
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: page.message.text().startswith("Saved"), timeout=15000)
-    providers = harness.run(harness.engine.list_providers())
+    providers = harness.run(harness.engine.providers.list_providers())
     assert [(p.name, p.default_model) for p in providers] == [("local", "gpt-4o-mini")]
-    assert harness.engine.has_api_key("local")
+    assert harness.engine.providers.has_api_key("local")
     assert page.api_key.text() == ""  # never shown back
     assert "keychain" in page.api_key.placeholderText()
     dialog.close_and_save()

@@ -85,7 +85,7 @@ def report(harness: AppHarness) -> ImportReportDialog:
 
 
 def stored_ids(harness: AppHarness) -> set[str]:
-    infos = harness.run(harness.engine.list_sessions(limit=10_000))
+    infos = harness.run(harness.engine.sessions.list_sessions(limit=10_000))
     return {i.id for i in infos}
 
 

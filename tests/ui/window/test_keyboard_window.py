@@ -126,8 +126,10 @@ def open_titled_tabs(harness: Any, count: int) -> list[Any]:
 
     async def make() -> None:
         for i in range(count):
-            info = await harness.engine.new_session()
-            await harness.engine.rename_session(info.id, f"Topic {i:02d}: planning the vegetable garden")
+            info = await harness.engine.sessions.new_session()
+            await harness.engine.sessions.rename_session(
+                info.id, f"Topic {i:02d}: planning the vegetable garden"
+            )
             await window._open(info.id, focus=True)
 
     harness.run(make(), timeout=120000)
@@ -180,7 +182,7 @@ def test_thirty_tabs_scroll_with_readable_titles_and_the_list_reaches_each(harne
 def test_a_title_with_an_ampersand_is_listed_as_written(harness: Any) -> None:
     window = harness.open()
     tab = new_tab_by_shortcut(harness)
-    harness.run(harness.engine.rename_session(tab.session_id, "Salt & pepper"))
+    harness.run(harness.engine.sessions.rename_session(tab.session_id, "Salt & pepper"))
     harness.qtbot.waitUntil(lambda: tab.title == "Salt & pepper", timeout=TIMEOUT)
     window.tabs._fill_tab_list()
     action = window.tabs.tab_list_menu.actions()[0]

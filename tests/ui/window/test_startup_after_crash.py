@@ -41,7 +41,7 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
         crash.uninstall()
     expected = [first.session_id, second.session_id]
     for _ in range(200):  # the save was started; read until the store has it (no fixed sleep)
-        state = harness.run(harness.engine.get_setting("ui.window", None))
+        state = harness.run(harness.engine.settings.get_setting("ui.window", None))
         if isinstance(state, dict) and state.get("tabs") == expected:
             break
     assert state["tabs"] == expected

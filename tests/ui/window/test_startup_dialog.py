@@ -28,7 +28,7 @@ async def _open_engine(data_dir: Path, database_url: str | None) -> Any:
 
 def _make_database(run: Any, data_dir: Path) -> None:
     engine = run(_open_engine(data_dir, None))
-    run(engine.new_session("kept in the backup"))
+    run(engine.sessions.new_session("kept in the backup"))
     run(engine.aclose())
 
 
@@ -91,7 +91,7 @@ def test_a_garbage_file_shows_the_stores_advice_and_restores_the_newest_backup(
     recovery.click(dialog.restore_button)
     engine = recovery.result()
     try:
-        titles = [s.title for s in run(engine.list_sessions(limit=10))]
+        titles = [s.title for s in run(engine.sessions.list_sessions(limit=10))]
         assert titles == ["kept in the backup"]
     finally:
         run(engine.aclose())

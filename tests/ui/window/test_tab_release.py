@@ -23,12 +23,12 @@ def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: A
     qtbot = harness.qtbot
     tab = new_tab_by_shortcut(harness)
     session_id = tab.session_id
-    assert harness.engine.live(session_id) is not None
+    assert harness.engine.sessions.live(session_id) is not None
     window.tabs.close_tab(tab)
-    qtbot.waitUntil(lambda: harness.engine.live(session_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=15000)
     reopened = harness.run(window._open(session_id, focus=True))
     assert reopened is not None
-    assert harness.engine.live(session_id) is not None
+    assert harness.engine.sessions.live(session_id) is not None
 
 
 def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
@@ -38,7 +38,7 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     monkeypatch.setattr(main_window, "release_freed_memory", lambda: released.append(True) or True)
     window = harness.open()
     qtbot = harness.qtbot
-    big = harness.run(harness.engine.new_session("Long chat")).id
+    big = harness.run(harness.engine.sessions.new_session("Long chat")).id
     chain: list[Message] = []
     for i in range(BIG_CHAT):
         chain.append(Message.prompt(f"line {i}", parent_id=chain[-1].id if chain else None))
@@ -46,14 +46,14 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     small = new_tab_by_shortcut(harness)
     small_id = small.session_id
     window.tabs.close_tab(small)
-    qtbot.waitUntil(lambda: harness.engine.live(small_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(small_id) is None, timeout=15000)
     assert released == []
     tab = harness.run(window._open(big, focus=True))
     assert tab is not None and tab.model.rowCount() == BIG_CHAT
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: released == [True], timeout=15000)
-    assert harness.engine.live(big) is None
+    assert harness.engine.sessions.live(big) is None
 
 
 def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any) -> None:
@@ -71,7 +71,7 @@ def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any)
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     del tab
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: harness.engine.live(session_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=15000)
 
     def freed() -> bool:
         gc.collect()

@@ -51,7 +51,9 @@ async def test_the_engine_answers_in_order_and_follows_the_setting(tmp_path: Pat
         assert hub.context_window("cloud", "gpt-4o") == 128_000
         hub.remember_models("local", [ModelInfo("llama", context_window=8192)])
         assert hub.context_window("local", "llama") == 8192
-        await engine.set_setting(CONTEXT_WINDOWS_SETTING, {"local/llama": 2048, "cloud/gpt-4o": 64_000})
+        await engine.settings.set_setting(
+            CONTEXT_WINDOWS_SETTING, {"local/llama": 2048, "cloud/gpt-4o": 64_000}
+        )
         assert hub.context_window("local", "llama") == 2048
         assert hub.context_window("cloud", "gpt-4o") == 64_000
     finally:

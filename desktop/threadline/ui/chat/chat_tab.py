@@ -469,7 +469,7 @@ class ChatTab(QWidget):
         if message is None or not message.is_assistant:
             return False
         spawn(
-            self.engine.edit_reply(self.session_id, message_id, text),
+            self.engine.messages.edit_reply(self.session_id, message_id, text),
             on_done=lambda _version: self.composer.accept_sent(),
             on_error=lambda err: self._show_local_error(f"Not saved: {describe(err)}", ()),
         )
@@ -751,7 +751,7 @@ class ChatTab(QWidget):
 
     def _model_chosen(self, choice: ModelChoice) -> None:
         spawn(
-            self.engine.set_session_model(self.session_id, choice.provider, choice.model),
+            self.engine.sessions.set_session_model(self.session_id, choice.provider, choice.model),
             on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
         )
 

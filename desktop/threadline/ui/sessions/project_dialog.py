@@ -155,7 +155,7 @@ class ProjectDialog(QDialog):
         )
 
         async def store() -> Project:
-            return await engine.save_project(edited)
+            return await engine.projects.save_project(edited)
 
         spawn(store(), on_done=self._saved, on_error=self._failed)
 

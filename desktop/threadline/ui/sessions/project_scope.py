@@ -64,8 +64,8 @@ class ProjectScope(QObject):
         """Read the projects and their chat counts (at start)."""
         if self.engine is None:
             return
-        projects = await self.engine.list_projects()
-        counts = await self.engine.project_chat_counts() if projects else {}
+        projects = await self.engine.projects.list_projects()
+        counts = await self.engine.projects.project_chat_counts() if projects else {}
         self.view.set_projects(projects, counts)
 
     def projects_changed(self, projects: Sequence[Project]) -> None:
@@ -81,7 +81,7 @@ class ProjectScope(QObject):
     def refresh_counts(self) -> None:
         if self.engine is None:
             return
-        spawn(self.engine.project_chat_counts(), on_done=self.view.set_counts, on_error=self._error)
+        spawn(self.engine.projects.project_chat_counts(), on_done=self.view.set_counts, on_error=self._error)
 
     # -- actions -----------------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ class ProjectScope(QObject):
 
         def answered(_result: int) -> None:
             if box.clickedButton() is delete:
-                spawn(engine.delete_project(project_id), on_error=self._error)
+                spawn(engine.projects.delete_project(project_id), on_error=self._error)
             box.deleteLater()
 
         box.finished.connect(answered)
@@ -146,7 +146,7 @@ class ProjectScope(QObject):
         if self.engine is None:
             return
         for session_id in session_ids:
-            spawn(self.engine.set_session_project(session_id, project_id), on_error=self._error)
+            spawn(self.engine.projects.set_session_project(session_id, project_id), on_error=self._error)
         self.chats_changed()
 
     def move_menu(self, parent: QMenu, session_ids: Sequence[str], current: str | None) -> QMenu:

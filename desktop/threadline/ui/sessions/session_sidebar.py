@@ -451,7 +451,7 @@ class SessionSidebar(QWidget):
     def set_engine(self, engine: EngineApi) -> None:
         self.engine = engine
         self.project_scope.set_engine(engine)
-        self._unsubscribe = engine.subscribe_sessions(self._session_event)
+        self._unsubscribe = engine.sessions.subscribe_sessions(self._session_event)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
@@ -470,7 +470,7 @@ class SessionSidebar(QWidget):
         project_id = self.project_scope.project_id
 
         async def page(after: SessionInfo | None, limit: int) -> list[SessionInfo]:
-            return await engine.list_sessions(
+            return await engine.sessions.list_sessions(
                 archived=archived, limit=limit, after=after, project_id=project_id
             )
 
@@ -636,7 +636,7 @@ class SessionSidebar(QWidget):
         async def find() -> tuple[list[SessionInfo], list[SearchHit]]:
             """Titles and message text, both from the store: every chat, not only the loaded rows
             (of the chosen project only, when one is chosen)."""
-            titles = await engine.search_sessions(
+            titles = await engine.sessions.search_sessions(
                 query, limit=SEARCH_LIMIT, archived=archived, project_id=project_id
             )
             hits = await engine.search(query, limit=SEARCH_LIMIT, project_id=project_id)
@@ -722,7 +722,7 @@ class SessionSidebar(QWidget):
         if self.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.engine.archive_session(sid, True), on_error=self._error)
+            spawn(self.engine.sessions.archive_session(sid, True), on_error=self._error)
         self._offer_undo("archive", tuple(session_ids), f"Archived {len(session_ids)} chats")
 
     def delete_many(self, session_ids: Sequence[str]) -> None:
@@ -730,7 +730,7 @@ class SessionSidebar(QWidget):
         if self.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.engine.delete_session(sid), on_error=self._error)
+            spawn(self.engine.sessions.delete_session(sid), on_error=self._error)
         self._offer_undo("delete", tuple(session_ids), f"Deleted {len(session_ids)} chats")
 
     def build_menu(self, info: SessionInfo) -> QMenu:
@@ -762,28 +762,28 @@ class SessionSidebar(QWidget):
 
     def _rename(self, session_id: str, title: str) -> None:
         if self.engine is not None:
-            spawn(self.engine.rename_session(session_id, title), on_error=self._error)
+            spawn(self.engine.sessions.rename_session(session_id, title), on_error=self._error)
 
     def set_pinned(self, session_id: str, pinned: bool) -> None:
         if self.engine is not None:
-            spawn(self.engine.pin_session(session_id, pinned), on_error=self._error)
+            spawn(self.engine.sessions.pin_session(session_id, pinned), on_error=self._error)
 
     def archive(self, session_id: str) -> None:
         """Archive through the engine (the window closes an open tab); Undo brings it back."""
         if self.engine is None:
             return
         info = self.model.session(session_id)
-        spawn(self.engine.archive_session(session_id, True), on_error=self._error)
+        spawn(self.engine.sessions.archive_session(session_id, True), on_error=self._error)
         self._offer_undo("archive", session_id, f"Archived “{_short(info.display_title if info else '')}”")
 
     def unarchive(self, session_id: str) -> None:
         if self.engine is not None:
-            spawn(self.engine.archive_session(session_id, False), on_error=self._error)
+            spawn(self.engine.sessions.archive_session(session_id, False), on_error=self._error)
 
     def fork(self, session_id: str) -> None:
         """Duplicate through the engine; the window opens the copy on ``SessionForked``."""
         if self.engine is not None:
-            spawn(self.engine.fork_session(session_id), on_error=self._error)
+            spawn(self.engine.sessions.fork_session(session_id), on_error=self._error)
 
     def delete(self, session_id: str) -> None:
         """Delete through the engine (the row and an open tab go at once); Undo restores it."""
@@ -792,7 +792,7 @@ class SessionSidebar(QWidget):
         info = self.model.session(session_id) or self.archived_model.session(session_id)
         if info is None:
             return
-        spawn(self.engine.delete_session(session_id), on_error=self._error)
+        spawn(self.engine.sessions.delete_session(session_id), on_error=self._error)
         self._offer_undo("delete", session_id, f"Deleted “{_short(info.display_title)}”")
 
     def _offer_undo(self, kind: str, session_ids: str | tuple[str, ...], text: str) -> None:
@@ -812,10 +812,14 @@ class SessionSidebar(QWidget):
         kind, session_ids = undo
         for session_id in session_ids:
             if kind == "delete":
-                spawn(self.engine.restore_session(session_id), on_done=self._restored, on_error=self._error)
+                spawn(
+                    self.engine.sessions.restore_session(session_id),
+                    on_done=self._restored,
+                    on_error=self._error,
+                )
             else:
                 spawn(
-                    self.engine.archive_session(session_id, False),
+                    self.engine.sessions.archive_session(session_id, False),
                     on_done=self._archive_undone(session_id),
                     on_error=self._error,
                 )

@@ -211,9 +211,9 @@ class AgentsPage(QWidget):
     # -- loading ----------------------------------------------------------------------------
 
     async def load(self, select: str | None = None) -> None:
-        providers = [p.name for p in await self.engine.list_providers()]
+        providers = [p.name for p in await self.engine.providers.list_providers()]
         self.form.set_providers(providers)
-        self.agents = await self.engine.list_agents()
+        self.agents = await self.engine.agents.list_agents()
         keep = select or (self.current.id if self.current else DEFAULT_AGENT_ID)
         self.list.blockSignals(True)
         self.list.clear()
@@ -271,10 +271,12 @@ class AgentsPage(QWidget):
             return
 
         async def run() -> AgentConfig:
-            stored = await self.engine.get_agent(agent.id)  # tools and rules may have changed meanwhile
+            stored = await self.engine.agents.get_agent(
+                agent.id
+            )  # tools and rules may have changed meanwhile
             edited = self.form.applied_to(stored)
             edited = replace(edited, context=self.context.value(), context_share=self.context.share())
-            await self.engine.save_agent(edited)
+            await self.engine.agents.save_agent(edited)
             return edited
 
         spawn(
@@ -286,7 +288,7 @@ class AgentsPage(QWidget):
     def new_agent(self) -> None:
         async def run() -> AgentConfig:
             name = await _free_name(self.engine, "New agent")
-            return await self.engine.create_agent(AgentConfig(id="", name=name))
+            return await self.engine.agents.create_agent(AgentConfig(id="", name=name))
 
         spawn(
             run(),
@@ -310,7 +312,7 @@ class AgentsPage(QWidget):
         if agent is None:
             return
         spawn(
-            self.engine.duplicate_agent(agent.id),
+            self.engine.agents.duplicate_agent(agent.id),
             on_done=lambda copy: self._created(copy, f"Made {copy.name}."),
             on_error=lambda err: self._say(describe(err)),
         )
@@ -335,7 +337,11 @@ class AgentsPage(QWidget):
             chats = f"{moved} chat{plural} now use Default" if moved else "no chats used it"
             self._reloaded(f"Deleted {agent.name}; {chats}.", DEFAULT_AGENT_ID)
 
-        spawn(self.engine.delete_agent(agent.id), on_done=done, on_error=lambda err: self._say(describe(err)))
+        spawn(
+            self.engine.agents.delete_agent(agent.id),
+            on_done=done,
+            on_error=lambda err: self._say(describe(err)),
+        )
 
     def export_file(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export agents", "agents.json", "JSON files (*.json)")
@@ -343,7 +349,7 @@ class AgentsPage(QWidget):
             return
 
         async def run() -> None:
-            text = await self.engine.export_agents()
+            text = await self.engine.agents.export_agents()
             try:
                 await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
             except OSError as err:
@@ -365,7 +371,7 @@ class AgentsPage(QWidget):
                 text = await asyncio.to_thread(Path(path).read_text, encoding="utf-8")
             except (OSError, UnicodeDecodeError) as err:
                 raise EngineError(f"{Path(path).name} cannot be read as a text file.") from err
-            return await self.engine.import_agents(text)
+            return await self.engine.agents.import_agents(text)
 
         def done(agents: list[AgentConfig]) -> None:
             names = ", ".join(a.name for a in agents)
@@ -375,7 +381,7 @@ class AgentsPage(QWidget):
 
 
 async def _free_name(engine: EngineApi, name: str) -> str:
-    taken = {a.name.casefold() for a in await engine.list_agents()}
+    taken = {a.name.casefold() for a in await engine.agents.list_agents()}
     candidate, number = name, 2
     while candidate.casefold() in taken:
         candidate, number = f"{name} {number}", number + 1

@@ -191,7 +191,7 @@ class ProvidersPage(QWidget):
         self.new_provider()
 
     async def load(self) -> None:
-        self.providers = await self.engine.list_providers()
+        self.providers = await self.engine.providers.list_providers()
         self._fill_list()
 
     def _fill_list(self, select: str | None = None, *, quiet: bool = False) -> None:
@@ -230,7 +230,7 @@ class ProvidersPage(QWidget):
         self.base_url.setText(config.base_url)
         self.key_env.setText(config.api_key_env)
         self.api_key.clear()
-        stored = self.engine.has_api_key(config.name)
+        stored = self.engine.providers.has_api_key(config.name)
         self.api_key.setPlaceholderText(
             "stored in the system keychain — type to replace" if stored else "not set"
         )
@@ -295,7 +295,7 @@ class ProvidersPage(QWidget):
         key = self.api_key.text().strip() or None
 
         async def do() -> None:
-            await self.engine.save_provider(config, key, previous_name=self._editing)
+            await self.engine.providers.save_provider(config, key, previous_name=self._editing)
             self._editing = config.name
             await self.load()
             self._fill_list(select=config.name)
@@ -328,9 +328,9 @@ class ProvidersPage(QWidget):
 
         async def do() -> list[str]:
             # The engine lists models of saved providers: save first (keys go to the keychain).
-            await self.engine.save_provider(config, key, previous_name=self._editing)
+            await self.engine.providers.save_provider(config, key, previous_name=self._editing)
             self._editing = config.name
-            models = await self.engine.list_models(config.name)
+            models = await self.engine.providers.list_models(config.name)
             return [m.id for m in models]
 
         def done(models: list[str]) -> None:
@@ -345,7 +345,7 @@ class ProvidersPage(QWidget):
             self.api_key.clear()
             self.api_key.setPlaceholderText(
                 "stored in the system keychain — type to replace"
-                if self.engine.has_api_key(config.name)
+                if self.engine.providers.has_api_key(config.name)
                 else "not set"
             )
             spawn(self._reload_keep(config.name))
@@ -359,7 +359,7 @@ class ProvidersPage(QWidget):
 
     async def _reload_keep(self, name: str) -> None:
         """Refresh the list after a test without resetting the form the user is filling."""
-        self.providers = await self.engine.list_providers()
+        self.providers = await self.engine.providers.list_providers()
         self._fill_list(select=name, quiet=True)
 
     def remove(self) -> None:
@@ -387,7 +387,7 @@ class ProvidersPage(QWidget):
 
     def _remove(self, name: str) -> None:
         async def do() -> None:
-            await self.engine.remove_provider(name)
+            await self.engine.providers.remove_provider(name)
             await self.load()
 
         def done(_r: object) -> None:
@@ -426,16 +426,16 @@ class AgentPage(QWidget):
         form.addRow("Maximum reply tokens", self.max_tokens)
 
     async def load(self) -> None:
-        self.agent = await self.engine.get_agent()
+        self.agent = await self.engine.agents.get_agent()
         a = self.agent
         self.system_prompt.setPlainText(a.system_prompt)
         self.temperature.setValue(a.temperature if a.temperature is not None else -0.1)
         self.max_tokens.setValue(a.max_tokens or 0)
-        provider = await self.engine.get_setting("default_provider", "") or ""
-        model = await self.engine.get_setting("default_model", "") or ""
+        provider = await self.engine.settings.get_setting("default_provider", "") or ""
+        model = await self.engine.settings.get_setting("default_model", "") or ""
         self.default_model.clear()
         self.default_model.addItem("(the provider's default)", ("", ""))
-        for p in await self.engine.list_providers():
+        for p in await self.engine.providers.list_providers():
             if p.default_model:
                 self.default_model.addItem(f"{p.default_model}  ·  {p.name}", (p.name, p.default_model))
         if model and self.default_model.findData((provider, model)) < 0:
@@ -448,7 +448,7 @@ class AgentPage(QWidget):
             return
         temperature = self.temperature.value()
         # Read the stored agent again: the Tools pages (and a turn's "Always allow") change it meanwhile.
-        stored = await self.engine.get_agent(self.agent.id)
+        stored = await self.engine.agents.get_agent(self.agent.id)
         agent = replace(
             stored,
             system_prompt=self.system_prompt.toPlainText(),
@@ -456,11 +456,11 @@ class AgentPage(QWidget):
             max_tokens=self.max_tokens.value() or None,
         )
         if agent != stored:
-            await self.engine.save_agent(agent)
+            await self.engine.agents.save_agent(agent)
             self.agent = agent
         provider, model = self.default_model.currentData() or ("", "")
-        await self.engine.set_setting("default_provider", provider)
-        await self.engine.set_setting("default_model", model)
+        await self.engine.settings.set_setting("default_provider", provider)
+        await self.engine.settings.set_setting("default_model", model)
 
 
 class SettingsDialog(QDialog):

@@ -166,7 +166,7 @@ class McpServersPage(QWidget):
         servers = self.engine.tool_servers
         self.configs = {c.name: c for c in await servers.list_servers()}
         self.states = {s.name: s for s in await servers.states()}
-        self.agent = await self.engine.get_agent()
+        self.agent = await self.engine.agents.get_agent()
         if self._unsubscribe is None:
             self._unsubscribe = servers.subscribe(self._state_changed)
         self._fill_list()
@@ -387,14 +387,14 @@ class McpServersPage(QWidget):
         spawn(do(), on_done=done, on_error=lambda err: self.message.setText(f"Not removed: {describe(err)}"))
 
     async def _rename_offer(self, old: str, new: str | None) -> None:
-        agent = await self.engine.get_agent()
+        agent = await self.engine.agents.get_agent()
         pattern = offer_pattern(old)
         if pattern not in agent.enabled_tools:
             return
         tools = [p for p in agent.enabled_tools if p != pattern]
         if new is not None:
             tools.append(offer_pattern(new))
-        await self.engine.save_agent(replace(agent, enabled_tools=tuple(tools)))
+        await self.engine.agents.save_agent(replace(agent, enabled_tools=tuple(tools)))
 
     def _offer_toggled(self, on: bool) -> None:
         name = self.current_name()
@@ -403,13 +403,13 @@ class McpServersPage(QWidget):
         pattern = offer_pattern(name)
 
         async def do() -> None:
-            agent = await self.engine.get_agent()
+            agent = await self.engine.agents.get_agent()
             tools = [p for p in agent.enabled_tools if p != pattern]
             if on:
                 tools.append(pattern)
             updated = replace(agent, enabled_tools=tuple(tools))
             if updated != agent:
-                await self.engine.save_agent(updated)
+                await self.engine.agents.save_agent(updated)
             self.agent = updated
 
         def done(_r: object) -> None:

@@ -207,15 +207,15 @@ class ModelsPage(QWidget):
     # -- loading ---------------------------------------------------------------------------------
 
     async def load(self) -> None:
-        providers = [p.name for p in await self.engine.list_providers()]
+        providers = [p.name for p in await self.engine.providers.list_providers()]
         for combo in (self.price_provider, self.window_provider):
             current = combo.currentText()
             combo.clear()
             combo.addItems(providers)
             if current in providers:
                 combo.setCurrentText(current)
-        self._show_prices(PriceTable.from_setting(await self.engine.get_setting(PRICES_SETTING, [])))
-        self._show_windows(await self.engine.get_setting(CONTEXT_WINDOWS_SETTING, {}))
+        self._show_prices(PriceTable.from_setting(await self.engine.settings.get_setting(PRICES_SETTING, [])))
+        self._show_windows(await self.engine.settings.get_setting(CONTEXT_WINDOWS_SETTING, {}))
         self._loaded = True
         self._update_buttons()
 
@@ -297,11 +297,11 @@ class ModelsPage(QWidget):
 
     async def _write_price(self, price: UserPrice | None, provider: str, model: str) -> None:
         async with self._lock:
-            table = PriceTable.from_setting(await self.engine.get_setting(PRICES_SETTING, []))
+            table = PriceTable.from_setting(await self.engine.settings.get_setting(PRICES_SETTING, []))
             entries = [p for p in table.user_prices() if (p.provider, p.model) != (provider, model)]
             if price is not None:
                 entries.append(price)
-            await self.engine.set_setting(PRICES_SETTING, [p.to_json() for p in entries])
+            await self.engine.settings.set_setting(PRICES_SETTING, [p.to_json() for p in entries])
             self._show_prices(PriceTable(entries))
 
     # -- context windows -------------------------------------------------------------------------
@@ -342,12 +342,12 @@ class ModelsPage(QWidget):
 
     async def _write_window(self, key: str, tokens: int | None) -> None:
         async with self._lock:
-            stored = await self.engine.get_setting(CONTEXT_WINDOWS_SETTING, {})
+            stored = await self.engine.settings.get_setting(CONTEXT_WINDOWS_SETTING, {})
             entries = dict(stored) if isinstance(stored, dict) else {}
             entries.pop(key, None)
             if tokens is not None:
                 entries[key] = tokens
-            await self.engine.set_setting(CONTEXT_WINDOWS_SETTING, entries)
+            await self.engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, entries)
             self._show_windows(entries)
 
     # -- messages --------------------------------------------------------------------------------

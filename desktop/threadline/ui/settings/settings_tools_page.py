@@ -224,7 +224,7 @@ class ToolsPage(QWidget):
     # -- loading ---------------------------------------------------------------------------------
 
     async def load(self) -> None:
-        self.agent = await self.engine.get_agent(self.agent_id)
+        self.agent = await self.engine.agents.get_agent(self.agent_id)
         self._fill(self.agent)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -286,10 +286,10 @@ class ToolsPage(QWidget):
     def _change(self, change: Callable[[AgentConfig], AgentConfig], done: str = "") -> None:
         async def do() -> None:
             async with self._lock:
-                agent = await self.engine.get_agent(self.agent_id)
+                agent = await self.engine.agents.get_agent(self.agent_id)
                 updated = change(agent)
                 if updated != agent:
-                    await self.engine.save_agent(updated)
+                    await self.engine.agents.save_agent(updated)
                 self.agent = updated
                 self._fill(updated)
 

@@ -392,7 +392,7 @@ class MainWindow(QMainWindow):
         self.theme.set_choice(choice)
         self.theme_actions[choice].setChecked(True)
         if self.engine is not None:
-            spawn(self.engine.set_setting(THEME_KEY, choice.value), on_error=self._error)
+            spawn(self.engine.settings.set_setting(THEME_KEY, choice.value), on_error=self._error)
 
     # -- engine ------------------------------------------------------------------------------------
 
@@ -404,23 +404,23 @@ class MainWindow(QMainWindow):
         self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
         self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
-        self._unsubscribe_sessions = engine.subscribe_sessions(self._session_event)
-        saved_zoom = await engine.get_setting(ZOOM_KEY, 0)
+        self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self._session_event)
+        saved_zoom = await engine.settings.get_setting(ZOOM_KEY, 0)
         if isinstance(saved_zoom, int):
             self.zoom.set_level(saved_zoom)
-        saved_theme = await engine.get_setting(THEME_KEY, None)
+        saved_theme = await engine.settings.get_setting(THEME_KEY, None)
         if saved_theme in {c.value for c in ThemeChoice} and saved_theme != self.theme.choice.value:
             self.theme.set_choice(ThemeChoice(saved_theme))
             self.theme_actions[ThemeChoice(saved_theme)].setChecked(True)
         await self.sidebar.load()
-        state = await engine.get_setting(WINDOW_STATE_KEY, None)
+        state = await engine.settings.get_setting(WINDOW_STATE_KEY, None)
         self._restoring = True
         try:
             await self._restore(state if isinstance(state, dict) else {})
         finally:
             self._restoring = False
         self._set_engine_actions(True)
-        providers = await engine.list_providers()
+        providers = await engine.providers.list_providers()
         self._has_provider = bool(providers)
         self.empty.show_ready(
             has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
@@ -428,10 +428,10 @@ class MainWindow(QMainWindow):
         self._update_right()
         spawn(self.catalog.load(engine), on_error=self._error)
         spawn(engine.tool_servers.start_autostart(), on_error=self._error)
-        spawn(engine.take_notices(), on_done=self._show_notices, on_error=self._error)
+        spawn(engine.settings.take_notices(), on_done=self._show_notices, on_error=self._error)
         if not providers:
             spawn(
-                engine.detect_local_servers(),
+                engine.providers.detect_local_servers(),
                 on_done=self.empty.show_detected,
                 on_error=lambda err: log.info("local server detection failed: %s", err),
             )
@@ -499,7 +499,7 @@ class MainWindow(QMainWindow):
     async def _exists(self, session_id: str) -> bool:
         assert self.engine is not None
         try:
-            await self.engine.open_session(session_id)
+            await self.engine.sessions.open_session(session_id)
             return True
         except (KeyError, LookupError):
             return False
@@ -519,7 +519,7 @@ class MainWindow(QMainWindow):
         if self.engine is not None:
             self._save_timer.stop()
             self.saves += 1
-            await self.engine.set_setting(WINDOW_STATE_KEY, self.window_state())
+            await self.engine.settings.set_setting(WINDOW_STATE_KEY, self.window_state())
 
     def schedule_save(self) -> None:
         """Save the layout once it has been still for ``SAVE_DELAY_MS`` (tabs, splitter, geometry)."""
@@ -587,7 +587,7 @@ class MainWindow(QMainWindow):
 
         self._opening.add(session_id)
         try:
-            live = await self.engine.open_session(session_id)
+            live = await self.engine.sessions.open_session(session_id)
         finally:
             self._opening.discard(session_id)
         existing = self.tabs.tab_for(session_id)
@@ -647,7 +647,7 @@ class MainWindow(QMainWindow):
         without the tab (docs/performance.md). A big one's memory is given back at once, once
         the tab's deferred deletion has run: SQLite's page cache, which its tree's rows had
         filled (``release_caches``), then the freed heap (``heap.release_freed_memory``)."""
-        live = self.engine.live(session_id) if self.engine is not None else None
+        live = self.engine.sessions.live(session_id) if self.engine is not None else None
         if self.engine is None or live is None or not live.conversation.ready_for_input:
             return
         big = len(live.conversation.tree) >= BIG_CHAT
@@ -662,7 +662,7 @@ class MainWindow(QMainWindow):
                     on_error=lambda err: log.warning("could not release the page cache: %s", describe(err)),
                 )
 
-        spawn(engine.close_session(session_id), on_done=released, on_error=self._error)
+        spawn(engine.sessions.close_session(session_id), on_done=released, on_error=self._error)
 
     def _reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
@@ -683,7 +683,7 @@ class MainWindow(QMainWindow):
 
         async def create() -> None:
             assert self.engine is not None
-            info = await self.engine.new_session(project_id=self.sidebar.project_scope.project_id)
+            info = await self.engine.sessions.new_session(project_id=self.sidebar.project_scope.project_id)
             self.sidebar.model.upsert(info)
             await self._open(info.id, focus=True)
             self.sidebar.select_session(info.id)
@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
 
         async def refresh() -> None:
             assert self.engine is not None
-            providers = await self.engine.list_providers()
+            providers = await self.engine.providers.list_providers()
             self._has_provider = bool(providers)
             self._update_right()
             await self.catalog.load(self.engine)  # at once: a removed provider's chats say so
@@ -882,10 +882,10 @@ class MainWindow(QMainWindow):
 
         async def use() -> None:
             assert self.engine is not None
-            await self.engine.save_provider(config)
+            await self.engine.providers.save_provider(config)
             if config.default_model:
-                await self.engine.set_setting("default_provider", config.name)
-                await self.engine.set_setting("default_model", config.default_model)
+                await self.engine.settings.set_setting("default_provider", config.name)
+                await self.engine.settings.set_setting("default_model", config.default_model)
             self.show_message(f"Connected to {config.name}.")
             self._providers_changed()
 
@@ -924,7 +924,7 @@ class MainWindow(QMainWindow):
 
     def _zoom_changed(self, level: int) -> None:
         if self.engine is not None:
-            spawn(self.engine.set_setting(ZOOM_KEY, level), on_error=self._error)
+            spawn(self.engine.settings.set_setting(ZOOM_KEY, level), on_error=self._error)
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -968,7 +968,7 @@ class MainWindow(QMainWindow):
             for tab in self.tabs.tabs():
                 await tab.save_draft_now()
             if self.engine is not None:
-                await self.engine.purge_deleted()
+                await self.engine.sessions.purge_deleted()
         finally:
             if self._unsubscribe_sessions is not None:
                 self._unsubscribe_sessions()

@@ -144,8 +144,8 @@ class AgentBinding(QObject):
         """Read the agents and the session's agent again (a tab opening, the agent list edited)."""
 
         async def read() -> tuple[list[AgentConfig], bool, AgentConfig]:
-            agents = await self._engine.list_agents()
-            state = await self._engine.session_agent(self._live.session_id)
+            agents = await self._engine.agents.list_agents()
+            state = await self._engine.agents.session_agent(self._live.session_id)
             return agents, state.update_available, state.agent
 
         spawn(
@@ -187,10 +187,10 @@ class AgentBinding(QObject):
             self._picker.set_current(self.agent_id)
             self._error(f"Could not switch the agent: {describe(err)}")
 
-        spawn(self._engine.set_session_agent(self._live.session_id, agent_id), on_error=failed)
+        spawn(self._engine.agents.set_session_agent(self._live.session_id, agent_id), on_error=failed)
 
     def _use_new_settings(self) -> None:
         spawn(
-            self._engine.use_agent_settings(self._live.session_id),
+            self._engine.agents.use_agent_settings(self._live.session_id),
             on_error=lambda err: self._error(f"Could not use the agent's new settings: {describe(err)}"),
         )

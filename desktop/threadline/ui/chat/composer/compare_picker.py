@@ -188,7 +188,7 @@ class CompareAgents(QObject):
 
     def reload(self) -> None:
         spawn(
-            self._engine.list_agents(),
+            self._engine.agents.list_agents(),
             on_done=self._loaded,
             on_error=lambda err: log.info("agents for Compare not read: %s", describe(err)),
         )

@@ -42,7 +42,7 @@ class DraftKeeper(QObject):
 
     def load(self) -> None:
         """Read the stored draft and put it in the composer (unless something was typed meanwhile)."""
-        spawn(self._engine.get_draft(self._session_id), on_done=self._restore, on_error=self._failed)
+        spawn(self._engine.sessions.get_draft(self._session_id), on_done=self._restore, on_error=self._failed)
 
     def _restore(self, draft: Draft | None) -> None:
         if self._closed:
@@ -75,7 +75,7 @@ class DraftKeeper(QObject):
         if not self._dirty:
             return
         self._dirty = False
-        await self._engine.save_draft(self._session_id, self._composer.draft())
+        await self._engine.sessions.save_draft(self._session_id, self._composer.draft())
 
     def close(self) -> None:
         """The tab closes: a change not yet stored is saved by the engine alone."""
@@ -84,6 +84,6 @@ class DraftKeeper(QObject):
         if self._dirty:  # saved by the engine alone: the widgets are about to be deleted
             self._dirty = False
             spawn(
-                self._engine.save_draft(self._session_id, self._composer.draft()),
+                self._engine.sessions.save_draft(self._session_id, self._composer.draft()),
                 on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
             )

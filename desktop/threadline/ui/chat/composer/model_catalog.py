@@ -108,11 +108,11 @@ class ModelCatalog(QObject):
 
     async def load(self, engine: EngineApi) -> None:
         """The catalogue from the providers' defaults and the saved list: no network, no SDK."""
-        self.providers = await engine.list_providers()
-        cached = _parse_cache(await engine.get_setting(CACHE_KEY, None))
+        self.providers = await engine.providers.list_providers()
+        cached = _parse_cache(await engine.settings.get_setting(CACHE_KEY, None))
         for provider in self.providers:  # windows the servers stated last time count from now
             if cached.get(provider.name):
-                engine.remember_models(provider.name, cached[provider.name])
+                engine.providers.remember_models(provider.name, cached[provider.name])
         self._set(self._merge({p.name: cached.get(p.name, []) for p in self.providers}))
 
     def refresh_in_background(self, engine: EngineApi) -> None:
@@ -140,15 +140,15 @@ class ModelCatalog(QObject):
                 self.changed.emit()
 
     async def _refresh(self, engine: EngineApi) -> None:
-        self.providers = await engine.list_providers()
+        self.providers = await engine.providers.list_providers()
         results = await asyncio.gather(*(self._models_of(engine, p.name) for p in self.providers))
-        cached = _parse_cache(await engine.get_setting(CACHE_KEY, None))
+        cached = _parse_cache(await engine.settings.get_setting(CACHE_KEY, None))
         listed: dict[str, list[ModelInfo]] = {}
         for provider, models in zip(self.providers, results, strict=True):
             # A provider that could not be reached keeps what it listed last time.
             listed[provider.name] = models if models is not None else cached.get(provider.name, [])
         self._set(self._merge(listed))
-        await engine.set_setting(
+        await engine.settings.set_setting(
             CACHE_KEY,
             {
                 name: [
@@ -176,7 +176,7 @@ class ModelCatalog(QObject):
     @staticmethod
     async def _list(engine: EngineApi, provider: str) -> list[ModelInfo] | None:
         try:
-            return await asyncio.wait_for(engine.list_models(provider), LIST_TIMEOUT)
+            return await asyncio.wait_for(engine.providers.list_models(provider), LIST_TIMEOUT)
         except Exception as err:
             log.info("could not list models of %s: %s", provider, err)
             return None

@@ -2,7 +2,7 @@
 
 The session's context comes on top of its agent's (edited in Settings → Agents); the
 share of the context window is the agent's, so the editor hides it here. Saving goes
-through ``EngineApi.set_session_context`` and applies from the next request; a failure is
+through ``engine.sessions.set_session_context`` and applies from the next request; a failure is
 shown in the dialog and nothing is closed.
 """
 
@@ -75,4 +75,6 @@ class ContextDialog(QDialog):
             self.message.setText(f"Not saved: {describe(err)}")
             self.message.show()
 
-        spawn(self.engine.set_session_context(self.session_id, context), on_done=done, on_error=failed)
+        spawn(
+            self.engine.sessions.set_session_context(self.session_id, context), on_done=done, on_error=failed
+        )

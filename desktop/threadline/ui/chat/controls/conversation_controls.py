@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -57,18 +57,6 @@ alongside this module, and a restore or tangent that arrives before it still mov
 
 UNDO_CLEAR_SECONDS = 10.0
 """How long "Context cleared — Undo" is offered (undo only moves the shown path back)."""
-
-
-class ControlsEngine(Protocol):
-    """The engine calls the controls make (``EngineApi``'s clear, tangent and checkpoint methods)."""
-
-    async def clear_context(self, session_id: str) -> Message: ...
-    async def start_tangent(self, session_id: str, from_message_id: str | None = None) -> Message: ...
-    async def end_tangent(self, session_id: str, *, bring_last_exchange: bool = False) -> object: ...
-    async def set_checkpoint(self, session_id: str, name: str, message_id: str | None = None) -> object: ...
-    async def restore_checkpoint(self, session_id: str, name: str) -> object: ...
-    async def remove_checkpoint(self, session_id: str, name: str) -> object: ...
-    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None: ...
 
 
 class ControlsHost(Protocol):
@@ -139,7 +127,7 @@ class ConversationControls(QObject):
     def __init__(self, host: ControlsHost, colors: ThemeColors) -> None:
         super().__init__(host.view)
         self._host = host
-        self._engine = cast(ControlsEngine, host.engine)
+        self._engine: EngineApi = host.engine
         self._colors = colors
         self.tangent_banner = TangentBanner(colors)
         self.tangent_banner.returnRequested.connect(self.end_tangent)
@@ -289,7 +277,7 @@ class ConversationControls(QObject):
             self._host.show_status("Context cleared; earlier messages stay in the chat but are not sent.")
 
         spawn(
-            self._engine.clear_context(self._session_id),
+            self._engine.controls.clear_context(self._session_id),
             on_done=done,
             on_error=self._failed("Could not clear the context"),
         )
@@ -316,7 +304,7 @@ class ConversationControls(QObject):
     def start_tangent(self, from_message_id: str | None) -> None:
         """Open a side conversation after ``from_message_id`` (the last message when None)."""
         spawn(
-            self._engine.start_tangent(self._session_id, from_message_id),
+            self._engine.controls.start_tangent(self._session_id, from_message_id),
             on_done=lambda _marker: self._tangent_started(),
             on_error=self._failed("Could not start a tangent"),
         )
@@ -328,7 +316,7 @@ class ConversationControls(QObject):
 
     def end_tangent(self, bring_last_exchange: bool) -> None:
         spawn(
-            self._engine.end_tangent(self._session_id, bring_last_exchange=bring_last_exchange),
+            self._engine.controls.end_tangent(self._session_id, bring_last_exchange=bring_last_exchange),
             on_done=lambda _: self._tangent_ended(),
             on_error=self._failed("Could not return to the main line"),
         )
@@ -362,7 +350,7 @@ class ConversationControls(QObject):
         if not name:
             return
         spawn(
-            self._engine.set_checkpoint(self._session_id, name, message_id),
+            self._engine.controls.set_checkpoint(self._session_id, name, message_id),
             on_done=lambda _: self._host.show_status(f"Checkpoint “{name}” set."),
             on_error=self._failed(f"Could not set the checkpoint “{name}”"),
         )
@@ -398,7 +386,7 @@ class ConversationControls(QObject):
             self._host.show_status(f"Restored “{name}”; the later messages stay in the branch map.")
 
         spawn(
-            self._engine.restore_checkpoint(self._session_id, name),
+            self._engine.controls.restore_checkpoint(self._session_id, name),
             on_done=done,
             on_error=self._failed(f"Could not restore “{name}”"),
         )
@@ -406,7 +394,7 @@ class ConversationControls(QObject):
 
     def remove_checkpoint(self, name: str) -> None:
         spawn(
-            self._engine.remove_checkpoint(self._session_id, name),
+            self._engine.controls.remove_checkpoint(self._session_id, name),
             on_done=lambda _: self._host.show_status(f"Checkpoint “{name}” removed."),
             on_error=self._failed(f"Could not remove “{name}”"),
         )

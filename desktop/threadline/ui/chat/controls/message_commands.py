@@ -62,7 +62,7 @@ class MessageCommands:
                 host.controls.message_action(action, message_id)
             elif action == "delete":
                 spawn(
-                    engine.delete_message(session_id, message_id),
+                    engine.messages.delete_message(session_id, message_id),
                     on_error=lambda err: host.show_control_error(f"Not deleted: {describe(err)}"),
                 )
             elif action == COMPARE_VERSIONS and message.parent_id is not None:

@@ -73,7 +73,7 @@ class MessageUndoBar(QFrame):
             return
         self._expire()
         spawn(
-            self._engine.undo_delete_message(self._session_id, message_id),
+            self._engine.messages.undo_delete_message(self._session_id, message_id),
             on_done=self._undone(message_id),
             on_error=lambda err: self.failed.emit(f"Could not undo the delete: {describe(err)}"),
         )
