@@ -92,7 +92,7 @@ async def seed(engine: object, server: object) -> dict[str, str]:
         "SQL window functions",
     ]
     for title in titles:
-        info = await eng.new_session(title)  # type: ignore[attr-defined]
+        info = await eng.sessions.new_session(title)  # type: ignore[attr-defined]
         prompt = Message.prompt(f"A question about {title.lower()}")
         answer = Message.reply(
             parent_id=prompt.id,
@@ -101,7 +101,7 @@ async def seed(engine: object, server: object) -> dict[str, str]:
             metadata=RequestMetadata(model="gpt-4o-mini"),
         )
         await eng.store.append_messages(info.id, [prompt, answer])  # type: ignore[attr-defined]
-    info = await eng.new_session("LRU cache in Python")  # type: ignore[attr-defined]
+    info = await eng.sessions.new_session("LRU cache in Python")  # type: ignore[attr-defined]
     msgs = []
     parent = None
     for i in range(3):
@@ -126,7 +126,7 @@ async def seed(engine: object, server: object) -> dict[str, str]:
         parent = r.id
     await eng.store.append_messages(info.id, msgs)  # type: ignore[attr-defined]
     ids["long"] = info.id
-    await eng.pin_session(info.id, True)  # type: ignore[attr-defined]
+    await eng.sessions.pin_session(info.id, True)  # type: ignore[attr-defined]
     return ids
 
 
@@ -195,7 +195,7 @@ async def shoot(app: object, out: Path) -> int:
         replay = ProviderConfig(
             "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
         )
-        await engine.save_provider(replay, "sk-test")
+        await engine.providers.save_provider(replay, "sk-test")
         ids = await seed(engine, server)
         window = MainWindow(theme, data / "main")
         window.resize(1200, 780)
@@ -223,7 +223,7 @@ async def shoot(app: object, out: Path) -> int:
         for n, prompt in enumerate(
             ("Write the LRU cache again, with tests", "Give me a long list of planning tips")
         ):
-            info = await engine.new_session()
+            info = await engine.sessions.new_session()
             t = await window._open(info.id, focus=True)
             t.composer.set_text(prompt)
             t.composer.submit()
@@ -255,7 +255,7 @@ async def shoot(app: object, out: Path) -> int:
 
         # 5. an error inline
         server.enqueue(openai_auth_error())
-        info = await engine.new_session()
+        info = await engine.sessions.new_session()
         t = await window._open(info.id, focus=True)
         t.composer.set_text("Summarise this week's notes")
         t.composer.submit()
@@ -294,7 +294,7 @@ async def shoot(app: object, out: Path) -> int:
                 )
             )
         )
-        info = await engine.new_session()
+        info = await engine.sessions.new_session()
         t = await window._open(info.id, focus=True)
         t.composer.attach_paths([image_path])
         t.composer.set_text("What is in this picture?")
@@ -311,11 +311,11 @@ async def shoot(app: object, out: Path) -> int:
         # 7. the archived chats
         archived = [
             s
-            for s in await engine.list_sessions()
+            for s in await engine.sessions.list_sessions()
             if s.title in ("Regex for ISO dates", "SQL window functions")
         ]
         for s in archived:
-            await engine.archive_session(s.id, True)
+            await engine.sessions.archive_session(s.id, True)
         window.sidebar.show_archived(True)
         for _ in range(30):
             await pause(100)
@@ -342,7 +342,7 @@ async def shoot(app: object, out: Path) -> int:
                 openai_text_stream(split_text("Point 1: keep the notes short. " * 6, 5)), chunk_delay=0.02
             )
         )
-        info = await engine.new_session()
+        info = await engine.sessions.new_session()
         t = await window._open(info.id, focus=True)
         sql(
             "CREATE TRIGGER full_disk BEFORE UPDATE ON messages "
@@ -363,16 +363,16 @@ async def shoot(app: object, out: Path) -> int:
                 break
 
         # 9. the chat's provider was removed: the tab says so at once
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "old-server", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="m1"
             )
         )
-        info = await engine.new_session("On a provider that goes away")
-        await engine.set_session_model(info.id, "old-server", "m1")
+        info = await engine.sessions.new_session("On a provider that goes away")
+        await engine.sessions.set_session_model(info.id, "old-server", "m1")
         t = await window._open(info.id, focus=True)
         await pause(300)
-        await engine.remove_provider("old-server")
+        await engine.providers.remove_provider("old-server")
         await window.catalog.load(engine)  # what Settings does after removing a provider
         await pause(500)
         save(window, "14-provider-removed")
@@ -393,8 +393,8 @@ async def shoot(app: object, out: Path) -> int:
         server.enqueue(
             sse_response(openai_text_stream(split_text("Here is a tighter version of the text.", 4)))
         )
-        info = await engine.new_session("Tighten the release text")
-        await engine.set_session_context(info.id, context)
+        info = await engine.sessions.new_session("Tighten the release text")
+        await engine.sessions.set_session_context(info.id, context)
         t = await window._open(info.id, focus=True)
         t.composer.set_text("Make the release text shorter")
         t.composer.submit()
@@ -428,8 +428,8 @@ async def shoot_keyboard_and_contrast(window: Any, engine: Any, theme: Any, save
 
     topics = ["Garden plan", "Tax return questions", "Rust lifetimes", "Trip to Lisbon", "Bread recipe"]
     for i in range(30):
-        info = await engine.new_session()
-        await engine.rename_session(info.id, f"{topics[i % len(topics)]} {i + 1}")
+        info = await engine.sessions.new_session()
+        await engine.sessions.rename_session(info.id, f"{topics[i % len(topics)]} {i + 1}")
         await window._open(info.id, focus=True)
     await pause(400)
     save(window, "17-thirty-tabs-light")

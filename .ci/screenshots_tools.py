@@ -125,13 +125,13 @@ async def shoot(app: Any, out: Path) -> int:
         work.mkdir()
         (work / "RELEASE.md").write_text(OLD_NOTES)
         engine = await Engine.open(data)
-        await engine.save_provider(
+        await engine.providers.save_provider(
             ProviderConfig(
                 "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
             ),
             "sk-test",
         )
-        await engine.save_agent(
+        await engine.agents.save_agent(
             AgentConfig(
                 "default",
                 "Default",
@@ -161,7 +161,7 @@ async def shoot(app: Any, out: Path) -> int:
                 ("s1", "shell", {"command": "git log --oneline -5 && git diff --stat HEAD~1", "timeout": 20})
             )
         )
-        info = await engine.new_session("Release prep")
+        info = await engine.sessions.new_session("Release prep")
         tab = await window._open(info.id, focus=True)
         tab.composer.set_text("What changed since the last release?")
         tab.composer.submit()
@@ -171,7 +171,7 @@ async def shoot(app: Any, out: Path) -> int:
 
         # 2. a write_file diff
         server.enqueue(calls(("w1", "write_file", {"path": "RELEASE.md", "content": NEW_NOTES})))
-        info = await engine.new_session("Release checklist")
+        info = await engine.sessions.new_session("Release checklist")
         tab2 = await window._open(info.id, focus=True)
         tab2.composer.set_text("Update the release checklist with the packaging step")
         tab2.composer.submit()
@@ -187,7 +187,7 @@ async def shoot(app: Any, out: Path) -> int:
                 ("c", "time__get_current_time", {"timezone": "Europe/Lisbon"}),
             )
         )
-        info = await engine.new_session("Several tools")
+        info = await engine.sessions.new_session("Several tools")
         tab3 = await window._open(info.id, focus=True)
         tab3.composer.set_text("Check the notes, run the unit tests and tell me the time in Lisbon")
         tab3.composer.submit()
