@@ -74,6 +74,7 @@ from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
+from threadline.ui.chat.view.empty_hint import empty_hint
 from threadline.ui.chat.view.message_undo import MessageUndoBar
 from threadline.ui.common.error_banner import ErrorBanner, first_sentence
 from threadline.ui.common.focus_chain import move_before_in_focus_chain
@@ -772,6 +773,7 @@ class ChatTab(QWidget):
         if text != self._status:
             self._status = text
             self.statusChanged.emit(text)
+        self.view.set_empty_hint(*empty_hint(self._info, self.agent.agent_id, self.agent.agent_name))
 
     def focus_composer(self) -> None:
         self.composer.focus_input()

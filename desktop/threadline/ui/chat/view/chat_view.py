@@ -81,6 +81,7 @@ from threadline.ui.chat.view.context_marks import (
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.copy_feedback import COPIED_MS, COPIED_TEXT, COPY_TEXT, relabel_link
 from threadline.ui.chat.view.document_cache import DocumentCache, RenderedMessage
+from threadline.ui.chat.view.empty_hint import EmptyHint, paint_empty_hint
 from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.view.image_viewer import ImageViewer, open_image
 from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, is_safe_link
@@ -140,6 +141,8 @@ class ChatView(QAbstractScrollArea):
         """Prices for the cost shown in each reply's header (set by the tab from the engine)."""
         self._colors: ThemeColors = LIGHT
         self._rows = RowLayout()
+        self.empty_hint: EmptyHint = ("", ())
+        """(title, lines) shown while the chat has no message (``set_empty_hint``)."""
         self._highlight_timer = QTimer(self)
         self._highlight_timer.setSingleShot(True)
         self._highlight_timer.setInterval(0)  # right after the frame that showed plain code
@@ -439,12 +442,23 @@ class ChatView(QAbstractScrollArea):
         finally:
             painter.end()
 
+    def set_empty_hint(self, title: str, lines: tuple[str, ...]) -> None:
+        """What a chat with no message yet shows in the middle of the view, instead of nothing:
+        that this is where the conversation will be, and what will answer."""
+        if (title, lines) != self.empty_hint:
+            self.empty_hint = (title, lines)
+            self.viewport().update()
+
+    def _paint_empty(self, painter: QPainter) -> None:
+        paint_empty_hint(painter, self.viewport().rect(), self.font(), self._colors, self.empty_hint)
+
     def _paint_all(self, painter: QPainter) -> None:
         self._ensure_layout()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.viewport().rect(), QColor(self._colors.base))
         self._visible = []
         if self._model is None or not len(self._rows):
+            self._paint_empty(painter)
             return
         viewport_width = self.viewport().width()
         frame = FrameState(
