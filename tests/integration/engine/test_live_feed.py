@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, empty_database
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
@@ -41,7 +40,6 @@ from threadline.engine.events import (
 )
 from threadline.engine.live import LiveConversation
 from threadline.store.change_feed import ChangeFeed
-from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
 
@@ -49,17 +47,9 @@ PIECES = [f"piece{n} " for n in range(12)]
 REPLY = "".join(PIECES)
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "shared.db")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "shared.db")
 
 
 async def engine_on(url: str, data_dir: Path, server: ReplayServer) -> Engine:

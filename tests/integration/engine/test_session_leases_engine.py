@@ -11,13 +11,13 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, empty_database
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
@@ -42,17 +42,9 @@ SLOW_HEARTBEAT = 1.0
 busy machine delayed."""
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "shared.db")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "shared.db")
 
 
 @pytest_asyncio.fixture

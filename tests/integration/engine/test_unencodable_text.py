@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, empty_database
 from tests.support.engines import FAST_RETRIES
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
@@ -33,17 +32,9 @@ REPAIRED = pytest.mark.expected_log_warnings("cannot be stored .* U\\+FFFD")
 CHATGPT = Path(__file__).resolve().parents[2] / "fixtures" / "import" / "chatgpt_conversations.json"
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "threadline.db")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "threadline.db")
 
 
 def stream_with_lone_surrogate() -> list[bytes]:

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.backends import BACKENDS  # noqa: E402
-from tests.support.postgres import PostgresServer, postgres_server  # noqa: E402
+from tests.support.backends import BACKENDS, empty_database  # noqa: E402
+from tests.support.postgres import postgres_server  # noqa: E402
 
 from threadline.store.repository import Store  # noqa: E402
 
@@ -24,15 +24,7 @@ __all__ = ["postgres_server"]
 @pytest.fixture(params=BACKENDS)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A URL of an empty database on each backend (PostgreSQL: a fresh database per test)."""
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "data" / "threadline.sqlite3")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(url)
+    yield from empty_database(request, tmp_path / "data" / "threadline.sqlite3")
 
 
 @pytest_asyncio.fixture
