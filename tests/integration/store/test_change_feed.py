@@ -8,14 +8,13 @@ when it fell behind the trimmed log.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 import sqlalchemy as sa
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, empty_database
 from tests.support.postgres import PostgresServer
 
 from threadline.core.messages import Message, MessageStatus
@@ -27,17 +26,9 @@ pytestmark = pytest.mark.asyncio
 WAIT = 20.0
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "feed.db")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    created = server.create_database()
-    try:
-        yield created
-    finally:
-        server.drop_database(created)
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "feed.db")
 
 
 async def collect(feed: ChangeFeed, until_seq: int, messages_of: tuple[str, ...] = ()) -> list[ChangeBatch]:

@@ -8,15 +8,14 @@ loses the lease, and the reply it left streaming becomes interrupted.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 import sqlalchemy as sa
-from tests.support.backends import BACKENDS
-from tests.support.postgres import PostgresServer
+from tests.support.backends import BACKENDS, empty_database
 
 from threadline.core.messages import Message, MessageStatus, utcnow
 from threadline.store import leases
@@ -27,17 +26,9 @@ pytestmark = pytest.mark.asyncio
 EXPIRY = timedelta(seconds=30)
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield Store.sqlite_url(tmp_path / "leases.db")
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    created = server.create_database()
-    try:
-        yield created
-    finally:
-        server.drop_database(created)
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "leases.db")
 
 
 @pytest_asyncio.fixture

@@ -9,13 +9,13 @@ columns alike, and logs where (never the text).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.support.backends import BACKENDS
+from tests.support.backends import BACKENDS, empty_database
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 
 from threadline.core.messages import Message, MessageStatus, RequestMetadata, ToolCall, ToolResult
@@ -27,22 +27,18 @@ LONE = "a\ud800b"
 SHOWN = "a\ufffdb"
 
 
-@pytest_asyncio.fixture(params=BACKENDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "sqlite":
-        url = Store.sqlite_url(tmp_path / "store.db")
-        opened = await Store.open(url)
-        yield opened
-        await opened.close()
-        return
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.create_database()
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(request, tmp_path / "store.db")
+
+
+@pytest_asyncio.fixture
+async def store(url: str) -> AsyncIterator[Store]:
     opened = await Store.open(url)
     try:
         yield opened
     finally:
         await opened.close()
-        server.drop_database(url)
 
 
 async def test_text_and_json_columns_keep_everything_but_the_lone_surrogate(
