@@ -60,6 +60,21 @@ async def ask(processes: Processes, data_dir: Path, *args: str) -> asyncio.subpr
     )
 
 
+async def ask_streaming(
+    processes: Processes, data_dir: Path, server: ReplayServer, session_id: str
+) -> asyncio.subprocess.Process:
+    """An ``ask`` into ``session_id`` whose slow 400-piece reply has begun to print (so it holds
+    the session's lease)."""
+    server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
+    process = await ask(processes, data_dir, "--session", session_id, "count")
+    assert process.stdout is not None
+    printed = b""
+    async with asyncio.timeout(WAIT):
+        while len(printed) < 10 * 5:
+            printed += await process.stdout.read(4096)
+    return process
+
+
 def pieces(count: int) -> list[str]:
     return [f"w{n:03d} " for n in range(count)]
 
@@ -115,13 +130,7 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     tmp_path: Path, engine: Engine, replay_server: ReplayServer, processes: Processes
 ) -> None:
     info = await engine.sessions.new_session("Killed elsewhere")
-    replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
-    process = await ask(processes, tmp_path, "--session", info.id, "count")
-    assert process.stdout is not None
-    printed = b""
-    async with asyncio.timeout(WAIT):
-        while len(printed) < 10 * 5:
-            printed += await process.stdout.read(4096)
+    process = await ask_streaming(processes, tmp_path, replay_server, info.id)
     lease = await engine.store.get_lease(info.id)
     assert lease is not None and lease.holder.split("|")[1] == str(process.pid)
     assert await engine.busy_elsewhere(info.id) == socket.gethostname()
@@ -151,13 +160,7 @@ async def test_ask_after_a_killed_ask_runs_at_once_instead_of_waiting(
     """A holder killed with SIGKILL leaves its lease row; the next ``ask --session`` sees that
     its holder is gone and runs, rather than waiting out its ``--wait`` and giving up."""
     info = await engine.sessions.new_session("Killed, then asked again")
-    replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
-    first = await ask(processes, tmp_path, "--session", info.id, "count")
-    assert first.stdout is not None
-    printed = b""
-    async with asyncio.timeout(WAIT):
-        while len(printed) < 10 * 5:
-            printed += await first.stdout.read(4096)
+    first = await ask_streaming(processes, tmp_path, replay_server, info.id)
     os.kill(first.pid, signal.SIGKILL)
     await first.wait()
     lease = await engine.store.get_lease(info.id)
@@ -184,13 +187,7 @@ async def test_a_paused_ask_keeps_its_lease_however_late_its_heartbeat_and_loses
     engine's expiry: still held, to ``busy_elsewhere`` and to a turn start. Killed, its lease is
     free at the next read, without waiting for any expiry."""
     info = await engine.sessions.new_session("Paused elsewhere")
-    replay_server.enqueue(sse_response(openai_text_stream(pieces(400)), chunk_delay=0.05))
-    process = await ask(processes, tmp_path, "--session", info.id, "count")
-    assert process.stdout is not None
-    printed = b""
-    async with asyncio.timeout(WAIT):
-        while len(printed) < 10 * 5:
-            printed += await process.stdout.read(4096)
+    process = await ask_streaming(processes, tmp_path, replay_server, info.id)
     os.kill(process.pid, signal.SIGSTOP)
     late = engine.leases.expires_after * 2
 
