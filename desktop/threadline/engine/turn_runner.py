@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -127,11 +126,8 @@ class ProbableOverflowError(llm_errors.ContextOverflowError):
 
     def after_compacting(self) -> ProbableOverflowError:
         """This error as told when the retry after compacting came back empty too."""
-        told = copy.copy(self)
         again = "sent back an empty reply again, after the earlier messages were summarised,"
-        told.user_message = self.user_message.replace("sent back an empty reply", again, 1)
-        told.args = (told.user_message,)
-        return told
+        return self.told_as(self.user_message.replace("sent back an empty reply", again, 1))
 
 
 def naming_what_does_not_fit(overflow: llm_errors.ContextOverflowError, live: LiveConversation) -> Exception:
@@ -143,14 +139,11 @@ def naming_what_does_not_fit(overflow: llm_errors.ContextOverflowError, live: Li
         return overflow
     start = " ".join(latest.text.split())
     start = start if len(start) <= NAMED_CHARS else start[: NAMED_CHARS - 1].rstrip() + "…"
-    told = copy.copy(overflow)
     before = ", even with everything before it summarised" if summary is not None else ""
-    told.user_message = (
+    return overflow.told_as(
         f"Your message “{start}” (about {message_tokens(latest):,} tokens) is what does not fit"
         f"{before}. {overflow.user_message}"
     )
-    told.args = (told.user_message,)
-    return told
 
 
 NAMED_CHARS = 48

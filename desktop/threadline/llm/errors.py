@@ -22,7 +22,7 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from threadline.llm.timeouts import CONNECT_FLAG, CONNECT_SETTING, FIRST_BYTE_FLAG, FIRST_BYTE_SETTING
 
@@ -63,9 +63,13 @@ class ProviderError(Exception):
         """This error as told after ``attempts`` tries: "… did not answer within 60 s (2 attempts). …"."""
         if attempts < 2 or not self.user_message.startswith(self.reason):
             return self
+        return self.told_as(f"{self.reason} ({attempts} attempts){self.user_message[len(self.reason) :]}")
+
+    def told_as(self, user_message: str) -> Self:
+        """A copy of this error (same kind, provider, detail) that tells the user ``user_message``."""
         told = copy.copy(self)
-        told.user_message = f"{self.reason} ({attempts} attempts){self.user_message[len(self.reason) :]}"
-        told.args = (told.user_message,)
+        told.user_message = user_message
+        told.args = (user_message,)
         return told
 
 
