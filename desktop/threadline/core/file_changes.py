@@ -228,3 +228,63 @@ def turns_with_changes(path: Sequence[Message], change_sets: Iterable[ChangeSet]
             found.extend(by_message.get(message.id, ()))
     close()
     return turns
+
+
+class RestoreAction(StrEnum):
+    CHANGE = "change"
+    """The file is there and gets its earlier content back."""
+    CREATE = "create"
+    """The file is gone (a tool deleted or moved it) and is written again."""
+    DELETE = "delete"
+    """The file did not exist before (a tool created it) and is removed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreStep:
+    """One file of a restore: what will happen to it, shown before anything is touched.
+
+    ``conflict`` says why the file on disk is not what the tools left (someone else changed
+    it after the tool's write): such a step is skipped unless the user picks that file.
+    ``blocked`` says why it cannot be restored at all (content not kept, the snapshots are on
+    another machine, a symlink leading out of the allowed folders).
+    """
+
+    path: str
+    action: RestoreAction
+    target: FileState
+    current: FileState
+    conflict: str = ""
+    blocked: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RestorePlan:
+    """Everything a restore would do, computed from the records and the disk as it is now."""
+
+    session_id: str
+    description: str
+    """What it gives back, in the user's words: "Files as they were before turn 3"."""
+    steps: tuple[RestoreStep, ...] = ()
+
+    @property
+    def conflicts(self) -> list[RestoreStep]:
+        return [s for s in self.steps if s.conflict and not s.blocked]
+
+    @property
+    def blocked(self) -> list[RestoreStep]:
+        return [s for s in self.steps if s.blocked]
+
+    @property
+    def clean(self) -> list[RestoreStep]:
+        return [s for s in self.steps if not s.conflict and not s.blocked]
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """A change as the user reads it: a unified diff, or a sentence when there is none to show."""
+
+    path: str
+    text: str = ""
+    """Unified diff (``---``/``+++`` headers, ``@@`` hunks); empty for binary or unkept content."""
+    note: str = ""
+    """"Binary file changed", "Renamed from …", "Content not kept: larger than 2 MB"…"""
