@@ -4,6 +4,7 @@ that cannot be shown, and the buttons say what was chosen."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -16,6 +17,7 @@ from threadline.ui.chat.changes.change_colours import change_colours
 from threadline.ui.chat.changes.changes_dialog import TurnChangesDialog
 from threadline.ui.chat.changes.diff_lines import LineKind
 from threadline.ui.chat.changes.diff_pane import LOADING
+from threadline.ui.chat.changes.diff_view import DiffView
 from threadline.ui.chat.changes.file_list import ROW_ROLE
 from threadline.ui.common.theme import DARK, LIGHT
 
@@ -84,6 +86,19 @@ def test_the_dialog_opens_on_the_first_file_and_colours_its_diff(qtbot: Any) -> 
         colours_in_line.add(it.fragment().charFormat().foreground().color().name())
         it += 1
     assert len(colours_in_line) >= 3, colours_in_line  # the green marker, keywords, names
+    # An edited line marks what changed in it: ": int" and " -> None" in the new __init__.
+    edited = next(
+        i for i, r in enumerate(dialog.pane.view.rows) if "def __init__(self, capacity: int)" in r.text
+    )
+    block = doc.findBlockByNumber(edited)
+    marked = ""
+    it = block.begin()
+    while not it.atEnd():
+        fragment = it.fragment()
+        if fragment.charFormat().background().color() == QColor(colours.added_word_bg):
+            marked += fragment.text()
+        it += 1
+    assert marked == ": int -> None"
     # The gutter's numbers follow the hunks: a removed line has its old number only.
     removed = next(r for r in dialog.pane.view.rows if r.text == "-    def get(self, key):")
     assert (removed.old, removed.new) == (11, None)
@@ -161,3 +176,14 @@ def test_the_dark_theme_recolours_the_diff(qtbot: Any) -> None:
     block = dialog.pane.view.document().findBlockByNumber(added)
     assert block.blockFormat().background().color() == QColor(change_colours(DARK, DARK.code_bg).added_bg)
     assert QColor(change_colours(DARK, DARK.code_bg).added_bg).lightness() < 100
+
+
+def test_content_that_is_not_utf8_shows_replacement_characters_and_keeps_tabs(qtbot: Any) -> None:
+    view = DiffView(LIGHT)
+    qtbot.addWidget(view)
+    content = os.fsdecode(b"\tcaf\xe9 = 1")  # a Latin-1 line, kept as surrogate escapes
+    view.show_diff(f"@@ -1 +1 @@\n-{content}\n+\tcafe = 1\x07\n", "notes.py")
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.toPlainText().splitlines() == ["@@ -1 +1 @@", "-\tcaf\ufffd = 1", "+\tcafe = 1\u2407"]
+    assert not view.grab().isNull()

@@ -9,7 +9,7 @@ import os
 from tests.support.file_change_samples import state
 
 from threadline.core.file_changes import ABSENT, ChangeKind, ChangeSet, ChangeSource, FileChange
-from threadline.ui.chat.changes.diff_lines import LineKind, diff_lines
+from threadline.ui.chat.changes.diff_lines import LineKind, changed_words, diff_lines
 from threadline.ui.chat.changes.shown_paths import printable, relative, shown_path
 from threadline.ui.chat.changes.turn_files import merged_changes
 
@@ -99,3 +99,15 @@ def test_paths_are_shown_inside_the_root_and_printable() -> None:
     assert relative("/p/x", "/q") == "/p/x"
     assert relative("/pp/x", "/p") == "/pp/x"
     assert relative("C:\\work\\x.py", "C:\\work") == "x.py"
+
+
+def test_an_edited_line_marks_the_characters_that_changed() -> None:
+    rows = diff_lines(
+        "@@ -1,3 +1,3 @@\n-    return x + 1\n-old line\n+    return x * 1\n+completely different\n c\n"
+    )
+    marks = changed_words(rows)
+    assert marks[1] == [(13, 1)]  # "+" in the removed line
+    assert marks[3] == [(13, 1)]  # "*" in the added one
+    assert 2 not in marks and 4 not in marks  # too different: the whole line is the change
+    unpaired = diff_lines("@@ -1 +1,2 @@\n-a = 1\n+a = 2\n+b = 3\n")
+    assert changed_words(unpaired) == {}

@@ -27,6 +27,9 @@ class ChangeColours(NamedTuple):
     added_bg: str
     """An added line's background in the diff."""
     removed_bg: str
+    added_word_bg: str
+    """The changed characters of an edited line: a stronger green (and red) over the line's."""
+    removed_word_bg: str
     added_gutter: str
     """The line-number gutter beside an added line: a little stronger than the line."""
     removed_gutter: str
@@ -53,6 +56,8 @@ def change_colours(c: ThemeColors, background: str | None = None) -> ChangeColou
         removed=removed,
         added_bg=mix(green, c.code_bg, strength).name(),
         removed_bg=mix(red, c.code_bg, strength).name(),
+        added_word_bg=mix(green, c.code_bg, strength * 2.6).name(),
+        removed_word_bg=mix(red, c.code_bg, strength * 2.6).name(),
         added_gutter=mix(green, c.code_bg, gutter).name(),
         removed_gutter=mix(red, c.code_bg, gutter).name(),
         hunk_bg=mix(c.accent, c.code_bg, 0.14 if c.dark else 0.10).name(),

@@ -8,6 +8,7 @@ gutter shows them: a removed line has only an old number, an added one only a ne
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -65,3 +66,47 @@ def diff_lines(diff: str) -> list[DiffLine]:
             old, new = old + 1, new + 1
             old_left, new_left = old_left - 1, new_left - 1
     return rows
+
+
+WORD_DIFF_MAX = 400
+"""Characters a line may have for its changed words to be marked (longer lines are marked whole)."""
+
+
+def changed_words(rows: list[DiffLine]) -> dict[int, list[tuple[int, int]]]:
+    """The changed character ranges of edited lines, by row: (start, length) in the line's code.
+
+    A run of removed lines directly followed by as many added lines is read as those lines
+    edited in place (GitHub and VS Code pair them the same way); each pair that is still
+    more alike than not gets the characters that differ marked, so "x + 1" → "x * 1" shows
+    which character changed. Runs of different lengths are left as whole-line changes.
+    """
+    marks: dict[int, list[tuple[int, int]]] = {}
+    i = 0
+    while i < len(rows):
+        if rows[i].kind is not LineKind.REMOVED:
+            i += 1
+            continue
+        start = i
+        while i < len(rows) and rows[i].kind is LineKind.REMOVED:
+            i += 1
+        middle = i
+        while i < len(rows) and rows[i].kind is LineKind.ADDED:
+            i += 1
+        if i - middle != middle - start:
+            continue
+        for offset in range(middle - start):
+            old_row, new_row = start + offset, middle + offset
+            old, new = rows[old_row].text[1:], rows[new_row].text[1:]
+            if len(old) > WORD_DIFF_MAX or len(new) > WORD_DIFF_MAX:
+                continue
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            if matcher.ratio() < 0.5:
+                continue
+            for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+                if tag == "equal":
+                    continue
+                if a2 > a1:
+                    marks.setdefault(old_row, []).append((a1, a2 - a1))
+                if b2 > b1:
+                    marks.setdefault(new_row, []).append((b1, b2 - b1))
+    return marks

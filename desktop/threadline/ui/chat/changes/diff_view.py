@@ -28,12 +28,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QWidget
 
 from threadline.ui.chat.changes.change_colours import ChangeColours, change_colours
-from threadline.ui.chat.changes.diff_lines import DiffLine, LineKind, diff_lines
-from threadline.ui.chat.changes.shown_paths import printable
+from threadline.ui.chat.changes.diff_lines import DiffLine, LineKind, changed_words, diff_lines
+from threadline.ui.chat.changes.shown_paths import printable, printable_content
 from threadline.ui.chat.changes.syntax_colours import line_spans
 from threadline.ui.common.theme import ThemeColors
 
-MAX_LINES = 5000
+MAX_LINES = 3000
 """Lines shown at most; the rest is named in a last line (a diff that long is read elsewhere)."""
 GUTTER_PAD = 8
 TEXT_GAP = 6
@@ -80,7 +80,7 @@ class DiffView(QPlainTextEdit):
     def show_diff(self, text: str, file_name: str = "") -> None:
         """Show unified diff ``text``; ``file_name`` picks the code colours (by its extension)."""
         self._text, self._file_name = text, file_name
-        rows = diff_lines(text)
+        rows = diff_lines(printable_content(text))
         self.hidden_lines = max(0, len(rows) - MAX_LINES)
         self.rows = rows[:MAX_LINES]
         self._fill()
@@ -110,7 +110,7 @@ class DiffView(QPlainTextEdit):
         self.clear()
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
-        codes = [printable(r.text[1:]) if r.kind is not LineKind.HUNK else "" for r in self.rows]
+        codes = [r.text[1:] if r.kind is not LineKind.HUNK else "" for r in self.rows]
         spans = line_spans(os.path.basename(printable(self._file_name)), codes, c.pygments_style)
         for i, row in enumerate(self.rows):
             block = QTextBlockFormat()
@@ -130,7 +130,7 @@ class DiffView(QPlainTextEdit):
             else:
                 cursor.setBlockFormat(block)
                 cursor.setBlockCharFormat(plain)
-            shown = printable(row.text)
+            shown = row.text
             if row.kind in (LineKind.ADDED, LineKind.REMOVED, LineKind.CONTEXT):
                 marker = QTextCharFormat(plain)
                 marker.setForeground(QColor(change.added if row.kind is LineKind.ADDED else change.removed))
@@ -140,6 +140,7 @@ class DiffView(QPlainTextEdit):
                 self._insert_code(cursor, shown[1:], spans[i], plain)
             else:
                 cursor.insertText(shown, plain)
+        self._mark_words(cursor)
         if self.hidden_lines:
             note = QTextCharFormat()
             note.setForeground(QColor(c.muted))
@@ -148,6 +149,20 @@ class DiffView(QPlainTextEdit):
             cursor.insertText(f"… {self.hidden_lines} more lines not shown", note)
         cursor.endEditBlock()
         self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _mark_words(self, cursor: QTextCursor) -> None:
+        """A stronger background under the characters an edited line changed (``changed_words``)."""
+        doc = self.document()
+        for number, ranges in changed_words(self.rows).items():
+            block = doc.findBlockByNumber(number)
+            word = QTextCharFormat()
+            added = self.rows[number].kind is LineKind.ADDED
+            word.setBackground(QColor(self._change.added_word_bg if added else self._change.removed_word_bg))
+            for start, length in ranges:
+                cursor.setPosition(block.position() + 1 + start)
+                cursor.setPosition(block.position() + 1 + start + length, QTextCursor.MoveMode.KeepAnchor)
+                cursor.mergeCharFormat(word)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
 
     @staticmethod
     def _insert_code(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def printable(text: str) -> str:
@@ -22,6 +23,18 @@ def printable(text: str) -> str:
         raw = text.encode("utf-8", "replace")
     shown = raw.decode("utf-8", "replace")
     return _CONTROL.sub(lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), shown)
+
+
+def printable_content(text: str) -> str:
+    """File content (a diff) for display: like :func:`printable`, but tabs and line ends stay."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "replace")
+    shown = raw.decode("utf-8", "replace")
+    return _CONTENT_CONTROL.sub(
+        lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), shown
+    )
 
 
 def relative(path: str, root: str | None) -> str:
