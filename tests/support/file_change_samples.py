@@ -135,7 +135,12 @@ def sample_changes() -> list[FileChange]:
         counted(f"{ROOT}/src/fetcher/lru/__init__.py", ChangeKind.CREATED),
         counted(f"{ROOT}/old_notes.txt", ChangeKind.DELETED),
         counted(f"{ROOT}/src/fetcher/helpers.py", ChangeKind.RENAMED, f"{ROOT}/src/fetcher/util.py"),
-        FileChange(LOGO, ChangeKind.MODIFIED, state("png1", binary=True), state("png2", binary=True)),
+        FileChange(
+            LOGO,
+            ChangeKind.MODIFIED,
+            FileState("d1" * 32, 14_203, kept=True, binary=True),
+            FileState("d2" * 32, 15_880, kept=True, binary=True),
+        ),
         counted(ODD_NAME, ChangeKind.CREATED),
     ]
 

@@ -111,7 +111,7 @@ def test_a_click_on_another_file_asks_for_its_diff_and_a_binary_file_says_so(qtb
     with qtbot.waitSignal(dialog.diffRequested) as request:
         click_file(qtbot, dialog, LOGO)
     assert request.args[0].path == LOGO
-    qtbot.waitUntil(lambda: dialog.pane.note == "Binary file changed")
+    qtbot.waitUntil(lambda: dialog.pane.note == "Binary file changed\n14 KB \u2192 16 KB")
     assert dialog.pane.stack.currentWidget() is dialog.pane.message
     assert dialog.pane.title.text() == "assets/logo.png"
     assert dialog.files.item(dialog.files.currentRow()).data(ROW_ROLE).added == "bin"

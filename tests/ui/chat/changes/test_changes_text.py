@@ -8,8 +8,9 @@ import os
 
 from tests.support.file_change_samples import state
 
-from threadline.core.file_changes import ABSENT, ChangeKind, ChangeSet, ChangeSource, FileChange
+from threadline.core.file_changes import ABSENT, ChangeKind, ChangeSet, ChangeSource, FileChange, FileState
 from threadline.ui.chat.changes.diff_lines import LineKind, changed_words, diff_lines
+from threadline.ui.chat.changes.diff_pane import size_text, sizes_of
 from threadline.ui.chat.changes.shown_paths import printable, relative, shown_path
 from threadline.ui.chat.changes.turn_files import merged_changes
 
@@ -111,3 +112,15 @@ def test_an_edited_line_marks_the_characters_that_changed() -> None:
     assert 2 not in marks and 4 not in marks  # too different: the whole line is the change
     unpaired = diff_lines("@@ -1 +1,2 @@\n-a = 1\n+a = 2\n+b = 3\n")
     assert changed_words(unpaired) == {}
+
+
+def test_sizes_read_as_a_file_manager_shows_them() -> None:
+    assert [size_text(n) for n in (1, 740, 1536, 14_203, 3_565_158)] == [
+        "1 byte",
+        "740 bytes",
+        "1.5 KB",
+        "14 KB",
+        "3.4 MB",
+    ]
+    gone = FileChange("/r/x", ChangeKind.DELETED, FileState("a", 2048, kept=True), ABSENT)
+    assert sizes_of(gone) == "was 2.0 KB"

@@ -24,6 +24,30 @@ BINARY = "Binary file changed"
 NO_LINES = "No lines changed"
 
 
+def size_text(size: int) -> str:
+    """``size`` bytes as a file manager shows them: "740 bytes", "12 KB", "3.4 MB"."""
+    if size < 1024:
+        return "1 byte" if size == 1 else f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
+    return f"{size} bytes"  # pragma: no cover - the loop always returns
+
+
+def sizes_of(change: FileChange) -> str:
+    """The file's size before and after ("12 KB → 14 KB"), for a change shown without a diff."""
+    before, after = change.before, change.after
+    if before.exists and after.exists and not (before.unknown or after.unknown):
+        return f"{size_text(before.size)} → {size_text(after.size)}"
+    if after.exists and not after.unknown:
+        return size_text(after.size)
+    if before.exists and not before.unknown:
+        return f"was {size_text(before.size)}"
+    return ""
+
+
 def note_for(change: FileChange, diff: FileDiff) -> str:
     """What to say in place of a diff that has no text (empty when there is text to show)."""
     if diff.text:
@@ -110,7 +134,8 @@ class DiffPane(QWidget):
         self._set_header(change)
         note = note_for(change, diff)
         if note:
-            self._say(note)
+            sizes = sizes_of(change)
+            self._say(f"{note}\n{sizes}" if sizes else note)
             return
         self.view.show_diff(diff.text, change.path)
         self.stack.setCurrentWidget(self.view)
