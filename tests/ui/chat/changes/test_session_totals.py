@@ -67,3 +67,15 @@ def test_escape_closes_the_list(qtbot: Any) -> None:
     qtbot.waitUntil(totals.popup.isVisible)
     qtbot.keyClick(totals.popup.list, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not totals.popup.isVisible())
+
+
+def test_the_list_works_from_the_keyboard(qtbot: Any) -> None:
+    _window, totals = status_window(qtbot)
+    totals.set_totals(sample_totals())
+    totals.setFocus()
+    qtbot.keyClick(totals, Qt.Key.Key_Space)
+    qtbot.waitUntil(totals.popup.isVisible)
+    qtbot.keyClick(totals.popup.list, Qt.Key.Key_Down)
+    with qtbot.waitSignal(totals.fileClicked) as picked:
+        qtbot.keyClick(totals.popup.list, Qt.Key.Key_Return)
+    assert picked.args == [f"{ROOT}/README.md"]
