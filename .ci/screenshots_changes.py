@@ -55,7 +55,7 @@ def main() -> int:
     from threadline.ui.common.theme import ThemeChoice, ThemeManager
 
     theme = ThemeManager(app)
-    for choice in (ThemeChoice.LIGHT, ThemeChoice.DARK):
+    for choice in (ThemeChoice.LIGHT, ThemeChoice.DARK, ThemeChoice.HIGH_CONTRAST):
         theme.set_choice(choice)
         theme.apply()
         shoot(app, theme.colors, out, choice.value)
