@@ -337,7 +337,7 @@ def self_test_window(
             set_step("creating a session")
             info = await engine.sessions.new_session("self-test")
             set_step("opening the session in a tab")
-            tab = await window._open(info.id, focus=True)
+            tab = await window.session_tabs.open(info.id, focus=True)
             if tab is None or window.tabs.tab_for(info.id) is None:
                 raise RuntimeError("the session did not open in a tab")
             window.grab()
