@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QListView, QMenu, QPushButton
 
 from threadline.core.session import SessionInfo
 from threadline.ui.common.elided_label import ElidedLabel
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.sessions.project_scope import ProjectScope
 from threadline.ui.sessions.session_list_model import SessionListModel, SessionRole
 from threadline.ui.sessions.session_selection import (
@@ -124,7 +124,7 @@ class SessionActions(QObject):
         if self.host.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.host.engine.sessions.archive_session(sid, True), on_error=self._error)
+            spawn(self.host.engine.sessions.archive_session(sid, True), tell=self)
         self._offer_undo("archive", tuple(session_ids), f"Archived {len(session_ids)} chats")
 
     def delete_many(self, session_ids: Sequence[str]) -> None:
@@ -132,7 +132,7 @@ class SessionActions(QObject):
         if self.host.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.host.engine.sessions.delete_session(sid), on_error=self._error)
+            spawn(self.host.engine.sessions.delete_session(sid), tell=self)
         self._offer_undo("delete", tuple(session_ids), f"Deleted {len(session_ids)} chats")
 
     def build_menu(self, info: SessionInfo) -> QMenu:
@@ -160,28 +160,28 @@ class SessionActions(QObject):
 
     def rename(self, session_id: str, title: str) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.rename_session(session_id, title), on_error=self._error)
+            spawn(self.host.engine.sessions.rename_session(session_id, title), tell=self)
 
     def set_pinned(self, session_id: str, pinned: bool) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.pin_session(session_id, pinned), on_error=self._error)
+            spawn(self.host.engine.sessions.pin_session(session_id, pinned), tell=self)
 
     def archive(self, session_id: str) -> None:
         """Archive through the engine (the window closes an open tab); Undo brings it back."""
         if self.host.engine is None:
             return
         info = self.host.model.session(session_id)
-        spawn(self.host.engine.sessions.archive_session(session_id, True), on_error=self._error)
+        spawn(self.host.engine.sessions.archive_session(session_id, True), tell=self)
         self._offer_undo("archive", session_id, f"Archived “{_short(info.display_title if info else '')}”")
 
     def unarchive(self, session_id: str) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.archive_session(session_id, False), on_error=self._error)
+            spawn(self.host.engine.sessions.archive_session(session_id, False), tell=self)
 
     def fork(self, session_id: str) -> None:
         """Duplicate through the engine; the window opens the copy on ``SessionForked``."""
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.fork_session(session_id), on_error=self._error)
+            spawn(self.host.engine.sessions.fork_session(session_id), tell=self)
 
     def delete(self, session_id: str) -> None:
         """Delete through the engine (the row and an open tab go at once); Undo restores it."""
@@ -190,7 +190,7 @@ class SessionActions(QObject):
         info = self.host.model.session(session_id) or self.host.archived_model.session(session_id)
         if info is None:
             return
-        spawn(self.host.engine.sessions.delete_session(session_id), on_error=self._error)
+        spawn(self.host.engine.sessions.delete_session(session_id), tell=self)
         self._offer_undo("delete", session_id, f"Deleted “{_short(info.display_title)}”")
 
     def _offer_undo(self, kind: str, session_ids: str | tuple[str, ...], text: str) -> None:
@@ -213,13 +213,13 @@ class SessionActions(QObject):
                 spawn(
                     self.host.engine.sessions.restore_session(session_id),
                     on_done=self._restored,
-                    on_error=self._error,
+                    tell=self,
                 )
             else:
                 spawn(
                     self.host.engine.sessions.archive_session(session_id, False),
                     on_done=self._archive_undone(session_id),
-                    on_error=self._error,
+                    tell=self,
                 )
 
     def _archive_undone(self, session_id: str) -> Callable[[object], None]:
@@ -232,9 +232,6 @@ class SessionActions(QObject):
     def _undo_expired(self) -> None:
         self._undo = None
         self.undo_bar.hide()
-
-    def _error(self, err: BaseException) -> None:
-        self.errorMessage.emit(describe(err))
 
 
 def _short(text: str, limit: int = 32) -> str:

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.session import SearchHit, SessionInfo
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.sessions.project_scope import ProjectScope
 from threadline.ui.sessions.search_results_model import (
@@ -93,8 +93,6 @@ class SessionSidebar(QWidget):
 
         self.model = SessionListModel(self)
         self.archived_model = SessionListModel(self, archived=True)
-        self.model.fetchFailed.connect(self._page_failed)
-        self.archived_model.fetchFailed.connect(self._page_failed)
         self._archived_loaded = False
         self.showing_archived = False
         self.results = SearchResultsModel(self)
@@ -122,7 +120,6 @@ class SessionSidebar(QWidget):
         self.project_scope = ProjectScope(self)
         """Projects: the section under the filter, and choosing one scopes the list and search."""
         self.project_scope.scopeChanged.connect(self._scope_changed)
-        self.project_scope.errorMessage.connect(self.errorMessage)
         layout.addWidget(self.project_scope.view)
 
         self.stack = QStackedWidget()
@@ -260,9 +257,9 @@ class SessionSidebar(QWidget):
         self.archived_model.project_id = project_id
         if self.engine is None:
             return
-        spawn(self.model.start(self._pages(archived=False)), on_error=self._error)
+        spawn(self.model.start(self._pages(archived=False)), tell=self)
         if self._archived_loaded:
-            spawn(self.archived_model.start(self._pages(archived=True)), on_error=self._error)
+            spawn(self.archived_model.start(self._pages(archived=True)), tell=self)
         if self.filter.text().strip():
             self._run_search()
 
@@ -272,9 +269,6 @@ class SessionSidebar(QWidget):
         view = self.list
         if view.verticalScrollBar().maximum() == 0 and self.model.canFetchMore(QModelIndex()):
             self.model.fetchMore(QModelIndex())
-
-    def _page_failed(self, message: str) -> None:
-        self.errorMessage.emit(f"Could not load more chats: {message}")
 
     def _session_event(self, event: SessionEvent) -> None:
         from threadline.engine.events import ProjectsChanged, SessionRemoved, SessionRestored, SessionUpdated
@@ -313,7 +307,7 @@ class SessionSidebar(QWidget):
         else:
             self.stack.setCurrentWidget(self._session_view())
         if show and not self._archived_loaded and self.engine is not None:
-            spawn(self.load_archived(), on_error=self._error)
+            spawn(self.load_archived(), tell=self)
 
     async def load_archived(self) -> None:
         assert self.engine is not None
@@ -438,11 +432,9 @@ class SessionSidebar(QWidget):
             self.stack.setCurrentWidget(self.hits if self.results.rowCount() else self.no_results)
             self.searchFinished.emit(query)
 
-        def failed(err: BaseException) -> None:
-            show(([], []))
-            self.errorMessage.emit(f"Search failed: {describe(err)}")
-
-        self._search_task = spawn(find(), on_done=show, on_error=failed)
+        self._search_task = spawn(
+            find(), tell=self, on_done=show, on_failed=lambda _err: show(([], [])), context="Search failed"
+        )
 
     def eventFilter(self, obj: Any, event: QEvent) -> bool:
         if obj is self.filter and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
@@ -464,9 +456,6 @@ class SessionSidebar(QWidget):
                     self._hit_activated(self.results.index(0, 0))
                 return True
         return super().eventFilter(obj, event)
-
-    def _error(self, err: BaseException) -> None:
-        self.errorMessage.emit(describe(err))
 
 
 def _hint_label(text: str) -> QLabel:

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.window.empty_state import EmptyState
 from threadline.ui.window.interchange_actions import InterchangeActions
@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.bridge = bridge if bridge is not None else MessageBridge(self)
         """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
+        self.bridge.intercept(self._damage_met)
         self.zoom = TextZoom(self)
         self.setWindowTitle("Threadline")
         self.resize(1180, 760)
@@ -250,7 +251,7 @@ class MainWindow(QMainWindow):
         self.theme.set_choice(choice)
         self.menus.theme_actions[choice].setChecked(True)
         if self.engine is not None:
-            spawn(self.engine.settings.set_setting(THEME_KEY, choice.value), on_error=self.show_error)
+            spawn(self.engine.settings.set_setting(THEME_KEY, choice.value), tell=self)
 
     # -- engine ------------------------------------------------------------------------------------
 
@@ -286,14 +287,14 @@ class MainWindow(QMainWindow):
             has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
         )
         self.update_right()
-        spawn(self.catalog.load(engine), on_error=self.show_error)
-        spawn(engine.tool_servers.start_autostart(), on_error=self.show_error)
-        spawn(engine.settings.take_notices(), on_done=self._show_notices, on_error=self.show_error)
+        spawn(self.catalog.load(engine), tell=self)
+        spawn(engine.tool_servers.start_autostart(), tell=self)
+        spawn(engine.settings.take_notices(), on_done=self._show_notices, tell=self)
         if not providers:
             spawn(
                 engine.providers.detect_local_servers(),
                 on_done=self.empty.show_detected,
-                on_error=lambda err: log.info("local server detection failed: %s", err),
+                tell=LogOnly("local server detection failed", logging.INFO),
             )
 
     async def detach_engine(self) -> None:
@@ -323,12 +324,6 @@ class MainWindow(QMainWindow):
             assert isinstance(layout, QVBoxLayout)
             layout.insertWidget(0, self._damage_banner)
         return self._damage_banner
-
-    def open_failed(self, err: BaseException) -> None:
-        """A chat could not be opened: damage gets its banner (with Restore), the rest a message."""
-        if self.damage_recovery is not None and self.damage_recovery.met(err):
-            return
-        self.show_message(f"Could not open the chat: {describe(err)}")
 
     async def _restore(self, state: dict[str, Any]) -> None:
         geometry = state.get("geometry")
@@ -389,7 +384,7 @@ class MainWindow(QMainWindow):
 
     def _save_layout_now(self) -> None:
         if self.engine is not None and not self._closing:
-            spawn(self.save_state(), on_error=lambda err: log.warning("could not save the layout: %s", err))
+            spawn(self.save_state(), tell=LogOnly("could not save the layout"))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -517,7 +512,7 @@ class MainWindow(QMainWindow):
                 return
             self.show_message(f"Exported to {path}")
 
-        spawn(self.engine.export_markdown(tab.session_id), on_done=write, on_error=self.show_error)
+        spawn(self.engine.export_markdown(tab.session_id), on_done=write, tell=self)
 
     # -- settings and first run ------------------------------------------------------------------------
 
@@ -554,7 +549,7 @@ class MainWindow(QMainWindow):
             await self.catalog.load(self.engine)  # at once: a removed provider's chats say so
             await self.catalog.refresh(self.engine)
 
-        spawn(refresh(), on_error=self.show_error)
+        spawn(refresh(), tell=self)
 
     def _use_detected(self, config: ProviderConfig) -> None:
         if self.engine is None:
@@ -569,7 +564,7 @@ class MainWindow(QMainWindow):
             self.show_message(f"Connected to {config.name}.")
             self._providers_changed()
 
-        spawn(use(), on_error=lambda err: self.show_message(f"Could not add {config.name}: {describe(err)}"))
+        spawn(use(), tell=self, context=f"Could not add {config.name}")
 
     # -- messages -----------------------------------------------------------------------------------------
 
@@ -597,14 +592,13 @@ class MainWindow(QMainWindow):
     def _show_in_status_bar(self, message: UserMessage) -> None:
         self.statusBar().showMessage(message.text, message.timeout_ms)
 
-    def show_error(self, err: BaseException) -> None:
-        if self.damage_recovery is not None and self.damage_recovery.met(err):
-            return
-        self.bridge.error(describe(err))
+    def _damage_met(self, err: BaseException) -> bool:
+        """The bridge's handler for a damaged database: the banner with Restore, not a message."""
+        return self.damage_recovery is not None and self.damage_recovery.met(err)
 
     def _zoom_changed(self, level: int) -> None:
         if self.engine is not None:
-            spawn(self.engine.settings.set_setting(ZOOM_KEY, level), on_error=self.show_error)
+            spawn(self.engine.settings.set_setting(ZOOM_KEY, level), tell=self)
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -640,7 +634,7 @@ class MainWindow(QMainWindow):
             return
         event.ignore()
         self._closing = True
-        spawn(self._shutdown(), on_error=lambda err: log.warning("saving state failed: %s", err))
+        spawn(self._shutdown(), tell=LogOnly("saving state failed"))
 
     async def _shutdown(self) -> None:
         try:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QTimer
 
 from threadline.ui.common.heap import BIG_CHAT, release_freed_memory
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -50,9 +50,6 @@ class TabsHost(Protocol):
     def toggle_branch_map(self, visible: bool | None = None) -> None: ...
     def refresh_models(self) -> None: ...
     def update_right(self) -> None: ...
-    def show_message(self, text: str) -> None: ...
-    def show_error(self, err: BaseException) -> None: ...
-    def open_failed(self, err: BaseException) -> None: ...
 
 
 class SessionTabs:
@@ -81,7 +78,8 @@ class SessionTabs:
         spawn(
             self.open(session_id, focus=True),
             on_done=opened,
-            on_error=self.host.open_failed,
+            tell=self.host.bridge,
+            context="Could not open the chat",
         )
 
     async def open(self, session_id: str, *, focus: bool, index: int | None = None) -> ChatTab | None:
@@ -132,7 +130,7 @@ class SessionTabs:
         spawn(
             self.host.engine.set_active_leaf(tab.session_id, leaf),
             on_done=show,
-            on_error=self.host.show_error,
+            tell=self.host.bridge,
         )
 
     # -- the engine's session events -------------------------------------------------------
@@ -177,10 +175,10 @@ class SessionTabs:
                 spawn(
                     engine.release_caches(),
                     on_done=lambda _none: QTimer.singleShot(0, release_freed_memory),
-                    on_error=lambda err: log.warning("could not release the page cache: %s", describe(err)),
+                    tell=LogOnly("could not release the page cache"),
                 )
 
-        spawn(engine.sessions.close_session(session_id), on_done=released, on_error=self.host.show_error)
+        spawn(engine.sessions.close_session(session_id), on_done=released, tell=self.host.bridge)
 
     def reopen_closed_tab(self, session_id: str) -> None:
         place = self._closed_for_undo.pop(session_id, None)
@@ -192,7 +190,8 @@ class SessionTabs:
             return
         spawn(
             self.open(session_id, focus=focus, index=index),
-            on_error=self.host.open_failed,
+            tell=self.host.bridge,
+            context="Could not open the chat",
         )
 
     def new_chat(self) -> None:
@@ -208,6 +207,4 @@ class SessionTabs:
             await self.open(info.id, focus=True)
             self.host.sidebar.select_session(info.id)
 
-        spawn(
-            create(), on_error=lambda err: self.host.show_message(f"Could not start a chat: {describe(err)}")
-        )
+        spawn(create(), tell=self.host.bridge, context="Could not start a chat")
