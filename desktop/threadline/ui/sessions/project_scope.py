@@ -134,7 +134,11 @@ class ProjectScope(QObject):
 
         def answered(_result: int) -> None:
             if box.clickedButton() is delete:
-                spawn(engine.projects.delete_project(project_id), tell=self)
+                spawn(
+                    engine.projects.delete_project(project_id),
+                    tell=self,
+                    context="Could not delete the project",
+                )
             box.deleteLater()
 
         box.finished.connect(answered)
@@ -145,7 +149,12 @@ class ProjectScope(QObject):
         if self.engine is None:
             return
         for session_id in session_ids:
-            spawn(self.engine.projects.set_session_project(session_id, project_id), tell=self)
+            spawn(
+                self.engine.projects.set_session_project(session_id, project_id),
+                tell=self,
+                context="Could not move the chat",
+                session_id=session_id,
+            )
         self.chats_changed()
 
     def move_menu(self, parent: QMenu, session_ids: Sequence[str], current: str | None) -> QMenu:

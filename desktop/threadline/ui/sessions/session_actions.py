@@ -32,6 +32,8 @@ from threadline.ui.sessions.session_selection import (
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.api import EngineApi
 
+NOT_ARCHIVED = "Could not archive the chat"
+NOT_DELETED = "Could not delete the chat"
 UNDO_SECONDS = 6
 """How long the undo bar stays; the engine keeps a deleted session restorable a little longer."""
 
@@ -124,7 +126,12 @@ class SessionActions(QObject):
         if self.host.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.host.engine.sessions.archive_session(sid, True), tell=self)
+            spawn(
+                self.host.engine.sessions.archive_session(sid, True),
+                tell=self,
+                context=NOT_ARCHIVED,
+                session_id=sid,
+            )
         self._offer_undo("archive", tuple(session_ids), f"Archived {len(session_ids)} chats")
 
     def delete_many(self, session_ids: Sequence[str]) -> None:
@@ -132,7 +139,9 @@ class SessionActions(QObject):
         if self.host.engine is None or not session_ids:
             return
         for sid in session_ids:
-            spawn(self.host.engine.sessions.delete_session(sid), tell=self)
+            spawn(
+                self.host.engine.sessions.delete_session(sid), tell=self, context=NOT_DELETED, session_id=sid
+            )
         self._offer_undo("delete", tuple(session_ids), f"Deleted {len(session_ids)} chats")
 
     def build_menu(self, info: SessionInfo) -> QMenu:
@@ -160,28 +169,53 @@ class SessionActions(QObject):
 
     def rename(self, session_id: str, title: str) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.rename_session(session_id, title), tell=self)
+            spawn(
+                self.host.engine.sessions.rename_session(session_id, title),
+                tell=self,
+                context="Could not rename the chat",
+                session_id=session_id,
+            )
 
     def set_pinned(self, session_id: str, pinned: bool) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.pin_session(session_id, pinned), tell=self)
+            spawn(
+                self.host.engine.sessions.pin_session(session_id, pinned),
+                tell=self,
+                context="Could not pin the chat" if pinned else "Could not unpin the chat",
+                session_id=session_id,
+            )
 
     def archive(self, session_id: str) -> None:
         """Archive through the engine (the window closes an open tab); Undo brings it back."""
         if self.host.engine is None:
             return
         info = self.host.model.session(session_id)
-        spawn(self.host.engine.sessions.archive_session(session_id, True), tell=self)
+        spawn(
+            self.host.engine.sessions.archive_session(session_id, True),
+            tell=self,
+            context=NOT_ARCHIVED,
+            session_id=session_id,
+        )
         self._offer_undo("archive", session_id, f"Archived “{_short(info.display_title if info else '')}”")
 
     def unarchive(self, session_id: str) -> None:
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.archive_session(session_id, False), tell=self)
+            spawn(
+                self.host.engine.sessions.archive_session(session_id, False),
+                tell=self,
+                context="Could not unarchive the chat",
+                session_id=session_id,
+            )
 
     def fork(self, session_id: str) -> None:
         """Duplicate through the engine; the window opens the copy on ``SessionForked``."""
         if self.host.engine is not None:
-            spawn(self.host.engine.sessions.fork_session(session_id), tell=self)
+            spawn(
+                self.host.engine.sessions.fork_session(session_id),
+                tell=self,
+                context="Could not duplicate the chat",
+                session_id=session_id,
+            )
 
     def delete(self, session_id: str) -> None:
         """Delete through the engine (the row and an open tab go at once); Undo restores it."""
@@ -190,7 +224,12 @@ class SessionActions(QObject):
         info = self.host.model.session(session_id) or self.host.archived_model.session(session_id)
         if info is None:
             return
-        spawn(self.host.engine.sessions.delete_session(session_id), tell=self)
+        spawn(
+            self.host.engine.sessions.delete_session(session_id),
+            tell=self,
+            context=NOT_DELETED,
+            session_id=session_id,
+        )
         self._offer_undo("delete", session_id, f"Deleted “{_short(info.display_title)}”")
 
     def _offer_undo(self, kind: str, session_ids: str | tuple[str, ...], text: str) -> None:
@@ -214,12 +253,14 @@ class SessionActions(QObject):
                     self.host.engine.sessions.restore_session(session_id),
                     on_done=self._restored,
                     tell=self,
+                    context="Could not bring the chat back",
                 )
             else:
                 spawn(
                     self.host.engine.sessions.archive_session(session_id, False),
                     on_done=self._archive_undone(session_id),
                     tell=self,
+                    context="Could not unarchive the chat",
                 )
 
     def _archive_undone(self, session_id: str) -> Callable[[object], None]:
