@@ -128,6 +128,5 @@ class BusyElsewhereStrip(QFrame):
 
     def _failed(self) -> None:
         """The strip as before the click (the bridge says why it failed)."""
-        self._stop_asked = False
         self.button.setEnabled(True)
         self._show_text()
