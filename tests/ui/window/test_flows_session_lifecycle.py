@@ -25,7 +25,7 @@ def press_delete_in_sidebar(harness: Any, session_id: str) -> None:
 
 def menu_action(sidebar: Any, session_id: str, label: str) -> None:
     info = sidebar.model.session(session_id) or sidebar.archived_model.session(session_id)
-    menu = sidebar.build_menu(info)
+    menu = sidebar.chat_actions.build_menu(info)
     next(a for a in menu.actions() if a.text() == label).trigger()
 
 

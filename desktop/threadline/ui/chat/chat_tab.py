@@ -120,8 +120,9 @@ class ChatTab(QWidget):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("ChatTab")
-        self.bridge = bridge
-        """The window's message bridge: errors about this tab's session show in its banner too."""
+        self.bridge = bridge if bridge is not None else MessageBridge(self)
+        """The window's message bridge (a tab of its own without one): errors about this tab's
+        session show in its banner (docs/ui-layout.md, "Telling the user")."""
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.engine = engine
         self.live = live
@@ -223,7 +224,6 @@ class ChatTab(QWidget):
             live,
             self.composer.agent_picker,
             notice=self.banner.show_info,
-            error=lambda text: self._show_local_error(text, ()),
             parent=self,
         )
         self.agent.changed.connect(self._update_status)
@@ -242,8 +242,7 @@ class ChatTab(QWidget):
         self.drafts = DraftKeeper(engine, self.session_id, self.composer, self)
         self._unsubscribe_saves: Any = live.subscribe(self._engine_event)
         self.drafts.load()
-        if bridge is not None:
-            bridge.shown.connect(self._bridge_message)
+        self.bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
         self.view.typedAhead.connect(self._type_into_composer)
@@ -348,7 +347,6 @@ class ChatTab(QWidget):
             panel = BranchMapPanel(self.engine, self.live, self._colors)
             panel.hide()
             panel.scrollRequested.connect(self.scroll_to_message)
-            panel.failed.connect(lambda text: self._show_local_error(text, ()))
             panel.closeRequested.connect(self.branchMapCloseRequested.emit)
             self.chat_split.addWidget(panel)
             self.chat_split.setStretchFactor(1, 0)
@@ -457,7 +455,9 @@ class ChatTab(QWidget):
         spawn(
             self.engine.pick_compare(self.session_id, reply_id),
             on_done=continued,
-            on_error=lambda err: self._show_local_error(f"Could not continue with it: {describe(err)}", ()),
+            tell=self,
+            context="Could not continue with it",
+            session_id=self.session_id,
         )
 
     def compare_versions(self, prompt_id: str) -> None:
@@ -472,7 +472,9 @@ class ChatTab(QWidget):
         spawn(
             self.engine.messages.edit_reply(self.session_id, message_id, text),
             on_done=lambda _version: self.composer.accept_sent(),
-            on_error=lambda err: self._show_local_error(f"Not saved: {describe(err)}", ()),
+            tell=self,
+            context="Not saved",
+            session_id=self.session_id,
         )
         return True
 
@@ -753,7 +755,9 @@ class ChatTab(QWidget):
     def _model_chosen(self, choice: ModelChoice) -> None:
         spawn(
             self.engine.sessions.set_session_model(self.session_id, choice.provider, choice.model),
-            on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
+            tell=self,
+            context="Could not change the model",
+            session_id=self.session_id,
         )
 
     # -- status ---------------------------------------------------------------------------------------

@@ -49,7 +49,8 @@ from threadline.engine.database_choice import (
     use_local_file,
 )
 from threadline.engine.database_probe import ProbeResult, ServerContents, probe_server
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import MessageLevel, UserMessage
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import hint_label, section_title
 
 TLS_CHOICES = (
@@ -214,6 +215,7 @@ class DatabaseSection(QWidget):
             self.ca_file.setText(server.ca_file)
             spawn(
                 asyncio.to_thread(has_stored_password, server),
+                tell=self,
                 on_done=self._show_stored,
                 name="database-keychain-check",
             )
@@ -257,6 +259,11 @@ class DatabaseSection(QWidget):
             self.ca_file.setText(path)
             self._form_changed()
 
+    def show_user_message(self, message: UserMessage) -> None:
+        """This section's line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        if shiboken6.isValid(self):
+            self._say(message.text, error=message.level is not MessageLevel.INFO)
+
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setObjectName("FormError" if error else "DatabaseMessage")
         self.message.style().unpolish(self.message)
@@ -294,12 +301,11 @@ class DatabaseSection(QWidget):
             self._tested_empty = server if empty else None
             self.copy_button.setEnabled(empty and not self._copying)
 
-        def failed(err: BaseException) -> None:
+        def failed(_err: BaseException) -> None:
             if shiboken6.isValid(self):
                 self.test_button.setEnabled(True)
-                self._say(describe(err), error=True)
 
-        spawn(asyncio.to_thread(probe), on_done=done, on_error=failed, name="database-test")
+        spawn(asyncio.to_thread(probe), tell=self, on_done=done, on_failed=failed, name="database-test")
 
     def copy_conversations(self) -> None:
         server = self._tested_empty
@@ -355,13 +361,12 @@ class DatabaseSection(QWidget):
                     error=True,
                 )
 
-        def failed(err: BaseException) -> None:
+        def failed(_err: BaseException) -> None:
             self._copying = False
             if shiboken6.isValid(self):
                 self.copy_button.setEnabled(self._tested_empty is not None)
-                self._say(f"Not copied: {describe(err)}", error=True)
 
-        spawn(copy(), on_done=done, on_error=failed, name="database-copy")
+        spawn(copy(), tell=self, on_done=done, on_failed=failed, context="Not copied", name="database-copy")
 
     def _progress(self, table: str, rows: int) -> None:
         if self._copying and shiboken6.isValid(self):
@@ -398,11 +403,7 @@ class DatabaseSection(QWidget):
             self._show_next_start(choice)
             self.saved.emit()
 
-        def failed(err: BaseException) -> None:
-            if shiboken6.isValid(self):
-                self._say(describe(err), error=True)
-
-        spawn(asyncio.to_thread(write), on_done=done, on_error=failed, name="database-save")
+        spawn(asyncio.to_thread(write), tell=self, on_done=done, name="database-save")
 
     def back_to_local_file(self) -> None:
         data_dir = self.data_dir

@@ -151,14 +151,18 @@ class DamageRecovery(QObject):
         self.banner.show_damage(text, backup)
 
     def _restore(self, backup: Path) -> None:
-        spawn(self.restore(backup), on_error=self._failed, name="restore-backup")
+        spawn(
+            self.restore(backup),
+            tell=self.window,
+            on_failed=self._failed,
+            context="The backup could not be restored",
+            name="restore-backup",
+        )
 
     def _failed(self, err: BaseException) -> None:
+        """Ready to be asked again; the bridge says why (a damaged file: the banner again)."""
         self.restoring = False
-        log.error("restoring in the window failed", exc_info=err)
-        self.banner.show_note(
-            "The backup could not be restored because of an unexpected problem; the details are in the log."
-        )
+        log.info("restoring in the window failed: %s", user_message_of(err))
 
     async def restore(self, backup: Path) -> None:
         """Close the engine, put ``backup`` in place (the damaged file kept aside), open it again."""

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.engine.exporting import ExportFormat
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -169,6 +169,6 @@ def export_chats(
     spawn(
         engine.export(target, fmt, session_ids, include_thinking=thinking),
         on_done=lambda _none: tell(f"Exported to {target}"),
-        on_error=lambda err: tell(describe(err)),
+        tell=parent,
         name="export",
     )

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -104,7 +104,8 @@ class ImportRun(QWidget):
         self.task = spawn(
             self.engine.import_file(self.path, self._progress),
             on_done=self._done,
-            on_error=self._failed,
+            on_failed=self._failed,
+            tell=self,
             name="import",
         )
 
@@ -130,12 +131,7 @@ class ImportRun(QWidget):
         self.report_dialog.finished.connect(lambda _code: self.finished.emit(report))
         self.report_dialog.open()
 
-    def _failed(self, err: BaseException) -> None:
+    def _failed(self, _err: BaseException) -> None:
+        """The progress goes; the bridge says why (the window's status bar)."""
         self.progress.close()
-        self.parent_message(describe(err))
         self.finished.emit(None)
-
-    def parent_message(self, text: str) -> None:
-        show = getattr(self.parentWidget(), "show_message", None)
-        if callable(show):
-            show(text)

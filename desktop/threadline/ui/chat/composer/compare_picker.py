@@ -27,7 +27,7 @@ from threadline.core.compare import MAX_WORKERS, MIN_WORKERS, CompareTarget
 from threadline.core.config import AgentConfig
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.composer.model_catalog import ModelChoice
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 log = logging.getLogger("threadline.ui.chat.composer.compare_picker")
 
@@ -190,7 +190,7 @@ class CompareAgents(QObject):
         spawn(
             self._engine.agents.list_agents(),
             on_done=self._loaded,
-            on_error=lambda err: log.info("agents for Compare not read: %s", describe(err)),
+            tell=LogOnly("agents for Compare not read", logging.INFO),
         )
 
     def _loaded(self, agents: list[AgentConfig]) -> None:

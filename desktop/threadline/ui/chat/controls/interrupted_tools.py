@@ -13,6 +13,7 @@ from threadline.engine.api import EngineApi
 from threadline.engine.errors import EngineError
 from threadline.engine.events import ErrorAction, UserFacingError
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import describe, spawn
 
 INTERRUPTED_TOOLS_KIND = "interrupted_tools"
@@ -23,6 +24,7 @@ class InterruptedToolsHost(Protocol):
 
     engine: EngineApi
     banner: ErrorBanner
+    bridge: MessageBridge
 
     @property
     def session_id(self) -> str: ...
@@ -82,5 +84,7 @@ class InterruptedTools:
         spawn(
             host.engine.skip_interrupted_tools(host.session_id),
             on_done=lambda _: self.offer(),
-            on_error=lambda err: host.show_control_error(f"Could not skip the tools: {describe(err)}"),
+            tell=host.bridge,
+            context="Could not skip the tools",
+            session_id=host.session_id,
         )
