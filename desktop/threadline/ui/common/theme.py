@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import logging
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPalette, QWheelEvent
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QWidget
+
+from threadline.ui.common.theme_colors import ThemeColors as ThemeColors
+from threadline.ui.common.theme_colors import mix as mix
 
 if TYPE_CHECKING:  # only named here: importing a Qt class makes all its enums (the first frame pays)
     from PySide6.QtGui import QFont, QPainter, QWindow
@@ -34,38 +37,6 @@ class ThemeChoice(StrEnum):
     DARK = "dark"
     HIGH_CONTRAST = "high_contrast"
     """Black on white or white on black (following the system's light or dark scheme)."""
-
-
-class ThemeColors(NamedTuple):
-    """One theme's colours (an immutable record; a ``NamedTuple`` costs a sixth of a frozen
-    dataclass to define, and ``dataclasses`` is not imported before the first paint)."""
-
-    name: str
-    dark: bool
-    window: str
-    base: str
-    surface: str
-    """Slightly raised areas: sidebar, composer box."""
-    text: str
-    muted: str
-    border: str
-    accent: str
-    accent_text: str
-    user_bubble: str
-    code_bg: str
-    code_border: str
-    inline_code_bg: str
-    link: str
-    selection: str
-    hover: str
-    error_bg: str
-    error_border: str
-    error_text: str
-    warning: str
-    success: str
-    pygments_style: str
-    high_contrast: bool = False
-    """At least 7:1 for text (WCAG AAA), chosen in Settings or asked for by the system."""
 
 
 LIGHT = ThemeColors(
@@ -214,9 +185,7 @@ def text_pairs(c: ThemeColors) -> list[ContrastPair]:
     belongs here. Disabled controls (muted on a button face) are held to 3:1: WCAG exempts
     them, but they should still be readable.
     """
-    from threadline.ui.common.code_box import tint  # code_box imports this module
-
-    warm = tint(c.warning, c.base, 0.10 if c.dark else 0.07).name()
+    warm = mix(c.warning, c.base, 0.10 if c.dark else 0.07).name()
     pairs: list[ContrastPair] = [
         ("text on the window", c.text, c.window, NORMAL_TEXT),
         ("text on a message / field", c.text, c.base, NORMAL_TEXT),
@@ -420,16 +389,6 @@ QScrollBar::handle:vertical:hover {{ background: {c.muted}; }}
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}
 QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical {{ background: transparent; }}
 """
-
-
-def mix(colour: str, base: str, amount: float) -> QColor:
-    """``colour`` mixed into ``base`` by ``amount`` (0 = base, 1 = colour)."""
-    a, b = QColor(colour), QColor(base)
-    return QColor(
-        round(b.red() + (a.red() - b.red()) * amount),
-        round(b.green() + (a.green() - b.green()) * amount),
-        round(b.blue() + (a.blue() - b.blue()) * amount),
-    )
 
 
 PE = QStyle.PrimitiveElement
