@@ -203,7 +203,7 @@ def text_pairs(c: ThemeColors) -> list[ContrastPair]:
         ("link on a message", c.link, c.base, NORMAL_TEXT),
         ("link in the user's bubble", c.link, c.user_bubble, NORMAL_TEXT),
         ("primary button label", c.accent_text, c.accent, NORMAL_TEXT),
-        ("error banner text", c.error_text, c.error_bg, NORMAL_TEXT),
+        ("error banner text and the Stop button", c.error_text, c.error_bg, NORMAL_TEXT),
         ("denied outcome", c.error_text, c.base, NORMAL_TEXT),
         ("allowed outcome", c.success, c.base, NORMAL_TEXT),
         ("warning text", c.warning, c.base, NORMAL_TEXT),
@@ -340,7 +340,7 @@ ChatView {{ background: {c.base}; border: none; }}
 #SendButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
                padding: 5px 14px; font-weight: 600; }}
 #SendButton:disabled {{ background: {c.surface}; color: {c.muted}; border: 1px solid {c.border}; }}
-#SendButton[stop="true"] {{ background: {c.text}; color: {c.base}; }}
+#SendButton[stop="true"] {{ background: {c.error_bg}; color: {c.error_text}; border: 1px solid {c.error_border}; }}
 #FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
                border-radius: 5px; }}
 #FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
