@@ -323,6 +323,10 @@ QTabBar::tab {{ background: transparent; color: {c.muted}; padding: 7px 12px; ma
 QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c.border}; }}
 QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
 QTabBar::tab:selected:focus {{ border: 2px solid {c.link}; border-bottom: none; padding: 6px 11px 7px 11px; }}
+QTabBar::scroller {{ width: 52px; }}
+#ScrollLeftButton, #ScrollRightButton {{ background: {c.window}; border: none; border-radius: 4px;
+                                        margin: 6px 1px 2px 1px; }}
+#ScrollLeftButton:hover, #ScrollRightButton:hover {{ background: {c.hover}; }}
 #TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
 #TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
 #TabListButton {{ border: none; border-radius: 4px; color: {c.text}; padding: 2px 8px; margin: 4px 4px 0 0;
@@ -340,7 +344,8 @@ ChatView {{ background: {c.base}; border: none; }}
 #SendButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
                padding: 5px 14px; font-weight: 600; }}
 #SendButton:disabled {{ background: {c.surface}; color: {c.muted}; border: 1px solid {c.border}; }}
-#SendButton[stop="true"] {{ background: {c.error_bg}; color: {c.error_text}; border: 1px solid {c.error_border}; }}
+#SendButton[stop="true"] {{ background: {c.error_bg}; color: {c.error_text};
+                            border: 1px solid {c.error_border}; }}
 #FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
                border-radius: 5px; }}
 #FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
