@@ -156,7 +156,7 @@ def test_the_menu_on_a_formula_offers_copy_latex(qtbot: Any) -> None:
     view.ensure_visible_geometry()
     geo = next(g for g in view._visible if g.message_id == reply_id)
     centre = geo.doc_rect.center().toPoint()
-    hit = view._hit(QPointF(centre))
+    hit = view.hit(QPointF(centre))
     href = view.commands.formula_at(hit, centre)
     assert href is not None
     menu = view.commands.message_menu(reply_id, href)

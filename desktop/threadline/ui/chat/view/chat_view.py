@@ -15,11 +15,11 @@ that paints only the rows intersecting the viewport. Its parts live next to it:
 * ``message_menu`` — a message's menu: its commands, then the link or formula under the pointer;
 * ``chat_accessibility`` — the messages as a list for screen readers.
 
-and three helper objects typed against ``view_host.ViewHost``: ``scroller`` (following
+and four helper objects typed against ``view_host.ViewHost``: ``scroller`` (following
 the stream, the scroll bar, bringing a message in; ``view_scroller``), ``message_cursor``
 (the current message the keyboard acts on, and when its letter keys act;
-``message_cursor``) and ``commands`` (what a message's buttons, links and menu do;
-``view_commands``).
+``message_cursor``), ``commands`` (what a message's buttons, links and menu do;
+``view_commands``) and ``pointer`` (hover and clicks; ``view_pointer``).
 
 The view itself wires them to the model's row signals, the scroll bar, the mouse and
 the keyboard, and emits what the user asked for (``actionTriggered``). Up/Down and K/J
@@ -73,7 +73,6 @@ from threadline.ui.chat.view.document_cache import DocumentCache, RenderedMessag
 from threadline.ui.chat.view.empty_hint import EmptyHint, paint_empty_hint
 from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.view.image_viewer import ImageViewer
-from threadline.ui.chat.view.markdown import is_safe_link
 from threadline.ui.chat.view.message_actions import VERSION
 from threadline.ui.chat.view.message_cursor import MessageCursor
 from threadline.ui.chat.view.message_html import IMAGE_SCHEME, ToolNamer, display_tool_name
@@ -91,6 +90,7 @@ from threadline.ui.chat.view.view_layout import (
     has_bubble,
     row_height,
 )
+from threadline.ui.chat.view.view_pointer import ViewPointer
 from threadline.ui.chat.view.view_scroller import ViewScroller
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
@@ -133,7 +133,6 @@ class ChatView(QAbstractScrollArea):
         self._docs.set_font(self._painter.body_font)
         self._expanded: set[str] = set()
         self._visible: list[RowGeometry] = []
-        self._hover: tuple[str, str] | None = None  # (message id, action)
         self._selection = SelectionEditor(self.viewport(), self)
         self._selection.linkActivated.connect(self._link_activated)
         self._selection.escaped.connect(self.setFocus)
@@ -147,6 +146,8 @@ class ChatView(QAbstractScrollArea):
         """The current message, which the keyboard acts on (``message_cursor``)."""
         self.commands = ViewCommands(self, self, self._docs, self._expanded)
         """What a message's buttons, links and menu do (``view_commands``)."""
+        self.pointer = ViewPointer(self, self.message_cursor, self.commands)
+        """The mouse: hover, clicks on buttons and links, double click to select (``view_pointer``)."""
         self.setAccessibleName("Messages")
         self.setAccessibleDescription(
             "Up and Down move between messages; the Menu key lists what you can do with one."
@@ -396,7 +397,7 @@ class ChatView(QAbstractScrollArea):
             width=self.content_width(),
             viewport_width=viewport_width,
             viewport_height=self.viewport().height(),
-            hover=self._hover,
+            hover=self.pointer.hover,
             flash_id=self.scroller.flash_id,
             focus_id=cursor.current if self.hasFocus() and cursor.keys_armed else None,
             price_of=self.price_of,
@@ -441,7 +442,7 @@ class ChatView(QAbstractScrollArea):
         rendered = self._docs.get(message_id)
         return rendered.doc if rendered is not None else None
 
-    def _hit(self, pos: QPointF) -> Hit:
+    def hit(self, pos: QPointF) -> Hit:
         return hit_testing.hit(self._visible, pos, self._document_of)
 
     def action_rect(self, message_id: str, action: str) -> QRect | None:
@@ -495,54 +496,28 @@ class ChatView(QAbstractScrollArea):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self.tables.move(event.position()):
             return
-        target = self._hit(event.position())
-        hover = (target.row.message_id, target.action) if target.row and target.action else None
-        if hover != self._hover:
-            self._hover = hover
-            self.viewport().update()
-        pointing = target.action or target.href
-        cursor = Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
-        self.viewport().setCursor(cursor)
-        if target.href and is_safe_link(target.href):
-            self.viewport().setToolTip(target.href)
-        else:
-            self.viewport().setToolTip("")
+        self.pointer.moved(event.position())
         super().mouseMoveEvent(event)
 
     def leaveEvent(self, event: QEvent) -> None:
-        if self._hover is not None:
-            self._hover = None
-            self.viewport().update()
+        self.pointer.left()
         super().leaveEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         event.accept()  # clicks are handled on release (actions, links)
         if event.button() == Qt.MouseButton.LeftButton and self.tables.press(self._visible, event.position()):
             return
-        target = self._hit(event.position())
-        self.message_cursor.clicked(target.row.message_id if target.row is not None else None)
-        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        self.pointer.pressed(event.position())
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return super().mouseReleaseEvent(event)
-        if self.tables.release():
-            return None
-        target = self._hit(event.position())
-        if target.row is None:
-            return None
-        if target.action:
-            self.commands.trigger(target.action, target.row.message_id)
-        elif target.href:
-            self.commands.activate_link(target.row.message_id, target.href)
+        if not self.tables.release():
+            self.pointer.released(event.position())
         return None
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        target = self._hit(event.position())
-        geo = target.row
-        on_text = geo is not None and geo.doc_rect.contains(event.position())
-        if geo is not None and on_text and target.action is None and target.href is None:
-            self.open_selection_editor(geo.message_id)
+        self.pointer.double_clicked(event.position())
 
     def _link_activated(self, message_id: str, href: str) -> None:
         self.commands.activate_link(message_id, href)
@@ -551,7 +526,7 @@ class ChatView(QAbstractScrollArea):
         if event.reason() == QContextMenuEvent.Reason.Keyboard:  # Menu key, Shift+F10
             self._open_current_menu()
             return
-        target = self._hit(QPointF(event.pos()))
+        target = self.hit(QPointF(event.pos()))
         if target.row is None:
             return
         self.message_cursor.set_current(target.row.message_id, scroll=False)

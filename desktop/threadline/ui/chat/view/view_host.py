@@ -4,20 +4,20 @@ The view is a core (model signals, painting, the mouse, the keyboard's dispatch)
 helper objects beside it, each typed against this protocol rather than the view's class,
 so a helper can be read (and tested) without the rest of the view and none imports it
 back: ``view_scroller`` (where the view is scrolled, following the stream),
-``message_cursor`` (the current message and moving it) and ``view_commands`` (what a
-message's buttons, links and menu do).
+``message_cursor`` (the current message and moving it), ``view_commands`` (what a
+message's buttons, links and menu do) and ``view_pointer`` (the mouse).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import SignalInstance
+from PySide6.QtCore import QPointF, Qt, SignalInstance
 from PySide6.QtWidgets import QScrollBar, QTextBrowser, QWidget
 
 from threadline.ui.chat.view.chat_accessibility import MessageItems
 from threadline.ui.chat.view.conversation_model import ConversationModel
-from threadline.ui.chat.view.hit_testing import RowGeometry
+from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
 from threadline.ui.chat.view.view_layout import RowLayout
 
 
@@ -62,6 +62,11 @@ class ViewHost(Protocol):
         """Where a message was last painted, None when it is not in view."""
         ...
 
+    def hit(self, pos: QPointF) -> Hit:
+        """What is under ``pos`` in the viewport: a message, its button or link."""
+        ...
+
+    def setFocus(self, reason: Qt.FocusReason) -> None: ...
     def visible_message_ids(self) -> list[str]: ...
     def bring_into_view(self, message_id: str) -> bool: ...
     def scroll_to_bottom(self) -> None: ...
