@@ -672,7 +672,7 @@ def check_message_copy_link(harness: Any) -> None:
                 QPoint(x, y)
                 for y in range(0, view.viewport().height(), 4)
                 for x in range(0, view.viewport().width(), 8)
-                if view._hit(QPoint(x, y).toPointF()).href
+                if view.hit(QPoint(x, y).toPointF()).href
             ),
             None,
         )
