@@ -170,7 +170,7 @@ class DamageRecovery(QObject):
     def _restore(self, backup: Path) -> None:
         spawn(
             self.restore(backup),
-            tell=self.window,
+            tell=self.window.window(),
             on_failed=self._failed,
             context="The backup could not be restored",
             name="restore-backup",
