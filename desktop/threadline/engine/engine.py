@@ -584,8 +584,8 @@ class Engine:
             config, model = await self.hub.resolve(live.info, agent)
             params = ChatParams.for_agent(model, agent)
             provider = await self.hub.client(config)
-            limit, keep = self.runner.compaction_limits(agent, config.name, model)
-            return await self.runner.compact(
+            limit, keep = self.runner.compactor.limits(agent, config.name, model)
+            return await self.runner.compactor.compact(
                 live,
                 provider,
                 params,
