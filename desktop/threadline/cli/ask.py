@@ -234,7 +234,7 @@ async def _ask(
     assert isinstance(parsed, PlainText)  # problems were refused above
     prompt = parsed.text  # "//…" sends "/…"
     if args.yes:
-        engine.set_approval_handler(_allow_all)
+        engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
         from threadline.cli import wait as cli_wait
 
@@ -251,7 +251,7 @@ async def _ask(
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
-        engine.send(session_id, prompt, context=context)
+        engine.turns.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
     if not saved:
@@ -356,7 +356,7 @@ async def _wait_until_saved(
     engine: Engine, session_id: str, printer: _StreamPrinter, stop: _StopOnInterrupt
 ) -> bool:
     """Wait for the turn to end and be stored; ``False`` when giving up on a refusing store."""
-    idle = asyncio.ensure_future(engine.wait_idle(session_id))
+    idle = asyncio.ensure_future(engine.turns.wait_idle(session_id))
     try:
         while not idle.done():
             await asyncio.wait({idle}, timeout=0.2)
@@ -392,7 +392,7 @@ class _StopOnInterrupt:
         if self.interrupted:
             self.gave_up = True
         self.interrupted = True
-        self._engine.cancel(self._session_id)
+        self._engine.turns.cancel(self._session_id)
 
 
 async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:

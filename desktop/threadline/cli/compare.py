@@ -120,17 +120,17 @@ async def run(
     def stop() -> None:
         nonlocal stopped
         stopped = True
-        engine.cancel(session_id)
+        engine.turns.cancel(session_id)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, stop)
     try:
         print(f"session {session_id}", file=sys.stderr)
-        engine.send_compare(session_id, prompt, targets, context=context)
+        engine.turns.send_compare(session_id, prompt, targets, context=context)
         compare = live.conversation.compare
         assert compare is not None
         workers = compare.workers
-        await engine.wait_idle(session_id)
+        await engine.turns.wait_idle(session_id)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)

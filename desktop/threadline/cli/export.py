@@ -68,9 +68,9 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     fmt = export_format(args)
     thinking = bool(args.include_thinking)
     if args.output is not None:
-        await engine.export(args.output, fmt, session_ids, include_thinking=thinking)
+        await engine.library.export(args.output, fmt, session_ids, include_thinking=thinking)
         return 0
-    async for chunk in engine.export_chunks(fmt, session_ids, include_thinking=thinking):
+    async for chunk in engine.library.export_chunks(fmt, session_ids, include_thinking=thinking):
         out.write(chunk)
     out.flush()
     return 0

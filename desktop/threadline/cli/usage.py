@@ -64,7 +64,7 @@ async def _print_session(engine: Engine, session_id: str, as_json: bool, out: Te
     if info is None:
         raise UsageError(f"no chat with id {session_id!r} (see `threadline list`)")
     try:
-        usage = await engine.usage(session_id)
+        usage = await engine.library.usage(session_id)
     except NotFoundError as err:
         raise UsageError(f"no chat with id {session_id!r} (see `threadline list`)") from err
     if as_json:
@@ -91,11 +91,11 @@ async def _print_recent(engine: Engine, limit: int, as_json: bool, out: TextIO) 
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     sessions = await engine.sessions.list_sessions(limit=limit)
-    prices = await engine.price_book()
+    prices = await engine.library.price_book()
     rows = []
     replies: list[ReplyUsage] = []
     for info in sessions:
-        usage = await engine.usage(info.id, prices)
+        usage = await engine.library.usage(info.id, prices)
         rows.append((info, usage.total))
         replies.extend(usage.replies)
     overall = totals(replies)

@@ -27,7 +27,7 @@ class StillBusy(Exception):
 
 async def wait_until_free(engine: Engine, session_id: str, bound: float) -> None:
     """Return once no other instance runs a turn in ``session_id``; ``StillBusy`` past ``bound``."""
-    host = await engine.busy_elsewhere(session_id)
+    host = await engine.turns.busy_elsewhere(session_id)
     if host is None:
         return
     print(f"waiting: replying on {host}…", file=sys.stderr, flush=True)
@@ -39,4 +39,4 @@ async def wait_until_free(engine: Engine, session_id: str, bound: float) -> None
                 "try again when that reply ends, or wait longer with --wait SECONDS"
             )
         await asyncio.sleep(min(POLL_EVERY, max(deadline - time.monotonic(), 0.0)))
-        host = await engine.busy_elsewhere(session_id)
+        host = await engine.turns.busy_elsewhere(session_id)

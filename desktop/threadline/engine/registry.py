@@ -128,10 +128,10 @@ class SessionRegistry:
 
     async def close_session(self, session_id: str) -> None:
         """Forget the live conversation; a running turn is cancelled first (its text is kept)."""
-        await self._engine.stop_turn(session_id)
+        await self._engine.turns.stop_turn(session_id)
         await self._engine.messages.purge(session_id)  # its tab, and so its Undo, is gone
         self._live.pop(session_id, None)
-        self._engine.runner.sticky.forget(session_id)
+        self._engine.turns.runner.sticky.forget(session_id)
 
     async def tree(self, session_id: str) -> ConversationTree:
         """The open conversation's tree, or the stored one of a closed session."""

@@ -615,7 +615,7 @@ class MainWindow(QMainWindow):
         def show(_moved: None) -> None:
             tab.scroll_to_message(message_id)
 
-        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
+        spawn(self.engine.controls.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
 
     # -- the engine's session events -------------------------------------------------------
 
@@ -837,7 +837,7 @@ class MainWindow(QMainWindow):
                 return
             self.show_message(f"Exported to {path}")
 
-        spawn(self.engine.export_markdown(tab.session_id), on_done=write, on_error=self._error)
+        spawn(self.engine.library.export_markdown(tab.session_id), on_done=write, on_error=self._error)
 
     # -- settings and first run ------------------------------------------------------------------------
 

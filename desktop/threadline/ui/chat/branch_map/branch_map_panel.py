@@ -8,7 +8,7 @@ and catches up when shown.
 
 Clicking a message (or Enter on it) shows it: one on the shown path is scrolled to in
 the chat; one on another branch makes that branch the shown path —
-``engine.set_active_leaf`` with the newest message under it, as flipping a version
+``engine.controls.set_active_leaf`` with the newest message under it, as flipping a version
 does — and the chat then scrolls to it.
 """
 
@@ -208,7 +208,9 @@ class BranchMapPanel(QFrame):
             log.info("could not show branch of %s: %s", message_id, describe(err))
             self.failed.emit(f"Could not show that branch: {describe(err)}")
 
-        spawn(self.engine.set_active_leaf(self.live.session_id, leaf), on_done=shown, on_error=refused)
+        spawn(
+            self.engine.controls.set_active_leaf(self.live.session_id, leaf), on_done=shown, on_error=refused
+        )
 
     def focus_map(self) -> None:
         self.map.setFocus(Qt.FocusReason.ShortcutFocusReason)

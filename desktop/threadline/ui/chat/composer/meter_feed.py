@@ -68,18 +68,18 @@ class MeterFeed(QObject):
         ):
             signal.connect(self.schedule)
         self.schedule()
-        spawn(engine.price_book(), on_done=self._prices_loaded, on_error=self._failed)
+        spawn(engine.library.price_book(), on_done=self._prices_loaded, on_error=self._failed)
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
 
     def refresh(self) -> None:
         spawn(
-            self._engine.context_meter(self._session_id),
+            self._engine.turns.context_meter(self._session_id),
             on_done=self._meter_loaded,
             on_error=self._failed,
         )
-        spawn(self._engine.usage(self._session_id), on_done=self._usage_loaded, on_error=self._failed)
+        spawn(self._engine.library.usage(self._session_id), on_done=self._usage_loaded, on_error=self._failed)
 
     def _alive(self) -> bool:
         """False once the tab is gone: a reply may arrive after its widgets were deleted."""
