@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
     from threadline.engine.exporting import ExportFormat
 
 
@@ -62,7 +62,7 @@ def export_format(args: argparse.Namespace) -> ExportFormat:
     return ExportFormat.MARKDOWN_BRANCHES if args.all_branches else ExportFormat.MARKDOWN
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Export as asked; ``ExportError`` (unknown chat, unwritable file) is the caller's to report."""
     session_ids = None if args.all else list(args.session)
     fmt = export_format(args)

@@ -14,7 +14,7 @@ engine's internals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,9 +24,11 @@ from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.meter import ContextMeter
+from threadline.core.pricing import UserPrice
 from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
+from threadline.core.tree import ConversationTree
 from threadline.engine.approval import ApprovalHandler
 from threadline.engine.drafts import Draft
 from threadline.engine.events import ConversationEvent, SessionEvent
@@ -70,6 +72,13 @@ class SessionsApi(Protocol):
     to every session observer."""
 
     async def open_session(self, session_id: str) -> LiveConversationApi: ...
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session as stored now, or ``None`` when there is none."""
+        ...
+
+    async def stored_tree(self, session_id: str) -> ConversationTree:
+        """The tree as the database holds it now (not an open conversation's memory)."""
+        ...
 
     def live(self, session_id: str) -> LiveConversationApi | None: ...
     async def close_session(self, session_id: str) -> None: ...
@@ -143,6 +152,10 @@ class ProvidersApi(Protocol):
     keychain) and their model lists."""
 
     async def list_providers(self) -> list[ProviderConfig]: ...
+    async def get_provider(self, name: str) -> ProviderConfig | None: ...
+    async def model_for(self, session: SessionInfo, agent: AgentConfig) -> str:
+        """The model a turn of ``session`` would use with ``agent`` (``SetupError``: none named)."""
+        ...
 
     async def save_provider(
         self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
@@ -418,6 +431,21 @@ class LibraryApi(Protocol):
         (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
         ...
 
+    def export_chunks(
+        self,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
+    ) -> AsyncIterator[str]:
+        """The text of an export a chat at a time (``export`` to standard output)."""
+        ...
+
+    async def set_price(self, price: UserPrice | None, *, provider: str, model: str) -> None:
+        """Set (``None``: remove) the user's price for one provider's model."""
+        ...
+
     async def price_book(self) -> PriceBook:
         """The prices replies are costed with."""
         ...
@@ -432,6 +460,10 @@ class EngineApi(Protocol):
 
     async def release_caches(self) -> None:
         """Give back the database's page cache (after a long chat was closed)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop running turns (their endings stored) and close the store, servers and clients."""
         ...
 
     # -- facets: helpers the engine holds, each with its own small protocol ------------------

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from threadline.core.pricing import UserPrice
 from threadline.core.project import is_colour
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.engine.exporting import (
@@ -24,7 +25,7 @@ from threadline.engine.exporting import (
     export_chunks,
     write_to_file,
 )
-from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
+from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage, set_user_price
 
 if TYPE_CHECKING:
     from threadline.engine.engine import Engine
@@ -48,6 +49,10 @@ class Library:
             for h in hits
             if not self._engine.sessions.is_deleted(h.session_id) and h.message_id not in hidden
         ]
+
+    async def set_price(self, price: UserPrice | None, *, provider: str, model: str) -> None:
+        """Set (or with ``None``, remove) the user's price for one provider's model."""
+        await set_user_price(self._store, price, provider=provider, model=model)
 
     async def price_book(self) -> PriceBook:
         """The prices replies are costed with (shipped and the user's own), read now."""

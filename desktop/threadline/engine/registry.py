@@ -133,6 +133,15 @@ class SessionRegistry:
         self._live.pop(session_id, None)
         self._engine.turns.runner.sticky.forget(session_id)
 
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session as stored now, or ``None`` when there is none (the command line's ``--session``)."""
+        return await self._store.get_session(session_id)
+
+    async def stored_tree(self, session_id: str) -> ConversationTree:
+        """The tree as the database holds it now, whatever an open conversation holds in memory
+        (how much of a reply whose writes failed was kept)."""
+        return await self._store.load_tree(session_id)
+
     async def tree(self, session_id: str) -> ConversationTree:
         """The open conversation's tree, or the stored one of a closed session."""
         live = self._live.get(session_id)
