@@ -4,7 +4,7 @@ Widgets never touch providers or the database (docs/design.md §2): everything t
 need goes through these protocols. ``EngineApi`` is the engine's small core (the page
 cache, the tools) and names its facets, each a small protocol of its own
 (``SessionsApi``, ``TurnsApi``, ``LibraryApi``, ``AgentsApi``, ``ProjectsApi``,
-``MessagesApi``, ``ControlsApi``, ``ProvidersApi``, ``SettingsApi``), so a room's calls
+``MessagesApi``, ``ControlsApi``, ``ProvidersApi``, ``SettingsApi``, ``DatabaseApi``), so a room's calls
 read as ``engine.turns.send(...)`` or ``engine.sessions.delete_session(...)``. The window
 and the command line type against the same protocols.
 ``threadline.engine.engine.Engine`` is the implementation; keeping the interface here
@@ -37,6 +37,9 @@ from threadline.engine.usage_report import PriceBook, SessionUsage
 
 if TYPE_CHECKING:
     from threadline.engine.agents import SessionAgent
+    from threadline.engine.database_choice import DatabaseChoice, ServerChoice
+    from threadline.engine.database_probe import ProbeResult
+    from threadline.engine.database_setup import CopyResult
     from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.tools.mcp_manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
@@ -455,6 +458,38 @@ class LibraryApi(Protocol):
         ...
 
 
+class DatabaseApi(Protocol):
+    """``engine.database`` (``engine/database_setup.py``): which database the conversations live
+    in — test a server, copy into it, choose it (or the local file) for the next start."""
+
+    def in_use(self) -> str:
+        """A sentence naming the database this window uses (no password in it)."""
+        ...
+
+    def load_choice(self) -> DatabaseChoice:
+        """The choice saved for the next start (``DatabaseChoiceError``: unreadable)."""
+        ...
+
+    async def has_stored_password(self, server: ServerChoice) -> bool: ...
+    async def probe(self, server: ServerChoice, password: str = "") -> ProbeResult:
+        """One test connection (empty ``password``: the stored one)."""
+        ...
+
+    async def copy_to(
+        self, server: ServerChoice, password: str = "", progress: Callable[[str, int], None] | None = None
+    ) -> CopyResult:
+        """Copy the conversations into the server's empty database and read them back."""
+        ...
+
+    async def save_server(self, server: ServerChoice, password: str = "") -> tuple[DatabaseChoice, bool]:
+        """Choose the server for the next start; the choice and whether a password is stored."""
+        ...
+
+    def use_local_file(self) -> DatabaseChoice:
+        """Choose the data folder's own file for the next start."""
+        ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -485,6 +520,8 @@ class EngineApi(Protocol):
     def messages(self) -> MessagesApi: ...
     @property
     def controls(self) -> ControlsApi: ...
+    @property
+    def database(self) -> DatabaseApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

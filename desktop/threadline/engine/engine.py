@@ -11,7 +11,7 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 (``engine/registry.py``: the live conversations and their lifecycle), ``turns``
 (``engine/turns.py``: send, compare, regenerate, stop, compact), ``library``
 (``engine/library.py``: search, export, import, usage), ``agents``, ``projects``,
-``messages``, ``controls``, ``providers`` and ``settings``.
+``messages``, ``controls``, ``providers``, ``settings`` and ``database``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from threadline.engine.agents import AgentService
 from threadline.engine.api import EngineApi
 from threadline.engine.change_watch import ChangeWatch
 from threadline.engine.conversation_controls import ConversationControls
+from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
 from threadline.engine.message_ops import MessageOps
@@ -70,6 +71,8 @@ class Engine:
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""
         self.settings = Settings(store, self.hub)
         """Stored settings and upgrade notices (``engine/provider_settings.py``)."""
+        self.database = DatabaseSetup(data_dir, store.url)
+        """Which database the conversations live in: test, copy, choose (``engine/database_setup.py``)."""
         self.change_watch: ChangeWatch | None = None
         """With ``watch_changes``: shows what other processes write (see ``change_watch``)."""
         self._background: set[asyncio.Task[Any]] = set()
