@@ -173,12 +173,12 @@ class ChatTab(QWidget):
         self.undo_bar.failed.connect(lambda text: self._show_local_error(text, ()))
         col.addWidget(self.undo_bar)
         col.addWidget(self.banner)
-        self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.stop_elsewhere(live.session_id))
+        self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.turns.stop_elsewhere(live.session_id))
         col.addWidget(self.busy_elsewhere)
         self.waiting_send = WaitingSend(
             self.busy_elsewhere,
-            lambda: engine.busy_elsewhere(live.session_id),
-            lambda: engine.catch_up(live.session_id),
+            lambda: engine.turns.busy_elsewhere(live.session_id),
+            lambda: engine.turns.catch_up(live.session_id),
             self.composer.submit,
         )
         self._column = col
@@ -383,7 +383,7 @@ class ChatTab(QWidget):
         A turn waiting for this tab's approval is stopped: nobody is left to answer it.
         """
         if self.approvals.waiting:
-            self.engine.cancel(self.session_id)
+            self.engine.turns.cancel(self.session_id)
             self.approvals.end(cancel=True)
         self.model.detach()
         if self._compare_view is not None:
@@ -423,11 +423,11 @@ class ChatTab(QWidget):
             return
         try:
             if editing is not None:
-                self.engine.edit_and_resend(self.session_id, editing, text)
+                self.engine.turns.edit_and_resend(self.session_id, editing, text)
             elif targets := self.composer.compare_button.targets():
-                self.engine.send_compare(self.session_id, text, targets, images=images, context=context)
+                self.engine.turns.send_compare(self.session_id, text, targets, images=images, context=context)
             else:
-                self.engine.send(self.session_id, text, images=images, context=context)
+                self.engine.turns.send(self.session_id, text, images=images, context=context)
         except SessionBusyError as err:
             # The engine says a turn runs although no event said so: tell it as it is.
             log.warning("send refused as busy in %s", self.session_id)
@@ -453,7 +453,7 @@ class ChatTab(QWidget):
             self.composer.compare_button.clear()
 
         spawn(
-            self.engine.pick_compare(self.session_id, reply_id),
+            self.engine.turns.pick_compare(self.session_id, reply_id),
             on_done=continued,
             tell=self,
             context="Could not continue with it",
@@ -480,7 +480,7 @@ class ChatTab(QWidget):
 
     def stop(self) -> None:
         if self._busy or self.approvals.waiting:
-            self.engine.cancel(self.session_id)
+            self.engine.turns.cancel(self.session_id)
 
     def _escape(self) -> None:
         if self._busy or self.approvals.waiting:
@@ -492,7 +492,7 @@ class ChatTab(QWidget):
     def retry(self) -> None:
         self.banner.dismiss()
         try:
-            self.engine.retry(self.session_id)
+            self.engine.turns.retry(self.session_id)
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
 
@@ -523,7 +523,7 @@ class ChatTab(QWidget):
 
             view = CompareView(self.live, self._colors)
             view.pickRequested.connect(self._continue_with)
-            view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
+            view.stopRequested.connect(lambda i: self.engine.turns.stop_compare_worker(self.session_id, i))
             view.closeRequested.connect(view.hide)
             if self.view.price_of is not None:  # the prices the meter feed already gave the chat
                 view.set_price_of(self.view.price_of)

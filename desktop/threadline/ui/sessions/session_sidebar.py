@@ -422,7 +422,7 @@ class SessionSidebar(QWidget):
             titles = await engine.sessions.search_sessions(
                 query, limit=SEARCH_LIMIT, archived=archived, project_id=project_id
             )
-            hits = await engine.search(query, limit=SEARCH_LIMIT, project_id=project_id)
+            hits = await engine.library.search(query, limit=SEARCH_LIMIT, project_id=project_id)
             return titles, hits
 
         def show(found: tuple[list[SessionInfo], list[SearchHit]]) -> None:

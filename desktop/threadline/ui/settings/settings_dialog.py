@@ -656,8 +656,7 @@ class SettingsDialog(QDialog):
         row.addStretch(1)
         v.addLayout(row)
         v.addSpacing(12)
-        store_url = getattr(getattr(self.engine, "store", None), "url", None)
-        self.database = DatabaseSection(self.data_dir, store_url if isinstance(store_url, str) else None)
+        self.database = DatabaseSection(self.engine.database, enabled=self.data_dir is not None)
         v.addWidget(self.database)
         v.addStretch(1)
         return page

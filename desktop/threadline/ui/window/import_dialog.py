@@ -1,6 +1,6 @@
 """File → Import… and files dropped on the window: a progress dialog with Cancel, then the report.
 
-The import runs as a task (``engine.import_file``); Cancel cancels that task, and the
+The import runs as a task (``engine.library.import_file``); Cancel cancels that task, and the
 engine stops between conversations, so nothing half-imported remains. The report
 says how many chats were imported, updated, skipped and failed, with each failed
 chat's title and the reason.
@@ -102,7 +102,7 @@ class ImportRun(QWidget):
     def start(self) -> None:
         self.progress.show()
         self.task = spawn(
-            self.engine.import_file(self.path, self._progress),
+            self.engine.library.import_file(self.path, self._progress),
             on_done=self._done,
             on_failed=self._failed,
             tell=self,

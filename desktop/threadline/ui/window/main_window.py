@@ -512,7 +512,7 @@ class MainWindow(QMainWindow):
                 return
             self.show_message(f"Exported to {path}")
 
-        spawn(self.engine.export_markdown(tab.session_id), on_done=write, tell=self)
+        spawn(self.engine.library.export_markdown(tab.session_id), on_done=write, tell=self)
 
     # -- settings and first run ------------------------------------------------------------------------
 

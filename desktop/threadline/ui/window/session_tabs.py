@@ -128,7 +128,7 @@ class SessionTabs:
             tab.scroll_to_message(message_id)
 
         spawn(
-            self.host.engine.set_active_leaf(tab.session_id, leaf),
+            self.host.engine.controls.set_active_leaf(tab.session_id, leaf),
             on_done=show,
             tell=self.host.bridge,
         )

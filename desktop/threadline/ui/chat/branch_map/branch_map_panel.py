@@ -8,7 +8,7 @@ and catches up when shown.
 
 Clicking a message (or Enter on it) shows it: one on the shown path is scrolled to in
 the chat; one on another branch makes that branch the shown path —
-``engine.set_active_leaf`` with the newest message under it, as flipping a version
+``engine.controls.set_active_leaf`` with the newest message under it, as flipping a version
 does — and the chat then scrolls to it.
 """
 
@@ -203,7 +203,7 @@ class BranchMapPanel(QFrame):
             self.scrollRequested.emit(message_id)
 
         spawn(
-            self.engine.set_active_leaf(self.live.session_id, leaf),
+            self.engine.controls.set_active_leaf(self.live.session_id, leaf),
             tell=self,
             on_done=shown,
             context="Could not show that branch",

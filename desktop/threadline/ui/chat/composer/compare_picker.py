@@ -3,7 +3,7 @@
 A checkable menu of the models the model picker offers and, below them, the agents
 (each answers with its own instructions, tools and model). With two or more ticked,
 the button reads "Compare · 3" and the next Send goes to all of them
-(``Engine.send_compare``); a fifth tick is refused (the entries grey out). The menu
+(``engine.turns.send_compare``); a fifth tick is refused (the entries grey out). The menu
 stays open while entries are ticked (a click or Space ticks; Esc or a click outside
 closes it), since picking two to four is one choice. "Stop comparing" unticks all. A
 sent compare leaves the choice as it was, so the person can compare the next prompt too;

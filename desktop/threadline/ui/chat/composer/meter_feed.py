@@ -71,18 +71,18 @@ class MeterFeed(QObject):
         ):
             signal.connect(self.schedule)
         self.schedule()
-        spawn(engine.price_book(), tell=_QUIET, on_done=self._prices_loaded)
+        spawn(engine.library.price_book(), tell=_QUIET, on_done=self._prices_loaded)
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
 
     def refresh(self) -> None:
         spawn(
-            self._engine.context_meter(self._session_id),
+            self._engine.turns.context_meter(self._session_id),
             on_done=self._meter_loaded,
             tell=_QUIET,
         )
-        spawn(self._engine.usage(self._session_id), on_done=self._usage_loaded, tell=_QUIET)
+        spawn(self._engine.library.usage(self._session_id), on_done=self._usage_loaded, tell=_QUIET)
 
     def _alive(self) -> bool:
         """False once the tab is gone: a reply may arrive after its widgets were deleted."""

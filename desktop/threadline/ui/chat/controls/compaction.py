@@ -78,7 +78,7 @@ class Compaction:
                 finished(False)
 
         spawn(
-            host.engine.compact(host.session_id, instructions, keep_turns=keep_turns),
+            host.engine.turns.compact(host.session_id, instructions, keep_turns=keep_turns),
             on_done=done,
             on_failed=failed,
             tell=host.bridge,

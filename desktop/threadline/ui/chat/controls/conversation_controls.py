@@ -297,7 +297,7 @@ class ConversationControls(QObject):
 
     def _undo_clear(self, previous_leaf: str) -> None:
         spawn(
-            self._engine.set_active_leaf(self._session_id, previous_leaf),
+            self._engine.controls.set_active_leaf(self._session_id, previous_leaf),
             on_done=lambda _: self._host.show_status("Context restored: earlier messages are sent again."),
             tell=self._host.bridge,
             context="Could not undo the clear",

@@ -74,19 +74,19 @@ class MessageCommands:
             elif action == "copy_markdown":
                 host.show_status("Copied as Markdown")
             elif action == "copy_chat_markdown":
-                spawn(engine.export_markdown(session_id), tell=host.bridge, on_done=self._copy_chat)
+                spawn(engine.library.export_markdown(session_id), tell=host.bridge, on_done=self._copy_chat)
             elif action in ("regenerate", "retry"):
                 host.banner.dismiss()
-                engine.regenerate(session_id, message_id)
+                engine.turns.regenerate(session_id, message_id)
                 host.view.scroll_to_bottom()
             elif action == "continue":
                 host.banner.dismiss()
-                engine.resume(session_id, message_id)
+                engine.turns.resume(session_id, message_id)
                 host.view.scroll_to_bottom()
             elif action in ("prev_version", "next_version"):
                 offset = -1 if action == "prev_version" else 1
                 spawn(
-                    engine.switch_version(session_id, message_id, offset),
+                    engine.controls.switch_version(session_id, message_id, offset),
                     tell=host.bridge,
                     session_id=session_id,
                 )
