@@ -60,6 +60,11 @@ async def run(url: str, scenario: str) -> None:
             print(f"{name}: {output.text}")
             if output.is_error:
                 raise SystemExit(f"{name} failed: {output.text}")
+        elif scenario == "json-schema-2020-12-preservation":
+            # Echo the input schema as Threadline keeps it (what providers are given).
+            focal = next(t for t in connection.tools if t.name == "json_schema_2020_12_tool")
+            output = await connection.call("json_schema_echo", {"schema": dict(focal.input_schema)})
+            print(f"json_schema_echo: {output.text}")
         elif scenario.startswith("auth/"):
             for tool in connection.tools:  # each call goes through the OAuth provider (step-up…)
                 output = await connection.call(tool.name, {})
