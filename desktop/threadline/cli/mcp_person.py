@@ -32,12 +32,12 @@ class TerminalPerson:
         interactive: bool,
         input: TextIO | None = None,
         out: TextIO | None = None,
-        open_url: Callable[[str], object] = webbrowser.open,
+        open_url: Callable[[str], object] | None = None,
     ) -> None:
         self.interactive = interactive
         self._input = input or sys.stdin
         self._out = out or sys.stderr
-        self._open_url = open_url
+        self._open_url = open_url or (lambda url: webbrowser.open(url))
         self._lock = asyncio.Lock()  # one question at a time on one terminal
 
     @classmethod

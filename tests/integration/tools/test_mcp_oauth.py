@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keyring
 import pytest
 from tests.support.mcp_people import FollowingPerson
+from tests.support.oauth_servers import ServerFactory
 from tests.support.waiting import until
 
 from threadline.engine.engine import Engine
@@ -31,44 +29,6 @@ from threadline.tools.mcp_person import DefaultsPerson
 from threadline.tools.mcp_state import McpServerError, ServerStatus
 
 pytestmark = pytest.mark.asyncio
-
-OAUTH_SERVER = Path(__file__).parent / "servers" / "oauth_server.py"
-
-ServerFactory = Callable[..., str]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def oauth_server() -> Iterator[ServerFactory]:
-    """Start the OAuth-protected server with extra arguments; its MCP URL. Stopped after the test."""
-    processes: list[subprocess.Popen[bytes]] = []
-
-    def start(*args: str) -> str:
-        port = _free_port()
-        process = subprocess.Popen(
-            [sys.executable, str(OAUTH_SERVER), "--port", str(port), *args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        processes.append(process)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        return f"http://127.0.0.1:{port}/mcp"
-
-    yield start
-    for process in processes:
-        process.terminate()
-        process.wait(10)
 
 
 def _config(url: str, **extra: float) -> McpServerConfig:
