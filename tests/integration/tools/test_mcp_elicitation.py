@@ -111,7 +111,7 @@ class SlowPerson(Recorder):
 
 
 async def test_the_call_time_limit_stops_while_the_person_answers() -> None:
-    connection = McpConnection(_config(call_timeout=3), person=SlowPerson(think=7))
+    connection = McpConnection(_config(call_timeout=5), person=SlowPerson(think=11))
     try:
         await connection.start()
         result = await _call(connection, "book")

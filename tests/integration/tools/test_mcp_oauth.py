@@ -54,7 +54,7 @@ async def _whoami(connection: McpConnection) -> dict[str, object]:
 async def test_sign_in_keeps_tokens_in_the_keychain_refreshes_before_expiry_and_signs_out(
     oauth_server: ServerFactory,
 ) -> None:
-    url = oauth_server("--token-seconds", "5")
+    url = oauth_server("--token-seconds", "8")
     person = FollowingPerson()
     connection = McpConnection(_config(url), person=person)
     await connection.start()

@@ -54,6 +54,8 @@ class MemoryProvider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.grants: list[str] = []
+        self.expiry: dict[str, float] = {}
+        """Each access token's exact expiry (``AccessToken.expires_at`` is whole seconds)."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -85,6 +87,7 @@ class MemoryProvider:
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         expires = int(time.time()) + self.token_seconds
+        self.expiry[access] = time.time() + self.token_seconds
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
         )
@@ -118,7 +121,7 @@ class MemoryProvider:
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         found = self.access.get(token)
-        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+        if found is None or self.expiry.get(token, 0.0) < time.time():
             return None
         return found
 
