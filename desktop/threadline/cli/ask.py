@@ -116,6 +116,10 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
         raise CommandError("no prompt given (pass it as an argument or on standard input)")
     context = await _read_attachments(files)
     engine = await open_engine(data_dir, database_url)
+    from threadline.cli.mcp_person import TerminalPerson
+
+    # MCP servers' questions are answered on the terminal, or declined with a line without one.
+    engine.tool_servers.set_person(TerminalPerson.for_stdio(stdin_used=prompt_argument is None))
     told = _ToldOfSaveTrouble()
     try:
         with told.installed():

@@ -7,7 +7,8 @@ keychain and never reach the database; ``--env-from KEY=ENVVAR`` stores
 way on a computer without a keychain); ``--public-env`` / ``--public-header``
 mark values that are not secrets. ``mcp list`` masks every secret value. Those
 options written after ``--`` belong to the server's command line, verbatim: ``mcp add``
-warns about them (without echoing a value).
+warns about them (without echoing a value). ``mcp login NAME`` signs in to a remote server
+(OAuth: the browser, then the tokens in the keychain); ``mcp logout NAME`` forgets them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import argparse
 import re
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
 
@@ -106,7 +107,34 @@ async def run(engine: EngineApi, args: argparse.Namespace) -> int:
         for tool in state.tools:
             summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
             print(f"{tool.policy_name}\t{summary}" if summary else tool.policy_name)
+    elif args.mcp_command in ("login", "logout"):
+        _known(args.name, names)
+        await _sign(servers, args.name, args.mcp_command == "login")
     return 0
+
+
+async def _sign(servers: Any, name: str, sign_in: bool) -> None:
+    """``mcp login``: sign in on this terminal and the browser; ``mcp logout``: forget the tokens."""
+    from threadline.cli.mcp_person import TerminalPerson
+    from threadline.tools.mcp_oauth import SignInError
+    from threadline.tools.mcp_state import ServerStatus
+
+    config = next(c for c in await servers.list_servers() if c.name == name)
+    if config.transport is not Transport.HTTP:
+        raise McpCommandError(f"MCP server {name} runs on this computer; there is nothing to sign in to")
+    if not sign_in:
+        await servers.sign_out(name)
+        print(f"signed out of MCP server {name}")
+        return
+    servers.set_person(TerminalPerson.for_stdio())
+    try:
+        state = await servers.sign_in(name)
+    except SignInError as err:
+        raise McpCommandError(err.user_message) from err
+    if state.status is not ServerStatus.READY:
+        raise McpCommandError(state.error or f"MCP server {name} did not start")
+    signed = await servers.signed_in(name)
+    print(f"{'signed in to' if signed else 'connected to (no sign in needed)'} MCP server {name}")
 
 
 def _warn_misplaced(server_command: list[str]) -> None:

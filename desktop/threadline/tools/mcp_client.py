@@ -16,6 +16,12 @@ its exit reason and the tail of its stderr (values Threadline injected masked:
 ``MAX_RESTARTS`` times in a row. ``restart()`` from the settings UI starts
 over.
 
+A streamable-HTTP server that answers 401 is signed in to with OAuth (``mcp_oauth``);
+a server's questions in the middle of a call (elicitation) go to the ``McpPerson`` the
+caller set on the connection (``mcp_person``). While a person answers (a sign in, a
+form), the start's and the call's time limits stop (``PersonClock``): they measure the
+server, not the person. docs/mcp.md describes both.
+
 ``mcp`` is imported on first use (it is slow to import; docs/design.md §9, figures in
 docs/performance.md).
 """
@@ -28,10 +34,11 @@ import errno
 import importlib
 import json
 import logging
+import math
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -40,6 +47,7 @@ from threadline.core.request import ToolSpec
 from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
 from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp_person import Answer, FormRequest, McpPerson, UrlRequest
 from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
 from threadline.tools.mcp_state import (
     McpServerError,
@@ -54,8 +62,11 @@ from threadline.tools.registry import ToolOutput
 from threadline.tools.tool_cache import ToolDescription
 
 if TYPE_CHECKING:
+    import anyio
     import mcp_types
     from mcp.client.session import ClientSession
+
+    from threadline.tools.mcp_oauth import LoopbackRedirect
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -72,6 +83,7 @@ STDERR_SETTLE_WAIT = 1.0
 SDK_MODULES = (
     "anyio",
     "mcp_types",
+    "mcp.client.auth",
     "mcp.client.session",
     "mcp.client.stdio",
     "mcp.client.streamable_http",
@@ -128,8 +140,61 @@ def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:
     return ToolOutput(text=text, images=tuple(images), is_error=bool(result.is_error))
 
 
+class PersonClock:
+    """Time limits that stop while a person answers (a sign in, an elicitation form).
+
+    The SDK pauses a request's own clock during its OAuth redirect only; Threadline's
+    start limit and an elicitation in the middle of a call would still run out while the
+    user reads the form. Each limit is an ``anyio.CancelScope`` whose deadline ``paused``
+    lifts and puts back with the time that was left.
+    """
+
+    def __init__(self) -> None:
+        self._left: dict[anyio.CancelScope, float] = {}
+        self._pauses = 0
+
+    @contextlib.contextmanager
+    def limit(self, seconds: float) -> Iterator[None]:
+        """Raise ``TimeoutError`` once the block has run ``seconds`` (not counting pauses)."""
+        import anyio
+
+        scope = anyio.CancelScope()
+        self._left[scope] = seconds
+        scope.deadline = math.inf if self._pauses else anyio.current_time() + seconds
+        try:
+            with scope:
+                yield
+        finally:
+            self._left.pop(scope, None)
+        if scope.cancelled_caught:
+            raise TimeoutError
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        import anyio
+
+        if not self._pauses:
+            now = anyio.current_time()
+            for scope in self._left:
+                self._left[scope] = max(0.0, scope.deadline - now)
+                scope.deadline = math.inf
+        self._pauses += 1
+        try:
+            yield
+        finally:
+            self._pauses -= 1
+            if not self._pauses:
+                now = anyio.current_time()
+                for scope, left in self._left.items():
+                    scope.deadline = now + left
+
+
 class McpConnection:
-    """One configured server: its task, session, status and tools."""
+    """One configured server: its task, session, status and tools.
+
+    ``person`` answers the server's elicitations and opens its sign-in page; ``None``
+    declines them and fails a needed sign in with a message (``mcp_person``).
+    """
 
     def __init__(
         self,
@@ -137,8 +202,16 @@ class McpConnection:
         *,
         log_dir: Path | None = None,
         on_change: Callable[[McpConnection], None] | None = None,
+        person: McpPerson | None = None,
+        client_metadata_url: str | None = None,
     ) -> None:
         self.config = config
+        self.person = person
+        self.client_metadata_url = client_metadata_url
+        """HTTPS address of Threadline's OAuth client ID metadata document, where one is published."""
+        self.instructions = ""
+        """The server's ``instructions`` from its initialize result (for the system prompt)."""
+        self.protocol_version = ""
         self.status = ServerStatus.STOPPED
         self.error = ""
         self.tools: tuple[ToolDescription, ...] = ()
@@ -160,6 +233,11 @@ class McpConnection:
         self._abandoned: set[asyncio.Future[Any]] = set()
         """Calls stopped by the user whose cancellation is still reaching the server."""
         self._relisting: set[asyncio.Task[None]] = set()
+        self._clock = PersonClock()
+        self._interactive = True
+        """Whether this start may open a sign-in page (a background warm-up may not)."""
+        self.sign_in_failure: Any = None
+        """The ``SignInError`` that ended the last start, if a sign in is what failed."""
 
     @property
     def name(self) -> str:
@@ -176,16 +254,31 @@ class McpConnection:
             )
             for t, wire in zip(self.tools, self.wire_names(), strict=True)
         )
-        return ServerState(self.name, self.status, self.error, infos, self.restarts, self.server_info)
+        return ServerState(
+            self.name,
+            self.status,
+            self.error,
+            infos,
+            self.restarts,
+            self.server_info,
+            instructions=self.instructions,
+            protocol_version=self.protocol_version,
+        )
 
     def wire_names(self) -> list[str]:
         return wire_names(self.name, self.tools)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the server if it is not running; raises ``McpServerError`` when it cannot start."""
+    async def start(self, *, interactive: bool = True) -> None:
+        """Start the server if it is not running; raises ``McpServerError`` when it cannot start.
+
+        ``interactive=False`` (a background start): a server that needs a sign in fails
+        instead of opening the sign-in page.
+        """
         async with self._lock:
+            self._interactive = interactive
+            self.sign_in_failure = None
             if self.status is ServerStatus.READY and self._task is not None and not self._task.done():
                 return
             await self._stop_task()
@@ -239,20 +332,27 @@ class McpConnection:
 
     async def _serve(self, ready: asyncio.Future[None], stop: asyncio.Event, config: McpServerConfig) -> None:
         """The connection's own task: enter the SDK's context managers, wait, leave them here."""
-        import anyio
         from mcp.client.session import ClientSession
 
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(config))
                 session = await stack.enter_async_context(
-                    ClientSession(read, write, message_handler=self._on_server_message)
+                    ClientSession(
+                        read,
+                        write,
+                        message_handler=self._on_server_message,
+                        elicitation_callback=self._on_elicitation,
+                        client_info=_client_info(),
+                    )
                 )
-                with anyio.fail_after(self.config.startup_timeout):
+                with self._clock.limit(self.config.startup_timeout):
                     init = await session.initialize()
                     tools = await _list_all_tools(session)
                 info = init.server_info
                 self.server_info = f"{info.name} {info.version}".strip() if info else ""
+                self.instructions = (init.instructions or "").strip()
+                self.protocol_version = init.protocol_version
                 self.tools = tuple(ToolDescription.from_mcp(t) for t in tools)
                 self._session = session
                 self._set(ServerStatus.READY, "")
@@ -264,6 +364,7 @@ class McpConnection:
                 ready.set_exception(McpServerError(f"MCP server {self.name!r} was stopped while starting."))
             raise
         except Exception as err:
+            self.sign_in_failure = _sign_in_error(err)
             message = self._failure_message(err, starting=not ready.done())
             log.warning("MCP server %s: %s", self.name, message)
             self._set(ServerStatus.FAILED, message)
@@ -283,6 +384,38 @@ class McpConnection:
         task = asyncio.ensure_future(self._list_tools_again())
         self._relisting.add(task)
         task.add_done_callback(self._relisting.discard)
+
+    async def _on_elicitation(
+        self, context: Any, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """The SDK's elicitation callback: the question goes to ``person`` (form or URL mode).
+
+        The call's time limit stops while the person answers. No person, or one that
+        fails, declines: the server then goes on without the answer.
+        """
+        from mcp_types import ElicitRequestURLParams, ElicitResult
+
+        person = self.person
+        if person is None:
+            log.info("MCP server %s asked the user something; declined (no one to answer)", self.name)
+            return ElicitResult(action="decline")
+        url_mode = isinstance(params, ElicitRequestURLParams)
+        try:
+            with self._clock.paused():
+                if isinstance(params, ElicitRequestURLParams):
+                    answer = await person.answer_url(
+                        UrlRequest(self.name, params.message, params.url, params.elicitation_id or "")
+                    )
+                else:
+                    answer = await person.answer_form(
+                        FormRequest(self.name, params.message, dict(params.requested_schema))
+                    )
+        except Exception as err:
+            log.warning("MCP server %s: the question could not be answered (%s)", self.name, err)
+            answer = Answer.declined()
+        if answer.action == "accept" and not url_mode:
+            return ElicitResult(action="accept", content=dict(answer.content))
+        return ElicitResult(action=answer.action)
 
     async def _list_tools_again(self) -> None:
         session = self._session
@@ -304,7 +437,8 @@ class McpConnection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(config.headers) or None)
+            redirect, auth = self._oauth(config)
+            client = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
             self._http_status = ""
 
             async def note_status(response: Any) -> None:  # the SDK reports a 401 as a generic error
@@ -312,7 +446,7 @@ class McpConnection:
                     self._http_status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
             client.event_hooks = {**client.event_hooks, "response": [note_status]}
-            return _with_client(client, streamable_http_client(config.url, http_client=client))
+            return _with_client(client, streamable_http_client(config.url, http_client=client), redirect)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         command, args = config.command, list(config.args)
@@ -324,6 +458,56 @@ class McpConnection:
         )
         self._stderr = StderrChannel(self._open_errlog(), self._masker)
         return _with_stderr(self._stderr, stdio_client(parameters, errlog=self._stderr.child_file))
+
+    def _oauth(self, config: McpServerConfig) -> tuple[LoopbackRedirect | None, Any]:
+        """The SDK's OAuth provider for an HTTP server, unless its record sends its own
+        ``Authorization`` header (a token the user pasted): then a 401 is just refused."""
+        if any(name.lower() == "authorization" for name in config.headers):
+            return None, None
+        from threadline.tools.mcp_oauth import KeychainTokenStorage, LoopbackRedirect, build_provider
+
+        storage = KeychainTokenStorage(config.url)
+        redirect = LoopbackRedirect(self.name, port=storage.registered_port())
+        provider = build_provider(
+            self.name,
+            config.url,
+            person=self.person if self._interactive else None,
+            redirect=redirect,
+            storage=storage,
+            client_metadata_url=self.client_metadata_url,
+            pause=self._clock.paused,
+        )
+        return redirect, provider
+
+    async def sign_in(self) -> None:
+        """Connect now, signing in if the server asks (the settings' "Sign in" button, ``mcp login``).
+
+        Raises ``SignInError`` (with a ``user_message``) when the sign in fails, times out or
+        is declined; ``McpServerError`` when the server cannot be reached at all.
+        """
+        from threadline.tools.mcp_oauth import SignInError
+
+        await self.stop()
+        try:
+            await self.start(interactive=True)
+        except McpServerError as err:
+            cause = self.sign_in_failure
+            if cause is not None:
+                raise SignInError(cause.user_message) from err
+            raise
+
+    async def sign_out(self) -> None:
+        """Forget the server's tokens (keychain) and disconnect; its next start asks to sign in."""
+        from threadline.tools.mcp_oauth import sign_out
+
+        await self.stop()
+        if self.config.transport is Transport.HTTP:
+            sign_out(self.config.url)
+
+    def signed_in(self) -> bool:
+        from threadline.tools.mcp_oauth import signed_in
+
+        return self.config.transport is Transport.HTTP and signed_in(self.config.url)
 
     # -- calls ----------------------------------------------------------------------------------------
 
@@ -342,7 +526,13 @@ class McpConnection:
             raise McpServerError(f"MCP server {self.name!r} is not running.")
         timeout = self.config.call_timeout
         try:
-            result = await self._detachable(session.call_tool(tool, arguments, read_timeout_seconds=timeout))
+            result = await self._detachable(self._timed(session.call_tool(tool, arguments), timeout))
+        except TimeoutError:
+            return ToolOutput(
+                f"MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s; the call "
+                "was abandoned.",
+                is_error=True,
+            )
         except MCPError as err:
             if err.code == REQUEST_TIMEOUT:
                 return ToolOutput(
@@ -359,6 +549,12 @@ class McpConnection:
             return ToolOutput(f"MCP server {self.name!r} failed on {tool!r}: {err}", is_error=True)
         self.restarts = 0
         return convert_result(result)
+
+    async def _timed(self, request: Coroutine[Any, Any, T], seconds: float) -> T:
+        """``request`` within ``seconds`` of the server's time (``PersonClock``)."""
+        with self._clock.limit(seconds):
+            return await request
+        raise AssertionError("unreachable")  # pragma: no cover  (the limit raises TimeoutError)
 
     async def _detachable(self, request: Coroutine[Any, Any, T]) -> T:
         """Await ``request`` in a task of its own, so a Stop does not wait for the server.
@@ -378,7 +574,7 @@ class McpConnection:
                 task.add_done_callback(self._abandoned.discard)
             raise
 
-    async def ensure_running(self) -> None:
+    async def ensure_running(self, *, interactive: bool = True) -> None:
         """Start the server unless it runs; a failed one counts as a restart, up to ``MAX_RESTARTS``."""
         if self.status is ServerStatus.READY and self._task is not None and not self._task.done():
             return
@@ -390,7 +586,7 @@ class McpConnection:
                 )
             self.restarts += 1
             log.info("restarting MCP server %s (attempt %d)", self.name, self.restarts)
-        await self.start()
+        await self.start(interactive=interactive)
 
     async def _died(self, when: str) -> str:
         await self._stderr_settled()
@@ -415,6 +611,8 @@ class McpConnection:
                 log.exception("MCP status observer failed")
 
     def _failure_message(self, err: BaseException, *, starting: bool) -> str:
+        if self.sign_in_failure is not None:  # says what happened and what to do already
+            return self._masker(str(self.sign_in_failure.user_message))
         leaves = _leaf_exceptions(err)
         detail = "; ".join(_describe(e) for e in leaves) or type(err).__name__
         tail = self._stderr_tail()
@@ -530,9 +728,42 @@ def _find_executable(command: str, env: dict[str, str], cwd: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _with_client(client: Any, transport: contextlib.AbstractAsyncContextManager[Any]) -> Any:
-    async with client, transport as streams:
-        yield streams
+async def _with_client(
+    client: Any, transport: contextlib.AbstractAsyncContextManager[Any], redirect: LoopbackRedirect | None
+) -> Any:
+    try:
+        async with client, transport as streams:
+            yield streams
+    finally:
+        if redirect is not None:
+            await redirect.aclose()
+
+
+def _client_info() -> mcp_types.Implementation:
+    from mcp_types import Implementation
+
+    from threadline import __version__
+
+    return Implementation(name="threadline", title="Threadline", version=__version__)
+
+
+def _sign_in_error(err: BaseException) -> Any:
+    """The ``SignInError`` behind a failed start, if a sign in is what failed."""
+    from threadline.tools.mcp_oauth import SignInError
+
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [err]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SignInError):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend([current.__cause__, current.__context__])
+    return None
 
 
 def _leaf_exceptions(err: BaseException) -> list[BaseException]:
@@ -545,6 +776,14 @@ def _leaf_exceptions(err: BaseException) -> list[BaseException]:
 
 
 def _describe(err: BaseException) -> str:
+    from mcp.client.auth import OAuthFlowError
+
+    from threadline.tools.mcp_oauth import SignInError
+
+    if isinstance(err, SignInError):
+        return err.user_message
+    if isinstance(err, OAuthFlowError):
+        return f"signing in failed ({err})"
     if isinstance(err, TimeoutError):
         return "it did not answer in time"
     if isinstance(err, FileNotFoundError):

@@ -18,8 +18,13 @@ restarts it; removing or disabling a server, or changing its record,
 unregisters them.
 
 The settings UI uses ``list_servers``, ``states``, ``save_server``,
-``remove_server``, ``start``/``restart``/``stop`` and ``subscribe`` (a callback
-per status change).
+``remove_server``, ``start``/``restart``/``stop``, ``sign_in``/``sign_out`` and
+``subscribe`` (a callback per status change).
+
+``person`` (``set_person``) answers the servers' questions (elicitation) and opens
+their sign-in pages (OAuth, ``mcp_oauth``): the window's, or the terminal's in
+``threadline ask``. Background starts (autostart, the window's warm-up) never open a
+sign-in page: a server that needs one fails with a message saying where to sign in.
 
 Every ``env`` and ``headers`` value goes to the system keychain when a record is
 saved, unless the user marked it "not a secret" or wrote it as ``${VAR}``
@@ -54,6 +59,7 @@ from threadline.tools.tool_cache import ToolDescription, ToolListCache
 
 if TYPE_CHECKING:
     from threadline.tools.mcp_client import McpConnection
+    from threadline.tools.mcp_person import McpPerson
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -79,7 +85,14 @@ class McpServerManager:
         self._load_lock = asyncio.Lock()
         self._cache = ToolListCache(store)
         self._cache_writes: set[asyncio.Task[None]] = set()
+        self.person: McpPerson | None = None
         registry.add_source(self)
+
+    def set_person(self, person: McpPerson | None) -> None:
+        """Who answers the servers' questions and signs in (``None``: nobody; they are declined)."""
+        self.person = person
+        for connection in self._connections.values():
+            connection.person = person
 
     # -- configuration ------------------------------------------------------------------------------
 
@@ -160,6 +173,12 @@ class McpServerManager:
         await self._drop(connection)
         await save_configs(self._store, [c.config for c in self._connections.values()])
         forget_stale(connection.config, None)
+        if connection.config.transport is Transport.HTTP and not any(
+            c.config.url == connection.config.url for c in self._connections.values()
+        ):
+            from threadline.tools.mcp_oauth import forget
+
+            forget(connection.config.url)  # its sign in (tokens, client record) leaves the keychain too
         await self._cache.forget(name)
 
     async def _drop(self, connection: McpConnection) -> None:
@@ -185,11 +204,37 @@ class McpServerManager:
     async def stop(self, name: str) -> None:
         await (await self._loaded_get(name)).stop()
 
+    async def sign_in(self, name: str) -> ServerState:
+        """Connect to a remote server now, signing in through ``person`` if it asks.
+
+        Raises ``SignInError`` (``mcp_oauth``, with a ``user_message``) when the sign in
+        fails, times out or is declined; any other failure shows in the returned state.
+        """
+        connection = await self._loaded_get(name)
+        connection.restarts = 0
+        with contextlib.suppress(McpServerError):
+            await connection.sign_in()
+        return connection.state()
+
+    async def sign_out(self, name: str) -> ServerState:
+        """Forget a remote server's tokens (keychain) and disconnect it."""
+        connection = await self._loaded_get(name)
+        await connection.sign_out()
+        self._notify(connection.state())
+        return connection.state()
+
+    async def signed_in(self, name: str) -> bool:
+        return (await self._loaded_get(name)).signed_in()
+
+    def instructions(self) -> dict[str, str]:
+        """The ``instructions`` of each running server that gave some (for the system prompt)."""
+        return {c.name: c.instructions for c in self._connections.values() if c.instructions}
+
     async def start_autostart(self) -> None:
         """Start the servers marked to start with the app."""
         await self.load()
         wanted = [c for c in self._connections.values() if c.config.enabled and c.config.autostart]
-        await asyncio.gather(*(self._try_start(c) for c in wanted))
+        await asyncio.gather(*(self._try_start(c, interactive=False) for c in wanted))
 
     async def prepare(self, patterns: Sequence[str]) -> None:
         """``ToolSource``: make the tools of the servers these patterns select known to the registry.
@@ -204,7 +249,7 @@ class McpServerManager:
     async def start_selected(self, patterns: Sequence[str]) -> None:
         """Start every enabled server these patterns select (the window's background warm-up)."""
         await self.load()
-        await asyncio.gather(*(self._try_start(c) for c in self._selected(patterns)))
+        await asyncio.gather(*(self._try_start(c, interactive=False) for c in self._selected(patterns)))
 
     def running(self) -> list[str]:
         """Names of the servers whose process or connection is up (starting or ready)."""
@@ -221,9 +266,9 @@ class McpServerManager:
             if c.config.enabled and any(pattern_selects_server(p, c.name) for p in patterns)
         ]
 
-    async def _try_start(self, connection: McpConnection) -> None:
+    async def _try_start(self, connection: McpConnection, *, interactive: bool = True) -> None:
         try:
-            await connection.ensure_running()
+            await connection.ensure_running(interactive=interactive)
         except McpServerError as err:
             log.warning("%s", err)
 
@@ -259,7 +304,7 @@ class McpServerManager:
         # never imports it (docs/performance.md, "Memory after start with the engine open").
         from threadline.tools.mcp_client import McpConnection
 
-        return McpConnection(config, log_dir=self._log_dir, on_change=self._changed)
+        return McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
 
     def _changed(self, connection: McpConnection) -> None:
         if connection.status is ServerStatus.READY and self._connections.get(connection.name) is connection:

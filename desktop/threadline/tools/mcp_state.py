@@ -54,6 +54,10 @@ class ServerState:
     tools: tuple[McpToolInfo, ...] = ()
     restarts: int = 0
     server_info: str = ""
+    instructions: str = ""
+    """The server's ``instructions`` (initialize result): how to use its tools, for the system prompt."""
+    protocol_version: str = ""
+    """The protocol revision the server and Threadline agreed on."""
 
 
 class McpServerError(Exception):

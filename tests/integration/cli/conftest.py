@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from tests.support.engines import engine, keychain_in_memory  # noqa: F401  (fixtures)
 from tests.support.fixtures import replay_server  # noqa: F401  (fixture)
+from tests.support.oauth_servers import oauth_server  # noqa: F401  (fixture)
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 from tests.support.engines import open_engine
 from tests.support.fixtures import replay_server  # noqa: F401  (fixture)
+from tests.support.oauth_servers import oauth_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer
 
 from threadline.engine.engine import Engine
