@@ -86,7 +86,7 @@ async def shoot(app: Any, out: Path) -> int:
 
     from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
-    from threadline.tools.mcp_config import McpServerConfig
+    from threadline.tools.mcp.config import McpServerConfig
     from threadline.ui.common.theme import ThemeChoice, ThemeManager
     from threadline.ui.window.main_window import MainWindow
 

@@ -578,7 +578,7 @@ def seed_first_send(data_dir: str, mcp_servers: int) -> None:
     default agent offers (``*``), as a user's second launch would find it."""
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
-    from threadline.tools.mcp_config import McpServerConfig
+    from threadline.tools.mcp.config import McpServerConfig
 
     async def go() -> None:
         engine = await Engine.open(Path(data_dir))

@@ -30,9 +30,9 @@ import mcp_types  # noqa: E402
 from tests.support.mcp_people import FollowingPerson  # noqa: E402
 from tests.support.memory_keyring import MemoryKeyring  # noqa: E402
 
-from threadline.tools.mcp_client import McpConnection  # noqa: E402
-from threadline.tools.mcp_config import McpServerConfig, Transport  # noqa: E402
-from threadline.tools.mcp_oauth import preregister  # noqa: E402
+from threadline.tools.mcp.client import McpConnection  # noqa: E402
+from threadline.tools.mcp.config import McpServerConfig, Transport  # noqa: E402
+from threadline.tools.mcp.oauth import preregister  # noqa: E402
 
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """A client ID metadata document address (the suite's own servers do not fetch it)."""

@@ -1,4 +1,4 @@
-"""Stand-ins for the person behind an MCP connection (``threadline.tools.mcp_person``).
+"""Stand-ins for the person behind an MCP connection (``threadline.tools.mcp.person``).
 
 ``FollowingPerson`` accepts every form with its defaults and "opens" a sign-in page the
 way a browser would load it: it follows the page's redirects with HTTP GETs, which brings
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from threadline.tools.mcp_person import DefaultsPerson
+from threadline.tools.mcp.person import DefaultsPerson
 
 
 class FollowingPerson(DefaultsPerson):

@@ -8,8 +8,8 @@ import io
 import pytest
 
 from threadline.cli.mcp_person import TerminalPerson
-from threadline.tools.mcp_oauth import SignInError
-from threadline.tools.mcp_person import Answer, FormRequest, UrlRequest
+from threadline.tools.mcp.oauth import SignInError
+from threadline.tools.mcp.person import Answer, FormRequest, UrlRequest
 
 SCHEMA = {
     "type": "object",

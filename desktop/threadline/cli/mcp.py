@@ -19,7 +19,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp.config import InvalidServerConfig, McpServerConfig, Transport
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -67,7 +67,7 @@ def config_from_args(args: argparse.Namespace) -> McpServerConfig:
 
 def describe(config: McpServerConfig) -> str:
     """One tab-separated line of ``mcp list``: name, kind, command or URL, values (secrets masked)."""
-    from threadline.tools.mcp_secrets import masked
+    from threadline.tools.mcp.secrets import masked
 
     if config.transport is Transport.STDIO:
         where = shlex.join([config.command, *config.args])
@@ -99,7 +99,7 @@ async def run(engine: EngineApi, args: argparse.Namespace) -> int:
         print(f"MCP server {args.name} removed")
     elif args.mcp_command == "tools":
         _known(args.name, names)
-        from threadline.tools.mcp_state import ServerStatus
+        from threadline.tools.mcp.state import ServerStatus
 
         state = await servers.start(args.name)
         if state.status is not ServerStatus.READY:
@@ -116,8 +116,8 @@ async def run(engine: EngineApi, args: argparse.Namespace) -> int:
 async def _sign(servers: Any, name: str, sign_in: bool) -> None:
     """``mcp login``: sign in on this terminal and the browser; ``mcp logout``: forget the tokens."""
     from threadline.cli.mcp_person import TerminalPerson
-    from threadline.tools.mcp_oauth import SignInError
-    from threadline.tools.mcp_state import ServerStatus
+    from threadline.tools.mcp.oauth import SignInError
+    from threadline.tools.mcp.state import ServerStatus
 
     config = next(c for c in await servers.list_servers() if c.name == name)
     if config.transport is not Transport.HTTP:

@@ -17,8 +17,8 @@ import webbrowser
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from threadline.tools.mcp_oauth import SignInError
-from threadline.tools.mcp_person import Answer, FormRequest, UrlRequest, Value
+from threadline.tools.mcp.oauth import SignInError
+from threadline.tools.mcp.person import Answer, FormRequest, UrlRequest, Value
 
 MAX_TRIES = 3
 

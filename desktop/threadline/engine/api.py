@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
     from threadline.interchange.model import ImportProgress, ImportReport
-    from threadline.tools.mcp_manager import McpServerManager
+    from threadline.tools.mcp.manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
 
 Unsubscribe = Callable[[], None]

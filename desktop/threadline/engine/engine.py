@@ -40,7 +40,7 @@ from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.builtin import builtin_tools
-from threadline.tools.mcp_manager import McpServerManager
+from threadline.tools.mcp.manager import McpServerManager
 from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.engine")

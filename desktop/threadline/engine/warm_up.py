@@ -12,7 +12,7 @@ the first paint), one piece at a time:
 2. if MCP servers are configured, the servers the default agent's tools select are
    started (their SDK is imported on a worker thread first, see ``mcp_client``).
    A turn itself no longer starts them while their tools are cached
-   (``tools.mcp_manager``): it offers the cached tools and a call starts the
+   (``tools.mcp.manager``): it offers the cached tools and a call starts the
    server. The window starts them here anyway, after the first paint, so that a
    call does not wait for the process; ``threadline ask`` does not, so an ask that
    uses no tool starts no server.

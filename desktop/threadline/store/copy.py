@@ -241,7 +241,7 @@ def _copy(source: Engine, target: Engine, progress: Progress | None) -> tuple[Ta
 
 
 MCP_SERVERS_SETTING = "mcp_servers"
-"""The setting that holds the MCP server records (``threadline.tools.mcp_config``)."""
+"""The setting that holds the MCP server records (``threadline.tools.mcp.config``)."""
 
 
 def _without_secrets(table: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -257,7 +257,7 @@ def _mcp_records_without_secrets(records: Any) -> Any:
     """The MCP server records with every plain secret value replaced by the keychain marker.
 
     A record's ``env`` and ``headers`` values are secrets unless listed in ``public_env`` /
-    ``public_headers`` or written ``${VAR}`` (``threadline.tools.mcp_secrets``). One still in
+    ``public_headers`` or written ``${VAR}`` (``threadline.tools.mcp.secrets``). One still in
     plain text was saved by an older version on a computer without a keychain.
     """
     if not isinstance(records, list):

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from threadline.tools.mcp_config import McpServerConfig, SettingsStore
+from threadline.tools.mcp.config import McpServerConfig, SettingsStore
 
 log = logging.getLogger("threadline.tools.mcp")
 

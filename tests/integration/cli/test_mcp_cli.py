@@ -19,7 +19,7 @@ import pytest
 from tests.support.memory_keyring import MemoryKeyring
 
 from threadline.__main__ import main
-from threadline.tools.mcp_secrets import MASK, SERVICE
+from threadline.tools.mcp.secrets import MASK, SERVICE
 
 TOKEN = "ghp_x0123456789abcdefNotARealToken"
 TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]

@@ -17,7 +17,7 @@ import pytest
 from tests.support.oauth_servers import ServerFactory
 
 from threadline.__main__ import main
-from threadline.tools import mcp_oauth
+from threadline.tools.mcp import oauth as mcp_oauth
 
 
 class Terminal(io.StringIO):

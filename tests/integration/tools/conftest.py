@@ -17,7 +17,7 @@ from tests.support.oauth_servers import oauth_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer
 
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import McpServerConfig
+from threadline.tools.mcp.config import McpServerConfig
 
 SERVERS = Path(__file__).parent / "servers"
 FAULTY_SERVER = SERVERS / "faulty_server.py"

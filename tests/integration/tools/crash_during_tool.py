@@ -20,7 +20,7 @@ from typing import Any
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
 from threadline.core.request import ToolSpec
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import McpServerConfig
+from threadline.tools.mcp.config import McpServerConfig
 from threadline.tools.registry import ToolOutput, ToolRegistry
 
 

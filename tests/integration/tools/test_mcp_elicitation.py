@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tests.support.waiting import until
 
-from threadline.tools.mcp_client import McpConnection
-from threadline.tools.mcp_config import McpServerConfig
-from threadline.tools.mcp_person import Answer, DefaultsPerson, FormRequest, UrlRequest
+from threadline.tools.mcp.client import McpConnection
+from threadline.tools.mcp.config import McpServerConfig
+from threadline.tools.mcp.person import Answer, DefaultsPerson, FormRequest, UrlRequest
 
 pytestmark = pytest.mark.asyncio
 

@@ -29,7 +29,7 @@ from threadline.core.config import Approval, ApprovalRule, ProviderKind
 from threadline.core.messages import ToolCall
 from threadline.engine.engine import Engine
 from threadline.engine.warm_up import warm_up
-from threadline.tools.mcp_config import McpServerConfig
+from threadline.tools.mcp.config import McpServerConfig
 from threadline.tools.tool_cache import TOOL_CACHE_SETTING
 
 pytestmark = pytest.mark.asyncio

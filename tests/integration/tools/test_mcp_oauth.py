@@ -21,12 +21,12 @@ from tests.support.waiting import until
 
 from threadline.engine.engine import Engine
 from threadline.engine.exporting import ExportFormat
-from threadline.tools import mcp_oauth
-from threadline.tools.mcp_client import McpConnection
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_oauth import KeychainTokenStorage, SignInError, preregister, signed_in
-from threadline.tools.mcp_person import DefaultsPerson
-from threadline.tools.mcp_state import McpServerError, ServerStatus
+from threadline.tools.mcp import oauth as mcp_oauth
+from threadline.tools.mcp.client import McpConnection
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.oauth import KeychainTokenStorage, SignInError, preregister, signed_in
+from threadline.tools.mcp.person import DefaultsPerson
+from threadline.tools.mcp.state import McpServerError, ServerStatus
 
 pytestmark = pytest.mark.asyncio
 
@@ -177,7 +177,7 @@ async def test_no_token_or_client_secret_reaches_the_database_logs_or_exports(
 
     assert (await _whoami(engine.tool_servers._get("secured")))["resource"] == url
     await engine.tool_servers.stop("secured")
-    await engine.export(tmp_path / "export.json", ExportFormat.JSON)
+    await engine.library.export(tmp_path / "export.json", ExportFormat.JSON)
     texts = [caplog.text, await engine.agents.export_agents(), (tmp_path / "export.json").read_text()]
     for path in (tmp_path / "data").rglob("*"):
         if path.is_file():

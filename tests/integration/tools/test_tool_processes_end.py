@@ -27,8 +27,8 @@ from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import ProviderKind
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.state import ServerStatus
 
 pytestmark = [
     pytest.mark.asyncio,

@@ -22,9 +22,9 @@ from tests.support.waiting import until
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_client import MAX_RESTARTS, McpConnection, _session_closed
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.client import MAX_RESTARTS, McpConnection, _session_closed
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.state import ServerStatus
 
 pytestmark = pytest.mark.asyncio
 

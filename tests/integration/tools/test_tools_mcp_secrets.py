@@ -16,10 +16,10 @@ from tests.integration.tools.conftest import faulty_server
 from tests.support.memory_keyring import MemoryKeyring
 
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import MCP_SERVERS_SETTING, InvalidServerConfig, McpServerConfig, Transport
-from threadline.tools.mcp_manager import McpServerManager
-from threadline.tools.mcp_secrets import SERVICE, STORED_IN_KEYCHAIN, resolve_secrets
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.config import MCP_SERVERS_SETTING, InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp.manager import McpServerManager
+from threadline.tools.mcp.secrets import SERVICE, STORED_IN_KEYCHAIN, resolve_secrets
+from threadline.tools.mcp.state import ServerStatus
 from threadline.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.asyncio

@@ -17,9 +17,9 @@ from tests.integration.tools.conftest import faulty_server
 from tests.support.waiting import until
 
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import McpServerConfig
-from threadline.tools.mcp_state import ServerStatus
-from threadline.tools.mcp_stderr import MASK
+from threadline.tools.mcp.config import McpServerConfig
+from threadline.tools.mcp.state import ServerStatus
+from threadline.tools.mcp.stderr import MASK
 
 pytestmark = pytest.mark.asyncio
 

@@ -28,7 +28,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule, Provider
 from threadline.core.messages import MessageKind, ToolCall
 from threadline.engine.approval import Decision
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.state import ServerStatus
 from threadline.tools.registry import WIRE_NAME_PATTERN
 
 pytestmark = pytest.mark.asyncio

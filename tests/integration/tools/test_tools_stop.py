@@ -23,7 +23,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule, Provider
 from threadline.core.messages import MessageKind, stopped_after
 from threadline.core.turn import TurnState
 from threadline.engine.engine import Engine
-from threadline.tools.mcp_config import McpServerConfig, Transport
+from threadline.tools.mcp.config import McpServerConfig, Transport
 
 pytestmark = pytest.mark.asyncio
 OPENAI = ProviderKind.OPENAI

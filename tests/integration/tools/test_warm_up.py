@@ -11,7 +11,7 @@ from tests.integration.tools.conftest import git_server, time_server
 
 from threadline.engine.engine import Engine
 from threadline.engine.warm_up import warm_up
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.state import ServerStatus
 
 pytestmark = pytest.mark.asyncio
 

@@ -346,7 +346,7 @@ def test_two_tabs_ask_at_once_and_answers_stay_in_their_tab(harness: Any, work: 
 
 
 def test_mcp_tool_is_shown_under_its_policy_name(harness: Any, work: Path) -> None:
-    from threadline.tools.mcp_config import McpServerConfig
+    from threadline.tools.mcp.config import McpServerConfig
 
     harness.server.enqueue(
         tool_reply(("t1", "time__get_current_time", {"timezone": "Europe/Paris"})),

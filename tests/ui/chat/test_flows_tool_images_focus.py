@@ -45,7 +45,7 @@ def agent_with(harness: Any, *tools: str, rules: tuple[ApprovalRule, ...] = ()) 
 def test_a_tool_image_shows_as_a_thumbnail_opens_full_size_and_json_wraps(
     harness: Any, tmp_path: Path
 ) -> None:
-    from threadline.tools.mcp_config import McpServerConfig
+    from threadline.tools.mcp.config import McpServerConfig
 
     harness.server.enqueue(tool_reply(("c1", "charts__chart", {"title": "Sales"})), text_reply("Here it is."))
     harness.open()

@@ -19,9 +19,9 @@ from tests.support.ui_driving import type_and_send
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.engine.engine import DATABASE_FILENAME
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_secrets import SERVICE, STORED_IN_KEYCHAIN
-from threadline.tools.mcp_state import ServerStatus
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.secrets import SERVICE, STORED_IN_KEYCHAIN
+from threadline.tools.mcp.state import ServerStatus
 from threadline.ui.settings.secret_pairs import KEPT_PLACEHOLDER, SecretPairRow, SecretPairsEditor
 
 

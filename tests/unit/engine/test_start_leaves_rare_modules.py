@@ -2,7 +2,7 @@
 MCP server uses.
 
 Every start imports ``engine.exporting`` (for ``ExportFormat``) and ``engine.usage_report``
-(for the chat's meter) and ``tools.mcp_manager`` (the servers' records); the formats'
+(for the chat's meter) and ``tools.mcp.manager`` (the servers' records); the formats'
 writers, the import's data model, the OpenAI provider (stream decoding, conversion, HTTP
 client) and the MCP connection's code load when first used
 (docs/performance.md, "Memory after start with the engine open"). The test runs in a fresh
@@ -29,7 +29,7 @@ LATER = (
     "threadline.interchange.model",
     "threadline.core.transcript",
     "threadline.llm.openai_provider",
-    "threadline.tools.mcp_client",
+    "threadline.tools.mcp.client",
 )
 
 def loaded():
@@ -50,7 +50,7 @@ async def main(data_dir):
         from threadline.llm.factory import make_provider
         provider = make_provider(ProviderConfig(name="OpenAI", kind=ProviderKind.OPENAI), "sk-test")
         await provider.aclose()
-        from threadline.tools.mcp_config import McpServerConfig, Transport
+        from threadline.tools.mcp.config import McpServerConfig, Transport
         server = McpServerConfig(name="time", transport=Transport.STDIO, command="true")
         await engine.tool_servers.save_server(server)
         assert [s.name for s in await engine.tool_servers.states()] == ["time"]

@@ -9,8 +9,8 @@ from mcp.shared.auth import OAuthToken
 from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fixtures)
 from tests.support.memory_keyring import MemoryKeyring
 
-from threadline.tools import mcp_oauth
-from threadline.tools.mcp_oauth import KeychainTokenStorage, LoopbackRedirect, SignInError
+from threadline.tools.mcp import oauth as mcp_oauth
+from threadline.tools.mcp.oauth import KeychainTokenStorage, LoopbackRedirect, SignInError
 
 pytestmark = pytest.mark.asyncio
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from threadline.tools.mcp_config import McpServerConfig
-from threadline.tools.mcp_stderr import MASK, MAX_PENDING, Masker, StderrChannel, injected_values
+from threadline.tools.mcp.config import McpServerConfig
+from threadline.tools.mcp.stderr import MASK, MAX_PENDING, Masker, StderrChannel, injected_values
 
 SECRET = "sëcret-value-0123456789"
 

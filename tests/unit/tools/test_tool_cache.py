@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from threadline.tools.mcp_config import McpServerConfig
+from threadline.tools.mcp.config import McpServerConfig
 from threadline.tools.tool_cache import ToolDescription, ToolListCache, config_hash
 
 RECORD = McpServerConfig("git", command="mcp-server-git", args=("--repository", "/tmp/r"), env={"A": "1"})

@@ -10,8 +10,8 @@ import pytest
 
 from threadline.core.messages import Message, ToolCall, ToolResult
 from threadline.tools.context import tool_context
-from threadline.tools.mcp_client import convert_result
-from threadline.tools.mcp_config import (
+from threadline.tools.mcp.client import convert_result
+from threadline.tools.mcp.config import (
     MCP_SERVERS_SETTING,
     InvalidServerConfig,
     McpServerConfig,
@@ -19,8 +19,8 @@ from threadline.tools.mcp_config import (
     load_configs,
     save_configs,
 )
-from threadline.tools.mcp_secrets import MASK, STORED_IN_KEYCHAIN, env_reference, has_plain_secrets, masked
-from threadline.tools.mcp_state import policy_name, wire_name
+from threadline.tools.mcp.secrets import MASK, STORED_IN_KEYCHAIN, env_reference, has_plain_secrets, masked
+from threadline.tools.mcp.state import policy_name, wire_name
 from threadline.tools.notes_tool import NotesTool
 from threadline.tools.registry import WIRE_NAME_PATTERN
 

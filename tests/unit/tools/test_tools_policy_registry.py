@@ -12,7 +12,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import ToolCall
 from threadline.core.request import ToolSpec
 from threadline.tools.builtin import BUILTIN_TOOL_NAMES, builtin_tools
-from threadline.tools.mcp_manager import pattern_selects_server
+from threadline.tools.mcp.manager import pattern_selects_server
 from threadline.tools.registry import WIRE_NAME_PATTERN, ToolOutput, ToolRegistry
 
 

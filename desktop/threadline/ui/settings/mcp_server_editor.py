@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.engine.api import EngineApi
-from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.tools.mcp.config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
 from threadline.ui.common.inline_messages import claim_while_open
 from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.tools.mcp_config import InvalidServerConfig
-from threadline.tools.mcp_secrets import STORED_IN_KEYCHAIN
+from threadline.tools.mcp.config import InvalidServerConfig
+from threadline.tools.mcp.secrets import STORED_IN_KEYCHAIN
 
 KEPT_PLACEHOLDER = "•••••• stored in keychain (type to replace)"
 

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import AgentConfig
 from threadline.engine.api import EngineApi
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_state import ServerState, ServerStatus
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.state import ServerState, ServerStatus
 from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.settings.mcp_server_editor import McpServerEditor

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
-    from threadline.tools.mcp_person import McpPerson
+    from threadline.tools.mcp.person import McpPerson
 
 log = logging.getLogger("threadline.tools.mcp")
 

@@ -46,10 +46,10 @@ from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
 from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
-from threadline.tools.mcp_config import McpServerConfig, Transport
-from threadline.tools.mcp_person import Answer, FormRequest, McpPerson, UrlRequest
-from threadline.tools.mcp_secrets import SecretUnavailableError, resolve_secrets
-from threadline.tools.mcp_state import (
+from threadline.tools.mcp.config import McpServerConfig, Transport
+from threadline.tools.mcp.person import Answer, FormRequest, McpPerson, UrlRequest
+from threadline.tools.mcp.secrets import SecretUnavailableError, resolve_secrets
+from threadline.tools.mcp.state import (
     McpServerError,
     McpToolInfo,
     ServerState,
@@ -57,7 +57,7 @@ from threadline.tools.mcp_state import (
     policy_name,
     wire_names,
 )
-from threadline.tools.mcp_stderr import Masker, StderrChannel, injected_values
+from threadline.tools.mcp.stderr import Masker, StderrChannel, injected_values
 from threadline.tools.registry import ToolOutput
 from threadline.tools.tool_cache import ToolDescription
 
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp.client.session import ClientSession
 
-    from threadline.tools.mcp_oauth import LoopbackRedirect
+    from threadline.tools.mcp.oauth import LoopbackRedirect
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -464,7 +464,7 @@ class McpConnection:
         ``Authorization`` header (a token the user pasted): then a 401 is just refused."""
         if any(name.lower() == "authorization" for name in config.headers):
             return None, None
-        from threadline.tools.mcp_oauth import KeychainTokenStorage, LoopbackRedirect, build_provider
+        from threadline.tools.mcp.oauth import KeychainTokenStorage, LoopbackRedirect, build_provider
 
         storage = KeychainTokenStorage(config.url)
         redirect = LoopbackRedirect(self.name, port=storage.registered_port())
@@ -485,7 +485,7 @@ class McpConnection:
         Raises ``SignInError`` (with a ``user_message``) when the sign in fails, times out or
         is declined; ``McpServerError`` when the server cannot be reached at all.
         """
-        from threadline.tools.mcp_oauth import SignInError
+        from threadline.tools.mcp.oauth import SignInError
 
         await self.stop()
         try:
@@ -498,14 +498,14 @@ class McpConnection:
 
     async def sign_out(self) -> None:
         """Forget the server's tokens (keychain) and disconnect; its next start asks to sign in."""
-        from threadline.tools.mcp_oauth import sign_out
+        from threadline.tools.mcp.oauth import sign_out
 
         await self.stop()
         if self.config.transport is Transport.HTTP:
             sign_out(self.config.url)
 
     def signed_in(self) -> bool:
-        from threadline.tools.mcp_oauth import signed_in
+        from threadline.tools.mcp.oauth import signed_in
 
         return self.config.transport is Transport.HTTP and signed_in(self.config.url)
 
@@ -749,7 +749,7 @@ def _client_info() -> mcp_types.Implementation:
 
 def _sign_in_error(err: BaseException) -> Any:
     """The ``SignInError`` behind a failed start, if a sign in is what failed."""
-    from threadline.tools.mcp_oauth import SignInError
+    from threadline.tools.mcp.oauth import SignInError
 
     seen: set[int] = set()
     pending: list[BaseException | None] = [err]
@@ -778,7 +778,7 @@ def _leaf_exceptions(err: BaseException) -> list[BaseException]:
 def _describe(err: BaseException) -> str:
     from mcp.client.auth import OAuthFlowError
 
-    from threadline.tools.mcp_oauth import SignInError
+    from threadline.tools.mcp.oauth import SignInError
 
     if isinstance(err, SignInError):
         return err.user_message

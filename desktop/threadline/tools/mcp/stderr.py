@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from threadline.tools.mcp_config import McpServerConfig
+from threadline.tools.mcp.config import McpServerConfig
 
 MASK = "••••••"
 MIN_MASKED_LENGTH = 4

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from threadline.tools.mcp_config import (
+from threadline.tools.mcp.config import (
     InvalidServerConfig,
     McpServerConfig,
     SettingsStore,
@@ -52,14 +52,14 @@ from threadline.tools.mcp_config import (
     load_configs,
     save_configs,
 )
-from threadline.tools.mcp_secrets import forget_stale, has_plain_secrets, store_secrets
-from threadline.tools.mcp_state import McpServerError, ServerState, ServerStatus, wire_names
+from threadline.tools.mcp.secrets import forget_stale, has_plain_secrets, store_secrets
+from threadline.tools.mcp.state import McpServerError, ServerState, ServerStatus, wire_names
 from threadline.tools.registry import ToolRegistry
 from threadline.tools.tool_cache import ToolDescription, ToolListCache
 
 if TYPE_CHECKING:
-    from threadline.tools.mcp_client import McpConnection
-    from threadline.tools.mcp_person import McpPerson
+    from threadline.tools.mcp.client import McpConnection
+    from threadline.tools.mcp.person import McpPerson
 
 log = logging.getLogger("threadline.tools.mcp")
 
@@ -176,7 +176,7 @@ class McpServerManager:
         if connection.config.transport is Transport.HTTP and not any(
             c.config.url == connection.config.url for c in self._connections.values()
         ):
-            from threadline.tools.mcp_oauth import forget
+            from threadline.tools.mcp.oauth import forget
 
             forget(connection.config.url)  # its sign in (tokens, client record) leaves the keychain too
         await self._cache.forget(name)
@@ -302,7 +302,7 @@ class McpServerManager:
     def _connection(self, config: McpServerConfig) -> McpConnection:
         # The connection's code loads with the first server configured: a start with none
         # never imports it (docs/performance.md, "Memory after start with the engine open").
-        from threadline.tools.mcp_client import McpConnection
+        from threadline.tools.mcp.client import McpConnection
 
         return McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
 
@@ -321,7 +321,7 @@ class McpServerManager:
             self._register(connection, cached)
 
     def _register(self, connection: McpConnection, tools: Sequence[ToolDescription]) -> None:
-        from threadline.tools.mcp_client import McpTool  # loaded with the connection already
+        from threadline.tools.mcp.client import McpTool  # loaded with the connection already
 
         self._unregister(connection.name)
         names = []

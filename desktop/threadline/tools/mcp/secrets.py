@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from threadline.core.config import STORED_IN_KEYCHAIN as _KEYCHAIN_MARKER
 from threadline.llm.credentials import keychain_available
-from threadline.tools.mcp_config import InvalidServerConfig, McpServerConfig
+from threadline.tools.mcp.config import InvalidServerConfig, McpServerConfig
 
 SERVICE = "threadline-mcp"
 STORED_IN_KEYCHAIN = _KEYCHAIN_MARKER
