@@ -67,6 +67,7 @@ from threadline.engine.providers import (
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turn_runner import TurnRunner, user_error
 from threadline.engine.usage_report import PriceBook, SessionUsage, session_usage
+from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.base import ChatParams
 from threadline.llm.retry import RetryPolicy
@@ -141,6 +142,8 @@ class Engine:
         """The agent library where it meets open chats (``engine/agent_sessions.py``)."""
         self.messages = MessageOps(store, self.sessions.live, self.running, self.spawn, undo_seconds)
         """Deleting messages (undoably) and editing replies (``engine/message_ops.py``)."""
+        self.workspace = Workspace(store, data_dir, self.tools, self.sessions.live)
+        """What the tools changed on disk and the way back (``engine/workspace.py``)."""
         self._tasks: dict[str, asyncio.Task[object]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._approval_handler: ApprovalHandler | None = None
@@ -169,6 +172,7 @@ class Engine:
             approval_handler=lambda: self._approve if self._approval_handler else None,
             retry_policy=retry_policy,
         )
+        self.runner.workspace = self.workspace
         self.comparing = CompareRunner(
             store,
             self.hub,
@@ -195,6 +199,7 @@ class Engine:
             options["watch_since"] = await store.newest_change()
         engine = cls(store, data_dir, **options)
         engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
+        await engine.workspace.reconcile()  # tool calls a stop cut off from their records
         return engine
 
     async def aclose(self) -> None:

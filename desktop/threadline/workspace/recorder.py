@@ -108,6 +108,8 @@ class Recorder:
                 continue
             try:
                 record = json.loads((self.pending_dir / name).read_bytes())
+                if _alive(record.get("pid")):
+                    continue  # a running Threadline's call: not cut off, only not finished yet
                 found.append((record["id"], self._reconciled(record)))
             except (OSError, ValueError, KeyError, TypeError):
                 found.append((name.removesuffix(".json"), None))
@@ -191,6 +193,7 @@ class Recorder:
             "paths": list(recording.paths) if recording.paths is not None else None,
             "manifest": manifest,
             "started_at": recording.started_at,
+            "pid": os.getpid(),
         }
         private_folder(self.pending_dir)
         path = self.pending_dir / f"{recording.id}.json"
@@ -212,3 +215,16 @@ def _skipped(before: Manifest, after: Manifest) -> list[str]:
     if len(named) > MAX_SKIPPED_NAMED:
         lines.append(f"…and {len(named) - MAX_SKIPPED_NAMED} more files not looked at.")
     return lines
+
+
+def _alive(pid: object) -> bool:
+    """Whether process ``pid`` (of this computer: the data folder is) still runs."""
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # there, but not ours to signal
+    return True
