@@ -3,8 +3,10 @@
 Each content is one file ``<root>/<first two hex digits>/<the rest>``, zlib-compressed,
 written to a private temporary file and moved into place, so a reader never meets half a
 blob and two processes storing the same content agree (the same bytes land under the same
-name). Contents are shared by every change set and session that saw them; ``collect``
-removes the ones nothing refers to any more. Why plain blobs and not a shadow git
+name). Blobs are not synced one by one (a first scan stores thousands): one that a power
+cut left empty or torn fails the digest check on reading and counts as not kept.
+Contents are shared by every change set and session that saw them; ``collect`` removes the
+ones nothing refers to any more. Why plain blobs and not a shadow git
 repository: docs/workspace.md, "Snapshots".
 """
 
@@ -47,6 +49,7 @@ class SnapshotStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._known: set[str] | None = None
+        self._folders: set[str] = set()
         self._lock = threading.Lock()
 
     @classmethod
@@ -80,7 +83,8 @@ class SnapshotStore:
 
     def has(self, digest: str) -> bool:
         """Whether the content is kept (from memory after the first call: scans ask per file)."""
-        return bool(digest) and digest in self._known_digests()
+        known = self._known if self._known is not None else self._known_digests()
+        return digest in known
 
     def put(self, data: bytes, digest: str = "") -> str:
         """Keep ``data`` (if not kept yet); its digest."""
@@ -88,15 +92,15 @@ class SnapshotStore:
         if self.has(digest):
             return digest
         path = self._path(digest)
-        private_folder(path.parent)
+        if path.parent.name not in self._folders:
+            private_folder(path.parent)
+            self._folders.add(path.parent.name)
         temporary = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
         try:
             with os.fdopen(descriptor, "wb") as out:
                 out.write(zlib.compress(data, COMPRESSION_LEVEL))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, path)
+            os.replace(temporary, path)  # no fsync per blob: a torn one fails its digest check
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise

@@ -35,14 +35,16 @@ def state_of(entry: Entry | None) -> FileState:
 
 def diff_manifests(before: Manifest, after: Manifest, store: SnapshotStore) -> list[FileChange]:
     """The changes from ``before`` to ``after``, renames paired, in path order."""
-    paths = sorted(set(before.entries) | set(after.entries), key=path_key)
+    old_entries, new_entries = before.entries, after.entries
+    differing = [p for p, e in old_entries.items() if new_entries.get(p) != e]
+    differing += [p for p in new_entries if p not in old_entries]
     deleted: list[str] = []
     created: list[str] = []
     changes: dict[str, FileChange] = {}
-    for path in paths:
+    for path in sorted(differing, key=path_key):
         if not (before.covers(path) and after.covers(path)):
             continue
-        old, new = before.entries.get(path), after.entries.get(path)
+        old, new = old_entries.get(path), new_entries.get(path)
         if old is not None and new is not None:
             if old.digest != new.digest:
                 changes[path] = FileChange(path, ChangeKind.MODIFIED, state_of(old), state_of(new))

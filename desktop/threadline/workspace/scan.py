@@ -52,7 +52,7 @@ class Manifest:
     entries: dict[str, Entry] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    cut: tuple[int, tuple[bytes, ...]] | None = None
+    cut: tuple[int, tuple[str, ...]] | None = None
     only: tuple[str, ...] | None = None
     """Set when the scan looked at these paths alone (a tool that declares what it writes)."""
 
@@ -81,7 +81,7 @@ class Manifest:
                 },
                 "skipped": self.skipped,
                 "notes": self.notes,
-                "cut": [self.cut[0], [k.hex() for k in self.cut[1]]] if self.cut else None,
+                "cut": [self.cut[0], list(self.cut[1])] if self.cut else None,
                 "only": list(self.only) if self.only is not None else None,
             },
             ensure_ascii=True,
@@ -97,14 +97,15 @@ class Manifest:
             entries={p: Entry(*values) for p, values in data["entries"].items()},
             skipped=dict(data["skipped"]),
             notes=list(data["notes"]),
-            cut=(int(cut[0]), tuple(bytes.fromhex(k) for k in cut[1])) if cut else None,
+            cut=(int(cut[0]), tuple(cut[1])) if cut else None,
             only=tuple(only) if only is not None else None,
         )
 
 
-def path_key(path: str) -> tuple[bytes, ...]:
-    """The walk's order: components compared as bytes (a folder's files before its next sibling)."""
-    return tuple(os.fsencode(path).split(os.sep.encode()))
+def path_key(path: str) -> tuple[str, ...]:
+    """The walk's order: component by component (a folder's files before its next sibling),
+    names compared as ``os.fsdecode`` gives them (their code points, surrogate escapes too)."""
+    return tuple(path.split(os.sep))
 
 
 def root_index(roots: Sequence[str], path: str) -> int:
@@ -162,10 +163,10 @@ class Scanner:
         manifest = Manifest(roots)
         state = _ScanState(budget or Budget(self.limits.max_turn_bytes))
         for index, root in enumerate(roots):
-            last: tuple[bytes, ...] = ()
+            last = ""
             for path, st in _walk(root, manifest):
                 if len(manifest.entries) >= self.limits.max_files:
-                    manifest.cut = (index, last)
+                    manifest.cut = (index, path_key(last) if last else ())
                     manifest.notes.append(
                         f"Files from {path} on were not looked at: over the limit of "
                         f"{self.limits.max_files:,} files."
@@ -173,13 +174,13 @@ class Scanner:
                     return manifest
                 self._look(path, st, manifest, state)
                 if state.read_over:
-                    manifest.cut = (index, last)
+                    manifest.cut = (index, path_key(last) if last else ())
                     manifest.notes.append(
                         f"Files from {path} on were not looked at: over the limit of "
                         f"{size_words(self.limits.max_scan_bytes)} read per scan."
                     )
                     return manifest
-                last = path_key(path)
+                last = path
         return manifest
 
     def scan_paths(self, paths: Sequence[str], budget: Budget | None = None) -> Manifest:
@@ -206,8 +207,9 @@ class Scanner:
         small = st.st_size <= self.limits.max_file_bytes
         if cached is not None:
             digest, binary = cached
-            if self.store.has(digest) or not small:
-                manifest.entries[path] = self._entry(st, digest, binary, self.store.has(digest))
+            kept = self.store.has(digest)
+            if kept or not small:
+                manifest.entries[path] = Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, kept, binary)
                 return
         if state.read + st.st_size > self.limits.max_scan_bytes and state.read:
             state.read_over = True
@@ -246,7 +248,7 @@ class _ScanState:
 def _walk(root: str, manifest: Manifest) -> Iterator[tuple[str, os.stat_result]]:
     """Regular files under ``root`` in ``path_key`` order, links not followed."""
     try:
-        entries = sorted(os.scandir(root), key=lambda e: os.fsencode(e.name))
+        entries = sorted(os.scandir(root), key=_name)
     except FileNotFoundError:
         return
     except OSError as err:
@@ -265,6 +267,10 @@ def _walk(root: str, manifest: Manifest) -> Iterator[tuple[str, os.stat_result]]
                 yield from _walk(entry.path, manifest)
         elif stat.S_ISREG(st.st_mode):
             yield entry.path, st
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _read(path: str, keep: bool) -> tuple[str, bool, bytes | None]:
