@@ -132,6 +132,7 @@ class SessionRegistry:
         await self._engine.messages.purge(session_id)  # its tab, and so its Undo, is gone
         self._live.pop(session_id, None)
         self._engine.runner.sticky.forget(session_id)
+        self._engine.workspace.forget_session(session_id)
 
     async def tree(self, session_id: str) -> ConversationTree:
         """The open conversation's tree, or the stored one of a closed session."""
@@ -303,6 +304,7 @@ class SessionRegistry:
         timer.cancel()
         await self._store.delete_session(session_id)
         await self._store.set_ui_state(draft_key(session_id), None)
+        await self._engine.workspace.collect()  # its file snapshots, unless another chat shares them
 
     async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
         """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf).

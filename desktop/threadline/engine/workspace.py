@@ -46,8 +46,9 @@ from threadline.workspace.scan import ScanCache
 
 log = logging.getLogger("threadline.engine.workspace")
 
-COLLECT_GRACE_DAYS = 1.0
-"""Unreferenced snapshots younger than this are spared: a scan may have just stored them."""
+COLLECT_GRACE_DAYS = 1 / 24
+"""Unreferenced snapshots younger than an hour are spared: a running tool call's look before
+may have just stored them for a change set not written yet."""
 
 
 class WorkspaceError(EngineError):
@@ -277,9 +278,15 @@ class Workspace:
         return await asyncio.to_thread(self.snapshots.collect, keep, older_than=days_ago(days))
 
     async def collect(self) -> int:
-        """Drop the contents no change set refers to any more (a deleted chat's)."""
-        keep = await self._store.kept_digests(self.machine)
-        return await asyncio.to_thread(self.snapshots.collect, keep, older_than=days_ago(COLLECT_GRACE_DAYS))
+        """Drop the contents no change set refers to any more (a deleted chat's); never raises."""
+        try:
+            keep = await self._store.kept_digests(self.machine)
+            return await asyncio.to_thread(
+                self.snapshots.collect, keep, older_than=days_ago(COLLECT_GRACE_DAYS)
+            )
+        except Exception:
+            log.exception("could not drop the file snapshots no chat refers to")
+            return 0
 
 
 @asynccontextmanager
