@@ -20,6 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from threadline.core.file_changes import (
     ChangeSet,
@@ -37,12 +38,12 @@ from threadline.engine.events import FileChangesRecorded
 from threadline.engine.live import LiveConversation
 from threadline.store.repository import Store
 from threadline.tools.registry import DeclaresPaths, ToolRegistry
-from threadline.workspace import changes, restore
 from threadline.workspace.blobs import SnapshotStore, SpaceUsed, days_ago
 from threadline.workspace.limits import DEFAULT_LIMITS, Budget, Limits
-from threadline.workspace.machine import machine_id
-from threadline.workspace.recorder import CallInfo, Recorder, Recording
-from threadline.workspace.scan import ScanCache
+
+if TYPE_CHECKING:
+    from threadline.workspace.recorder import Recorder, Recording
+    from threadline.workspace.scan import ScanCache
 
 log = logging.getLogger("threadline.engine.workspace")
 
@@ -79,12 +80,16 @@ class Workspace:
     def machine(self) -> str:
         """This computer's id (read from the data folder the first time it is needed)."""
         if not self._machine:
+            from threadline.workspace.machine import machine_id
+
             self._machine = machine_id(self._data_dir)
         return self._machine
 
     @property
     def recorder(self) -> Recorder:
         if self._recorder is None:
+            from threadline.workspace.recorder import Recorder
+
             self._recorder = Recorder(self._data_dir, self.snapshots, self.machine, self.limits)
         return self._recorder
 
@@ -99,6 +104,9 @@ class Workspace:
         if not wanted:
             yield
             return
+        from threadline.workspace.recorder import CallInfo
+        from threadline.workspace.scan import ScanCache
+
         session_id = live.session_id
         reply = live.conversation.reply
         info = CallInfo(session_id, reply.id if reply is not None else "", call.id, call.name)
@@ -136,10 +144,8 @@ class Workspace:
         return known[1]
 
     async def _finish(
-        self, live: LiveConversation, started: object, cache: ScanCache, budget: Budget
+        self, live: LiveConversation, started: Recording, cache: ScanCache, budget: Budget
     ) -> None:
-
-        assert isinstance(started, Recording)
         try:
             change_set = await asyncio.to_thread(self.recorder.finish, started, cache, budget)
             if change_set is not None:
@@ -152,6 +158,9 @@ class Workspace:
 
     async def reconcile(self) -> int:
         """Record the calls a stop cut off from their records (at start); how many were found."""
+        pending = self._data_dir / "snapshots" / "pending"
+        if not pending.is_dir():
+            return 0  # the usual start: nothing to import or read
         unfinished = await asyncio.to_thread(self.recorder.unfinished)
         for recording_id, change_set in unfinished:
             if change_set is not None:
@@ -179,7 +188,9 @@ class Workspace:
         return turns_with_changes(await self._path(session_id), await self.change_sets(session_id))
 
     async def file_diff(self, change: FileChange) -> FileDiff:
-        return await asyncio.to_thread(changes.file_diff, change, self.snapshots)
+        from threadline.workspace.changes import file_diff
+
+        return await asyncio.to_thread(file_diff, change, self.snapshots)
 
     async def _path(self, session_id: str) -> list[Message]:
         live = self._live(session_id)
@@ -225,8 +236,10 @@ class Workspace:
     async def run_restore(self, plan: RestorePlan, forced: Collection[str] = ()) -> ChangeSet:
         """Apply the plan's clean steps and the conflicts in ``forced``; the restore's change set
         (stored, and told to the open tab, when it changed anything)."""
+        from threadline.workspace.restore import run_restore
+
         result = await asyncio.to_thread(
-            restore.run_restore, plan, self.snapshots, self.machine, forced=forced, limits=self.limits
+            run_restore, plan, self.snapshots, self.machine, forced=forced, limits=self.limits
         )
         if result.changes:
             await self._store.add_change_set(result)
@@ -243,8 +256,10 @@ class Workspace:
     async def _plan(
         self, session_id: str, description: str, undo: Sequence[ChangeSet], history: Sequence[ChangeSet]
     ) -> RestorePlan:
+        from threadline.workspace.restore import plan_restore
+
         return await asyncio.to_thread(
-            restore.plan_restore, session_id, description, undo, history, self.snapshots, self.machine
+            plan_restore, session_id, description, undo, history, self.snapshots, self.machine
         )
 
     async def _prompt(self, session_id: str, number: int) -> Message:
