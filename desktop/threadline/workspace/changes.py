@@ -36,7 +36,7 @@ def state_of(entry: Entry | None) -> FileState:
 def diff_manifests(before: Manifest, after: Manifest, store: SnapshotStore) -> list[FileChange]:
     """The changes from ``before`` to ``after``, renames paired, in path order."""
     old_entries, new_entries = before.entries, after.entries
-    differing = [p for p, e in old_entries.items() if new_entries.get(p) != e]
+    differing = [p for p, e in old_entries.items() if (n := new_entries.get(p)) is not e and n != e]
     differing += [p for p in new_entries if p not in old_entries]
     deleted: list[str] = []
     created: list[str] = []

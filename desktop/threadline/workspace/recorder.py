@@ -81,8 +81,17 @@ class Recorder:
         recording = Recording(
             new_id(), call, tuple(folders), tuple(paths) if paths is not None else None, before, time.time()
         )
-        self._write_pending(recording, self.store.put(before.to_json()))
+        self._write_pending(recording, self._manifest_blob(before, cache))
         return recording
+
+    def _manifest_blob(self, manifest: Manifest, cache: ScanCache) -> str:
+        """The manifest kept as a blob; the same as the session's last one is not written again."""
+        last = cache.last_manifest
+        if last is not None and _same(last[0], manifest) and self.store.has(last[1]):
+            return last[1]
+        digest = self.store.put(manifest.to_json())
+        cache.last_manifest = (manifest, digest)
+        return digest
 
     def finish(self, recording: Recording, cache: ScanCache, budget: Budget) -> ChangeSet | None:
         """Look after the call: its change set, or None when it changed nothing."""
@@ -204,6 +213,17 @@ class Recorder:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)
+
+
+def _same(one: Manifest, other: Manifest) -> bool:
+    return (
+        one.entries == other.entries  # mostly the same objects: compared by identity first
+        and one.roots == other.roots
+        and one.skipped == other.skipped
+        and one.cut == other.cut
+        and one.only == other.only
+        and one.notes == other.notes
+    )
 
 
 def _skipped(before: Manifest, after: Manifest) -> list[str]:

@@ -129,22 +129,16 @@ def scan_roots(folders: Sequence[str]) -> tuple[str, ...]:
 
 
 class ScanCache:
-    """path → (size, mtime_ns, inode, digest, binary) from earlier scans, per session."""
+    """What earlier scans of a session saw, per path: a file whose size, mtime and inode are
+    the same is taken as unchanged, its entry reused without reading it."""
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[int, int, int, str, bool]] = {}
-
-    def get(self, path: str, st: os.stat_result) -> tuple[str, bool] | None:
-        known = self._known.get(path)
-        if known is None or known[:3] != (st.st_size, st.st_mtime_ns, st.st_ino):
-            return None
-        return known[3], known[4]
-
-    def put(self, path: str, st: os.stat_result, digest: str, binary: bool) -> None:
-        self._known[path] = (st.st_size, st.st_mtime_ns, st.st_ino, digest, binary)
+        self.entries: dict[str, Entry] = {}
+        self.last_manifest: tuple[Manifest, str] | None = None
+        """The last manifest a pending record named, and its blob's digest (``Recorder``)."""
 
     def __len__(self) -> int:
-        return len(self._known)
+        return len(self.entries)
 
 
 class Scanner:
@@ -203,14 +197,20 @@ class Scanner:
         return manifest
 
     def _look(self, path: str, st: os.stat_result, manifest: Manifest, state: _ScanState) -> None:
-        cached = self.cache.get(path, st)
+        known = self.cache.entries.get(path)
         small = st.st_size <= self.limits.max_file_bytes
-        if cached is not None:
-            digest, binary = cached
-            kept = self.store.has(digest)
-            if kept or not small:
-                manifest.entries[path] = Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, kept, binary)
-                return
+        if (
+            known is not None
+            and known.mtime_ns == st.st_mtime_ns
+            and known.size == st.st_size
+            and known.inode == st.st_ino
+            and (not known.kept or self.store.has(known.digest))
+        ):
+            # The same object, so the diff passes it by identity. A content not kept (too large,
+            # over a turn's limit) stays not kept until the file changes: reading it at every
+            # scan would make each call pay for it again.
+            manifest.entries[path] = known
+            return
         if state.read + st.st_size > self.limits.max_scan_bytes and state.read:
             state.read_over = True
             return
@@ -230,12 +230,8 @@ class Scanner:
             kept = True
         else:
             not_kept = state.budget.refusal
-        self.cache.put(path, st, digest, binary)
-        manifest.entries[path] = self._entry(st, digest, binary, kept, not_kept)
-
-    @staticmethod
-    def _entry(st: os.stat_result, digest: str, binary: bool, kept: bool, not_kept: str = "") -> Entry:
-        return Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, kept, binary, not_kept)
+        entry = Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, kept, binary, not_kept)
+        self.cache.entries[path] = manifest.entries[path] = entry
 
 
 @dataclass(slots=True)
