@@ -22,7 +22,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.file_changes import ChangeKind, ChangeSource
 from threadline.engine.engine import Engine
 from threadline.engine.events import FileChangesRecorded
-from threadline.workspace.restore import CHANGED_ON_DISK
+from threadline.workspace.restore import CHANGED_LATER, CHANGED_ON_DISK
 
 pytestmark = pytest.mark.asyncio
 
@@ -87,6 +87,12 @@ async def test_a_turns_file_changes_are_recorded_shown_and_restored(
     ]
     diff = await engine.workspace.file_diff(turns[0].change_sets[0].changes[0])
     assert "-two\n+2\n+three\n" in diff.text
+    undo_one = await engine.workspace.plan_undo_turn(session_id, 1)  # turn 2 wrote notes.txt again
+    assert [(os.path.basename(s.path), s.conflict) for s in undo_one.steps] == [
+        ("notes.txt", CHANGED_LATER),
+        ("doomed.txt", ""),
+        ("made.txt", ""),
+    ]
 
     await engine.aclose()  # the way back works after a restart
     engine = await open_engine(tmp_path / "data", replay_server)
