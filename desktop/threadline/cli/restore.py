@@ -68,7 +68,13 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
         return 0
     left_alone = [s for s in plan.conflicts if s.path not in forced] + plan.blocked
     if args.dry_run:
-        return EXIT_LEFT_ALONE if left_alone else 0
+        if left_alone:
+            from threadline.workspace.changes import shown
+
+            names = "; ".join(f"{shown(s.path)}: {s.blocked or s.conflict}" for s in left_alone)
+            print(f"threadline: would leave alone: {names}.", file=sys.stderr)
+            return EXIT_LEFT_ALONE
+        return 0
     result = await engine.workspace.run_restore(plan, forced)
     out.write(f"Restored {len(result.changes)} file{'s' if len(result.changes) != 1 else ''}.\n")
     if result.skipped:

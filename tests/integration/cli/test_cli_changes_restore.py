@@ -94,6 +94,8 @@ def test_changes_lists_turns_and_restore_gives_the_files_back(
     assert _files(folder) == {b"notes.txt": b"one\n2\n", ODD: b"x\n"}  # a dry run changes nothing
 
     (folder / "notes.txt").write_text("the user's edit\n")  # after the tool's write: a conflict
+    told = threadline(data_dir, "restore", "--session", session_id, "--before-turn", "1", "--dry-run")
+    assert told.returncode == 3 and "would leave alone" in told.stderr and "notes.txt" in told.stderr
     conflict = threadline(data_dir, "restore", "--session", session_id, "--before-turn", "1")
     assert conflict.returncode == 3
     assert "notes.txt" in conflict.stderr and "--force" in conflict.stderr
