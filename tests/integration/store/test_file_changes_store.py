@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from tests.support.backends import BACKENDS, empty_database
+from tests.support.postgres import PostgresServer
 
 from threadline.core.file_changes import ABSENT, ChangeKind, ChangeSet, ChangeSource, FileChange, FileState
+from threadline.store.copy import copy_database
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.asyncio
@@ -76,3 +79,35 @@ async def test_change_sets_go_with_their_session(store: Store) -> None:
     await store.delete_session(session.id)
     assert await store.change_sets(session.id) == []
     assert [s.id for s in await store.change_sets(other.id)] == ["set-2"]
+
+
+@pytest.mark.postgres
+async def test_a_copy_to_a_server_carries_the_change_sets_byte_exact(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    source = Store.sqlite_url(tmp_path / "source.db")
+    server = postgres_server.create_database()
+
+    async def fill() -> str:
+        store = await Store.open(source)
+        try:
+            session = await store.create_session(title="changes")
+            await store.add_change_set(_change_set(session.id, "set-1", 1_700_000_000.5))
+            return session.id
+        finally:
+            await store.close()
+
+    async def read(url: str, session_id: str) -> list[ChangeSet]:
+        store = await Store.open(url)
+        try:
+            return await store.change_sets(session_id)
+        finally:
+            await store.close()
+
+    try:
+        session_id = await fill()
+        report = await asyncio.to_thread(copy_database, source, server)
+        assert report.identical, report.differences()
+        assert await read(server, session_id) == await read(source, session_id)
+    finally:
+        postgres_server.drop_database(server)
