@@ -45,6 +45,7 @@ UNKNOWN_BEFORE = "its content before is not known (Threadline stopped during the
 CHANGED_ON_DISK = "changed on disk after Threadline recorded it"
 CHANGED_LATER = "changed again by a later tool call that is not being undone"
 LINK_OUT = "a symbolic link on its way leads out of the allowed folders"
+DROPPED = "its content is no longer kept (its snapshot was dropped)"
 
 
 def transitions(change_set: ChangeSet) -> Iterator[tuple[str, FileState, FileState]]:
@@ -147,8 +148,10 @@ def _blocked(
         return OTHER_MACHINE
     if target.unknown:
         return UNKNOWN_BEFORE
-    if target.exists and not (target.kept and store.has(target.digest)):
-        return f"its content was not kept: {target.not_kept or 'no longer kept'}"
+    if target.exists and not target.kept:
+        return f"its content was not kept: {target.not_kept or 'unknown reason'}"
+    if target.exists and not store.has(target.digest):
+        return DROPPED
     if now.problem:
         return now.problem
     if _link_out(path, roots):

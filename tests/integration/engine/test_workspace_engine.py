@@ -22,7 +22,7 @@ from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.file_changes import ChangeKind, ChangeSource
 from threadline.engine.engine import Engine
 from threadline.engine.events import FileChangesRecorded
-from threadline.workspace.restore import CHANGED_LATER, CHANGED_ON_DISK
+from threadline.workspace.restore import CHANGED_LATER, CHANGED_ON_DISK, DROPPED
 
 pytestmark = pytest.mark.asyncio
 
@@ -168,3 +168,23 @@ async def test_a_call_cut_off_by_a_stop_is_recorded_at_the_next_start(
         assert (folder / "a.txt").read_text() == "before\n"
     finally:
         await engine.aclose()
+
+
+async def test_dropping_old_snapshots_keeps_the_list_and_restore_says_why(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "a.txt").write_text("the original\n")
+    await _agent(engine, folder)
+    session_id = (await engine.sessions.new_session()).id
+    _tools_then_text(replay_server, [("c1", "write_file", {"path": "a.txt", "content": "rewritten\n"})])
+    await turn(engine, session_id, "rewrite")
+    used = await engine.workspace.space_used()
+    assert used.blobs >= 2 and used.bytes > 0
+    assert await engine.workspace.drop_snapshots_older_than(30) == 0  # made just now: kept
+    dropped = await engine.workspace.drop_snapshots_older_than(-1)  # "older than tomorrow": all
+    assert dropped >= 2 and (await engine.workspace.space_used()).blobs == 0
+    assert len(await engine.workspace.change_sets(session_id)) == 1  # still listed
+    plan = await engine.workspace.plan_before_turn(session_id, 1)
+    assert [s.blocked for s in plan.steps] == [DROPPED]
