@@ -56,7 +56,7 @@ def measure(data_dir: str, tokens: int) -> dict[str, float]:
         tab.composer.set_text("Stream please")
         tab.composer.submit()
         await asyncio.sleep(0.05)
-        while engine.running(tab.session_id):
+        while engine.turns.running(tab.session_id):
             await asyncio.sleep(0.05)
         elapsed = time.perf_counter() - start
         stop.set()

@@ -64,9 +64,9 @@ async def engine_first_token(engine: Engine, server: ReplayServer) -> float:
 
     live.subscribe(on_event)
     start = time.perf_counter()
-    engine.send(session.id, "x")
+    engine.turns.send(session.id, "x")
     stamp = await first
-    await engine.wait_idle(session.id)
+    await engine.turns.wait_idle(session.id)
     return stamp - start
 
 
@@ -81,8 +81,8 @@ async def throughput(engine: Engine, server: ReplayServer, streams: int, tokens:
     ends: dict[str, float] = {}
 
     async def one(session_id: str) -> None:
-        engine.send(session_id, "stream")
-        await engine.wait_idle(session_id)
+        engine.turns.send(session_id, "stream")
+        await engine.turns.wait_idle(session_id)
         ends[session_id] = time.perf_counter()
 
     await asyncio.gather(*(one(s.id) for s in sessions))

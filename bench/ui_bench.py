@@ -392,7 +392,7 @@ def child_stall(data_dir: str, tabs: int, tokens: int) -> None:
             tab.composer.set_text("Stream please")
             tab.composer.submit()
         await asyncio.sleep(0.05)
-        while any(engine.running(t.session_id) for t in open_tabs):
+        while any(engine.turns.running(t.session_id) for t in open_tabs):
             await asyncio.sleep(0.05)
             # switch the visible tab now and then, as a user would
             if int((time.perf_counter() - start) * 2) % 2 == 0:
@@ -473,7 +473,7 @@ def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
         trace: list[tuple[float, float]] = []
         t_start = time.perf_counter()
         keys = 0
-        while all(engine.running(t.session_id) for t in streaming) and keys < 400:
+        while all(engine.turns.running(t.session_id) for t in streaming) and keys < 400:
             keys += 1
             if keys % 60 == 0:
                 edit.clear()
@@ -492,7 +492,7 @@ def child_typing(data_dir: str, tabs: int, tokens: int) -> None:
                 latencies.append((painted[seen] - t0) * 1000)
                 trace.append((t0 - t_start, latencies[-1]))
             await asyncio.sleep(0.06 + (keys % 5) * 0.01)  # 60-100 ms between keys, a fast typist
-        complete = not any(engine.running(t.session_id) for t in streaming)
+        complete = not any(engine.turns.running(t.session_id) for t in streaming)
         for tab in streaming:
             tab.stop()
         window.hide()
@@ -693,9 +693,9 @@ def child_first_send(data_dir: str, send_after: float) -> None:
         for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):  # Enter, queued as a real key is
             key = QKeyEvent(kind, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier, "\r")
             QCoreApplication.postEvent(tab.composer.edit, key)
-        while (not engine.running(info.id) or not view_paints) and time.perf_counter() - t0 < 5:
+        while (not engine.turns.running(info.id) or not view_paints) and time.perf_counter() - t0 < 5:
             await asyncio.sleep(0.005)
-        while engine.running(info.id) and time.perf_counter() - t0 < 30:
+        while engine.turns.running(info.id) and time.perf_counter() - t0 < 30:
             await asyncio.sleep(0.005)
         stop.set()
         await tick

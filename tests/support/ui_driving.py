@@ -56,7 +56,7 @@ def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
         lambda: (
             tab.live.conversation.ready_for_input
             and not tab.busy
-            and not harness.engine.running(tab.session_id)
+            and not harness.engine.turns.running(tab.session_id)
         ),
         timeout=timeout,
     )

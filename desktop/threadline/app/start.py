@@ -134,13 +134,9 @@ def save_tabs_after_crash(window: MainWindow) -> None:
     """The crash handler's ``save_session``: write the layout and open tabs now, not after the debounce."""
     if window.engine is None:
         return
-    from threadline.ui.common.tasks import spawn
+    from threadline.ui.common.tasks import LogOnly, spawn
 
-    spawn(
-        window.save_state(),
-        on_error=lambda err: log.warning("could not save the open tabs: %s", err),
-        name="save-tabs-after-crash",
-    )
+    spawn(window.save_state(), tell=LogOnly("could not save the open tabs"), name="save-tabs-after-crash")
 
 
 async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
@@ -163,9 +159,9 @@ def start_warm_up(engine: Engine) -> None:
     """Once the window is live: provider SDKs, keys and MCP servers in the background, so the
     first send shows at once instead of doing that work (``engine.warm_up``; the bench calls it too)."""
     from threadline.engine.warm_up import warm_up
-    from threadline.ui.common.tasks import spawn
+    from threadline.ui.common.tasks import LogOnly, spawn
 
-    spawn(warm_up(engine), name="warm-up")
+    spawn(warm_up(engine), tell=LogOnly("warming up failed"), name="warm-up")
 
 
 def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
@@ -337,7 +333,7 @@ def self_test_window(
             set_step("creating a session")
             info = await engine.sessions.new_session("self-test")
             set_step("opening the session in a tab")
-            tab = await window._open(info.id, focus=True)
+            tab = await window.session_tabs.open(info.id, focus=True)
             if tab is None or window.tabs.tab_for(info.id) is None:
                 raise RuntimeError("the session did not open in a tab")
             window.grab()

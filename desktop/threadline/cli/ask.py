@@ -44,13 +44,13 @@ from threadline.store.errors import StoreError
 
 if TYPE_CHECKING:
     from threadline.core.compare import CompareTarget
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 ASK_SAVE_PATIENCE = 20.0
 """Seconds ``ask`` keeps waiting for a database that refuses the reply's writes before giving up."""
 
 
-async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
+async def _use_agent(engine: EngineApi, session_id: str, name: str) -> None:
     """``ask --agent NAME``: the session switches to that agent (a marker in its history) first."""
     from threadline.cli.agent import AgentCommandError, find
 
@@ -63,7 +63,7 @@ async def _use_agent(engine: Engine, session_id: str, name: str) -> None:
         await engine.agents.set_session_agent(session_id, agent.id)
 
 
-async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
+async def _new_chat_agent(engine: EngineApi, args: argparse.Namespace) -> str:
     """The agent a new chat of ``ask`` runs with: ``--agent``'s, else the default agent.
 
     Looked up before the chat is made, so an unknown name stores nothing.
@@ -79,7 +79,7 @@ async def _new_chat_agent(engine: Engine, args: argparse.Namespace) -> str:
         raise CommandError(str(err)) from err
 
 
-async def _agent_named(engine: Engine, session_id: str) -> str:
+async def _agent_named(engine: EngineApi, session_id: str) -> str:
     """The words " (agent NAME)" when an open chat runs with an agent other than the default.
 
     Its instructions and tools shape the reply (and with ``--yes`` run commands), so the
@@ -91,7 +91,7 @@ async def _agent_named(engine: Engine, session_id: str) -> str:
     return "" if agent.id == DEFAULT_AGENT_ID else f" (agent {agent.name})"
 
 
-async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
+async def _model_used(engine: EngineApi, session_id: str, provider: str) -> str:
     """The model a turn of ``session_id`` would use with ``provider`` (``--provider`` without ``--model``).
 
     Stored with the chat, so the window shows the model that answered instead of asking
@@ -99,15 +99,14 @@ async def _model_used(engine: Engine, session_id: str, provider: str) -> str:
     """
     from threadline.engine.providers import SetupError
 
-    info = await engine.store.get_session(session_id)
+    info = await engine.sessions.get_session(session_id)
     assert info is not None
     await engine.sessions.open_session(session_id)
     agent = (await engine.agents.session_agent(session_id)).agent
     try:
-        _, model = await engine.hub.resolve(replace(info, provider=provider, model=""), agent)
+        return await engine.providers.model_for(replace(info, provider=provider, model=""), agent)
     except SetupError:
         return ""
-    return model
 
 
 async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
@@ -179,7 +178,7 @@ async def _read_attachments(files: list[str]) -> tuple[ContextFile, ...]:
 
 
 async def _ask(
-    engine: Engine,
+    engine: EngineApi,
     args: argparse.Namespace,
     prompt: str,
     context: tuple[ContextFile, ...] = (),
@@ -202,7 +201,7 @@ async def _ask(
             "(start the prompt with // to send a leading slash)"
         )
     if args.session:
-        if await engine.store.get_session(args.session) is None:
+        if await engine.sessions.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")
         session_id = args.session
         if getattr(args, "agent", None):
@@ -211,10 +210,10 @@ async def _ask(
         session_id = (await engine.sessions.new_session(agent_id=await _new_chat_agent(engine, args))).id
     models = _compare_targets(args)
     if (args.provider or args.model) and not models:
-        info = await engine.store.get_session(session_id)
+        info = await engine.sessions.get_session(session_id)
         assert info is not None
         provider = args.provider or info.provider
-        if provider and await engine.store.get_provider(provider) is None:
+        if provider and await engine.providers.get_provider(provider) is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
         model = args.model or await _model_used(engine, session_id, provider)
         await engine.sessions.set_session_model(session_id, provider, model)
@@ -234,7 +233,7 @@ async def _ask(
     assert isinstance(parsed, PlainText)  # problems were refused above
     prompt = parsed.text  # "//…" sends "/…"
     if args.yes:
-        engine.set_approval_handler(_allow_all)
+        engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
         from threadline.cli import wait as cli_wait
 
@@ -251,7 +250,7 @@ async def _ask(
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
-        engine.send(session_id, prompt, context=context)
+        engine.turns.send(session_id, prompt, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
     if not saved:
@@ -278,12 +277,12 @@ STORED_READ_PATIENCE = 5.0
 """Seconds ``ask`` waits, after giving up on the reply's writes, to read how much of it is stored."""
 
 
-async def _stored_length(engine: Engine, session_id: str, reply_id: str | None) -> int | None:
+async def _stored_length(engine: EngineApi, session_id: str, reply_id: str | None) -> int | None:
     """How many characters of the reply the database holds (0: no row), ``None`` if it cannot tell."""
     if reply_id is None:
         return 0
     try:
-        tree = await asyncio.wait_for(engine.store.load_tree(session_id), STORED_READ_PATIENCE)
+        tree = await asyncio.wait_for(engine.sessions.stored_tree(session_id), STORED_READ_PATIENCE)
     except (StoreError, TimeoutError):
         return None
     return len(tree.get(reply_id).text) if reply_id in tree else 0
@@ -353,10 +352,10 @@ def _compare_targets(args: argparse.Namespace) -> tuple[CompareTarget, ...]:
 
 
 async def _wait_until_saved(
-    engine: Engine, session_id: str, printer: _StreamPrinter, stop: _StopOnInterrupt
+    engine: EngineApi, session_id: str, printer: _StreamPrinter, stop: _StopOnInterrupt
 ) -> bool:
     """Wait for the turn to end and be stored; ``False`` when giving up on a refusing store."""
-    idle = asyncio.ensure_future(engine.wait_idle(session_id))
+    idle = asyncio.ensure_future(engine.turns.wait_idle(session_id))
     try:
         while not idle.done():
             await asyncio.wait({idle}, timeout=0.2)
@@ -373,7 +372,7 @@ async def _wait_until_saved(
 class _StopOnInterrupt:
     """Ctrl+C stops the turn (partial reply stored); a second one stops waiting for the store."""
 
-    def __init__(self, engine: Engine, session_id: str) -> None:
+    def __init__(self, engine: EngineApi, session_id: str) -> None:
         self._engine = engine
         self._session_id = session_id
         self.interrupted = False
@@ -392,7 +391,7 @@ class _StopOnInterrupt:
         if self.interrupted:
             self.gave_up = True
         self.interrupted = True
-        self._engine.cancel(self._session_id)
+        self._engine.turns.cancel(self._session_id)
 
 
 async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:

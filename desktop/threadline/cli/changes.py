@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from threadline.core.file_changes import ChangeSet, FileChange, FileState, TurnChanges
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 
 def add_changes_parser(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -35,9 +35,9 @@ class ChangesError(Exception):
     """Bad arguments: reported in one line by the caller."""
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     session_id = args.session or await _latest_session(engine)
-    info = await engine.store.get_session(session_id)
+    info = await engine.sessions.get_session(session_id)
     if info is None:
         raise ChangesError(f"no chat with id {session_id!r} (see `threadline list`)")
     turns = await engine.workspace.turn_changes(session_id)
@@ -71,14 +71,14 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     return 0
 
 
-async def _latest_session(engine: Engine) -> str:
-    sessions = await engine.store.list_sessions(limit=500)
+async def _latest_session(engine: EngineApi) -> str:
+    sessions = await engine.sessions.list_sessions(limit=500)
     if not sessions:
         raise ChangesError("there are no chats yet")
     return max(sessions, key=lambda s: s.updated_at).id
 
 
-async def _print_set(engine: Engine, change_set: ChangeSet, with_diff: bool, out: TextIO) -> None:
+async def _print_set(engine: EngineApi, change_set: ChangeSet, with_diff: bool, out: TextIO) -> None:
     from threadline.workspace.changes import shown
 
     tool = f" ({change_set.tool_name})" if change_set.tool_name else ""
@@ -103,7 +103,7 @@ async def _print_set(engine: Engine, change_set: ChangeSet, with_diff: bool, out
         out.write(f"  not looked at: {skipped}\n")
 
 
-async def _turn_json(engine: Engine, turn: TurnChanges, with_diff: bool) -> dict[str, Any]:
+async def _turn_json(engine: EngineApi, turn: TurnChanges, with_diff: bool) -> dict[str, Any]:
     return {
         "number": turn.number,
         "prompt_id": turn.prompt_id,
@@ -115,7 +115,7 @@ async def _turn_json(engine: Engine, turn: TurnChanges, with_diff: bool) -> dict
     }
 
 
-async def _set_json(engine: Engine, change_set: ChangeSet, with_diff: bool) -> dict[str, Any]:
+async def _set_json(engine: EngineApi, change_set: ChangeSet, with_diff: bool) -> dict[str, Any]:
     return {
         "id": change_set.id,
         "source": change_set.source.value,
@@ -130,7 +130,7 @@ async def _set_json(engine: Engine, change_set: ChangeSet, with_diff: bool) -> d
     }
 
 
-async def _change_json(engine: Engine, change: FileChange, with_diff: bool) -> dict[str, Any]:
+async def _change_json(engine: EngineApi, change: FileChange, with_diff: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         **_path_json("path", change.path),
         "kind": change.kind.value,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
@@ -43,7 +43,8 @@ def exit_process(code: int) -> NoReturn:
     os._exit(code)
 
 
-async def open_engine(data_dir: Path, database_url: str | None) -> Engine:
+async def open_engine(data_dir: Path, database_url: str | None) -> EngineApi:
+    """The engine, as every command holds it: through the protocols the window uses too."""
     from threadline.engine.engine import Engine
     from threadline.store.errors import StoreError
 

@@ -6,7 +6,7 @@ chat the provider a new chat would use — as with ``--model`` and ``/model``.
 An entry ``agent:NAME`` is an agent instead of a model: it answers with its own
 instructions, tools and model (the chat's model if it names none).
 
-The replies stream at once (``Engine.send_compare``); stdout gets each one whole, in
+The replies stream at once (``engine.turns.send_compare``); stdout gets each one whole, in
 the order the models were given, under a ``=== provider/model · state ===`` line
 (``=== agent:NAME · state ===`` for an agent),
 so a script can split them. Progress (a worker starting, its tools, retries) goes to
@@ -38,7 +38,7 @@ from threadline.engine.events import (
 )
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
@@ -76,12 +76,12 @@ def _target(part: str) -> CompareTarget:
 
 
 async def resolve_bare_models(
-    engine: Engine, session_id: str, targets: tuple[CompareTarget, ...]
+    engine: EngineApi, session_id: str, targets: tuple[CompareTarget, ...]
 ) -> tuple[CompareTarget, ...]:
     """Bare model names with the chat's provider (a new chat's: the one a new chat would use)."""
     if all(t.provider or t.agent_id for t in targets):
         return targets
-    info = await engine.store.get_session(session_id)
+    info = await engine.sessions.get_session(session_id)
     provider = info.provider if info is not None else ""
     if not provider:
         bare = next(t.model for t in targets if not (t.provider or t.agent_id))
@@ -95,7 +95,7 @@ async def resolve_bare_models(
 
 
 async def run(
-    engine: Engine,
+    engine: EngineApi,
     session_id: str,
     prompt: str,
     targets: tuple[CompareTarget, ...],
@@ -120,17 +120,17 @@ async def run(
     def stop() -> None:
         nonlocal stopped
         stopped = True
-        engine.cancel(session_id)
+        engine.turns.cancel(session_id)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, stop)
     try:
         print(f"session {session_id}", file=sys.stderr)
-        engine.send_compare(session_id, prompt, targets, context=context)
+        engine.turns.send_compare(session_id, prompt, targets, context=context)
         compare = live.conversation.compare
         assert compare is not None
         workers = compare.workers
-        await engine.wait_idle(session_id)
+        await engine.turns.wait_idle(session_id)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
     from threadline.engine.exporting import ExportFormat
 
 
@@ -62,15 +62,15 @@ def export_format(args: argparse.Namespace) -> ExportFormat:
     return ExportFormat.MARKDOWN_BRANCHES if args.all_branches else ExportFormat.MARKDOWN
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Export as asked; ``ExportError`` (unknown chat, unwritable file) is the caller's to report."""
     session_ids = None if args.all else list(args.session)
     fmt = export_format(args)
     thinking = bool(args.include_thinking)
     if args.output is not None:
-        await engine.export(args.output, fmt, session_ids, include_thinking=thinking)
+        await engine.library.export(args.output, fmt, session_ids, include_thinking=thinking)
         return 0
-    async for chunk in engine.export_chunks(fmt, session_ids, include_thinking=thinking):
+    async for chunk in engine.library.export_chunks(fmt, session_ids, include_thinking=thinking):
         out.write(chunk)
     out.flush()
     return 0

@@ -49,7 +49,7 @@ async def command(args: argparse.Namespace, data_dir: Path, database_url: str | 
 
 async def run(engine: EngineApi, path: Path, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     counter = _Counter(err)
-    report = await engine.import_file(path, progress=counter)
+    report = await engine.library.import_file(path, progress=counter)
     counter.end()
     write_report(report, out)
     return EXIT_FAILED if report.failed else 0

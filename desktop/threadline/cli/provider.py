@@ -24,7 +24,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
             key = sys.stdin.readline().strip() if args.api_key_stdin else None
             if args.api_key_stdin and not key:
                 raise CommandError("--api-key-stdin was given but standard input held no key")
-            config = _provider_from_args(args, await engine.store.get_provider(args.name))
+            config = _provider_from_args(args, await engine.providers.get_provider(args.name))
             try:
                 await engine.providers.save_provider(config, key)
             except credentials.CredentialsError as err:
@@ -46,7 +46,7 @@ async def provider_command(args: argparse.Namespace, data_dir: Path, database_ur
                     )
                 )
         elif args.provider_command == "remove":
-            if await engine.store.get_provider(args.name) is None:
+            if await engine.providers.get_provider(args.name) is None:
                 raise CommandError(f"no provider named {args.name!r}")
             await engine.providers.remove_provider(args.name)
             print(f"provider {args.name} removed")

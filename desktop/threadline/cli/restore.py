@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from threadline.core.file_changes import RestorePlan
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 EXIT_LEFT_ALONE = 3
 """Some files were not restored (conflicts not forced, or blocked)."""
@@ -50,10 +50,10 @@ class RestoreCommandError(Exception):
     """Bad arguments or no such checkpoint or turn: reported in one line by the caller."""
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from threadline.engine.workspace import WorkspaceError
 
-    if await engine.store.get_session(args.session) is None:
+    if await engine.sessions.get_session(args.session) is None:
         raise RestoreCommandError(f"no chat with id {args.session!r} (see `threadline list`)")
     try:
         if args.checkpoint is not None:

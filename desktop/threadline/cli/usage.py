@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from threadline.core.usage import ReplyUsage, UsageTotals
-    from threadline.engine.engine import Engine
+    from threadline.engine.api import EngineApi
 
 DEFAULT_CHATS = 20
 
@@ -47,7 +47,7 @@ class UsageError(Exception):
     """Bad arguments: reported in one line by the caller."""
 
 
-async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     if args.set_price or args.clear_price:
         return await _edit_price(engine, args, out)
     if args.prices:
@@ -57,14 +57,14 @@ async def run(engine: Engine, args: argparse.Namespace, out: TextIO = sys.stdout
     return await _print_recent(engine, args.limit, args.json, out)
 
 
-async def _print_session(engine: Engine, session_id: str, as_json: bool, out: TextIO) -> int:
+async def _print_session(engine: EngineApi, session_id: str, as_json: bool, out: TextIO) -> int:
     from threadline.store.errors import NotFoundError
 
-    info = await engine.store.get_session(session_id)
+    info = await engine.sessions.get_session(session_id)
     if info is None:
         raise UsageError(f"no chat with id {session_id!r} (see `threadline list`)")
     try:
-        usage = await engine.usage(session_id)
+        usage = await engine.library.usage(session_id)
     except NotFoundError as err:
         raise UsageError(f"no chat with id {session_id!r} (see `threadline list`)") from err
     if as_json:
@@ -85,17 +85,17 @@ async def _print_session(engine: Engine, session_id: str, as_json: bool, out: Te
     return 0
 
 
-async def _print_recent(engine: Engine, limit: int, as_json: bool, out: TextIO) -> int:
+async def _print_recent(engine: EngineApi, limit: int, as_json: bool, out: TextIO) -> int:
     from threadline.core.usage import totals
 
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     sessions = await engine.sessions.list_sessions(limit=limit)
-    prices = await engine.price_book()
+    prices = await engine.library.price_book()
     rows = []
     replies: list[ReplyUsage] = []
     for info in sessions:
-        usage = await engine.usage(info.id, prices)
+        usage = await engine.library.usage(info.id, prices)
         rows.append((info, usage.total))
         replies.extend(usage.replies)
     overall = totals(replies)
@@ -112,11 +112,10 @@ async def _print_recent(engine: Engine, limit: int, as_json: bool, out: TextIO) 
     return 0
 
 
-async def _print_prices(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+async def _print_prices(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> int:
     from threadline.core.pricing import PRICES_TAKEN, SHIPPED_PRICES
-    from threadline.engine.usage_report import PriceBook
 
-    book = await PriceBook.load(engine.store)
+    book = await engine.library.price_book()
     own = book.table.user_prices()
     if args.json:
         data = {
@@ -145,13 +144,12 @@ async def _print_prices(engine: Engine, args: argparse.Namespace, out: TextIO) -
     return 0
 
 
-async def _edit_price(engine: Engine, args: argparse.Namespace, out: TextIO) -> int:
+async def _edit_price(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> int:
     from threadline.core.pricing import UserPrice
-    from threadline.engine.usage_report import set_user_price
 
     if args.clear_price:
         provider, model = args.clear_price
-        await set_user_price(engine.store, None, provider=provider, model=model)
+        await engine.library.set_price(None, provider=provider, model=model)
         out.write(f"Removed your price for {provider} {model}.\n")
         return 0
     provider, model, input_text, output_text = args.set_price
@@ -160,7 +158,7 @@ async def _edit_price(engine: Engine, args: argparse.Namespace, out: TextIO) -> 
     )
     if price is None:
         raise UsageError("prices are numbers of US dollars per million tokens, 0 or more (e.g. 2.5 10)")
-    await set_user_price(engine.store, price, provider=provider, model=model)
+    await engine.library.set_price(price, provider=provider, model=model)
     out.write(
         f"{provider} {model}: ${price.input_per_mtok:g} in, "
         f"${price.output_per_mtok:g} out per million tokens.\n"

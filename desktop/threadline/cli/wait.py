@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from threadline.engine.engine import Engine
+if TYPE_CHECKING:
+    from threadline.engine.api import EngineApi
 
 DEFAULT_WAIT = 120.0
 """Seconds ``ask --session`` waits for a turn running elsewhere in that chat."""
@@ -25,9 +27,9 @@ class StillBusy(Exception):
     """The chat was still replying elsewhere when the wait ended; ``str()`` is the sentence to print."""
 
 
-async def wait_until_free(engine: Engine, session_id: str, bound: float) -> None:
+async def wait_until_free(engine: EngineApi, session_id: str, bound: float) -> None:
     """Return once no other instance runs a turn in ``session_id``; ``StillBusy`` past ``bound``."""
-    host = await engine.busy_elsewhere(session_id)
+    host = await engine.turns.busy_elsewhere(session_id)
     if host is None:
         return
     print(f"waiting: replying on {host}…", file=sys.stderr, flush=True)
@@ -39,4 +41,4 @@ async def wait_until_free(engine: Engine, session_id: str, bound: float) -> None
                 "try again when that reply ends, or wait longer with --wait SECONDS"
             )
         await asyncio.sleep(min(POLL_EVERY, max(deadline - time.monotonic(), 0.0)))
-        host = await engine.busy_elsewhere(session_id)
+        host = await engine.turns.busy_elsewhere(session_id)

@@ -103,7 +103,7 @@ class Agents:
         The marker carries the agent's settings as they are now; the session's provider
         and model follow the agent when it names them.
         """
-        live = self._engine.ready(session_id)
+        live = self._engine.turns.ready(session_id)
         agent = await self.service.find(agent_id)
         if agent is None:
             raise AgentError("That agent no longer exists; pick another.")
@@ -111,7 +111,7 @@ class Agents:
 
     async def use_agent_settings(self, session_id: str) -> None:
         """Take the agent's current settings into a session that pinned older ones (a new marker)."""
-        live = self._engine.ready(session_id)
+        live = self._engine.turns.ready(session_id)
         await self._add_agent_marker(live, await self.service.get(live.info.agent_id), "new settings")
 
     async def turn_agent(self, live: LiveConversation) -> AgentConfig:
@@ -157,8 +157,8 @@ class Agents:
         notice = f"The agent {name} was deleted, so this chat now uses {fallback.name}."
         while self._engine.sessions.live(live.session_id) is live:
             with contextlib.suppress(Exception):  # the turn's own failure is the tab's to show
-                await self._engine.wait_idle(live.session_id)
-            if not self._engine.running(live.session_id) and live.conversation.ready_for_input:
+                await self._engine.turns.wait_idle(live.session_id)
+            if not self._engine.turns.running(live.session_id) and live.conversation.ready_for_input:
                 await self._add_agent_marker(live, fallback, detail, notice)
                 return
             await asyncio.sleep(0.1)  # a turn that is only saving its last writes

@@ -1,10 +1,12 @@
 """The engine's interface as the UI and the command line use it.
 
 Widgets never touch providers or the database (docs/design.md §2): everything they
-need goes through these protocols. ``EngineApi`` is the engine's core (turns, export
-and import) and names its facets, each a small protocol of its own (``SessionsApi``,
-``AgentsApi``, ``ProjectsApi``, ``MessagesApi``, ``ControlsApi``, ``ProvidersApi``,
-``SettingsApi``), so a room's calls read as ``engine.sessions.delete_session(...)``.
+need goes through these protocols. ``EngineApi`` is the engine's small core (the page
+cache, the tools) and names its facets, each a small protocol of its own
+(``SessionsApi``, ``TurnsApi``, ``LibraryApi``, ``AgentsApi``, ``ProjectsApi``,
+``MessagesApi``, ``ControlsApi``, ``ProvidersApi``, ``SettingsApi``, ``DatabaseApi``), so a room's calls
+read as ``engine.turns.send(...)`` or ``engine.sessions.delete_session(...)``. The window
+and the command line type against the same protocols.
 ``threadline.engine.engine.Engine`` is the implementation; keeping the interface here
 lets the UI be read (and type checked) against what it may call, not against the
 engine's internals.
@@ -12,7 +14,7 @@ engine's internals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,9 +25,11 @@ from threadline.core.file_changes import ChangeSet, FileChange, FileDiff, Restor
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.meter import ContextMeter
+from threadline.core.pricing import UserPrice
 from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
 from threadline.core.sticky import StickyContext
+from threadline.core.tree import ConversationTree
 from threadline.engine.approval import ApprovalHandler
 from threadline.engine.drafts import Draft
 from threadline.engine.events import ConversationEvent, SessionEvent
@@ -34,6 +38,9 @@ from threadline.engine.usage_report import PriceBook, SessionUsage
 
 if TYPE_CHECKING:
     from threadline.engine.agents import SessionAgent
+    from threadline.engine.database_choice import DatabaseChoice, ServerChoice
+    from threadline.engine.database_probe import ProbeResult
+    from threadline.engine.database_setup import CopyResult
     from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.tools.mcp_manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
@@ -70,6 +77,14 @@ class SessionsApi(Protocol):
     to every session observer."""
 
     async def open_session(self, session_id: str) -> LiveConversationApi: ...
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session as stored now, or ``None`` when there is none."""
+        ...
+
+    async def stored_tree(self, session_id: str) -> ConversationTree:
+        """The tree as the database holds it now (not an open conversation's memory)."""
+        ...
+
     def live(self, session_id: str) -> LiveConversationApi | None: ...
     async def close_session(self, session_id: str) -> None: ...
     async def new_session(
@@ -142,6 +157,11 @@ class ProvidersApi(Protocol):
     keychain) and their model lists."""
 
     async def list_providers(self) -> list[ProviderConfig]: ...
+    async def get_provider(self, name: str) -> ProviderConfig | None: ...
+    async def model_for(self, session: SessionInfo, agent: AgentConfig) -> str:
+        """The model a turn of ``session`` would use with ``agent`` (``SetupError``: none named)."""
+        ...
+
     async def save_provider(
         self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None
     ) -> None: ...
@@ -268,8 +288,8 @@ class MessagesApi(Protocol):
 
 
 class ControlsApi(Protocol):
-    """``engine.controls`` (``engine/conversation_controls.py``): clear, tangents and checkpoints;
-    each raises an ``EngineError`` with the reason when refused."""
+    """``engine.controls`` (``engine/conversation_controls.py``): clear, tangents, checkpoints and
+    which version of a branch shows; each raises an ``EngineError`` with the reason when refused."""
 
     async def clear_context(self, session_id: str) -> Message:
         """``/clear``: a marker after which requests start; nothing is deleted."""
@@ -292,6 +312,184 @@ class ControlsApi(Protocol):
         ...
 
     async def remove_checkpoint(self, session_id: str, name: str) -> None: ...
+
+    async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
+        """Show the previous or next version (``offset``) of a message and the branch below it."""
+        ...
+
+    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
+        """Show another branch (a search hit on an older version, a checkpoint)."""
+        ...
+
+
+class TurnsApi(Protocol):
+    """``engine.turns`` (``engine/turns.py``): running turns. Each call starts or stops an
+    asyncio task; outcomes arrive as the live conversation's events. ``SessionBusyError``
+    while a turn runs, ``SessionClosedError`` for a chat not open."""
+
+    def send(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        images: Sequence[ImageBlock] = (),
+        context: Sequence[ContextFile] = (),
+    ) -> None: ...
+    def cancel(self, session_id: str) -> None: ...
+    async def stop_elsewhere(self, session_id: str) -> bool:
+        """Ask the instance running a turn in this chat elsewhere to stop it (see ``engine.leases``)."""
+        ...
+
+    def send_compare(
+        self,
+        session_id: str,
+        text: str,
+        targets: Sequence[CompareTarget],
+        *,
+        images: Sequence[ImageBlock] = (),
+        context: Sequence[ContextFile] = (),
+    ) -> None:
+        """One prompt to 2–4 models or agents at once (``engine/compare_runner.py``)."""
+        ...
+
+    def stop_compare_worker(self, session_id: str, index: int) -> None: ...
+    async def pick_compare(self, session_id: str, reply_id: str) -> None:
+        """Continue with one of a prompt's replies (during a compare, the others stop)."""
+        ...
+
+    def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None: ...
+    def regenerate(self, session_id: str, message_id: str) -> None: ...
+    def resume(self, session_id: str, message_id: str) -> None: ...
+    def retry(self, session_id: str) -> None: ...
+    def rerun_interrupted_tools(self, session_id: str) -> None:
+        """Run again the tool calls a crash stopped while they ran; the turn then goes on."""
+        ...
+
+    async def skip_interrupted_tools(self, session_id: str) -> None:
+        """Leave the interrupted calls unrun (each is answered "interrupted")."""
+        ...
+
+    def interrupted_tools(self, session_id: str) -> InterruptedTools | None:
+        """The calls a crash stopped while they ran, at the chat's last message."""
+        ...
+
+    def interrupted_tools_unsure(self, session_id: str) -> tuple[str, ...]:
+        """Tools of those calls whose work may have gone on after the crash (a remote server)."""
+        ...
+
+    def running(self, session_id: str) -> bool:
+        """Whether a turn (or compaction) of this session runs here now."""
+        ...
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Wait for the running turn, if any, to end and be stored (the command line, tests)."""
+        ...
+
+    async def compact(
+        self, session_id: str, instructions: str = "", *, keep_turns: int = 2
+    ) -> Message | None:
+        """Summarise older messages (all of them with ``keep_turns=0``); ``None`` after a failure."""
+        ...
+
+    async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
+        """The parts of the next request of an open session against the model's window (estimates)."""
+        ...
+
+    # -- elsewhere: another instance on the same database --------------------------------
+    async def catch_up(self, session_id: str) -> None:
+        """Read an open idle chat's stored tree now (a waiting message goes after the other reply)."""
+
+    async def busy_elsewhere(self, session_id: str) -> str | None:
+        """The host of another instance running a turn in this chat now, or ``None``."""
+
+    # -- approval ----------------------------------------------------------------------------
+    def set_approval_handler(self, handler: ApprovalHandler | None) -> None:
+        """The inline approval prompt (Allow once / Always allow / Deny with a reason)."""
+        ...
+
+
+class LibraryApi(Protocol):
+    """``engine.library`` (``engine/library.py``): the stored chats as a whole — search across
+    them, export and import, and what their replies cost."""
+
+    async def search(
+        self, query: str, limit: int = 50, *, project_id: str | None = None
+    ) -> list[SearchHit]: ...
+    async def export_markdown(self, session_id: str) -> str: ...
+    async def export(
+        self,
+        path: Path,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
+    ) -> None:
+        """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``);
+        Markdown carries replies' reasoning only with ``include_thinking``, JSON always."""
+        ...
+
+    async def import_file(
+        self, path: Path, progress: Callable[[ImportProgress], None] | None = None
+    ) -> ImportReport:
+        """Import an export file, each chat in its own transaction; never raises for a bad file
+        (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
+        ...
+
+    def export_chunks(
+        self,
+        fmt: ExportFormat,
+        session_ids: Sequence[str] | None = None,
+        progress: ExportProgress | None = None,
+        *,
+        include_thinking: bool = False,
+    ) -> AsyncIterator[str]:
+        """The text of an export a chat at a time (``export`` to standard output)."""
+        ...
+
+    async def set_price(self, price: UserPrice | None, *, provider: str, model: str) -> None:
+        """Set (``None``: remove) the user's price for one provider's model."""
+        ...
+
+    async def price_book(self) -> PriceBook:
+        """The prices replies are costed with."""
+        ...
+
+    async def usage(self, session_id: str, prices: PriceBook | None = None) -> SessionUsage:
+        """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
+        ...
+
+
+class DatabaseApi(Protocol):
+    """``engine.database`` (``engine/database_setup.py``): which database the conversations live
+    in — test a server, copy into it, choose it (or the local file) for the next start."""
+
+    def in_use(self) -> str:
+        """A sentence naming the database this window uses (no password in it)."""
+        ...
+
+    def load_choice(self) -> DatabaseChoice:
+        """The choice saved for the next start (``DatabaseChoiceError``: unreadable)."""
+        ...
+
+    async def has_stored_password(self, server: ServerChoice) -> bool: ...
+    async def probe(self, server: ServerChoice, password: str = "") -> ProbeResult:
+        """One test connection (empty ``password``: the stored one)."""
+        ...
+
+    async def copy_to(
+        self, server: ServerChoice, password: str = "", progress: Callable[[str, int], None] | None = None
+    ) -> CopyResult:
+        """Copy the conversations into the server's empty database and read them back."""
+        ...
+
+    async def save_server(self, server: ServerChoice, password: str = "") -> tuple[DatabaseChoice, bool]:
+        """Choose the server for the next start; the choice and whether a password is stored."""
+        ...
+
+    def use_local_file(self) -> DatabaseChoice:
+        """Choose the data folder's own file for the next start."""
+        ...
 
 
 class WorkspaceApi(Protocol):
@@ -343,118 +541,23 @@ class WorkspaceApi(Protocol):
 
 
 class EngineApi(Protocol):
-    async def search(
-        self, query: str, limit: int = 50, *, project_id: str | None = None
-    ) -> list[SearchHit]: ...
-    async def export_markdown(self, session_id: str) -> str: ...
-    async def export(
-        self,
-        path: Path,
-        fmt: ExportFormat,
-        session_ids: Sequence[str] | None = None,
-        progress: ExportProgress | None = None,
-        *,
-        include_thinking: bool = False,
-    ) -> None:
-        """Write the chats (``None``: all) to ``path`` as Markdown or Threadline JSON (``ExportError``);
-        Markdown carries replies' reasoning only with ``include_thinking``, JSON always."""
-        ...
-
-    async def import_file(
-        self, path: Path, progress: Callable[[ImportProgress], None] | None = None
-    ) -> ImportReport:
-        """Import an export file, each chat in its own transaction; never raises for a bad file
-        (its problems are in the report); cancelling the task returns the report with ``cancelled``."""
-        ...
+    """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
     async def release_caches(self) -> None:
         """Give back the database's page cache (after a long chat was closed)."""
         ...
 
-    # -- turns (each starts or stops an asyncio task; outcomes arrive as events) ---------
-    def send(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        images: Sequence[ImageBlock] = (),
-        context: Sequence[ContextFile] = (),
-    ) -> None: ...
-    def cancel(self, session_id: str) -> None: ...
-    async def stop_elsewhere(self, session_id: str) -> bool:
-        """Ask the instance running a turn in this chat elsewhere to stop it (see ``engine.leases``)."""
+    async def aclose(self) -> None:
+        """Stop running turns (their endings stored) and close the store, servers and clients."""
         ...
-
-    def send_compare(
-        self,
-        session_id: str,
-        text: str,
-        targets: Sequence[CompareTarget],
-        *,
-        images: Sequence[ImageBlock] = (),
-        context: Sequence[ContextFile] = (),
-    ) -> None:
-        """One prompt to 2–4 models or agents at once (``engine/compare_runner.py``)."""
-        ...
-
-    def stop_compare_worker(self, session_id: str, index: int) -> None: ...
-    async def pick_compare(self, session_id: str, reply_id: str) -> None:
-        """Continue with one of a prompt's replies (during a compare, the others stop)."""
-        ...
-
-    def edit_and_resend(self, session_id: str, message_id: str, text: str) -> None: ...
-    def regenerate(self, session_id: str, message_id: str) -> None: ...
-    def resume(self, session_id: str, message_id: str) -> None: ...
-    def retry(self, session_id: str) -> None: ...
-    def rerun_interrupted_tools(self, session_id: str) -> None:
-        """Run again the tool calls a crash stopped while they ran; the turn then goes on."""
-        ...
-
-    async def skip_interrupted_tools(self, session_id: str) -> None:
-        """Leave the interrupted calls unrun (each is answered "interrupted")."""
-        ...
-
-    def interrupted_tools(self, session_id: str) -> InterruptedTools | None:
-        """The calls a crash stopped while they ran, at the chat's last message."""
-        ...
-
-    def interrupted_tools_unsure(self, session_id: str) -> tuple[str, ...]:
-        """Tools of those calls whose work may have gone on after the crash (a remote server)."""
-        ...
-
-    async def switch_version(self, session_id: str, message_id: str, offset: int) -> None: ...
-    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
-        """Show another branch (a search hit on an older version, a checkpoint)."""
-        ...
-
-    async def compact(
-        self, session_id: str, instructions: str = "", *, keep_turns: int = 2
-    ) -> Message | None:
-        """Summarise older messages (all of them with ``keep_turns=0``); ``None`` after a failure."""
-        ...
-
-    async def context_meter(self, session_id: str, prompt: str = "") -> ContextMeter:
-        """The parts of the next request of an open session against the model's window (estimates)."""
-        ...
-
-    async def price_book(self) -> PriceBook:
-        """The prices replies are costed with."""
-        ...
-
-    async def usage(self, session_id: str, prices: PriceBook | None = None) -> SessionUsage:
-        """Tokens, speed and cost of every reply of a session (all versions) and their sums."""
-        ...
-
-    # -- elsewhere: another instance on the same database --------------------------------
-    async def catch_up(self, session_id: str) -> None:
-        """Read an open idle chat's stored tree now (a waiting message goes after the other reply)."""
-
-    async def busy_elsewhere(self, session_id: str) -> str | None:
-        """The host of another instance running a turn in this chat now, or ``None``."""
 
     # -- facets: helpers the engine holds, each with its own small protocol ------------------
     @property
     def sessions(self) -> SessionsApi: ...
+    @property
+    def turns(self) -> TurnsApi: ...
+    @property
+    def library(self) -> LibraryApi: ...
     @property
     def providers(self) -> ProvidersApi: ...
     @property
@@ -468,6 +571,8 @@ class EngineApi(Protocol):
     @property
     def controls(self) -> ControlsApi: ...
     @property
+    def database(self) -> DatabaseApi: ...
+    @property
     def workspace(self) -> WorkspaceApi: ...
 
     # -- tools ------------------------------------------------------------------------------
@@ -479,8 +584,4 @@ class EngineApi(Protocol):
     @property
     def tool_servers(self) -> McpServerManager:
         """MCP servers: list, states, save, remove, start, restart, stop, subscribe."""
-        ...
-
-    def set_approval_handler(self, handler: ApprovalHandler | None) -> None:
-        """The inline approval prompt (Allow once / Always allow / Deny with a reason)."""
         ...

@@ -96,7 +96,7 @@ async def _compact(ctx: _Context) -> CommandOutcome:
 
     unsubscribe = ctx.live.subscribe(heard)
     try:
-        summary = await ctx.engine.compact(ctx.session_id, ctx.argument)
+        summary = await ctx.engine.turns.compact(ctx.session_id, ctx.argument)
     finally:
         unsubscribe()
     if summary is None:
@@ -252,7 +252,7 @@ async def _model(ctx: _Context) -> CommandOutcome:
 
 
 async def _context(ctx: _Context) -> CommandOutcome:
-    meter = await ctx.engine.context_meter(ctx.session_id)
+    meter = await ctx.engine.turns.context_meter(ctx.session_id)
     lines = [f"{part.value}: {tokens:,} tokens" for part, tokens in meter.parts if tokens]
     window = f" of {meter.window:,}" if meter.window else " (window unknown)"
     lines.append(f"Next request: about {meter.total:,} tokens{window}")
@@ -267,7 +267,7 @@ async def _context(ctx: _Context) -> CommandOutcome:
 async def _usage(ctx: _Context) -> CommandOutcome:
     from threadline.core.usage import format_cost, replies
 
-    usage = await ctx.engine.usage(ctx.session_id)
+    usage = await ctx.engine.library.usage(ctx.session_id)
     total = usage.total
     if not total.replies:
         text = "No replies in this chat yet."
@@ -282,7 +282,7 @@ async def _usage(ctx: _Context) -> CommandOutcome:
             text += f", {cost}"
         if total.unpriced:
             text += f" ({total.unpriced} without a known price)"
-    meter = await ctx.engine.context_meter(ctx.session_id)
+    meter = await ctx.engine.turns.context_meter(ctx.session_id)
     if meter.window:
         share = meter.total / meter.window
         text += f"\nContext: about {meter.total:,} of {meter.window:,} tokens ({share:.0%})"
@@ -295,9 +295,9 @@ async def _export(ctx: _Context) -> CommandOutcome:
     if not request.path:
         if fmt is not ExportFormat.MARKDOWN:
             return failed(f"Give a file to write the {fmt.value} export to: /export {fmt.value} PATH.")
-        return CommandOutcome(await ctx.engine.export_markdown(ctx.session_id))
+        return CommandOutcome(await ctx.engine.library.export_markdown(ctx.session_id))
     path = export_path(request.path, fmt, ctx.base_dir)
-    await ctx.engine.export(path, fmt, [ctx.session_id])
+    await ctx.engine.library.export(path, fmt, [ctx.session_id])
     return CommandOutcome(f"Exported this chat to {path}")
 
 

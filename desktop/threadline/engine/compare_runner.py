@@ -35,6 +35,7 @@ from threadline.core.compare import Compare, CompareTarget, CompareWorker
 from threadline.core.config import AgentConfig
 from threadline.core.messages import Message, ToolCall
 from threadline.engine.approval import ApprovalHandler, Decision
+from threadline.engine.errors import TurnStopped
 from threadline.engine.events import (
     ActivePathChanged,
     CompareWorkerChanged,
@@ -52,7 +53,7 @@ from threadline.engine.events import (
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub
 from threadline.engine.sticky_context import StickyContextGatherer
-from threadline.engine.turn_runner import TurnRunner, TurnStopped, unsent_prompt_error
+from threadline.engine.turn_runner import TurnRunner, unsent_prompt_error
 from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import StoreError
 from threadline.store.repository import Store

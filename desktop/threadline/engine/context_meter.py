@@ -13,9 +13,10 @@ from __future__ import annotations
 from threadline.core.config import AgentConfig
 from threadline.core.meter import ContextMeter, measure
 from threadline.core.request import estimate_tool_tokens
+from threadline.engine.compaction import COMPACT_THRESHOLD
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub
-from threadline.engine.turn_runner import COMPACT_THRESHOLD, TurnRunner
+from threadline.engine.turn_runner import TurnRunner
 from threadline.tools.registry import ToolRegistry
 
 

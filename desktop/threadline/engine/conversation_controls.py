@@ -1,4 +1,5 @@
-"""Clear, tangents and checkpoints of an open chat: change the tree, store it, tell the tab.
+"""Clear, tangents, checkpoints and version switches of an open chat: change the tree, store it,
+tell the tab.
 
 Each control is a step of the live ``Conversation`` (``core/conversation.py``) between
 turns; this module makes it durable and visible. Markers (clear, tangent) are stored
@@ -31,7 +32,7 @@ class ControlRefusedError(EngineError):
 
 
 class ConversationControls:
-    """Clear, tangent and checkpoint steps of open chats; ``ready`` finds an idle one or raises."""
+    """Clear, tangent, checkpoint and branch steps of open chats; ``ready`` finds an idle one or raises."""
 
     def __init__(self, store: Store, ready: Callable[[str], LiveConversation]) -> None:
         self._store = store
@@ -74,6 +75,24 @@ class ConversationControls:
         origin = live.conversation.tree.tangent_origin
         _refusing(lambda: live.conversation.restore_checkpoint(name))
         await self._moved(live)
+        await self.store_tangent_if_left(live, origin)
+
+    async def switch_version(self, session_id: str, message_id: str, offset: int) -> None:
+        """Show the previous or next version (``offset``) of a message, and the branch below it."""
+        live = self._ready(session_id)
+        origin = live.conversation.tree.tangent_origin
+        leaf = live.conversation.switch_version(message_id, offset)
+        await self._store.set_active_leaf(session_id, leaf)
+        live.emit(ActivePathChanged(session_id, leaf))
+        await self.store_tangent_if_left(live, origin)
+
+    async def set_active_leaf(self, session_id: str, leaf_id: str) -> None:
+        """Show the path ending at ``leaf_id`` (a search hit on an older version, a picked reply)."""
+        live = self._ready(session_id)
+        origin = live.conversation.tree.tangent_origin
+        live.conversation.set_active_leaf(leaf_id)
+        await self._store.set_active_leaf(session_id, leaf_id)
+        live.emit(ActivePathChanged(session_id, leaf_id))
         await self.store_tangent_if_left(live, origin)
 
     async def store_tangent_if_left(self, live: LiveConversation, origin: str | None) -> None:

@@ -7,6 +7,8 @@ nothing heavy: a caller tells "this session is busy" from a real failure with
 
 from __future__ import annotations
 
+from threadline.engine.events import ErrorAction
+
 
 class EngineError(Exception):
     """Base of the engine's own errors; ``user_message`` is what to show as is."""
@@ -46,3 +48,19 @@ class MessageGoneError(EngineError, KeyError):
 
     def __str__(self) -> str:
         return self.user_message
+
+
+class TurnStopped(Exception):
+    """The engine itself ended the turn (a runaway tool loop, a reply cut short, compaction failed).
+
+    Raised inside a turn only (``turn_runner``, ``compaction``, ``compare_runner``); callers see
+    it as a ``TurnFailed`` event (``turn_runner.user_error``), with ``kind`` and ``actions``.
+    """
+
+    def __init__(
+        self, message: str, kind: str = "turn_stopped", actions: tuple[ErrorAction, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.user_message = message
+        self.kind = kind
+        self.actions = actions or (ErrorAction.RETRY,)

@@ -116,7 +116,7 @@ class SessionBusyElsewhere:
     Sent when a turn start here found the chat busy there (it then waits, or is
     refused with ``TurnFailed`` and the prompt back in the composer), and when that
     other turn ended (``host`` empty): the tab shows "Replying on <host>" with a
-    "Stop it" action (``Engine.stop_elsewhere``) while ``host`` is set.
+    "Stop it" action (``engine.turns.stop_elsewhere``) while ``host`` is set.
     """
 
     session_id: str
@@ -255,7 +255,7 @@ class CheckpointsChanged:
 
 @dataclass(frozen=True, slots=True)
 class CompareStarted:
-    """A prompt went to several workers at once (``Engine.send_compare``): one column each."""
+    """A prompt went to several workers at once (``engine.turns.send_compare``): one column each."""
 
     session_id: str
     prompt_id: str

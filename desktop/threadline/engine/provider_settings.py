@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from threadline.core.config import ModelInfo, ProviderConfig
+from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
+from threadline.core.session import SessionInfo
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.llm import credentials
 from threadline.store.errors import NotFoundError
@@ -29,6 +30,16 @@ class Providers:
 
     async def list_providers(self) -> list[ProviderConfig]:
         return await self._store.list_providers()
+
+    async def get_provider(self, name: str) -> ProviderConfig | None:
+        """The provider with this name, or ``None`` (the command line's ``--provider``)."""
+        return await self._store.get_provider(name)
+
+    async def model_for(self, session: SessionInfo, agent: AgentConfig) -> str:
+        """The model a turn of ``session`` would use with ``agent``: session, then agent, then
+        defaults, as the turn resolves it (``SetupError`` when nothing names one)."""
+        _, model = await self._hub.resolve(session, agent)
+        return model
 
     async def save_provider(
         self, config: ProviderConfig, api_key: str | None = None, *, previous_name: str | None = None

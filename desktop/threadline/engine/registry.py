@@ -128,11 +128,20 @@ class SessionRegistry:
 
     async def close_session(self, session_id: str) -> None:
         """Forget the live conversation; a running turn is cancelled first (its text is kept)."""
-        await self._engine.stop_turn(session_id)
+        await self._engine.turns.stop_turn(session_id)
         await self._engine.messages.purge(session_id)  # its tab, and so its Undo, is gone
         self._live.pop(session_id, None)
-        self._engine.runner.sticky.forget(session_id)
+        self._engine.turns.runner.sticky.forget(session_id)
         self._engine.workspace.forget_session(session_id)
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session as stored now, or ``None`` when there is none (the command line's ``--session``)."""
+        return await self._store.get_session(session_id)
+
+    async def stored_tree(self, session_id: str) -> ConversationTree:
+        """The tree as the database holds it now, whatever an open conversation holds in memory
+        (how much of a reply whose writes failed was kept)."""
+        return await self._store.load_tree(session_id)
 
     async def tree(self, session_id: str) -> ConversationTree:
         """The open conversation's tree, or the stored one of a closed session."""

@@ -30,6 +30,8 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
+from threadline.engine.task_ends import cancel_other_tasks
+
 T = TypeVar("T")
 
 _END = object()
@@ -224,10 +226,7 @@ class StreamWorker:
         stopped = home.create_future()
 
         async def shutdown() -> None:
-            tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_other_tasks()  # never one not yet started (``task_ends``)
             await loop.shutdown_asyncgens()
 
         def begin() -> None:

@@ -14,7 +14,7 @@ from threadline.store.core_tables import settings, ui_state
 
 NOTICES_SETTING = "notices"
 """Sentences an upgrade leaves for the user (a list of strings, never a secret): the window and
-the commands show them once and clear the key (``Engine.take_notices``)."""
+the commands show them once and clear the key (``engine.settings.take_notices``)."""
 
 TABLES = {"settings": settings, "ui_state": ui_state}
 """The key-value tables, by name."""

@@ -85,7 +85,7 @@ async def start_slow_turn(engine: Engine, server: ReplayServer, count: int) -> t
     live = await engine.sessions.open_session(info.id)
     grown: list[TextDelta] = []
     live.subscribe(lambda e: grown.append(e) if isinstance(e, TextDelta) else None)
-    engine.send(info.id, "first")
+    engine.turns.send(info.id, "first")
     await until(lambda: len(grown) >= 2)  # its request has taken the first queued response
     return info.id, grown
 
@@ -99,7 +99,7 @@ async def test_ask_waits_for_the_turn_running_elsewhere_then_runs_after_it(
     assert process.stderr is not None
     waiting = await asyncio.wait_for(process.stderr.readline(), WAIT)
     assert waiting.decode().strip() == f"waiting: replying on {socket.gethostname()}…"
-    assert engine.running(session_id)  # it really waited: the turn here was still going
+    assert engine.turns.running(session_id)  # it really waited: the turn here was still going
     out, err = await asyncio.wait_for(process.communicate(), WAIT)
     assert process.returncode == 0, err.decode()
     assert out.decode().strip() == "second answer"
@@ -120,8 +120,8 @@ async def test_ask_gives_up_at_its_bound_and_stores_nothing(
     assert lines[0] == f"waiting: replying on {socket.gethostname()}…"
     assert len(lines) == 2 and lines[1].startswith("threadline: this chat is still replying on ")
     assert out == b""
-    engine.cancel(session_id)
-    await engine.wait_idle(session_id)
+    engine.turns.cancel(session_id)
+    await engine.turns.wait_idle(session_id)
     tree = await engine.store.load_tree(session_id)
     assert [m.text for m in tree if m.kind is MessageKind.PROMPT] == ["first"]
 
@@ -133,7 +133,7 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     process = await ask_streaming(processes, tmp_path, replay_server, info.id)
     lease = await engine.store.get_lease(info.id)
     assert lease is not None and lease.holder.split("|")[1] == str(process.pid)
-    assert await engine.busy_elsewhere(info.id) == socket.gethostname()
+    assert await engine.turns.busy_elsewhere(info.id) == socket.gethostname()
     os.kill(process.pid, signal.SIGKILL)
     await process.wait()
 
@@ -143,8 +143,8 @@ async def test_a_killed_ask_loses_its_lease_and_the_engine_runs_its_turn(
     (prompt, left) = live.conversation.path()
     assert prompt.text == "count" and left.status is MessageStatus.STREAMING  # as the dead process left it
     replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
-    engine.send(info.id, "go on")
-    await engine.wait_idle(info.id)
+    engine.turns.send(info.id, "go on")
+    await engine.turns.wait_idle(info.id)
     assert any(isinstance(e, MessageChanged) and e.message.id == left.id for e in events)
     tree = await engine.store.load_tree(info.id)
     stored = tree.path(tree.active_leaf)
@@ -199,14 +199,14 @@ async def test_a_paused_ask_keeps_its_lease_however_late_its_heartbeat_and_loses
     async with asyncio.timeout(WAIT):
         while await silence() <= late.total_seconds():
             await asyncio.sleep(0.05)
-    assert await engine.busy_elsewhere(info.id) == socket.gethostname()
+    assert await engine.turns.busy_elsewhere(info.id) == socket.gethostname()
     refused = await engine.store.acquire_lease(info.id, engine.leases.holder, engine.leases.expires_after)
     assert not refused.ok and refused.held is not None
     assert refused.held.holder.split("|")[1] == str(process.pid)
 
     os.kill(process.pid, signal.SIGKILL)
     await process.wait()
-    assert await engine.busy_elsewhere(info.id) is None  # gone: no expiry to wait out
+    assert await engine.turns.busy_elsewhere(info.id) is None  # gone: no expiry to wait out
     taken = await engine.store.acquire_lease(info.id, engine.leases.holder, engine.leases.expires_after)
     assert taken.ok and taken.taken_from is not None and taken.taken_from.split("|")[1] == str(process.pid)
     await engine.store.release_lease(info.id, engine.leases.holder)

@@ -44,8 +44,8 @@ async def _two_turns(data_dir: Path, server: ReplayServer, folder: Path) -> str:
         for number, calls in enumerate(turns, 1):
             server.enqueue(sse_response(openai_tool_call_stream(calls)))
             server.enqueue(sse_response(openai_text_stream([f"Turn {number} done."])))
-            engine.send(session_id, f"turn {number}")
-            await asyncio.wait_for(engine.wait_idle(session_id), 60)
+            engine.turns.send(session_id, f"turn {number}")
+            await asyncio.wait_for(engine.turns.wait_idle(session_id), 60)
             if number == 1:
                 live = engine.sessions.live(session_id)
                 assert live is not None

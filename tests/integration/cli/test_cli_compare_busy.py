@@ -49,7 +49,7 @@ async def test_ask_models_waits_for_the_reply_elsewhere_then_compares_after_it(
         assert process.stderr is not None
         waiting = await asyncio.wait_for(process.stderr.readline(), WAIT)
         assert waiting.decode().strip() == f"waiting: replying on {socket.gethostname()}…"
-        assert engine.running(session_id)  # it really waited
+        assert engine.turns.running(session_id)  # it really waited
         out, err = await asyncio.wait_for(process.communicate(), WAIT)
     finally:
         if process.returncode is None:  # a failed assertion above: leave no process behind
@@ -79,8 +79,8 @@ async def test_ask_models_gives_up_at_its_bound_and_stores_nothing(
     lines = err.decode().splitlines()
     assert lines[-1].startswith("threadline: this chat is still replying on ")
     assert out == b""  # no empty "done" blocks
-    engine.cancel(session_id)
-    await engine.wait_idle(session_id)
+    engine.turns.cancel(session_id)
+    await engine.turns.wait_idle(session_id)
     tree = await engine.store.load_tree(session_id)
     assert [m.text for m in tree if m.kind is MessageKind.PROMPT] == ["first"]
 
@@ -109,7 +109,7 @@ async def test_a_compare_turned_away_prints_one_line_and_fails(
         "was stored; try again when that reply ends"
     )
     assert not [r for r in replay_server.requests if r.body and r.body.get("model") in ("a", "b")]
-    engine.cancel(session_id)
-    await engine.wait_idle(session_id)
+    engine.turns.cancel(session_id)
+    await engine.turns.wait_idle(session_id)
     tree = await engine.store.load_tree(session_id)
     assert [m.text for m in tree if m.kind is MessageKind.PROMPT] == ["first"]

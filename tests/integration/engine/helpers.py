@@ -19,8 +19,8 @@ async def turn(engine: Engine, session_id: str, text: str, timeout: float = 20) 
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:
-        engine.send(session_id, text)
-        await asyncio.wait_for(engine.wait_idle(session_id), timeout)
+        engine.turns.send(session_id, text)
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), timeout)
     finally:
         unsubscribe()
     return events

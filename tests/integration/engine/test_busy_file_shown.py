@@ -36,7 +36,7 @@ async def test_a_file_locked_mid_stream_is_shown_then_everything_lands_and_the_s
     def saves() -> list[SaveStateChanged]:
         return [e for e in events if isinstance(e, SaveStateChanged)]
 
-    engine.send(session_id, "count")
+    engine.turns.send(session_id, "count")
     await until(lambda: any(isinstance(e, TextDelta) for e in events))
     lock.start()
     try:
@@ -45,10 +45,10 @@ async def test_a_file_locked_mid_stream_is_shown_then_everything_lands_and_the_s
         told = saves()[0]
         assert told.saving and told.error is not None
         assert "busy" in told.error.message and "kept in memory" in told.error.message
-        assert engine.running(session_id)
+        assert engine.turns.running(session_id)
     finally:
         await lock.release()
-    await asyncio.wait_for(engine.wait_idle(session_id), 60)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 60)
     assert saves()[-1] == SaveStateChanged(session_id, saving=False)
     assert not [e for e in events if isinstance(e, TurnFailed)]
     prompt, reply = await stored_path(engine.data_dir, session_id)

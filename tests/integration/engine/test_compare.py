@@ -78,9 +78,9 @@ async def compare(
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:
-        engine.send_compare(session_id, text, targets)
+        engine.turns.send_compare(session_id, text, targets)
         assert live.conversation.state is TurnState.COMPARING
-        await asyncio.wait_for(engine.wait_idle(session_id), 30)
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     finally:
         unsubscribe()
     return events
@@ -95,7 +95,7 @@ async def allow_tools(engine: Engine) -> list[str]:
         labels.append(approval_label())
         return [Decision(c.id, allow=True) for c in calls]
 
-    engine.set_approval_handler(allow)
+    engine.turns.set_approval_handler(allow)
     return labels
 
 
@@ -156,7 +156,7 @@ async def test_three_workers_fail_use_a_tool_and_stream_slowly(
     assert (await engine.store.get_session(session.id)).preview == "It means a long thread."  # type: ignore[union-attr]
 
     # Continue with the slow one: the next request carries only that branch.
-    await engine.pick_compare(session.id, slow.id)
+    await engine.turns.pick_compare(session.id, slow.id)
     assert live.conversation.tree.active_leaf == slow.id
     shown = (await engine.store.get_session(session.id)).preview  # type: ignore[union-attr]
     assert shown == "".join(SLOW_TEXT).strip().splitlines()[0]
@@ -184,7 +184,7 @@ async def test_picking_during_the_compare_stops_the_others(
     live = await engine.sessions.open_session(session.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    engine.send_compare(
+    engine.turns.send_compare(
         session.id, "Race", (CompareTarget("replay", "quick"), CompareTarget("replay", "slow"))
     )
     quick_done = asyncio.Event()
@@ -204,7 +204,7 @@ async def test_picking_during_the_compare_stops_the_others(
     quick_id = compare_.workers[0].reply_id
     slow_id = compare_.workers[1].reply_id
     assert quick_id is not None and slow_id is not None
-    await asyncio.wait_for(engine.pick_compare(session.id, quick_id), 10)
+    await asyncio.wait_for(engine.turns.pick_compare(session.id, quick_id), 10)
     assert live.conversation.ready_for_input and live.conversation.tree.active_leaf == quick_id
     slow = live.conversation.tree.get(slow_id)
     assert slow.status is MessageStatus.CANCELLED and slow.text.startswith("w0 ")
@@ -229,10 +229,10 @@ async def test_stop_stops_every_worker_and_keeps_their_text(
                 both.set()
 
     live.subscribe(watch)
-    engine.send_compare(session.id, "Go", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
+    engine.turns.send_compare(session.id, "Go", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
     await asyncio.wait_for(both.wait(), 30)
-    engine.cancel(session.id)
-    await asyncio.wait_for(engine.wait_idle(session.id), 10)
+    engine.turns.cancel(session.id)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 10)
     assert live.conversation.ready_for_input
     prompt = next(m for m in live.conversation.tree if m.text == "Go")
     replies = live.conversation.tree.children(prompt.id)
@@ -260,12 +260,12 @@ async def test_one_workers_stop_leaves_the_other_running(engine: Engine, replay_
             else None
         )
     )
-    engine.send_compare(
+    engine.turns.send_compare(
         session.id, "Two", (CompareTarget("replay", "long"), CompareTarget("replay", "short"))
     )
     await asyncio.wait_for(started.wait(), 30)
-    engine.stop_compare_worker(session.id, 0)
-    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    engine.turns.stop_compare_worker(session.id, 0)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 30)
     prompt = next(m for m in live.conversation.tree if m.text == "Two")
     by_model = {r.metadata.model if r.metadata else "": r for r in live.conversation.tree.children(prompt.id)}
     long, short = by_model["long"], by_model["short"]
@@ -282,7 +282,7 @@ async def test_compare_needs_two_to_four_targets(engine: Engine) -> None:
         tuple(CompareTarget("replay", f"m{i}") for i in range(5)),
     ]:
         try:
-            engine.send_compare(session.id, "Hello", targets)
+            engine.turns.send_compare(session.id, "Hello", targets)
         except ValueError as err:
             assert "2 to 4" in str(err)
         else:
@@ -310,13 +310,15 @@ async def test_stop_while_the_prompt_is_stored_leaves_the_chat_ready(
         await real_append(session_id, message)
 
     monkeypatch.setattr(engine.store, "append_message", append_behind_a_lock)
-    engine.send_compare(session.id, "Held", (CompareTarget("replay", "a"), CompareTarget("replay", "b")))
+    engine.turns.send_compare(
+        session.id, "Held", (CompareTarget("replay", "a"), CompareTarget("replay", "b"))
+    )
     try:
         await until(lock.locked.is_set)
-        engine.cancel(session.id)
+        engine.turns.cancel(session.id)
     finally:
         await lock.release()
-    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 30)
     assert live.conversation.ready_for_input and live.conversation.compare is None
     assert not replay_server.requests  # stopped before any worker sent
     prompt = next(m for m in live.conversation.tree if m.text == "Held")
@@ -344,12 +346,12 @@ async def test_a_worker_stopped_before_its_first_token_is_stopped_and_the_finish
     live = await engine.sessions.open_session(session.id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    engine.send_compare(
+    engine.turns.send_compare(
         session.id, "Who answers?", (CompareTarget("replay", "silent"), CompareTarget("replay", "quick"))
     )
     await until(lambda: any(r.body["model"] == "silent" for r in replay_server.requests))
-    engine.stop_compare_worker(session.id, 0)
-    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    engine.turns.stop_compare_worker(session.id, 0)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 30)
 
     states = final_states(events)
     assert states[0].state is WorkerState.CANCELLED and states[0].state.label == "Stopped"
@@ -374,15 +376,15 @@ async def test_a_compare_turned_away_by_a_reply_elsewhere_gives_the_prompt_back(
     )
     try:
         await elsewhere.sessions.open_session(session.id)
-        elsewhere.send(session.id, "Busy over there")
+        elsewhere.turns.send(session.id, "Busy over there")
         await until(lambda: elsewhere.leases.holds(session.id))
         live = await engine.sessions.open_session(session.id)
         events: list[ConversationEvent] = []
         live.subscribe(events.append)
-        engine.send_compare(
+        engine.turns.send_compare(
             session.id, "Compare me", (CompareTarget("replay", "a"), CompareTarget("replay", "b"))
         )
-        await asyncio.wait_for(engine.wait_idle(session.id), 30)
+        await asyncio.wait_for(engine.turns.wait_idle(session.id), 30)
         failed = [e for e in events if isinstance(e, TurnFailed)]
         assert len(failed) == 1 and failed[0].error.kind == "busy_elsewhere"
         assert failed[0].unsent_prompt is not None and failed[0].unsent_prompt.text == "Compare me"
@@ -390,8 +392,8 @@ async def test_a_compare_turned_away_by_a_reply_elsewhere_gives_the_prompt_back(
         assert all(m.text != "Compare me" for m in live.conversation.tree)
         assert not any(isinstance(e, CompareWorkerChanged) for e in events)  # no column ran
         assert not [r for r in replay_server.requests if r.body and r.body.get("model") in ("a", "b")]
-        elsewhere.cancel(session.id)
-        await asyncio.wait_for(elsewhere.wait_idle(session.id), 30)
+        elsewhere.turns.cancel(session.id)
+        await asyncio.wait_for(elsewhere.turns.wait_idle(session.id), 30)
     finally:
         await elsewhere.aclose()
     stored = await stored_path(engine.data_dir, session.id)

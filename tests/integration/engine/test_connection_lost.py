@@ -154,7 +154,7 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
         assert watch.feed is not None
         reconnects = watch.feed.reconnects
 
-        a.send(info.id, "hello")
+        a.turns.send(info.id, "hello")
         await until(lambda: len(reader.texts) >= 2)  # mid-stream, and B follows it
         with server_down(server) as start_again:
             at_stop = writer.last().text
@@ -167,19 +167,19 @@ async def test_a_server_restart_mid_stream_loses_nothing_and_writer_and_reader_r
             rename = asyncio.ensure_future(
                 a.sessions.rename_session(info.id, "Renamed while the server was down")
             )
-            a.send(other.id, "a question sent while the server was down")
+            a.turns.send(other.id, "a question sent while the server was down")
             await until(lambda: other_tab.saves(), timeout=TOLD_WITHIN)  # the new message waits, and says so
             waiting = other_tab.saves()[0]
             assert waiting.saving and waiting.error is not None and LOST in waiting.error.message
             assert "waits" in waiting.error.message and plain(waiting.error.message)
             await until(lambda: len(writer.last().text) > len(at_stop))  # the reply goes on streaming
             assert not rename.done()  # never "saved" while it was not
-            assert a.running(info.id)  # idle means saved: the turn waits for its writes
+            assert a.turns.running(info.id)  # idle means saved: the turn waits for its writes
             start_again()
 
-        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        await asyncio.wait_for(a.turns.wait_idle(info.id), WAIT)
         await asyncio.wait_for(rename, WAIT)
-        await asyncio.wait_for(a.wait_idle(other.id), WAIT)
+        await asyncio.wait_for(a.turns.wait_idle(other.id), WAIT)
         assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
         assert [m.text for m in await stored(url, info.id)] == ["hello", REPLY]
         assert (await stored(url, info.id))[-1].status is MessageStatus.COMPLETE
@@ -214,7 +214,7 @@ async def test_terminated_writer_connections_mid_stream_lose_nothing(
         live_b.subscribe(reader)
         writer = Watcher(a, info.id)
         (await a.sessions.open_session(info.id)).subscribe(writer)
-        a.send(info.id, "hello")
+        a.turns.send(info.id, "hello")
         name = url.rsplit("/", 1)[1]
         killed = 0
         with psycopg.connect(server.admin_url, autocommit=True) as admin:
@@ -228,7 +228,7 @@ async def test_terminated_writer_connections_mid_stream_lose_nothing(
                 killed += len(rows)
         assert killed >= 3
         assert len(writer.texts) < len(PIECES)  # still streaming after the last kill
-        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        await asyncio.wait_for(a.turns.wait_idle(info.id), WAIT)
         path = await stored(url, info.id)
         assert [m.text for m in path] == ["hello", REPLY]
         assert path[-1].status is MessageStatus.COMPLETE
@@ -260,7 +260,7 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
         (await a.sessions.open_session(info.id)).subscribe(writer)
         refused = Watcher(a, other.id)
         (await a.sessions.open_session(other.id)).subscribe(refused)
-        a.send(info.id, "hello")
+        a.turns.send(info.id, "hello")
         await until(lambda: len(writer.texts) >= 2)
 
         def gave_up(times: int) -> bool:
@@ -270,9 +270,9 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
             await until(lambda: writer.saves())
             await until(lambda: writer.last().text == "".join(PIECES[:20]))  # the stream ended meanwhile
             await until(lambda: gave_up(3))  # the store's window ran out three times; the writer goes on
-            assert a.running(info.id)
+            assert a.turns.running(info.id)
             assert all(s.saving for s in writer.saves())
-            a.send(other.id, "my question")  # a send while down: refused in plain words, text given back
+            a.turns.send(other.id, "my question")  # a send while down: refused in plain words, text back
             await until(lambda: any(isinstance(e, TurnFailed) for e in refused.events))
             failed = next(e for e in refused.events if isinstance(e, TurnFailed))
             assert failed.unsent_prompt is not None and failed.unsent_prompt.text == "my question"
@@ -281,7 +281,7 @@ async def test_an_outage_longer_than_the_store_s_retry_window_loses_nothing(
             assert not refused.saves() or refused.saves()[-1].saving is False
             start_again()
 
-        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        await asyncio.wait_for(a.turns.wait_idle(info.id), WAIT)
         assert writer.saves()[-1] == SaveStateChanged(info.id, saving=False)
         path = await stored(url, info.id)
         assert [m.text for m in path] == ["hello", "".join(PIECES[:20])]
@@ -310,7 +310,7 @@ async def test_a_network_drop_on_the_writer_longer_than_its_lease_hands_the_chat
         writer = Watcher(a, info.id)
         (await a.sessions.open_session(info.id)).subscribe(writer)
         live_b = await b.sessions.open_session(info.id)
-        a.send(info.id, "hello")
+        a.turns.send(info.id, "hello")
         await until(lambda: len(writer.texts) >= 5)
         proxy.cut()
         assert proxy.cuts > 0
@@ -324,15 +324,15 @@ async def test_a_network_drop_on_the_writer_longer_than_its_lease_hands_the_chat
         async with asyncio.timeout(WAIT):
             while not await a_silent_for(2.0):
                 await asyncio.sleep(0.1)
-        b.send(info.id, "taking over")
-        await asyncio.wait_for(b.wait_idle(info.id), WAIT)
+        b.turns.send(info.id, "taking over")
+        await asyncio.wait_for(b.turns.wait_idle(info.id), WAIT)
         assert [m.text for m in live_b.conversation.path()][-2:] == ["taking over", "taken over"]
         a_reply_id = next(m.id for m in live_b.conversation.path() if m.text.startswith("part0"))
         assert live_b.conversation.tree.get(a_reply_id).status is MessageStatus.INTERRUPTED
-        assert a.running(info.id)  # A, cut off, still streams and keeps its text
+        assert a.turns.running(info.id)  # A, cut off, still streams and keeps its text
 
         proxy.restore()
-        await asyncio.wait_for(a.wait_idle(info.id), WAIT)
+        await asyncio.wait_for(a.turns.wait_idle(info.id), WAIT)
         told = [e for e in writer.events if isinstance(e, TurnFailed)]
         assert len(told) == 1 and "taken over" in told[0].error.message, told
         assert plain(told[0].error.message)

@@ -50,7 +50,7 @@ async def test_after_clear_nothing_before_the_marker_is_sent(
     # Nothing was deleted: the earlier part is still on the path and in search.
     texts = [m.text for m in engine.sessions.live(info.id).conversation.path()]  # type: ignore[union-attr]
     assert texts[:4] == ["Q1", "A1", "Q2", "A2"]
-    assert {h.session_id for h in await engine.search("Q1")} == {info.id}
+    assert {h.session_id for h in await engine.library.search("Q1")} == {info.id}
 
 
 async def test_a_tangent_leaves_out_the_later_main_line_and_returns_to_it(
@@ -132,7 +132,7 @@ async def test_compact_keeps_turns_and_follows_instructions(
     info = await engine.sessions.new_session()
     await talk(engine, replay_server, info.id, ("Q1", "A1"), ("Q2", "A2"), ("Q3", "A3"))
     replay_server.enqueue(sse_response(openai_text_stream(["The user asked three questions."])))
-    summary = await engine.compact(info.id, "keep every number", keep_turns=1)
+    summary = await engine.turns.compact(info.id, "keep every number", keep_turns=1)
     assert summary is not None
     assert "keep every number" in str(replay_server.requests[-1].body["messages"][-1]["content"])
     await talk(engine, replay_server, info.id, ("Q4", "A4"))
@@ -198,7 +198,7 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
 
     # While a reply runs every control is refused, with a message and nothing changed.
     replay_server.enqueue(sse_response(openai_text_stream(["slow"]), first_byte_delay=0.3))
-    engine.send(info.id, "Q2")
+    engine.turns.send(info.id, "Q2")
     for control in (
         engine.controls.clear_context(info.id),
         engine.controls.start_tangent(info.id),
@@ -209,7 +209,7 @@ async def test_controls_tell_open_tabs_and_refuse_with_a_message(
         with pytest.raises(SessionBusyError) as busy:
             await control
         assert busy.value.user_message
-    await engine.wait_idle(info.id)
+    await engine.turns.wait_idle(info.id)
     assert list(live.conversation.tree.named_checkpoints) == ["first"]
 
 
@@ -241,7 +241,7 @@ async def test_the_branch_map_or_a_version_out_of_a_tangent_leaves_it_for_good(
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
 
-    await engine.set_active_leaf(info.id, a1)  # the branch map: a point above the tangent
+    await engine.controls.set_active_leaf(info.id, a1)  # the branch map: a point above the tangent
     assert live.conversation.tree.tangent_origin is None
     assert any(isinstance(e, CheckpointsChanged) and e.tangent_origin is None for e in events)
     stored = await engine.store.get_session(info.id)

@@ -148,11 +148,11 @@ async def test_cancel_mid_stream_keeps_partial_reply(engine: Engine, replay_serv
     live = await engine.sessions.open_session(session.id)
     deltas: list[str] = []
     live.subscribe(lambda e: deltas.append(e.delta) if isinstance(e, TextDelta) else None)
-    engine.send(session.id, "Count slowly")
+    engine.turns.send(session.id, "Count slowly")
     while len(deltas) < 5:
         await asyncio.sleep(0.01)
-    engine.cancel(session.id)
-    await engine.wait_idle(session.id)
+    engine.turns.cancel(session.id)
+    await engine.turns.wait_idle(session.id)
 
     assert live.conversation.state is TurnState.IDLE and live.conversation.staged is None
     path = await stored_path(engine.data_dir, session.id)
@@ -170,16 +170,16 @@ async def test_resume_continues_a_cancelled_reply_in_place(
     )
     session = await engine.sessions.new_session()
     live = await engine.sessions.open_session(session.id)
-    engine.send(session.id, "Write")
+    engine.turns.send(session.id, "Write")
     while live.conversation.reply is None or len(live.conversation.reply.text) < 6:
         await asyncio.sleep(0.01)
-    engine.cancel(session.id)
-    await engine.wait_idle(session.id)
+    engine.turns.cancel(session.id)
+    await engine.turns.wait_idle(session.id)
     partial = live.conversation.path()[-1]
     before = partial.text
 
-    engine.resume(session.id, partial.id)
-    await engine.wait_idle(session.id)
+    engine.turns.resume(session.id, partial.id)
+    await engine.turns.wait_idle(session.id)
     path = await stored_path(engine.data_dir, session.id)
     assert len(path) == 2 and path[-1].id == partial.id
     assert path[-1].text == before + "and the rest." and path[-1].status is MessageStatus.COMPLETE
@@ -198,17 +198,17 @@ async def test_edit_regenerate_and_switch_versions(engine: Engine, replay_server
     assert live is not None
     first_reply = live.conversation.path()[-1]
 
-    engine.regenerate(session.id, first_reply.id)
-    await engine.wait_idle(session.id)
+    engine.turns.regenerate(session.id, first_reply.id)
+    await engine.turns.wait_idle(session.id)
     second = live.conversation.path()[-1]
     assert second.text == "Second answer" and live.conversation.tree.version(second.id).count == 2
 
-    await engine.switch_version(session.id, second.id, -1)
+    await engine.controls.switch_version(session.id, second.id, -1)
     assert live.conversation.path()[-1].text == "First answer"
 
     prompt = live.conversation.path()[0]
-    engine.edit_and_resend(session.id, prompt.id, "Better question")
-    await engine.wait_idle(session.id)
+    engine.turns.edit_and_resend(session.id, prompt.id, "Better question")
+    await engine.turns.wait_idle(session.id)
     path = await stored_path(engine.data_dir, session.id)
     assert [m.text for m in path] == ["Better question", "Edited answer"]
     tree = live.conversation.tree
@@ -281,7 +281,7 @@ async def test_denied_tool_call_reaches_model_with_reason(
         asked.extend(c.name for c in calls)
         return [Decision(c.id, allow=False, reason="not on a Sunday") for c in calls]
 
-    engine.set_approval_handler(deny)
+    engine.turns.set_approval_handler(deny)
     replay_server.enqueue(
         sse_response(openai_tool_call_stream([("call_9", "lookup", {"q": "x"})])), text_reply("Understood.")
     )
@@ -303,7 +303,7 @@ async def test_always_allow_is_stored_with_the_agent(engine: Engine, replay_serv
         prompts.append(len(calls))
         return [Decision(c.id, allow=True, always=True) for c in calls]
 
-    engine.set_approval_handler(always)
+    engine.turns.set_approval_handler(always)
     replay_server.enqueue(
         sse_response(openai_tool_call_stream([("c1", "lookup", {"q": "a"})])),
         text_reply("one"),
@@ -373,8 +373,8 @@ async def test_eight_sessions_stream_at_once_into_the_right_sessions(
     sessions = [await engine.sessions.new_session() for _ in range(8)]
     for index, session in enumerate(sessions):
         await engine.sessions.open_session(session.id)
-        engine.send(session.id, f"stream for s{index}")
-    await asyncio.wait_for(asyncio.gather(*(engine.wait_idle(s.id) for s in sessions)), 30)
+        engine.turns.send(session.id, f"stream for s{index}")
+    await asyncio.wait_for(asyncio.gather(*(engine.turns.wait_idle(s.id) for s in sessions)), 30)
     assert replay_server.max_concurrent_streams >= 4
     for index, session in enumerate(sessions):
         path = await stored_path(engine.data_dir, session.id)
@@ -424,7 +424,7 @@ async def test_manual_compaction_stores_a_summary_used_by_later_requests(
     live = engine.sessions.live(session.id)
     assert live is not None
     replay_server.enqueue(text_reply("Q1 was asked and answered."))
-    await engine.compact(session.id, "keep it short")
+    await engine.turns.compact(session.id, "keep it short")
     summary_prompt = replay_server.requests[-1].body["messages"][-1]["content"]
     assert "Q1" in summary_prompt and "keep it short" in summary_prompt and "Q3" not in summary_prompt
     path = live.conversation.path()
@@ -454,7 +454,7 @@ async def test_manual_compaction_of_a_short_chat_says_there_is_nothing_to_do(
     assert live is not None
     events: list = []  # type: ignore[type-arg]
     live.subscribe(events.append)
-    await engine.compact(session.id)
+    await engine.turns.compact(session.id)
     failed = failure(events)
     assert failed is not None and "nothing to compact" in failed.error.message.lower()
     assert len(replay_server.requests) == 1  # no request was wasted
@@ -521,7 +521,7 @@ async def test_empty_prompt_is_refused_before_anything_is_stored(engine: Engine)
     session = await engine.sessions.new_session()
     await engine.sessions.open_session(session.id)
     with pytest.raises(ValueError, match="nothing to send"):
-        engine.send(session.id, "   \n")
+        engine.turns.send(session.id, "   \n")
     assert await stored_path(engine.data_dir, session.id) == []
 
 
@@ -538,8 +538,8 @@ async def test_reply_after_automatic_compaction_can_be_regenerated(
     await turn(engine, session.id, "Q3")
     live = engine.sessions.live(session.id)
     assert live is not None
-    engine.regenerate(session.id, live.conversation.path()[-1].id)
-    await engine.wait_idle(session.id)
+    engine.turns.regenerate(session.id, live.conversation.path()[-1].id)
+    await engine.turns.wait_idle(session.id)
     path = await stored_path(engine.data_dir, session.id)
     assert [m.kind for m in path][-3:] == [MessageKind.PROMPT, MessageKind.SUMMARY, MessageKind.RESPONSE]
     assert path[-1].text == "A3 again" and live.conversation.tree.version(path[-1].id).count == 2
@@ -567,15 +567,15 @@ async def test_sidebar_preview_follows_the_prompt_before_the_reply(
     await turn(engine, session.id, "Hi")  # titled now: no automatic rename will refresh the listing
     updates: list[SessionUpdated] = []
     engine.sessions.subscribe_sessions(lambda e: updates.append(e) if isinstance(e, SessionUpdated) else None)
-    engine.send(session.id, "What is on the menu today?")
+    engine.turns.send(session.id, "What is on the menu today?")
     for _ in range(3000):  # a condition, up to 30 s; the reply's first byte is a minute away
         if any(u.session.preview.startswith("What is on the menu") for u in updates):
             break
         await asyncio.sleep(0.01)
-    assert engine.running(session.id), "the preview must arrive while the reply is still pending"
+    assert engine.turns.running(session.id), "the preview must arrive while the reply is still pending"
     assert any(u.session.preview.startswith("What is on the menu") for u in updates)
-    engine.cancel(session.id)  # no need to wait for the slow reply
-    await asyncio.wait_for(engine.wait_idle(session.id), 30)
+    engine.turns.cancel(session.id)  # no need to wait for the slow reply
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 30)
 
 
 async def test_tool_definitions_count_against_the_context_window(

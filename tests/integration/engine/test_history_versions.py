@@ -43,18 +43,18 @@ async def test_continuing_an_earlier_stopped_reply_appends_a_new_version(
     )
     session = await engine.sessions.new_session()
     live = await engine.sessions.open_session(session.id)
-    engine.send(session.id, "Write")
+    engine.turns.send(session.id, "Write")
     while live.conversation.reply is None or len(live.conversation.reply.text) < 6:
         await asyncio.sleep(0.01)
-    engine.cancel(session.id)
-    await engine.wait_idle(session.id)
+    engine.turns.cancel(session.id)
+    await engine.turns.wait_idle(session.id)
     stopped = live.conversation.path()[-1]
     await turn(engine, session.id, "Something else")  # a later turn built on the stopped reply
     before = rows(engine, session.id)
     assert before[stopped.id][2] == MessageStatus.CANCELLED.value
 
-    engine.resume(session.id, stopped.id)
-    await asyncio.wait_for(engine.wait_idle(session.id), 20)
+    engine.turns.resume(session.id, stopped.id)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 20)
 
     after = rows(engine, session.id)
     assert {k: after[k] for k in before} == before  # nothing that was stored changed
@@ -66,5 +66,5 @@ async def test_continuing_an_earlier_stopped_reply_appends_a_new_version(
     # The new version is shown; the original and the turn built on it are one switch away.
     path = await stored_path(engine.data_dir, session.id)
     assert path[-1].id == new_id
-    await engine.switch_version(session.id, new_id, -1)
+    await engine.controls.switch_version(session.id, new_id, -1)
     assert [m.text for m in live.conversation.path()][-2:] == ["Something else", "Later answer"]

@@ -115,8 +115,8 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
         live_b.subscribe(tab)
         await feed_came_round(a, live_b)
         await a.sessions.open_session(info.id)
-        a.send(info.id, "hello")
-        await a.wait_idle(info.id)
+        a.turns.send(info.id, "hello")
+        await a.turns.wait_idle(info.id)
         reply_id = a.sessions.live(info.id).conversation.path()[-1].id  # type: ignore[union-attr]
 
         def finished() -> bool:
@@ -138,8 +138,8 @@ async def test_a_reply_streamed_in_one_engine_grows_in_the_other_and_versions_an
         assert live_b.conversation.tree.named_checkpoints == {"first answer": reply_id}
 
         slow_reply(replay_server, ["another ", "answer"])
-        a.regenerate(info.id, reply_id)
-        await a.wait_idle(info.id)
+        a.turns.regenerate(info.id, reply_id)
+        await a.turns.wait_idle(info.id)
         new_leaf = a.sessions.live(info.id).conversation.tree.active_leaf  # type: ignore[union-attr]
         await until(lambda: live_b.conversation.tree.active_leaf == new_leaf)
         await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)
@@ -222,8 +222,8 @@ async def test_an_engine_s_own_turn_is_not_echoed_back_to_it(
         live = await b.sessions.open_session(info.id)
         tab = Tab(b, info.id)
         live.subscribe(tab)
-        b.send(info.id, "hello")
-        await b.wait_idle(info.id)
+        b.turns.send(info.id, "hello")
+        await b.turns.wait_idle(info.id)
         ended = len(tab.events)
         assert isinstance(tab.events[-1], TurnStateChanged)
         marker = await a.sessions.new_session("Marker")  # once B has read this, it has read its own turn too
@@ -263,12 +263,12 @@ async def test_the_reader_s_feed_connection_killed_mid_stream_resumes_and_misses
         assert watch.feed is not None
         await feed_came_round(a, live_b)
         await a.sessions.open_session(info.id)
-        a.send(info.id, "hello")
+        a.turns.send(info.id, "hello")
         await until(lambda: len(tab.texts) >= 2)  # mid-stream
         pid = watch.feed.listen_pid
         with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        await a.wait_idle(info.id)
+        await a.turns.wait_idle(info.id)
         expected = "".join(f"part{n} " for n in range(20))
         await until(lambda: live_b.conversation.path()[-1].text == expected)
         await until(lambda: live_b.conversation.path()[-1].status is MessageStatus.COMPLETE)

@@ -67,7 +67,7 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
     first, answer, second, reply = live.conversation.path()
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    assert [h.message_id for h in await engine.search("zebrafish")]  # found before
+    assert [h.message_id for h in await engine.library.search("zebrafish")]  # found before
 
     await engine.messages.delete_message(session_id, second.id)
 
@@ -75,7 +75,7 @@ async def test_delete_hides_at_once_and_purge_removes_rows_and_search_hits(
     removed = next(e for e in events if isinstance(e, MessagesRemoved))
     assert removed.message_id == second.id and set(removed.ids) == {second.id, reply.id}
     assert isinstance(events[-1], ActivePathChanged) and events[-1].leaf_id == answer.id
-    assert await engine.search("zebrafish") == []  # hidden from search during the undo window
+    assert await engine.library.search("zebrafish") == []  # hidden from search during the undo window
     assert {second.id, reply.id} <= stored_ids(engine, session_id)  # rows still there: undo is cheap
     assert (await stored_path(engine.data_dir, session_id))[-1].id == answer.id  # stored leaf moved now
 
@@ -109,9 +109,9 @@ async def test_undo_brings_back_the_same_tree_and_search_hits(
     # A second version of the first answer, then back to version 1: the deleted message's
     # place among its siblings and the active leaf deep below it must both come back.
     replay_server.enqueue(text_reply("Alpha again."))
-    engine.regenerate(session_id, answer.id)
-    await asyncio.wait_for(engine.wait_idle(session_id), 20)
-    await engine.switch_version(session_id, live.conversation.path()[1].id, -1)
+    engine.turns.regenerate(session_id, answer.id)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 20)
+    await engine.controls.switch_version(session_id, live.conversation.path()[1].id, -1)
     before = shape(live.conversation.tree)
     stored_before = stored_ids(engine, session_id)
     events: list[ConversationEvent] = []
@@ -126,7 +126,7 @@ async def test_undo_brings_back_the_same_tree_and_search_hits(
     assert shape(live.conversation.tree) == before
     assert live.conversation.tree.version(answer.id).index == 1
     assert any(isinstance(e, MessagesRestored) and e.message_id == answer.id for e in events)
-    assert [h.message_id for h in await engine.search("zebrafish")]
+    assert [h.message_id for h in await engine.library.search("zebrafish")]
     await engine.messages.purge()  # nothing pending: nothing deleted
     assert stored_ids(engine, session_id) == stored_before
     # A restart sees the same active path.
@@ -177,15 +177,15 @@ async def test_delete_is_refused_while_a_turn_runs(engine: Engine, replay_server
     await turn(engine, session.id, "first")
     live = await engine.sessions.open_session(session.id)
     first = live.conversation.path()[0]
-    engine.send(session.id, "second")
+    engine.turns.send(session.id, "second")
     while live.conversation.reply is None:
         await asyncio.sleep(0.01)
     with pytest.raises(SessionBusyError) as refused:
         await engine.messages.delete_message(session.id, first.id)
     assert "delete" in refused.value.user_message
     assert first.id in live.conversation.tree
-    engine.cancel(session.id)
-    await engine.wait_idle(session.id)
+    engine.turns.cancel(session.id)
+    await engine.turns.wait_idle(session.id)
     with pytest.raises(MessageGoneError):
         await engine.messages.delete_message(session.id, "no-such-message")
 

@@ -96,8 +96,10 @@ async def test_search_can_keep_to_one_project(engine: Engine, replay_server: Rep
     for info in (inside, outside):
         replay_server.enqueue(sse_response(openai_text_stream(["noted"])))
         await turn(engine, info.id, "the lighthouse at dawn")
-    assert {h.session_id for h in await engine.search("lighthouse")} == {inside.id, outside.id}
-    assert {h.session_id for h in await engine.search("lighthouse", project_id=project.id)} == {inside.id}
+    assert {h.session_id for h in await engine.library.search("lighthouse")} == {inside.id, outside.id}
+    assert {h.session_id for h in await engine.library.search("lighthouse", project_id=project.id)} == {
+        inside.id
+    }
     listed = await engine.sessions.list_sessions(project_id=project.id)
     assert [s.id for s in listed] == [inside.id]
     assert await engine.projects.project_chat_counts() == {project.id: 1}

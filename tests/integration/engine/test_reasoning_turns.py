@@ -82,7 +82,7 @@ async def test_reasoning_is_stored_while_it_streams(engine: Engine, replay_serve
     replay_server.enqueue(sse_response(chunks, stall_after=6, stall_for=30))  # role + 5 reasoning chunks
     session = await engine.sessions.new_session()
     live = await engine.sessions.open_session(session.id)
-    engine.send(session.id, "What is 17 × 23?")
+    engine.turns.send(session.id, "What is 17 × 23?")
     deadline = time.monotonic() + 20
     stored = None
     while time.monotonic() < deadline and stored is None:
@@ -94,8 +94,8 @@ async def test_reasoning_is_stored_while_it_streams(engine: Engine, replay_serve
     assert stored[:2] == ("", "streaming")
     assert json.loads(stored[2])["reasoning"][0]["text"] == THOUGHT
     assert live.conversation.reply is not None and live.conversation.reply.reasoning[0].duration_ms is None
-    engine.cancel(session.id)
-    await asyncio.wait_for(engine.wait_idle(session.id), 20)
+    engine.turns.cancel(session.id)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 20)
     reply = (await stored_path(engine.data_dir, session.id))[-1]
     assert reply.status is MessageStatus.CANCELLED and reply.reasoning[0].text == THOUGHT
     assert reply.reasoning[0].duration_ms is not None  # stopped mid-thought: timed up to the stop

@@ -123,10 +123,10 @@ async def test_two_engines_starting_a_turn_at_once_exactly_one_runs(
     (await a.sessions.open_session(info.id)).subscribe(tabs["a"].append)
     (await b.sessions.open_session(info.id)).subscribe(tabs["b"].append)
 
-    a.send(info.id, "from A")
-    b.send(info.id, "from B")  # same loop turn: both staged before either asked for the lease
-    await a.wait_idle(info.id)
-    await b.wait_idle(info.id)
+    a.turns.send(info.id, "from A")
+    b.turns.send(info.id, "from B")  # same loop turn: both staged before either asked for the lease
+    await a.turns.wait_idle(info.id)
+    await b.turns.wait_idle(info.id)
 
     refused = {
         name: [e for e in events if isinstance(e, TurnFailed) and e.error.kind == "busy_elsewhere"]
@@ -163,22 +163,22 @@ async def test_stop_asked_from_b_stops_a_s_turn_and_keeps_its_partial_reply(
     live_a.subscribe(lambda e: grown.append(e) if isinstance(e, TextDelta) else None)
     b_events: list[ConversationEvent] = []
     (await b.sessions.open_session(info.id)).subscribe(b_events.append)
-    a.send(info.id, "a long one")
+    a.turns.send(info.id, "a long one")
     await until(lambda: len(grown) >= 3)
-    assert await b.busy_elsewhere(info.id) == socket.gethostname()
-    assert await a.busy_elsewhere(info.id) is None  # its own turn is not "elsewhere"
+    assert await b.turns.busy_elsewhere(info.id) == socket.gethostname()
+    assert await a.turns.busy_elsewhere(info.id) is None  # its own turn is not "elsewhere"
 
-    assert await b.stop_elsewhere(info.id)
+    assert await b.turns.stop_elsewhere(info.id)
     assert any(isinstance(e, SessionBusyElsewhere) and e.stop_requested for e in b_events)
     async with asyncio.timeout(WAIT):
-        await a.wait_idle(info.id)
+        await a.turns.wait_idle(info.id)
     reply = live_a.conversation.path()[-1]
     assert reply.status is MessageStatus.CANCELLED
     assert reply.text and whole.startswith(reply.text) and reply.text != whole
     stored = (await b.store.load_tree(info.id)).get(reply.id)
     assert stored.status is MessageStatus.CANCELLED and stored.text == reply.text
-    assert await b.busy_elsewhere(info.id) is None
-    assert not await b.stop_elsewhere(info.id)  # nothing runs any more
+    assert await b.turns.busy_elsewhere(info.id) is None
+    assert not await b.turns.stop_elsewhere(info.id)  # nothing runs any more
 
 
 async def test_the_turn_after_a_refusal_runs_once_the_other_has_ended(
@@ -189,17 +189,17 @@ async def test_the_turn_after_a_refusal_runs_once_the_other_has_ended(
     info = await a.sessions.new_session("Taking turns")
     await a.sessions.open_session(info.id)
     await b.sessions.open_session(info.id)
-    a.send(info.id, "first")
+    a.turns.send(info.id, "first")
     await until(lambda: a.leases.holds(info.id))
     b_events: list[ConversationEvent] = []
     b.sessions.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
-    b.send(info.id, "second")
-    await b.wait_idle(info.id)
+    b.turns.send(info.id, "second")
+    await b.turns.wait_idle(info.id)
     assert any(isinstance(e, TurnFailed) and e.error.kind == "busy_elsewhere" for e in b_events)
-    await a.wait_idle(info.id)
+    await a.turns.wait_idle(info.id)
     replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
-    b.send(info.id, "second")
-    await b.wait_idle(info.id)
+    b.turns.send(info.id, "second")
+    await b.turns.wait_idle(info.id)
     tree = await a.store.load_tree(info.id)
     assert sorted(m.text for m in tree if m.kind is MessageKind.PROMPT) == ["first", "second"]
 
@@ -219,12 +219,12 @@ async def test_an_open_tab_is_told_where_its_chat_replies_and_when_that_ends(
     a.sessions.live(info.id).subscribe(  # type: ignore[union-attr]
         lambda e: a_shown.append(e) if isinstance(e, SessionBusyElsewhere) else None
     )
-    a.send(info.id, "watch me")
+    a.turns.send(info.id, "watch me")
     host = socket.gethostname()
     await until(lambda: bool(shown) and shown[-1] == SessionBusyElsewhere(info.id, host, False))
-    assert await b.stop_elsewhere(info.id)
+    assert await b.turns.stop_elsewhere(info.id)
     await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, host, True))
-    await a.wait_idle(info.id)
+    await a.turns.wait_idle(info.id)
     await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
     assert a_shown == []  # its own turn is never "elsewhere" to it
 
@@ -245,20 +245,20 @@ async def test_a_dead_holders_lease_stops_showing_busy_once_it_expires(
     assert (await a.store.acquire_lease(info.id, dead, a.leases.expires_after)).ok
     busy = SessionBusyElsewhere(info.id, "gone.example", False)
     async with asyncio.timeout(WAIT):  # alive: it beats until B has seen it
-        while busy not in shown or await b.busy_elsewhere(info.id) != "gone.example":
+        while busy not in shown or await b.turns.busy_elsewhere(info.id) != "gone.example":
             assert (await a.store.lease_heartbeat(info.id, dead)).held
             await asyncio.sleep(HEARTBEAT)
 
     # It dies: no more heartbeats, and its row stays.
     await until(lambda: shown[-1] == SessionBusyElsewhere(info.id, "", False))
     assert (await b.store.get_lease(info.id)) is not None  # nobody deleted it: B saw it expire
-    assert await b.busy_elsewhere(info.id) is None
+    assert await b.turns.busy_elsewhere(info.id) is None
 
     replay_server.enqueue(sse_response(openai_text_stream(["taken ", "over"])))
     b_events: list[ConversationEvent] = []
     b.sessions.live(info.id).subscribe(b_events.append)  # type: ignore[union-attr]
-    b.send(info.id, "anyone there?")
-    await b.wait_idle(info.id)
+    b.turns.send(info.id, "anyone there?")
+    await b.turns.wait_idle(info.id)
     assert not any(isinstance(e, TurnFailed) for e in b_events), b_events
     tree = await b.store.load_tree(info.id)
     assert [m.text for m in tree.path(tree.active_leaf)] == ["anyone there?", "taken over"]
@@ -408,7 +408,7 @@ async def test_a_live_holder_whose_clock_is_behind_keeps_its_lease_against_a_rea
     async with held_elsewhere(a.store, info.id, holder, a.leases.expires_after):
         refused = await b.store.acquire_lease(info.id, b.leases.holder, b.leases.expires_after)
         assert not refused.ok and refused.held is not None and refused.held.holder == holder
-        assert await b.busy_elsewhere(info.id) == "machine-a.example"
+        assert await b.turns.busy_elsewhere(info.id) == "machine-a.example"
         lease = await b.store.get_lease(info.id)
         assert lease is not None and lease.holder == holder
 
@@ -425,12 +425,12 @@ async def test_a_dead_holder_expires_on_time_for_a_reader_whose_clock_is_behind(
     info = await a.sessions.new_session("Skewed, dead")
     dead = "machine-a.example|4242|dead"
     assert (await a.store.acquire_lease(info.id, dead, a.leases.expires_after)).ok
-    assert await b.busy_elsewhere(info.id) == "machine-a.example"
+    assert await b.turns.busy_elsewhere(info.id) == "machine-a.example"
     last_beat = time.monotonic()
     assert (await a.store.lease_heartbeat(info.id, dead)).held  # its last heartbeat
 
     async with asyncio.timeout(WAIT):
-        while await b.busy_elsewhere(info.id) is not None:
+        while await b.turns.busy_elsewhere(info.id) is not None:
             await asyncio.sleep(0.05)
     assert time.monotonic() - last_beat >= b.leases.expires_after.total_seconds()  # not before its time
     taken = await b.store.acquire_lease(info.id, b.leases.holder, b.leases.expires_after)

@@ -102,7 +102,7 @@ async def test_delete_is_undoable_then_final(engine: Engine, replay_server: Repl
     assert SessionRemoved(session.id) in events
     assert engine.sessions.live(session.id) is None
     assert session.id not in [s.id for s in await engine.sessions.list_sessions()]
-    assert await engine.search("zebra") == []
+    assert await engine.library.search("zebra") == []
     with pytest.raises(SessionClosedError):
         await engine.sessions.open_session(session.id)
     restored = await engine.sessions.restore_session(session.id)
@@ -110,7 +110,7 @@ async def test_delete_is_undoable_then_final(engine: Engine, replay_server: Repl
     assert any(isinstance(e, SessionRestored) and e.session.id == session.id for e in events)
     live = await engine.sessions.open_session(session.id)
     assert [m.text for m in live.conversation.path()] == ["tell me about zebras", "a zebra answer"]
-    assert [h.session_id for h in await engine.search("zebra")] == [session.id, session.id]
+    assert [h.session_id for h in await engine.library.search("zebra")] == [session.id, session.id]
     assert await engine.sessions.get_draft(session.id) == Draft("unsent")
     # delete again and let the undo window pass: gone from the store, with its draft
     engine.sessions.undo_seconds = 0.05
@@ -130,11 +130,11 @@ async def test_delete_cancels_a_running_turn_and_keeps_its_partial_reply(
     live = await engine.sessions.open_session(session.id)
     deltas: list[str] = []
     live.subscribe(lambda e: deltas.append(e.delta) if isinstance(e, TextDelta) else None)
-    engine.send(session.id, "Count slowly")
+    engine.turns.send(session.id, "Count slowly")
     while len(deltas) < 3:
         await asyncio.sleep(0.01)
     await engine.sessions.delete_session(session.id)
-    assert not engine.running(session.id)
+    assert not engine.turns.running(session.id)
     path = await stored_path(engine.data_dir, session.id)
     assert path[-1].status is MessageStatus.CANCELLED and path[-1].text.startswith("w0 w1 w2")
     assert session.id not in [

@@ -284,14 +284,14 @@ async def test_stop_during_a_hook_ends_it_at_once(
     hook = ContextHook(f"echo $$ > {pid_file}; exec sleep 120", timeout=300)
     session_id = await with_session_context(engine, StickyContext(hooks=(hook,)))
     await engine.sessions.open_session(session_id)
-    engine.send(session_id, "Hi")
+    engine.turns.send(session_id, "Hi")
     for _ in range(3000):  # the hook has started
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.01)
     pid = int(pid_file.read_text())
-    engine.cancel(session_id)
-    await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    engine.turns.cancel(session_id)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     assert replay_server.requests == []  # nothing was sent
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

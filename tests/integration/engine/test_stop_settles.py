@@ -37,11 +37,11 @@ SETTLE_BOUND = 5.0
 
 async def stop(engine: Engine, session_id: str, what: str) -> float:
     started = time.monotonic()
-    engine.cancel(session_id)
-    await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    engine.turns.cancel(session_id)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     settle = time.monotonic() - started
     print(f"\nStop while {what}: ready again in {settle * 1000:.0f} ms")
-    assert not engine.running(session_id)
+    assert not engine.turns.running(session_id)
     return settle
 
 
@@ -55,7 +55,7 @@ async def test_stop_while_streaming_settles_and_keeps_the_partial_reply(
     replay_server.enqueue(slow_text("word " * 200))
     session_id = (await engine.sessions.new_session()).id
     live = await engine.sessions.open_session(session_id)
-    engine.send(session_id, "a long answer please")
+    engine.turns.send(session_id, "a long answer please")
     await until(lambda: live.conversation.reply is not None and live.conversation.reply.text)
 
     assert await stop(engine, session_id, "streaming") < SETTLE_BOUND
@@ -75,7 +75,7 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
         asked.set()
         return await never  # the user never answers
 
-    engine.set_approval_handler(handler)
+    engine.turns.set_approval_handler(handler)
     await engine.agents.save_agent(
         AgentConfig(
             "default",
@@ -92,7 +92,7 @@ async def test_stop_while_awaiting_approval_settles_with_cancelled_results(
     )
     session_id = (await engine.sessions.new_session()).id
     live = await engine.sessions.open_session(session_id)
-    engine.send(session_id, "what is in the folder?")
+    engine.turns.send(session_id, "what is in the folder?")
     await asyncio.wait_for(asked.wait(), 30)
     assert live.conversation.state is TurnState.AWAITING_APPROVAL
 
@@ -118,16 +118,16 @@ async def test_stop_during_compaction_settles_and_changes_nothing(
     live = await engine.sessions.open_session(session_id)
     replay_server.enqueue(slow_text("A summary that takes its time. " * 40))
 
-    compaction = asyncio.create_task(engine.compact(session_id))
+    compaction = asyncio.create_task(engine.turns.compact(session_id))
     await until(lambda: replay_server.stream_requests())  # the summary request is out
-    assert engine.running(session_id)
+    assert engine.turns.running(session_id)
     started = time.monotonic()
-    engine.cancel(session_id)
+    engine.turns.cancel(session_id)
     await asyncio.wait_for(asyncio.gather(compaction, return_exceptions=True), 30)
     settle = time.monotonic() - started
     print(f"\nStop during compaction: ready again in {settle * 1000:.0f} ms")
     assert settle < SETTLE_BOUND
-    assert not engine.running(session_id)
+    assert not engine.turns.running(session_id)
     assert live.conversation.ready_for_input
     stored = await stored_path(engine.data_dir, session_id)
     assert [m.text for m in stored] == [m.text for m in history]  # no half summary

@@ -69,20 +69,20 @@ async def test_a_send_from_inside_the_idle_event_is_accepted_and_the_turn_was_st
             ).fetchone()
         finally:
             connection.close()
-        seen_at_idle.append((engine.running(session_id), row and f"{row[0]}:{row[1]}"))
+        seen_at_idle.append((engine.turns.running(session_id), row and f"{row[0]}:{row[1]}"))
         if len(seen_at_idle) == rounds:
             finished.set()
             return
         try:
-            engine.send(session_id, f"question {len(seen_at_idle)}")
+            engine.turns.send(session_id, f"question {len(seen_at_idle)}")
         except Exception as err:  # the failure this test exists for: SessionBusyError
             refused.append(err)
             finished.set()
 
     live.subscribe(on_event)
-    engine.send(session_id, "question 0")
+    engine.turns.send(session_id, "question 0")
     await asyncio.wait_for(finished.wait(), 60)
-    await engine.wait_idle(session_id)
+    await engine.turns.wait_idle(session_id)
     assert refused == []
     assert seen_at_idle == [(False, f"complete:answer {i} done") for i in range(rounds)]
     path = await stored_path(engine.data_dir, session_id)
@@ -111,13 +111,13 @@ async def test_a_held_write_lock_during_a_turn_only_delays_it(
         finally:
             connection.close()
 
-    engine.send(session_id, "count")
+    engine.turns.send(session_id, "count")
     await until(lambda: any(isinstance(e, TextDelta) for e in events))
     holder = threading.Thread(target=hold_lock)
     holder.start()
     try:
         await until(locked.is_set)
-        await asyncio.wait_for(engine.wait_idle(session_id), 60)
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), 60)
     finally:
         await asyncio.to_thread(holder.join)
     assert not [e for e in events if isinstance(e, TurnFailed)]
@@ -137,7 +137,7 @@ async def test_refused_writes_keep_the_text_in_memory_and_the_session_busy_until
     live = await engine.sessions.open_session(session_id)
     events: list[ConversationEvent] = []
     live.subscribe(events.append)
-    engine.send(session_id, "keep this")
+    engine.turns.send(session_id, "keep this")
     await until(lambda: any(isinstance(e, TextDelta) for e in events))
     refuse(database(engine), "UPDATE")  # the reply exists; its text and final state cannot be written
     try:
@@ -149,15 +149,15 @@ async def test_refused_writes_keep_the_text_in_memory_and_the_session_busy_until
         )
         # The reply is complete in memory, but not stored: the session stays busy, and Stop
         # does not throw the unsaved text away.
-        assert engine.running(session_id)
+        assert engine.turns.running(session_id)
         with pytest.raises(SessionBusyError):
-            engine.send(session_id, "too early")
-        engine.cancel(session_id)
+            engine.turns.send(session_id, "too early")
+        engine.turns.cancel(session_id)
         assert live.conversation.path()[-1].text == "".join(pieces)
         assert not any(isinstance(e, TurnStateChanged) and e.state is TurnState.IDLE for e in events)
     finally:
         accept(database(engine), "UPDATE")
-    await asyncio.wait_for(engine.wait_idle(session_id), 60)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 60)
 
     saving = [e for e in events if isinstance(e, SaveStateChanged)]
     assert saving[0].saving and saving[0].error is not None
@@ -184,8 +184,8 @@ async def test_a_prompt_the_store_refuses_is_not_sent_and_comes_back(
     live.subscribe(events.append)
     refuse(database(engine), "INSERT")
     try:
-        engine.send(session_id, "do not lose me")
-        await asyncio.wait_for(engine.wait_idle(session_id), 30)
+        engine.turns.send(session_id, "do not lose me")
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     finally:
         accept(database(engine), "INSERT")
 
@@ -199,8 +199,8 @@ async def test_a_prompt_the_store_refuses_is_not_sent_and_comes_back(
     assert live.conversation.path() == []  # the prompt left the conversation with the failure
 
     replay_server.enqueue(sse_response(openai_text_stream(["Now it is kept."])))
-    engine.send(session_id, "do not lose me")
-    await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    engine.turns.send(session_id, "do not lose me")
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     assert [m.text for m in await stored_path(engine.data_dir, session_id)] == [
         "do not lose me",
         "Now it is kept.",
@@ -219,13 +219,13 @@ async def test_a_failed_turn_whose_ending_cannot_be_stored_still_says_why(
     live.subscribe(events.append)
     refuse(database(engine), "INSERT", when="NEW.kind != 'prompt'")  # the failure record is refused
     try:
-        engine.send(session_id, "hello")
+        engine.turns.send(session_id, "hello")
         await until(lambda: any(isinstance(e, SaveStateChanged) for e in events))
         await until(lambda: any(isinstance(e, TurnFailed) for e in events))
-        assert engine.running(session_id)  # still saving: not failed-and-idle yet
+        assert engine.turns.running(session_id)  # still saving: not failed-and-idle yet
     finally:
         accept(database(engine), "INSERT")
-    await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
 
     failed = next(e for e in events if isinstance(e, TurnFailed))
     assert failed.error.kind != "storage" and failed.unsent_prompt is None  # the provider's own error

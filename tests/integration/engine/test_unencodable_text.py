@@ -59,12 +59,12 @@ async def test_a_streamed_lone_surrogate_is_stored_and_the_turn_completes(
         events: list[object] = []
         live.subscribe(events.append)
         replay_server.enqueue(sse_response(stream_with_lone_surrogate(), chunk_delay=0.01))
-        engine.send(session.id, "Say hello")
-        await asyncio.wait_for(engine.wait_idle(session.id), 60)
+        engine.turns.send(session.id, "Say hello")
+        await asyncio.wait_for(engine.turns.wait_idle(session.id), 60)
         # the reply (the lone surrogate still in memory) goes back to the model in the next request
         replay_server.enqueue(sse_response(openai_text_stream(["Again."])))
-        engine.send(session.id, "Once more")
-        await asyncio.wait_for(engine.wait_idle(session.id), 60)
+        engine.turns.send(session.id, "Once more")
+        await asyncio.wait_for(engine.turns.wait_idle(session.id), 60)
         assert not [e for e in events if isinstance(e, TurnFailed)]
         sent = replay_server.stream_requests()[-1].body["messages"]
         assert [m["content"] for m in sent if m["role"] == "assistant"] == ["Hel\ufffdlo"]

@@ -57,7 +57,7 @@ async def round_trip(folder: Path, generated: list[Chat]) -> None:
         for chat in generated:
             await store_chat(source.store, chat)
         path = folder / "everything.json"
-        await source.export(path, ExportFormat.JSON)
+        await source.library.export(path, ExportFormat.JSON)
         assert await snapshot(target) == {}
         await import_file(target, path)
         before, after = await snapshot(source), await snapshot(target)
@@ -111,16 +111,16 @@ async def test_markdown_of_the_active_path_and_of_every_branch(tmp_path: Path) -
     try:
         await store_chat(engine.store, branched_chat())
         active = tmp_path / "active.md"
-        await engine.export(active, ExportFormat.MARKDOWN, ["chat-1"])
+        await engine.library.export(active, ExportFormat.MARKDOWN, ["chat-1"])
         text = active.read_text(encoding="utf-8")
         assert text.startswith("# Branches\n")
         assert "hello there" in text and "second answer" in text and "*(stopped)*" in text
         for elsewhere in ("first answer", "tell me more", "file body", "hello, edited"):
             assert elsewhere not in text
-        assert text == await engine.export_markdown("chat-1"), "the tab's Export… gives the same text"
+        assert text == await engine.library.export_markdown("chat-1"), "the tab's Export… gives the same text"
 
         every = tmp_path / "every.md"
-        await engine.export(every, ExportFormat.MARKDOWN_BRANCHES, ["chat-1"])
+        await engine.library.export(every, ExportFormat.MARKDOWN_BRANCHES, ["chat-1"])
         text = every.read_text(encoding="utf-8")
         for each in ("second answer", "first answer", "tell me more", "file body", "hello, edited"):
             assert text.count(each) == 1, each
@@ -143,14 +143,14 @@ async def test_several_chats_in_the_order_asked_and_everything_includes_archived
             await store_chat(engine.store, Chat(info, [Message.prompt(f"words of chat {n}", id=f"m{n}")]))
         await engine.sessions.delete_session("s4")  # deleted but undoable: not exported
         chosen = tmp_path / "chosen.md"
-        await engine.export(chosen, ExportFormat.MARKDOWN, ["s3", "s1"])
+        await engine.library.export(chosen, ExportFormat.MARKDOWN, ["s3", "s1"])
         text = chosen.read_text(encoding="utf-8")
         assert text.index("Chat number 3") < text.index("\n---\n") < text.index("Chat number 1")
         assert "Chat number 2" not in text
 
         seen: list[tuple[int, int | None]] = []
         everything = tmp_path / "all.json"
-        await engine.export(
+        await engine.library.export(
             everything, ExportFormat.JSON, progress=lambda done, total: seen.append((done, total))
         )
         data = json.loads(everything.read_text(encoding="utf-8"))
@@ -170,11 +170,11 @@ async def test_a_missing_chat_or_an_unwritable_place_is_an_export_error_and_leav
         target = tmp_path / "out.json"
         target.write_text("the earlier export", encoding="utf-8")
         with pytest.raises(ExportError, match="no chat with the id 'nope'"):
-            await engine.export(target, ExportFormat.JSON, ["chat-1", "nope"])
+            await engine.library.export(target, ExportFormat.JSON, ["chat-1", "nope"])
         assert target.read_text(encoding="utf-8") == "the earlier export"
         assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "out.json"]
 
         with pytest.raises(ExportError, match="Choose another place"):
-            await engine.export(tmp_path / "no such folder" / "x.md", ExportFormat.MARKDOWN)
+            await engine.library.export(tmp_path / "no such folder" / "x.md", ExportFormat.MARKDOWN)
     finally:
         await engine.aclose()

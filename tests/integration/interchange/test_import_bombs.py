@@ -28,7 +28,7 @@ async def test_the_engine_refuses_a_bomb_in_small_memory(tmp_path: Path) -> None
     bomb = write_zip_bomb(tmp_path / "bomb.zip", inflated=2 * GB, prefix=b'[{"title": "')
     engine = await Engine.open(tmp_path / "data")
     try:
-        report, peak = await traced_peak_async(lambda: engine.import_file(bomb))
+        report, peak = await traced_peak_async(lambda: engine.library.import_file(bomb))
     finally:
         await engine.aclose()
     print(f"peak {peak / MB:.1f} MB")

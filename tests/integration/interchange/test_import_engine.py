@@ -43,7 +43,7 @@ async def stored_shape(store: Store, session_id: str) -> tuple[list[tuple[str, s
 async def test_import_stores_whole_trees_announces_them_and_is_searchable(engine: Engine) -> None:
     events: list[SessionEvent] = []
     engine.sessions.subscribe_sessions(events.append)
-    report = await engine.import_file(CHATGPT)
+    report = await engine.library.import_file(CHATGPT)
     assert (report.imported, report.updated, report.skipped, len(report.failed)) == (3, 0, 0, 2)
     parsed = [c for c in read_file(CHATGPT) if isinstance(c, ImportedConversation)]
     for conversation in parsed:
@@ -54,7 +54,7 @@ async def test_import_stores_whole_trees_announces_them_and_is_searchable(engine
     assert announced == {c.session_id for c in parsed}
     info = await engine.store.get_session(parsed[1].session_id)
     assert info is not None and info.archived and info.title == "Describe this cat picture."
-    hits = await engine.search("interpreter printed")
+    hits = await engine.library.search("interpreter printed")
     assert [h.session_title for h in hits] == ["Sum in Python"]
 
 
@@ -62,8 +62,8 @@ async def test_import_stores_whole_trees_announces_them_and_is_searchable(engine
 async def test_second_import_skips_and_changed_file_updates_append_only(
     engine: Engine, tmp_path: Path
 ) -> None:
-    await engine.import_file(CHATGPT)
-    again = await engine.import_file(CHATGPT)
+    await engine.library.import_file(CHATGPT)
+    again = await engine.library.import_file(CHATGPT)
     assert (again.imported, again.updated, again.skipped) == (0, 0, 3)
 
     data: list[dict[str, Any]] = json.loads(CHATGPT.read_text())
@@ -87,7 +87,7 @@ async def test_second_import_skips_and_changed_file_updates_append_only(
     chat["current_node"] = "user-3"
     changed = tmp_path / "changed.json"
     changed.write_text(json.dumps([chat]))
-    report = await engine.import_file(changed)
+    report = await engine.library.import_file(changed)
     assert (report.imported, report.updated, report.skipped) == (0, 1, 0)
 
     session_id = next(c for c in read_file(changed) if isinstance(c, ImportedConversation)).session_id
@@ -105,7 +105,7 @@ async def test_second_import_skips_and_changed_file_updates_append_only(
     info = await engine.store.get_session(session_id)
     assert info is not None and info.title == "Sums in Python"
     assert len(tree) == 8
-    twice = await engine.import_file(changed)
+    twice = await engine.library.import_file(changed)
     assert (twice.updated, twice.skipped) == (0, 1)
 
 
@@ -152,7 +152,7 @@ async def test_cancel_mid_import_leaves_only_whole_conversations(engine: Engine,
         if step.done >= 5:
             reached.set()
 
-    task = asyncio.create_task(engine.import_file(path, progress))
+    task = asyncio.create_task(engine.library.import_file(path, progress))
     await asyncio.wait_for(reached.wait(), 120)
     task.cancel()
     report = await task
@@ -164,7 +164,7 @@ async def test_cancel_mid_import_leaves_only_whole_conversations(engine: Engine,
         assert await engine.store.message_count(info.id) == 40
     assert seen[0].fraction is not None and seen[0].total is None
 
-    rest = await engine.import_file(path)  # the rest comes in later; what was there is skipped
+    rest = await engine.library.import_file(path)  # the rest comes in later; what was there is skipped
     assert (rest.imported, rest.skipped) == (200 - report.imported, report.imported)
 
 
@@ -178,8 +178,8 @@ async def test_messages_of_another_chat_are_refused(engine: Engine, tmp_path: Pa
     first.write_text(dumps([(SessionInfo(id="s1", title="One"), [Message.prompt("hi", id="shared-id")])]))
     second = tmp_path / "two.json"
     second.write_text(dumps([(SessionInfo(id="s2", title="Two"), [Message.prompt("hi", id="shared-id")])]))
-    assert (await engine.import_file(first)).imported == 1
-    report = await engine.import_file(second)
+    assert (await engine.library.import_file(first)).imported == 1
+    report = await engine.library.import_file(second)
     assert report.imported == 0
     assert [(p.title, p.reason) for p in report.failed] == [
         ("Two", "Some of its messages are already stored in another chat.")

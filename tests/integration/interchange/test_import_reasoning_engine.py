@@ -38,7 +38,7 @@ async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
 async def test_imported_reasoning_is_stored_apart_from_the_text(
     engine: Engine, fixture: str, source: str, words: str
 ) -> None:
-    report = await engine.import_file(REASONING / fixture)
+    report = await engine.library.import_file(REASONING / fixture)
     assert report.imported == 1 and not report.failed
     (parsed,) = [c for c in read_file(REASONING / fixture) if isinstance(c, ImportedConversation)]
     tree = await engine.store.load_tree(parsed.session_id)
@@ -50,5 +50,5 @@ async def test_imported_reasoning_is_stored_apart_from_the_text(
     assert all(b.source == source for m in thinking for b in m.reasoning)
     assert any(words in b.text for m in thinking for b in m.reasoning)
     assert all(words not in m.text for m in tree)
-    again = await engine.import_file(REASONING / fixture)
+    again = await engine.library.import_file(REASONING / fixture)
     assert (again.imported, again.updated) == (0, 0), "a second import finds it unchanged"

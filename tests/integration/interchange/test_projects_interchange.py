@@ -42,7 +42,7 @@ async def test_chats_come_back_in_their_projects(tmp_path: Path) -> None:
             "garden"
         )  # same name, other case: matched, not doubled
         path = tmp_path / "all.json"
-        await source.export(path, ExportFormat.JSON)
+        await source.library.export(path, ExportFormat.JSON)
 
         records = {r["id"]: r for r in json.loads(path.read_text(encoding="utf-8"))["sessions"]}
         assert records["g0"]["project"] == {
@@ -52,7 +52,7 @@ async def test_chats_come_back_in_their_projects(tmp_path: Path) -> None:
         }
         assert "project" not in records["loose"]
 
-        report = await target.import_file(path)
+        report = await target.library.import_file(path)
         assert report.imported == 3 and not report.failed
         assert [p.name for p in await target.projects.list_projects()] == ["garden"]
         for n in range(2):
@@ -77,8 +77,8 @@ async def test_a_missing_project_is_made_with_the_files_colour_and_instructions(
         await store_chat(source.store, Chat(SessionInfo(id="w", title="memo"), [Message.prompt("hi")]))
         await source.projects.set_session_project("w", work.id)
         path = tmp_path / "work.json"
-        await source.export(path, ExportFormat.JSON, ["w"])
-        await target.import_file(path)
+        await source.library.export(path, ExportFormat.JSON, ["w"])
+        await target.library.import_file(path)
         (made,) = await target.projects.list_projects()
         assert (made.name, made.colour, made.instructions) == ("Work", "#ef4444", "Be formal.")
         info = await target.store.get_session("w")

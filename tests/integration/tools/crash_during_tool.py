@@ -72,8 +72,8 @@ async def main(data_dir: Path, base_url: str, marker: Path, mcp_server: list[str
     session = await engine.sessions.new_session()
     print(session.id, flush=True)
     await engine.sessions.open_session(session.id)
-    engine.send(session.id, "Do it")
-    await engine.wait_idle(session.id)
+    engine.turns.send(session.id, "Do it")
+    await engine.turns.wait_idle(session.id)
 
 
 if __name__ == "__main__":

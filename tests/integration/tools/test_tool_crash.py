@@ -42,14 +42,14 @@ async def test_sigkill_while_an_mcp_tool_runs_leaves_it_interrupted_and_the_mode
     engine = await open_engine(data_dir, replay_server)
     try:
         await engine.sessions.open_session(session_id)
-        stopped = engine.interrupted_tools(session_id)
+        stopped = engine.turns.interrupted_tools(session_id)
         assert stopped is not None and [c.id for c in stopped.calls] == ["m1"]
-        await engine.skip_interrupted_tools(session_id)
-        assert engine.interrupted_tools(session_id) is None
+        await engine.turns.skip_interrupted_tools(session_id)
+        assert engine.turns.interrupted_tools(session_id) is None
 
         replay_server.enqueue(text_reply(OPENAI, "Understood."))
-        engine.send(session_id, "go on without it")
-        await asyncio.wait_for(engine.wait_idle(session_id), 60)
+        engine.turns.send(session_id, "go on without it")
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), 60)
         sent = sent_tool_results(replay_server, len(replay_server.requests) - 1)
         text, _flag = sent["m1"]  # OpenAI's format has no error flag: the prefix says it
         assert list(sent) == ["m1"] and text == TOOL_ERROR_PREFIX + INTERRUPTED_RESULT_TEXT

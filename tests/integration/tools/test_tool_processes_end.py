@@ -95,9 +95,9 @@ async def test_sigkill_of_the_engine_ends_the_shell_command_and_its_children(
     engine = await open_engine(data_dir, replay_server)
     try:  # Run again is offered without a doubt: the command surely stopped
         await engine.sessions.open_session(session_id)
-        stopped = engine.interrupted_tools(session_id)
+        stopped = engine.turns.interrupted_tools(session_id)
         assert stopped is not None and [c.id for c in stopped.calls] == ["s1"]
-        assert engine.interrupted_tools_unsure(session_id) == ()
+        assert engine.turns.interrupted_tools_unsure(session_id) == ()
     finally:
         await engine.aclose()
 
@@ -123,8 +123,8 @@ async def test_sigkill_of_the_engine_ends_the_stdio_mcp_server_and_its_children(
     engine = await open_engine(data_dir, replay_server)
     try:  # a stdio server's call surely stopped with it
         await engine.sessions.open_session(session_id)
-        assert engine.interrupted_tools(session_id) is not None
-        assert engine.interrupted_tools_unsure(session_id) == ()
+        assert engine.turns.interrupted_tools(session_id) is not None
+        assert engine.turns.interrupted_tools_unsure(session_id) == ()
     finally:
         await engine.aclose()
 
@@ -140,4 +140,4 @@ async def test_run_again_of_a_remote_servers_call_is_not_vouched_for(
     assert (await engine.tool_servers.start("remote")).status is ServerStatus.READY
     session_id = await seed_interrupted_round(engine, tmp_path, "remote__echo")
     await engine.sessions.open_session(session_id)
-    assert engine.interrupted_tools_unsure(session_id) == ("remote__echo",)
+    assert engine.turns.interrupted_tools_unsure(session_id) == ("remote__echo",)

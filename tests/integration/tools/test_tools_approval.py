@@ -85,7 +85,7 @@ async def test_allow_deny_ask_by_name_and_wildcard(
         )
     )
     asker = Asker(engine, {"search_files": "allow"})
-    engine.set_approval_handler(asker)
+    engine.turns.set_approval_handler(asker)
     replay_server.enqueue(
         tool_call_reply(
             OPENAI,
@@ -166,7 +166,7 @@ async def test_always_allow_is_stored_and_survives_a_restart(
         )
     )
     first = Asker(engine, {"shell": "always", "faulty/echo": "always"})
-    engine.set_approval_handler(first)
+    engine.turns.set_approval_handler(first)
     replay_server.enqueue(
         tool_call_reply(
             OPENAI,
@@ -185,7 +185,7 @@ async def test_always_allow_is_stored_and_survives_a_restart(
     engine = await open_engine(data_dir, replay_server)  # a restart: new engine, same data dir
     try:
         second = Asker(engine, {"shell": "deny"})
-        engine.set_approval_handler(second)
+        engine.turns.set_approval_handler(second)
         replay_server.enqueue(
             tool_call_reply(
                 OPENAI,
@@ -215,7 +215,7 @@ async def test_deny_with_a_reason_reaches_an_anthropic_model(
         await engine.tool_servers.save_server(faulty_server())
         await engine.agents.save_agent(AgentConfig("default", "Default", enabled_tools=("faulty/*",)))
         asker = Asker(engine, {"faulty/echo": Decision("", allow=False, reason="not in production")})
-        engine.set_approval_handler(asker)
+        engine.turns.set_approval_handler(asker)
         replay_server.enqueue(
             tool_call_reply(kind, [("toolu_1", "faulty__echo", args(text="x"))]), text_reply(kind, "Fine.")
         )
@@ -239,7 +239,7 @@ async def test_write_file_approval_shows_a_diff(
         AgentConfig("default", "Default", enabled_tools=("write_file",), allowed_folders=(str(folder),))
     )
     asker = Asker(engine, {"write_file": "allow"})
-    engine.set_approval_handler(asker)
+    engine.turns.set_approval_handler(asker)
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("w1", "write_file", args(path="notes.md", content="one\nthree\n"))]),
         text_reply(OPENAI, "Written."),
@@ -288,14 +288,14 @@ async def test_interrupt_while_tools_run_gives_cancelled_results(
     live = await engine.sessions.open_session(session.id)
     events: list[object] = []
     live.subscribe(events.append)
-    engine.send(session.id, "run them")
+    engine.turns.send(session.id, "run them")
     await wait_for_state(events, TurnState.RUNNING_TOOLS)
     for _ in range(600):  # a condition, up to 30 s
         if (folder / "started.txt").exists():
             break
         await asyncio.sleep(0.05)
-    engine.cancel(session.id)
-    await asyncio.wait_for(engine.wait_idle(session.id), 20)
+    engine.turns.cancel(session.id)
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), 20)
 
     path = await stored_path(engine.data_dir, session.id)
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES

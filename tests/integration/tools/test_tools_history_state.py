@@ -83,8 +83,8 @@ async def test_branching_changes_what_is_remembered(engine: Engine, replay_serve
     replay_server.enqueue(
         tool_call_reply(OPENAI, [("n3", "notes", {"action": "get", "key": "k"})]), text_reply(OPENAI, "none")
     )
-    engine.edit_and_resend(session.id, first_prompt.id, "do not set anything")
-    await engine.wait_idle(session.id)
+    engine.turns.edit_and_resend(session.id, first_prompt.id, "do not set anything")
+    await engine.turns.wait_idle(session.id)
     text, _ = sent_tool_results(replay_server, 5)["n3"]
     assert "There is no note 'k'" in text
 

@@ -117,7 +117,7 @@ async def test_git_status_through_a_full_turn_with_approval(
         return [Decision(c.id, allow=True) for c in calls]
 
     try:
-        engine.set_approval_handler(allow_once)
+        engine.turns.set_approval_handler(allow_once)
         await engine.tool_servers.save_server(git_server(git_repository))
         await engine.agents.save_agent(
             AgentConfig("default", "Default", enabled_tools=("git/git_status", "git/git_log"))

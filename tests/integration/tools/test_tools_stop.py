@@ -43,8 +43,8 @@ async def appears(path: Path, timeout: float = 30) -> None:
 async def stop_and_measure(engine: Engine, session_id: str, what: str) -> float:
     """Press Stop and return the seconds until the turn is idle."""
     started = time.monotonic()
-    engine.cancel(session_id)
-    await asyncio.wait_for(engine.wait_idle(session_id), 30)
+    engine.turns.cancel(session_id)
+    await asyncio.wait_for(engine.turns.wait_idle(session_id), 30)
     settle = time.monotonic() - started
     print(f"\nStop during {what}: settled in {settle * 1000:.0f} ms")
     return settle
@@ -66,7 +66,7 @@ async def assert_cancelled_and_usable(
     engine: Engine, replay_server: ReplayServer, session_id: str, call_id: str
 ) -> None:
     live = engine.sessions.live(session_id)
-    assert live is not None and not engine.running(session_id)
+    assert live is not None and not engine.turns.running(session_id)
     assert live.conversation.state is TurnState.IDLE and live.conversation.ready_for_input
     stored = await stored_path(engine.data_dir, session_id)
     assert stored[-1].kind is MessageKind.CANCELLED_TOOL_USES
@@ -86,7 +86,7 @@ async def stop_shell_command(
     replay_server.enqueue(tool_call_reply(OPENAI, [("s1", "shell", {"command": command})]))
     session = await engine.sessions.new_session()
     await engine.sessions.open_session(session.id)
-    engine.send(session.id, "take your time")
+    engine.turns.send(session.id, "take your time")
     await appears(folder / "started.txt")
 
     settle = await stop_and_measure(engine, session.id, what)
@@ -137,7 +137,7 @@ async def test_stop_during_an_mcp_tool_settles_at_once_and_tells_the_server(
     )
     session = await engine.sessions.new_session()
     await engine.sessions.open_session(session.id)
-    engine.send(session.id, "wait for it")
+    engine.turns.send(session.id, "wait for it")
     await appears(marker)
 
     settle = await stop_and_measure(engine, session.id, f"an MCP tool over {transport.value}")

@@ -82,8 +82,8 @@ async def run_turn(
     events: list[ConversationEvent] = []
     unsubscribe = live.subscribe(events.append)
     try:
-        engine.send(session_id, text)
-        await asyncio.wait_for(engine.wait_idle(session_id), timeout)
+        engine.turns.send(session_id, text)
+        await asyncio.wait_for(engine.turns.wait_idle(session_id), timeout)
     finally:
         unsubscribe()
     return events

@@ -288,7 +288,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     type_and_send(harness.qtbot, tab, "Ask me, then I close")
     wait_asked(harness, tab)
     window.close_current_tab()
-    harness.qtbot.waitUntil(lambda: not harness.engine.running(session_id), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(session_id), timeout=15000)
     live = harness.engine.sessions.live(session_id)
     path = live.conversation.path()
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES
@@ -297,7 +297,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     # A turn that asks while its session has no tab opens one (in the background) to ask there.
     harness.server.enqueue(tool_reply(("x2", "shell", {"command": "echo reopened"})), text_reply("ok"))
     other = new_tab(harness)
-    harness.engine.send(session_id, "Ask again")
+    harness.engine.turns.send(session_id, "Ask again")
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=15000)
     reopened = window.tabs.tab_for(session_id)
     wait_asked(harness, reopened)

@@ -72,7 +72,7 @@ def test_click_a_version_on_another_branch_shows_that_path(harness: Any) -> None
     assert not tab.branch_map.isVisible()
 
     panel = open_map(harness, tab)
-    assert window.act_branch_map.isChecked()
+    assert window.menus.act_branch_map.isChecked()
     assert panel.map.hasFocus()
     layout = panel.map.tree_layout
     assert len(layout) == 5
@@ -168,14 +168,14 @@ def test_the_choice_is_remembered_with_the_window(harness: Any) -> None:
     assert window.window_state()["branch_map"] is True
     # The panel's own close button hides it and unchecks the menu entry.
     harness.qtbot.mouseClick(tab.branch_map.close_button, Qt.MouseButton.LeftButton)
-    assert not tab.branch_map.isVisible() and not window.act_branch_map.isChecked()
-    window.act_branch_map.trigger()
+    assert not tab.branch_map.isVisible() and not window.menus.act_branch_map.isChecked()
+    window.menus.act_branch_map.trigger()
     assert tab.branch_map.isVisible()
     harness.close()
 
     window = harness.open()
     harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=15000)
-    assert window.act_branch_map.isChecked()
+    assert window.menus.act_branch_map.isChecked()
     reopened = window.tabs.current_tab()
     harness.qtbot.waitUntil(lambda: reopened.branch_map.isVisible(), timeout=15000)
     layout = reopened.branch_map.map.tree_layout
@@ -242,5 +242,5 @@ def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
     # A tab opened while the map is shown has it from the start.
     other = new_tab(harness)
     harness.qtbot.waitUntil(lambda: other.shown_branch_map is not None, timeout=15000)
-    window.act_branch_map.trigger()
+    window.menus.act_branch_map.trigger()
     assert tab.shown_branch_map is None and other.shown_branch_map is None

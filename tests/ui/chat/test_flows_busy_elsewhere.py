@@ -38,7 +38,7 @@ async def second_instance(harness: Any, session_id: str, prompt: str) -> Engine:
         lease_heartbeat=0.2,
     )
     await other.sessions.open_session(session_id)
-    other.send(session_id, prompt)
+    other.turns.send(session_id, prompt)
     return other
 
 
@@ -76,7 +76,7 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
         harness.qtbot.waitUntil(other_reply_grown, timeout=20000)
         harness.qtbot.mouseClick(strip.button, Qt.MouseButton.LeftButton)
         harness.qtbot.waitUntil(lambda: "stop" in strip.label.text(), timeout=5000)
-        harness.qtbot.waitUntil(lambda: not other.running(tab.session_id), timeout=20000)
+        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=20000)
         harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
         # The other reply ended: the waiting message went, after it, and the box emptied.
         harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=20000)
@@ -118,7 +118,7 @@ def test_dont_send_keeps_the_waiting_message_in_the_box(harness: Any) -> None:
         harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
         harness.qtbot.mouseClick(strip.dont_send, Qt.MouseButton.LeftButton)
         assert not strip.dont_send.isVisible() and not strip.label.text().endswith("when it ends.")
-        harness.qtbot.waitUntil(lambda: not other.running(tab.session_id), timeout=30000)
+        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=30000)
         harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
         assert tab.composer.text() == "Maybe later", "not sent: still in the box"
         posts = [r for r in harness.server.requests if r.method == "POST"]
@@ -170,7 +170,7 @@ def test_a_message_waiting_for_a_killed_instance_is_sent_once_its_lease_is_gone(
     )
     # The tab shows text as it streams; the store has all of it once the turn is over
     # (idle means saved). Read before that, the last write may still be on its way.
-    harness.qtbot.waitUntil(lambda: not harness.engine.running(tab.session_id), timeout=30000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(tab.session_id), timeout=30000)
 
     async def stored() -> list[Any]:
         tree = await harness.engine.store.load_tree(tab.session_id)

@@ -16,7 +16,7 @@ from threadline.engine.events import ErrorAction
 def open_interrupted(harness: Any, tmp_path: Any, tool: str = "list_directory") -> Any:
     harness.open()
     session_id = harness.run(seed_interrupted_round(harness.engine, tmp_path, tool))
-    tab = harness.run(harness.window._open(session_id, focus=True))
+    tab = harness.run(harness.window.session_tabs.open(session_id, focus=True))
     harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=10000)
     assert "stopped while" in tab.banner.label.text()
     assert harness.server.stream_requests() == []  # nothing ran or was sent by itself

@@ -86,7 +86,7 @@ def test_the_delete_key_deletes_the_current_message_for_good(harness: Any) -> No
     harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 3, timeout=TIMEOUT)
     assert tab.undo_bar.label.text() == "Message deleted"
     harness.run(harness.engine.messages.purge())  # the undo window ends
-    assert harness.run(harness.engine.search("Zebrafish")) == []
+    assert harness.run(harness.engine.library.search("Zebrafish")) == []
     harness.qtbot.mouseClick(tab.undo_bar.button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: tab.banner.isVisible(), timeout=TIMEOUT)
     assert "Too late to undo" in tab.banner.error.message

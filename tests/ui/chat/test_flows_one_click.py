@@ -74,7 +74,7 @@ def test_one_click_on_continue_continues_a_stopped_reply(harness: Any) -> None:
 
     harness.run(fill())
     window = harness.open()
-    tab = harness.run(window._open("s1", focus=True))
+    tab = harness.run(window.session_tabs.open("s1", focus=True))
     harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 4, timeout=TIMEOUT)
     assert tab.view.scroll_to_message("p0", flash=False)
     assert "continue" in tab.view.offered_commands("r0")

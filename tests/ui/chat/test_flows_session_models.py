@@ -28,7 +28,7 @@ def chat_requests(harness: Any) -> list[Any]:
 
 def open_provider_settings(harness: Any) -> Any:
     window = harness.window
-    window.act_settings.trigger()
+    window.menus.act_settings.trigger()
     dialog = window._settings_dialog
     harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
     dialog.open_page("providers")

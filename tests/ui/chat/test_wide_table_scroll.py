@@ -33,7 +33,7 @@ def wide_table(qtbot: Any, view: ChatView, message_id: str) -> ScrolledTable:
     found: list[ScrolledTable] = []
 
     def painted() -> bool:
-        view._ensure_visible_geometry()
+        view.ensure_visible_geometry()
         found[:] = [t for g in view._visible if g.message_id == message_id for t in g.tables]
         return bool(found)
 
@@ -42,7 +42,7 @@ def wide_table(qtbot: Any, view: ChatView, message_id: str) -> ScrolledTable:
 
 
 def current(view: ChatView, message_id: str) -> ScrolledTable:
-    view._ensure_visible_geometry()
+    view.ensure_visible_geometry()
     return next(t for g in view._visible if g.message_id == message_id for t in g.tables)
 
 
@@ -140,7 +140,7 @@ def test_a_table_that_fits_has_no_bar_and_a_wider_window_shows_more(qtbot: Any) 
     _p2, wide = live.exchange("Compare the regions", WIDE)
     view = make(qtbot, live, width=700)
     table = wide_table(qtbot, view, wide.id)
-    view._ensure_visible_geometry()
+    view.ensure_visible_geometry()
     assert not [t for g in view._visible if g.message_id == narrow.id for t in g.tables]
     for _ in range(200):
         wheel(view, table.rect.center(), y=-120, shift=True)

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from threadline.app.logging_setup import LoggingSetup, hold_records, setup_logging
 from threadline.ui.common.crash_dialog import CrashChoice
 from threadline.ui.common.crash_handler import CrashHandler
-from threadline.ui.common.tasks import spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def test_an_unexpected_error_in_a_task_is_logged_saved_and_shown(
         _boom()
 
     with qtbot.waitSignal(handler.crashed, timeout=10000) as crashed:
-        spawn(broken())
+        spawn(broken(), tell=LogOnly("a test task"))
 
     assert crashed.args == ["ZeroDivisionError"]
     assert handler.saved == ["tabs"]  # type: ignore[attr-defined]

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QWidget
 
 from threadline.engine.errors import SessionClosedError
 from threadline.llm.errors import ProviderError
 from threadline.store.errors import StoreBusyError
-from threadline.ui.common.message_bridge import MessageBridge, UserMessage
-from threadline.ui.common.tasks import cancel_running, describe, is_expected, running_tasks, spawn
+from threadline.ui.common.message_bridge import MessageBridge, MessageLevel, UserMessage
+from threadline.ui.common.tasks import LogOnly, cancel_running, describe, is_expected, running_tasks, spawn
 
 HookCall = tuple[type[BaseException], BaseException, TracebackType | None]
 
@@ -45,30 +47,57 @@ def _provider_error() -> ProviderError:
     [SessionClosedError(), StoreBusyError("database is locked"), "provider"],
     ids=["engine", "store", "provider"],
 )
-def test_an_error_with_a_user_message_goes_to_on_error(
+def test_an_error_with_a_user_message_goes_to_the_bridge_after_on_failed(
     err: Any, qloop: Any, qtbot: Any, hook_calls: list[HookCall]
 ) -> None:
     err = _provider_error() if err == "provider" else err
-    got: list[BaseException] = []
-    task = spawn(_fail(err), on_error=got.append)
+    bridge = MessageBridge()
+    order: list[object] = []
+    bridge.shown.connect(order.append)
+    task = spawn(_fail(err), tell=bridge, on_failed=order.append, context="Could not rename the chat")
     qtbot.waitUntil(task.done, timeout=10000)
-    qtbot.waitUntil(lambda: bool(got), timeout=10000)
-    assert got == [err]
+    qtbot.waitUntil(lambda: len(order) == 2, timeout=10000)
+    assert order[0] is err  # the site puts its state back first
+    assert isinstance(order[1], UserMessage)
+    assert order[1].text == f"Could not rename the chat: {err.user_message}"
+    assert order[1].level is MessageLevel.ERROR
     assert hook_calls == []
     assert is_expected(err) and describe(err) == err.user_message
 
 
-def test_without_on_error_the_bridge_tells_the_user(
+def test_a_widget_reaches_the_bridge_of_its_nearest_holder(
     qloop: Any, qtbot: Any, hook_calls: list[HookCall]
 ) -> None:
-    bridge = MessageBridge()
+    holder = QWidget()
+    holder.bridge = MessageBridge(holder)  # type: ignore[attr-defined]
+    inner = QWidget(QWidget(holder))
+    qtbot.addWidget(holder)
     seen: list[UserMessage] = []
-    bridge.shown.connect(seen.append)
-    spawn(_fail(SessionClosedError()), bridge=bridge, context="Could not open the chat", session_id="s9")
+    holder.bridge.shown.connect(seen.append)  # type: ignore[attr-defined]
+    spawn(_fail(SessionClosedError()), tell=inner, context="Could not open the chat", session_id="s9")
     qtbot.waitUntil(lambda: bool(seen), timeout=10000)
     assert seen[0].text == f"Could not open the chat: {SessionClosedError.default_message}"
     assert seen[0].session_id == "s9"
     assert hook_calls == []
+
+
+@pytest.mark.expected_log_warnings("could not save the draft")
+def test_log_only_tells_nobody_but_the_log(
+    qloop: Any, qtbot: Any, hook_calls: list[HookCall], caplog: Any
+) -> None:
+    task = spawn(_fail(SessionClosedError()), tell=LogOnly("could not save the draft"))
+    qtbot.waitUntil(task.done, timeout=10000)
+    qtbot.waitUntil(lambda: "could not save the draft" in caplog.text, timeout=10000)
+    assert hook_calls == []
+
+
+def test_spawn_has_no_on_error_and_needs_a_way_to_the_bridge() -> None:
+    """A site cannot pick its own sink: there is no ``on_error`` to pass one, and ``tell`` (the
+    bridge, a widget that reaches it, or an explicit ``LogOnly``) has no default."""
+    parameters = inspect.signature(spawn).parameters
+    assert "on_error" not in parameters and "bridge" not in parameters
+    tell = parameters["tell"]
+    assert tell.kind is inspect.Parameter.KEYWORD_ONLY and tell.default is inspect.Parameter.empty
 
 
 @pytest.mark.parametrize("err", [ValueError("x"), KeyError("no session 'a'"), OSError(5, "I/O error")])
@@ -79,7 +108,7 @@ def test_an_error_without_a_user_message_goes_to_the_crash_handler(
     seen: list[UserMessage] = []
     bridge.shown.connect(seen.append)
     got: list[BaseException] = []
-    spawn(_fail(err), on_error=got.append, bridge=bridge)
+    spawn(_fail(err), tell=bridge, on_failed=got.append)
     qtbot.waitUntil(lambda: bool(hook_calls), timeout=10000)
     assert hook_calls[0][1] is err
     assert hook_calls[0][2] is not None  # with its traceback, for the log
@@ -96,11 +125,11 @@ def test_results_come_back_and_cancel_running_leaves_nothing_pending(
     async def answer() -> int:
         return 42
 
-    spawn(answer(), on_done=results.append)
+    spawn(answer(), tell=LogOnly("a test task"), on_done=results.append)
     qtbot.waitUntil(lambda: results == [42], timeout=10000)
 
     forever = asyncio.Event()
-    task = spawn(forever.wait())
+    task = spawn(forever.wait(), tell=LogOnly("a test task"))
     assert task in running_tasks()
     run(cancel_running())
     assert task.cancelled()

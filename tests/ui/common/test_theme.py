@@ -107,3 +107,31 @@ def test_the_alt_watch_follows_the_focus_to_each_window(qtbot: Any, theme: Any) 
     # goes to the other program.
     QApplication.instance().applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
     assert not state.shown
+
+
+@pytest.mark.parametrize("colors", [LIGHT, DARK], ids=["light", "dark"])
+def test_the_stop_button_reads_as_stop_not_as_an_inverted_send(
+    qtbot: Any, theme: Any, colors: ThemeColors
+) -> None:
+    """While a reply streams, the composer's Send button becomes Stop: a quiet red button in both
+    themes (the error colours), never a white block on the dark theme."""
+    from threadline.ui.common.theme import relative_luminance
+
+    theme.set_choice(ThemeChoice.DARK if colors.dark else ThemeChoice.LIGHT)
+    button = QPushButton("Stop")
+    button.setObjectName("SendButton")
+    button.setProperty("stop", "true")
+    qtbot.addWidget(button)
+    button.adjustSize()
+    image = button.grab().toImage()
+    fill = image.pixelColor(QPoint(5, button.height() // 2))  # inside the padding, left of the label
+    assert fill.red() > fill.green() + 10 and fill.red() > fill.blue() + 10, fill.name()  # red: stop
+    surface = QColor(colors.surface)
+    if colors.dark:  # no lighter than the composer around it: a light block reads as inverted
+        assert relative_luminance(fill) <= relative_luminance(surface) + 0.05, fill.name()
+    label = max(
+        contrast(image.pixelColor(QPoint(x, y)), fill)
+        for x in range(8, button.width() - 8)
+        for y in range(4, button.height() - 4)
+    )
+    assert label >= 4.5, f"Stop label {label:.2f}:1 in the {colors.name} theme"

@@ -35,7 +35,7 @@ def test_a_price_added_on_the_models_page_costs_that_model(harness: Any) -> None
     assert PRICES_TAKEN in page.shipped_note.text()
     assert page.shipped.rowCount() > 10
     # A local server gets no shipped price, whatever its model is called.
-    assert harness.run(harness.engine.price_book()).price("replay", "local-llama") is None
+    assert harness.run(harness.engine.library.price_book()).price("replay", "local-llama") is None
 
     type_into(qtbot, page.price_model, "local-llama")
     type_into(qtbot, page.price_input, "0.5")
@@ -46,7 +46,7 @@ def test_a_price_added_on_the_models_page_costs_that_model(harness: Any) -> None
     assert harness.run(harness.engine.settings.get_setting("prices")) == [
         {"provider": "replay", "model": "local-llama", "input_per_mtok": 0.5, "output_per_mtok": 1.5}
     ]
-    price = harness.run(harness.engine.price_book()).price("replay", "local-llama")
+    price = harness.run(harness.engine.library.price_book()).price("replay", "local-llama")
     assert price is not None
     assert (price.input_per_mtok, price.output_per_mtok, price.source) == (0.5, 1.5, "your price")
     assert page.prices.rowCount() == 1
@@ -62,7 +62,7 @@ def test_a_price_added_on_the_models_page_costs_that_model(harness: Any) -> None
     qtbot.mouseClick(page.remove_price_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.prices.rowCount() == 0, timeout=TIMEOUT)
     assert harness.run(harness.engine.settings.get_setting("prices")) == []
-    assert harness.run(harness.engine.price_book()).price("replay", "local-llama") is None
+    assert harness.run(harness.engine.library.price_book()).price("replay", "local-llama") is None
 
 
 def test_a_bad_price_shows_a_message_and_saves_nothing(harness: Any) -> None:

@@ -568,7 +568,7 @@ def check_banner_new_session(harness: Any) -> None:
 def interrupted_tab(harness: Any) -> Any:
     """A chat a crash left with a tool round cut short: the banner offers Run again and Skip."""
     session_id = harness.run(seed_interrupted_round(harness.engine, harness.data_dir))
-    tab = harness.run(harness.window._open(session_id, focus=True))
+    tab = harness.run(harness.window.session_tabs.open(session_id, focus=True))
     harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=TIMEOUT)
     return tab
 
@@ -672,7 +672,7 @@ def check_message_copy_link(harness: Any) -> None:
                 QPoint(x, y)
                 for y in range(0, view.viewport().height(), 4)
                 for x in range(0, view.viewport().width(), 8)
-                if view._hit(QPoint(x, y).toPointF()).href
+                if view.hit(QPoint(x, y).toPointF()).href
             ),
             None,
         )
@@ -977,7 +977,7 @@ def check_session_move_to_project(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: bool(sidebar.project_scope.view.projects), timeout=TIMEOUT)
     view = sidebar.list
     harness.qtbot.waitUntil(lambda: _listed(view, session_id), timeout=TIMEOUT)
-    menu = sidebar.build_menu(stored(harness, session_id))
+    menu = sidebar.chat_actions.build_menu(stored(harness, session_id))
     move = next(a for a in menu.actions() if a.text() == "Move to project")
     target = next(a for a in move.menu().actions() if a.text() == "Plants")
     target.trigger()

@@ -58,7 +58,7 @@ def test_restoring_the_layout_does_not_save_it_half_done(harness: Any) -> None:
     harness.open()
     ids = [harness.run(harness.engine.sessions.new_session(f"Chat {i}")).id for i in range(3)]
     for sid in ids:
-        harness.run(harness.window._open(sid, focus=True))
+        harness.run(harness.window.session_tabs.open(sid, focus=True))
     harness.qtbot.waitUntil(lambda: saved_layout(harness).get("tabs") == ids, timeout=15000)
     harness.close()
     window = harness.open()
@@ -80,7 +80,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     sidebar = window.sidebar
     harness.qtbot.waitUntil(lambda: sidebar.model.session(old.id) is not None, timeout=15000)
     # archive from the context menu: the chat leaves the list
-    menu = sidebar.build_menu(sidebar.model.session(old.id))
+    menu = sidebar.chat_actions.build_menu(sidebar.model.session(old.id))
     next(a for a in menu.actions() if a.text() == "Archive").trigger()
     harness.qtbot.waitUntil(lambda: sidebar.model.session(old.id) is None, timeout=15000)
     assert sidebar.model.session(keep.id) is not None
@@ -98,7 +98,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     )
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(old.id) is not None, timeout=15000)
     # its menu offers unarchive and delete, not archive
-    menu = sidebar.build_menu(sidebar.archived_model.session(old.id))
+    menu = sidebar.chat_actions.build_menu(sidebar.archived_model.session(old.id))
     labels = [a.text() for a in menu.actions() if a.text()]
     assert labels == ["Open", "Unarchive", "Delete"]
     next(a for a in menu.actions() if a.text() == "Unarchive").trigger()
@@ -107,7 +107,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     assert sidebar.stack.currentWidget() is sidebar.archived_empty  # "No archived chats"
     assert not run(harness.engine.sessions.list_sessions(archived=True))
     # archive again (while the archived view is showing, it appears there at once)
-    sidebar.archive(old.id)
+    sidebar.chat_actions.archive(old.id)
     harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is not None, timeout=15000)
     assert sidebar.stack.currentWidget() is sidebar.archived_list
     # delete from the archived view with the Delete key; undo brings it back there
@@ -119,7 +119,7 @@ def test_archived_chats_can_be_shown_opened_unarchived_and_deleted(harness: Any)
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: sidebar.archived_model.session(old.id) is not None, timeout=15000)
     harness.engine.sessions.undo_seconds = 0.05  # the undo window passes quickly: deleted from the store
-    sidebar.delete(old.id)
+    sidebar.chat_actions.delete(old.id)
     harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(old.id)) is None, timeout=15000)
     # back to the chats
     harness.qtbot.mouseClick(sidebar.archive_toggle, Qt.MouseButton.LeftButton)

@@ -25,7 +25,7 @@ def press_delete_in_sidebar(harness: Any, session_id: str) -> None:
 
 def menu_action(sidebar: Any, session_id: str, label: str) -> None:
     info = sidebar.model.session(session_id) or sidebar.archived_model.session(session_id)
-    menu = sidebar.build_menu(info)
+    menu = sidebar.chat_actions.build_menu(info)
     next(a for a in menu.actions() if a.text() == label).trigger()
 
 
@@ -43,7 +43,7 @@ def test_deleting_a_streaming_chat_closes_its_tab_keeps_the_partial_reply_and_un
     press_delete_in_sidebar(harness, sid)
     # the tab closes at once, the turn is stopped, the row goes, the undo bar offers it back
     harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=15000)
-    harness.qtbot.waitUntil(lambda: not harness.engine.running(sid), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(sid), timeout=15000)
     assert window.sidebar.model.session(sid) is None
     assert window.sidebar.undo_bar.isVisible()
     assert window.tabs.tab_for(keep.session_id) is not None

@@ -149,7 +149,7 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
         timeout=15000,
     )
     # pin through the context menu's action
-    menu = sidebar.build_menu(sidebar.model.session(b.id))
+    menu = sidebar.chat_actions.build_menu(sidebar.model.session(b.id))
     pin = next(act for act in menu.actions() if act.text() == "Pin")
     pin.trigger()
     harness.qtbot.waitUntil(
@@ -168,7 +168,7 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     assert not sidebar.undo_bar.isVisible()
     # delete again and let the undo window pass: gone from the store
     harness.engine.sessions.undo_seconds = 0.05
-    sidebar.delete(b.id)
+    sidebar.chat_actions.delete(b.id)
     harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(b.id)) is None, timeout=15000)
     assert sidebar.model.session(b.id) is None
 

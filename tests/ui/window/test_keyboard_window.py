@@ -130,7 +130,7 @@ def open_titled_tabs(harness: Any, count: int) -> list[Any]:
             await harness.engine.sessions.rename_session(
                 info.id, f"Topic {i:02d}: planning the vegetable garden"
             )
-            await window._open(info.id, focus=True)
+            await window.session_tabs.open(info.id, focus=True)
 
     harness.run(make(), timeout=120000)
     harness.qtbot.waitUntil(lambda: window.tabs.count() == count, timeout=TIMEOUT)

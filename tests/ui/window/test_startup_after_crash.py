@@ -30,7 +30,7 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
         async def broken() -> None:
             raise AttributeError("a bug in a slot")
 
-        spawn(broken())
+        spawn(broken(), tell=window)
         qtbot.waitUntil(lambda: window.saves == saves + 1 and crash.dialog is not None, timeout=10000)
         dialog = crash.dialog
         assert dialog is not None

@@ -15,7 +15,7 @@ from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_id
 
 from threadline.core.messages import Message
 from threadline.ui.common.heap import BIG_CHAT
-from threadline.ui.window import main_window
+from threadline.ui.window import session_tabs
 
 
 def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: Any) -> None:
@@ -26,7 +26,7 @@ def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: A
     assert harness.engine.sessions.live(session_id) is not None
     window.tabs.close_tab(tab)
     qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=15000)
-    reopened = harness.run(window._open(session_id, focus=True))
+    reopened = harness.run(window.session_tabs.open(session_id, focus=True))
     assert reopened is not None
     assert harness.engine.sessions.live(session_id) is not None
 
@@ -35,7 +35,7 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     harness: Any, monkeypatch: Any
 ) -> None:
     released: list[bool] = []
-    monkeypatch.setattr(main_window, "release_freed_memory", lambda: released.append(True) or True)
+    monkeypatch.setattr(session_tabs, "release_freed_memory", lambda: released.append(True) or True)
     window = harness.open()
     qtbot = harness.qtbot
     big = harness.run(harness.engine.sessions.new_session("Long chat")).id
@@ -48,7 +48,7 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     window.tabs.close_tab(small)
     qtbot.waitUntil(lambda: harness.engine.sessions.live(small_id) is None, timeout=15000)
     assert released == []
-    tab = harness.run(window._open(big, focus=True))
+    tab = harness.run(window.session_tabs.open(big, focus=True))
     assert tab is not None and tab.model.rowCount() == BIG_CHAT
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)

@@ -41,12 +41,12 @@ async def main(data_dir):
         info = await engine.store.create_session(title="Letters")
         await engine.store.list_sessions(limit=100)
         await engine.store.list_providers()
-        await engine.usage(info.id)
+        await engine.library.usage(info.id)
         assert not loaded(), loaded()
         target = Path(data_dir) / "export.json"
-        await engine.export(target, ExportFormat.JSON, [info.id])
+        await engine.library.export(target, ExportFormat.JSON, [info.id])
         assert '"Letters"' in target.read_text(encoding="utf-8")
-        assert "Letters" in await engine.export_markdown(info.id)
+        assert "Letters" in await engine.library.export_markdown(info.id)
         from threadline.llm.factory import make_provider
         provider = make_provider(ProviderConfig(name="OpenAI", kind=ProviderKind.OPENAI), "sk-test")
         await provider.aclose()

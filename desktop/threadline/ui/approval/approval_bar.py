@@ -35,13 +35,12 @@ from threadline.core.messages import ToolCall
 from threadline.engine.approval import Decision
 from threadline.ui.approval.approval_call_row import ApprovalCallRow
 from threadline.ui.common.announce import announce
-from threadline.ui.common.code_box import tint
-from threadline.ui.common.theme import LIGHT, ThemeColors
+from threadline.ui.common.theme import LIGHT, ThemeColors, mix
 
 
 def approval_stylesheet(c: ThemeColors) -> str:
-    warm = tint(c.warning, c.base, 0.10 if c.dark else 0.07).name()
-    warm_border = tint(c.warning, c.border, 0.45).name()
+    warm = mix(c.warning, c.base, 0.10 if c.dark else 0.07).name()
+    warm_border = mix(c.warning, c.border, 0.45).name()
     return f"""
 #ApprovalBar {{ background: {warm}; border: 1px solid {warm_border}; border-radius: 10px; }}
 #ApprovalTitle {{ color: {c.text}; font-weight: 600; }}
@@ -64,7 +63,7 @@ def approval_stylesheet(c: ThemeColors) -> str:
 #DenyReason:focus {{ border-color: {c.accent}; }}
 #ApprovePrimary {{ background: {c.accent}; color: {c.accent_text}; border: 1px solid {c.accent};
                    border-radius: 6px; padding: 5px 14px; font-weight: 600; }}
-#ApprovePrimary:hover {{ background: {tint("#ffffff", c.accent, 0.12).name()}; }}
+#ApprovePrimary:hover {{ background: {mix("#ffffff", c.accent, 0.12).name()}; }}
 #ApproveSecondary {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border}; border-radius: 6px;
                      padding: 5px 12px; }}
 #ApproveSecondary:hover {{ background: {c.hover}; }}

@@ -120,8 +120,9 @@ class ChatTab(QWidget):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("ChatTab")
-        self.bridge = bridge
-        """The window's message bridge: errors about this tab's session show in its banner too."""
+        self.bridge = bridge if bridge is not None else MessageBridge(self)
+        """The window's message bridge (a tab of its own without one): errors about this tab's
+        session show in its banner (docs/ui-layout.md, "Telling the user")."""
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.engine = engine
         self.live = live
@@ -172,12 +173,12 @@ class ChatTab(QWidget):
         self.undo_bar.failed.connect(lambda text: self._show_local_error(text, ()))
         col.addWidget(self.undo_bar)
         col.addWidget(self.banner)
-        self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.stop_elsewhere(live.session_id))
+        self.busy_elsewhere = BusyElsewhereStrip(lambda: engine.turns.stop_elsewhere(live.session_id))
         col.addWidget(self.busy_elsewhere)
         self.waiting_send = WaitingSend(
             self.busy_elsewhere,
-            lambda: engine.busy_elsewhere(live.session_id),
-            lambda: engine.catch_up(live.session_id),
+            lambda: engine.turns.busy_elsewhere(live.session_id),
+            lambda: engine.turns.catch_up(live.session_id),
             self.composer.submit,
         )
         self._column = col
@@ -223,7 +224,6 @@ class ChatTab(QWidget):
             live,
             self.composer.agent_picker,
             notice=self.banner.show_info,
-            error=lambda text: self._show_local_error(text, ()),
             parent=self,
         )
         self.agent.changed.connect(self._update_status)
@@ -242,8 +242,7 @@ class ChatTab(QWidget):
         self.drafts = DraftKeeper(engine, self.session_id, self.composer, self)
         self._unsubscribe_saves: Any = live.subscribe(self._engine_event)
         self.drafts.load()
-        if bridge is not None:
-            bridge.shown.connect(self._bridge_message)
+        self.bridge.shown.connect(self._bridge_message)
 
         self.view.escapePressed.connect(self._escape)
         self.view.typedAhead.connect(self._type_into_composer)
@@ -348,7 +347,6 @@ class ChatTab(QWidget):
             panel = BranchMapPanel(self.engine, self.live, self._colors)
             panel.hide()
             panel.scrollRequested.connect(self.scroll_to_message)
-            panel.failed.connect(lambda text: self._show_local_error(text, ()))
             panel.closeRequested.connect(self.branchMapCloseRequested.emit)
             self.chat_split.addWidget(panel)
             self.chat_split.setStretchFactor(1, 0)
@@ -385,7 +383,7 @@ class ChatTab(QWidget):
         A turn waiting for this tab's approval is stopped: nobody is left to answer it.
         """
         if self.approvals.waiting:
-            self.engine.cancel(self.session_id)
+            self.engine.turns.cancel(self.session_id)
             self.approvals.end(cancel=True)
         self.model.detach()
         if self._compare_view is not None:
@@ -425,11 +423,11 @@ class ChatTab(QWidget):
             return
         try:
             if editing is not None:
-                self.engine.edit_and_resend(self.session_id, editing, text)
+                self.engine.turns.edit_and_resend(self.session_id, editing, text)
             elif targets := self.composer.compare_button.targets():
-                self.engine.send_compare(self.session_id, text, targets, images=images, context=context)
+                self.engine.turns.send_compare(self.session_id, text, targets, images=images, context=context)
             else:
-                self.engine.send(self.session_id, text, images=images, context=context)
+                self.engine.turns.send(self.session_id, text, images=images, context=context)
         except SessionBusyError as err:
             # The engine says a turn runs although no event said so: tell it as it is.
             log.warning("send refused as busy in %s", self.session_id)
@@ -455,9 +453,11 @@ class ChatTab(QWidget):
             self.composer.compare_button.clear()
 
         spawn(
-            self.engine.pick_compare(self.session_id, reply_id),
+            self.engine.turns.pick_compare(self.session_id, reply_id),
             on_done=continued,
-            on_error=lambda err: self._show_local_error(f"Could not continue with it: {describe(err)}", ()),
+            tell=self,
+            context="Could not continue with it",
+            session_id=self.session_id,
         )
 
     def compare_versions(self, prompt_id: str) -> None:
@@ -472,13 +472,15 @@ class ChatTab(QWidget):
         spawn(
             self.engine.messages.edit_reply(self.session_id, message_id, text),
             on_done=lambda _version: self.composer.accept_sent(),
-            on_error=lambda err: self._show_local_error(f"Not saved: {describe(err)}", ()),
+            tell=self,
+            context="Not saved",
+            session_id=self.session_id,
         )
         return True
 
     def stop(self) -> None:
         if self._busy or self.approvals.waiting:
-            self.engine.cancel(self.session_id)
+            self.engine.turns.cancel(self.session_id)
 
     def _escape(self) -> None:
         if self._busy or self.approvals.waiting:
@@ -490,7 +492,7 @@ class ChatTab(QWidget):
     def retry(self) -> None:
         self.banner.dismiss()
         try:
-            self.engine.retry(self.session_id)
+            self.engine.turns.retry(self.session_id)
         except Exception as err:
             self._show_local_error(f"Could not retry: {describe(err)}", ())
 
@@ -521,7 +523,7 @@ class ChatTab(QWidget):
 
             view = CompareView(self.live, self._colors)
             view.pickRequested.connect(self._continue_with)
-            view.stopRequested.connect(lambda i: self.engine.stop_compare_worker(self.session_id, i))
+            view.stopRequested.connect(lambda i: self.engine.turns.stop_compare_worker(self.session_id, i))
             view.closeRequested.connect(view.hide)
             if self.view.price_of is not None:  # the prices the meter feed already gave the chat
                 view.set_price_of(self.view.price_of)
@@ -753,7 +755,9 @@ class ChatTab(QWidget):
     def _model_chosen(self, choice: ModelChoice) -> None:
         spawn(
             self.engine.sessions.set_session_model(self.session_id, choice.provider, choice.model),
-            on_error=lambda err: self._show_local_error(f"Could not change the model: {describe(err)}", ()),
+            tell=self,
+            context="Could not change the model",
+            session_id=self.session_id,
         )
 
     # -- status ---------------------------------------------------------------------------------------

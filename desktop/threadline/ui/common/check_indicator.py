@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QStyle, QStyleOption
 
-from threadline.ui.common.theme import ThemeColors, mix
+from threadline.ui.common.theme_colors import ThemeColors, mix
 
 State = QStyle.StateFlag
 

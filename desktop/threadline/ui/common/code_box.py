@@ -20,19 +20,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSizePolicy, QWidget
 
-from threadline.ui.common.theme import ThemeColors
+from threadline.ui.common.theme_colors import ThemeColors, mix
 
 MAX_DIFF_LINES = 3000
-
-
-def tint(colour: str, base: str, amount: float) -> QColor:
-    """``colour`` mixed into ``base``: a quiet background that still reads as green or red."""
-    a, b = QColor(colour), QColor(base)
-    return QColor(
-        round(b.red() + (a.red() - b.red()) * amount),
-        round(b.green() + (a.green() - b.green()) * amount),
-        round(b.blue() + (a.blue() - b.blue()) * amount),
-    )
 
 
 class CodeBox(QPlainTextEdit):
@@ -112,8 +102,8 @@ class CodeBox(QPlainTextEdit):
     def _fill_diff(self) -> None:
         c = self._colors
         strength = 0.20 if c.dark else 0.13
-        added_bg = tint(c.success, c.code_bg, strength)
-        removed_bg = tint("#d1242f", c.code_bg, strength)
+        added_bg = mix(c.success, c.code_bg, strength)
+        removed_bg = mix("#d1242f", c.code_bg, strength)
         styles: dict[str, tuple[QColor | None, str]] = {
             "+": (added_bg, c.success),
             "-": (removed_bg, c.error_text if c.dark else "#b42318"),

@@ -3,10 +3,15 @@
 A slot cannot ``await``; it spawns a task on the qasync loop. What happens to an
 error depends on one thing only: whether it carries a ``user_message``. Store,
 engine, provider and keychain errors do — they are *expected* (a session that
-vanished, a busy session, a network failure, a full disk) and go to ``on_error``,
-or, without one, to the window's message bridge. Anything else is a bug: it goes
-to ``sys.excepthook``, which the app points at its crash handler (it logs the
-traceback and tells the user). Matching by class or module name is deliberately
+vanished, a busy session, a network failure, a full disk) and go to the message
+bridge named by ``tell``, which decides where they show (docs/ui-layout.md, "Telling
+the user"); a site says only what failed (``context``) and which chat it is about
+(``session_id``). ``tell`` is required, so a new site cannot pick a sink of its own;
+tasks whose failure nobody needs to see (saving at shut-down, background reads) say
+so with :class:`LogOnly`. ``on_failed`` lets a site put its own state back (enable a
+button, restore a list); it never shows text. Anything else is a bug: it goes to
+``sys.excepthook``, which the app points at its crash handler (it logs the traceback
+and tells the user). Matching by class or module name is deliberately
 gone: a ``ValueError`` from deep inside a library is not something the user caused
 or can fix, and its text is not fit to show.
 """
@@ -17,15 +22,29 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-from threadline.ui.common.message_bridge import MessageBridge, user_message_of
+from PySide6.QtCore import QObject
+
+from threadline.ui.common.message_bridge import MessageBridge, bridge_of, user_message_of
 
 log = logging.getLogger("threadline.ui.common.tasks")
 
 T = TypeVar("T")
 
-ErrorCallback = Callable[[BaseException], None]
+FailedCallback = Callable[[BaseException], None]
+
+
+class LogOnly(NamedTuple):
+    """Tell nobody, only the log: for shut-down and background tasks the user need not hear of."""
+
+    what: str
+    """What failed, for the log line ("could not save the draft")."""
+    level: int = logging.WARNING
+
+
+Teller = MessageBridge | QObject | LogOnly
+"""The bridge, a widget that reaches one (``bridge_of``), or ``LogOnly``."""
 
 GENERIC_MESSAGE = "Threadline could not do that. The details are in the log."
 """Shown by ``describe`` for an error without a user message (it is also sent to the crash handler)."""
@@ -51,18 +70,18 @@ def report_unexpected(err: BaseException) -> None:
 def spawn(
     coro: Coroutine[Any, Any, T],
     *,
+    tell: Teller,
     on_done: Callable[[T], None] | None = None,
-    on_error: ErrorCallback | None = None,
-    bridge: MessageBridge | None = None,
+    on_failed: FailedCallback | None = None,
     context: str = "",
     session_id: str | None = None,
     name: str = "",
 ) -> asyncio.Task[T]:
     """Run ``coro`` on the running loop; its result and errors come back through callbacks.
 
-    An expected error goes to ``on_error`` if given, else to ``bridge`` (prefixed with
-    ``context``, about ``session_id``), else to the log. An unexpected one always goes to
-    the crash handler, whatever callbacks were given.
+    An expected error first goes to ``on_failed`` (the site puts its state back), then to
+    the bridge ``tell`` reaches (after ``context``, about ``session_id``), or to the log for
+    ``LogOnly``. An unexpected one always goes to the crash handler.
     """
     loop = asyncio.get_event_loop()
     task = loop.create_task(coro, name=name or getattr(coro, "__qualname__", "ui-task"))
@@ -79,10 +98,14 @@ def spawn(
             return
         if not is_expected(err):
             report_unexpected(err)
-        elif on_error is not None:
-            log.info("expected error in %s: %s", t.get_name(), user_message_of(err))
-            on_error(err)
-        elif bridge is not None:
+            return
+        if on_failed is not None:
+            on_failed(err)
+        if isinstance(tell, LogOnly):
+            log.log(tell.level, "%s: %s", tell.what, user_message_of(err))
+            return
+        bridge = bridge_of(tell)
+        if bridge is not None:
             bridge.report(err, context=context, session_id=session_id)
         else:
             log.warning("expected error in %s, shown to nobody: %s", t.get_name(), user_message_of(err))

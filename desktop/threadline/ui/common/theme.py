@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import logging
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPalette, QWheelEvent
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QWidget
+
+from threadline.ui.common.theme_colors import ThemeColors as ThemeColors
+from threadline.ui.common.theme_colors import mix as mix
 
 if TYPE_CHECKING:  # only named here: importing a Qt class makes all its enums (the first frame pays)
     from PySide6.QtGui import QFont, QPainter, QWindow
@@ -34,38 +37,6 @@ class ThemeChoice(StrEnum):
     DARK = "dark"
     HIGH_CONTRAST = "high_contrast"
     """Black on white or white on black (following the system's light or dark scheme)."""
-
-
-class ThemeColors(NamedTuple):
-    """One theme's colours (an immutable record; a ``NamedTuple`` costs a sixth of a frozen
-    dataclass to define, and ``dataclasses`` is not imported before the first paint)."""
-
-    name: str
-    dark: bool
-    window: str
-    base: str
-    surface: str
-    """Slightly raised areas: sidebar, composer box."""
-    text: str
-    muted: str
-    border: str
-    accent: str
-    accent_text: str
-    user_bubble: str
-    code_bg: str
-    code_border: str
-    inline_code_bg: str
-    link: str
-    selection: str
-    hover: str
-    error_bg: str
-    error_border: str
-    error_text: str
-    warning: str
-    success: str
-    pygments_style: str
-    high_contrast: bool = False
-    """At least 7:1 for text (WCAG AAA), chosen in Settings or asked for by the system."""
 
 
 LIGHT = ThemeColors(
@@ -214,9 +185,7 @@ def text_pairs(c: ThemeColors) -> list[ContrastPair]:
     belongs here. Disabled controls (muted on a button face) are held to 3:1: WCAG exempts
     them, but they should still be readable.
     """
-    from threadline.ui.common.code_box import tint  # code_box imports this module
-
-    warm = tint(c.warning, c.base, 0.10 if c.dark else 0.07).name()
+    warm = mix(c.warning, c.base, 0.10 if c.dark else 0.07).name()
     pairs: list[ContrastPair] = [
         ("text on the window", c.text, c.window, NORMAL_TEXT),
         ("text on a message / field", c.text, c.base, NORMAL_TEXT),
@@ -234,7 +203,7 @@ def text_pairs(c: ThemeColors) -> list[ContrastPair]:
         ("link on a message", c.link, c.base, NORMAL_TEXT),
         ("link in the user's bubble", c.link, c.user_bubble, NORMAL_TEXT),
         ("primary button label", c.accent_text, c.accent, NORMAL_TEXT),
-        ("error banner text", c.error_text, c.error_bg, NORMAL_TEXT),
+        ("error banner text and the Stop button", c.error_text, c.error_bg, NORMAL_TEXT),
         ("denied outcome", c.error_text, c.base, NORMAL_TEXT),
         ("allowed outcome", c.success, c.base, NORMAL_TEXT),
         ("warning text", c.warning, c.base, NORMAL_TEXT),
@@ -354,6 +323,10 @@ QTabBar::tab {{ background: transparent; color: {c.muted}; padding: 7px 12px; ma
 QTabBar::tab:selected {{ background: {c.base}; color: {c.text}; border-color: {c.border}; }}
 QTabBar::tab:hover:!selected {{ background: {c.hover}; }}
 QTabBar::tab:selected:focus {{ border: 2px solid {c.link}; border-bottom: none; padding: 6px 11px 7px 11px; }}
+QTabBar::scroller {{ width: 52px; }}
+#ScrollLeftButton, #ScrollRightButton {{ background: {c.window}; border: none; border-radius: 4px;
+                                        margin: 6px 1px 2px 1px; }}
+#ScrollLeftButton:hover, #ScrollRightButton:hover {{ background: {c.hover}; }}
 #TabClose {{ border: none; border-radius: 4px; color: {c.muted}; padding: 0px 3px; font-size: 14px; }}
 #TabClose:hover {{ background: {c.hover}; color: {c.text}; }}
 #TabListButton {{ border: none; border-radius: 4px; color: {c.text}; padding: 2px 8px; margin: 4px 4px 0 0;
@@ -371,7 +344,8 @@ ChatView {{ background: {c.base}; border: none; }}
 #SendButton {{ background: {c.accent}; color: {c.accent_text}; border: none; border-radius: 6px;
                padding: 5px 14px; font-weight: 600; }}
 #SendButton:disabled {{ background: {c.surface}; color: {c.muted}; border: 1px solid {c.border}; }}
-#SendButton[stop="true"] {{ background: {c.text}; color: {c.base}; }}
+#SendButton[stop="true"] {{ background: {c.error_bg}; color: {c.error_text};
+                            border: 1px solid {c.error_border}; }}
 #FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
                border-radius: 5px; }}
 #FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
@@ -420,16 +394,6 @@ QScrollBar::handle:vertical:hover {{ background: {c.muted}; }}
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}
 QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical {{ background: transparent; }}
 """
-
-
-def mix(colour: str, base: str, amount: float) -> QColor:
-    """``colour`` mixed into ``base`` by ``amount`` (0 = base, 1 = colour)."""
-    a, b = QColor(colour), QColor(base)
-    return QColor(
-        round(b.red() + (a.red() - b.red()) * amount),
-        round(b.green() + (a.green() - b.green()) * amount),
-        round(b.blue() + (a.blue() - b.blue()) * amount),
-    )
 
 
 PE = QStyle.PrimitiveElement

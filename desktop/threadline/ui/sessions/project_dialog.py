@@ -26,9 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.project import MAX_PROJECT_NAME, PROJECT_COLOURS, Project
+from threadline.ui.common.inline_messages import claim_while_open, show_in_label
+from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.api import EngineApi
@@ -132,6 +134,7 @@ class ProjectDialog(QDialog):
         self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
         self.save_button.setText("Create" if project is None else "Save")
         self._name_changed(self.name.text())
+        self.bridge = claim_while_open(self, self)
 
     def chosen_colour(self) -> str:
         button = self.colours.checkedButton()
@@ -157,13 +160,14 @@ class ProjectDialog(QDialog):
         async def store() -> Project:
             return await engine.projects.save_project(edited)
 
-        spawn(store(), on_done=self._saved, on_error=self._failed)
+        spawn(store(), tell=self, on_done=self._saved, on_failed=self._failed)
 
     def _saved(self, project: Project) -> None:
         self.saved = project
         self.accept()
 
-    def _failed(self, err: BaseException) -> None:
-        self.message.setText(describe(err))
-        self.message.show()
-        self.save_button.setEnabled(True)
+    def _failed(self, _err: BaseException) -> None:
+        self.save_button.setEnabled(True)  # the bridge shows why, in this dialog's line
+
+    def show_user_message(self, message: UserMessage) -> None:
+        show_in_label(self.message, message)

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from threadline.core.project import Project, next_colour
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.sessions.project_list import ProjectList
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
@@ -35,7 +35,6 @@ class ProjectScope(QObject):
 
     scopeChanged = Signal(object)
     """The chosen project id, or ``None`` for all chats."""
-    errorMessage = Signal(str)
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -81,7 +80,7 @@ class ProjectScope(QObject):
     def refresh_counts(self) -> None:
         if self.engine is None:
             return
-        spawn(self.engine.projects.project_chat_counts(), on_done=self.view.set_counts, on_error=self._error)
+        spawn(self.engine.projects.project_chat_counts(), on_done=self.view.set_counts, tell=self)
 
     # -- actions -----------------------------------------------------------------------------------
 
@@ -135,7 +134,11 @@ class ProjectScope(QObject):
 
         def answered(_result: int) -> None:
             if box.clickedButton() is delete:
-                spawn(engine.projects.delete_project(project_id), on_error=self._error)
+                spawn(
+                    engine.projects.delete_project(project_id),
+                    tell=self,
+                    context="Could not delete the project",
+                )
             box.deleteLater()
 
         box.finished.connect(answered)
@@ -146,7 +149,12 @@ class ProjectScope(QObject):
         if self.engine is None:
             return
         for session_id in session_ids:
-            spawn(self.engine.projects.set_session_project(session_id, project_id), on_error=self._error)
+            spawn(
+                self.engine.projects.set_session_project(session_id, project_id),
+                tell=self,
+                context="Could not move the chat",
+                session_id=session_id,
+            )
         self.chats_changed()
 
     def move_menu(self, parent: QMenu, session_ids: Sequence[str], current: str | None) -> QMenu:
@@ -172,6 +180,3 @@ class ProjectScope(QObject):
             out.setEnabled(current is not None or len(ids) > 1)
         menu.addAction("New project…", lambda: self.new_project(ids))
         return menu
-
-    def _error(self, err: BaseException) -> None:
-        self.errorMessage.emit(describe(err))

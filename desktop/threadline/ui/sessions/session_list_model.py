@@ -40,7 +40,7 @@ from PySide6.QtCore import (
 )
 
 from threadline.core.session import SessionInfo
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.sessions.preview_text import plain_preview
 from threadline.ui.sessions.session_groups import (
     ARCHIVED,
@@ -97,8 +97,6 @@ class SessionListModel(QAbstractListModel):
     renameRequested = Signal(str, str)  # session id, new title
     pageLoaded = Signal(int)
     """A page arrived (its number of new rows); also after the last, empty one."""
-    fetchFailed = Signal(str)
-    """A page could not be read: the sentence to show."""
 
     def __init__(self, parent: QObject | None = None, *, archived: bool = False) -> None:
         super().__init__(parent)
@@ -127,7 +125,7 @@ class SessionListModel(QAbstractListModel):
     def fetchMore(self, parent: AnyIndex) -> None:
         if self.canFetchMore(parent):
             self._fetching = True
-            spawn(self._fetch_page(), on_error=self._fetch_failed)
+            spawn(self._fetch_page(), tell=self, context="Could not load more chats")
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
@@ -249,9 +247,6 @@ class SessionListModel(QAbstractListModel):
             return  # restarted meanwhile
         added = self.append_page(page)
         self.pageLoaded.emit(added)
-
-    def _fetch_failed(self, err: BaseException) -> None:
-        self.fetchFailed.emit(describe(err))
 
     def set_sessions(self, sessions: Iterable[SessionInfo]) -> None:
         """Show exactly ``sessions`` (no page source: the list is complete)."""

@@ -36,8 +36,10 @@ from PySide6.QtWidgets import (
 
 from threadline.engine.api import EngineApi
 from threadline.tools.mcp_config import DEFAULT_CALL_TIMEOUT, InvalidServerConfig, McpServerConfig, Transport
+from threadline.ui.common.inline_messages import claim_while_open
+from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 
 _SECRETS_TIP = (
@@ -117,6 +119,7 @@ class McpServerEditor(QDialog):
 
         foot = add_save_foot(self, v, self.save)
         self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
+        self.bridge = claim_while_open(self, self)
         if config is not None:
             self._show(config)
         self._transport_changed()
@@ -198,15 +201,16 @@ class McpServerEditor(QDialog):
             self.saved = config
             self.accept()
 
-        def failed(err: BaseException) -> None:
-            self.save_button.setEnabled(True)
-            self._error(f"Not saved: {describe(err)}")
-
         spawn(
             self.engine.tool_servers.save_server(config, previous_name=previous),
+            tell=self,
             on_done=done,
-            on_error=failed,
+            on_failed=lambda _err: self.save_button.setEnabled(True),
+            context="Not saved",  # in this dialog's line: it claims the bridge while open
         )
+
+    def show_user_message(self, message: UserMessage) -> None:
+        self._error(message.text)
 
     _existing: frozenset[str] = frozenset()
 

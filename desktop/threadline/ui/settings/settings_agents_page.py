@@ -41,8 +41,9 @@ from PySide6.QtWidgets import (
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig
 from threadline.engine.api import EngineApi
 from threadline.engine.errors import EngineError
+from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.settings_tools_page import ToolsPage
 from threadline.ui.settings.thinking_fields import ThinkingFields
 
@@ -238,7 +239,7 @@ class AgentsPage(QWidget):
         self.form.show_agent(agent)
         self.context.set_value(agent.context, agent.context_share)
         self.tools.agent_id = agent.id
-        spawn(self.tools.load(), on_error=lambda err: self._say(f"Tools not shown: {describe(err)}"))
+        spawn(self.tools.load(), tell=self, context="Tools not shown")
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -255,13 +256,17 @@ class AgentsPage(QWidget):
     def _say(self, text: str) -> None:
         self.message.setText(text)
 
+    def show_user_message(self, message: UserMessage) -> None:
+        """This page's line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        self._say(message.text)
+
     def _reloaded(self, text: str, select: str | None = None) -> None:
         async def run() -> None:
             await self.load(select)
             self._say(text)
             self.agentsChanged.emit()
 
-        spawn(run(), on_error=lambda err: self._say(describe(err)))
+        spawn(run(), tell=self)
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -282,7 +287,8 @@ class AgentsPage(QWidget):
         spawn(
             run(),
             on_done=lambda saved: self._reloaded(f"Saved {saved.name}.", saved.id),
-            on_error=lambda err: self._say(f"Not saved: {describe(err)}"),
+            tell=self,
+            context="Not saved",
         )
 
     def new_agent(self) -> None:
@@ -293,7 +299,7 @@ class AgentsPage(QWidget):
         spawn(
             run(),
             on_done=lambda agent: self._created(agent, "Name the new agent and give it instructions."),
-            on_error=lambda err: self._say(describe(err)),
+            tell=self,
         )
 
     def _created(self, agent: AgentConfig, text: str) -> None:
@@ -305,7 +311,7 @@ class AgentsPage(QWidget):
             self.form.name.selectAll()
             self.agentsChanged.emit()
 
-        spawn(run(), on_error=lambda err: self._say(describe(err)))
+        spawn(run(), tell=self)
 
     def duplicate(self) -> None:
         agent = self.current
@@ -314,7 +320,7 @@ class AgentsPage(QWidget):
         spawn(
             self.engine.agents.duplicate_agent(agent.id),
             on_done=lambda copy: self._created(copy, f"Made {copy.name}."),
-            on_error=lambda err: self._say(describe(err)),
+            tell=self,
         )
 
     def delete(self) -> None:
@@ -340,7 +346,7 @@ class AgentsPage(QWidget):
         spawn(
             self.engine.agents.delete_agent(agent.id),
             on_done=done,
-            on_error=lambda err: self._say(describe(err)),
+            tell=self,
         )
 
     def export_file(self) -> None:
@@ -358,7 +364,8 @@ class AgentsPage(QWidget):
         spawn(
             run(),
             on_done=lambda _: self._say(f"Exported {len(self.agents)} agents to {Path(path).name}."),
-            on_error=lambda err: self._say(f"Not exported: {describe(err)}"),
+            tell=self,
+            context="Not exported",
         )
 
     def import_file(self) -> None:
@@ -377,7 +384,7 @@ class AgentsPage(QWidget):
             names = ", ".join(a.name for a in agents)
             self._reloaded(f"Imported {names}.", agents[0].id if agents else None)
 
-        spawn(run(), on_done=done, on_error=lambda err: self._say(f"Not imported: {describe(err)}"))
+        spawn(run(), tell=self, on_done=done, context="Not imported")
 
 
 async def _free_name(engine: EngineApi, name: str) -> str:

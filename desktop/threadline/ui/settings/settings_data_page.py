@@ -4,20 +4,19 @@ The section shows the database this window uses (the data folder's file, or a se
 named without its password) and a form for a PostgreSQL server: host, port, database,
 user, password, TLS mode and CA file. Nothing here opens the store: the window keeps the
 database it started with, and the choice saved here (``database.json`` in the data
-folder, see ``threadline.engine.database_choice``) takes effect at the next start.
+folder, see ``threadline.engine.database_choice``) takes effect at the next start. Every
+step that touches a database, the keychain or the choice file goes through
+``engine.database`` (``engine/database_setup.py``); this widget keeps the form and its words.
 
-* **Test connection** connects once on a worker thread (``database_probe``) and says in
-  plain words whether it worked and what the database holds.
+* **Test connection** asks the engine to connect once (``engine.database.probe``, off the
+  event loop) and says in plain words whether it worked and what the database holds.
 * **Copy my conversations there** is offered once a test found the server's database
-  empty: it runs ``store.copy`` (progress, then counts and checksums compared).
+  empty: the engine copies (progress, then counts and checksums compared).
 * **Save** stores the password in the system keychain — only then, and never in a file —
   and writes the choice. **Back to the local file** switches back.
 """
 
 from __future__ import annotations
-
-import asyncio
-from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import Qt, Signal
@@ -34,22 +33,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.engine.api import DatabaseApi
 from threadline.engine.database_choice import (
     DEFAULT_PORT,
     PASSWORD_VARIABLE,
-    POSTGRESQL,
     DatabaseChoice,
     DatabaseChoiceError,
     ServerChoice,
-    has_stored_password,
-    load_choice,
-    save_choice,
-    store_password,
-    stored_password,
-    use_local_file,
 )
-from threadline.engine.database_probe import ProbeResult, ServerContents, probe_server
-from threadline.ui.common.tasks import describe, spawn
+from threadline.engine.database_probe import ProbeResult, ServerContents
+from threadline.engine.database_setup import CopyResult
+from threadline.ui.common.message_bridge import MessageLevel, UserMessage
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import hint_label, section_title
 
 TLS_CHOICES = (
@@ -66,34 +61,19 @@ SERVER_HINT = (
 STORED_PLACEHOLDER = "stored in the system keychain — type to replace"
 
 
-def where_in_use(url: str | None, data_dir: Path | None) -> str:
-    """A sentence naming the database a URL points at, without its password."""
-    from threadline.store.db import sqlite_path
-
-    if url is None:
-        if data_dir is None:
-            return "This window's database is not known."
-        from threadline.engine.engine import DATABASE_FILENAME
-
-        return f"This window uses the file {data_dir / DATABASE_FILENAME}."
-    path = sqlite_path(url)
-    if path is not None:
-        return f"This window uses the file {path}."
-    from threadline.store.copy import safe_url
-
-    return f"This window uses the server database {safe_url(url)}."
-
-
 class DatabaseSection(QWidget):
-    """The "where" line and the server form; ``current_url`` is the database this window uses."""
+    """The "where" line and the server form; ``database`` (``engine.database``) does the work.
+
+    Without a known data folder (``enabled`` false) the buttons are off: the choice lives there.
+    """
 
     saved = Signal()
 
-    def __init__(self, data_dir: Path | None, current_url: str | None, parent: QWidget | None = None) -> None:
+    def __init__(self, database: DatabaseApi, *, enabled: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("DatabaseSection")
-        self.data_dir = data_dir
-        self.current_url = current_url
+        self.database_facet = database
+        self.enabled = enabled
         self._tested_empty: ServerChoice | None = None
         self._copying = False
         layout = QVBoxLayout(self)
@@ -101,7 +81,7 @@ class DatabaseSection(QWidget):
         layout.setSpacing(8)
 
         layout.addWidget(section_title("Where your conversations are"))
-        self.in_use = QLabel(where_in_use(current_url, data_dir))
+        self.in_use = QLabel(database.in_use())
         self.in_use.setObjectName("DatabaseInUse")
         self.in_use.setWordWrap(True)
         self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -191,16 +171,16 @@ class DatabaseSection(QWidget):
         self.save_button.setObjectName("PrimaryButton")
         self.save_button.clicked.connect(self.save)
         row.addWidget(self.save_button)
-        if self.data_dir is None:
+        if not self.enabled:
             for b in (self.test_button, self.copy_button, self.local_button, self.save_button):
                 b.setEnabled(False)
         return row
 
     def _fill_from_file(self) -> None:
-        if self.data_dir is None:
+        if not self.enabled:
             return
         try:
-            choice = load_choice(self.data_dir)
+            choice = self.database_facet.load_choice()
         except DatabaseChoiceError as err:
             self._say(err.user_message, error=True)
             return
@@ -213,7 +193,8 @@ class DatabaseSection(QWidget):
             self.tls.setCurrentIndex(max(0, self.tls.findData(server.tls)))
             self.ca_file.setText(server.ca_file)
             spawn(
-                asyncio.to_thread(has_stored_password, server),
+                self.database_facet.has_stored_password(server),
+                tell=self,
                 on_done=self._show_stored,
                 name="database-keychain-check",
             )
@@ -257,6 +238,11 @@ class DatabaseSection(QWidget):
             self.ca_file.setText(path)
             self._form_changed()
 
+    def show_user_message(self, message: UserMessage) -> None:
+        """This section's line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        if shiboken6.isValid(self):
+            self._say(message.text, error=message.level is not MessageLevel.INFO)
+
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setObjectName("FormError" if error else "DatabaseMessage")
         self.message.style().unpolish(self.message)
@@ -281,9 +267,6 @@ class DatabaseSection(QWidget):
         self._say(f"Connecting to {server.describe()}…")
         self.test_button.setEnabled(False)
 
-        def probe() -> ProbeResult:
-            return probe_server(server, typed or stored_password(server))
-
         def done(result: ProbeResult) -> None:
             if not shiboken6.isValid(self):
                 return
@@ -294,74 +277,36 @@ class DatabaseSection(QWidget):
             self._tested_empty = server if empty else None
             self.copy_button.setEnabled(empty and not self._copying)
 
-        def failed(err: BaseException) -> None:
+        def failed(_err: BaseException) -> None:
             if shiboken6.isValid(self):
                 self.test_button.setEnabled(True)
-                self._say(describe(err), error=True)
 
-        spawn(asyncio.to_thread(probe), on_done=done, on_error=failed, name="database-test")
+        probe = self.database_facet.probe(server, typed)
+        spawn(probe, tell=self, on_done=done, on_failed=failed, name="database-test")
 
     def copy_conversations(self) -> None:
         server = self._tested_empty
         if server is None or server != self.server_choice() or self._copying:
-            return
-        source = self.current_url
-        if source is None and self.data_dir is not None:
-            from threadline.engine.engine import DATABASE_FILENAME
-            from threadline.store.db import sqlite_url
-
-            source = sqlite_url(self.data_dir / DATABASE_FILENAME)
-        if source is None:
             return
         typed = self.password.text()
         self._copying = True
         self.copy_button.setEnabled(False)
         self._say(f"Copying your conversations to {server.describe()}…")
 
-        async def copy() -> object:
-            from threadline.engine.database_choice import build_url
-            from threadline.store.copy import copy_database
-
-            loop = asyncio.get_running_loop()
-
-            def progress(table: str, rows: int) -> None:
-                loop.call_soon_threadsafe(self._progress, table, rows)
-
-            def run() -> object:
-                target = build_url(server, typed or stored_password(server))
-                return copy_database(source, target, progress)
-
-            return await asyncio.to_thread(run)
-
-        def done(report: object) -> None:
+        def done(report: CopyResult) -> None:
             self._copying = False
             if not shiboken6.isValid(self):
                 return
-            from threadline.store.copy import CopyReport
-
-            assert isinstance(report, CopyReport)
             self._tested_empty = None
-            rows = sum(f.rows for f in report.source)
-            if report.identical:
-                self._say(
-                    f"Copied {rows:,} rows in {report.seconds:.1f} s; the server's copy was read back "
-                    "and its counts and checksums match. Save to use it from the next start."
-                )
-            else:
-                self._say(
-                    "The copy did not read back identical: "
-                    + "; ".join(report.differences())
-                    + ". Keep using the local file, and try the copy again into a new empty database.",
-                    error=True,
-                )
+            self._say(report.message, error=not report.identical)
 
-        def failed(err: BaseException) -> None:
+        def failed(_err: BaseException) -> None:
             self._copying = False
             if shiboken6.isValid(self):
                 self.copy_button.setEnabled(self._tested_empty is not None)
-                self._say(f"Not copied: {describe(err)}", error=True)
 
-        spawn(copy(), on_done=done, on_error=failed, name="database-copy")
+        copy = self.database_facet.copy_to(server, typed, self._progress)
+        spawn(copy, tell=self, on_done=done, on_failed=failed, context="Not copied", name="database-copy")
 
     def _progress(self, table: str, rows: int) -> None:
         if self._copying and shiboken6.isValid(self):
@@ -369,17 +314,9 @@ class DatabaseSection(QWidget):
 
     def save(self) -> None:
         server = self._checked_server()
-        data_dir = self.data_dir
-        if server is None or data_dir is None:
+        if server is None or not self.enabled:
             return
         typed = self.password.text()
-
-        def write() -> tuple[DatabaseChoice, bool]:
-            if typed:
-                store_password(server, typed)
-            choice = DatabaseChoice(POSTGRESQL, server)
-            save_choice(data_dir, choice)
-            return choice, has_stored_password(server)
 
         def done(outcome: tuple[DatabaseChoice, bool]) -> None:
             if not shiboken6.isValid(self):
@@ -398,19 +335,13 @@ class DatabaseSection(QWidget):
             self._show_next_start(choice)
             self.saved.emit()
 
-        def failed(err: BaseException) -> None:
-            if shiboken6.isValid(self):
-                self._say(describe(err), error=True)
-
-        spawn(asyncio.to_thread(write), on_done=done, on_error=failed, name="database-save")
+        spawn(self.database_facet.save_server(server, typed), tell=self, on_done=done, name="database-save")
 
     def back_to_local_file(self) -> None:
-        data_dir = self.data_dir
-        if data_dir is None:
+        if not self.enabled:
             return
         try:
-            use_local_file(data_dir)
-            choice = load_choice(data_dir)
+            choice = self.database_facet.use_local_file()
         except DatabaseChoiceError as err:
             self._say(f"Not saved: {err.user_message}", error=True)
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,7 +47,9 @@ from threadline.llm.timeouts import (
     DEFAULT_FIRST_BYTE_TIMEOUT,
     FIRST_BYTE_SETTING,
 )
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.inline_messages import claim_while_open, show_in_label
+from threadline.ui.common.message_bridge import UserMessage, user_message_of
+from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
@@ -76,6 +79,26 @@ HEADERS_TIP = (
     "HTTP headers sent with every request to this provider. Values are kept in the system keychain, "
     "never in the database; write ${VAR} to read one from Threadline's environment instead."
 )
+
+
+class NoKeychainError(Exception):
+    """Saving a key failed for want of a system keychain: what to do instead."""
+
+    user_message = (
+        "No system keychain is available to store the key. Put the key in an environment "
+        "variable and enter its name under “Key variable”."
+    )
+
+
+async def told_without_keychain(work: Awaitable[None]) -> None:
+    """Run ``work``; a failure of the keychain is told as :class:`NoKeychainError` (the way out)."""
+    try:
+        await work
+    except Exception as err:
+        text = user_message_of(err) or ""
+        if "keyring" in type(err).__module__ or "keyring" in text.lower():
+            raise NoKeychainError() from err
+        raise
 
 
 def timeout_box(default: float) -> QDoubleSpinBox:
@@ -304,16 +327,7 @@ class ProvidersPage(QWidget):
             self.message.setText(f"Saved {config.name}.")
             self.changed.emit()
 
-        def failed(err: BaseException) -> None:
-            text = describe(err)
-            if "keyring" in type(err).__module__ or "keyring" in text.lower():
-                text = (
-                    "No system keychain is available to store the key. Put the key in an environment "
-                    "variable and enter its name under “Key variable”."
-                )
-            self.message.setText(f"Not saved: {text}")
-
-        spawn(do(), on_done=done, on_error=failed)
+        spawn(told_without_keychain(do()), tell=self, on_done=done, context="Not saved")
 
     def test_connection(self) -> None:
         config = self._checked_config()
@@ -348,14 +362,16 @@ class ProvidersPage(QWidget):
                 if self.engine.providers.has_api_key(config.name)
                 else "not set"
             )
-            spawn(self._reload_keep(config.name))
+            spawn(self._reload_keep(config.name), tell=self)
             self.changed.emit()
 
-        def failed(err: BaseException) -> None:
-            self.test_button.setEnabled(True)
-            self.message.setText(f"Could not connect: {describe(err)}")
-
-        spawn(do(), on_done=done, on_error=failed)
+        spawn(
+            do(),
+            tell=self,
+            on_done=done,
+            on_failed=lambda _err: self.test_button.setEnabled(True),
+            context="Could not connect",
+        )
 
     async def _reload_keep(self, name: str) -> None:
         """Refresh the list after a test without resetting the form the user is filling."""
@@ -395,7 +411,11 @@ class ProvidersPage(QWidget):
             self.message.setText(f"Removed {name}.")
             self.changed.emit()
 
-        spawn(do(), on_done=done, on_error=lambda err: self.message.setText(f"Not removed: {describe(err)}"))
+        spawn(do(), tell=self, on_done=done, context="Not removed")
+
+    def show_user_message(self, message: UserMessage) -> None:
+        """This page's line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        self.message.setText(message.text)
 
 
 class AgentPage(QWidget):
@@ -509,7 +529,15 @@ class SettingsDialog(QDialog):
         self._apply_colors(theme.colors)
         theme.changed.connect(self._apply_colors)
         self.finished.connect(self._finished)
-        self.loaded = spawn(self._load(), on_error=lambda err: self.providers.message.setText(describe(err)))
+        self.message = QLabel()
+        """The line for a page without its own (Model and agent, Appearance)."""
+        self.message.setObjectName("FormError")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        layout.insertWidget(layout.indexOf(self.buttons), self.message)
+        self.bridge = claim_while_open(self, self)
+        """The window's bridge, claimed while the dialog is open: failures show on the page in view."""
+        self.loaded = spawn(self._load(), tell=self)
 
     async def _load(self) -> None:
         await self.providers.load()
@@ -536,6 +564,16 @@ class SettingsDialog(QDialog):
 #SecondaryButton:disabled {{ color: {c.muted}; background: {c.window}; }}
 """)
         self.mcp.set_colors(c)
+
+    def show_user_message(self, message: UserMessage) -> None:
+        """A message while Settings is open: in the line of the page in view."""
+        page = self.pages.currentWidget()
+        target = self.database if page is self.data_page else page
+        show = getattr(target, "show_user_message", None)
+        if callable(show):
+            show(message)
+        else:
+            show_in_label(self.message, message)
 
     def _finished(self, _result: int) -> None:
         self.mcp.detach()
@@ -565,7 +603,7 @@ class SettingsDialog(QDialog):
                 self.providers._fill_list(select=page)
                 self.providers.api_key.setFocus()
 
-            spawn(select())
+            spawn(select(), tell=self)
 
     def _appearance(self, theme: ThemeManager) -> QWidget:
         page = QWidget()
@@ -618,8 +656,7 @@ class SettingsDialog(QDialog):
         row.addStretch(1)
         v.addLayout(row)
         v.addSpacing(12)
-        store_url = getattr(getattr(self.engine, "store", None), "url", None)
-        self.database = DatabaseSection(self.data_dir, store_url if isinstance(store_url, str) else None)
+        self.database = DatabaseSection(self.engine.database, enabled=self.data_dir is not None)
         v.addWidget(self.database)
         v.addStretch(1)
         return page
@@ -633,8 +670,4 @@ class SettingsDialog(QDialog):
             self.providersChanged.emit()
             self.accept()
 
-        spawn(
-            self.agent.save(),
-            on_done=done,
-            on_error=lambda err: self.providers.message.setText(f"Not saved: {describe(err)}"),
-        )
+        spawn(self.agent.save(), tell=self, on_done=done, context="Not saved")

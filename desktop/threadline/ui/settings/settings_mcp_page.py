@@ -30,7 +30,7 @@ from threadline.core.config import AgentConfig
 from threadline.engine.api import EngineApi
 from threadline.tools.mcp_config import McpServerConfig, Transport
 from threadline.tools.mcp_state import ServerState, ServerStatus
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
 from threadline.ui.settings.mcp_server_editor import McpServerEditor
 
@@ -319,7 +319,7 @@ class McpServersPage(QWidget):
             if hasattr(result, "__await__"):
                 await result
 
-        spawn(do(), on_error=lambda err: self.message.setText(f"Could not {verb} {name}: {describe(err)}"))
+        spawn(do(), tell=self, context=f"Could not {verb} {name}")
 
     def start(self) -> None:
         self._run("start", self.engine.tool_servers.start)
@@ -357,7 +357,7 @@ class McpServersPage(QWidget):
             self._fill_list(select=saved.name)
 
         self.message.setText(f"Saved {saved.name}.")
-        spawn(after(), on_error=lambda err: self.message.setText(describe(err)))
+        spawn(after(), tell=self)
 
     def remove(self) -> None:
         name = self.current_name()
@@ -384,7 +384,7 @@ class McpServersPage(QWidget):
             self.message.setText(f"Removed {name}.")
             self.agentChanged.emit()
 
-        spawn(do(), on_done=done, on_error=lambda err: self.message.setText(f"Not removed: {describe(err)}"))
+        spawn(do(), tell=self, on_done=done, context="Not removed")
 
     async def _rename_offer(self, old: str, new: str | None) -> None:
         agent = await self.engine.agents.get_agent()
@@ -416,4 +416,4 @@ class McpServersPage(QWidget):
             self.message.setText(f"The assistant {'can now use' if on else 'no longer gets'} {name}'s tools.")
             self.agentChanged.emit()
 
-        spawn(do(), on_done=done, on_error=lambda err: self.message.setText(f"Not saved: {describe(err)}"))
+        spawn(do(), tell=self, on_done=done, context="Not saved")

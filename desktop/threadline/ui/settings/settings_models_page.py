@@ -38,7 +38,8 @@ from threadline.core.pricing import PRICES_TAKEN, SHIPPED_PRICES, PriceTable, Us
 from threadline.engine.api import EngineApi
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 from threadline.engine.usage_report import PRICES_SETTING
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import MessageLevel, UserMessage
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import hint_label, scrolling_page, section_title
 
 SHIPPED_NOTE = (
@@ -223,7 +224,7 @@ class ModelsPage(QWidget):
         super().showEvent(event)
         # Providers may have been added on the Providers page since the page was filled.
         if self._loaded:
-            spawn(self.load(), on_error=lambda err: self.price_message.setText(describe(err)))
+            spawn(self.load(), tell=self)
 
     def _show_prices(self, table: PriceTable) -> None:
         self.user_prices = sorted(table.user_prices(), key=lambda p: (p.provider, p.model))
@@ -372,4 +373,11 @@ class ModelsPage(QWidget):
             self._said(label, done_text)
             self._update_buttons()
 
-        spawn(work, on_done=done, on_error=lambda err: self._error(label, f"Not saved: {describe(err)}"))
+        spawn(work, tell=self, on_done=done, context="Not saved")
+
+    def show_user_message(self, message: UserMessage) -> None:
+        """The prices' line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        if message.level is MessageLevel.INFO:
+            self._said(self.price_message, message.text)
+        else:
+            self._error(self.price_message, message.text)

@@ -39,7 +39,8 @@ from PySide6.QtWidgets import (
 
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig, Approval, ApprovalRule
 from threadline.engine.api import EngineApi
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import UserMessage
+from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import scrolling_page, section
 
 log = logging.getLogger("threadline.ui.settings_tools")
@@ -231,7 +232,7 @@ class ToolsPage(QWidget):
         super().showEvent(event)
         # A turn may have added an "Always allow" rule since the page was filled.
         if self.agent is not None:
-            spawn(self.load(), on_error=self._failed)
+            spawn(self.load(), tell=self, context="Not saved")
 
     def _fill(self, agent: AgentConfig) -> None:
         self._filling = True
@@ -297,10 +298,11 @@ class ToolsPage(QWidget):
             self.message.setText(done)
             self.agentChanged.emit()
 
-        spawn(do(), on_done=finished, on_error=self._failed)
+        spawn(do(), tell=self, on_done=finished, context="Not saved")
 
-    def _failed(self, err: BaseException) -> None:
-        self.message.setText(f"Not saved: {describe(err)}")
+    def show_user_message(self, message: UserMessage) -> None:
+        """This page's line, for the settings dialog (docs/ui-layout.md, "Telling the user")."""
+        self.message.setText(message.text)
 
     def _builtin_toggled(self, _on: bool) -> None:
         if self._filling:

@@ -34,13 +34,13 @@ class ApprovalRouter:
         self._tabs = tabs
         self._open_tab = open_tab
         self._attached = True
-        engine.set_approval_handler(self)
+        engine.turns.set_approval_handler(self)
 
     def detach(self) -> None:
         """The window is closing: calls that need asking are refused from now on."""
         if self._attached:
             self._attached = False
-            self._engine.set_approval_handler(None)
+            self._engine.turns.set_approval_handler(None)
 
     async def __call__(self, session_id: str, calls: tuple[ToolCall, ...]) -> Sequence[Decision]:
         from threadline.engine.compare_runner import approval_label

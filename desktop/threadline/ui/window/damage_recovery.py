@@ -17,7 +17,7 @@ import html
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
@@ -27,7 +27,7 @@ from threadline.ui.common.message_bridge import user_message_of
 from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
-    from threadline.ui.window.main_window import MainWindow
+    from threadline.engine.api import EngineApi
     from threadline.ui.window.startup_recovery import StartupRecovery
 
 log = logging.getLogger("threadline.ui.window.damage_recovery")
@@ -106,13 +106,30 @@ def shown_text(banner: DamageBanner) -> str:
     return QTextDocumentFragment.fromHtml(banner.label.text()).toPlainText()
 
 
+class RecoveryHost(Protocol):
+    """What damage recovery needs of the main window (typed apart so this module does not
+    import ``main_window``, which imports it)."""
+
+    engine: EngineApi | None
+    damage_recovery: DamageRecovery | None
+
+    def window(self) -> QWidget:
+        """The top-level widget (Qt's ``QWidget.window``: the main window itself), the recovery's parent."""
+        ...
+
+    def damage_banner(self) -> DamageBanner: ...
+    async def detach_engine(self) -> None: ...
+    async def attach_engine(self, engine: EngineApi) -> None: ...
+    def close(self) -> bool: ...
+
+
 class DamageRecovery(QObject):
     """Shows ``DamageBanner`` in ``window`` when damage is met, and restores through ``recovery``."""
 
     engineReplaced = Signal(object)  # the engine opened on the restored file
 
-    def __init__(self, window: MainWindow, recovery: StartupRecovery) -> None:
-        super().__init__(window)
+    def __init__(self, window: RecoveryHost, recovery: StartupRecovery) -> None:
+        super().__init__(window.window())
         self.window = window
         self.recovery = recovery
         self.banner = window.damage_banner()
@@ -151,14 +168,18 @@ class DamageRecovery(QObject):
         self.banner.show_damage(text, backup)
 
     def _restore(self, backup: Path) -> None:
-        spawn(self.restore(backup), on_error=self._failed, name="restore-backup")
+        spawn(
+            self.restore(backup),
+            tell=self.window.window(),
+            on_failed=self._failed,
+            context="The backup could not be restored",
+            name="restore-backup",
+        )
 
     def _failed(self, err: BaseException) -> None:
+        """Ready to be asked again; the bridge says why (a damaged file: the banner again)."""
         self.restoring = False
-        log.error("restoring in the window failed", exc_info=err)
-        self.banner.show_note(
-            "The backup could not be restored because of an unexpected problem; the details are in the log."
-        )
+        log.info("restoring in the window failed: %s", user_message_of(err))
 
     async def restore(self, backup: Path) -> None:
         """Close the engine, put ``backup`` in place (the damaged file kept aside), open it again."""
@@ -189,7 +210,7 @@ class DamageRecovery(QObject):
 
 
 def install(
-    window: MainWindow, recovery: StartupRecovery, on_engine: Callable[[Any], None]
+    window: RecoveryHost, recovery: StartupRecovery, on_engine: Callable[[Any], None]
 ) -> DamageRecovery:
     """Wire damage recovery into ``window`` (the app calls it once the engine is attached)."""
     damage = DamageRecovery(window, recovery)

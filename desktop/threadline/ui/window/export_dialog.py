@@ -1,7 +1,7 @@
 """File → Export…: which chats (this one, the selected ones, everything) and in which format.
 
 The dialog only asks; ``export_chats`` then asks where to save (a native save dialog)
-and runs ``engine.export`` as a task. The file appears only once it is complete, and
+and runs ``engine.library.export`` as a task. The file appears only once it is complete, and
 the status bar says where it went or what went wrong.
 """
 
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.engine.exporting import ExportFormat
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -167,8 +167,8 @@ def export_chats(
         target = target.with_suffix(fmt.suffix)
     tell(f"Exporting to {target}…")
     spawn(
-        engine.export(target, fmt, session_ids, include_thinking=thinking),
+        engine.library.export(target, fmt, session_ids, include_thinking=thinking),
         on_done=lambda _none: tell(f"Exported to {target}"),
-        on_error=lambda err: tell(describe(err)),
+        tell=parent,
         name="export",
     )

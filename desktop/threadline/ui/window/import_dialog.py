@@ -1,6 +1,6 @@
 """File → Import… and files dropped on the window: a progress dialog with Cancel, then the report.
 
-The import runs as a task (``engine.import_file``); Cancel cancels that task, and the
+The import runs as a task (``engine.library.import_file``); Cancel cancels that task, and the
 engine stops between conversations, so nothing half-imported remains. The report
 says how many chats were imported, updated, skipped and failed, with each failed
 chat's title and the reason.
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -102,9 +102,10 @@ class ImportRun(QWidget):
     def start(self) -> None:
         self.progress.show()
         self.task = spawn(
-            self.engine.import_file(self.path, self._progress),
+            self.engine.library.import_file(self.path, self._progress),
             on_done=self._done,
-            on_error=self._failed,
+            on_failed=self._failed,
+            tell=self,
             name="import",
         )
 
@@ -130,12 +131,7 @@ class ImportRun(QWidget):
         self.report_dialog.finished.connect(lambda _code: self.finished.emit(report))
         self.report_dialog.open()
 
-    def _failed(self, err: BaseException) -> None:
+    def _failed(self, _err: BaseException) -> None:
+        """The progress goes; the bridge says why (the window's status bar)."""
         self.progress.close()
-        self.parent_message(describe(err))
         self.finished.emit(None)
-
-    def parent_message(self, text: str) -> None:
-        show = getattr(self.parentWidget(), "show_message", None)
-        if callable(show):
-            show(text)

@@ -5,17 +5,37 @@ only wires actions and events here."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QWidget
 
+    from threadline.engine.api import EngineApi
+    from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.import_dialog import ImportRun
-    from threadline.ui.window.main_window import MainWindow
+    from threadline.ui.window.tab_container import TabContainer
+
+
+class InterchangeHost(Protocol):
+    """What import and export need of the main window (typed apart so this module does not
+    import ``main_window``, which imports it)."""
+
+    @property
+    def engine(self) -> EngineApi | None: ...
+    @property
+    def tabs(self) -> TabContainer: ...
+    @property
+    def sidebar(self) -> SessionSidebar: ...
+    def window(self) -> QWidget:
+        """The top-level widget, the dialogs' parent (Qt's ``QWidget.window``: the main window itself)."""
+        ...
+
+    def show_message(self, text: str) -> None: ...
 
 
 class InterchangeActions:
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: InterchangeHost) -> None:
         self.window = window
         self.running: ImportRun | None = None
         """The import under way (one at a time)."""
@@ -29,7 +49,7 @@ class InterchangeActions:
 
         if self._busy():
             return
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import chats", "", IMPORT_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import chats", "", IMPORT_FILTER)
         if path:
             self.import_path(Path(path))
 
@@ -40,7 +60,7 @@ class InterchangeActions:
             return
         engine = self.window.engine
         assert engine is not None
-        run = ImportRun(self.window, engine, path)
+        run = ImportRun(self.window.window(), engine, path)
         run.finished.connect(self._import_finished)
         self.running = run
         run.start()
@@ -88,7 +108,7 @@ class InterchangeActions:
             return
         tab = window.tabs.current_tab()
         export_chats(
-            window,
+            window.window(),
             window.engine,
             current=None if tab is None else str(tab.session_id),
             current_title="" if tab is None else str(tab.title),

@@ -12,11 +12,9 @@ stored through the engine's settings and restored at the next start. They are sa
 whenever they change (debounced by ``SAVE_DELAY_MS``), not only on a clean close, so a
 crash brings back the layout of a moment before.
 
-Tabs follow the engine's session events, whoever caused them (this window's
-sidebar, another window, the command line): a deleted or archived session's tab
-closes at once, and its place is remembered so that an undo (``SessionRestored``,
-or the sidebar's undo of an archive) reopens it there; a fork opens the copy in a
-tab beside its source.
+Rooms of their own: the menus and actions (``window_menus``), the chat tabs that follow
+the engine's session events (``session_tabs``), the F6 panes (``window_panes``), import
+and export (``interchange_actions``).
 """
 
 from __future__ import annotations
@@ -32,38 +30,32 @@ from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QMainWindow,
-    QMenu,
-    QPushButton,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from threadline.ui.common.heap import BIG_CHAT, release_freed_memory
 from threadline.ui.common.message_bridge import MessageBridge, UserMessage
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.window.empty_state import EmptyState
 from threadline.ui.window.interchange_actions import InterchangeActions
+from threadline.ui.window.session_tabs import SessionTabs
 from threadline.ui.window.sidebar_slot import SidebarSlot
+from threadline.ui.window.window_menus import WindowMenus
 
 # Imported where they are used, after the first paint, so that PySide6 makes their classes'
 # enums then: the dialogs (QFileDialog, QMessageBox), the actions and the shortcuts' key
 # sequences, QByteArray (the saved geometry), the pane cycler (docs/performance.md, "Window").
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QAction
-
     from threadline.core.config import ProviderConfig
     from threadline.engine.api import EngineApi
-    from threadline.engine.events import SessionEvent
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.composer.model_catalog import ModelCatalog
-    from threadline.ui.common.shortcuts import KeySpec
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
-    from threadline.ui.window.pane_cycler import Pane, PaneCycler
     from threadline.ui.window.tab_container import TabContainer
 
 log = logging.getLogger("threadline.ui.window.main_window")
@@ -92,6 +84,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.bridge = bridge if bridge is not None else MessageBridge(self)
         """Where user-visible messages go; the app passes its one bridge, tests may leave it out."""
+        self.bridge.intercept(self._damage_met)
         self.zoom = TextZoom(self)
         self.setWindowTitle("Threadline")
         self.resize(1180, 760)
@@ -101,9 +94,6 @@ class MainWindow(QMainWindow):
         self.engine: EngineApi | None = None
         self._catalog: ModelCatalog | None = None
         self._closing = False
-        self._opening: set[str] = set()
-        self._closed_for_undo: dict[str, tuple[int, bool]] = {}
-        """Tabs closed because their session was deleted or archived: index, was current."""
         self._unsubscribe_sessions: Any = None
         self._has_provider = False
         self._restoring = False
@@ -150,10 +140,10 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
 
         self.interchange = InterchangeActions(self)
-        self.panes: PaneCycler
-        """F6 and Shift+F6 (``finish_building`` makes it with the actions)."""
-        self._menus = self._menu_titles()
-        self._actions_built = False
+        self.menus = WindowMenus(self)
+        """The menus and their actions (``act_*``): titles now, items in ``finish_building``."""
+        self.session_tabs = SessionTabs(self)
+        """Opens sessions in tabs and keeps the tabs in step with the engine's session events."""
         self._connect()
         self.set_colors(theme.colors)
         theme.changed.connect(self.set_colors)
@@ -173,11 +163,7 @@ class MainWindow(QMainWindow):
         earlier builds them through ``sidebar`` and ``tabs``. The sidebar comes before the
         tabs: Tab moves through the widgets in the order they joined the window.
         """
-        if not self._actions_built:
-            self._actions_built = True
-            self._build_actions()
-            self._build_menus()
-            self._set_engine_actions(self.engine is not None)
+        self.menus.build()
         self.build_sidebar()
         self._build_tabs()
         if self._catalog is None:
@@ -203,7 +189,7 @@ class MainWindow(QMainWindow):
 
         tabs = self._tabs = TabContainer()
         tabs.set_colors(self.theme.colors)
-        tabs.tab_closed.connect(self._release_session)
+        tabs.tab_closed.connect(self.session_tabs.release_session)
         tabs.cur_title_changed.connect(self._title_changed)
         tabs.cur_status_changed.connect(self.status_label.setText)
         tabs.export_requested.connect(self.interchange.export)
@@ -238,132 +224,11 @@ class MainWindow(QMainWindow):
         sidebar.new_button.setEnabled(self.engine is not None)
         sidebar.openRequested.connect(self.open_session)
         sidebar.newRequested.connect(self.new_chat)
-        sidebar.archiveUndone.connect(self._reopen_closed_tab)
+        sidebar.archiveUndone.connect(self.session_tabs.reopen_closed_tab)
         sidebar.errorMessage.connect(self.show_message)
         sidebar.exportRequested.connect(self.interchange.export)
         self.sidebar_slot.hold(sidebar)
         return sidebar
-
-    # -- actions and menus ------------------------------------------------------------------------
-
-    def _action(self, text: str, slot: Any, shortcuts: list[KeySpec] | None = None, tip: str = "") -> QAction:
-        from PySide6.QtGui import QAction
-
-        action = QAction(text, self)
-        if shortcuts:
-            # A standard key often expands to the spelled-out one too (Close is Ctrl+F4 and
-            # Ctrl+W): a key listed twice is ambiguous to Qt and then does nothing.
-            from threadline.ui.common.shortcuts import unique_sequences
-
-            action.setShortcuts(unique_sequences(shortcuts))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        if tip:
-            action.setStatusTip(tip)
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-
-        from threadline.ui.window.pane_cycler import PaneCycler
-
-        K = QKeySequence
-        SK = QKeySequence.StandardKey
-        self.act_new = self._action("&New Chat", self.new_chat, [K(SK.New)])
-        self.act_close_tab = self._action("&Close Tab", self.close_current_tab, [K(SK.Close), K("Ctrl+W")])
-        self.act_export = self._action("&Export as Markdown…", self.export_current)
-        self.act_import_chats = self._action("&Import…", self.interchange.import_from_dialog)
-        self.act_export_chats = self._action("E&xport…", lambda: self.interchange.export())
-        # Not the bound method: triggered(bool) would pass False as the page to open.
-        self.act_settings = self._action(
-            "&Settings…", lambda: self.open_settings(), [K(SK.Preferences), K("Ctrl+,")]
-        )
-        self.act_quit = self._action("&Quit", self.close, [K(SK.Quit), K("Ctrl+Q")])
-        self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
-        # Ctrl+F finds in the open chat (each tab's find bar); Ctrl+K searches all chats.
-        self.act_find = self._action("&Search Chats", lambda: self.sidebar.focus_filter(), [K("Ctrl+K")])
-        self.act_next_tab = self._action(
-            "&Next Tab", lambda: self.tabs.next_tab(), [K(SK.NextChild), K("Ctrl+PgDown")]
-        )
-        self.act_prev_tab = self._action(
-            "&Previous Tab", lambda: self.tabs.previous_tab(), [K(SK.PreviousChild), K("Ctrl+PgUp")]
-        )
-        # Esc is handled by the composer and the chat view themselves (a window-wide Esc
-        # shortcut would steal it from the search box and from dialogs).
-        self.act_stop = self._action("S&top Reply\tEsc", self.stop_current)
-        self.act_focus_composer = self._action("&Write a Message", self.focus_composer, [K("Ctrl+L")])
-        # Keyboard and screen-reader access (docs/accessibility.md): panes, the tab list, the key sheet.
-        self.panes = PaneCycler(self._panes)
-        self.act_next_pane = self._action("Next &Pane", self.panes.next, [K("F6")])
-        self.act_prev_pane = self._action("Pre&vious Pane", self.panes.previous, [K("Shift+F6")])
-        self.act_tab_list = self._action(
-            "List &All Tabs…", lambda: self.tabs.show_tab_list(), [K("Ctrl+Shift+A")]
-        )
-        self.act_shortcuts = self._action("&Keyboard Shortcuts", self.show_shortcuts, [K("Ctrl+/")])
-        self.act_toggle_sidebar = self._action("Show &Sidebar", self.toggle_sidebar, [K("Ctrl+B")])
-        self.act_toggle_sidebar.setCheckable(True)
-        self.act_toggle_sidebar.setChecked(True)
-        self.act_branch_map = self._action("Branch &Map", self.toggle_branch_map, [K("Ctrl+Shift+B")])
-        self.act_branch_map.setCheckable(True)
-        self.act_zoom_in = self._action("Zoom &In", self.zoom.zoom_in, [SK.ZoomIn, "Ctrl++", "Ctrl+="])
-        self.act_zoom_out = self._action("Zoom &Out", self.zoom.zoom_out, [SK.ZoomOut, "Ctrl+-"])
-        self.act_zoom_reset = self._action("&Actual Size", self.zoom.reset, ["Ctrl+0"])
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[ThemeChoice, QAction] = {}
-        for choice, label in (
-            (ThemeChoice.SYSTEM, "Follow &System"),
-            (ThemeChoice.LIGHT, "&Light"),
-            (ThemeChoice.DARK, "&Dark"),
-            (ThemeChoice.HIGH_CONTRAST, "&High Contrast"),
-        ):
-            a = QAction(label, self, checkable=True)
-            a.triggered.connect(lambda _=False, c=choice: self.set_theme(c))
-            self.theme_group.addAction(a)
-            self.theme_actions[choice] = a
-        self.theme_actions[self.theme.choice].setChecked(True)
-
-    def _menu_titles(self) -> dict[str, QMenu]:
-        """The menu bar with its menus, empty: the titles are in the first frame, the items follow."""
-        bar = self.menuBar()
-        titles = {"file": "&File", "edit": "&Edit", "view": "&View", "help": "&Help"}
-        return {key: bar.addMenu(title) for key, title in titles.items()}
-
-    def _build_menus(self) -> None:
-        file_menu = self._menus["file"]
-        file_menu.addAction(self.act_new)
-        file_menu.addAction(self.act_close_tab)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_import_chats)
-        file_menu.addAction(self.act_export_chats)
-        file_menu.addAction(self.act_export)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_settings)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        edit_menu = self._menus["edit"]
-        edit_menu.addAction(self.act_find)
-        edit_menu.addAction(self.act_focus_composer)
-        edit_menu.addAction(self.act_stop)
-        view_menu = self._menus["view"]
-        view_menu.addAction(self.act_next_tab)
-        view_menu.addAction(self.act_prev_tab)
-        view_menu.addAction(self.act_tab_list)
-        view_menu.addAction(self.act_next_pane)
-        view_menu.addAction(self.act_prev_pane)
-        view_menu.addSeparator()
-        view_menu.addAction(self.act_toggle_sidebar)
-        view_menu.addAction(self.act_branch_map)
-        view_menu.addSeparator()
-        view_menu.addAction(self.act_zoom_in)
-        view_menu.addAction(self.act_zoom_out)
-        view_menu.addAction(self.act_zoom_reset)
-        theme_menu = view_menu.addMenu("&Theme")
-        for a in self.theme_actions.values():
-            theme_menu.addAction(a)
-        help_menu = self._menus["help"]
-        help_menu.addAction(self.act_shortcuts)
-        help_menu.addAction("&About Threadline", self.about)
 
     def _connect(self) -> None:
         self.bridge.shown.connect(self._show_in_status_bar)
@@ -373,12 +238,6 @@ class MainWindow(QMainWindow):
         self.empty.newChatRequested.connect(self.new_chat)
         self.empty.addProviderRequested.connect(lambda: self.open_settings("providers"))
         self.empty.useDetectedRequested.connect(self._use_detected)
-
-    def _set_engine_actions(self, enabled: bool) -> None:
-        for a in (self.act_new, self.act_export, self.act_settings):
-            a.setEnabled(enabled)
-        if self._sidebar is not None:
-            self._sidebar.new_button.setEnabled(enabled)
 
     # -- theme -------------------------------------------------------------------------------------
 
@@ -390,9 +249,9 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, choice: ThemeChoice) -> None:
         self.theme.set_choice(choice)
-        self.theme_actions[choice].setChecked(True)
+        self.menus.theme_actions[choice].setChecked(True)
         if self.engine is not None:
-            spawn(self.engine.settings.set_setting(THEME_KEY, choice.value), on_error=self._error)
+            spawn(self.engine.settings.set_setting(THEME_KEY, choice.value), tell=self)
 
     # -- engine ------------------------------------------------------------------------------------
 
@@ -401,17 +260,19 @@ class MainWindow(QMainWindow):
         from threadline.ui.window.approval_router import ApprovalRouter  # engine types: after the first paint
 
         self.engine = engine
-        self.approvals = ApprovalRouter(engine, self.tabs, lambda sid: self._open(sid, focus=False))
+        self.approvals = ApprovalRouter(
+            engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False)
+        )
         self.closed.connect(self.approvals.detach)
         self.sidebar.set_engine(engine)
-        self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self._session_event)
+        self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self.session_tabs.session_event)
         saved_zoom = await engine.settings.get_setting(ZOOM_KEY, 0)
         if isinstance(saved_zoom, int):
             self.zoom.set_level(saved_zoom)
         saved_theme = await engine.settings.get_setting(THEME_KEY, None)
         if saved_theme in {c.value for c in ThemeChoice} and saved_theme != self.theme.choice.value:
             self.theme.set_choice(ThemeChoice(saved_theme))
-            self.theme_actions[ThemeChoice(saved_theme)].setChecked(True)
+            self.menus.theme_actions[ThemeChoice(saved_theme)].setChecked(True)
         await self.sidebar.load()
         state = await engine.settings.get_setting(WINDOW_STATE_KEY, None)
         self._restoring = True
@@ -419,21 +280,21 @@ class MainWindow(QMainWindow):
             await self._restore(state if isinstance(state, dict) else {})
         finally:
             self._restoring = False
-        self._set_engine_actions(True)
+        self.menus.set_engine_actions(True)
         providers = await engine.providers.list_providers()
         self._has_provider = bool(providers)
         self.empty.show_ready(
             has_provider=self._has_provider, session_count=len(self.sidebar.model.sessions())
         )
-        self._update_right()
-        spawn(self.catalog.load(engine), on_error=self._error)
-        spawn(engine.tool_servers.start_autostart(), on_error=self._error)
-        spawn(engine.settings.take_notices(), on_done=self._show_notices, on_error=self._error)
+        self.update_right()
+        spawn(self.catalog.load(engine), tell=self)
+        spawn(engine.tool_servers.start_autostart(), tell=self)
+        spawn(engine.settings.take_notices(), on_done=self._show_notices, tell=self)
         if not providers:
             spawn(
                 engine.providers.detect_local_servers(),
                 on_done=self.empty.show_detected,
-                on_error=lambda err: log.info("local server detection failed: %s", err),
+                tell=LogOnly("local server detection failed", logging.INFO),
             )
 
     async def detach_engine(self) -> None:
@@ -443,7 +304,7 @@ class MainWindow(QMainWindow):
             return
         self._save_timer.stop()
         self.engine = None
-        self._set_engine_actions(False)
+        self.menus.set_engine_actions(False)
         for tab in self.tabs.tabs():
             self.tabs.close_tab(tab)
         self.sidebar.detach()
@@ -451,7 +312,7 @@ class MainWindow(QMainWindow):
             self._unsubscribe_sessions()
             self._unsubscribe_sessions = None
         self.approvals.detach()
-        self._update_right()
+        self.update_right()
 
     def damage_banner(self) -> DamageBanner:
         """The banner above the chats that tells of a damaged database (made on first use)."""
@@ -463,12 +324,6 @@ class MainWindow(QMainWindow):
             assert isinstance(layout, QVBoxLayout)
             layout.insertWidget(0, self._damage_banner)
         return self._damage_banner
-
-    def _open_failed(self, err: BaseException) -> None:
-        """A chat could not be opened: damage gets its banner (with Restore), the rest a message."""
-        if self.damage_recovery is not None and self.damage_recovery.met(err):
-            return
-        self.show_message(f"Could not open the chat: {describe(err)}")
 
     async def _restore(self, state: dict[str, Any]) -> None:
         geometry = state.get("geometry")
@@ -486,13 +341,13 @@ class MainWindow(QMainWindow):
         if state.get("sidebar_hidden"):
             self.toggle_sidebar(False)
         if state.get("branch_map"):
-            self.act_branch_map.setChecked(True)
+            self.menus.act_branch_map.setChecked(True)
         tabs = [t for t in state.get("tabs", []) if isinstance(t, str)]
         current = state.get("current")
         for sid in tabs:
             if self.sidebar.model.session(sid) is None and not await self._exists(sid):
                 continue
-            await self._open(sid, focus=False)
+            await self.session_tabs.open(sid, focus=False)
         if isinstance(current, str):
             self.tabs.focus_tab(current)
 
@@ -510,7 +365,7 @@ class MainWindow(QMainWindow):
             "geometry": base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
             "splitter": [int(s) for s in self.splitter.sizes()],
             "sidebar_hidden": not self.sidebar_slot.isVisible() and self.isVisible(),
-            "branch_map": self.act_branch_map.isChecked(),
+            "branch_map": self.menus.act_branch_map.isChecked(),
             "tabs": [t.session_id for t in self.tabs.tabs()],
             "current": current.session_id if current else None,
         }
@@ -529,7 +384,7 @@ class MainWindow(QMainWindow):
 
     def _save_layout_now(self) -> None:
         if self.engine is not None and not self._closing:
-            spawn(self.save_state(), on_error=lambda err: log.warning("could not save the layout: %s", err))
+            spawn(self.save_state(), tell=LogOnly("could not save the layout"))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -550,145 +405,21 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.WindowStateChange:
             self.schedule_save()
 
-    # -- sessions and tabs ----------------------------------------------------------------------------
+    # -- sessions and tabs (``session_tabs``) ---------------------------------------------------------
 
     def open_session(self, session_id: str, message_id: str | None = None) -> None:
-        tab = self.tabs.focus_tab(session_id)
-        if tab is not None:
-            if message_id:
-                self._jump(tab, message_id)
-            tab.focus_composer()
-            return
-        if self.engine is None or session_id in self._opening:
-            return
-
-        def opened(tab: ChatTab | None) -> None:
-            if tab is not None and message_id:
-                QTimer.singleShot(0, lambda: self._jump(tab, message_id))
-
-        spawn(
-            self._open(session_id, focus=True),
-            on_done=opened,
-            on_error=self._open_failed,
-        )
-
-    async def _open(self, session_id: str, *, focus: bool, index: int | None = None) -> ChatTab | None:
-        assert self.engine is not None
-        existing = self.tabs.tab_for(session_id)
-        if existing is not None:
-            if focus:
-                self.tabs.setCurrentWidget(existing)
-            return existing
-        # Imported with the first tab: the chat view brings Markdown and the composer, which
-        # an empty window does not need before its first frame (docs/design.md §5). Before
-        # the tree is read, so that these modules (kept for the rest of the run) are not made
-        # among the tree's objects, where they would keep its memory after the chat closes.
-        from threadline.ui.chat.chat_tab import ChatTab
-
-        self._opening.add(session_id)
-        try:
-            live = await self.engine.sessions.open_session(session_id)
-        finally:
-            self._opening.discard(session_id)
-        existing = self.tabs.tab_for(session_id)
-        if existing is not None:
-            return existing
-        tab = ChatTab(self.engine, live, self.catalog, self.theme.colors, bridge=self.bridge)
-        self.zoom.attach(tab.view, tab.composer.edit)
-        tab.composer.modelListWanted.connect(self._refresh_models)
-        tab.set_branch_map_visible(self.act_branch_map.isChecked())
-        tab.branchMapCloseRequested.connect(lambda: self.toggle_branch_map(False))
-        self.tabs.add_tab(tab, focus=focus, index=index)
-        self._update_right()
-        if focus:
-            tab.focus_composer()
-        return tab
-
-    def _jump(self, tab: ChatTab, message_id: str) -> None:
-        if tab.scroll_to_message(message_id):
-            return
-        # The hit is on another branch: make it the active path, then show it.
-        if self.engine is None or message_id not in tab.live.conversation.tree:
-            return
-        leaf = tab.live.conversation.tree.newest_leaf_under(message_id)
-
-        def show(_moved: None) -> None:
-            tab.scroll_to_message(message_id)
-
-        spawn(self.engine.set_active_leaf(tab.session_id, leaf), on_done=show, on_error=self._error)
-
-    # -- the engine's session events -------------------------------------------------------
-
-    def _session_event(self, event: SessionEvent) -> None:
-        from threadline.engine.events import SessionForked, SessionRemoved, SessionRestored, SessionUpdated
-
-        if isinstance(event, SessionRemoved):
-            self._close_for_undo(event.session_id)
-        elif isinstance(event, SessionRestored):
-            self._reopen_closed_tab(event.session.id)
-        elif isinstance(event, SessionForked):
-            source = self.tabs.tab_for(event.source_id)
-            index = self.tabs.indexOf(source) + 1 if source is not None else None
-            self._spawn_open(event.session.id, index=index)
-        elif isinstance(event, SessionUpdated) and event.session.archived:
-            self._close_for_undo(event.session.id)
-
-    def _close_for_undo(self, session_id: str) -> None:
-        """Close the session's tab now (no question: the session is gone), remembering its place."""
-        tab = self.tabs.tab_for(session_id)
-        if tab is None:
-            return
-        self._closed_for_undo[session_id] = (self.tabs.indexOf(tab), tab is self.tabs.current_tab())
-        self.tabs.close_tab(tab)
-
-    def _release_session(self, session_id: str) -> None:
-        """A closed tab's idle conversation leaves the engine's memory (a 10,000-message tree
-        held its memory for the rest of the run otherwise). One still replying stays live: its reply goes on
-        without the tab (docs/performance.md). A big one's memory is given back at once, once
-        the tab's deferred deletion has run: SQLite's page cache, which its tree's rows had
-        filled (``release_caches``), then the freed heap (``heap.release_freed_memory``)."""
-        live = self.engine.sessions.live(session_id) if self.engine is not None else None
-        if self.engine is None or live is None or not live.conversation.ready_for_input:
-            return
-        big = len(live.conversation.tree) >= BIG_CHAT
-
-        engine = self.engine
-
-        def released(_closed: None) -> None:
-            if big:  # the tree's pages in SQLite's cache first, then the heap they leave free
-                spawn(
-                    engine.release_caches(),
-                    on_done=lambda _none: QTimer.singleShot(0, release_freed_memory),
-                    on_error=lambda err: log.warning("could not release the page cache: %s", describe(err)),
-                )
-
-        spawn(engine.sessions.close_session(session_id), on_done=released, on_error=self._error)
-
-    def _reopen_closed_tab(self, session_id: str) -> None:
-        place = self._closed_for_undo.pop(session_id, None)
-        if place is not None:
-            self._spawn_open(session_id, index=place[0], focus=place[1])
-
-    def _spawn_open(self, session_id: str, *, index: int | None, focus: bool = True) -> None:
-        if self.engine is None or self._closing:
-            return
-        spawn(
-            self._open(session_id, focus=focus, index=index),
-            on_error=self._open_failed,
-        )
+        """Show the session's tab (opening it if need be), at ``message_id`` if given."""
+        self.session_tabs.open_session(session_id, message_id)
 
     def new_chat(self) -> None:
-        if self.engine is None:
-            return
+        self.session_tabs.new_chat()
 
-        async def create() -> None:
-            assert self.engine is not None
-            info = await self.engine.sessions.new_session(project_id=self.sidebar.project_scope.project_id)
-            self.sidebar.model.upsert(info)
-            await self._open(info.id, focus=True)
-            self.sidebar.select_session(info.id)
+    @property
+    def closing(self) -> bool:
+        return self._closing
 
-        spawn(create(), on_error=lambda err: self.show_message(f"Could not start a chat: {describe(err)}"))
+    def branch_map_shown(self) -> bool:
+        return self.menus.act_branch_map.isChecked()
 
     def close_current_tab(self) -> None:
         tab = self.tabs.current_tab()
@@ -705,62 +436,6 @@ class MainWindow(QMainWindow):
         if tab is not None:
             tab.focus_composer()
 
-    def _panes(self) -> list[Pane]:
-        """The stops of F6, in order (see ``pane_cycler``); a pane whose widget is absent is skipped."""
-        from threadline.ui.window.pane_cycler import Pane
-
-        def tab() -> ChatTab | None:
-            return self.tabs.current_tab() if self.right.currentWidget() is self.tabs else None
-
-        def notice() -> QWidget | None:
-            current = tab()
-            if current is None:
-                return None
-            if current.approval.isVisible():
-                row = current.approval.first_open_row()
-                return row.allow_button if row is not None else current.approval
-            return next((b for b in current.banner.findChildren(QPushButton) if b.isVisible()), None)
-
-        def notice_area() -> QWidget | None:
-            current = tab()
-            if current is None:
-                return None
-            return current.approval if current.approval.isVisible() else current.banner
-
-        def start_page() -> QWidget | None:
-            return self.empty if self.right.currentWidget() is self.empty else None
-
-        def start_entry() -> QWidget:
-            shown = self.empty.new_button.isVisible()
-            return self.empty.new_button if shown else self.empty.provider_button
-
-        def view() -> QWidget | None:
-            current = tab()
-            return current.view if current is not None else None
-
-        def branch_map() -> QWidget | None:
-            current = tab()
-            panel = current.shown_branch_map if current is not None else None
-            return panel.map if panel is not None else None
-
-        def composer() -> QWidget | None:
-            current = tab()
-            return current.composer if current is not None else None
-
-        def composer_edit() -> QWidget | None:
-            current = tab()
-            return current.composer.edit if current is not None else None
-
-        return [
-            Pane("sidebar", lambda: self.sidebar, lambda: self.sidebar.stack.currentWidget()),
-            Pane("start page", start_page, start_entry),
-            Pane("tabs", lambda: self.tabs if tab() else None, self.tabs.tabBar),
-            Pane("conversation", view, view),
-            Pane("branch map", branch_map, branch_map),
-            Pane("notice", notice_area, notice),
-            Pane("composer", composer, composer_edit),
-        ]
-
     def show_shortcuts(self) -> None:
         """The keyboard shortcuts sheet, made from the keys bound right now."""
         from threadline.ui.window.shortcuts_sheet import ShortcutsSheet, sheet_entries, widget_keys
@@ -775,13 +450,13 @@ class MainWindow(QMainWindow):
         show = (not self.sidebar_slot.isVisible()) if visible is None else bool(visible)
         self._restored_splitter = None
         self.sidebar_slot.setVisible(show)
-        self.act_toggle_sidebar.setChecked(show)
+        self.menus.act_toggle_sidebar.setChecked(show)
         self.schedule_save()
 
     def toggle_branch_map(self, visible: bool | None = None) -> None:
         """Show or hide the branch map beside every tab's chat (remembered with the window's layout)."""
-        show = (not self.act_branch_map.isChecked()) if visible is None else bool(visible)
-        self.act_branch_map.setChecked(show)
+        show = (not self.menus.act_branch_map.isChecked()) if visible is None else bool(visible)
+        self.menus.act_branch_map.setChecked(show)
         for tab in self.tabs.tabs():
             tab.set_branch_map_visible(show)
         current = self.tabs.current_tab()
@@ -808,9 +483,9 @@ class MainWindow(QMainWindow):
     def _tabs_changed(self) -> None:
         self.schedule_save()
         self.sidebar.set_open_sessions({t.session_id for t in self.tabs.tabs()})
-        self._update_right()
+        self.update_right()
 
-    def _update_right(self) -> None:
+    def update_right(self) -> None:
         self.right.setCurrentWidget(self.tabs if self.tabs.count() else self.empty)
         if self.engine is not None and not self.tabs.count():
             self.empty.show_ready(
@@ -837,7 +512,7 @@ class MainWindow(QMainWindow):
                 return
             self.show_message(f"Exported to {path}")
 
-        spawn(self.engine.export_markdown(tab.session_id), on_done=write, on_error=self._error)
+        spawn(self.engine.library.export_markdown(tab.session_id), on_done=write, tell=self)
 
     # -- settings and first run ------------------------------------------------------------------------
 
@@ -854,7 +529,7 @@ class MainWindow(QMainWindow):
         dialog.open()
         self._settings_dialog = dialog
 
-    def _refresh_models(self) -> None:
+    def refresh_models(self) -> None:
         if self.engine is not None:
             self.catalog.refresh_in_background(self.engine)
 
@@ -870,11 +545,11 @@ class MainWindow(QMainWindow):
             assert self.engine is not None
             providers = await self.engine.providers.list_providers()
             self._has_provider = bool(providers)
-            self._update_right()
+            self.update_right()
             await self.catalog.load(self.engine)  # at once: a removed provider's chats say so
             await self.catalog.refresh(self.engine)
 
-        spawn(refresh(), on_error=self._error)
+        spawn(refresh(), tell=self)
 
     def _use_detected(self, config: ProviderConfig) -> None:
         if self.engine is None:
@@ -889,7 +564,7 @@ class MainWindow(QMainWindow):
             self.show_message(f"Connected to {config.name}.")
             self._providers_changed()
 
-        spawn(use(), on_error=lambda err: self.show_message(f"Could not add {config.name}: {describe(err)}"))
+        spawn(use(), tell=self, context=f"Could not add {config.name}")
 
     # -- messages -----------------------------------------------------------------------------------------
 
@@ -917,14 +592,13 @@ class MainWindow(QMainWindow):
     def _show_in_status_bar(self, message: UserMessage) -> None:
         self.statusBar().showMessage(message.text, message.timeout_ms)
 
-    def _error(self, err: BaseException) -> None:
-        if self.damage_recovery is not None and self.damage_recovery.met(err):
-            return
-        self.bridge.error(describe(err))
+    def _damage_met(self, err: BaseException) -> bool:
+        """The bridge's handler for a damaged database: the banner with Restore, not a message."""
+        return self.damage_recovery is not None and self.damage_recovery.met(err)
 
     def _zoom_changed(self, level: int) -> None:
         if self.engine is not None:
-            spawn(self.engine.settings.set_setting(ZOOM_KEY, level), on_error=self._error)
+            spawn(self.engine.settings.set_setting(ZOOM_KEY, level), tell=self)
 
     def about(self) -> None:
         from PySide6.QtWidgets import QMessageBox
@@ -960,7 +634,7 @@ class MainWindow(QMainWindow):
             return
         event.ignore()
         self._closing = True
-        spawn(self._shutdown(), on_error=lambda err: log.warning("saving state failed: %s", err))
+        spawn(self._shutdown(), tell=LogOnly("saving state failed"))
 
     async def _shutdown(self) -> None:
         try:

@@ -10,7 +10,7 @@ there (the sidebar hidden, no tab open) is skipped. The focus is set with
 A pane is two functions, so the cycler holds no widget that may be deleted: ``area``
 says which widget the pane covers (to find where the focus is now) and ``entry`` which
 widget takes the focus when the pane is entered; either returns ``None`` when the pane
-is absent. The window builds the list (``MainWindow._panes``).
+is absent. The window builds the list (``window_panes``).
 """
 
 from __future__ import annotations

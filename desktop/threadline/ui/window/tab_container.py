@@ -19,12 +19,24 @@ import logging
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal, SignalInstance
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPen, QPixmap, QPixmapCache
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QIcon,
+    QPainter,
+    QPen,
+    QPixmap,
+    QPixmapCache,
+    QResizeEvent,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QMenu, QMessageBox, QTabBar, QTabWidget, QToolButton, QWidget
 
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 if TYPE_CHECKING:  # the chat tab (and its view, Markdown, Pygments) loads with the first tab
+    from PySide6.QtGui import QResizeEvent, QWheelEvent
+
     from threadline.ui.chat.chat_tab import ChatTab
 
 log = logging.getLogger("threadline.ui.window.tab_container")
@@ -36,11 +48,52 @@ READABLE_TAB_WIDTH = 160
 
 
 class ReadableTabBar(QTabBar):
-    """A tab bar whose tabs never shrink below a readable width: it scrolls instead."""
+    """A tab bar whose tabs never shrink below a readable width: it scrolls instead.
+
+    Scrolled, the bar cuts the tab at its left edge (and the one under its scroll buttons);
+    Qt moves a cut tab's close button with it and leaves it showing, an "×" with no tab to
+    name. A tab not wholly in view shows no close button here; it gets it back once it is
+    scrolled in (Ctrl+W and the tab's menu close it meanwhile).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._clip = QTimer(self)
+        self._clip.setSingleShot(True)
+        self._clip.setInterval(0)  # after Qt has moved the buttons
+        self._clip.timeout.connect(self._show_whole_tabs_buttons)
+        self.currentChanged.connect(self._clip_soon)
+        for arrow in self.findChildren(QToolButton):  # Qt's scroll buttons
+            arrow.clicked.connect(self._clip_soon)
 
     def minimumTabSizeHint(self, index: int) -> QSize:
         full = self.tabSizeHint(index)
         return QSize(min(full.width(), READABLE_TAB_WIDTH), full.height())
+
+    def _clip_soon(self, *_args: object) -> None:
+        self._clip.start()  # not ``start(index)``: a signal's argument is no interval
+
+    def tabLayoutChange(self) -> None:
+        super().tabLayoutChange()
+        self._clip_soon()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._clip_soon()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        super().wheelEvent(event)
+        self._clip_soon()
+
+    def _show_whole_tabs_buttons(self) -> None:
+        arrows = [b for b in self.findChildren(QToolButton) if b.arrowType() != Qt.ArrowType.NoArrow]
+        right = min([b.x() for b in arrows if b.isVisible()], default=self.width())
+        for index in range(self.count()):
+            button = self.tabButton(index, QTabBar.ButtonPosition.RightSide)
+            if button is not None:
+                rect = self.tabRect(index)
+                whole = rect.left() >= 0 and rect.right() < right
+                button.setVisible(whole and self.isTabVisible(index))
 
 
 def menu_text(title: str) -> str:

@@ -8,7 +8,7 @@ and catches up when shown.
 
 Clicking a message (or Enter on it) shows it: one on the shown path is scrolled to in
 the chat; one on another branch makes that branch the shown path —
-``engine.set_active_leaf`` with the newest message under it, as flipping a version
+``engine.controls.set_active_leaf`` with the newest message under it, as flipping a version
 does — and the chat then scrolls to it.
 """
 
@@ -25,7 +25,7 @@ from threadline.engine import events
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.ui.chat.branch_map.branch_map import BranchMap
 from threadline.ui.chat.branch_map.branch_map_legend import BranchMapLegend
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeColors
 
 log = logging.getLogger("threadline.ui.chat.branch_map.branch_map_panel")
@@ -57,8 +57,6 @@ class BranchMapPanel(QFrame):
     scrollRequested = Signal(str)
     """Show this message in the chat (it is on the shown path now)."""
     closeRequested = Signal()
-    failed = Signal(str)
-    """A branch could not be shown: a sentence for the tab's banner."""
 
     def __init__(
         self, engine: EngineApi, live: LiveConversationApi, colors: ThemeColors, parent: QWidget | None = None
@@ -204,11 +202,13 @@ class BranchMapPanel(QFrame):
             self.refresh()  # the click should feel instant, not wait for the throttle
             self.scrollRequested.emit(message_id)
 
-        def refused(err: BaseException) -> None:
-            log.info("could not show branch of %s: %s", message_id, describe(err))
-            self.failed.emit(f"Could not show that branch: {describe(err)}")
-
-        spawn(self.engine.set_active_leaf(self.live.session_id, leaf), on_done=shown, on_error=refused)
+        spawn(
+            self.engine.controls.set_active_leaf(self.live.session_id, leaf),
+            tell=self,
+            on_done=shown,
+            context="Could not show that branch",
+            session_id=self.live.session_id,
+        )
 
     def focus_map(self) -> None:
         self.map.setFocus(Qt.FocusReason.ShortcutFocusReason)

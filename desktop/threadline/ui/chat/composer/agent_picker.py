@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QWidget
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig
 from threadline.engine.api import EngineApi, LiveConversationApi
 from threadline.engine.events import AgentChanged, ConversationEvent
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 log = logging.getLogger("threadline.ui.chat.composer.agent_picker")
 
@@ -123,7 +123,6 @@ class AgentBinding(QObject):
         picker: AgentPicker,
         *,
         notice: Callable[[str], None],
-        error: Callable[[str], None],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -131,7 +130,6 @@ class AgentBinding(QObject):
         self._live = live
         self._picker = picker
         self._notice = notice
-        self._error = error
         self.agent_name = ""
         self.agent_id = live.info.agent_id or DEFAULT_AGENT_ID
         picker.agentChosen.connect(self._chosen)
@@ -148,9 +146,7 @@ class AgentBinding(QObject):
             state = await self._engine.agents.session_agent(self._live.session_id)
             return agents, state.update_available, state.agent
 
-        spawn(
-            read(), on_done=self._loaded, on_error=lambda err: log.info("agents not read: %s", describe(err))
-        )
+        spawn(read(), tell=LogOnly("agents not read", logging.INFO), on_done=self._loaded)
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
@@ -183,14 +179,18 @@ class AgentBinding(QObject):
             self._notice(event.notice)
 
     def _chosen(self, agent_id: str) -> None:
-        def failed(err: BaseException) -> None:
-            self._picker.set_current(self.agent_id)
-            self._error(f"Could not switch the agent: {describe(err)}")
-
-        spawn(self._engine.agents.set_session_agent(self._live.session_id, agent_id), on_error=failed)
+        spawn(
+            self._engine.agents.set_session_agent(self._live.session_id, agent_id),
+            tell=self,
+            on_failed=lambda _err: self._picker.set_current(self.agent_id),
+            context="Could not switch the agent",
+            session_id=self._live.session_id,
+        )
 
     def _use_new_settings(self) -> None:
         spawn(
             self._engine.agents.use_agent_settings(self._live.session_id),
-            on_error=lambda err: self._error(f"Could not use the agent's new settings: {describe(err)}"),
+            tell=self,
+            context="Could not use the agent's new settings",
+            session_id=self._live.session_id,
         )

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolBut
 from threadline.core.messages import ContextFile, ImageBlock
 from threadline.ui.common.announce import announce
 from threadline.ui.common.flow_layout import FlowLayout
-from threadline.ui.common.tasks import spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:
     from threadline.documents import ExtractedDocument
@@ -280,7 +280,10 @@ class AttachmentTray(QWidget):
         entry.task = spawn(
             _read(path),
             on_done=lambda document: self._finished(entry, document),
-            on_error=lambda err: self._failed(entry, err),
+            # The chip itself shows the failure (it is the item's state, as a failed row
+            # would be); no message besides it.
+            tell=LogOnly("attachment not read", logging.INFO),
+            on_failed=lambda err: self._failed(entry, err),
             name=f"read attachment {name}",
         )
         return entry

@@ -113,7 +113,13 @@ class BusyElsewhereStrip(QFrame):
     def _stop_clicked(self) -> None:
         self.button.setEnabled(False)
         self.label.setText(f"Replying on {self.host} — asking it to stop…")
-        spawn(self._stop(), on_done=self._asked, on_error=lambda _err: self._failed())
+        spawn(
+            self._stop(),
+            tell=self,
+            on_done=self._asked,
+            on_failed=lambda _err: self._failed(),
+            context="Could not ask the other window to stop; try again",
+        )
 
     def _asked(self, running: bool) -> None:
         if not running:  # it had ended meanwhile
@@ -121,5 +127,6 @@ class BusyElsewhereStrip(QFrame):
             self._show_text()
 
     def _failed(self) -> None:
+        """The strip as before the click (the bridge says why it failed)."""
         self.button.setEnabled(True)
-        self.label.setText(f"Replying on {self.host}. Asking it to stop failed; try again.")
+        self._show_text()

@@ -3,7 +3,7 @@
 A checkable menu of the models the model picker offers and, below them, the agents
 (each answers with its own instructions, tools and model). With two or more ticked,
 the button reads "Compare · 3" and the next Send goes to all of them
-(``Engine.send_compare``); a fifth tick is refused (the entries grey out). The menu
+(``engine.turns.send_compare``); a fifth tick is refused (the entries grey out). The menu
 stays open while entries are ticked (a click or Space ticks; Esc or a click outside
 closes it), since picking two to four is one choice. "Stop comparing" unticks all. A
 sent compare leaves the choice as it was, so the person can compare the next prompt too;
@@ -27,7 +27,7 @@ from threadline.core.compare import MAX_WORKERS, MIN_WORKERS, CompareTarget
 from threadline.core.config import AgentConfig
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.composer.model_catalog import ModelChoice
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 log = logging.getLogger("threadline.ui.chat.composer.compare_picker")
 
@@ -190,7 +190,7 @@ class CompareAgents(QObject):
         spawn(
             self._engine.agents.list_agents(),
             on_done=self._loaded,
-            on_error=lambda err: log.info("agents for Compare not read: %s", describe(err)),
+            tell=LogOnly("agents for Compare not read", logging.INFO),
         )
 
     def _loaded(self, agents: list[AgentConfig]) -> None:

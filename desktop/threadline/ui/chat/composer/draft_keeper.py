@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer
 from threadline.engine.api import EngineApi
 from threadline.engine.drafts import Draft
 from threadline.ui.chat.composer.composer import Composer
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 log = logging.getLogger("threadline.ui.chat.chat_tab")
 
@@ -42,7 +42,12 @@ class DraftKeeper(QObject):
 
     def load(self) -> None:
         """Read the stored draft and put it in the composer (unless something was typed meanwhile)."""
-        spawn(self._engine.sessions.get_draft(self._session_id), on_done=self._restore, on_error=self._failed)
+        spawn(
+            self._engine.sessions.get_draft(self._session_id),
+            tell=LogOnly("could not read the draft"),
+            on_done=self._restore,
+            on_failed=self._failed,
+        )
 
     def _restore(self, draft: Draft | None) -> None:
         if self._closed:
@@ -53,9 +58,8 @@ class DraftKeeper(QObject):
             self._timer.stop()
             self._dirty = False
 
-    def _failed(self, err: BaseException) -> None:
+    def _failed(self, _err: BaseException) -> None:
         self._loaded = True
-        log.warning("could not read the draft of %s: %s", self._session_id, describe(err))
 
     def _changed(self) -> None:
         if self._loaded or not self._composer.draft().empty:
@@ -66,7 +70,7 @@ class DraftKeeper(QObject):
         self._timer.stop()
         spawn(
             self.save_now(),
-            on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
+            tell=LogOnly("could not save the draft"),
         )
 
     async def save_now(self) -> None:
@@ -85,5 +89,5 @@ class DraftKeeper(QObject):
             self._dirty = False
             spawn(
                 self._engine.sessions.save_draft(self._session_id, self._composer.draft()),
-                on_error=lambda err: log.warning("could not save the draft: %s", describe(err)),
+                tell=LogOnly("could not save the draft"),
             )

@@ -23,9 +23,12 @@ from threadline.engine.usage_report import PriceBook, SessionUsage
 from threadline.ui.chat.composer.context_meter_button import ContextMeterButton
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
-from threadline.ui.common.tasks import spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 log = logging.getLogger("threadline.ui")
+
+_QUIET = LogOnly("could not refresh the context meter", logging.INFO)
+"""The meter is filled again at the next change; a failed read is not worth a message."""
 
 REFRESH_DELAY_MS = 150
 """Changes within this time (a burst of streamed text, a tool round) are one refresh."""
@@ -68,18 +71,18 @@ class MeterFeed(QObject):
         ):
             signal.connect(self.schedule)
         self.schedule()
-        spawn(engine.price_book(), on_done=self._prices_loaded, on_error=self._failed)
+        spawn(engine.library.price_book(), tell=_QUIET, on_done=self._prices_loaded)
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
 
     def refresh(self) -> None:
         spawn(
-            self._engine.context_meter(self._session_id),
+            self._engine.turns.context_meter(self._session_id),
             on_done=self._meter_loaded,
-            on_error=self._failed,
+            tell=_QUIET,
         )
-        spawn(self._engine.usage(self._session_id), on_done=self._usage_loaded, on_error=self._failed)
+        spawn(self._engine.library.usage(self._session_id), on_done=self._usage_loaded, tell=_QUIET)
 
     def _alive(self) -> bool:
         """False once the tab is gone: a reply may arrive after its widgets were deleted."""
@@ -100,9 +103,6 @@ class MeterFeed(QObject):
             compare = self._compare()  # built only once a compare was shown
             if compare is not None and shiboken6.isValid(compare):  # the columns' cost
                 compare.set_price_of(book.price)
-
-    def _failed(self, err: BaseException) -> None:
-        log.info("could not refresh the context meter: %s", err)
 
 
 def usage_summary(usage: SessionUsage) -> str:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from threadline.ui.common.tasks import spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.core.config import ModelInfo, ProviderConfig
@@ -123,9 +123,7 @@ class ModelCatalog(QObject):
         """
         if self._refreshing is not None and not self._refreshing.done():
             return
-        self._refreshing = spawn(
-            self.refresh(engine), on_error=lambda err: log.info("model refresh: %s", err)
-        )
+        self._refreshing = spawn(self.refresh(engine), tell=LogOnly("model refresh", logging.INFO))
 
     async def refresh(self, engine: EngineApi) -> None:
         """List every provider's models (network), update the catalogue and save it."""

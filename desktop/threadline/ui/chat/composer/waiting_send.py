@@ -15,6 +15,7 @@ seconds while a message waits.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -23,7 +24,7 @@ from PySide6.QtCore import QObject, QTimer
 from threadline.engine.events import SessionBusyElsewhere
 from threadline.ui.chat.composer.busy_elsewhere_strip import BusyElsewhereStrip
 from threadline.ui.common.announce import announce
-from threadline.ui.common.tasks import spawn
+from threadline.ui.common.tasks import LogOnly, spawn
 
 CHECK_EVERY_MS = 2000
 """How often a waiting message asks whether the chat is free (a dead holder's lease expiring)."""
@@ -72,7 +73,11 @@ class WaitingSend(QObject):
             self._free()
 
     def _ask(self) -> None:
-        spawn(self._busy_elsewhere(), on_done=lambda host: None if host else self._free())
+        spawn(
+            self._busy_elsewhere(),
+            tell=LogOnly("could not ask whether the chat is busy elsewhere"),
+            on_done=lambda host: None if host else self._free(),
+        )
 
     def _free(self) -> None:
         if self.waiting:
@@ -81,4 +86,9 @@ class WaitingSend(QObject):
             self._strip.set_waiting(False)
             # The other turn's last writes may not have come through the feed yet: read the
             # chat first, so the message goes after them (sent even if that read fails).
-            spawn(self._catch_up(), on_done=lambda _none: self._send(), on_error=lambda _err: self._send())
+            spawn(
+                self._catch_up(),
+                tell=LogOnly("could not catch up before sending", logging.INFO),
+                on_done=lambda _none: self._send(),
+                on_failed=lambda _err: self._send(),
+            )

@@ -13,7 +13,8 @@ from threadline.core.messages import Message
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.common.error_banner import ErrorBanner
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import MessageBridge
+from threadline.ui.common.tasks import spawn
 
 COMPACTING_TEXT = "Summarising earlier messages…"
 
@@ -24,10 +25,10 @@ class CompactionHost(Protocol):
     engine: EngineApi
     banner: ErrorBanner
     view: ChatView
+    bridge: MessageBridge
 
     @property
     def session_id(self) -> str: ...
-    def show_control_error(self, text: str) -> None: ...
     def show_status(self, text: str) -> None: ...
     def update_held(self) -> None: ...
 
@@ -70,15 +71,17 @@ class Compaction:
             if finished is not None:
                 finished(summary is not None)
 
-        def failed(err: BaseException) -> None:
+        def failed(_err: BaseException) -> None:
             self.running = False
             host.update_held()
-            host.show_control_error(f"Could not compact the conversation: {describe(err)}")
             if finished is not None:
                 finished(False)
 
         spawn(
-            host.engine.compact(host.session_id, instructions, keep_turns=keep_turns),
+            host.engine.turns.compact(host.session_id, instructions, keep_turns=keep_turns),
             on_done=done,
-            on_error=failed,
+            on_failed=failed,
+            tell=host.bridge,
+            context="Could not compact the conversation",
+            session_id=host.session_id,
         )

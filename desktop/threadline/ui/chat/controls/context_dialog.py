@@ -15,9 +15,11 @@ from threadline.core.gathered_context import GatheredContext
 from threadline.core.sticky import StickyContext
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.controls.context_strip import details
+from threadline.ui.common.inline_messages import claim_while_open, show_in_label
+from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 
 class ContextDialog(QDialog):
@@ -61,6 +63,7 @@ class ContextDialog(QDialog):
         v.addWidget(self.last)
         foot = add_save_foot(self, v, self.save)  # Enter in the path field adds it, it does not save
         self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
+        self.bridge = claim_while_open(self, self)
 
     def save(self) -> None:
         context = self.editor.value()
@@ -70,11 +73,13 @@ class ContextDialog(QDialog):
             self.saved = context
             self.accept()
 
-        def failed(err: BaseException) -> None:
-            self.save_button.setEnabled(True)
-            self.message.setText(f"Not saved: {describe(err)}")
-            self.message.show()
-
         spawn(
-            self.engine.sessions.set_session_context(self.session_id, context), on_done=done, on_error=failed
+            self.engine.sessions.set_session_context(self.session_id, context),
+            tell=self,
+            on_done=done,
+            on_failed=lambda _err: self.save_button.setEnabled(True),
+            context="Not saved",  # shown in this dialog's line: it claims the bridge while open
         )
+
+    def show_user_message(self, message: UserMessage) -> None:
+        show_in_label(self.message, message)

@@ -43,7 +43,8 @@ from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.context_marks import excerpt, named_checkpoints, tangent_origin
 from threadline.ui.chat.view.message_actions import CHECKPOINT_HERE, TANGENT_HERE
 from threadline.ui.common.announce import announce
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import MessageBridge
+from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeColors
 
 if TYPE_CHECKING:  # the dialog's module is imported when it is opened
@@ -66,6 +67,7 @@ class ControlsHost(Protocol):
     live: LiveConversationApi
     view: ChatView
     composer: Composer
+    bridge: MessageBridge
 
     @property
     def busy(self) -> bool: ...
@@ -279,7 +281,9 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.clear_context(self._session_id),
             on_done=done,
-            on_error=self._failed("Could not clear the context"),
+            tell=self._host.bridge,
+            context="Could not clear the context",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
@@ -293,9 +297,11 @@ class ConversationControls(QObject):
 
     def _undo_clear(self, previous_leaf: str) -> None:
         spawn(
-            self._engine.set_active_leaf(self._session_id, previous_leaf),
+            self._engine.controls.set_active_leaf(self._session_id, previous_leaf),
             on_done=lambda _: self._host.show_status("Context restored: earlier messages are sent again."),
-            on_error=self._failed("Could not undo the clear"),
+            tell=self._host.bridge,
+            context="Could not undo the clear",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
@@ -306,7 +312,9 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.start_tangent(self._session_id, from_message_id),
             on_done=lambda _marker: self._tangent_started(),
-            on_error=self._failed("Could not start a tangent"),
+            tell=self._host.bridge,
+            context="Could not start a tangent",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
@@ -318,7 +326,9 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.end_tangent(self._session_id, bring_last_exchange=bring_last_exchange),
             on_done=lambda _: self._tangent_ended(),
-            on_error=self._failed("Could not return to the main line"),
+            tell=self._host.bridge,
+            context="Could not return to the main line",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
@@ -352,7 +362,9 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.set_checkpoint(self._session_id, name, message_id),
             on_done=lambda _: self._host.show_status(f"Checkpoint “{name}” set."),
-            on_error=self._failed(f"Could not set the checkpoint “{name}”"),
+            tell=self._host.bridge,
+            context=f"Could not set the checkpoint “{name}”",
+            session_id=self._session_id,
         )
 
     def show_checkpoints(self) -> CheckpointList:
@@ -388,7 +400,9 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.restore_checkpoint(self._session_id, name),
             on_done=done,
-            on_error=self._failed(f"Could not restore “{name}”"),
+            tell=self._host.bridge,
+            context=f"Could not restore “{name}”",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
@@ -396,17 +410,13 @@ class ConversationControls(QObject):
         spawn(
             self._engine.controls.remove_checkpoint(self._session_id, name),
             on_done=lambda _: self._host.show_status(f"Checkpoint “{name}” removed."),
-            on_error=self._failed(f"Could not remove “{name}”"),
+            tell=self._host.bridge,
+            context=f"Could not remove “{name}”",
+            session_id=self._session_id,
         )
         self._focus_composer()
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    def _failed(self, what: str) -> Callable[[BaseException], None]:
-        def show(err: BaseException) -> None:
-            self._host.show_control_error(f"{what}: {describe(err)}")
-
-        return show
 
     def _focus_composer(self) -> None:
         self._host.composer.focus_input()

@@ -13,6 +13,7 @@ from threadline.engine.api import EngineApi
 from threadline.engine.errors import EngineError
 from threadline.engine.events import ErrorAction, UserFacingError
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import describe, spawn
 
 INTERRUPTED_TOOLS_KIND = "interrupted_tools"
@@ -23,6 +24,7 @@ class InterruptedToolsHost(Protocol):
 
     engine: EngineApi
     banner: ErrorBanner
+    bridge: MessageBridge
 
     @property
     def session_id(self) -> str: ...
@@ -43,7 +45,7 @@ class InterruptedTools:
         host = self._host
         if host.busy:
             return
-        stopped = host.engine.interrupted_tools(host.session_id)
+        stopped = host.engine.turns.interrupted_tools(host.session_id)
         banner = host.banner
         shown = banner.error is not None and banner.error.kind == INTERRUPTED_TOOLS_KIND
         if stopped is None:
@@ -51,7 +53,7 @@ class InterruptedTools:
                 banner.dismiss()
             return
         names = ", ".join(dict.fromkeys(host.tool_name(c.name) for c in stopped.calls))
-        unsure = [host.tool_name(n) for n in host.engine.interrupted_tools_unsure(host.session_id)]
+        unsure = [host.tool_name(n) for n in host.engine.turns.interrupted_tools_unsure(host.session_id)]
         if unsure:  # its work goes on elsewhere: a second run may do it twice
             works = "it works" if len(unsure) == 1 else "they work"
             text = (
@@ -72,7 +74,7 @@ class InterruptedTools:
         host = self._host
         host.banner.dismiss()
         try:
-            host.engine.rerun_interrupted_tools(host.session_id)
+            host.engine.turns.rerun_interrupted_tools(host.session_id)
         except (EngineError, TreeError) as err:
             host.show_control_error(f"Could not run the tools again: {describe(err)}")
 
@@ -80,7 +82,9 @@ class InterruptedTools:
         host = self._host
         host.banner.dismiss()
         spawn(
-            host.engine.skip_interrupted_tools(host.session_id),
+            host.engine.turns.skip_interrupted_tools(host.session_id),
             on_done=lambda _: self.offer(),
-            on_error=lambda err: host.show_control_error(f"Could not skip the tools: {describe(err)}"),
+            tell=host.bridge,
+            context="Could not skip the tools",
+            session_id=host.session_id,
         )

@@ -19,6 +19,7 @@ from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
 from threadline.ui.common.error_banner import ErrorBanner
+from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import describe, spawn
 
 REPLY_EDIT_HINT = "Editing a reply — Enter saves your text as a new version (nothing is sent), Esc cancels."
@@ -33,6 +34,7 @@ class MessageCommandsHost(Protocol):
     composer: Composer
     banner: ErrorBanner
     controls: ConversationControls
+    bridge: MessageBridge
 
     @property
     def session_id(self) -> str: ...
@@ -63,27 +65,30 @@ class MessageCommands:
             elif action == "delete":
                 spawn(
                     engine.messages.delete_message(session_id, message_id),
-                    on_error=lambda err: host.show_control_error(f"Not deleted: {describe(err)}"),
+                    tell=host.bridge,
+                    context="Not deleted",
+                    session_id=session_id,
                 )
             elif action == COMPARE_VERSIONS and message.parent_id is not None:
                 host.compare_versions(message.parent_id)
             elif action == "copy_markdown":
                 host.show_status("Copied as Markdown")
             elif action == "copy_chat_markdown":
-                spawn(engine.export_markdown(session_id), on_done=self._copy_chat)
+                spawn(engine.library.export_markdown(session_id), tell=host.bridge, on_done=self._copy_chat)
             elif action in ("regenerate", "retry"):
                 host.banner.dismiss()
-                engine.regenerate(session_id, message_id)
+                engine.turns.regenerate(session_id, message_id)
                 host.view.scroll_to_bottom()
             elif action == "continue":
                 host.banner.dismiss()
-                engine.resume(session_id, message_id)
+                engine.turns.resume(session_id, message_id)
                 host.view.scroll_to_bottom()
             elif action in ("prev_version", "next_version"):
                 offset = -1 if action == "prev_version" else 1
                 spawn(
-                    engine.switch_version(session_id, message_id, offset),
-                    on_error=lambda err: host.show_control_error(describe(err)),
+                    engine.controls.switch_version(session_id, message_id, offset),
+                    tell=host.bridge,
+                    session_id=session_id,
                 )
             elif action == "copy":
                 host.show_status("Copied to the clipboard")

@@ -37,7 +37,8 @@ from threadline.core.slash_commands import (
 )
 from threadline.engine.commands import CommandOutcome, run_command
 from threadline.ui.common.announce import announce
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.message_bridge import MessageBridge
+from threadline.ui.common.tasks import spawn
 
 
 def help_table() -> str:
@@ -67,6 +68,7 @@ class SlashHost(Protocol):
     view: ChatView
     composer: Composer
     controls: ConversationControls
+    bridge: MessageBridge
 
     @property
     def session_id(self) -> str: ...
@@ -176,7 +178,9 @@ class SlashCommandRunner:
             spawn(
                 run_command(tab.engine, tab.session_id, command, base_dir=Path.home()),
                 on_done=self._done,
-                on_error=lambda err: tab._show_local_error(f"/{name} failed: {describe(err)}", ()),
+                tell=tab.bridge,
+                context=f"/{name} failed",
+                session_id=tab.session_id,
             )
 
     def _done(self, outcome: CommandOutcome) -> None:

@@ -15,26 +15,21 @@ that paints only the rows intersecting the viewport. Its parts live next to it:
 * ``message_menu`` — a message's menu: its commands, then the link or formula under the pointer;
 * ``chat_accessibility`` — the messages as a list for screen readers.
 
+and four helper objects typed against ``view_host.ViewHost``: ``scroller`` (following
+the stream, the scroll bar, bringing a message in; ``view_scroller``), ``message_cursor``
+(the current message the keyboard acts on, and when its letter keys act;
+``message_cursor``), ``commands`` (what a message's buttons, links and menu do;
+``view_commands``) and ``pointer`` (hover and clicks; ``view_pointer``).
+
 The view itself wires them to the model's row signals, the scroll bar, the mouse and
-the keyboard, and emits what the user asked for (``actionTriggered``).
-
-Keyboard: the view has a *current* message (drawn with a focus ring while the view has
-the focus). Up/Down and K/J move it, Home/End go to the first/last message, and the keys
-of ``message_keys`` act on it; the Menu key or Shift+F10 opens its menu, which shows those
-keys. Moving the current message scrolls it into view and tells assistive tools.
-
-The single-letter keys (E, R, Del…) act only once the keyboard has chosen the current
-message: the focus came by Tab, a pane key or the program, or an arrow moved it. After a
-click in the conversation they do not: what is typed then goes to the message box
-(``typedAhead``), so a sentence typed at the wrong moment cannot edit, regenerate or
-delete (docs/accessibility.md). A click that gives the view the focus does not pick a
-message or scroll either: the press itself makes the clicked message current, and its
-button acts on the same click.
+the keyboard, and emits what the user asked for (``actionTriggered``). Up/Down and K/J
+move the current message, Home/End go to the first/last, the keys of ``message_keys`` act
+on it and the Menu key or Shift+F10 opens its menu. Text typed while the keyboard has not
+chosen a message goes to the message box (``typedAhead``; docs/accessibility.md).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 from PySide6.QtCore import (
@@ -47,15 +42,12 @@ from PySide6.QtCore import (
     QSize,
     Qt,
     QTimer,
-    QUrl,
     Signal,
 )
 from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
-    QDesktopServices,
     QFocusEvent,
-    QGuiApplication,
     QImage,
     QKeyEvent,
     QMouseEvent,
@@ -66,7 +58,7 @@ from PySide6.QtGui import (
     QTextDocument,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QTextBrowser, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QTextBrowser, QWidget
 
 from threadline.core.messages import Message, MessageKind
 from threadline.core.usage import PriceLookup
@@ -74,47 +66,35 @@ from threadline.ui.chat.view import chat_accessibility, hit_testing, view_layout
 from threadline.ui.chat.view.chat_accessibility import MessageItems
 from threadline.ui.chat.view.context_marks import (
     NOT_SENT_OPACITY,
-    SUMMARY_TOGGLE_ACTION,
     checkpoints_by_message,
-    summary_key,
 )
 from threadline.ui.chat.view.conversation_model import ConversationModel
-from threadline.ui.chat.view.copy_feedback import COPIED_MS, COPIED_TEXT, COPY_TEXT, relabel_link
 from threadline.ui.chat.view.document_cache import DocumentCache, RenderedMessage
 from threadline.ui.chat.view.empty_hint import EmptyHint, paint_empty_hint
 from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
-from threadline.ui.chat.view.image_viewer import ImageViewer, open_image
-from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, is_safe_link
-from threadline.ui.chat.view.math_render import formula_url_at
-from threadline.ui.chat.view.message_actions import VERSION, actions_for
-from threadline.ui.chat.view.message_html import IMAGE_SCHEME, TOGGLE_SCHEME, ToolNamer, display_tool_name
-from threadline.ui.chat.view.message_keys import SELECT_TEXT, command_for_key
+from threadline.ui.chat.view.image_viewer import ImageViewer
+from threadline.ui.chat.view.message_actions import VERSION
+from threadline.ui.chat.view.message_cursor import MessageCursor
+from threadline.ui.chat.view.message_html import IMAGE_SCHEME, ToolNamer, display_tool_name
+from threadline.ui.chat.view.message_keys import command_for_key
 from threadline.ui.chat.view.message_labels import status_label
-from threadline.ui.chat.view.message_markdown import message_markdown
-from threadline.ui.chat.view.message_menu import message_menu, offered_commands
 from threadline.ui.chat.view.row_painter import FrameState, RowPainter, TextHighlights
 from threadline.ui.chat.view.selection_editor import SelectionEditor
 from threadline.ui.chat.view.table_scroll_input import TableScrolling
-from threadline.ui.chat.view.table_tokens import OPEN_TABLE_SCHEME
-from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION, thinking_key, thinking_open
+from threadline.ui.chat.view.thinking_block import thinking_key, thinking_open
+from threadline.ui.chat.view.view_commands import ViewCommands
 from threadline.ui.chat.view.view_layout import (
-    BUBBLE_PAD_Y,
-    HEADER_GAP,
-    ROW_TOP,
     RowLayout,
     document_width,
     estimate_heights,
     has_bubble,
     row_height,
 )
+from threadline.ui.chat.view.view_pointer import ViewPointer
+from threadline.ui.chat.view.view_scroller import ViewScroller
 from threadline.ui.common.theme import LIGHT, ThemeColors
 
 __all__ = ["IMAGE_SCHEME", "ChatView"]
-
-log = logging.getLogger("threadline.ui.chat.view.chat_view")
-
-FLASH_MS = 1800
-"""How long a message brought into view by a search stays highlighted."""
 
 
 class ChatView(QAbstractScrollArea):
@@ -140,7 +120,8 @@ class ChatView(QAbstractScrollArea):
         self.price_of: PriceLookup | None = None
         """Prices for the cost shown in each reply's header (set by the tab from the engine)."""
         self._colors: ThemeColors = LIGHT
-        self._rows = RowLayout()
+        self.rows = RowLayout()
+        """Row heights and the anchor of the visible part (``view_layout``)."""
         self.empty_hint: EmptyHint = ("", ())
         """(title, lines) shown while the chat has no message (``set_empty_hint``)."""
         self._highlight_timer = QTimer(self)
@@ -152,26 +133,21 @@ class ChatView(QAbstractScrollArea):
         self._docs.set_font(self._painter.body_font)
         self._expanded: set[str] = set()
         self._visible: list[RowGeometry] = []
-        self._hover: tuple[str, str] | None = None  # (message id, action)
-        self._syncing_scrollbar = False
-        self._flash_id: str | None = None
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
-        self._flash_timer.timeout.connect(self._end_flash)
         self._selection = SelectionEditor(self.viewport(), self)
-        self._selection.linkActivated.connect(self._activate_link)
+        self._selection.linkActivated.connect(self._link_activated)
         self._selection.escaped.connect(self.setFocus)
         self._tool_namer: ToolNamer | None = None
-        self.image_viewer: ImageViewer | None = None
-        """The last image opened full size from a message (tests read it)."""
-        self._current: str | None = None
-        self._keys_armed = True
-        """Whether the keyboard chose the current message, so its letter keys act (see above)."""
-        self._lost_row: int | None = None
-        """Where the current message was when it left the view (it is replaced from there)."""
         self._announced: set[str] = set()
         self.accessible_items = MessageItems(self, self)
         """The messages' stand-ins for assistive tools (see ``chat_accessibility``)."""
+        self.scroller = ViewScroller(self)
+        """Where the view is scrolled, following the stream (``view_scroller``)."""
+        self.message_cursor = MessageCursor(self)
+        """The current message, which the keyboard acts on (``message_cursor``)."""
+        self.commands = ViewCommands(self, self, self._docs, self._expanded)
+        """What a message's buttons, links and menu do (``view_commands``)."""
+        self.pointer = ViewPointer(self, self.message_cursor, self.commands)
+        """The mouse: hover, clicks on buttons and links, double click to select (``view_pointer``)."""
         self.setAccessibleName("Messages")
         self.setAccessibleDescription(
             "Up and Down move between messages; the Menu key lists what you can do with one."
@@ -236,7 +212,7 @@ class ChatView(QAbstractScrollArea):
         return view_layout.content_width(self.viewport().width())
 
     def total_height(self) -> int:
-        return self._rows.total_height()
+        return self.rows.total_height()
 
     def _estimates(self, first: int, last: int) -> Sequence[int]:
         m = self._model
@@ -250,27 +226,22 @@ class ChatView(QAbstractScrollArea):
         self._selection.close()
         m = self._model
         n = m.rowCount() if m is not None else 0
-        self._rows.reset(self._estimates(0, n - 1))
+        self.rows.reset(self._estimates(0, n - 1))
         self._docs.clear()
-        self._forget_missing()
+        self.message_cursor.forget_missing()
         self._relayout()
 
     def _rows_inserted(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
-        self._rows.insert(first, self._estimates(first, last))
-        lost = self._lost_row
-        if lost is not None and first <= lost <= last and self._model is not None:
-            message = self._model.message_at(lost)
-            self._lost_row = None
-            if message is not None:
-                self._set_current(message.id, scroll=False)
+        self.rows.insert(first, self._estimates(first, last))
+        self.message_cursor.rows_inserted(first, last)
         self._relayout()
 
     def _rows_removed(self, _parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
-        self._rows.remove(first, last)
+        self.rows.remove(first, last)
         selecting = self._selection.message_id
         if selecting is not None and self._model is not None and self._model.row_of(selecting) < 0:
             self._selection.close()
-        self._forget_missing(near=first)
+        self.message_cursor.forget_missing(near=first)
         self._relayout()
 
     def _data_changed(
@@ -280,7 +251,7 @@ class ChatView(QAbstractScrollArea):
         _roles: list[int] | None = None,
     ) -> None:
         for row in range(top_left.row(), bottom_right.row() + 1):
-            self._rows.mark_stale(row)  # re-measure when next visible
+            self.rows.mark_stale(row)  # re-measure when next visible
         if self.isVisible():
             self._relayout()
 
@@ -288,7 +259,7 @@ class ChatView(QAbstractScrollArea):
         if self.isVisible():
             self.viewport().update()
         else:
-            self._sync_scrollbar()
+            self.scroller.sync_scrollbar()
 
     # -- rendering and layout --------------------------------------------------------------
 
@@ -311,70 +282,58 @@ class ChatView(QAbstractScrollArea):
         )
         doc_h = int(rendered.doc.size().height() + 0.999)
         height = row_height(doc_h, bubble=has_bubble(message), header_height=self._painter.header_height)
-        self._rows.set_measured(row, height, width)
+        self.rows.set_measured(row, height, width)
         return message, rendered, height
 
-    def _measure_height(self, row: int) -> int:
+    def measure_height(self, row: int) -> int:
         return self._measure(row)[2]
 
-    def _ensure_layout(self) -> None:
+    def ensure_layout(self) -> None:
         """Fix the anchor so the viewport is filled, measuring only the rows that show."""
         if self._model is None:
-            self._rows.anchor_row, self._rows.anchor_off = 0, 0
+            self.rows.anchor_row, self.rows.anchor_off = 0, 0
         else:
-            self._rows.fill(self.viewport().height(), self._measure_height)
-        if self._model is None or not len(self._rows):
+            self.rows.fill(self.viewport().height(), self.measure_height)
+        if self._model is None or not len(self.rows):
             self._visible = []
-        self._sync_scrollbar()
-
-    def _sync_scrollbar(self) -> None:
-        bar = self.verticalScrollBar()
-        vh = self.viewport().height()
-        self._syncing_scrollbar = True
-        try:
-            bar.setRange(0, max(0, self._rows.total_height() - vh))
-            bar.setPageStep(max(1, vh))
-            bar.setValue(min(self._rows.scroll_value(), bar.maximum()))
-        finally:
-            self._syncing_scrollbar = False
+        self.scroller.sync_scrollbar()
 
     def _scrolled(self, value: int) -> None:
         self._selection.close()
-        if self._syncing_scrollbar or not self._rows.anchor_at(value):
-            return
-        was = self._rows.stick
-        self._rows.stick = value >= self.verticalScrollBar().maximum() - 2
-        if was != self._rows.stick:
-            self.atBottomChanged.emit(self._rows.stick)
-        self.viewport().update()
+        self.scroller.scrolled(value)
 
     @property
     def following(self) -> bool:
         """Whether the view follows new content (the user is at the bottom)."""
-        return self._rows.stick
+        return self.scroller.following
 
     def scroll_to_bottom(self) -> None:
-        was = self._rows.stick
-        self._rows.stick = True
-        if not was:
-            self.atBottomChanged.emit(True)
-        self.viewport().update()
+        self.scroller.scroll_to_bottom()
 
     def scroll_to_message(self, message_id: str, *, flash: bool = True) -> bool:
         """Bring a message to the top of the view (search hits), briefly highlighted."""
-        if self._model is None:
-            return False
-        row = self._model.row_of(message_id)
-        if row < 0:
-            return False
-        self._rows.stick = False
-        self._rows.anchor_row, self._rows.anchor_off = row, 0
-        if flash:
-            self._flash_id = message_id
-            self._flash_timer.start(FLASH_MS)
-        self._ensure_layout()
-        self.viewport().update()
-        return True
+        return self.scroller.scroll_to_message(message_id, flash=flash)
+
+    def bring_into_view(self, message_id: str) -> bool:
+        """Scroll as little as needed so a message shows whole (``view_scroller``)."""
+        return self.scroller.bring_into_view(message_id)
+
+    def reveal_text(self, message_id: str, doc_top: float, doc_bottom: float, *, clear_top: int = 0) -> bool:
+        """Scroll a part of a message's document into view (find matches; ``view_scroller``)."""
+        return self.scroller.reveal_text(message_id, doc_top, doc_bottom, clear_top=clear_top)
+
+    @property
+    def image_viewer(self) -> ImageViewer | None:
+        """The last image opened full size from a message (tests read it)."""
+        return self.commands.image_viewer
+
+    @property
+    def header_height(self) -> int:
+        return self._painter.header_height
+
+    def geometry_of(self, message_id: str) -> RowGeometry | None:
+        """Where a message was last painted (``ensure_visible_geometry``), None when not in view."""
+        return next((g for g in self._visible if g.message_id == message_id), None)
 
     @property
     def colors(self) -> ThemeColors:
@@ -390,7 +349,7 @@ class ChatView(QAbstractScrollArea):
         if key in self._expanded or self._model is None:
             return
         self._expanded.add(key)
-        self._rows.mark_stale(self._model.row_of(message_id))
+        self.rows.mark_stale(self._model.row_of(message_id))
         self.viewport().update()
 
     def open_thinking(self, message: Message) -> None:
@@ -400,37 +359,7 @@ class ChatView(QAbstractScrollArea):
         if self._model is None or thinking_open(message, self._expanded):
             return
         self._expanded.symmetric_difference_update({thinking_key(message.id)})
-        self._rows.mark_stale(self._model.row_of(message.id))
-        self.viewport().update()
-
-    def reveal_text(self, message_id: str, doc_top: float, doc_bottom: float, *, clear_top: int = 0) -> bool:
-        """Scroll so that the part of a message's document between ``doc_top`` and ``doc_bottom``
-        shows below ``clear_top`` (what floats over the view), a third of the way down the view
-        if the view has to move (find matches)."""
-        row = self._model.row_of(message_id) if self._model is not None else -1
-        if row < 0:
-            return False
-        message, _rendered, _height = self._measure(row)
-        bubble_pad = BUBBLE_PAD_Y if has_bubble(message) else 0
-        above_doc = ROW_TOP + self._painter.header_height + HEADER_GAP + bubble_pad
-        top, bottom = above_doc + doc_top, above_doc + doc_bottom
-        self._ensure_visible_geometry()
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
-        vh = self.viewport().height()
-        if geo is not None and geo.top + top >= clear_top and geo.top + bottom <= vh:
-            return True
-        was = self._rows.stick
-        self._rows.stick = False
-        self._rows.anchor_at(max(0, int(self._rows.offsets()[row] + top - max(vh // 3, clear_top))))
-        if was:
-            self.atBottomChanged.emit(False)
-        self._ensure_layout()
-        self._ensure_visible_geometry()
-        self.viewport().update()
-        return True
-
-    def _end_flash(self) -> None:
-        self._flash_id = None
+        self.rows.mark_stale(self._model.row_of(message.id))
         self.viewport().update()
 
     # -- painting ----------------------------------------------------------------------------
@@ -453,36 +382,37 @@ class ChatView(QAbstractScrollArea):
         paint_empty_hint(painter, self.viewport().rect(), self.font(), self._colors, self.empty_hint)
 
     def _paint_all(self, painter: QPainter) -> None:
-        self._ensure_layout()
+        self.ensure_layout()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.viewport().rect(), QColor(self._colors.base))
         self._visible = []
-        if self._model is None or not len(self._rows):
+        if self._model is None or not len(self.rows):
             self._paint_empty(painter)
             return
         viewport_width = self.viewport().width()
+        cursor = self.message_cursor
         frame = FrameState(
             colors=self._colors,
             left=view_layout.content_left(viewport_width),
             width=self.content_width(),
             viewport_width=viewport_width,
             viewport_height=self.viewport().height(),
-            hover=self._hover,
-            flash_id=self._flash_id,
-            focus_id=self._current if self.hasFocus() and self._keys_armed else None,
+            hover=self.pointer.hover,
+            flash_id=self.scroller.flash_id,
+            focus_id=cursor.current if self.hasFocus() and cursor.keys_armed else None,
             price_of=self.price_of,
             text_highlights=self.text_highlights,
             checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
             table_offsets=self.tables.offsets,
         )
         first_sent = self._model.first_sent_row()  # rows above it are summarised or cleared: dimmed
-        y = -self._rows.anchor_off
-        row = self._rows.anchor_row
-        n = len(self._rows)
+        y = -self.rows.anchor_off
+        row = self.rows.anchor_row
+        n = len(self.rows)
         busy = not self._model.live.conversation.ready_for_input
         while row < n and y < frame.viewport_height:
             message, rendered, h = self._measure(row)
-            actions = self._actions_for(message, busy)
+            actions = self.commands.actions_for(message, busy)
             version = self._model.version(message.id) if VERSION in actions else None
             painter.setOpacity(NOT_SENT_OPACITY if row < first_sent and message.marker is None else 1.0)
             geo = self._painter.paint_row(
@@ -502,10 +432,6 @@ class ChatView(QAbstractScrollArea):
             row += 1
         painter.setOpacity(1.0)
 
-    def _actions_for(self, message: Message, busy: bool) -> list[str]:
-        count = self._model.version(message.id).count if self._model is not None else 1
-        return actions_for(message, busy=busy, version_count=count)
-
     def _status(self, message: Message) -> tuple[str, str]:
         """The header's status label of ``message`` and its colour (tests read it)."""
         return status_label(message, self._colors)
@@ -516,12 +442,12 @@ class ChatView(QAbstractScrollArea):
         rendered = self._docs.get(message_id)
         return rendered.doc if rendered is not None else None
 
-    def _hit(self, pos: QPointF) -> Hit:
+    def hit(self, pos: QPointF) -> Hit:
         return hit_testing.hit(self._visible, pos, self._document_of)
 
     def action_rect(self, message_id: str, action: str) -> QRect | None:
         """Where an action button of a visible message is (for tests driving the mouse)."""
-        self._ensure_visible_geometry()
+        self.ensure_visible_geometry()
         for geo in self._visible:
             if geo.message_id == message_id:
                 for rect, name in geo.actions:
@@ -530,7 +456,7 @@ class ChatView(QAbstractScrollArea):
         return None
 
     def version_text(self, message_id: str) -> str | None:
-        self._ensure_visible_geometry()
+        self.ensure_visible_geometry()
         for geo in self._visible:
             if geo.message_id == message_id and geo.version_label:
                 return geo.version_label[1]
@@ -538,18 +464,18 @@ class ChatView(QAbstractScrollArea):
 
     def anchor_rect(self, message_id: str, href: str) -> QRect | None:
         """Where a link with ``href`` of a visible message is painted (tests)."""
-        self._ensure_visible_geometry()
+        self.ensure_visible_geometry()
         doc = self._document_of(message_id)
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        geo = self.geometry_of(message_id)
         if doc is None or geo is None:
             return None
         return hit_testing.anchor_rect(doc, geo.doc_rect, href)
 
     def visible_message_ids(self) -> list[str]:
-        self._ensure_visible_geometry()
+        self.ensure_visible_geometry()
         return [g.message_id for g in self._visible]
 
-    def _ensure_visible_geometry(self) -> None:
+    def ensure_visible_geometry(self) -> None:
         """Lay out and paint the visible rows now (into an image), so hit rectangles are current."""
         size = self.viewport().size()
         image = QImage(max(1, size.width()), max(1, size.height()), QImage.Format.Format_ARGB32_Premultiplied)
@@ -570,204 +496,80 @@ class ChatView(QAbstractScrollArea):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         if self.tables.move(event.position()):
             return
-        target = self._hit(event.position())
-        hover = (target.row.message_id, target.action) if target.row and target.action else None
-        if hover != self._hover:
-            self._hover = hover
-            self.viewport().update()
-        pointing = target.action or target.href
-        cursor = Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor
-        self.viewport().setCursor(cursor)
-        if target.href and is_safe_link(target.href):
-            self.viewport().setToolTip(target.href)
-        else:
-            self.viewport().setToolTip("")
+        self.pointer.moved(event.position())
         super().mouseMoveEvent(event)
 
     def leaveEvent(self, event: QEvent) -> None:
-        if self._hover is not None:
-            self._hover = None
-            self.viewport().update()
+        self.pointer.left()
         super().leaveEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         event.accept()  # clicks are handled on release (actions, links)
         if event.button() == Qt.MouseButton.LeftButton and self.tables.press(self._visible, event.position()):
             return
-        target = self._hit(event.position())
-        self._keys_armed = False
-        if target.row is not None:
-            self._set_current(target.row.message_id, scroll=False)
-        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        self.pointer.pressed(event.position())
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return super().mouseReleaseEvent(event)
-        if self.tables.release():
-            return None
-        target = self._hit(event.position())
-        if target.row is None:
-            return None
-        if target.action:
-            self._trigger(target.action, target.row.message_id)
-        elif target.href:
-            self._activate_link(target.row.message_id, target.href)
+        if not self.tables.release():
+            self.pointer.released(event.position())
         return None
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        target = self._hit(event.position())
-        geo = target.row
-        on_text = geo is not None and geo.doc_rect.contains(event.position())
-        if geo is not None and on_text and target.action is None and target.href is None:
-            self.open_selection_editor(geo.message_id)
+        self.pointer.double_clicked(event.position())
 
-    def _trigger(self, action: str, message_id: str) -> None:
-        if action == SUMMARY_TOGGLE_ACTION:
-            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{summary_key(message_id)}")
-        elif action == TOGGLE_THINKING_ACTION:
-            self._activate_link(message_id, f"{TOGGLE_SCHEME}:{thinking_key(message_id)}")
-        elif action == "copy":
-            self.copy_message(message_id)
-        elif action == "copy_markdown":
-            message = self._model.message(message_id) if self._model else None
-            if message is not None:
-                QGuiApplication.clipboard().setText(message_markdown(message, self.tool_display_name))
-        self.actionTriggered.emit(action, message_id)
-
-    def _activate_link(self, message_id: str, href: str) -> None:
-        if href.startswith(COPY_CODE_SCHEME + ":"):
-            rendered = self._docs.get(message_id)
-            try:
-                code = rendered.code_blocks[int(href.split(":", 1)[1])] if rendered else None
-            except (ValueError, IndexError):
-                code = None
-            if code is not None:
-                QGuiApplication.clipboard().setText(code)
-                self._confirm_copy(message_id, href)
-                self.actionTriggered.emit("copy_code", message_id)
-        elif href.startswith(IMAGE_SCHEME + ":"):
-            message = self._model.message(message_id) if self._model else None
-            self.image_viewer = open_image(self, message, href)
-        elif href.startswith(OPEN_TABLE_SCHEME + ":"):
-            from threadline.ui.chat.view.table_dialog import open_table  # first use only
-
-            open_table(self, self._model.message(message_id) if self._model else None, href)
-        elif href.startswith(TOGGLE_SCHEME + ":"):
-            key = href.split(":", 1)[1]
-            self._expanded.symmetric_difference_update({key})
-            row = self._model.row_of(message_id) if self._model else -1
-            if row >= 0:
-                self._rows.mark_stale(row)
-            self.viewport().update()
-        elif is_safe_link(href):
-            QDesktopServices.openUrl(QUrl(href))
-            self.actionTriggered.emit("open_link", message_id)
-        else:
-            log.info("refused to open link with unsupported scheme")
-
-    def _confirm_copy(self, message_id: str, href: str) -> None:
-        """The code block's Copy link reads "Copied" for a moment (``copy_feedback``)."""
-        doc = self._document_of(message_id)
-        if doc is None or not relabel_link(doc, href, COPY_TEXT, COPIED_TEXT):
-            return
-        self.viewport().update()
-
-        def back() -> None:
-            if self._document_of(message_id) is doc and relabel_link(doc, href, COPIED_TEXT, COPY_TEXT):
-                self.viewport().update()
-
-        QTimer.singleShot(COPIED_MS, self, back)
-
-    def copy_message(self, message_id: str) -> None:
-        message = self._model.message(message_id) if self._model else None
-        if message is not None:
-            QGuiApplication.clipboard().setText(message.text)
+    def _link_activated(self, message_id: str, href: str) -> None:
+        self.commands.activate_link(message_id, href)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         if event.reason() == QContextMenuEvent.Reason.Keyboard:  # Menu key, Shift+F10
-            if self._current is None:
-                self._move_current_to(self._default_current_row())
-            if self._current is not None:
-                self.open_message_menu(self._current)
+            self._open_current_menu()
             return
-        target = self._hit(QPointF(event.pos()))
+        target = self.hit(QPointF(event.pos()))
         if target.row is None:
             return
-        self._set_current(target.row.message_id, scroll=False)
-        href = target.href or self._formula_at(target, event.pos())
-        self._exec_menu(target.row.message_id, event.globalPos(), href)
+        self.message_cursor.set_current(target.row.message_id, scroll=False)
+        href = target.href or self.commands.formula_at(target, event.pos())
+        self.commands.exec_menu(target.row.message_id, event.globalPos(), href)
 
-    def _formula_at(self, target: Hit, pos: QPoint) -> str | None:
-        """The ``tex-math:`` URL of a formula under ``pos`` (its menu offers "Copy LaTeX")."""
-        doc = self._document_of(target.row.message_id) if target.row is not None else None
-        if doc is None or target.row is None or not target.row.doc_rect.contains(QPointF(pos)):
-            return None
-        return formula_url_at(doc, QPointF(pos) - target.row.doc_rect.topLeft())
+    def _open_current_menu(self) -> None:
+        current = self.message_cursor.ensure_current()
+        if current is not None:
+            self.commands.open_menu(current)
 
     def open_message_menu(self, message_id: str) -> None:
         """Open a message's menu below its header (the keyboard's way to its actions)."""
-        if not self.bring_into_view(message_id):
-            return
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
-        top = max(0, geo.top) if geo is not None else 0
-        pos = QPoint(view_layout.content_left(self.viewport().width()), top + self._painter.header_height)
-        self._exec_menu(message_id, self.viewport().mapToGlobal(pos), None)
-
-    def _exec_menu(self, message_id: str, global_pos: QPoint, href: str | None) -> None:
-        menu = self._message_menu(message_id, href)
-        if menu is not None:
-            menu.exec(global_pos)
-            menu.deleteLater()
-
-    def _message_menu(self, message_id: str, href: str | None) -> QMenu | None:
-        """The menu of a message: its commands with the keys that do them (``message_menu``)."""
-        if self._model is None or self._model.message(message_id) is None:
-            return None
-        commands = self.offered_commands(message_id)
-        return message_menu(self, commands, href, lambda action: self.run_command(action, message_id))
+        self.commands.open_menu(message_id)
 
     def offered_commands(self, message_id: str) -> list[str]:
-        """What can be done to a message now, in menu order (the footer's actions plus Select text;
-        the version switcher as Previous/Next version)."""
-        message = self._model.message(message_id) if self._model is not None else None
-        if message is None or self._model is None:
-            return []
-        busy = not self._model.live.conversation.ready_for_input
-        versions = self._model.version(message_id).count
-        return offered_commands(message, self._actions_for(message, busy), busy=busy, versions=versions)
+        """What can be done to a message now, in menu order (``view_commands``)."""
+        return self.commands.offered(message_id)
 
     def run_command(self, action: str, message_id: str) -> None:
         """Do ``action`` to a message, as its footer button or menu entry would."""
-        if action == SELECT_TEXT:
-            if self.bring_into_view(message_id):
-                self._ensure_visible_geometry()
-                self.open_selection_editor(message_id)
-        elif action in self.offered_commands(message_id):
-            self._trigger(action, message_id)
+        self.commands.run(action, message_id)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         shift_f10 = key == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier
         if key == Qt.Key.Key_Menu or shift_f10:  # handled here, so Qt sends no context menu event too
-            if self._current is None:
-                self._move_current_to(self._default_current_row())
-            if self._current is not None:
-                self.open_message_menu(self._current)
+            self._open_current_menu()
             return
-        if not self._keys_armed and self._typed_text(event):
+        cursor = self.message_cursor
+        if not cursor.keys_armed and cursor.typed_text(event):
             self.typedAhead.emit(
                 QKeyEvent(event.type(), event.key(), event.modifiers(), event.text(), event.isAutoRepeat())
             )
             return
-        if self._navigate(event):
-            self._keys_armed = True
+        if cursor.navigate(event):
             self.viewport().update()
             return
-        if self.tables.key(self._visible, self._current, event):
+        if self.tables.key(self._visible, cursor.current, event):
             return
-        if key == Qt.Key.Key_Delete and not self._keys_armed:
+        if key == Qt.Key.Key_Delete and not cursor.keys_armed:
             return  # Del removes messages: only on one the keyboard chose
-        current = self._current
+        current = cursor.current
         if current is not None and self._model is not None and self._model.row_of(current) >= 0:
             action = command_for_key(event, self.offered_commands(current))
             if action is not None:
@@ -783,139 +585,15 @@ class ChatView(QAbstractScrollArea):
         else:
             super().keyPressEvent(event)
 
-    @staticmethod
-    def _typed_text(event: QKeyEvent) -> bool:
-        """Whether the key types text (a letter, a digit, a space), not a command with Ctrl or Alt."""
-        held = event.modifiers() & (
-            Qt.KeyboardModifier.ControlModifier
-            | Qt.KeyboardModifier.AltModifier
-            | Qt.KeyboardModifier.MetaModifier
-        )
-        text = event.text()
-        return not held and bool(text) and text.isprintable()
-
-    def _navigate(self, event: QKeyEvent) -> bool:
-        """Up/Down, K/J, Home/End (with or without Ctrl) move the current message."""
-        mods = event.modifiers() & ~(Qt.KeyboardModifier.KeypadModifier | Qt.KeyboardModifier.ControlModifier)
-        if mods or self._model is None:
-            return False
-        key = event.key()
-        n = self._model.rowCount()
-        row = self._model.row_of(self._current) if self._current is not None else -1
-        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-        if key in (Qt.Key.Key_Up, Qt.Key.Key_K) and not ctrl:
-            target = self._default_current_row() if row < 0 else max(0, row - 1)
-        elif key in (Qt.Key.Key_Down, Qt.Key.Key_J) and not ctrl:
-            target = self._default_current_row() if row < 0 else min(n - 1, row + 1)
-        elif key == Qt.Key.Key_Home:
-            target = 0
-        elif key == Qt.Key.Key_End:
-            target = n - 1
-        else:
-            return False
-        self._move_current_to(target)
-        if key == Qt.Key.Key_End and target == n - 1:
-            self.scroll_to_bottom()  # follow new content again, as Ctrl+End always did
-        return True
-
-    # -- the current message ------------------------------------------------------------------
+    # -- the current message (``message_cursor``) ----------------------------------------------
 
     def current_message_id(self) -> str | None:
         """The message the keyboard acts on (ringed while the view has the focus)."""
-        return self._current
+        return self.message_cursor.current
 
     def set_current_message(self, message_id: str) -> bool:
         """Make a message current and scroll it into view; False if it is not in the view."""
-        if self._model is None or self._model.row_of(message_id) < 0:
-            return False
-        self._keys_armed = True
-        self._set_current(message_id, scroll=True)
-        return True
-
-    def _default_current_row(self) -> int:
-        """Where the keyboard starts: the last message that shows, else the last one."""
-        if self._model is None or self._model.rowCount() == 0:
-            return -1
-        visible = self.visible_message_ids()
-        row = self._model.row_of(visible[-1]) if visible else -1
-        return row if row >= 0 else self._model.rowCount() - 1
-
-    def _move_current_to(self, row: int) -> None:
-        message = self._model.message_at(row) if self._model is not None and row >= 0 else None
-        if message is not None:
-            self._set_current(message.id, scroll=True)
-
-    def _set_current(self, message_id: str | None, *, scroll: bool, keep_lost: bool = False) -> None:
-        if not keep_lost:
-            self._lost_row = None
-        changed = message_id != self._current
-        self._current = message_id
-        if message_id is not None and scroll:
-            self.bring_into_view(message_id)
-        self.viewport().update()
-        if changed:
-            self.currentMessageChanged.emit(message_id or "")
-            if message_id is not None:
-                self.accessible_items.focus_moved(message_id)
-
-    def bring_into_view(self, message_id: str) -> bool:
-        """Scroll as little as needed so a message shows whole (its top, if it is taller than the view)."""
-        row = self._model.row_of(message_id) if self._model is not None else -1
-        if row < 0:
-            return False
-        self._ensure_visible_geometry()
-        vh = self.viewport().height()
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
-        if geo is not None and geo.top >= 0 and (geo.top + geo.height <= vh or geo.top == 0):
-            return True
-        height = self._measure_height(row)
-        if row == len(self._rows) - 1 and height <= vh:
-            self.scroll_to_bottom()
-        elif (geo is not None and geo.top < 0) or row <= self._rows.anchor_row or height >= vh:
-            self.scroll_to_message(message_id, flash=False)
-        else:  # below: its bottom at the viewport's bottom
-            y, top = vh - height, row
-            while y > 0 and top > 0:
-                top -= 1
-                y -= self._measure_height(top)
-            self._set_anchor(top, max(0, -y))
-        self._ensure_visible_geometry()
-        return True
-
-    def _set_anchor(self, row: int, offset: int) -> None:
-        was = self._rows.stick
-        self._rows.stick = False
-        self._rows.anchor_row, self._rows.anchor_off = row, offset
-        if was:
-            self.atBottomChanged.emit(False)
-        self._ensure_layout()
-        self.viewport().update()
-
-    def _forget_missing(self, near: int = 0) -> None:
-        """After rows went away: stand-ins are let go, and a current message that went away is
-        replaced by the row now at its place.
-
-        Regenerate, a version switch or an edit removes the tail and later inserts the new one,
-        whose message takes the place of the old: the current message moves to it when it comes
-        (until the user moves elsewhere). Meanwhile, from the next turn of the event loop, the
-        nearest row is current.
-        """
-        self.accessible_items.prune()
-        if self._current is None or self._model is None or self._model.row_of(self._current) >= 0:
-            return
-        self._current = None
-        self._lost_row = near
-        QTimer.singleShot(0, self._replace_lost_current)
-
-    def _replace_lost_current(self) -> None:
-        row = self._lost_row
-        if row is None or self._current is not None or self._model is None:
-            return
-        n = self._model.rowCount()
-        message = self._model.message_at(min(row, n - 1)) if n else None
-        self._set_current(message.id if message is not None else None, scroll=False, keep_lost=True)
-        if message is None:
-            self.currentMessageChanged.emit("")
+        return self.message_cursor.set_current_message(message_id)
 
     def _reply_finished(self, message_id: str) -> None:
         """Announce a finished reply once (the model may report the same reply finished again)."""
@@ -928,18 +606,7 @@ class ChatView(QAbstractScrollArea):
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
-        reason = event.reason()
-        mouse = reason == Qt.FocusReason.MouseFocusReason
-        if mouse:
-            self._keys_armed = False
-        elif reason not in (Qt.FocusReason.ActiveWindowFocusReason, Qt.FocusReason.PopupFocusReason):
-            self._keys_armed = True  # Tab, a pane key, the program: the keyboard comes here
-        if self._current is None or self._model is None or self._model.row_of(self._current) < 0:
-            self._current = None
-            if not mouse:  # a click makes the clicked message current itself, without scrolling
-                self._move_current_to(self._default_current_row())
-        elif self._current is not None:
-            self.accessible_items.focus_moved(self._current)
+        self.message_cursor.focus_in(event.reason())
         self.viewport().update()
 
     def focusOutEvent(self, event: QFocusEvent) -> None:
@@ -964,8 +631,8 @@ class ChatView(QAbstractScrollArea):
     def message_screen_rect(self, message_id: str) -> QRect | None:
         """Where a message is on the screen, None when it is scrolled out of view."""
         if not self._visible and self.isVisible():
-            self._ensure_visible_geometry()  # not painted yet (each paint keeps the geometry current)
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
+            self.ensure_visible_geometry()  # not painted yet (each paint keeps the geometry current)
+        geo = self.geometry_of(message_id)
         if geo is None or not self.isVisible():
             return None
         left = view_layout.content_left(self.viewport().width())
@@ -982,7 +649,7 @@ class ChatView(QAbstractScrollArea):
 
     def open_selection_editor(self, message_id: str) -> QTextBrowser | None:
         self._selection.close()
-        geo = next((g for g in self._visible if g.message_id == message_id), None)
+        geo = self.geometry_of(message_id)
         rendered = self._docs.get(message_id)
         if geo is None or rendered is None:
             return None

@@ -4,7 +4,7 @@ A reply's text already is Markdown and a prompt's is what was typed, so both are
 copied as they are; what is added is a readable form of what the chat shows in
 boxes: each tool call with its arguments, and each tool result, in fenced blocks
 (JSON pretty-printed). A whole chat is copied with the transcript export instead
-(``Engine.export_markdown``), so there is one transcript format, not two.
+(``engine.library.export_markdown``), so there is one transcript format, not two.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from threadline.engine.api import EngineApi
 from threadline.engine.events import ConversationEvent, MessagesRemoved, MessagesRestored
-from threadline.ui.common.tasks import describe, spawn
+from threadline.ui.common.tasks import spawn
 
 OFFER_SECONDS = 8.0
 """How long Undo is offered; the engine keeps deleted messages restorable for 10 s."""
@@ -75,7 +75,9 @@ class MessageUndoBar(QFrame):
         spawn(
             self._engine.messages.undo_delete_message(self._session_id, message_id),
             on_done=self._undone(message_id),
-            on_error=lambda err: self.failed.emit(f"Could not undo the delete: {describe(err)}"),
+            tell=self,
+            context="Could not undo the delete",
+            session_id=self._session_id,
         )
 
     def _undone(self, message_id: str) -> Callable[[bool], None]:
