@@ -121,6 +121,7 @@ def parse_command_line(words: Sequence[str]) -> argparse.Namespace:
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line: the top-level options and every command with its options."""
     from threadline.cli.agent import add_agent_parser
+    from threadline.cli.changes import add_changes_parser
     from threadline.cli.db import add_db_parser
     from threadline.cli.export import add_export_parser
     from threadline.cli.import_ import add_import_parser
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_provider_header_options,
         add_timeout_options,
     )
+    from threadline.cli.restore import add_restore_parser
     from threadline.cli.show import add_show_parser
     from threadline.cli.usage import add_usage_parser
 
@@ -218,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_parser(commands, common)
     add_agent_parser(commands, common)
     add_db_parser(commands, common)
+    add_changes_parser(commands, common)
+    add_restore_parser(commands, common)
     return parser
 
 

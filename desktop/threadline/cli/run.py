@@ -28,6 +28,8 @@ def writes(args: argparse.Namespace) -> bool:
     command = args.command
     if command in ("ask", "import"):
         return True
+    if command == "restore":
+        return not args.dry_run
     if command == "db":
         return args.db_command == "copy" and args.to is None  # --from copies into the one in use
     if command in _READ_ONLY_ACTIONS:
@@ -69,6 +71,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(usage_command(args, data_dir, database_url))
         if args.command == "export":
             return asyncio.run(export_command(args, data_dir, database_url))
+        if args.command in ("changes", "restore"):
+            return asyncio.run(workspace_command(args, data_dir, database_url))
         if args.command == "agent":
             return asyncio.run(agent_command(args, data_dir, database_url))
         if args.command == "show":
@@ -160,6 +164,24 @@ async def usage_command(args: argparse.Namespace, data_dir: Path, database_url: 
     try:
         return await cli_usage.run(engine, args)
     except cli_usage.UsageError as err:
+        raise CommandError(str(err)) from err
+    except StoreError as err:
+        raise CommandError(err.user_message) from err
+    finally:
+        await engine.aclose()
+
+
+async def workspace_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
+    """``threadline changes`` and ``threadline restore`` (``cli.changes``, ``cli.restore``)."""
+    from threadline.cli import changes as cli_changes
+    from threadline.cli import restore as cli_restore
+
+    engine = await open_engine(data_dir, database_url)
+    try:
+        if args.command == "changes":
+            return await cli_changes.run(engine, args)
+        return await cli_restore.run(engine, args)
+    except (cli_changes.ChangesError, cli_restore.RestoreCommandError) as err:
         raise CommandError(str(err)) from err
     except StoreError as err:
         raise CommandError(err.user_message) from err

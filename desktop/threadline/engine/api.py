@@ -14,13 +14,14 @@ engine's internals.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from threadline.core.compare import CompareTarget
 from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation, InterruptedTools
+from threadline.core.file_changes import ChangeSet, FileChange, FileDiff, RestorePlan, TurnChanges
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.meter import ContextMeter
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.tools.mcp.manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
+    from threadline.workspace.blobs import SpaceUsed
 
 Unsubscribe = Callable[[], None]
 
@@ -490,6 +492,54 @@ class DatabaseApi(Protocol):
         ...
 
 
+class WorkspaceApi(Protocol):
+    """``engine.workspace`` (``engine/workspace.py``): what the tools changed on disk and the way
+    back (docs/workspace.md). Plans raise ``WorkspaceError`` (an ``EngineError``) for a checkpoint
+    or turn that is not there; ``FileChangesRecorded`` tells an open tab of each new change set."""
+
+    @property
+    def machine(self) -> str:
+        """This computer's id: change sets of another machine are listed but cannot be restored."""
+        ...
+
+    async def change_sets(self, session_id: str) -> list[ChangeSet]:
+        """Every change set of the session (tool calls and restores, all branches), oldest first."""
+        ...
+
+    async def turn_changes(self, session_id: str) -> list[TurnChanges]:
+        """The turns of the shown path that changed files, numbered from 1 (restores left out)."""
+        ...
+
+    async def file_diff(self, change: FileChange) -> FileDiff: ...
+    async def plan_checkpoint(self, session_id: str, name: str) -> RestorePlan:
+        """Files as they were when the checkpoint's message was written."""
+        ...
+
+    async def plan_before_turn(self, session_id: str, number: int) -> RestorePlan:
+        """Files as they were before turn ``number``'s tools ran."""
+        ...
+
+    async def plan_undo_turn(self, session_id: str, number: int) -> RestorePlan:
+        """Undo that turn's file changes alone ("Undo this turn's file changes")."""
+        ...
+
+    async def plan_undo_restore(self, session_id: str, change_set_id: str) -> RestorePlan:
+        """Undo a restore (its change set, restored)."""
+        ...
+
+    async def run_restore(self, plan: RestorePlan, forced: Collection[str] = ()) -> ChangeSet:
+        """Apply the clean steps and the conflicts the user picked; the restore's own change set."""
+        ...
+
+    async def space_used(self) -> SpaceUsed:
+        """The snapshots' size on this computer (Settings → Data)."""
+        ...
+
+    async def drop_snapshots_older_than(self, days: float) -> int:
+        """Drop contents only older change sets refer to; how many blobs went."""
+        ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -522,6 +572,8 @@ class EngineApi(Protocol):
     def controls(self) -> ControlsApi: ...
     @property
     def database(self) -> DatabaseApi: ...
+    @property
+    def workspace(self) -> WorkspaceApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -11,7 +11,8 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 (``engine/registry.py``: the live conversations and their lifecycle), ``turns``
 (``engine/turns.py``: send, compare, regenerate, stop, compact), ``library``
 (``engine/library.py``: search, export, import, usage), ``agents``, ``projects``,
-``messages``, ``controls``, ``providers``, ``settings`` and ``database``.
+``messages``, ``controls``, ``providers``, ``settings``, ``database`` and ``workspace``
+(``engine/workspace.py``: what the tools changed on disk, and the way back).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turns import Turns
+from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import StoreError
@@ -87,8 +89,11 @@ class Engine:
         """Folders of chats with shared instructions and context (``engine/projects.py``)."""
         self.agents = Agents(self, AgentService(store), self.projects)
         """The agent library where it meets open chats (``engine/agent_sessions.py``)."""
+        self.workspace = Workspace(store, data_dir, self.tools, self.sessions.live)
+        """What the tools changed on disk and the way back (``engine/workspace.py``)."""
         self.turns = Turns(self, retry_policy)
         """Running turns: send, compare, regenerate, stop, compact (``engine/turns.py``)."""
+        self.turns.runner.workspace = self.workspace
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.leases = (
@@ -143,6 +148,7 @@ class Engine:
             options["watch_since"] = await store.newest_change()
         engine = cls(store, data_dir, **options)
         engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
+        await engine.workspace.reconcile()  # tool calls a stop cut off from their records
         return engine
 
     async def aclose(self) -> None:

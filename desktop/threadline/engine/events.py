@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from threadline.core.compare import CompareTarget, WorkerState
 from threadline.core.config import AgentConfig
+from threadline.core.file_changes import ChangeSet
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.messages import Message
 from threadline.core.project import Project
@@ -286,6 +287,16 @@ class CompareWorkerEvent:
     event: MessageAdded | TextDelta | MessageChanged | ReasoningDelta
 
 
+@dataclass(frozen=True, slots=True)
+class FileChangesRecorded:
+    """A tool call (or a restore) changed files in the allowed folders; ``change_set`` says
+    which and how (docs/workspace.md). The reply header's counts and the status line's
+    per-file totals follow from it."""
+
+    session_id: str
+    change_set: ChangeSet
+
+
 ConversationEvent = (
     AgentChanged
     | MessagesRemoved
@@ -307,6 +318,7 @@ ConversationEvent = (
     | CompareStarted
     | CompareWorkerChanged
     | CompareWorkerEvent
+    | FileChangesRecorded
 )
 
 

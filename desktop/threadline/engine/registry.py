@@ -132,6 +132,7 @@ class SessionRegistry:
         await self._engine.messages.purge(session_id)  # its tab, and so its Undo, is gone
         self._live.pop(session_id, None)
         self._engine.turns.runner.sticky.forget(session_id)
+        self._engine.workspace.forget_session(session_id)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session as stored now, or ``None`` when there is none (the command line's ``--session``)."""
@@ -312,6 +313,7 @@ class SessionRegistry:
         timer.cancel()
         await self._store.delete_session(session_id)
         await self._store.set_ui_state(draft_key(session_id), None)
+        await self._engine.workspace.collect()  # its file snapshots, unless another chat shares them
 
     async def fork_session(self, session_id: str, leaf_id: str | None = None) -> SessionInfo:
         """A new session holding a copy of the path to ``leaf_id`` (default: the active leaf).

@@ -73,6 +73,7 @@ from threadline.engine.sticky_context import (
 )
 from threadline.engine.store_trouble import awaiting, prompt_waiting
 from threadline.engine.text_writer import TurnWriter
+from threadline.engine.workspace import Workspace, recorded
 from threadline.llm import errors as llm_errors
 from threadline.llm import events as llm_events
 from threadline.llm.base import ChatParams, Provider
@@ -145,6 +146,9 @@ def unsent_prompt_error(err: StoreError) -> UserFacingError:
 
 class TurnRunner:
     """Runs turns for the engine; one instance serves every session."""
+
+    workspace: Workspace | None = None
+    """Records what each tool call changes on disk (``engine/workspace.py``), set by the engine."""
 
     def __init__(
         self,
@@ -545,7 +549,8 @@ class TurnRunner:
                 continue
             self._running_call[live.session_id] = (call, time.monotonic())
             with tool_context(live.session_id, history, agent.allowed_folders):
-                result = await self._tools.run(call)
+                async with recorded(self.workspace, live, call, agent.allowed_folders):
+                    result = await self._tools.run(call)
             del self._running_call[live.session_id]
             results.append(result)
             conversation.add_tool_result(result)

@@ -49,6 +49,8 @@ from threadline.store.convert import stored_header_sources
 from threadline.store.errors import StoreError
 from threadline.store.tables import (
     AgentRow,
+    ChangeSetRow,
+    FileChangeRow,
     MessageRow,
     ProjectRow,
     ProviderRow,
@@ -67,6 +69,8 @@ COPIED_TABLES: tuple[type[SQLModel], ...] = (
     ProjectRow,
     SessionRow,
     MessageRow,
+    ChangeSetRow,
+    FileChangeRow,
     # Not ``ChangeLogRow``: the change feed's log is derived; the target's triggers write its own.
     # Not ``SessionLeaseRow``: a lease belongs to a process running a turn on the source right now.
 )
@@ -367,6 +371,8 @@ def _canonical(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, bytes | memoryview):  # file paths as the file system spells them
+        return bytes(value).hex()
     return value
 
 

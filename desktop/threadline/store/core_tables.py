@@ -124,7 +124,56 @@ settings = sa.table("settings", sa.column("key", sa.String), sa.column("value", 
 
 ui_state = sa.table("ui_state", sa.column("key", sa.String), sa.column("value", JSONValue))
 
-ALL = (sessions, projects, messages, change_log, providers, agents, session_leases, settings, ui_state)
+change_sets = sa.table(
+    "change_sets",
+    sa.column("id", sa.String),
+    sa.column("session_id", sa.String),
+    sa.column("source", sa.String),
+    sa.column("created_at", sa.Float),
+    sa.column("machine", sa.String),
+    sa.column("message_id", sa.String),
+    sa.column("call_id", sa.String),
+    sa.column("tool_name", sa.String),
+    sa.column("note", sa.Text),
+    sa.column("skipped", sa.Text),
+)
+
+file_changes = sa.table(
+    "file_changes",
+    sa.column("change_set_id", sa.String),
+    sa.column("position", sa.Integer),
+    sa.column("path", sa.LargeBinary),
+    sa.column("kind", sa.String),
+    sa.column("renamed_from", sa.LargeBinary),
+    sa.column("added", sa.Integer),
+    sa.column("removed", sa.Integer),
+    *(
+        sa.column(f"{side}_{name}", kind)
+        for side in ("before", "after")
+        for name, kind in (
+            ("digest", sa.String),
+            ("size", sa.BigInteger),
+            ("kept", sa.Boolean),
+            ("binary", sa.Boolean),
+            ("not_kept", sa.Text),
+            ("unknown", sa.Boolean),
+        )
+    ),
+)
+
+ALL = (
+    sessions,
+    projects,
+    messages,
+    change_log,
+    providers,
+    agents,
+    session_leases,
+    settings,
+    ui_state,
+    change_sets,
+    file_changes,
+)
 
 
 def message_columns() -> tuple[sa.ColumnElement[object], ...]:

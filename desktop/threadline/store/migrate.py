@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("threadline.store")
 
-HEAD_REVISION = "0010"
-KNOWN_REVISIONS = frozenset({"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010"})
+HEAD_REVISION = "0011"
+KNOWN_REVISIONS = frozenset(
+    {"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011"}
+)
 """Every revision in ``migrations/versions`` (a test checks these against Alembic)."""
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

@@ -36,6 +36,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from threadline.core.config import AgentConfig, ProviderConfig
+from threadline.core.file_changes import ChangeSet
 from threadline.core.messages import Message
 from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
@@ -49,6 +50,7 @@ from threadline.store import (
     key_values,
     leases,
     migrate,
+    ops_file_changes,
     ops_messages,
     ops_sessions,
     search,
@@ -324,6 +326,19 @@ class Store:
 
     async def get_lease(self, session_id: str) -> Lease | None:
         return await self._read_core(leases.get_lease, session_id)
+
+    # -- what tools changed on disk (``ops_file_changes``; docs/workspace.md) -------------------
+
+    async def add_change_set(self, change_set: ChangeSet) -> None:
+        await self._write_core(ops_file_changes.add_change_set, change_set)
+
+    async def change_sets(self, session_id: str) -> list[ChangeSet]:
+        """The session's change sets, oldest first."""
+        return await self._read_core(ops_file_changes.session_change_sets, session_id)
+
+    async def kept_digests(self, machine: str, newer_than: float | None = None) -> set[str]:
+        """The snapshot contents ``machine``'s change sets still refer to."""
+        return await self._read_core(ops_file_changes.kept_digests, machine, newer_than)
 
     # -- change feed -----------------------------------------------------------------------------
 

@@ -212,3 +212,54 @@ class SessionLeaseRow(SQLModel, table=True):
     acquired_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     heartbeat_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     stop_requested: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+
+
+class ChangeSetRow(SQLModel, table=True):
+    """What one tool call (or restore) changed on disk (migration 0011; docs/workspace.md)."""
+
+    __tablename__ = "change_sets"
+    __table_args__ = (sa.Index("ix_change_sets_session_id", "session_id", "created_at"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    session_id: str = Field(
+        max_length=64, sa_column_args=[sa.ForeignKey("sessions.id", ondelete="CASCADE")], nullable=False
+    )
+    source: str = Field(max_length=16)
+    created_at: float = Field(sa_type=sa.Float, nullable=False)
+    machine: str = Field(max_length=64)
+    message_id: str = Field(default="", max_length=64, sa_column_kwargs={"server_default": ""})
+    call_id: str = Field(default="", max_length=200, sa_column_kwargs={"server_default": ""})
+    tool_name: str = Field(default="", max_length=200, sa_column_kwargs={"server_default": ""})
+    note: str = Field(default="", sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
+    skipped: str = Field(default="", sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
+    """JSON list of what the scans did not look at."""
+
+
+class FileChangeRow(SQLModel, table=True):
+    """One file of a change set; paths are the file system's bytes (``os.fsencode``)."""
+
+    __tablename__ = "file_changes"
+
+    change_set_id: str = Field(
+        primary_key=True,
+        max_length=64,
+        sa_column_args=[sa.ForeignKey("change_sets.id", ondelete="CASCADE")],
+    )
+    position: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    path: bytes = Field(sa_type=sa.LargeBinary, nullable=False)
+    kind: str = Field(max_length=16)
+    renamed_from: bytes | None = Field(default=None, sa_type=sa.LargeBinary, nullable=True)
+    added: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    removed: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    before_digest: str = Field(default="", max_length=64, sa_column_kwargs={"server_default": ""})
+    before_size: int = Field(default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0"})
+    before_kept: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    before_binary: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    before_not_kept: str = Field(default="", sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
+    before_unknown: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    after_digest: str = Field(default="", max_length=64, sa_column_kwargs={"server_default": ""})
+    after_size: int = Field(default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0"})
+    after_kept: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    after_binary: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    after_not_kept: str = Field(default="", sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
+    after_unknown: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})

@@ -59,6 +59,7 @@ class ReadFileTool:
             ["path"],
         ),
     )
+    reads_only = True
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
@@ -99,6 +100,7 @@ class ListDirectoryTool:
         "List a folder inside the allowed folders: one entry per line, folders end with '/'.",
         _schema({"path": {"type": "string", "description": "Folder path (default: the allowed folder)"}}, []),
     )
+    reads_only = True
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
@@ -142,6 +144,7 @@ class SearchFilesTool:
             ["query"],
         ),
     )
+    reads_only = True
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutput:
         query = arguments.get("query")
@@ -206,6 +209,10 @@ class WriteFileTool:
         _schema({"path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]),
     )
     needs_trust = True
+
+    def touched_paths(self, arguments: dict[str, Any]) -> list[str]:
+        """The one file it writes (for recording what changed; docs/workspace.md)."""
+        return [str(resolve_path(arguments.get("path", "")))]
 
     def preview(self, arguments: dict[str, Any]) -> str:
         """The unified diff between the file now and what the call would write."""

@@ -40,6 +40,8 @@ class NotesTool:
             "required": ["action"],
         },
     )
+    reads_only = True
+    """Notes live in the conversation, not on disk: nothing to record (docs/workspace.md)."""
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutput:
         notebook = current_notebook()

@@ -51,7 +51,12 @@ class Tool(Protocol):
     * ``timeout: float`` — its own limit instead of the registry's;
     * ``preview(arguments) -> str`` — what the call would change (a unified diff);
     * ``ends_with_threadline: bool`` — false when a call's work may go on after Threadline
-      dies (default true: it runs in Threadline, or its processes end with it).
+      dies (default true: it runs in Threadline, or its processes end with it);
+    * ``reads_only: bool`` — changes no file (the read-only built-ins, an MCP tool annotated
+      ``readOnlyHint``): its calls are not recorded (docs/workspace.md, "Recording");
+    * ``touched_paths(arguments) -> list[str]`` (``DeclaresPaths``) — the files a call may
+      write, create or delete; its changes are recorded from those paths alone instead of a
+      scan of the allowed folders.
     """
 
     @property
@@ -63,6 +68,13 @@ class Tool(Protocol):
 @runtime_checkable
 class Previewable(Protocol):
     def preview(self, arguments: dict[str, Any]) -> str: ...
+
+
+@runtime_checkable
+class DeclaresPaths(Protocol):
+    def touched_paths(self, arguments: dict[str, Any]) -> list[str]:
+        """Absolute paths the call may change (inside a tool context: relative paths resolve)."""
+        ...
 
 
 class ToolSource(Protocol):

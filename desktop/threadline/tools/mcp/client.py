@@ -661,6 +661,8 @@ class McpTool:
         self.connection = connection
         self.tool_name = tool.name
         self.needs_trust = tool.destructive
+        self.reads_only = bool(tool.read_only_hint)
+        """Annotated ``readOnlyHint``: its calls are not recorded (docs/workspace.md)."""
         self.ends_with_threadline = connection.config.transport is Transport.STDIO
         """A stdio server's process group dies with Threadline (``process_guard``); a remote one works on."""
         self.policy_name = policy_name(connection.name, tool.name)
