@@ -28,6 +28,7 @@ from threadline.engine.api import EngineApi
 from threadline.engine.change_watch import ChangeWatch
 from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
+from threadline.engine.extensions import Extensions
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
 from threadline.engine.message_ops import MessageOps
@@ -68,6 +69,8 @@ class Engine:
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
+        self.extensions = Extensions(store, data_dir, self.tool_servers)
+        """MCP bundles installed as servers (``engine/extensions.py``)."""
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""
