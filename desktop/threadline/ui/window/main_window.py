@@ -40,6 +40,7 @@ from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.window.empty_state import EmptyState
+from threadline.ui.window.extension_actions import ExtensionActions
 from threadline.ui.window.interchange_actions import InterchangeActions
 from threadline.ui.window.session_tabs import SessionTabs
 from threadline.ui.window.sidebar_slot import SidebarSlot
@@ -140,6 +141,8 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
 
         self.interchange = InterchangeActions(self)
+        self.extension_actions = ExtensionActions(self)
+        """File → Install MCP extension… and dropped ``.mcpb`` files (``extension_actions``)."""
         self.menus = WindowMenus(self)
         """The menus and their actions (``act_*``): titles now, items in ``finish_building``."""
         self.session_tabs = SessionTabs(self)
@@ -621,10 +624,12 @@ class MainWindow(QMainWindow):
     # -- closing ---------------------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        self.interchange.drag_enter(event)
+        if not self.extension_actions.drag_enter(event):
+            self.interchange.drag_enter(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        self.interchange.drop(event)
+        if not self.extension_actions.drop(event):
+            self.interchange.drop(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing or self.engine is None:
