@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QWidget,
 )
 
@@ -72,6 +73,7 @@ class ExtensionConfigForm(QWidget):
                 hint = QLabel(option.description)
                 hint.setObjectName("Hint")
                 hint.setWordWrap(True)
+                hint.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
                 self.layout_.addRow("", hint)
 
     def _field(self, option: ConfigOption, value: Any) -> Field:

@@ -72,8 +72,9 @@ class ExtensionInstallDialog(QDialog):
         scroll.setMinimumHeight(140)
         self.settings_area = scroll
         v.addWidget(scroll, 1)
-        for widget in (self.runs_label, self.command, self.settings_label, self.settings_area):
-            widget.hide()
+        self._filled = (self.byline, self.description, self.runs_label, self.command, self.declares)
+        for widget in (*self._filled, self.settings_label, self.settings_area):
+            widget.hide()  # shown once the bundle is read
 
         foot = add_save_foot(self, v, self.install)
         self.message, self.install_button = foot.message, foot.save_button
@@ -84,8 +85,16 @@ class ExtensionInstallDialog(QDialog):
     def load(self) -> None:
         """Read the bundle (in the background); the dialog fills in, or says why it cannot install."""
         spawn(
-            self.engine.extensions.preview(self.path), tell=self, on_done=self._show, context="Not installed"
+            self.engine.extensions.preview(self.path),
+            tell=self,
+            on_done=self._show,
+            on_failed=lambda _err: self._refused(),
+            context="Not installed",
         )
+
+    def _refused(self) -> None:
+        self.title.setText(f"{self.path.name} cannot be installed")
+        self.install_button.hide()
 
     def _show(self, preview: ExtensionPreview) -> None:
         self.preview = preview
@@ -112,10 +121,13 @@ class ExtensionInstallDialog(QDialog):
             dict(old.values) if old is not None else {},
             set(old.sensitive) if old is not None else set(),
         )
-        for widget in (self.runs_label, self.command):
+        for widget in self._filled:
             widget.show()
         self.settings_label.setVisible(bool(m.user_config))
         self.settings_area.setVisible(bool(m.user_config))
+        # The whole form when it fits, else a scrolled part of it; then the dialog fits its content.
+        self.settings_area.setMinimumHeight(min(self.form.sizeHint().height() + 4, 380))
+        self.adjustSize()
         self.install_button.setEnabled(True)
 
     def install(self) -> None:
