@@ -20,7 +20,7 @@ from typing import Any
 
 from threadline.engine.errors import EngineError
 from threadline.tools.mcp import bundle_secrets
-from threadline.tools.mcp.bundle_launch import check_values, launch_preview, server_config
+from threadline.tools.mcp.bundle_launch import check_values, launch_preview, missing_program, server_config
 from threadline.tools.mcp.bundle_manifest import Manifest
 from threadline.tools.mcp.bundles import Bundle, BundleError, folder_name_for, open_bundle, unpack
 from threadline.tools.mcp.config import InvalidServerConfig, McpServerConfig, SettingsStore
@@ -81,6 +81,8 @@ class ExtensionPreview:
     """The command line it will run (``${user_config.X}`` left as written)."""
     env: dict[str, str]
     """The environment it adds, shown the same way."""
+    missing: str = ""
+    """The program it needs that this computer does not have (``node``, ``uv``…), if any."""
     installed: InstalledExtension | None = None
     """The version installed now (an update), if any."""
 
@@ -118,6 +120,7 @@ class Extensions:
             name=name,
             command=command,
             env=env,
+            missing=missing_program(bundle.manifest),
             installed=await self._record(name),
         )
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from tests.support.mcp_bundles import hello_manifest
 
-from threadline.tools.mcp.bundle_launch import check_values, server_config
+from threadline.tools.mcp.bundle_launch import check_values, missing_program, server_config
 from threadline.tools.mcp.bundle_manifest import ManifestError, parse_manifest
 from threadline.tools.mcp.bundles import BundleError, folder_name_for, server_name_for
 
@@ -69,7 +69,7 @@ def test_the_older_dxt_version_key_is_read() -> None:
 )
 def test_what_the_version_does_not_define_is_refused_by_name(change: dict[str, Any], message: str) -> None:
     data = minimal("0.1") | change
-    with pytest.raises(ManifestError, match=None) as caught:
+    with pytest.raises(ManifestError) as caught:
         parse_manifest(data)
     assert message in str(caught.value)
 
@@ -129,3 +129,39 @@ def test_names_of_servers_and_folders_are_made_safe() -> None:
     assert folder_name_for("../../1.0") == "1.0"
     with pytest.raises(BundleError):
         server_name_for("@@@")
+
+
+def test_a_bundle_for_other_platforms_is_refused() -> None:
+    others = [p for p in ("darwin", "win32", "linux") if p != sys.platform]
+    data = minimal() | {"compatibility": {"platforms": others}}
+    with pytest.raises(ManifestError, match=r"is made for .* only, not for this computer"):
+        parse_manifest(data)
+    assert parse_manifest(minimal() | {"compatibility": {"platforms": [sys.platform]}}).platforms == (
+        sys.platform,
+    )
+
+
+def test_a_program_the_computer_lacks_is_named(tmp_path: Path) -> None:
+    data = minimal()
+    data["server"]["mcp_config"]["command"] = "surely-not-a-program-here"
+    assert missing_program(parse_manifest(data)) == "surely-not-a-program-here"
+    data["server"]["mcp_config"]["command"] = "${__dirname}/bin/tool"
+    assert missing_program(parse_manifest(data)) == ""
+
+
+def test_an_executable_member_stays_executable_and_nothing_more(tmp_path: Path) -> None:
+    import os
+    import zipfile
+
+    from tests.support.mcp_bundles import write_bundle
+
+    from threadline.tools.mcp.bundles import open_bundle, unpack
+
+    runnable = zipfile.ZipInfo("server/tool")
+    runnable.create_system = 3
+    runnable.external_attr = 0o4777 << 16  # setuid and world-writable asked for: not given
+    bundle = write_bundle(tmp_path / "b.mcpb", extra=[(runnable, b"#!/bin/sh\n")])
+    unpack(open_bundle(bundle), tmp_path / "out")
+    mode = os.stat(tmp_path / "out" / "server" / "tool").st_mode & 0o7777
+    assert mode == 0o755
+    assert not os.access(tmp_path / "out" / "server" / "main.py", os.X_OK)

@@ -38,6 +38,7 @@ _SERVER_TYPES = {v: ("python", "node", "binary") for v in KNOWN_VERSIONS} | {
 CONFIG_TYPES = ("string", "number", "boolean", "directory", "file")
 _OPTION_KEYS = {"type", "title", "description", "required", "default", "multiple", "sensitive", "min", "max"}
 _PLATFORMS = ("darwin", "win32", "linux")
+_PLATFORM_NAMES = {"darwin": "macOS", "win32": "Windows", "linux": "Linux"}
 _CONFIG_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -257,6 +258,9 @@ def parse_manifest(data: Any) -> Manifest:
     )
     if any(p not in _PLATFORMS for p in platforms):
         raise ManifestError(f"The bundle names platforms Threadline does not know: {', '.join(platforms)}.")
+    if platforms and sys.platform not in platforms:
+        names = ", ".join(_PLATFORM_NAMES.get(p, p) for p in platforms)
+        raise ManifestError(f"The bundle is made for {names} only, not for this computer.")
     return Manifest(
         manifest_version=version,
         name=_str(data, "name", "", required=True),
