@@ -107,6 +107,10 @@ async def install(engine: EngineApi, args: argparse.Namespace) -> None:
         record = await extensions.install(Path(args.bundle), given)
     except EngineError as err:
         raise McpCommandError(err.user_message) from err
-    verb = "updated to" if preview.installed is not None else "installed as MCP server"
-    target = record.version if preview.installed is not None else record.name
-    print(f"{manifest.title} {verb} {target}")
+    change = preview.change
+    if change == "install":
+        print(f"{manifest.title} installed as MCP server {record.name}")
+    elif change == "reinstall":
+        print(f"{manifest.title} {record.version} installed again")
+    else:
+        print(f"{manifest.title} {'updated' if change == 'update' else 'changed back'} to {record.version}")

@@ -86,6 +86,21 @@ class ExtensionPreview:
     installed: InstalledExtension | None = None
     """The version installed now (an update), if any."""
 
+    @property
+    def change(self) -> str:
+        """``install``, ``update``, ``reinstall`` (the same version) or ``downgrade``."""
+        if self.installed is None:
+            return "install"
+        new, old = version_key(self.manifest.version), version_key(self.installed.version)
+        return "update" if new > old else "reinstall" if new == old else "downgrade"
+
+
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """A version as something to compare: numbers as numbers (``1.10`` after ``1.9``), the rest as text."""
+    import re
+
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in re.split(r"[.+-]", version))
+
 
 class Extensions:
     def __init__(self, store: SettingsStore, data_dir: Path, servers: McpServerManager) -> None:

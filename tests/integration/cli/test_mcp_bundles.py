@@ -195,3 +195,35 @@ def test_a_member_whose_header_lies_about_its_size_is_stopped_and_the_folder_is_
     assert code != 0
     assert "'server/data.bin' cannot be unpacked" in capsys.readouterr().err
     assert list((data / "extensions").rglob("*")) == []
+
+
+def test_a_binary_server_runs_from_the_bundle_with_its_execute_bit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``server.type: binary``: the command is a program inside the bundle (here a shell script
+    starting the hello server), runnable once unpacked; a lower version afterwards replaces it."""
+    python_on_path(monkeypatch)
+    monkeypatch.setenv("HELLO_KEY_FOR_TEST", HELLO_KEY)
+    manifest = hello_manifest(version="2.0.0")
+    manifest["server"] = {
+        "type": "binary",
+        "entry_point": "server/run",
+        "mcp_config": {
+            "command": "${__dirname}${/}server${/}run",
+            "args": ["--greeting", "${user_config.greeting}"],
+            "env": {"HELLO_API_KEY": "${user_config.api_key}", "HELLO_EXPECTED": HELLO_KEY[::-1]},
+        },
+    }
+    run = zipfile.ZipInfo("server/run")
+    run.create_system = 3
+    run.external_attr = 0o755 << 16
+    script = b'#!/bin/sh\nexec python "$(dirname "$0")/main.py" "$@"\n'
+    bundle = write_bundle(tmp_path / "binary.mcpb", manifest, extra=[(run, script)])
+    data = tmp_path / "data"
+    assert threadline(data, "mcp", "install", str(bundle), "--set-from", "api_key=HELLO_KEY_FOR_TEST") == 0
+    assert tools_of(data, "hello-tools", capsys) == {"hello-tools/greet", "hello-tools/key_ok"}
+
+    older = write_bundle(tmp_path / "older.mcpb", hello_manifest(version="1.0.0"))
+    assert threadline(data, "mcp", "install", str(older)) == 0
+    assert capsys.readouterr().out.endswith("Hello Tools changed back to 1.0.0\n")
+    assert sorted(p.name for p in (data / "extensions" / "hello-tools").iterdir()) == ["1.0.0"]

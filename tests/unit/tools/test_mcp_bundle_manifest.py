@@ -165,3 +165,11 @@ def test_an_executable_member_stays_executable_and_nothing_more(tmp_path: Path) 
     mode = os.stat(tmp_path / "out" / "server" / "tool").st_mode & 0o7777
     assert mode == 0o755
     assert not os.access(tmp_path / "out" / "server" / "main.py", os.X_OK)
+
+
+def test_versions_compare_by_their_numbers() -> None:
+    from threadline.engine.extensions import version_key
+
+    assert version_key("1.10.0") > version_key("1.9.2") > version_key("1.9")
+    assert version_key("2.0.0") == version_key("2.0.0")
+    assert version_key("1.0.0-beta") < version_key("1.0.1")

@@ -100,11 +100,18 @@ class ExtensionInstallDialog(QDialog):
         self.preview = preview
         m = preview.manifest
         old = preview.installed
+        change = preview.change
         if old is None:
             self.title.setText(f"{m.title} {m.version}")
-        else:
+        elif change == "update":
             self.title.setText(f"Update {m.title} from {old.version} to {m.version}")
             self.install_button.setText("Update")
+        elif change == "reinstall":
+            self.title.setText(f"Reinstall {m.title} {m.version}")
+            self.install_button.setText("Reinstall")
+        else:
+            self.title.setText(f"Replace {m.title} {old.version} with the older {m.version}")
+            self.install_button.setText("Replace")
         by = f"by {m.author}" if not m.author_url else f'by <a href="{m.author_url}">{m.author}</a>'
         self.byline.setText(f"{by} · MCP server “{preview.name}” · {m.server_type}")
         self.description.setText(m.long_description or m.description)
