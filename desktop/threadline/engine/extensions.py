@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +189,9 @@ class Extensions:
         config: McpServerConfig,
     ) -> InstalledExtension:
         sensitive = {o.key for o in bundle.manifest.user_config if o.sensitive}
-        secrets = {k: str(v) for k, v in values.items() if k in sensitive}
+        secrets = {
+            k: json.dumps(v) if isinstance(v, list) else str(v) for k, v in values.items() if k in sensitive
+        }
         try:
             bundle_secrets.store(name, secrets)
             await self._servers.save_server(config, previous_name=name if previous is not None else None)
@@ -241,10 +244,12 @@ class Extensions:
         answers: dict[str, Any] = {}
         if previous is not None:
             answers.update(previous.values)
-            answers.update(bundle_secrets.read(previous.name, previous.sensitive))
+            lists = {o.key for o in manifest.user_config if o.multiple}
+            for key, value in bundle_secrets.read(previous.name, previous.sensitive).items():
+                answers[key] = _listed(value) if key in lists else value
         sensitive = {o.key for o in manifest.user_config if o.sensitive}
         for key, value in given.items():
-            if key in sensitive and value in ("", None) and key in answers:
+            if key in sensitive and value in ("", None, []) and key in answers:
                 continue  # a secret left blank on an update keeps the one stored
             answers[key] = value
         return answers
@@ -263,3 +268,12 @@ def _remove_new(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     with contextlib.suppress(OSError):
         folder.parent.rmdir()  # only when empty: an installed version stays
+
+
+def _listed(stored: str) -> list[str] | str:
+    """A secret list setting as it was stored (JSON); anything else as it is."""
+    with contextlib.suppress(ValueError):
+        value = json.loads(stored)
+        if isinstance(value, list):
+            return [str(v) for v in value]
+    return stored

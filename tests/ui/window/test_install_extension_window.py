@@ -10,6 +10,7 @@ refused bundle says why in the dialog and writes nothing; an update keeps the se
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,9 @@ def keychain() -> MemoryKeyring:
 
 
 def test_file_menu_installs_a_bundle_with_its_form_and_keeps_the_secret_in_the_keychain(
-    harness: AppHarness, tmp_path: Path, monkeypatch: Any, keychain: MemoryKeyring
+    harness: AppHarness, tmp_path: Path, monkeypatch: Any, keychain: MemoryKeyring, caplog: Any
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     python_on_path(monkeypatch)
     bundle = write_bundle(tmp_path / "hello.mcpb")
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(bundle), "")))
@@ -123,6 +125,7 @@ def test_file_menu_installs_a_bundle_with_its_form_and_keeps_the_secret_in_the_k
     assert (folder / "server" / "main.py").is_file()
     assert tools_after_start(harness, "hello-tools") == {"greet", "key_ok", "loud"}
     assert files_holding(harness.data_dir, HELLO_KEY) == []
+    assert HELLO_KEY not in caplog.text
 
 
 def test_a_dropped_bundle_with_a_symbolic_link_is_refused_in_the_dialog(
