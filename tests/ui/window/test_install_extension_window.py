@@ -20,12 +20,11 @@ from PySide6.QtCore import QMimeData, QPoint, Qt, QTimer, QUrl
 from PySide6.QtWidgets import QFileDialog, QLineEdit, QPlainTextEdit
 from tests.support.mcp_bundles import HELLO_KEY, hello_manifest, python_on_path, symlink_member, write_bundle
 from tests.support.memory_keyring import MemoryKeyring
+from tests.support.waiting import WAIT_MS
 from tests.ui.conftest import AppHarness
 
 from threadline.tools.mcp.state import ServerStatus
 from threadline.ui.settings.extension_install_dialog import ExtensionInstallDialog
-
-TIMEOUT = 30000
 
 
 def install_dialog(harness: AppHarness) -> ExtensionInstallDialog:
@@ -35,13 +34,13 @@ def install_dialog(harness: AppHarness) -> ExtensionInstallDialog:
         found[:] = [d for d in harness.window.findChildren(ExtensionInstallDialog) if d.isVisible()]
         return bool(found)
 
-    harness.qtbot.waitUntil(shown, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(shown, timeout=WAIT_MS)
     return found[0]
 
 
 def loaded(harness: AppHarness) -> ExtensionInstallDialog:
     dialog = install_dialog(harness)
-    harness.qtbot.waitUntil(lambda: dialog.preview is not None or dialog.message.isVisible(), timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: dialog.preview is not None or dialog.message.isVisible(), timeout=WAIT_MS)
     return dialog
 
 
@@ -73,7 +72,7 @@ def click_install(harness: AppHarness, dialog: ExtensionInstallDialog) -> None:
     assert dialog.install_button.isEnabled()
     harness.qtbot.mouseClick(dialog.install_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(
-        lambda: dialog.installed is not None or dialog.message.isVisible(), timeout=TIMEOUT
+        lambda: dialog.installed is not None or dialog.message.isVisible(), timeout=WAIT_MS
     )
     assert dialog.installed is not None, dialog.message.text()
 
@@ -119,7 +118,7 @@ def test_file_menu_installs_a_bundle_with_its_form_and_keeps_the_secret_in_the_k
     flags.setPlainText("--loud")
     click_install(harness, dialog)
     told = "Installed Hello Tools 1.0.0 as MCP server hello-tools."
-    harness.qtbot.waitUntil(lambda: told in [m.text for m in harness.window.bridge.history], timeout=TIMEOUT)
+    harness.qtbot.waitUntil(lambda: told in [m.text for m in harness.window.bridge.history], timeout=WAIT_MS)
 
     assert keychain.entries[("threadline-mcp-extension", "hello-tools/api_key")] == HELLO_KEY
     assert (folder / "server" / "main.py").is_file()
@@ -135,7 +134,7 @@ def test_a_dropped_bundle_with_a_symbolic_link_is_refused_in_the_dialog(
     harness.open()
     drop_file(harness, bundle)
     dialog = loaded(harness)
-    harness.qtbot.waitUntil(dialog.message.isVisible, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(dialog.message.isVisible, timeout=WAIT_MS)
     assert "symbolic link ('server/link')" in dialog.message.text()
     assert dialog.title.text() == "linked.mcpb cannot be installed"
     assert not dialog.install_button.isVisible()
