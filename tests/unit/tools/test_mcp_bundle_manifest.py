@@ -173,3 +173,28 @@ def test_versions_compare_by_their_numbers() -> None:
     assert version_key("1.10.0") > version_key("1.9.2") > version_key("1.9")
     assert version_key("2.0.0") == version_key("2.0.0")
     assert version_key("1.0.0-beta") < version_key("1.0.1")
+
+
+@pytest.mark.parametrize(
+    ("arg", "inside"),
+    [
+        ("--config=${__dirname}/config.json", True),
+        ("${__dirname}${/}server${/}main.py", True),
+        ("PATH=${__dirname}/bin:${__dirname}/lib", True),
+        ("--config=${__dirname}/../../etc/passwd", False),
+        ("x:${__dirname}/lib:${__dirname}/../up", False),
+        ("${__dirname}${/}..${/}..${/}bin${/}sh", False),
+    ],
+)
+def test_every_dirname_path_must_stay_in_the_bundle(tmp_path: Path, arg: str, inside: bool) -> None:
+    data = hello_manifest()
+    data["server"]["mcp_config"]["args"] = [arg]
+    manifest = parse_manifest(data)
+    values = check_values(manifest, {"api_key": "k"})
+    if inside:
+        assert server_config(manifest, tmp_path, "hello-tools", values).args == (
+            arg.replace("${__dirname}", str(tmp_path)).replace("${/}", "/"),
+        )
+    else:
+        with pytest.raises(BundleError, match="points outside the bundle"):
+            server_config(manifest, tmp_path, "hello-tools", values)

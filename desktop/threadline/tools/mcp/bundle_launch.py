@@ -27,6 +27,7 @@ from threadline.tools.mcp.bundles import BundleError
 from threadline.tools.mcp.config import McpServerConfig, Transport
 
 _VARIABLE = re.compile(r"\$\{([^}]+)\}")
+_PATH_END = re.compile(r"[\s:;,=\"']")
 _WHOLE_USER_VALUE = re.compile(r"^\$\{user_config\.([^}]+)\}$")
 
 Values = dict[str, Any]
@@ -125,13 +126,16 @@ class _Substitution:
                 return match.group(0)  # an unknown variable stays as written, as the reference host does
             return os.pathsep.join(value) if isinstance(value, list) else value
 
-        result = _VARIABLE.sub(replace, template)
-        if "${__dirname}" in template:
-            resolved = Path(os.path.normpath(result))
+        for after in template.split("${__dirname}")[1:]:
+            # The path that follows each ${__dirname} (up to a space or a list separator, as
+            # in --config=${__dirname}/a.json or A:${__dirname}/b) must stay in the folder.
+            tail = _VARIABLE.sub(replace, _PATH_END.split(after, maxsplit=1)[0])
+            resolved = Path(os.path.normpath(f"{self.folder}{tail}"))
             if resolved != self.folder and self.folder not in resolved.parents:
                 raise BundleError(
                     f"The bundle's manifest points outside the bundle ({template!r}). Not installed."
                 )
+        result = _VARIABLE.sub(replace, template)
         return result
 
     def args(self, templates: tuple[str, ...]) -> list[str]:
