@@ -21,7 +21,13 @@ from typing import Any
 
 from threadline.engine.errors import EngineError
 from threadline.tools.mcp import bundle_secrets
-from threadline.tools.mcp.bundle_launch import check_values, launch_preview, missing_program, server_config
+from threadline.tools.mcp.bundle_launch import (
+    check_launch,
+    check_values,
+    launch_preview,
+    missing_program,
+    server_config,
+)
 from threadline.tools.mcp.bundle_manifest import Manifest
 from threadline.tools.mcp.bundles import Bundle, BundleError, folder_name_for, open_bundle, unpack
 from threadline.tools.mcp.config import InvalidServerConfig, McpServerConfig, SettingsStore
@@ -129,6 +135,10 @@ class Extensions:
         bundle = await self._open(path)
         name = self._name(bundle)
         folder = self._root / name / folder_name_for(bundle.manifest.version)
+        try:
+            check_launch(bundle.manifest, folder)
+        except BundleError as err:
+            raise ExtensionError(str(err)) from err
         command, env = launch_preview(bundle.manifest, folder)
         return ExtensionPreview(
             path=path,

@@ -130,6 +130,7 @@ def _oversized() -> list[tuple[zipfile.ZipInfo, bytes]]:
         ("dirname outside", "points outside the bundle ('${__dirname}/../../bin/sh')"),
         ("newer version", "made for manifest version 9.0"),
         ("unknown server type", "of type 'uv', which manifest version 0.3 does not define"),
+        ("secret on the command line", "passes a secret setting on its command line"),
     ],
 )
 def test_malicious_or_unknown_bundles_are_refused_and_nothing_is_written(
@@ -162,6 +163,8 @@ def test_malicious_or_unknown_bundles_are_refused_and_nothing_is_written(
         manifest["manifest_version"] = "9.0"
     elif case == "unknown server type":
         manifest["server"]["type"] = "uv"
+    elif case == "secret on the command line":
+        manifest["server"]["mcp_config"]["args"].append("--key=${user_config.api_key}")
     bundle = write_bundle(tmp_path / "bad.mcpb", manifest, extra=extra)
     data = tmp_path / "data"
     code = threadline(data, "mcp", "install", str(bundle), "--set-from", "api_key=HELLO_KEY_FOR_TEST")

@@ -168,3 +168,17 @@ def test_a_dropped_newer_version_updates_and_keeps_the_settings(
     assert (harness.data_dir / "extensions" / "hello-tools" / "1.1.0" / "server" / "main.py").is_file()
     assert tools_after_start(harness, "hello-tools") == {"greet", "key_ok", "loud"}
     assert files_holding(harness.data_dir, HELLO_KEY) == []
+
+
+def test_a_secret_on_the_command_line_is_refused_before_any_question(
+    harness: AppHarness, tmp_path: Path
+) -> None:
+    manifest = hello_manifest()
+    manifest["server"]["mcp_config"]["args"].append("--token=${user_config.api_key}")
+    harness.open()
+    drop_file(harness, write_bundle(tmp_path / "leaky.mcpb", manifest))
+    dialog = loaded(harness)
+    harness.qtbot.waitUntil(dialog.message.isVisible, timeout=WAIT_MS)
+    assert "Hello Tools passes a secret setting on its command line" in dialog.message.text()
+    assert dialog.preview is None and not dialog.form.fields
+    dialog.reject()

@@ -162,10 +162,7 @@ def server_config(manifest: Manifest, folder: Path, name: str, values: Values) -
     command = sub.text(manifest.launch.command)
     args = sub.args(manifest.launch.args)
     if sub.used_secret:
-        raise BundleError(
-            f"{manifest.title} passes a secret setting on its command line, where Threadline would have to "
-            "store it in plain text. Not installed; ask its author to pass it in the environment instead."
-        )
+        raise _secret_on_command_line(manifest)
     env: dict[str, str] = {}
     public: list[str] = []
     for key, template in manifest.launch.env.items():
@@ -182,6 +179,19 @@ def server_config(manifest: Manifest, folder: Path, name: str, values: Values) -
         cwd=str(folder),
         public_env=tuple(public),
     ).validate()
+
+
+def check_launch(manifest: Manifest, folder: Path) -> None:
+    """Refuse, before any question is asked, what no answer can fix: a ``${__dirname}`` path out
+    of the folder, or a secret setting on the command line."""
+    sensitive = {o.key for o in manifest.user_config if o.sensitive}
+    for word in (manifest.launch.command, *manifest.launch.args):
+        used = {m.group(1).removeprefix("user_config.") for m in _VARIABLE.finditer(word)}
+        if used & sensitive:
+            raise _secret_on_command_line(manifest)
+    sub = _Substitution(manifest, Path(os.path.normpath(folder)), {})
+    for word in (manifest.launch.command, *manifest.launch.args, *manifest.launch.env.values()):
+        sub.text(word)
 
 
 def missing_program(manifest: Manifest) -> str:
@@ -210,3 +220,10 @@ def launch_preview(manifest: Manifest, folder: Path) -> tuple[str, dict[str, str
 
     command = shlex.join(shown(w) for w in [manifest.launch.command, *manifest.launch.args])
     return command, {k: shown(v) for k, v in manifest.launch.env.items()}
+
+
+def _secret_on_command_line(manifest: Manifest) -> BundleError:
+    return BundleError(
+        f"{manifest.title} passes a secret setting on its command line, where Threadline would have to "
+        "store it in plain text. Not installed; ask its author to pass it in the environment instead."
+    )
