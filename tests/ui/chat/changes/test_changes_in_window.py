@@ -1,0 +1,139 @@
+"""What the assistant changed on disk, met in the window as a user meets it.
+
+A real turn through the replayed SSE provider: the model asks for ``write_file`` and
+``shell`` (allowed by rule), which write, create and delete files in the agent's folder.
+The reply's header then reads "+N −M in K files"; a click opens the turn's changes with
+the diff the engine makes; "Undo these changes…" shows the restore preview and restores;
+the notice's "Undo restore" puts the turn's state back; a checkpoint restore offers the
+files too; a file edited by the user after the tool wrote it is a conflict, left alone
+unless ticked; the status bar keeps the chat's totals.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
+from tests.support.ui_driving import click_action, type_and_send, wait_idle
+from tests.support.ui_driving import new_tab_by_click as new_tab
+
+from threadline.core.config import AgentConfig, Approval, ApprovalRule
+from threadline.core.file_changes import ChangeSource
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
+
+WAIT = 20000
+
+
+def tool_reply(*calls: tuple[str, str, dict[str, Any]]) -> Any:
+    return sse_response(openai_tool_call_stream(list(calls), text_pieces=["On it."]))
+
+
+def text_reply(text: str) -> Any:
+    return sse_response(openai_text_stream([text]))
+
+
+def allow_tools(harness: Any, folder: Path, *tools: str) -> None:
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=tools,
+                allowed_folders=(str(folder),),
+                approval_rules=tuple(ApprovalRule(t, Approval.ALLOW) for t in tools),
+            )
+        )
+    )
+
+
+def click(harness: Any, button: Any) -> None:
+    harness.qtbot.waitUntil(lambda: button.isVisible() and button.isEnabled(), timeout=WAIT)
+    harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def last_reply_id(tab: Any) -> str:
+    return tab.live.conversation.path()[-1].id
+
+
+def wait_counts(harness: Any, tab: Any, reply_id: str, summary: str) -> None:
+    harness.qtbot.waitUntil(
+        lambda: reply_id in tab.view.change_counts and tab.view.change_counts[reply_id].summary == summary,
+        timeout=WAIT,
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("one\ntwo\n")
+    (folder / "doomed.txt").write_text("bye\n")
+    return folder
+
+
+def run_edit_turn(harness: Any, work: Path) -> Any:
+    harness.server.enqueue(
+        tool_reply(
+            ("c1", "write_file", {"path": "notes.txt", "content": "one\n2\nthree\n"}),
+            ("c2", "shell", {"command": "rm doomed.txt && printf 'made\\n' > made.txt"}),
+        ),
+        text_reply("Edited the notes."),
+    )
+    harness.open()
+    allow_tools(harness, work, "write_file", "shell")
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "Edit the notes")
+    wait_idle(harness, tab, WAIT)
+    return tab
+
+
+def test_header_counts_open_the_diff_and_undo_the_turn_then_the_restore(harness: Any, work: Path) -> None:
+    tab = run_edit_turn(harness, work)
+    reply_id = last_reply_id(tab)
+    wait_counts(harness, tab, reply_id, "+3 \u22122 in 3 files")
+    counts = tab.view.change_counts[reply_id]
+    assert sorted(Path(f.path).name for f in counts.files) == ["doomed.txt", "made.txt", "notes.txt"]
+    # The pointer over the counts: a hand, and the files in the tooltip.
+    rect = tab.view.action_rect(reply_id, CHANGES_ACTION)
+    assert rect is not None
+    QTest.mouseMove(tab.view.viewport(), rect.center())
+    harness.qtbot.waitUntil(lambda: "notes.txt" in tab.view.viewport().toolTip(), timeout=WAIT)
+    # A click opens the turn's changes, with the first file's diff from the engine.
+    click_action(harness.qtbot, tab, reply_id, CHANGES_ACTION)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.dialog is not None, timeout=WAIT)
+    dialog = tab.file_changes.dialog
+    assert dialog.windowTitle() == "Changes in turn 1"
+    harness.qtbot.waitUntil(lambda: "three" in dialog.pane.view.toPlainText(), timeout=WAIT)
+    assert dialog.select(str(Path(work, "made.txt").resolve()))
+    harness.qtbot.waitUntil(lambda: "made" in dialog.pane.view.toPlainText(), timeout=WAIT)
+    after_turn = {p.name: p.read_bytes() for p in work.iterdir()}
+    # Undo these changes: the preview lists them, Restore puts the files back.
+    click(harness, dialog.undo_button)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    preview = tab.file_changes.preview
+    assert preview.restore_button.text() == "Restore 3 files"
+    click(harness, preview.restore_button)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.notice.isVisible(), timeout=WAIT)
+    assert tab.file_changes.notice.label.text() == "Restored 3 files."
+    assert (work / "notes.txt").read_text() == "one\ntwo\n"
+    assert (work / "doomed.txt").read_text() == "bye\n"
+    assert not (work / "made.txt").exists()
+    # The restore is listed with the chat's changes; Undo restore gives the turn's state back.
+    harness.qtbot.waitUntil(
+        lambda: any(s.source is ChangeSource.RESTORE for s in tab.file_changes.change_sets), timeout=WAIT
+    )
+    tab.file_changes.preview = None
+    click(harness, tab.file_changes.notice.undo_button)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    assert tab.file_changes.preview.windowTitle() == "Undo restore"
+    click(harness, tab.file_changes.preview.restore_button)
+    harness.qtbot.waitUntil(
+        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
+    )
