@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import click_action, type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
@@ -137,3 +138,80 @@ def test_header_counts_open_the_diff_and_undo_the_turn_then_the_restore(harness:
     harness.qtbot.waitUntil(
         lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
     )
+
+
+def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unless_ticked(
+    harness: Any, work: Path
+) -> None:
+    tab = run_edit_turn(harness, work)
+    first_reply = last_reply_id(tab)
+    wait_counts(harness, tab, first_reply, "+3 \u22122 in 3 files")
+    harness.run(harness.engine.controls.set_checkpoint(tab.session_id, "edited", first_reply))
+    at_checkpoint = {p.name: p.read_bytes() for p in work.iterdir()}
+    harness.server.enqueue(
+        tool_reply(
+            ("c3", "shell", {"command": "printf 'four\\n' >> notes.txt && printf 'x\\n' > extra.txt"})
+        ),
+        text_reply("Added a line."),
+    )
+    type_and_send(harness.qtbot, tab, "Add a line")
+    wait_idle(harness, tab, WAIT)
+    second_reply = last_reply_id(tab)
+    wait_counts(harness, tab, second_reply, "+2 \u22120 in 2 files")
+    assert tab.view.change_counts[first_reply].summary == "+3 \u22122 in 3 files"  # each turn its own
+    # The status bar keeps the chat's totals; a file picked there opens the changes at it.
+    totals = harness.window.file_totals.button
+    harness.qtbot.waitUntil(lambda: totals.isVisible() and "4 files changed" in totals.text(), timeout=WAIT)
+    harness.qtbot.mouseClick(totals, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(totals.popup.isVisible, timeout=WAIT)
+    popup_list = totals.popup.list
+    row = next(i for i in range(popup_list.count()) if popup_list.item(i).text().endswith("extra.txt"))
+    rect = popup_list.visualItemRect(popup_list.item(row))
+    harness.qtbot.mouseClick(popup_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    harness.qtbot.waitUntil(
+        lambda: tab.file_changes.dialog is not None and tab.file_changes.dialog.isVisible(), timeout=WAIT
+    )
+    dialog = tab.file_changes.dialog
+    assert dialog.selected is not None and dialog.selected.path.endswith("extra.txt")
+    harness.qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(
+        lambda: QApplication.activePopupWidget() is None and QApplication.activeModalWidget() is None,
+        timeout=WAIT,
+    )
+    # The user edits a file the tool wrote: a restore must not overwrite it unasked.
+    (work / "extra.txt").write_text("my own words\n")
+    listing = tab.controls.show_checkpoints()  # the conversation menu's "Checkpoints…"
+    harness.qtbot.waitUntil(listing.isVisible, timeout=WAIT)
+    harness.qtbot.mouseClick(listing.restore_buttons["edited"], Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].id == first_reply, timeout=WAIT)
+    # Then: restore the files as well?
+    harness.qtbot.waitUntil(
+        lambda: tab.file_changes.question is not None and tab.file_changes.question.isVisible(), timeout=WAIT
+    )
+    question = tab.file_changes.question
+    assert "2 files were changed" in question.text()
+    show = next(b for b in question.buttons() if b.text().startswith("Show the files"))
+    harness.qtbot.mouseClick(show, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    preview = tab.file_changes.preview
+    assert list(preview.checks) == [str((work / "extra.txt").resolve())]  # the conflict
+    assert preview.restore_button.text() == "Restore 1 file"
+    harness.qtbot.mouseClick(preview.restore_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.notice.isVisible(), timeout=WAIT)
+    assert (work / "notes.txt").read_bytes() == at_checkpoint["notes.txt"]
+    assert (work / "extra.txt").read_text() == "my own words\n"  # left alone
+    # Asked again, with the conflict ticked this time, the user's file goes too.
+    tab.file_changes.preview = None
+    tab.file_changes.offer_checkpoint_files("edited")
+    harness.qtbot.waitUntil(lambda: tab.file_changes.question is not question, timeout=WAIT)
+    question = tab.file_changes.question
+    show = next(b for b in question.buttons() if b.text().startswith("Show the files"))
+    harness.qtbot.mouseClick(show, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    preview = tab.file_changes.preview
+    (box,) = preview.checks.values()
+    harness.qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+    assert preview.restore_button.text() == "Restore 1 file"
+    harness.qtbot.mouseClick(preview.restore_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: not (work / "extra.txt").exists(), timeout=WAIT)
+    assert {p.name: p.read_bytes() for p in work.iterdir()} == at_checkpoint

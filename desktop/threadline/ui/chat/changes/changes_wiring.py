@@ -21,6 +21,7 @@ import os
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtWidgets import QBoxLayout, QMessageBox, QWidget
 
@@ -28,6 +29,7 @@ from threadline.core.file_changes import (
     ChangeSet,
     ChangeSource,
     FileChange,
+    FileDiff,
     FileTotal,
     RestorePlan,
     TurnChanges,
@@ -221,10 +223,14 @@ class FileChangesWiring(QObject):
         return dialog
 
     def _diff(self, dialog: TurnChangesDialog, change: FileChange) -> None:
+        def shown(diff: FileDiff) -> None:
+            if shiboken6.isValid(dialog):  # closed before the diff came: nothing to show it in
+                dialog.show_diff(diff)
+
         spawn(
             self._host.engine.workspace.file_diff(change),
             tell=self._host.bridge,
-            on_done=dialog.show_diff,
+            on_done=shown,
             context="Could not show the change",
             session_id=self._host.session_id,
         )
