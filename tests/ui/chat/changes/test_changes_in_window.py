@@ -215,3 +215,35 @@ def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unle
     harness.qtbot.mouseClick(preview.restore_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: not (work / "extra.txt").exists(), timeout=WAIT)
     assert {p.name: p.read_bytes() for p in work.iterdir()} == at_checkpoint
+
+
+def test_another_windows_turn_shows_its_counts_in_this_tab(harness: Any, work: Path) -> None:
+    """A second engine on the same database (another window) runs a turn in the chat this
+    window has open: the change feed brings its messages, and with them the counts."""
+    from tests.integration.engine.helpers import turn
+    from tests.support.engines import open_engine
+
+    harness.open()
+    allow_tools(harness, work, "write_file", "shell")
+    tab = new_tab(harness)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.loaded, timeout=WAIT)
+    session_id = tab.session_id
+    harness.run(
+        harness.engine.sessions.rename_session(session_id, "Shared chat")
+    )  # stored: the other sees it
+    harness.server.enqueue(
+        tool_reply(("c1", "write_file", {"path": "elsewhere.txt", "content": "a\nb\n"})),
+        text_reply("Written elsewhere."),
+    )
+    other = harness.run(open_engine(harness.data_dir, harness.server))
+    try:
+        harness.run(turn(other, session_id, "Write it from the other window"))
+    finally:
+        harness.run(other.aclose())
+    harness.qtbot.waitUntil(
+        lambda: [m.text for m in tab.live.conversation.path()][-1:] == ["Written elsewhere."], timeout=WAIT
+    )
+    reply_id = last_reply_id(tab)
+    wait_counts(harness, tab, reply_id, "+2 \u22120 in 1 file")
+    totals = harness.window.file_totals.button
+    harness.qtbot.waitUntil(lambda: totals.isVisible() and "1 file changed" in totals.text(), timeout=WAIT)
