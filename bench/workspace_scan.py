@@ -10,7 +10,10 @@ engine records a ``shell`` call (``Recorder.begin`` → the command → ``Record
   read, hashed and its content kept, twice looked at;
 * *repeated*: the same session again with nothing changed: the cache answers, each file is
   only stat'ed;
-* *one file changed*: the same, with the command rewriting one file.
+* *one file changed*: the same, with the command rewriting one file;
+* *look ahead*: the session's first look as the engine now starts it at a turn's start
+  (``Workspace.prescan``: one scan, on a new store, while the model thinks), and *first call
+  after it*: what the first ``shell`` call then pays.
 
 The figures are the median of ``--repeat`` runs of each (the first once per run, on a new
 store). Results are in docs/performance.md, "Recording a shell call".
@@ -31,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "desktop"))
 from threadline.workspace.blobs import SnapshotStore
 from threadline.workspace.limits import DEFAULT_LIMITS, Budget
 from threadline.workspace.recorder import CallInfo, Recorder
-from threadline.workspace.scan import ScanCache
+from threadline.workspace.scan import ScanCache, Scanner
 
 
 def make_folder(root: Path, count: int, size: int) -> None:
@@ -58,6 +61,8 @@ def measure(count: int, size: int, repeat: int) -> dict[str, float]:
     firsts: list[float] = []
     repeated: list[float] = []
     changed: list[float] = []
+    ahead: list[float] = []
+    after_ahead: list[float] = []
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary) / "work"
         folder.mkdir()
@@ -74,10 +79,22 @@ def measure(count: int, size: int, repeat: int) -> dict[str, float]:
             changed.append(
                 record(recorder, folder, cache, lambda: target.write_bytes(os.urandom(8).hex().encode()))
             )
+            data_dir = Path(temporary) / f"ahead{run}"
+            store = SnapshotStore.in_data_dir(data_dir)
+            recorder = Recorder(data_dir, store, "bench")
+            cache = ScanCache()
+            started = time.perf_counter()
+            Scanner(store, DEFAULT_LIMITS, cache).scan(
+                [str(folder)], Budget(DEFAULT_LIMITS.max_turn_bytes * 1000)
+            )
+            ahead.append(time.perf_counter() - started)
+            after_ahead.append(record(recorder, folder, cache))
     return {
         "first": statistics.median(firsts),
         "repeated": statistics.median(repeated),
         "changed": statistics.median(changed),
+        "ahead": statistics.median(ahead),
+        "after_ahead": statistics.median(after_ahead),
     }
 
 
@@ -87,13 +104,17 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'files':>9}  {'first call':>11}  {'repeated':>9}  {'one changed':>11}  per file (repeated)")
+    print(
+        f"{'files':>9}  {'first call':>11}  {'repeated':>9}  {'one changed':>11}  {'look ahead':>10}"
+        f"  {'then first call':>15}  per file (repeated)"
+    )
     for count in args.files:
         figures = measure(count, args.size, args.repeat)
         per_file = figures["repeated"] / count * 1e6
         print(
             f"{count:>9,}  {figures['first'] * 1000:>9.0f} ms  {figures['repeated'] * 1000:>6.0f} ms"
-            f"  {figures['changed'] * 1000:>8.0f} ms  {per_file:.1f} µs",
+            f"  {figures['changed'] * 1000:>8.0f} ms  {figures['ahead'] * 1000:>7.0f} ms"
+            f"  {figures['after_ahead'] * 1000:>12.0f} ms  {per_file:.1f} µs",
             flush=True,
         )
     return 0

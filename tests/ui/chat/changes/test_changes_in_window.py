@@ -59,6 +59,19 @@ def click(harness: Any, button: Any) -> None:
     harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
+def allow_until_idle(harness: Any, tab: Any) -> None:
+    """Press "Allow" on each tool call the approval bar asks about, until the turn is over."""
+
+    def answered() -> bool:
+        if tab.awaiting_approval and tab.approval.isVisible():
+            row = next((r for r in tab.approval.rows if r.allow_button.isVisible()), None)
+            if row is not None:
+                harness.qtbot.mouseClick(row.allow_button, Qt.MouseButton.LeftButton)
+        return tab.live.conversation.ready_for_input and not harness.engine.turns.running(tab.session_id)
+
+    harness.qtbot.waitUntil(answered, timeout=60000)
+
+
 def last_reply_id(tab: Any) -> str:
     return tab.live.conversation.path()[-1].id
 
@@ -247,3 +260,64 @@ def test_another_windows_turn_shows_its_counts_in_this_tab(harness: Any, work: P
     wait_counts(harness, tab, reply_id, "+2 \u22120 in 1 file")
     totals = harness.window.file_totals.button
     harness.qtbot.waitUntil(lambda: totals.isVisible() and "1 file changed" in totals.text(), timeout=WAIT)
+
+
+def test_the_filesystem_mcp_servers_writes_are_counted_shown_and_undone(harness: Any, work: Path) -> None:
+    """The real ``@modelcontextprotocol/server-filesystem`` from npm writes and moves files in the
+    allowed folder; its calls are recorded by a scan, shown in the header and undone."""
+    from tests.support.npm_servers import filesystem_server
+
+    from threadline.tools.mcp.config import McpServerConfig
+
+    node, script = filesystem_server()
+    folder = work.resolve()
+    harness.open()
+    harness.run(
+        harness.engine.tool_servers.save_server(
+            McpServerConfig("fs", command=node, args=(script, str(folder)))
+        )
+    )
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("fs/write_file", "fs/move_file", "fs/read_text_file"),
+                allowed_folders=(str(folder),),
+                approval_rules=(ApprovalRule("fs/*", Approval.ALLOW),),
+            )
+        )
+    )
+    harness.server.enqueue(
+        tool_reply(
+            ("m1", "fs__write_file", {"path": str(folder / "from_mcp.txt"), "content": "written by mcp\n"}),
+            (
+                "m2",
+                "fs__move_file",
+                {"source": str(folder / "notes.txt"), "destination": str(folder / "moved.txt")},
+            ),
+            ("m3", "fs__read_text_file", {"path": str(folder / "moved.txt")}),
+        ),
+        text_reply("Moved and wrote."),
+    )
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "Use the filesystem server")
+    allow_until_idle(harness, tab)  # the server's writing tools ask each time (not trusted by a rule)
+    assert (folder / "from_mcp.txt").read_text() == "written by mcp\n"
+    assert (folder / "moved.txt").exists() and not (folder / "notes.txt").exists()
+    reply_id = last_reply_id(tab)
+    wait_counts(harness, tab, reply_id, "+1 \u22120 in 2 files")  # a new file, and a rename
+    tools = [s.tool_name for s in tab.file_changes.change_sets]
+    assert tools == ["fs__write_file", "fs__move_file"]  # the read-only call is not recorded
+    click_action(harness.qtbot, tab, reply_id, CHANGES_ACTION)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.dialog is not None, timeout=WAIT)
+    dialog = tab.file_changes.dialog
+    harness.qtbot.waitUntil(lambda: "written by mcp" in dialog.pane.view.toPlainText(), timeout=WAIT)
+    assert dialog.select(str(folder / "moved.txt"))
+    harness.qtbot.waitUntil(lambda: "notes.txt" in dialog.pane.title.text(), timeout=WAIT)  # old → new
+    click(harness, dialog.undo_button)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    click(harness, tab.file_changes.preview.restore_button)
+    harness.qtbot.waitUntil(lambda: (folder / "notes.txt").exists(), timeout=WAIT)
+    assert (folder / "notes.txt").read_text() == "one\ntwo\n"
+    assert not (folder / "moved.txt").exists() and not (folder / "from_mcp.txt").exists()
