@@ -12,7 +12,8 @@ engine records a ``shell`` call (``Recorder.begin`` → the command → ``Record
   only stat'ed;
 * *one file changed*: the same, with the command rewriting one file;
 * *look ahead*: the session's first look as the engine now starts it at a turn's start
-  (``Workspace.prescan``: one scan, on a new store, while the model thinks), and *first call
+  (``Workspace.prescan`` → ``Recorder.look_ahead``: one scan on a new store, and its manifest
+  kept, while the model thinks), and *first call
   after it*: what the first ``shell`` call then pays.
 
 The figures are the median of ``--repeat`` runs of each (the first once per run, on a new
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "desktop"))
 from threadline.workspace.blobs import SnapshotStore
 from threadline.workspace.limits import DEFAULT_LIMITS, Budget
 from threadline.workspace.recorder import CallInfo, Recorder
-from threadline.workspace.scan import ScanCache, Scanner
+from threadline.workspace.scan import ScanCache
 
 
 def make_folder(root: Path, count: int, size: int) -> None:
@@ -84,9 +85,7 @@ def measure(count: int, size: int, repeat: int) -> dict[str, float]:
             recorder = Recorder(data_dir, store, "bench")
             cache = ScanCache()
             started = time.perf_counter()
-            Scanner(store, DEFAULT_LIMITS, cache).scan(
-                [str(folder)], Budget(DEFAULT_LIMITS.max_turn_bytes * 1000)
-            )
+            recorder.look_ahead([str(folder)], cache, Budget(DEFAULT_LIMITS.max_turn_bytes * 1000))
             ahead.append(time.perf_counter() - started)
             after_ahead.append(record(recorder, folder, cache))
     return {

@@ -153,11 +153,8 @@ class Workspace:
         task.add_done_callback(lambda done: self._prescan_done(live.session_id, done))
 
     async def _prescan(self, cache: ScanCache, folders: Sequence[str], budget: Budget) -> None:
-        from threadline.workspace.scan import Scanner
-
-        scanner = Scanner(self.snapshots, self.limits, cache, stop=self._stop)
         try:
-            await asyncio.to_thread(scanner.scan, folders, budget)
+            await asyncio.to_thread(self.recorder.look_ahead, folders, cache, budget, self._stop)
         except Exception:  # the call's own look will try again, and say what went wrong
             log.exception("could not look at the allowed folders ahead of the tool calls")
 
