@@ -321,3 +321,18 @@ def test_the_filesystem_mcp_servers_writes_are_counted_shown_and_undone(harness:
     harness.qtbot.waitUntil(lambda: (folder / "notes.txt").exists(), timeout=WAIT)
     assert (folder / "notes.txt").read_text() == "one\ntwo\n"
     assert not (folder / "moved.txt").exists() and not (folder / "from_mcp.txt").exists()
+
+
+def test_the_status_bar_totals_follow_the_current_tab(harness: Any, work: Path) -> None:
+    first = run_edit_turn(harness, work)
+    totals = harness.window.file_totals.button
+    harness.qtbot.waitUntil(lambda: totals.isVisible() and "3 files changed" in totals.text(), timeout=WAIT)
+    second = new_tab(harness)  # a chat that changed nothing: no totals
+    harness.qtbot.waitUntil(lambda: not totals.isVisible(), timeout=WAIT)
+    tab_bar = harness.window.tabs.tabBar()
+    index = harness.window.tabs.indexOf(first)
+    harness.qtbot.mouseClick(tab_bar, Qt.MouseButton.LeftButton, pos=tab_bar.tabRect(index).center())
+    harness.qtbot.waitUntil(lambda: totals.isVisible() and "3 files changed" in totals.text(), timeout=WAIT)
+    harness.window.tabs.close_tab(first)
+    harness.qtbot.waitUntil(lambda: harness.window.tabs.current_tab() is second, timeout=WAIT)
+    harness.qtbot.waitUntil(lambda: not totals.isVisible(), timeout=WAIT)

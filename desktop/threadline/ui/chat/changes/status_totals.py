@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+import shiboken6
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QStatusBar
 
@@ -51,8 +52,9 @@ class StatusTotals(QObject):
 
     def follow(self, tab: TabWithChanges | None) -> None:
         """The current tab changed (``None``: no tab is open)."""
-        if self._shown is not None:
-            self._shown.totalsChanged.disconnect(self._totals)
+        shown = self._shown
+        if isinstance(shown, QObject) and shiboken6.isValid(shown):  # a closed tab's may be gone
+            shown.totalsChanged.disconnect(self._totals)
         self._shown = tab.file_changes if tab is not None else None
         if self._shown is None:
             self._totals([])
