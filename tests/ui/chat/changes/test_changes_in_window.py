@@ -336,3 +336,38 @@ def test_the_status_bar_totals_follow_the_current_tab(harness: Any, work: Path) 
     harness.window.tabs.close_tab(first)
     harness.qtbot.waitUntil(lambda: harness.window.tabs.current_tab() is second, timeout=WAIT)
     harness.qtbot.waitUntil(lambda: not totals.isVisible(), timeout=WAIT)
+
+
+def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harness: Any, work: Path) -> None:
+    tab = run_edit_turn(harness, work)
+    session_id, reply_id = tab.session_id, last_reply_id(tab)
+    after_turn = {p.name: p.read_bytes() for p in work.iterdir()}
+    wait_counts(harness, tab, reply_id, "+3 \u22122 in 3 files")
+    tab.file_changes.undo_turn(reply_id)  # the reply menu's "Undo this turn's file changes…"
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    click(harness, tab.file_changes.preview.restore_button)
+    harness.qtbot.waitUntil(lambda: not (work / "made.txt").exists(), timeout=WAIT)
+    harness.qtbot.waitUntil(
+        lambda: [s.source for s in tab.file_changes.change_sets][-1:] == [ChangeSource.RESTORE], timeout=WAIT
+    )
+
+    harness.close()
+    harness.open()
+    tab = harness.run(harness.window.session_tabs.open(session_id, focus=True))
+    totals = harness.window.file_totals.button
+    harness.qtbot.waitUntil(totals.isVisible, timeout=WAIT)
+    harness.qtbot.mouseClick(totals, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(totals.popup.isVisible, timeout=WAIT)
+    popup_list = totals.popup.list
+    rect = popup_list.visualItemRect(popup_list.item(0))
+    harness.qtbot.mouseClick(popup_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    harness.qtbot.waitUntil(lambda: tab.file_changes.dialog is not None, timeout=WAIT)
+    dialog = tab.file_changes.dialog
+    assert dialog.undo_button.text() == "Undo last restore\u2026"
+    click(harness, dialog.undo_button)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    assert tab.file_changes.preview.windowTitle() == "Undo restore"
+    click(harness, tab.file_changes.preview.restore_button)
+    harness.qtbot.waitUntil(
+        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
+    )
