@@ -16,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import click_action, type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.file_changes import ChangeSource
-from threadline.ui.chat.changes.header_counts import CHANGES_ACTION
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
 
@@ -57,6 +58,26 @@ def allow_tools(harness: Any, folder: Path, *tools: str) -> None:
 def click(harness: Any, button: Any) -> None:
     harness.qtbot.waitUntil(lambda: button.isVisible() and button.isEnabled(), timeout=WAIT)
     harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def use_message_menu(tab: Any, message_id: str, action: str) -> None:
+    """Right-click a message and choose ``action`` from its menu."""
+    view = tab.view
+    assert view.set_current_message(message_id)
+    geo = view.geometry_of(message_id)
+    pos = QPoint(int(geo.doc_rect.center().x()), int(geo.doc_rect.center().y()))
+
+    def choose() -> None:
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(10, choose)
+            return
+        entry = next(a for a in menu.actions() if a.objectName() == f"message-action-{action}")
+        QTest.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(entry).center())
+
+    QTimer.singleShot(0, choose)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
 
 
 def allow_until_idle(harness: Any, tab: Any) -> None:
@@ -343,7 +364,7 @@ def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harnes
     session_id, reply_id = tab.session_id, last_reply_id(tab)
     after_turn = {p.name: p.read_bytes() for p in work.iterdir()}
     wait_counts(harness, tab, reply_id, "+3 \u22122 in 3 files")
-    tab.file_changes.undo_turn(reply_id)  # the reply menu's "Undo this turn's file changes…"
+    use_message_menu(tab, reply_id, UNDO_CHANGES_ACTION)  # "Undo this turn's file changes…"
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
     click(harness, tab.file_changes.preview.restore_button)
     harness.qtbot.waitUntil(lambda: not (work / "made.txt").exists(), timeout=WAIT)
