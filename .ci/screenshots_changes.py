@@ -7,7 +7,9 @@ restore preview with conflicts (one ticked), and the status line's session total
 their popup. The widgets are fed the sample changes of ``tests/support/file_change_samples``
 (real difflib diffs). Then the real window after a real turn (the replay server as the model,
 ``write_file`` and ``shell`` writing in a temporary folder): the reply with its counts,
-hovered, and the changes dialog with the engine's diff, light and dark (``c10``–``c12``).
+hovered, and the changes dialog with the engine's diff, light and dark (``c10``–``c12``);
+the undo's preview and the bar saying what the restore did, with "Undo restore" (``c13``,
+``c14``, light).
 """
 
 from __future__ import annotations
@@ -192,8 +194,31 @@ async def window_scene(theme: Any, out: Path) -> None:
             QTest.mouseMove(tab.view.viewport(), rect.center() + QPoint(0, 200))
             await asyncio.sleep(0.2)
         window.set_theme(ThemeChoice.LIGHT)
+        await asyncio.sleep(0.3)
+        await undo_scene(window, tab, reply, work, save, until)
         window.hide()
         await engine.aclose()
+
+
+async def undo_scene(window: Any, tab: Any, reply: str, work: Path, save: Any, until: Any) -> None:
+    """Undo the turn's changes from its dialog: the preview, then the bar with "Undo restore"."""
+    import asyncio
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    wiring = tab.file_changes
+    wiring.open_turn(reply)
+    await until(lambda: wiring.dialog is not None and wiring.dialog.isVisible())
+    QTest.mouseClick(wiring.dialog.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: wiring.preview is not None and wiring.preview.isVisible())
+    await asyncio.sleep(0.3)
+    save(wiring.preview, "c13-window-undo-preview-light")
+    QTest.mouseClick(wiring.preview.restore_button, Qt.MouseButton.LeftButton)
+    await until(lambda: wiring.notice.isVisible())
+    await asyncio.sleep(0.3)
+    save(window, "c14-window-restored-notice-light")
+    assert not (work / "README.md").exists()
 
 
 class ReplyHeader:
