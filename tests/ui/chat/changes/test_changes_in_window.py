@@ -31,6 +31,7 @@ from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGE
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
 
 WAIT = 20000
+ADD_LINE = "printf 'four\\n' >> notes.txt && printf 'x\\n' > extra.txt"
 
 
 def tool_reply(*calls: tuple[str, str, dict[str, Any]]) -> Any:
@@ -183,9 +184,7 @@ def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unle
     harness.run(harness.engine.controls.set_checkpoint(tab.session_id, "edited", first_reply))
     at_checkpoint = {p.name: p.read_bytes() for p in work.iterdir()}
     harness.server.enqueue(
-        tool_reply(
-            ("c3", "shell", {"command": "printf 'four\\n' >> notes.txt && printf 'x\\n' > extra.txt"})
-        ),
+        tool_reply(("c3", "shell", {"command": ADD_LINE})),
         text_reply("Added a line."),
     )
     type_and_send(harness.qtbot, tab, "Add a line")
@@ -391,4 +390,26 @@ def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harnes
     click(harness, tab.file_changes.preview.restore_button)
     harness.qtbot.waitUntil(
         lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
+    )
+
+
+def test_restore_typed_as_a_slash_command_offers_the_files_too(harness: Any, work: Path) -> None:
+    tab = run_edit_turn(harness, work)
+    first_reply = last_reply_id(tab)
+    harness.run(harness.engine.controls.set_checkpoint(tab.session_id, "edited", first_reply))
+    at_checkpoint = {p.name: p.read_bytes() for p in work.iterdir()}
+    harness.server.enqueue(tool_reply(("c3", "shell", {"command": ADD_LINE})), text_reply("Added a line."))
+    type_and_send(harness.qtbot, tab, "Add a line")
+    wait_idle(harness, tab, WAIT)
+    type_and_send(harness.qtbot, tab, "/restore edited")
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].id == first_reply, timeout=WAIT)
+    harness.qtbot.waitUntil(
+        lambda: tab.file_changes.question is not None and tab.file_changes.question.isVisible(), timeout=WAIT
+    )
+    show = next(b for b in tab.file_changes.question.buttons() if b.text().startswith("Show the files"))
+    harness.qtbot.mouseClick(show, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
+    click(harness, tab.file_changes.preview.restore_button)
+    harness.qtbot.waitUntil(
+        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == at_checkpoint, timeout=WAIT
     )
