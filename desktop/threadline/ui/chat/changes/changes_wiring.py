@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance
@@ -45,14 +45,15 @@ from threadline.engine.events import (
     MessagesRemoved,
     MessagesRestored,
 )
-from threadline.ui.chat.changes.changes_dialog import TurnChangesDialog
 from threadline.ui.chat.changes.header_counts import HeaderCounts, header_counts
-from threadline.ui.chat.changes.restore_dialog import RestorePreviewDialog
 from threadline.ui.chat.changes.restore_notice import RestoreNotice, restore_result
-from threadline.ui.chat.changes.turn_files import merged_changes
 from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeColors
+
+if TYPE_CHECKING:  # the dialogs (and the diff's highlighting) load when first opened
+    from threadline.ui.chat.changes.changes_dialog import TurnChangesDialog
+    from threadline.ui.chat.changes.restore_dialog import RestorePreviewDialog
 
 DELETE_ON_CLOSE = Qt.WidgetAttribute.WA_DeleteOnClose
 REFRESH_MS = 150
@@ -200,6 +201,8 @@ class FileChangesWiring(QObject):
 
         Restores are part of the list (they changed files too); when the latest change was a
         restore, "Undo last restore…" is offered, also after a restart."""
+        from threadline.ui.chat.changes.turn_files import merged_changes
+
         if not self.change_sets:
             return None
         last = self.change_sets[-1]
@@ -213,6 +216,8 @@ class FileChangesWiring(QObject):
         return dialog
 
     def _dialog(self, source: TurnChanges | Sequence[FileChange], *, can_undo: bool) -> TurnChangesDialog:
+        from threadline.ui.chat.changes.changes_dialog import TurnChangesDialog
+
         host = self._host
         dialog = TurnChangesDialog(
             source, host.colors, root=self.root, can_undo=can_undo, parent=host.view.window()
@@ -304,6 +309,8 @@ class FileChangesWiring(QObject):
         if not plan.steps:
             self._host.show_status("Nothing to restore: the files are as they were.")
             return
+        from threadline.ui.chat.changes.restore_dialog import RestorePreviewDialog
+
         host = self._host
         dialog = RestorePreviewDialog(
             plan, host.colors, root=self.root, title=title, parent=host.view.window()
