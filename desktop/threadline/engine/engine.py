@@ -161,6 +161,7 @@ class Engine:
         await self.messages.purge()  # deletes still waiting for their undo window happen now
         await self.sessions.purge_deleted()
         await self.turns.stop_all()
+        await self.workspace.aclose()  # the looks ahead at the allowed folders
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
         await self.tool_servers.aclose()

@@ -71,6 +71,11 @@ class SessionTotalsButton(QAbstractButton):
         self.clicked.connect(self.show_popup)
         self.hide()
 
+    def set_root(self, root: str | None) -> None:
+        """The folder the popup's paths are shown in (the chat's files change with the tab)."""
+        self._root = root
+        self.popup.set_root(root)
+
     def set_totals(self, totals: Sequence[FileTotal]) -> None:
         self.totals = list(totals)
         if not self.totals:
@@ -177,6 +182,9 @@ class TotalsPopup(QFrame):
             f"#TotalsTitle {{ color: {c.muted}; padding: 8px 12px 4px 12px; }}"
             f"#TotalsList {{ background: {c.base}; border: none; outline: none; }}"
         )
+
+    def set_root(self, root: str | None) -> None:
+        self._root = root
 
     def set_totals(self, totals: Sequence[FileTotal]) -> None:
         self.list.clear()
