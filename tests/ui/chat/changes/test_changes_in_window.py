@@ -27,6 +27,7 @@ from tests.support.ui_driving import new_tab_by_click as new_tab
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.file_changes import ChangeSource
 from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
+from threadline.ui.chat.changes.session_totals import RESTORED_TEXT
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
 
@@ -375,13 +376,12 @@ def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harnes
     harness.open()
     tab = harness.run(harness.window.session_tabs.open(session_id, focus=True))
     totals = harness.window.file_totals.button
-    harness.qtbot.waitUntil(totals.isVisible, timeout=WAIT)
+    # Every file is back as it began: no file counts as changed, and the status line says so
+    # instead of hiding, so the restore can still be undone after the restart.
+    harness.qtbot.waitUntil(lambda: totals.isVisible() and totals.text() == RESTORED_TEXT, timeout=WAIT)
     harness.qtbot.mouseClick(totals, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(totals.popup.isVisible, timeout=WAIT)
-    popup_list = totals.popup.list
-    rect = popup_list.visualItemRect(popup_list.item(0))
-    harness.qtbot.mouseClick(popup_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     harness.qtbot.waitUntil(lambda: tab.file_changes.dialog is not None, timeout=WAIT)
+    assert not totals.popup.isVisible()
     dialog = tab.file_changes.dialog
     assert dialog.undo_button.text() == "Undo last restore\u2026"
     click(harness, dialog.undo_button)

@@ -15,7 +15,7 @@ import shiboken6
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QStatusBar
 
-from threadline.core.file_changes import FileTotal
+from threadline.core.file_changes import ChangeSet, ChangeSource, FileTotal
 from threadline.ui.chat.changes.session_totals import SessionTotalsButton
 from threadline.ui.common.theme import ThemeColors
 
@@ -32,6 +32,8 @@ class TabChanges(Protocol):
     def totals(self) -> list[FileTotal]: ...
     @property
     def root(self) -> str | None: ...
+    @property
+    def change_sets(self) -> list[ChangeSet]: ...
     def open_session_file(self, path: str) -> TurnChangesDialog | None: ...
 
 
@@ -68,7 +70,9 @@ class StatusTotals(QObject):
     def _totals(self, totals: Sequence[FileTotal]) -> None:
         self.button.popup.hide()
         self.button.set_root(self._shown.root if self._shown is not None else None)
-        self.button.set_totals(totals)
+        change_sets = self._shown.change_sets if self._shown is not None else []
+        restored = bool(change_sets) and change_sets[-1].source is ChangeSource.RESTORE
+        self.button.set_totals(totals, restored=restored)
 
     def _file_clicked(self, path: str) -> None:
         self.button.popup.hide()
