@@ -8,6 +8,7 @@ end the way the guard promises.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,9 @@ def test_qt_warning_in_teardown_fails(warns_on_teardown):
 
 
 @pytest.fixture
-def outcomes(pytester: pytest.Pytester) -> pytest.RunResult:
+def outcomes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.RunResult:
+    # The copied conftest imports ``tests.support``: the fresh pytest finds it from the repository.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     pytester.makepyprojecttoml((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
     pytester.makepyfile(test_cases=CASES)
