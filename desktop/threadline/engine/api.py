@@ -42,7 +42,9 @@ if TYPE_CHECKING:
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
     from threadline.interchange.model import ImportProgress, ImportReport
+    from threadline.tools.mcp.calls import CallProgress
     from threadline.tools.mcp.manager import McpServerManager
+    from threadline.tools.mcp.person import McpPerson
     from threadline.tools.registry import ToolRegistry
     from threadline.workspace.blobs import SpaceUsed
 
@@ -540,6 +542,14 @@ class WorkspaceApi(Protocol):
         ...
 
 
+class McpPeopleApi(Protocol):
+    """``engine.mcp_people`` (``engine/mcp_people.py``): the window as the person behind the MCP
+    servers (their questions, pages and sign ins), and the progress of their tool calls."""
+
+    def set_person(self, person: McpPerson | None) -> None: ...
+    def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Unsubscribe: ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -574,6 +584,8 @@ class EngineApi(Protocol):
     def database(self) -> DatabaseApi: ...
     @property
     def workspace(self) -> WorkspaceApi: ...
+    @property
+    def mcp_people(self) -> McpPeopleApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -30,6 +30,7 @@ from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.mcp_people import McpPeople
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
 from threadline.engine.provider_settings import Providers, Settings
@@ -68,6 +69,7 @@ class Engine:
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
+        self.mcp_people = McpPeople(self.tool_servers)
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""

@@ -58,6 +58,7 @@ from threadline.tools.registry import ToolRegistry
 from threadline.tools.tool_cache import ToolDescription, ToolListCache
 
 if TYPE_CHECKING:
+    from threadline.tools.mcp.calls import CallProgress
     from threadline.tools.mcp.client import McpConnection
     from threadline.tools.mcp.person import McpPerson
 
@@ -86,6 +87,7 @@ class McpServerManager:
         self._cache = ToolListCache(store)
         self._cache_writes: set[asyncio.Task[None]] = set()
         self.person: McpPerson | None = None
+        self._progress_observers: list[Callable[[CallProgress], None]] = []
         registry.add_source(self)
 
     def set_person(self, person: McpPerson | None) -> None:
@@ -290,6 +292,17 @@ class McpServerManager:
 
         return unsubscribe
 
+    def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Callable[[], None]:
+        """``callback(progress)`` as running tool calls report progress, and once as each ends."""
+        self._progress_observers.append(callback)
+        return lambda: (
+            self._progress_observers.remove(callback) if callback in self._progress_observers else None
+        )
+
+    def _progressed(self, progress: CallProgress) -> None:
+        for observer in list(self._progress_observers):
+            observer(progress)  # each failure is logged by the connection's tracker
+
     def _notify(self, state: ServerState) -> None:
         for observer in list(self._observers):
             try:
@@ -304,7 +317,9 @@ class McpServerManager:
         # never imports it (docs/performance.md, "Memory after start with the engine open").
         from threadline.tools.mcp.client import McpConnection
 
-        return McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
+        connection = McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
+        connection.calls.observer = self._progressed
+        return connection
 
     def _changed(self, connection: McpConnection) -> None:
         if connection.status is ServerStatus.READY and self._connections.get(connection.name) is connection:

@@ -1,0 +1,75 @@
+"""The window as the person behind the MCP servers (``McpPerson``, docs/mcp.md).
+
+Set on ``engine.mcp_people`` when the engine is attached, cleared when the window closes.
+A server's question goes to the tab of the conversation whose tool call asks (opened in
+the background if the user had closed it, as for an approval), where its form or its
+page's address is shown (``McpQuestionWiring``); a question of no known conversation goes
+to the current tab. Sign-in pages (OAuth) open in the browser through the desktop
+(``QDesktopServices``), which a test can route to its own handler. The progress of the
+calls goes to their tabs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+
+from threadline.engine.api import EngineApi
+from threadline.engine.mcp_people import Answer, CallProgress, FormRequest, UrlRequest
+
+if TYPE_CHECKING:
+    from threadline.ui.chat.chat_tab import ChatTab
+    from threadline.ui.window.tab_container import TabContainer
+
+log = logging.getLogger("threadline.ui.mcp")
+
+OpenTab = Callable[[str], Awaitable["ChatTab | None"]]
+
+
+class WindowPerson:
+    def __init__(self, engine: EngineApi, tabs: TabContainer, open_tab: OpenTab) -> None:
+        self._engine = engine
+        self._tabs = tabs
+        self._open_tab = open_tab
+        self._attached = True
+        engine.mcp_people.set_person(self)
+        self._unsubscribe = engine.mcp_people.subscribe_progress(self._progress)
+
+    def detach(self) -> None:
+        """The window is closing: questions are declined from now on."""
+        if self._attached:
+            self._attached = False
+            self._engine.mcp_people.set_person(None)
+            self._unsubscribe()
+
+    async def _tab(self, session_id: str) -> ChatTab | None:
+        if not self._attached:
+            return None
+        if not session_id:
+            return self._tabs.current_tab()
+        tab = self._tabs.tab_for(session_id)
+        if tab is None:
+            log.info("an MCP server asks in session %s: opening its tab", session_id)
+            tab = await self._open_tab(session_id)
+        return tab if self._attached else None
+
+    async def answer_form(self, request: FormRequest) -> Answer:
+        tab = await self._tab(request.session_id)
+        return Answer.declined() if tab is None else await tab.mcp_calls.ask_form(request)
+
+    async def answer_url(self, request: UrlRequest) -> Answer:
+        tab = await self._tab(request.session_id)
+        return Answer.declined() if tab is None else await tab.mcp_calls.ask_url(request)
+
+    async def open_sign_in(self, server: str, url: str) -> None:
+        if not QDesktopServices.openUrl(QUrl(url)):
+            raise RuntimeError(f"The sign-in page of {server} could not be opened: no browser was found.")
+
+    def _progress(self, progress: CallProgress) -> None:
+        tab = self._tabs.tab_for(progress.session_id) if progress.session_id else None
+        if tab is not None:
+            tab.mcp_calls.progress(progress)
