@@ -30,6 +30,7 @@ from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
@@ -96,6 +97,7 @@ class Engine:
         self.turns = Turns(self, retry_policy)
         """Running turns: send, compare, regenerate, stop, compact (``engine/turns.py``)."""
         self.turns.runner.workspace = self.workspace
+        self.turns.runner.instructions = McpInstructions(self.tool_servers).block
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.leases = (
