@@ -32,6 +32,7 @@ from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
 from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
+from threadline.engine.mcp_servers import McpServers
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
 from threadline.engine.provider_settings import Providers, Settings
@@ -71,6 +72,7 @@ class Engine:
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.mcp_people = McpPeople(self.tool_servers)
+        self.mcp_servers = McpServers(self.tool_servers)
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""

@@ -49,6 +49,7 @@ from threadline.tools.mcp.config import McpServerConfig, Transport
 from threadline.tools.mcp.person import Answer, FormRequest, McpPerson, UrlRequest
 from threadline.tools.mcp.results import convert_result
 from threadline.tools.mcp.secrets import SecretUnavailableError, resolve_secrets
+from threadline.tools.mcp.server_log import ServerLog
 from threadline.tools.mcp.state import (
     McpServerError,
     McpToolInfo,
@@ -172,6 +173,8 @@ class McpConnection:
         self.instructions = ""
         """The server's ``instructions`` from its initialize result (for the system prompt)."""
         self.protocol_version = ""
+        self.capabilities: Any = None
+        """The ``ServerCapabilities`` of the initialize result (``mcp_details``)."""
         self.status = ServerStatus.STOPPED
         self.error = ""
         self.tools: tuple[ToolDescription, ...] = ()
@@ -195,6 +198,8 @@ class McpConnection:
         self._relisting: set[asyncio.Task[None]] = set()
         self._clock = PersonClock()
         self.calls = CallTracker(config.name)
+        self.log = ServerLog(lambda text: self._masker(text))
+        """The server's ``notifications/message`` (Settings → MCP, ``mcp_server_log``)."""
         """The calls under way: whose question a server asks, and their progress (``mcp_calls``)."""
         self._interactive = True
         """Whether this start may open a sign-in page (a background warm-up may not)."""
@@ -226,6 +231,11 @@ class McpConnection:
             instructions=self.instructions,
             protocol_version=self.protocol_version,
         )
+
+    @property
+    def live_session(self) -> ClientSession | None:
+        """The SDK session while the server runs (``mcp_details``: counts and the log level)."""
+        return self._session
 
     def wire_names(self) -> list[str]:
         return wire_names(self.name, self.tools)
@@ -305,6 +315,7 @@ class McpConnection:
                         write,
                         message_handler=self._on_server_message,
                         elicitation_callback=self._on_elicitation,
+                        logging_callback=self.log.receive,
                         client_info=_client_info(),
                     )
                 )
@@ -315,6 +326,7 @@ class McpConnection:
                 self.server_info = f"{info.name} {info.version}".strip() if info else ""
                 self.instructions = (init.instructions or "").strip()
                 self.protocol_version = init.protocol_version
+                self.capabilities = init.capabilities
                 self.tools = tuple(ToolDescription.from_mcp(t) for t in tools)
                 self._session = session
                 self._set(ServerStatus.READY, "")

@@ -142,6 +142,10 @@ class McpServerManager:
         await self.load()
         return [c.state() for c in self._connections.values()]
 
+    async def connection(self, name: str) -> McpConnection:
+        """The connection of ``name`` (``engine.mcp_servers`` reads its details and log)."""
+        return await self._loaded_get(name)
+
     async def state(self, name: str) -> ServerState:
         return self._get(name).state() if self._loaded else (await self._loaded_get(name)).state()
 

@@ -123,7 +123,8 @@ class _Field:
                 )
             else:
                 spin = QDoubleSpinBox()
-                spin.setDecimals(4)
+                shown = repr(default).split(".")[-1] if isinstance(default, float) else ""
+                spin.setDecimals(max(2, min(6, len(shown))))
                 spin.setRange(
                     float(low) if low is not None else -1e12, float(high) if high is not None else 1e12
                 )

@@ -52,8 +52,7 @@ def question_stylesheet(c: ThemeColors) -> str:
                  padding: 5px 12px; }}
 #McpSecondary:hover {{ background: {c.hover}; }}
 #McpPrimary:focus, #McpSecondary:focus {{ border: 2px solid {c.link}; padding: 4px 11px; }}
-#ElicitationForm QLineEdit, #ElicitationForm QSpinBox, #ElicitationForm QDoubleSpinBox,
-#ElicitationForm QComboBox {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border};
+#ElicitationForm QLineEdit {{ background: {c.base}; color: {c.text}; border: 1px solid {c.border};
                               border-radius: 6px; padding: 3px 6px; }}
 #ElicitationForm QCheckBox {{ color: {c.text}; }}
 """
