@@ -198,3 +198,21 @@ def test_progress_shows_on_the_running_call_and_stop_ends_it(harness: Any) -> No
     wait_idle(harness, tab, timeout=TIMEOUT)
     assert not bar.isVisible()
     assert harness.server.pending == 1  # the model was not asked again
+
+
+def test_the_question_shows_in_the_tab_whose_call_asks(harness: Any) -> None:
+    harness.server.enqueue(tool_reply("e1", FORM_TOOL, {}), text_reply("Thanks."))
+    with_everything(harness)
+    asking = new_tab(harness)
+    type_and_send(harness.qtbot, asking, "Ask me things")
+    other = new_tab(harness)  # the user moved on to another chat meanwhile
+    assert harness.window.tabs.current_tab() is other
+    bar = asked(harness, asking)
+    assert other.mcp_calls.built is None or not other.mcp_calls.built.asking
+    bar.form.field_widget("name").setText("Ada")
+    click_later = bar.accept_button
+    harness.window.tabs.focus_tab(asking.session_id)
+    harness.qtbot.waitUntil(lambda: not click_later.visibleRegion().isEmpty(), timeout=TIMEOUT)  # laid out
+    click(harness, click_later)
+    wait_idle(harness, asking, timeout=TIMEOUT)
+    assert "- Name: Ada" in result_text(asking)

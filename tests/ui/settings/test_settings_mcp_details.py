@@ -155,3 +155,28 @@ def test_sign_in_and_out_from_settings(harness: Any, oauth_server: ServerFactory
     assert stored == {f"{url} client"}  # the tokens left the keychain; the registration stays
     assert page.states["secured"].status is ServerStatus.STOPPED
     dialog.close_and_save()
+
+
+@pytest.mark.expected_log_warnings("was declined in the browser")
+def test_a_sign_in_declined_in_the_browser_says_so(
+    harness: Any,
+    oauth_server: ServerFactory,  # noqa: F811
+    browser: Browser,
+) -> None:
+    url = oauth_server("--deny")
+    harness.open()
+    harness.run(
+        harness.engine.tool_servers.save_server(McpServerConfig("secured", transport=Transport.HTTP, url=url))
+    )
+    dialog = open_settings(harness, "mcp")
+    page = dialog.mcp
+    select(harness, page, "secured")
+    details = page.server_details
+    harness.qtbot.waitUntil(lambda: details.sign_row.isVisible(), timeout=TIMEOUT)
+    assert details.sign_state.text() == "Not signed in."
+    click(harness, details.sign_in_button)
+    harness.qtbot.waitUntil(lambda: "was declined in the browser" in dialog.message.text(), timeout=TIMEOUT)
+    assert dialog.message.isVisible() and "Sign in again to retry." in dialog.message.text()
+    assert browser.opened and details.sign_in_button.isEnabled()
+    harness.qtbot.waitUntil(lambda: details.sign_state.text() == "Not signed in.", timeout=TIMEOUT)
+    dialog.close_and_save()

@@ -245,7 +245,7 @@ class ElicitationForm(QWidget):
         out: dict[str, Value] = {}
         for name, field in self.fields.items():
             value = field.value()
-            if field.sends() and value not in (None, ""):
+            if field.sends() and value not in (None, "") and value != []:
                 out[name] = value
         return out
 
