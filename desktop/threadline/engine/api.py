@@ -550,6 +550,10 @@ class McpPeopleApi(Protocol):
     servers (their questions, pages and sign ins), and the progress of their tool calls."""
 
     def set_person(self, person: McpPerson | None) -> None: ...
+    def asking_session(self) -> str:
+        """The conversation whose tool call needs this sign in ("" from Settings or a script)."""
+        ...
+
     def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Unsubscribe: ...
 
 

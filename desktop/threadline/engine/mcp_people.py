@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from threadline.tools.context import current_tool_context
 from threadline.tools.mcp.calls import CallProgress
 from threadline.tools.mcp.manager import McpServerManager
 from threadline.tools.mcp.person import Answer, FormRequest, McpPerson, UrlRequest
@@ -35,6 +36,15 @@ class McpPeople:
     @property
     def person(self) -> McpPerson | None:
         return self._servers.person
+
+    def asking_session(self) -> str:
+        """The conversation whose turn this code runs for ("" outside a turn): a sign in that a
+        tool call needs runs in the call's context (the connection's task is started from it),
+        one from Settings or the command line does not."""
+        try:
+            return current_tool_context().session_id
+        except LookupError:
+            return ""
 
     def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Callable[[], None]:
         """``callback(progress)`` as MCP tool calls report progress, and once as each ends."""

@@ -228,7 +228,8 @@ class TurnRunner:
             if resuming and conversation.reply is not None:
                 writer.update(conversation.reply)
             agent = await self._load_agent(live)  # the session's agent, as its history pinned it
-            await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
+            with tool_context(live.session_id, conversation.path(), agent.allowed_folders):  # whose sign in
+                await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             if conversation.running_tools is not None:  # an interrupted round, run again
                 writer.update(conversation.running_tools)
                 await self._run_tools(live, agent, writer, conversation.pending_tool_calls())

@@ -180,3 +180,40 @@ def test_a_sign_in_declined_in_the_browser_says_so(
     assert browser.opened and details.sign_in_button.isEnabled()
     harness.qtbot.waitUntil(lambda: details.sign_state.text() == "Not signed in.", timeout=TIMEOUT)
     dialog.close_and_save()
+
+
+def test_a_call_that_needs_a_sign_in_asks_in_the_chat_first(
+    harness: Any,
+    oauth_server: ServerFactory,  # noqa: F811
+    browser: Browser,
+) -> None:
+    url = oauth_server()
+    harness.server.enqueue(
+        sse_response(openai_tool_call_stream([("w1", "secured__whoami", {})])),
+        sse_response(openai_text_stream(["You are signed in."])),
+    )
+    harness.open()
+    harness.run(
+        harness.engine.tool_servers.save_server(McpServerConfig("secured", transport=Transport.HTTP, url=url))
+    )
+    agent = AgentConfig(
+        "default",
+        "Default",
+        enabled_tools=("secured/*",),
+        approval_rules=(ApprovalRule("secured/*", Approval.ALLOW),),
+    )
+    harness.run(harness.engine.agents.save_agent(agent))
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "Who am I?")
+    harness.qtbot.waitUntil(lambda: tab.mcp_calls.asking, timeout=TIMEOUT)
+    bar = tab.mcp_calls.bar
+    assert bar.title.text() == "secured needs you to sign in"
+    assert bar.accept_button.text() == "&Sign in" and not bar.decline_button.isVisible()
+    assert browser.opened == []  # nothing opens before the person says so
+    click(harness, bar.accept_button)
+    wait_idle(harness, tab, timeout=TIMEOUT)
+    assert len(browser.opened) == 1
+    results = next(m for m in tab.live.conversation.path() if m.tool_results)
+    assert '"grants"' in results.tool_results[0].text and not results.tool_results[0].is_error
+    assert not bar.isVisible()  # the waiting line went with the turn
+    assert harness.run(harness.engine.tool_servers.signed_in("secured"))

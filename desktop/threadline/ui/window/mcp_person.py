@@ -4,14 +4,16 @@ Set on ``engine.mcp_people`` when the engine is attached, cleared when the windo
 A server's question goes to the tab of the conversation whose tool call asks (opened in
 the background if the user had closed it, as for an approval), where its form or its
 page's address is shown (``McpQuestionWiring``); a question of no known conversation goes
-to the current tab. Sign-in pages (OAuth) open in the browser through the desktop
-(``QDesktopServices``), which a test can route to its own handler. The progress of the
-calls goes to their tabs.
+to the current tab. A sign in (OAuth) that a tool call needs is asked for in that call's
+tab first ("needs you to sign in", Sign in / Cancel); one from Settings opens at once. Pages
+open in the browser through the desktop (``QDesktopServices``), which a test can route to
+its own handler. The progress of the calls goes to their tabs.
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,7 @@ class WindowPerson:
         self._tabs = tabs
         self._open_tab = open_tab
         self._attached = True
+        self._watched: weakref.WeakSet[ChatTab] = weakref.WeakSet()
         engine.mcp_people.set_person(self)
         self._unsubscribe = engine.mcp_people.subscribe_progress(self._progress)
 
@@ -66,6 +69,16 @@ class WindowPerson:
         return Answer.declined() if tab is None else await tab.mcp_calls.ask_url(request)
 
     async def open_sign_in(self, server: str, url: str) -> None:
+        """From Settings ("Sign in") the page opens at once; in a turn the chat asks first."""
+        session_id = self._engine.mcp_people.asking_session()
+        tab = await self._tab(session_id) if session_id else None
+        if tab is not None:
+            if not await tab.mcp_calls.ask_sign_in(server, url):
+                raise RuntimeError(f"The sign in to MCP server {server!r} was cancelled.")
+            if tab not in self._watched:  # the waiting line ends with the turn
+                self._watched.add(tab)
+                tab.busyChanged.connect(tab.mcp_calls.turn_busy)
+            return
         if not QDesktopServices.openUrl(QUrl(url)):
             raise RuntimeError(f"The sign-in page of {server} could not be opened: no browser was found.")
 

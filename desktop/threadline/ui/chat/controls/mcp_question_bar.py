@@ -179,6 +179,21 @@ class McpQuestionBar(QFrame):
         self.accept_button.setToolTip(f"Open {url} in your browser")
         self._show_question(f"{server} asks to open a page on {host}: {message}")
 
+    def ask_sign_in(self, server: str, host: str, url: str) -> None:
+        self._clear_body()
+        self.title.setText(f"{server} needs you to sign in")
+        self.message.setText(f"Sign in on {host} in your browser; the reply goes on once you are signed in.")
+        self.problem.hide()
+        full = QLabel(url)
+        full.setObjectName("McpUrlFull")
+        full.setTextFormat(Qt.TextFormat.PlainText)
+        full.setWordWrap(True)
+        self.body.addWidget(full)
+        self.accept_button.setText("&Sign in")
+        self.accept_button.setToolTip("Open the sign-in page in your browser")
+        self.decline_button.hide()
+        self._show_question(f"{server} needs you to sign in")
+
     def _head(self, server: str, tool: str, message: str) -> None:
         self.title.setText(f"{server} asks" + (f" (while running {tool})" if tool else ""))
         self.message.setText(message)
@@ -216,6 +231,7 @@ class McpQuestionBar(QFrame):
         return not self.question.isHidden()
 
     def _clear_body(self) -> None:
+        self.decline_button.show()
         while self.body.count():
             item = self.body.takeAt(0)
             widget = item.widget() if item is not None else None

@@ -47,6 +47,8 @@ class McpQuestionWiring:
         self._wait: asyncio.Future[Answer] | None = None
         self._asking_for: tuple[str, str] | None = None
         """(server, tool) of the call whose question is shown: its end (a Stop) cancels it."""
+        self._signing_in = ""
+        """The server whose sign-in page was opened from this tab (shown until the turn ends)."""
         self._waiting_on: dict[tuple[str, str], str] = {}
         """(server, tool) of a call whose page the person opened -> the page's host."""
 
@@ -92,6 +94,28 @@ class McpQuestionWiring:
             )
         return answer
 
+    async def ask_sign_in(self, server: str, url: str) -> bool:
+        """A call's server needs a sign in: ask, then open its page; False when the person cancels."""
+        from urllib.parse import urlsplit
+
+        host = urlsplit(url).hostname or url
+        async with self._turn:
+            self.bar.ask_sign_in(server, host, url)
+            answer = await self._answer((server, ""))
+        if answer.action != "accept":
+            return False
+        if not QDesktopServices.openUrl(QUrl(url)):
+            raise RuntimeError(f"The sign-in page of {server} could not be opened: no browser was found.")
+        self._signing_in = server
+        self.bar.show_running(server, 0, None, f"Waiting for you to sign in on {host}")
+        return True
+
+    def turn_busy(self, busy: bool) -> None:
+        """The tab's turn started or ended: a sign in's waiting line ends with the turn."""
+        if not busy and self._signing_in and self._bar is not None:
+            self._signing_in = ""
+            self._bar.end_running()
+
     async def _answer(self, asking_for: tuple[str, str]) -> Answer:
         wait: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._wait, self._asking_for = wait, asking_for
@@ -115,6 +139,8 @@ class McpQuestionWiring:
     def progress(self, progress: CallProgress) -> None:
         """A call of this tab's conversation reported progress, or ended (``done``)."""
         key = (progress.server, progress.tool)
+        if progress.server == self._signing_in:  # signed in: the call runs
+            self._signing_in = ""
         if progress.done:
             self._waiting_on.pop(key, None)
             if key == self._asking_for:  # stopped while asking: nobody waits for the answer now
