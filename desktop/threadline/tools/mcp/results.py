@@ -2,8 +2,8 @@
 
 Apart from the connection (``mcp_client``) so that it stays small. ``structuredContent`` is
 validated against the tool's ``outputSchema`` by the SDK itself (``ClientSession.call_tool``
-raises when it does not match: the call then reports that error); here it is shown, as
-indented JSON, when the server sent no text for it.
+raises when it does not match: the call then reports that error); here it is shown as
+indented JSON, in place of the same JSON on one line or when the server sent no text.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 
 def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:
-    """Text blocks joined; images kept as images; structured JSON when there is no text."""
+    """Text blocks joined; images kept as images; structured content as indented JSON when there
+    is no text, or when the text is that same JSON on one line (the spec's backward-compatible
+    text block)."""
     from mcp_types import (
         AudioContent,
         BlobResourceContents,
@@ -50,9 +52,17 @@ def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:
                 texts.append(resource.text)
         elif isinstance(block, ResourceLink):
             texts.append(f"[resource link: {block.uri}]")
-    if not texts and result.structured_content is not None:
-        texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
+    structured = result.structured_content
+    if structured is not None and (not texts or _same_json("\n".join(texts), structured)):
+        texts = [json.dumps(structured, ensure_ascii=False, indent=2)]
     text = "\n".join(texts)
     if result.is_error and not text:
         text = "The tool reported an error without a message."
     return ToolOutput(text=text, images=tuple(images), is_error=bool(result.is_error))
+
+
+def _same_json(text: str, value: object) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
