@@ -156,8 +156,8 @@ async def shoot(app: Any, out: Path, port: int) -> int:
             tab = await window.session_tabs.open(info.id, focus=True)
             tab.composer.set_text("Register me for the workshop")
             tab.composer.submit()
-            await until(lambda: tab.mcp_calls.asking)
-            bar = tab.mcp_calls.bar
+            await until(lambda: window.mcp_person.wiring(tab).asking)
+            bar = window.mcp_person.wiring(tab).bar
             assert bar.form is not None
             bar.form.field_widget("name").setText("Ada Lovelace")
             bar.form.field_widget("email").setText("ada@example.com")
@@ -177,10 +177,10 @@ async def shoot(app: Any, out: Path, port: int) -> int:
             tab2 = await window.session_tabs.open(info.id, focus=True)
             tab2.composer.set_text("Pay the workshop deposit")
             tab2.composer.submit()
-            await until(lambda: tab2.mcp_calls.asking)
+            await until(lambda: window.mcp_person.wiring(tab2).asking)
             await pause(300)
             await both(window, window, "41-mcp-url-consent")
-            tab2.mcp_calls.bar.cancel_button.click()
+            window.mcp_person.wiring(tab2).bar.cancel_button.click()
             await until(lambda: not tab2.busy)
 
             # 3. a long call with progress, and Stop
@@ -193,10 +193,11 @@ async def shoot(app: Any, out: Path, port: int) -> int:
             tab3.composer.submit()
             await until(
                 lambda: (
-                    tab3.mcp_calls.built is not None and "of 20" in tab3.mcp_calls.bar.running_message.text()
+                    window.mcp_person.wiring(tab3).built is not None
+                    and "of 20" in window.mcp_person.wiring(tab3).bar.running_message.text()
                 )
             )
-            await until(lambda: "3 of 20" in tab3.mcp_calls.bar.running_message.text())
+            await until(lambda: "3 of 20" in window.mcp_person.wiring(tab3).bar.running_message.text())
             await both(window, window, "42-mcp-progress")
             tab3.stop()
             await until(lambda: not tab3.busy)

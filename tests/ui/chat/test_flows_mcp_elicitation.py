@@ -77,10 +77,14 @@ def result_text(tab: Any) -> str:
 
 def asked(harness: Any, tab: Any) -> Any:
     harness.qtbot.waitUntil(
-        lambda: tab.mcp_calls.built is not None and tab.mcp_calls.built.asking and tab.mcp_calls.asking,
+        lambda: (
+            harness.window.mcp_person.wiring(tab).built is not None
+            and harness.window.mcp_person.wiring(tab).built.asking
+            and harness.window.mcp_person.wiring(tab).asking
+        ),
         timeout=TIMEOUT,
     )
-    return tab.mcp_calls.bar
+    return harness.window.mcp_person.wiring(tab).bar
 
 
 def click(harness: Any, button: Any) -> None:
@@ -188,10 +192,13 @@ def test_progress_shows_on_the_running_call_and_stop_ends_it(harness: Any) -> No
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Take your time")
     harness.qtbot.waitUntil(
-        lambda: tab.mcp_calls.built is not None and "of 200" in tab.mcp_calls.built.running_message.text(),
+        lambda: (
+            harness.window.mcp_person.wiring(tab).built is not None
+            and "of 200" in harness.window.mcp_person.wiring(tab).built.running_message.text()
+        ),
         timeout=TIMEOUT,
     )
-    bar = tab.mcp_calls.bar
+    bar = harness.window.mcp_person.wiring(tab).bar
     assert bar.running_label.text() == "everything · trigger-long-running-operation"
     assert bar.progress.maximum() == 1000 and 0 < bar.progress.value() < 1000
     click(harness, bar.stop_button)
@@ -208,7 +215,7 @@ def test_the_question_shows_in_the_tab_whose_call_asks(harness: Any) -> None:
     other = new_tab(harness)  # the user moved on to another chat meanwhile
     assert harness.window.tabs.current_tab() is other
     bar = asked(harness, asking)
-    assert other.mcp_calls.built is None or not other.mcp_calls.built.asking
+    assert harness.window.mcp_person.find(other) is None
     bar.form.field_widget("name").setText("Ada")
     click_later = bar.accept_button
     harness.window.tabs.focus_tab(asking.session_id)
@@ -216,3 +223,17 @@ def test_the_question_shows_in_the_tab_whose_call_asks(harness: Any) -> None:
     click(harness, click_later)
     wait_idle(harness, asking, timeout=TIMEOUT)
     assert "- Name: Ada" in result_text(asking)
+
+
+def test_closing_the_tab_cancels_its_question(harness: Any) -> None:
+    harness.server.enqueue(tool_reply("e1", FORM_TOOL, {}), text_reply("Never mind."))
+    with_everything(harness)
+    tab = new_tab(harness)
+    session_id = tab.session_id
+    type_and_send(harness.qtbot, tab, "Ask me")
+    asked(harness, tab)
+    harness.window.tabs.close_tab(tab)
+    harness.run(harness.engine.turns.wait_idle(session_id), timeout=TIMEOUT)
+    live = harness.run(harness.engine.sessions.open_session(session_id))
+    results = next(m for m in live.conversation.path() if m.kind is MessageKind.TOOL_RESULTS)
+    assert "User cancelled the elicitation dialog" in results.tool_results[0].text

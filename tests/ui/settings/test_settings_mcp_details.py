@@ -205,8 +205,8 @@ def test_a_call_that_needs_a_sign_in_asks_in_the_chat_first(
     harness.run(harness.engine.agents.save_agent(agent))
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Who am I?")
-    harness.qtbot.waitUntil(lambda: tab.mcp_calls.asking, timeout=TIMEOUT)
-    bar = tab.mcp_calls.bar
+    harness.qtbot.waitUntil(lambda: harness.window.mcp_person.wiring(tab).asking, timeout=TIMEOUT)
+    bar = harness.window.mcp_person.wiring(tab).bar
     assert bar.title.text() == "secured needs you to sign in"
     assert bar.accept_button.text() == "&Sign in" and not bar.decline_button.isVisible()
     assert browser.opened == []  # nothing opens before the person says so

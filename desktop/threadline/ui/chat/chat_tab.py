@@ -69,7 +69,6 @@ from threadline.ui.chat.controls.compaction import COMPACTING_TEXT, Compaction
 from threadline.ui.chat.controls.context_strip import ContextStrip
 from threadline.ui.chat.controls.conversation_controls import ConversationControls
 from threadline.ui.chat.controls.interrupted_tools import InterruptedTools
-from threadline.ui.chat.controls.mcp_question_wiring import McpQuestionWiring
 from threadline.ui.chat.controls.message_commands import MessageCommands
 from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
@@ -249,7 +248,6 @@ class ChatTab(QWidget):
         self.view.typedAhead.connect(self._type_into_composer)
         self.approvals = ApprovalWiring(self, self)
         """The approval bar (built at the first question) and the question it waits on."""
-        self.mcp_calls = McpQuestionWiring(self)  # MCP servers' questions and their calls' progress
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._focus_moved)
@@ -297,7 +295,6 @@ class ChatTab(QWidget):
             self._find_bar.set_colors(colors)
         if self.approvals.built is not None:
             self.approvals.built.set_colors(colors)
-        self.mcp_calls.set_colors(colors)
         if self._branch_map is not None:
             self._branch_map.set_colors(colors)
         if self._compare_view is not None:
@@ -388,7 +385,6 @@ class ChatTab(QWidget):
         if self.approvals.waiting:
             self.engine.turns.cancel(self.session_id)
             self.approvals.end(cancel=True)
-        self.mcp_calls.end()
         self.model.detach()
         if self._compare_view is not None:
             self._compare_view.detach()

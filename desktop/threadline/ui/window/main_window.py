@@ -267,7 +267,7 @@ class MainWindow(QMainWindow):
         from threadline.ui.window.mcp_person import WindowPerson
 
         self.mcp_person = WindowPerson(
-            engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False)
+            engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False), self.theme
         )
         self.closed.connect(self.mcp_person.detach)
         self.sidebar.set_engine(engine)

@@ -13,7 +13,6 @@ its own handler. The progress of the calls goes to their tabs.
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,8 @@ from PySide6.QtGui import QDesktopServices
 
 from threadline.engine.api import EngineApi
 from threadline.engine.mcp_people import Answer, CallProgress, FormRequest, UrlRequest
+from threadline.ui.chat.controls.mcp_question_wiring import McpQuestionWiring
+from threadline.ui.common.theme import ThemeColors, ThemeManager
 
 if TYPE_CHECKING:
     from threadline.ui.chat.chat_tab import ChatTab
@@ -33,14 +34,40 @@ OpenTab = Callable[[str], Awaitable["ChatTab | None"]]
 
 
 class WindowPerson:
-    def __init__(self, engine: EngineApi, tabs: TabContainer, open_tab: OpenTab) -> None:
+    def __init__(self, engine: EngineApi, tabs: TabContainer, open_tab: OpenTab, theme: ThemeManager) -> None:
         self._engine = engine
         self._tabs = tabs
         self._open_tab = open_tab
         self._attached = True
-        self._watched: weakref.WeakSet[ChatTab] = weakref.WeakSet()
+        self._wirings: dict[str, McpQuestionWiring] = {}
+        """Each tab's side of its MCP calls, by session (``wiring``)."""
+        theme.changed.connect(self._recolor)
+        tabs.tab_closed.connect(self._tab_closed)
         engine.mcp_people.set_person(self)
         self._unsubscribe = engine.mcp_people.subscribe_progress(self._progress)
+
+    def wiring(self, tab: ChatTab) -> McpQuestionWiring:
+        """The tab's side of its MCP calls, made the first time a server needs the tab (tabs that
+        never meet a question pay nothing); it goes with the tab, cancelling an open question."""
+        wiring = self._wirings.get(tab.session_id)
+        if wiring is None:
+            wiring = McpQuestionWiring(tab)
+            self._wirings[tab.session_id] = wiring
+            tab.busyChanged.connect(wiring.turn_busy)  # a sign in's waiting line ends with the turn
+        return wiring
+
+    def find(self, tab: ChatTab) -> McpQuestionWiring | None:
+        """The tab's wiring if a server ever needed the tab (never makes one)."""
+        return self._wirings.get(tab.session_id)
+
+    def _tab_closed(self, session_id: str) -> None:
+        wiring = self._wirings.pop(session_id, None)
+        if wiring is not None:
+            wiring.closed()  # nobody is left to answer
+
+    def _recolor(self, colors: ThemeColors) -> None:
+        for wiring in self._wirings.values():
+            wiring.set_colors(colors)
 
     def detach(self) -> None:
         """The window is closing: questions are declined from now on."""
@@ -48,6 +75,8 @@ class WindowPerson:
             self._attached = False
             self._engine.mcp_people.set_person(None)
             self._unsubscribe()
+            for wiring in self._wirings.values():
+                wiring.closed()
 
     async def _tab(self, session_id: str) -> ChatTab | None:
         if not self._attached:
@@ -62,27 +91,27 @@ class WindowPerson:
 
     async def answer_form(self, request: FormRequest) -> Answer:
         tab = await self._tab(request.session_id)
-        return Answer.declined() if tab is None else await tab.mcp_calls.ask_form(request)
+        return Answer.declined() if tab is None else await self.wiring(tab).ask_form(request)
 
     async def answer_url(self, request: UrlRequest) -> Answer:
         tab = await self._tab(request.session_id)
-        return Answer.declined() if tab is None else await tab.mcp_calls.ask_url(request)
+        return Answer.declined() if tab is None else await self.wiring(tab).ask_url(request)
 
     async def open_sign_in(self, server: str, url: str) -> None:
         """From Settings ("Sign in") the page opens at once; in a turn the chat asks first."""
         session_id = self._engine.mcp_people.asking_session()
         tab = await self._tab(session_id) if session_id else None
         if tab is not None:
-            if not await tab.mcp_calls.ask_sign_in(server, url):
+            if not await self.wiring(tab).ask_sign_in(server, url):
                 raise RuntimeError(f"The sign in to MCP server {server!r} was cancelled.")
-            if tab not in self._watched:  # the waiting line ends with the turn
-                self._watched.add(tab)
-                tab.busyChanged.connect(tab.mcp_calls.turn_busy)
             return
         if not QDesktopServices.openUrl(QUrl(url)):
             raise RuntimeError(f"The sign-in page of {server} could not be opened: no browser was found.")
 
     def _progress(self, progress: CallProgress) -> None:
         tab = self._tabs.tab_for(progress.session_id) if progress.session_id else None
-        if tab is not None:
-            tab.mcp_calls.progress(progress)
+        wiring = self.find(tab) if tab is not None else None
+        if wiring is not None:
+            wiring.progress(progress)
+        elif tab is not None and not progress.done:
+            self.wiring(tab).progress(progress)

@@ -1,7 +1,8 @@
 """A tab's side of its MCP tool calls: the server's questions put to the person, and their progress.
 
-The window's person (``ui/window/mcp_person.py``) hands each question of a server to the
-tab of the conversation whose tool call asks; this wiring shows it in the tab's
+The window's person (``ui/window/mcp_person.py``) keeps one wiring per tab that a server
+needed, and hands each question of a server to the wiring of the tab of the conversation
+whose tool call asks; the wiring shows it in the tab's
 ``McpQuestionBar`` (built the first time it is needed, above the composer where the
 approval bar goes) and waits for the answer. One question at a time: a second waits for
 the first. A page is opened through the desktop (``QDesktopServices``) only once the
@@ -127,14 +128,19 @@ class McpQuestionWiring:
             return await wait
         finally:
             self._wait = None
-            if bar.asking:  # stopped or closed meanwhile
-                bar.end_question()
+            if self._bar is not None and self._bar.asking:  # stopped meanwhile
+                self._bar.end_question()
 
     def _answered(self, action: str, values: dict[str, object]) -> None:
         wait = self._wait
         if wait is not None and not wait.done():
             wait.set_result(Answer(action, values))  # type: ignore[arg-type]
         self._host.composer.focus_input()
+
+    def closed(self) -> None:
+        """The tab is closing: its widgets go; an open question is cancelled."""
+        self._bar = None
+        self.end()
 
     def progress(self, progress: CallProgress) -> None:
         """A call of this tab's conversation reported progress, or ended (``done``)."""
@@ -159,7 +165,7 @@ class McpQuestionWiring:
             self._bar.set_colors(colors)
 
     def end(self) -> None:
-        """The tab closes: a question still open is cancelled."""
+        """The tab closes (or its call stopped): a question still open is cancelled."""
         wait, self._wait = self._wait, None
         if wait is not None and not wait.done():
             wait.set_result(Answer("cancel"))
