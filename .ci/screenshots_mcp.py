@@ -6,7 +6,7 @@ the replay server asking for tools of the real ``@modelcontextprotocol/server-ev
 (tests/integration/tools/servers/oauth_server.py). Saves PNGs (light and dark) of: the
 elicitation form in the chat, the URL consent, a long call's progress with Stop, and
 Settings → MCP with the reference server running (details, instructions, log) and with
-the remote server that needs a sign in.
+the remote server that needs a sign in; and a turn asking for that sign in in the chat.
 """
 
 from __future__ import annotations
@@ -224,6 +224,26 @@ async def shoot(app: Any, out: Path, port: int) -> int:
             await pause(300)
             await both(dialog, window, "44-settings-mcp-sign-in")
             dialog.reject()
+
+            # 5. a turn whose server needs a sign in: asked in the chat first
+            await engine.agents.save_agent(
+                AgentConfig(
+                    "default",
+                    "Default",
+                    enabled_tools=("linear/*",),
+                    approval_rules=(ApprovalRule("linear/*", Approval.ALLOW),),
+                )
+            )
+            server.enqueue(call("w1", "linear__whoami", {}))
+            info = await engine.sessions.new_session("Issues")
+            tab5 = await window.session_tabs.open(info.id, focus=True)
+            tab5.composer.set_text("What is assigned to me?")
+            tab5.composer.submit()
+            await until(lambda: window.mcp_person.wiring(tab5).asking)
+            await pause(300)
+            await both(window, window, "45-mcp-sign-in-in-chat")
+            tab5.stop()
+            await until(lambda: not tab5.busy)
             window.hide()
             await engine.aclose()
     return 0
