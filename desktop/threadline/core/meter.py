@@ -3,7 +3,8 @@
 Counts are estimates (characters / 4, the same estimate the request builder uses to
 fit history into the window), because the exact tokenizer of an arbitrary server is
 unknown; the window shows them as such. The parts follow what a request is made of:
-the agent's system prompt, sticky context, the latest compaction summary, the
+the agent's system prompt, the instructions of the MCP servers whose tools are offered,
+sticky context, the latest compaction summary, the
 history after it, the tool definitions offered, and the prompt being typed.
 """
 
@@ -21,6 +22,7 @@ WARN_BEFORE_COMPACTION = 0.10
 
 class MeterPart(StrEnum):
     SYSTEM = "System prompt and agent"
+    INSTRUCTIONS = "MCP server instructions"
     STICKY = "Sticky context"
     SUMMARY = "Summary of earlier messages"
     HISTORY = "Conversation"
@@ -75,11 +77,13 @@ def measure(
     prompt: str,
     window: int | None,
     compact_at: int | None,
+    instructions: str = "",
 ) -> ContextMeter:
     """Estimate each part of the request the next send would make from the active path."""
     summary, history = path_history_tokens(tree)
     parts = (
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
+        (MeterPart.INSTRUCTIONS, estimate_tokens_by_chars(instructions) if instructions else 0),
         (MeterPart.STICKY, sticky_tokens),
         (MeterPart.SUMMARY, estimate_tokens_by_chars(summary.text) if summary is not None else 0),
         (MeterPart.HISTORY, history),

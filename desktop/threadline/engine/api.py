@@ -43,7 +43,12 @@ if TYPE_CHECKING:
     from threadline.engine.database_setup import CopyResult
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
     from threadline.interchange.model import ImportProgress, ImportReport
+    from threadline.tools.mcp.calls import CallProgress
+    from threadline.tools.mcp.details import ServerDetails
     from threadline.tools.mcp.manager import McpServerManager
+    from threadline.tools.mcp.person import McpPerson
+    from threadline.tools.mcp.server_log import LogEntry
+    from threadline.tools.mcp.state import ServerState
     from threadline.tools.registry import ToolRegistry
     from threadline.workspace.blobs import SpaceUsed
 
@@ -559,6 +564,33 @@ class ExtensionsApi(Protocol):
         ...
 
 
+class McpPeopleApi(Protocol):
+    """``engine.mcp_people`` (``engine/mcp_people.py``): the window as the person behind the MCP
+    servers (their questions, pages and sign ins), and the progress of their tool calls."""
+
+    def set_person(self, person: McpPerson | None) -> None: ...
+    def asking_session(self) -> str:
+        """The conversation whose tool call needs this sign in ("" from Settings or a script)."""
+        ...
+
+    def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Unsubscribe: ...
+
+
+class McpServersApi(Protocol):
+    """``engine.mcp_servers`` (``engine/mcp_servers.py``): Settings → MCP's details of a server, its
+    log and log level, and signing in and out (start, stop and edit stay on ``tool_servers``)."""
+
+    async def details(self, name: str) -> ServerDetails | None: ...
+    async def log(self, name: str) -> list[LogEntry]: ...
+    async def subscribe_log(self, name: str, callback: Callable[[LogEntry], None]) -> Unsubscribe: ...
+    async def set_log_level(self, name: str, level: str) -> None: ...
+    async def sign_in(self, name: str) -> ServerState:
+        """Raises ``SignInError`` (with a ``user_message``) when the sign in fails or times out."""
+        ...
+
+    async def sign_out(self, name: str) -> ServerState: ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -595,6 +627,10 @@ class EngineApi(Protocol):
     def workspace(self) -> WorkspaceApi: ...
     @property
     def extensions(self) -> ExtensionsApi: ...
+    @property
+    def mcp_people(self) -> McpPeopleApi: ...
+    @property
+    def mcp_servers(self) -> McpServersApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

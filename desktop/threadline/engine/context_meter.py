@@ -43,4 +43,5 @@ def meter_for(
         prompt=prompt,
         window=window,
         compact_at=compact_at,
+        instructions=runner.server_instructions(agent),
     )

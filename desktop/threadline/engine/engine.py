@@ -31,6 +31,9 @@ from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.extensions import Extensions
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.mcp_instructions import McpInstructions
+from threadline.engine.mcp_people import McpPeople
+from threadline.engine.mcp_servers import McpServers
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
 from threadline.engine.provider_settings import Providers, Settings
@@ -71,6 +74,8 @@ class Engine:
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.extensions = Extensions(store, data_dir, self.tool_servers)
         """MCP bundles installed as servers (``engine/extensions.py``)."""
+        self.mcp_people = McpPeople(self.tool_servers)
+        self.mcp_servers = McpServers(self.tool_servers)
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""
@@ -97,6 +102,7 @@ class Engine:
         self.turns = Turns(self, retry_policy)
         """Running turns: send, compare, regenerate, stop, compact (``engine/turns.py``)."""
         self.turns.runner.workspace = self.workspace
+        self.turns.runner.instructions = McpInstructions(self.tool_servers).block
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.leases = (

@@ -149,6 +149,8 @@ class TurnRunner:
 
     workspace: Workspace | None = None
     """Records what each tool call changes on disk (``engine/workspace.py``), set by the engine."""
+    instructions: Callable[[Sequence[ToolSpec]], str] | None = None
+    """The MCP servers' instructions for the tools offered (``engine/mcp_instructions.py``)."""
 
     def __init__(
         self,
@@ -226,7 +228,8 @@ class TurnRunner:
             if resuming and conversation.reply is not None:
                 writer.update(conversation.reply)
             agent = await self._load_agent(live)  # the session's agent, as its history pinned it
-            await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
+            with tool_context(live.session_id, conversation.path(), agent.allowed_folders):  # whose sign in
+                await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
             if self.workspace is not None:  # the first look at the folders, while the model thinks
                 offered = [spec.name for spec in self._offered_tools(agent)]
                 self.workspace.prescan(live, offered, agent.allowed_folders)
@@ -460,7 +463,9 @@ class TurnRunner:
         gathered = await self._gather(live, agent, provider, model)
         return build_request(
             live.conversation.path(),
-            system=with_context(agent.system_prompt, gathered.block),
+            system=with_context(
+                with_context(agent.system_prompt, self.server_instructions(agent)), gathered.block
+            ),
             limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
@@ -501,6 +506,9 @@ class TurnRunner:
             return None
         tools = estimate_tool_tokens(self._offered_tools(agent))
         return window - reply_reserve(agent, window) - tools
+
+    def server_instructions(self, agent: AgentConfig) -> str:
+        return self.instructions(self._offered_tools(agent)) if self.instructions is not None else ""
 
     def _offered_tools(self, agent: AgentConfig) -> list[ToolSpec]:
         return self._tools.offered(agent)

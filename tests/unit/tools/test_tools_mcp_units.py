@@ -10,7 +10,6 @@ import pytest
 
 from threadline.core.messages import Message, ToolCall, ToolResult
 from threadline.tools.context import tool_context
-from threadline.tools.mcp.client import convert_result
 from threadline.tools.mcp.config import (
     MCP_SERVERS_SETTING,
     InvalidServerConfig,
@@ -19,6 +18,7 @@ from threadline.tools.mcp.config import (
     load_configs,
     save_configs,
 )
+from threadline.tools.mcp.results import convert_result
 from threadline.tools.mcp.secrets import MASK, STORED_IN_KEYCHAIN, env_reference, has_plain_secrets, masked
 from threadline.tools.mcp.state import policy_name, wire_name
 from threadline.tools.notes_tool import NotesTool

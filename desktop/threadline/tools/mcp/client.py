@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import errno
 import importlib
-import json
 import logging
 import math
 import os
@@ -42,13 +41,15 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from threadline.core.messages import ImageBlock
 from threadline.core.request import ToolSpec
 from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
+from threadline.tools.mcp.calls import CallTracker
 from threadline.tools.mcp.config import McpServerConfig, Transport
 from threadline.tools.mcp.person import Answer, FormRequest, McpPerson, UrlRequest
+from threadline.tools.mcp.results import convert_result
 from threadline.tools.mcp.secrets import SecretUnavailableError, resolve_secrets
+from threadline.tools.mcp.server_log import ServerLog
 from threadline.tools.mcp.state import (
     McpServerError,
     McpToolInfo,
@@ -98,46 +99,6 @@ async def import_sdk() -> None:
     if all(name in sys.modules for name in SDK_MODULES):
         return
     await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
-
-
-def convert_result(result: mcp_types.CallToolResult) -> ToolOutput:
-    """Text blocks joined; images kept as images; structured JSON when there is no text."""
-    from mcp_types import (
-        AudioContent,
-        BlobResourceContents,
-        EmbeddedResource,
-        ImageContent,
-        ResourceLink,
-        TextContent,
-    )
-
-    texts: list[str] = []
-    images: list[ImageBlock] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            texts.append(block.text)
-        elif isinstance(block, ImageContent):
-            images.append(ImageBlock(block.mime_type, block.data))
-        elif isinstance(block, AudioContent):
-            texts.append(f"[audio {block.mime_type}, not shown]")
-        elif isinstance(block, EmbeddedResource):
-            resource = block.resource
-            mime_type = resource.mime_type or ""
-            if isinstance(resource, BlobResourceContents):
-                if mime_type.startswith("image/"):
-                    images.append(ImageBlock(mime_type, resource.blob))
-                else:
-                    texts.append(f"[resource {resource.uri} ({mime_type or 'binary'}), not shown]")
-            else:
-                texts.append(resource.text)
-        elif isinstance(block, ResourceLink):
-            texts.append(f"[resource link: {block.uri}]")
-    if not texts and result.structured_content is not None:
-        texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
-    text = "\n".join(texts)
-    if result.is_error and not text:
-        text = "The tool reported an error without a message."
-    return ToolOutput(text=text, images=tuple(images), is_error=bool(result.is_error))
 
 
 class PersonClock:
@@ -212,6 +173,8 @@ class McpConnection:
         self.instructions = ""
         """The server's ``instructions`` from its initialize result (for the system prompt)."""
         self.protocol_version = ""
+        self.capabilities: Any = None
+        """The ``ServerCapabilities`` of the initialize result (``mcp_details``)."""
         self.status = ServerStatus.STOPPED
         self.error = ""
         self.tools: tuple[ToolDescription, ...] = ()
@@ -234,6 +197,10 @@ class McpConnection:
         """Calls stopped by the user whose cancellation is still reaching the server."""
         self._relisting: set[asyncio.Task[None]] = set()
         self._clock = PersonClock()
+        self.calls = CallTracker(config.name)
+        self.log = ServerLog(lambda text: self._masker(text))
+        """The server's ``notifications/message`` (Settings → MCP, ``mcp_server_log``)."""
+        """The calls under way: whose question a server asks, and their progress (``mcp_calls``)."""
         self._interactive = True
         """Whether this start may open a sign-in page (a background warm-up may not)."""
         self.sign_in_failure: Any = None
@@ -264,6 +231,11 @@ class McpConnection:
             instructions=self.instructions,
             protocol_version=self.protocol_version,
         )
+
+    @property
+    def live_session(self) -> ClientSession | None:
+        """The SDK session while the server runs (``mcp_details``: counts and the log level)."""
+        return self._session
 
     def wire_names(self) -> list[str]:
         return wire_names(self.name, self.tools)
@@ -343,6 +315,7 @@ class McpConnection:
                         write,
                         message_handler=self._on_server_message,
                         elicitation_callback=self._on_elicitation,
+                        logging_callback=self.log.receive,
                         client_info=_client_info(),
                     )
                 )
@@ -353,6 +326,7 @@ class McpConnection:
                 self.server_info = f"{info.name} {info.version}".strip() if info else ""
                 self.instructions = (init.instructions or "").strip()
                 self.protocol_version = init.protocol_version
+                self.capabilities = init.capabilities
                 self.tools = tuple(ToolDescription.from_mcp(t) for t in tools)
                 self._session = session
                 self._set(ServerStatus.READY, "")
@@ -396,6 +370,7 @@ class McpConnection:
         from mcp_types import ElicitRequestURLParams, ElicitResult
 
         person = self.person
+        session_id, tool = self.calls.asker()
         if person is None:
             log.info("MCP server %s asked the user something; declined (no one to answer)", self.name)
             return ElicitResult(action="decline")
@@ -404,11 +379,20 @@ class McpConnection:
             with self._clock.paused():
                 if isinstance(params, ElicitRequestURLParams):
                     answer = await person.answer_url(
-                        UrlRequest(self.name, params.message, params.url, params.elicitation_id or "")
+                        UrlRequest(
+                            self.name,
+                            params.message,
+                            params.url,
+                            params.elicitation_id or "",
+                            session_id,
+                            tool,
+                        )
                     )
                 else:
                     answer = await person.answer_form(
-                        FormRequest(self.name, params.message, dict(params.requested_schema))
+                        FormRequest(
+                            self.name, params.message, dict(params.requested_schema), session_id, tool
+                        )
                     )
         except Exception as err:
             log.warning("MCP server %s: the question could not be answered (%s)", self.name, err)
@@ -526,7 +510,9 @@ class McpConnection:
             raise McpServerError(f"MCP server {self.name!r} is not running.")
         timeout = self.config.call_timeout
         try:
-            result = await self._detachable(self._timed(session.call_tool(tool, arguments), timeout))
+            with self.calls.running(tool) as progress:
+                request = session.call_tool(tool, arguments, progress_callback=progress)
+                result = await self._detachable(self._timed(request, timeout))
         except TimeoutError:
             return ToolOutput(
                 f"MCP server {self.name!r} did not answer {tool!r} within {timeout:g} s; the call "

@@ -58,6 +58,7 @@ from threadline.tools.registry import ToolRegistry
 from threadline.tools.tool_cache import ToolDescription, ToolListCache
 
 if TYPE_CHECKING:
+    from threadline.tools.mcp.calls import CallProgress
     from threadline.tools.mcp.client import McpConnection
     from threadline.tools.mcp.person import McpPerson
 
@@ -86,6 +87,7 @@ class McpServerManager:
         self._cache = ToolListCache(store)
         self._cache_writes: set[asyncio.Task[None]] = set()
         self.person: McpPerson | None = None
+        self._progress_observers: list[Callable[[CallProgress], None]] = []
         registry.add_source(self)
 
     def set_person(self, person: McpPerson | None) -> None:
@@ -139,6 +141,10 @@ class McpServerManager:
         """Status, last error and tools of every configured server (tools once it has run)."""
         await self.load()
         return [c.state() for c in self._connections.values()]
+
+    async def connection(self, name: str) -> McpConnection:
+        """The connection of ``name`` (``engine.mcp_servers`` reads its details and log)."""
+        return await self._loaded_get(name)
 
     async def state(self, name: str) -> ServerState:
         return self._get(name).state() if self._loaded else (await self._loaded_get(name)).state()
@@ -290,6 +296,17 @@ class McpServerManager:
 
         return unsubscribe
 
+    def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Callable[[], None]:
+        """``callback(progress)`` as running tool calls report progress, and once as each ends."""
+        self._progress_observers.append(callback)
+        return lambda: (
+            self._progress_observers.remove(callback) if callback in self._progress_observers else None
+        )
+
+    def _progressed(self, progress: CallProgress) -> None:
+        for observer in list(self._progress_observers):
+            observer(progress)  # each failure is logged by the connection's tracker
+
     def _notify(self, state: ServerState) -> None:
         for observer in list(self._observers):
             try:
@@ -304,7 +321,9 @@ class McpServerManager:
         # never imports it (docs/performance.md, "Memory after start with the engine open").
         from threadline.tools.mcp.client import McpConnection
 
-        return McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
+        connection = McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
+        connection.calls.observer = self._progressed
+        return connection
 
     def _changed(self, connection: McpConnection) -> None:
         if connection.status is ServerStatus.READY and self._connections.get(connection.name) is connection:

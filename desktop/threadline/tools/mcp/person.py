@@ -33,6 +33,9 @@ class FormRequest:
     server: str
     message: str
     schema: Mapping[str, Any]
+    session_id: str = ""
+    """The conversation whose tool call asks ("" when not known): where the window shows the form."""
+    tool: str = ""
 
     def properties(self) -> dict[str, dict[str, Any]]:
         props = self.schema.get("properties") or {}
@@ -54,6 +57,8 @@ class UrlRequest:
     message: str
     url: str
     elicitation_id: str = ""
+    session_id: str = ""
+    tool: str = ""
 
     @property
     def host(self) -> str:

@@ -32,6 +32,7 @@ from threadline.tools.mcp.config import McpServerConfig, Transport
 from threadline.tools.mcp.state import ServerState, ServerStatus
 from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import LIGHT, ThemeColors
+from threadline.ui.settings.mcp_server_details import McpServerDetails
 from threadline.ui.settings.mcp_server_editor import McpServerEditor
 
 log = logging.getLogger("threadline.ui.settings_mcp")
@@ -100,6 +101,7 @@ class McpServersPage(QWidget):
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         right.addWidget(self.error)
+        self.server_details = McpServerDetails(engine)
         run_row = QHBoxLayout()
         self.start_button = QPushButton("Start")
         self.restart_button = QPushButton("Restart")
@@ -125,6 +127,7 @@ class McpServersPage(QWidget):
         self.tools.setAccessibleName("Tools of the server")
         self.tools.setWordWrap(True)
         right.addWidget(self.tools, 1)
+        right.addWidget(self.server_details)
         edit_row = QHBoxLayout()
         edit_row.addStretch(1)
         self.remove_button = QPushButton("Remove")
@@ -145,6 +148,7 @@ class McpServersPage(QWidget):
             self.where,
             self.status,
             self.error,
+            self.server_details,
             self.start_button,
             self.restart_button,
             self.stop_button,
@@ -177,6 +181,7 @@ class McpServersPage(QWidget):
         self._fill_list()
 
     def detach(self) -> None:
+        self.server_details.detach()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -283,6 +288,7 @@ class McpServersPage(QWidget):
         self.status.setStyleSheet(f"color: {self._status_colour(state.status)}; font-weight: 600;")
         self.error.setText(f"Last error: {state.error}" if state.error else "")
         self.error.setVisible(bool(state.error))
+        self.server_details.show_server(config.name, state)
         running = state.status in (ServerStatus.READY, ServerStatus.STARTING)
         self.start_button.setEnabled(not running and config.enabled)
         self.restart_button.setEnabled(config.enabled and state.status is not ServerStatus.STARTING)

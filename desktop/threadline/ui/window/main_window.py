@@ -273,6 +273,12 @@ class MainWindow(QMainWindow):
             engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False)
         )
         self.closed.connect(self.approvals.detach)
+        from threadline.ui.window.mcp_person import WindowPerson
+
+        self.mcp_person = WindowPerson(
+            engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False), self.theme
+        )
+        self.closed.connect(self.mcp_person.detach)
         self.sidebar.set_engine(engine)
         self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self.session_tabs.session_event)
         saved_zoom = await engine.settings.get_setting(ZOOM_KEY, 0)
