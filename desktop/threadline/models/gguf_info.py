@@ -56,8 +56,25 @@ class GgufInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GgufInfo:
-        fields = {k: data.get(k) for k in cls.__dataclass_fields__}
-        return cls(**fields)
+        def num(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) else None
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        return cls(
+            version=num("version") or 3,
+            architecture=text("architecture") or "unknown",
+            name=text("name"),
+            context_length=num("context_length"),
+            chat_template=text("chat_template"),
+            block_count=num("block_count"),
+            embedding_length=num("embedding_length"),
+            head_count=num("head_count"),
+            head_count_kv=num("head_count_kv"),
+        )
 
 
 def check_header(path: Path, name: str | None = None) -> int:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from threadline.models.errors import HubError
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 SEARCH_LIMIT = 30
@@ -43,8 +47,8 @@ class Hub:
         self.endpoint = (endpoint or default_endpoint()).rstrip("/")
         self._token = token
 
-    def _api(self):  # type: ignore[no-untyped-def]  # HfApi is imported late (start-up time)
-        from huggingface_hub import HfApi
+    def _api(self) -> HfApi:
+        from huggingface_hub import HfApi  # late: it costs start-up time
 
         return HfApi(endpoint=self.endpoint, token=self._token or False)
 
