@@ -21,9 +21,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import pytest
+
 SLICE = 16 * 1024
+REPO = "tiny/Tiny-Llama-GGUF"
+FILE = "tiny-llama.Q8_0.gguf"
+BROKEN_REPO = "someone/Broken-GGUF"
 
 
 @dataclass
@@ -172,3 +178,30 @@ def running_hub(hub: FakeHub | None = None) -> Iterator[FakeHub]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The bytes of a tiny GGUF llama (``tests/support/tiny_gguf.py``), made once per run."""
+    from tests.support.tiny_gguf import make_tiny_gguf
+
+    return make_tiny_gguf(tmp_path_factory.mktemp("gguf") / FILE).read_bytes()
+
+
+@pytest.fixture
+def hub(tiny_model: bytes) -> Iterator[FakeHub]:
+    """A fake Hub with ``REPO`` (two quantisations) and ``BROKEN_REPO`` (a file that is not GGUF)."""
+    with running_hub() as fake:
+        fake.add(REPO, FILE, tiny_model, downloads=100)
+        fake.add(REPO, "tiny-llama.F16.gguf", tiny_model[:-7] + b"1234567", downloads=100)
+        fake.add(BROKEN_REPO, "other.gguf", b"x", downloads=5)
+        yield fake
+
+
+def point_at(data_dir: Path, hub: FakeHub, folder: Path | None = None) -> None:
+    """The data folder's local-model settings: this fake Hub (and a models folder, when given)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config: dict[str, str] = {"hub_endpoint": hub.url}
+    if folder is not None:
+        config["folder"] = str(folder)
+    (data_dir / "local-models.json").write_text(json.dumps(config))

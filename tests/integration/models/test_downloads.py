@@ -11,8 +11,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from tests.integration.models.conftest import FILE, REPO, point_at
-from tests.support.fake_hub import FakeHub
+from tests.support.fake_hub import BROKEN_REPO, FILE, REPO, FakeHub, point_at
 from tests.support.waiting import until
 
 from threadline.engine.models import Models
@@ -134,7 +133,7 @@ async def test_a_corrupted_download_is_deleted_and_said_so(tmp_path: Path, hub: 
 
 async def test_a_download_that_is_not_gguf_is_refused_naming_the_file(tmp_path: Path, hub: FakeHub) -> None:
     models = open_models(tmp_path, hub)
-    job = await models.pull("someone/Broken-GGUF", "other.gguf")
+    job = await models.pull(BROKEN_REPO, "other.gguf")
     await models.wait(job.id)
     assert job.state is State.FAILED
     assert job.message is not None and job.message.startswith("other.gguf is not a GGUF model file")
