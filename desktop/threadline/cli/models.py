@@ -54,8 +54,8 @@ async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.std
         found = await models.search(args.text)
         if not found:
             out.write(f"No GGUF model on {models.endpoint} matches {args.text!r}.\n")
-        for m in found:
-            out.write(f"{m.repo}\t{m.downloads:,} downloads\n")
+        for hit in found:
+            out.write(f"{hit.repo}\t{hit.downloads:,} downloads\n")
         return 0
     if action == "files":
         from threadline.models.fit import human_size
