@@ -199,6 +199,10 @@ class DownloadQueue:
         except OSError as err:
             job.state = State.FAILED
             job.message = f"Could not save {job.file.name}: {err.strerror or err}."
+        except Exception as err:  # a bug: said and logged, and the waiters still hear the end
+            log.exception("the download of %s failed", job.id)
+            job.state = State.FAILED
+            job.message = f"The download of {job.file.name} failed: {err}. The log has the details."
         job.speed = 0.0
         self._finish(job)
 
