@@ -112,7 +112,7 @@ async def shoot(app: Any, out: Path) -> int:
         await until(lambda: page.search.results.count() == 2)
         page.search.results.setCurrentRow(0)
         await until(lambda: page.quants.tree.topLevelItemCount() == 3)
-        hub.delay = 0.08
+        hub.hold_after = 180_000
         page.quants.tree.setCurrentItem(page.quants.tree.topLevelItem(2))
         page.quants.download.click()
         await until(lambda: any(j.done > 150_000 for j in engine.models.downloads()))

@@ -6,7 +6,10 @@ LFS SHA-256), ``GET /REPO/resolve/main/FILE`` (a 302 to ``/cdn/…``, as the Hub
 its storage) and the file itself with ``Range`` support. Knobs a test turns:
 
 - ``drop_after``: bytes of a response after which the connection is cut (once per value set);
-- ``delay``: seconds to wait between 16 KB chunks (a slow link, to stop a download midway);
+- ``delay``: seconds to wait between 16 KB chunks (a slow link);
+- ``hold_after``: bytes of a response after which the server waits until ``release()`` (a
+  download that is surely midway when the test pauses, cancels or kills it, however busy
+  the machine);
 - ``bad_sha``: names whose announced SHA-256 is wrong (a corrupted transfer, as the client sees it);
 - ``requests``: every ``(path, Range header)`` asked, to see that a resume used Range.
 """
@@ -40,12 +43,19 @@ class FakeHub:
     drop_after: int | None = None
     delay: float = 0.0
     bad_sha: set[str] = field(default_factory=set)
+    hold_after: int | None = None
+    released: threading.Event = field(default_factory=threading.Event)
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     url: str = ""
 
     def add(self, repo: str, name: str, content: bytes, downloads: int = 10) -> None:
         self.files.setdefault(repo, {})[name] = content
         self.downloads[repo] = downloads
+
+    def release(self) -> None:
+        """Let held responses go on, and hold no more."""
+        self.hold_after = None
+        self.released.set()
 
     def sha(self, repo: str, name: str) -> str:
         if name in self.bad_sha:
@@ -159,6 +169,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 sent += len(piece)
                 if hub.delay:
                     time.sleep(hub.delay)
+                if hub.hold_after is not None and sent >= hub.hold_after:
+                    hub.released.wait(timeout=120)
 
     return Handler
 
@@ -175,6 +187,7 @@ def running_hub(hub: FakeHub | None = None) -> Iterator[FakeHub]:
     try:
         yield hub
     finally:
+        hub.release()
         server.shutdown()
         server.server_close()
         thread.join(timeout=30)

@@ -45,7 +45,7 @@ def test_search_then_pull_killed_midway_resumes_in_a_new_process(tmp_path: Path,
     assert found.returncode == 0, found.stderr
     assert found.stdout.startswith(REPO + "\t")
 
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 200_000  # held there until the kill: surely midway
     process = subprocess.Popen(
         [sys.executable, "-m", "threadline", "--data-dir", str(data), "models", "pull", REPO, "--file", FILE],
         stdout=subprocess.PIPE,
@@ -61,7 +61,7 @@ def test_search_then_pull_killed_midway_resumes_in_a_new_process(tmp_path: Path,
     kept = part.stat().st_size
     assert 100_000 < kept < len(hub.files[REPO][FILE])
 
-    hub.delay = 0.0
+    hub.release()
     again = models(data, hub, "pull", REPO, "--file", FILE)
     assert again.returncode == 0, again.stderr
     assert f"Resuming {FILE} from " in again.stderr

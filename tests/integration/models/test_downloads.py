@@ -65,7 +65,7 @@ async def test_a_dropped_connection_is_resumed_from_the_partial_file(tmp_path: P
 
 async def test_pause_keeps_the_part_and_resume_asks_only_for_the_rest(tmp_path: Path, hub: FakeHub) -> None:
     models = open_models(tmp_path, hub)
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 200_000
     job = await models.pull(REPO, FILE)
     await until(lambda: job.done > 50_000 and job.speed > 0, "some bytes arrived, at a speed")
     assert job.eta is not None and job.eta > 0
@@ -75,7 +75,7 @@ async def test_pause_keeps_the_part_and_resume_asks_only_for_the_rest(tmp_path: 
     part = models.folder / ".partial" / (FILE + ".part")
     await until(lambda: part.stat().st_size > 0, "the part on disk")
     kept = part.stat().st_size
-    hub.delay = 0.0
+    hub.release()
     models.resume(job.id)
     await until(lambda: job.state is State.DONE, "the download finished")
     assert hub.ranges(FILE)[-1] == f"bytes={kept}-"
@@ -85,11 +85,11 @@ async def test_pause_keeps_the_part_and_resume_asks_only_for_the_rest(tmp_path: 
 
 async def test_a_restart_finds_the_paused_part_and_resumes_it(tmp_path: Path, hub: FakeHub) -> None:
     models = open_models(tmp_path, hub)
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 200_000
     job = await models.pull(REPO, FILE)
     await until(lambda: job.done > 50_000, "some bytes arrived")
     await models.aclose()  # the app stops mid-download
-    hub.delay = 0.0
+    hub.release()
     again = Models(tmp_path / "data")
     (paused,) = again.downloads()
     kept = paused.done
@@ -104,7 +104,7 @@ async def test_a_restart_finds_the_paused_part_and_resumes_it(tmp_path: Path, hu
 
 async def test_cancel_removes_the_partial_file(tmp_path: Path, hub: FakeHub) -> None:
     models = open_models(tmp_path, hub)
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 100_000
     job = await models.pull(REPO, FILE)
     await until(lambda: job.done > 20_000, "some bytes arrived")
     models.cancel(job.id)
@@ -143,11 +143,12 @@ async def test_a_download_that_is_not_gguf_is_refused_naming_the_file(tmp_path: 
 
 async def test_several_downloads_wait_their_turn_in_the_queue(tmp_path: Path, hub: FakeHub) -> None:
     models = open_models(tmp_path, hub)
-    hub.delay = 0.02
+    hub.hold_after = 100_000
     first = await models.pull(REPO, FILE)
     second = await models.pull(REPO, "tiny-llama.F16.gguf")
     await until(lambda: first.state is State.RUNNING, "the first one running")
     assert second.state is State.QUEUED
+    hub.release()
     await models.wait(first.id)
     await models.wait(second.id)
     assert first.state is State.DONE and second.state is State.DONE, (first.message, second.message)
@@ -175,10 +176,11 @@ async def test_a_disk_filling_up_pauses_the_download_and_keeps_the_part(tmp_path
     with small_tmpfs(tmp_path / "disk", "80m") as disk:
         models = open_models(tmp_path, hub)
         models.set_folder(disk / "models")
-        hub.delay = 0.05
+        hub.delay, hub.hold_after = 0.05, 200_000
         job = await models.pull(REPO, FILE)
         await until(lambda: job.done > 20_000, "some bytes arrived")
         filler = fill(disk)
+        hub.release()  # the rest arrives on a full disk
         await models.wait(job.id)
         assert job.state is State.PAUSED
         assert job.message is not None and job.message.startswith(
@@ -187,7 +189,7 @@ async def test_a_disk_filling_up_pauses_the_download_and_keeps_the_part(tmp_path
         part = disk / "models" / ".partial" / (FILE + ".part")
         assert part.stat().st_size == job.done > 0
         filler.unlink()
-        hub.delay = 0.0
+        hub.release()
         models.resume(job.id)
         await until(lambda: job.state in (State.DONE, State.FAILED), "the download ended")
         assert job.state is State.DONE, job.message

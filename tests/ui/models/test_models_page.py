@@ -65,7 +65,7 @@ def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHu
     assert row.text(2).startswith("≈ ") and row.text(3) in ("fits in memory", "fits in GPU memory")
     assert page.quants.machine.text().startswith("This computer: memory ")
 
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 200_000
     click(qtbot, page.quants.download)
     qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
     download = page.rows[f"{REPO}/{FILE}"]
@@ -79,7 +79,7 @@ def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHu
     part = harness.data_dir / "models" / ".partial" / (FILE + ".part")
     kept = part.stat().st_size
     assert kept > 0
-    hub.delay = 0.0
+    hub.release()
     click(qtbot, download.pause)  # now Resume
     qtbot.waitUntil(lambda: download.status.text() == "Downloaded and checked", timeout=WAIT)
     qtbot.waitUntil(lambda: page.installed.names() == [FILE], timeout=WAIT)
@@ -105,7 +105,7 @@ def test_cancel_deletes_the_part_and_the_row(harness: Any, hub: FakeHub) -> None
     qtbot = harness.qtbot
     page = open_page(harness)
     search_and_pick(qtbot, page, FILE)
-    hub.delay = 0.05
+    hub.delay, hub.hold_after = 0.05, 100_000
     click(qtbot, page.quants.download)
     qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
     download = page.rows[f"{REPO}/{FILE}"]
