@@ -82,6 +82,7 @@ class Models:
             raise ModelError(f"Could not use {folder} for models: {err.strerror or err}.") from err
         self.library.folder = folder
         self._write_config(folder=str(folder))
+        self.queue.forget_stopped()
         self.queue.restore_partials()
 
     @property

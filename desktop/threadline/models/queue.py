@@ -84,6 +84,13 @@ class DownloadQueue:
             job.done = part.stat().st_size if part.exists() else 0
             self._jobs.setdefault(job.id, job)
 
+    def forget_stopped(self) -> None:
+        """Drop the jobs that are not running (the models folder changed: their parts stay in
+        the old one, and come back as paused jobs when it is chosen again)."""
+        for job_id, job in list(self._jobs.items()):
+            if job.state not in ACTIVE:
+                del self._jobs[job_id]
+
     # -- changing ---------------------------------------------------------------------------
     def add(self, file: HubFile) -> DownloadJob:
         """Queue ``file`` (a paused or failed job of the same file resumes from its part)."""
@@ -141,8 +148,10 @@ class DownloadQueue:
     async def wait(self, job_id: str) -> DownloadJob:
         """Until the job is done, failed, paused or cancelled."""
         job = self.get(job_id)
-        event = self._done_events.setdefault(job_id, asyncio.Event())
-        if job.state in ACTIVE:
+        # Until its task has ended too: a paused job's task still has its part to close.
+        while job.state in ACTIVE or job_id in self._tasks:
+            event = self._done_events.setdefault(job_id, asyncio.Event())
+            event.clear()  # an earlier run's end; this run's end sets it again
             await event.wait()
         return job
 
@@ -172,9 +181,19 @@ class DownloadQueue:
             try:
                 await asyncio.wait([task])
             finally:
-                self._tasks.pop(job.id, None)
+                if self._tasks.get(job.id) is task:
+                    del self._tasks[job.id]
 
     async def _one(self, job: DownloadJob) -> None:
+        try:
+            await self._transfer(job)
+        finally:
+            if self._tasks.get(job.id) is asyncio.current_task():
+                del self._tasks[job.id]
+            job.speed = 0.0
+            self._finish(job)
+
+    async def _transfer(self, job: DownloadJob) -> None:
         job.state = State.RUNNING
         job.message = None
         self._changed(job)
@@ -182,11 +201,9 @@ class DownloadQueue:
             job.model = await transfer(job, self.library, self._http(), self._changed, self.retry_wait)
             job.state = State.DONE
             job.message = None
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # Pause or Cancel: this task's own end, not the loop's
             if job.state is State.CANCELLED:
                 discard_part(self.library, job.file.name)
-            self._finish(job)
-            return
         except DiskFullError:
             job.state = State.PAUSED
             job.message = (
@@ -203,8 +220,6 @@ class DownloadQueue:
             log.exception("the download of %s failed", job.id)
             job.state = State.FAILED
             job.message = f"The download of {job.file.name} failed: {err}. The log has the details."
-        job.speed = 0.0
-        self._finish(job)
 
     def _http(self) -> Any:
         if self._client is None:

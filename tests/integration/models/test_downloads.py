@@ -206,3 +206,24 @@ async def test_hub_errors_are_sentences(tmp_path: Path, hub: FakeHub) -> None:
     with pytest.raises(HubError, match=f"{REPO} has no file missing.gguf"):
         await models.pull(REPO, "missing.gguf")
     await models.aclose()
+
+
+async def test_a_paused_part_follows_its_folder(tmp_path: Path, hub: FakeHub) -> None:
+    models = open_models(tmp_path, hub)
+    hub.hold_after = 100_000
+    job = await models.pull(REPO, FILE)
+    await until(lambda: job.done >= 100_000, "some bytes arrived")
+    models.pause(job.id)
+    await models.wait(job.id)
+    first = models.folder
+    models.set_folder(tmp_path / "elsewhere")
+    assert models.downloads() == []  # the part stays in the first folder
+    models.set_folder(first)
+    (again,) = models.downloads()
+    assert again.state is State.PAUSED and again.done == job.done
+    hub.release()
+    models.resume(again.id)
+    await models.wait(again.id)
+    assert again.state is State.DONE, again.message
+    assert (first / FILE).read_bytes() == hub.files[REPO][FILE]
+    await models.aclose()
