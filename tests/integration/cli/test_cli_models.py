@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -111,3 +112,24 @@ def test_pull_of_a_corrupted_file_fails_and_keeps_nothing(tmp_path: Path, hub: F
     assert last.startswith(f"threadline: {FILE} did not match the checksum"), failed.stderr
     assert not (data / "models" / FILE).exists()
     assert not list((data / "models" / ".partial").iterdir())
+
+
+def test_ctrl_c_during_pull_keeps_the_part(tmp_path: Path, hub: FakeHub) -> None:
+    data = tmp_path / "data"
+    hub.hold_after = 200_000
+    process = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "--data-dir", str(data), "models", "pull", REPO, "--file", FILE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**ENV, "HF_ENDPOINT": hub.url},
+    )
+    part = data / "models" / ".partial" / (FILE + ".part")
+    deadline = time.monotonic() + 60
+    while not (part.exists() and part.stat().st_size >= 200_000) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.decode().strip().endswith("threadline: interrupted")
+    assert part.stat().st_size >= 200_000
+    assert (part.parent / (FILE + ".part.json")).exists()  # the note that lets the next pull resume
