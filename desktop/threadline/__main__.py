@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.db import add_db_parser
     from threadline.cli.export import add_export_parser
     from threadline.cli.import_ import add_import_parser
+    from threadline.cli.models import add_models_parser
     from threadline.cli.options import (
         add_list_parser,
         add_mcp_parser,
@@ -222,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_parser(commands, common)
     add_changes_parser(commands, common)
     add_restore_parser(commands, common)
+    add_models_parser(commands, common)
     return parser
 
 

@@ -75,6 +75,8 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(workspace_command(args, data_dir, database_url))
         if args.command == "agent":
             return asyncio.run(agent_command(args, data_dir, database_url))
+        if args.command == "models":
+            return asyncio.run(models_command(args, data_dir, database_url))
         if args.command == "show":
             from threadline.cli import show as cli_show
 
@@ -115,6 +117,20 @@ async def agent_command(args: argparse.Namespace, data_dir: Path, database_url: 
     except cli_agent.AgentCommandError as err:
         raise CommandError(str(err)) from err
     except (AgentFormatError, EngineError, StoreError) as err:
+        raise CommandError(err.user_message) from err
+    finally:
+        await engine.aclose()
+
+
+async def models_command(args: argparse.Namespace, data_dir: Path, database_url: str | None) -> int:
+    """``threadline models …`` (``cli.models``); a refusal is one ``threadline:`` line."""
+    from threadline.cli import models as cli_models
+    from threadline.models.errors import ModelError
+
+    engine = await open_engine(data_dir, database_url)
+    try:
+        return await cli_models.run(engine, args)
+    except ModelError as err:
         raise CommandError(err.user_message) from err
     finally:
         await engine.aclose()

@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.models import FileChoice
     from threadline.interchange.model import ImportProgress, ImportReport
+    from threadline.models.download import DownloadJob
+    from threadline.models.fit import Fit
+    from threadline.models.hub import HubFile, HubModel
+    from threadline.models.library import InstalledModel
+    from threadline.models.machine import Machine
     from threadline.tools.mcp.calls import CallProgress
     from threadline.tools.mcp.details import ServerDetails
     from threadline.tools.mcp.manager import McpServerManager
@@ -591,6 +597,55 @@ class McpServersApi(Protocol):
     async def sign_out(self, name: str) -> ServerState: ...
 
 
+class ModelsApi(Protocol):
+    """``engine.models`` (``engine/models.py``): local GGUF models (docs/local-models.md): the Hub
+    search, a model's quantisations with their fit, the models folder and the download queue.
+    Failures raise ``ModelError`` (with a ``user_message``)."""
+
+    @property
+    def folder(self) -> Path: ...
+    @property
+    def default_folder(self) -> Path: ...
+    def set_folder(self, folder: Path) -> None:
+        """This computer's models folder from now on (kept in the data folder)."""
+        ...
+
+    @property
+    def endpoint(self) -> str: ...
+    def machine(self, fresh: bool = False) -> Machine: ...
+    async def search(self, text: str) -> list[HubModel]: ...
+    async def files(self, repo: str, context: int = ...) -> list[FileChoice]:
+        """The repository's GGUF files, each with its size and whether it fits at ``context``."""
+        ...
+
+    async def installed(self) -> list[InstalledModel]: ...
+    def fit_of(self, model: InstalledModel, context: int = ...) -> Fit: ...
+    async def import_file(self, path: Path) -> InstalledModel:
+        """A GGUF the user has, checked (magic, version, architecture), into the folder."""
+        ...
+
+    async def remove(self, name: str) -> None: ...
+    async def pull(self, repo: str, name: str) -> DownloadJob:
+        """Queue a file of the Hub; a part of the same file on disk is resumed."""
+        ...
+
+    def download(self, file: HubFile) -> DownloadJob: ...
+    def downloads(self) -> list[DownloadJob]: ...
+    def pause(self, job_id: str) -> None: ...
+    def resume(self, job_id: str) -> None: ...
+    def cancel(self, job_id: str) -> None:
+        """Stop and delete the partial file."""
+        ...
+
+    async def wait(self, job_id: str) -> DownloadJob:
+        """Until the download is done, failed, paused or cancelled."""
+        ...
+
+    def subscribe(self, listener: Callable[[DownloadJob], None]) -> Callable[[], None]:
+        """Called on the loop at each change (progress at most five times a second)."""
+        ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -631,6 +686,8 @@ class EngineApi(Protocol):
     def mcp_people(self) -> McpPeopleApi: ...
     @property
     def mcp_servers(self) -> McpServersApi: ...
+    @property
+    def models(self) -> ModelsApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

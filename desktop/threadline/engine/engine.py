@@ -11,8 +11,9 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 (``engine/registry.py``: the live conversations and their lifecycle), ``turns``
 (``engine/turns.py``: send, compare, regenerate, stop, compact), ``library``
 (``engine/library.py``: search, export, import, usage), ``agents``, ``projects``,
-``messages``, ``controls``, ``providers``, ``settings``, ``database`` and ``workspace``
-(``engine/workspace.py``: what the tools changed on disk, and the way back).
+``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
+(``engine/workspace.py``: what the tools changed on disk, and the way back) and ``models``
+(``engine/models.py``: local models, their search and downloads).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
 from threadline.engine.mcp_servers import McpServers
 from threadline.engine.message_ops import MessageOps
+from threadline.engine.models import Models
 from threadline.engine.projects import ProjectService
 from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
@@ -105,6 +107,8 @@ class Engine:
         self.turns.runner.instructions = McpInstructions(self.tool_servers).block
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
+        self.models = Models(data_dir)
+        """Local models: the Hub search, the models folder, downloads (``engine/models.py``)."""
         self.leases = (
             SessionLeases(
                 store,
@@ -170,6 +174,7 @@ class Engine:
         await self.workspace.aclose()  # the looks ahead at the allowed folders
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
+        await self.models.aclose()  # downloads pause, their parts kept
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()

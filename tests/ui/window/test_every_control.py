@@ -284,6 +284,14 @@ def check_settings(harness: Any) -> None:
     close_settings(harness, dialog)
 
 
+def check_local_models(harness: Any) -> None:
+    choose_from_menu_bar(harness, "Local Models…")
+    page = harness.window.models_page
+    harness.qtbot.waitUntil(lambda: page.isVisible() and page.installed.loaded >= 1, timeout=TIMEOUT)
+    assert page.windowTitle() == "Local Models"
+    page.close()
+
+
 def check_quit(harness: Any) -> None:
     with harness.qtbot.waitSignal(harness.window.closed, timeout=TIMEOUT):
         choose_from_menu_bar(harness, "Quit")
@@ -460,6 +468,7 @@ MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Export…": check_export_chats,
     "Install MCP Extension…": check_install_extension,
     "Settings…": check_settings,
+    "Local Models…": check_local_models,
     "Quit": check_quit,
     "Search Chats": check_search_chats,
     "Write a Message": check_write_a_message,

@@ -56,6 +56,7 @@ from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
+from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
@@ -662,6 +663,8 @@ class SettingsDialog(QDialog):
         v.addSpacing(12)
         self.snapshots = SnapshotsSection(self.engine.workspace)
         v.addWidget(self.snapshots)
+        self.models_folder = ModelsFolderSection(self.engine.models, page)
+        v.addWidget(self.models_folder)
         v.addStretch(1)
         return page
 

@@ -550,6 +550,20 @@ class MainWindow(QMainWindow):
         dialog.open()
         self._settings_dialog = dialog
 
+    def open_models(self) -> None:
+        """File → Local Models… (``ui/models/``): one page per window, brought forward if open."""
+        if self.engine is None:
+            return
+        from threadline.ui.models.models_page import ModelsPage
+
+        page = getattr(self, "models_page", None)
+        if page is None or not page.isVisible():
+            page = ModelsPage(self.engine.models, self)
+            self.models_page = page
+        page.show()
+        page.raise_()
+        page.activateWindow()
+
     def refresh_models(self) -> None:
         if self.engine is not None:
             self.catalog.refresh_in_background(self.engine)

@@ -82,6 +82,7 @@ class WindowMenus:
         self.act_settings = self._action(
             "&Settings…", lambda: w.open_settings(), [K(SK.Preferences), K("Ctrl+,")]
         )
+        self.act_models = self._action("Local &Models…", lambda: w.open_models())
         self.act_quit = self._action("&Quit", w.close, [K(SK.Quit), K("Ctrl+Q")])
         self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
         # Ctrl+F finds in the open chat (each tab's find bar); Ctrl+K searches all chats.
@@ -142,6 +143,7 @@ class WindowMenus:
         file_menu.addAction(self.act_export)
         file_menu.addAction(self.act_install_extension)
         file_menu.addSeparator()
+        file_menu.addAction(self.act_models)
         file_menu.addAction(self.act_settings)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -174,7 +176,13 @@ class WindowMenus:
         if not self.built:
             return  # ``build`` sets them as it ends
         w = self.window
-        for a in (self.act_new, self.act_export, self.act_settings, self.act_install_extension):
+        for a in (
+            self.act_new,
+            self.act_export,
+            self.act_settings,
+            self.act_install_extension,
+            self.act_models,
+        ):
             a.setEnabled(enabled)
         if w.sidebar_built:
             w.sidebar.new_button.setEnabled(enabled)

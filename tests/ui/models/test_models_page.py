@@ -1,0 +1,140 @@
+"""The Models page, driven as a person does: File → Local Models…, search, pick a model and a
+quantisation, Download, Pause, Resume, Cancel, Remove and Import — against a fake Hub on
+127.0.0.1 (``tests/support/fake_hub.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QWidget
+from tests.support.fake_hub import FILE, REPO, FakeHub, point_at
+
+WAIT = 30000
+
+
+def click(qtbot: Any, button: QWidget) -> None:
+    assert button.isEnabled(), button
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def click_row(qtbot: Any, view: QAbstractItemView, text: str) -> None:
+    """Click the row whose first column reads ``text`` (or starts with it)."""
+    model = view.model()
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        if str(index.data()).startswith(text):
+            view.scrollTo(index)
+            qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(index).center())
+            return
+    raise AssertionError(f"no row {text!r}")
+
+
+def open_page(harness: Any) -> Any:
+    window = harness.window
+    file_menu: QMenu = window.menus.titles["file"]
+    (action,) = [a for a in file_menu.actions() if a.text() == "Local &Models…"]
+    action.trigger()  # the menu's item, as a click on it does
+    page = window.models_page
+    harness.qtbot.waitUntil(lambda: page.isVisible() and page.installed.loaded >= 1, timeout=WAIT)
+    return page
+
+
+def search_and_pick(qtbot: Any, page: Any, file: str) -> None:
+    page.search.box.setFocus()
+    qtbot.keyClicks(page.search.box, "tiny")
+    qtbot.keyClick(page.search.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.search.results.count() >= 1, timeout=WAIT)
+    click_row(qtbot, page.search.results, REPO)
+    qtbot.waitUntil(lambda: page.quants.tree.topLevelItemCount() == 2, timeout=WAIT)
+    click_row(qtbot, page.quants.tree, file)
+
+
+def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHub) -> None:
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    assert "pip install 'threadline[local]'" in page.runtime_note.text()
+    assert str(harness.data_dir / "models") in page.folder_label.text()
+
+    search_and_pick(qtbot, page, FILE)
+    row = page.quants.tree.currentItem()
+    assert row.text(0) == FILE and row.text(1) == "560 KB"
+    assert row.text(2).startswith("≈ ") and row.text(3) in ("fits in memory", "fits in GPU memory")
+    assert page.quants.machine.text().startswith("This computer: memory ")
+
+    hub.delay, hub.hold_after = 0.05, 200_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(
+        lambda: "/s, " in download.status.text() and "left" in download.status.text(), timeout=WAIT
+    )
+    assert download.bar.value() > 0
+    click(qtbot, download.pause)
+    qtbot.waitUntil(lambda: download.pause.text() == "Resume", timeout=WAIT)
+    assert download.status.text().endswith("— paused")
+    part = harness.data_dir / "models" / ".partial" / (FILE + ".part")
+    kept = part.stat().st_size
+    assert kept > 0
+    hub.release()
+    click(qtbot, download.pause)  # now Resume
+    qtbot.waitUntil(lambda: download.status.text() == "Downloaded and checked", timeout=WAIT)
+    qtbot.waitUntil(lambda: page.installed.names() == [FILE], timeout=WAIT)
+    assert hub.ranges(FILE)[-1] == f"bytes={kept}-"  # Resume asked only for the rest
+    qtbot.waitUntil(
+        lambda: any(
+            page.quants.tree.topLevelItem(i).text(3) == "downloaded"
+            for i in range(page.quants.tree.topLevelItemCount())
+        ),
+        timeout=WAIT,
+    )
+
+    page.installed.confirm = lambda name: name == FILE  # "Delete …?" answered Yes
+    click_row(qtbot, page.installed.tree, FILE)
+    click(qtbot, page.installed.remove)
+    qtbot.waitUntil(lambda: page.installed.names() == [], timeout=WAIT)
+    assert not (harness.data_dir / "models" / FILE).exists()
+
+
+def test_cancel_deletes_the_part_and_the_row(harness: Any, hub: FakeHub) -> None:
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    hub.delay, hub.hold_after = 0.05, 100_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: download.bar.value() > 0, timeout=WAIT)
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: not page.rows and page.no_downloads.isVisible(), timeout=WAIT)
+    partial = harness.data_dir / "models" / ".partial"
+    qtbot.waitUntil(lambda: not list(partial.iterdir()), timeout=WAIT)
+    assert page.installed.names() == []
+
+
+def test_import_refuses_a_file_that_is_not_gguf_and_takes_one_that_is(
+    harness: Any, hub: FakeHub, tiny_model: bytes, tmp_path: Path
+) -> None:
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    notes = tmp_path / "notes.gguf"
+    notes.write_text("not a model")
+    page.installed.ask_file = lambda: notes  # the file dialog's answer
+    click(qtbot, page.installed.import_button)
+    qtbot.waitUntil(lambda: page.message.isVisible(), timeout=WAIT)
+    assert page.message.text().startswith("Not imported: notes.gguf is not a GGUF model file")
+
+    mine = tmp_path / "mine.gguf"
+    mine.write_bytes(tiny_model)
+    page.installed.ask_file = lambda: mine
+    click(qtbot, page.installed.import_button)
+    qtbot.waitUntil(lambda: page.installed.names() == ["mine.gguf"], timeout=WAIT)
+    item = page.installed.tree.topLevelItem(0)
+    assert item.text(2) == "llama" and item.text(3) == "4,096 tokens" and item.text(4) == "import"
