@@ -11,8 +11,9 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 (``engine/registry.py``: the live conversations and their lifecycle), ``turns``
 (``engine/turns.py``: send, compare, regenerate, stop, compact), ``library``
 (``engine/library.py``: search, export, import, usage), ``agents``, ``projects``,
-``messages``, ``controls``, ``providers``, ``settings``, ``database`` and ``workspace``
-(``engine/workspace.py``: what the tools changed on disk, and the way back).
+``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
+(``engine/workspace.py``: what the tools changed on disk, and the way back) and ``mcp``
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.mcp_catalog import McpCatalog
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.projects import ProjectService
 from threadline.engine.provider_settings import Providers, Settings
@@ -68,6 +70,8 @@ class Engine:
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
+        self.mcp = McpCatalog(self.tool_servers)
+        """The MCP servers' prompts and resources (``engine/mcp_catalog.py``)."""
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""
