@@ -236,6 +236,12 @@ async def _ask(
         return 0
     assert isinstance(parsed, PlainText)  # problems were refused above
     prompt = parsed.text  # "//…" sends "/…"
+    from threadline.cli.mcp_catalog import expand
+
+    # A /server:prompt of a configured MCP server sends its messages; --resource is attached.
+    prompt, images, context = await expand(engine, prompt, getattr(args, "resource", None) or [], context)
+    if images and models:
+        raise CommandError("an MCP prompt's or resource's images cannot go to --models; nothing was sent")
     if args.yes:
         engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
@@ -254,7 +260,7 @@ async def _ask(
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
-        engine.turns.send(session_id, prompt, context=context)
+        engine.turns.send(session_id, prompt, images=images, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
     if not saved:
