@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -129,6 +130,8 @@ class Composer(QWidget):
     attachmentRefused = Signal(str)
     draftChanged = Signal()
     """The text or the attachments changed (the tab saves the draft, debounced)."""
+    mcpResourcesWanted = Signal()
+    """Attach → From MCP server… (the tab's ``ChatMcp`` opens the resource browser)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -186,7 +189,13 @@ class Composer(QWidget):
         self.attach_button.setObjectName("FlatButton")
         self.attach_button.setToolTip("Attach documents (PDF, Word, Excel, PowerPoint, text…) or images")
         self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.attach_button.clicked.connect(self._choose_files)
+        self.attach_button.clicked.connect(self._attach_clicked)
+        # With MCP servers configured (``set_mcp_available``), Attach offers their resources too.
+        self.attach_menu = QMenu(self.attach_button)
+        self.attach_menu.setAccessibleName("Attach")
+        self.attach_menu.addAction("Files…", self._choose_files)
+        self.attach_menu.addAction("From MCP server…", self.mcpResourcesWanted.emit)
+        self._mcp_available = False
         row.addWidget(self.attach_button)
         self.agent_picker = AgentPicker()
         row.addWidget(self.agent_picker)
@@ -401,6 +410,22 @@ class Composer(QWidget):
             self._selected_index = index
             self.modelChosen.emit(choice)
             self._update_tokens()
+
+    def set_mcp_available(self, available: bool) -> None:
+        """Whether Attach opens its menu (files, or an MCP server's resources) or the file dialog."""
+        self._mcp_available = available
+        self.attach_button.setToolTip(
+            "Attach documents, images, or an MCP server's resources"
+            if available
+            else "Attach documents (PDF, Word, Excel, PowerPoint, text…) or images"
+        )
+
+    def _attach_clicked(self) -> None:
+        if not self._mcp_available:
+            self._choose_files()
+            return
+        # Popped up (not exec'd): no nested event loop inside the click.
+        self.attach_menu.popup(self.attach_button.mapToGlobal(self.attach_button.rect().bottomLeft()))
 
     def _choose_files(self) -> None:
         from threadline.documents import file_dialog_filter  # the readers load on first use
