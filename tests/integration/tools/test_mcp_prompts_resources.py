@@ -7,6 +7,8 @@ resources and templates, a subscription and a list change the server itself anno
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
 import pytest
 from tests.support.everything import STATIC_TEXT, TEXT_TEMPLATE, everything_config
@@ -16,6 +18,7 @@ from threadline.core.mcp_catalog import CatalogChange, expand_template
 from threadline.core.messages import ContextFile
 from threadline.engine.engine import Engine
 from threadline.engine.mcp_catalog import McpCatalogError
+from threadline.tools.mcp.config import McpServerConfig
 
 pytestmark = pytest.mark.asyncio
 
@@ -115,3 +118,21 @@ async def test_a_new_resource_refreshes_the_list(engine: Engine) -> None:
     after = {r.uri for r in await engine.mcp.resources("everything")}
     assert after - before
     await asyncio.sleep(0)
+
+
+PROMPTING_SERVER = Path(__file__).parent / "servers" / "prompting_server.py"
+
+
+async def test_a_servers_new_prompt_is_listed_when_it_says_its_prompts_changed(engine: Engine) -> None:
+    await engine.tool_servers.save_server(
+        McpServerConfig("prompting", command=sys.executable, args=(str(PROMPTING_SERVER),))
+    )
+    assert [p.name for p in await engine.mcp.refresh_prompts()] == ["greet"]
+    changes: list[CatalogChange] = []
+    engine.mcp.watch(changes.append)
+    output = await (await engine.tool_servers.connection("prompting")).call("add_farewell", {})
+    assert output.text == "added", output.text
+    await until(lambda: CatalogChange("prompting", "prompts") in changes, "the prompt list change")
+    assert [p.name for p in engine.mcp.known_prompts()] == ["greet", "farewell"]  # listed again first
+    turn = await engine.mcp.get_prompt("prompting", "farewell", {})
+    assert turn.text == "Goodbye!"
