@@ -154,7 +154,8 @@ def test_resources_attached_from_the_browser_are_named_read_and_sent(harness: An
     assert [chip.toolTip().splitlines()[-1] for chip in composer.chips.chips()][1] == (
         "From MCP server everything: demo://resource/dynamic/text/7"
     )
-    type_and_send(qtbot, tab, "Summarise these")
+    type_and_send(qtbot, tab, "Summarise these")  # read again, then sent
+    qtbot.waitUntil(lambda: len(harness.server.requests) == 1, timeout=TIMEOUT)
     wait_idle(harness, tab, timeout=TIMEOUT)
     sent = last_user_text(harness)
     assert "Everything Server – Architecture" in sent and "Resource 7: This is a plaintext resource" in sent
@@ -174,3 +175,30 @@ def test_an_attached_resource_that_changes_is_marked_and_read_again(harness: Any
     )
     QApplication.processEvents()
     assert chips.resources() == [("everything", STATIC_TEXT)]
+
+
+def test_an_attached_resource_is_read_again_when_sent(harness: Any) -> None:
+    """The dynamic resources of server-everything carry the time they were made: the one sent is
+    the one read at Send, not the one read when it was attached."""
+    harness.server.enqueue(reply("Read it."))
+    tab = with_everything(harness)
+    uri = "demo://resource/dynamic/text/3"
+    tab.mcp.attach("everything", uri)
+    chips = tab.composer.chips
+    harness.qtbot.waitUntil(lambda: [e.state for e in chips.entries()] == [ChipState.READY], timeout=TIMEOUT)
+    [first] = tab.composer.attachments()
+    reads: list[str] = []
+    engine_read = harness.engine.mcp.read
+
+    async def counted(server: str, wanted: str) -> Any:
+        reads.append(wanted)
+        return await engine_read(server, wanted)
+
+    harness.engine.mcp.read = counted  # counts the reads, the server still answers them
+    type_and_send(harness.qtbot, tab, "What does it say?")
+    harness.qtbot.waitUntil(lambda: len(harness.server.requests) == 1, timeout=TIMEOUT)
+    wait_idle(harness, tab, timeout=TIMEOUT)
+    assert reads == [uri]
+    assert "Resource 3: This is a plaintext resource" in last_user_text(harness)
+    [prompt] = [m for m in tab.live.conversation.path() if m.context]
+    assert prompt.context[0].name == f"everything: {uri}" and first.name == prompt.context[0].name

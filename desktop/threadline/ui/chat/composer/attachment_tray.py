@@ -112,6 +112,8 @@ class Entry:
     """An MCP resource's (server, URI): read from the server, not from a file."""
     changed: bool = False
     """The server said the resource changed since it was attached (and it was read again)."""
+    reader: Callable[[], Awaitable[list[Attachment]]] | None = None
+    """Reads an MCP resource again (at send time, and when the server says it changed)."""
 
 
 def chip_text(entry: Entry) -> str:
@@ -254,7 +256,9 @@ class AttachmentTray(QWidget):
         from threadline.core.mcp_catalog import resource_name
 
         notes = (f"From MCP server {server}: {uri}",)
-        entry = Entry(resource_name(server, uri), ChipState.READING, notes=notes, source=(server, uri))
+        entry = Entry(
+            resource_name(server, uri), ChipState.READING, notes=notes, source=(server, uri), reader=read
+        )
         self._entries.append(entry)
         self._read_resource(entry, read)
         self._rebuild()
@@ -271,6 +275,22 @@ class AttachmentTray(QWidget):
                 self._read_resource(entry, read)
         self._rebuild()
         self.readingChanged.emit()
+
+    def reread_resources(self) -> bool:
+        """Read every attached MCP resource again (Send: what goes is the resource as it is now);
+        False when there is none to read."""
+        entries = [e for e in self._entries if e.reader is not None and e.task is None]
+        for entry in entries:
+            assert entry.reader is not None
+            self._read_resource(entry, entry.reader)
+        if entries:
+            self._rebuild()
+            self.readingChanged.emit()
+        return bool(entries)
+
+    def resources_failed(self) -> bool:
+        """Whether an MCP resource could not be read (Send then waits: the chip says why)."""
+        return any(e.source is not None and e.state is ChipState.FAILED for e in self._entries)
 
     def resources(self) -> list[tuple[str, str]]:
         """The (server, URI) of each MCP resource attached."""

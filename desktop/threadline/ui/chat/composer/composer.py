@@ -7,6 +7,8 @@ every character. Files dropped, pasted or attached become context (text: documen
 are read in a worker, see ``attachment_tray``) or images, each shown as a chip;
 unreadable or oversized files get a chip that says why, never half-attached, and
 Send waits (disabled, with the reason as its tooltip) while a file is being read.
+An MCP server's resource (Attach → From MCP server…) is read again when Send is pressed,
+and sent once read: what goes is the resource as it is then (docs/mcp.md).
 
 What is typed and attached is the session's draft: ``draftChanged`` tells the tab,
 which saves it through the engine so it survives a restart (``draft``/``set_draft``).
@@ -165,6 +167,8 @@ class Composer(QWidget):
         self.chips = AttachmentTray()
         self.chips.changed.connect(self._attachments_changed)
         self.chips.readingChanged.connect(self._update_buttons)
+        self.chips.readingChanged.connect(self._read_for_send)
+        self._send_when_read = False
         box.addWidget(self.chips)
 
         self.edit = _Edit()
@@ -376,6 +380,21 @@ class Composer(QWidget):
         attached = self.chips.ready_items()
         if self._busy or self._held or self.chips.reading_names() or (not text.strip() and not attached):
             return
+        if self.chips.reread_resources():  # MCP resources are sent as they are at send time
+            self._send_when_read = True
+            return
+        self._emit_submitted()
+
+    def _read_for_send(self) -> None:
+        """The MCP resources read again for a Send are in: send, unless one could not be read."""
+        if not self._send_when_read or self.chips.reading_names():
+            return
+        self._send_when_read = False
+        if not self.chips.resources_failed():
+            self._emit_submitted()
+
+    def _emit_submitted(self) -> None:
+        text, attached = self.text(), self.chips.ready_items()
         images = tuple(a for a in attached if isinstance(a, ImageBlock))
         context = tuple(a for a in attached if isinstance(a, ContextFile))
         self.submitted.emit(text, images, context)
