@@ -202,3 +202,27 @@ def test_an_attached_resource_is_read_again_when_sent(harness: Any) -> None:
     assert "Resource 3: This is a plaintext resource" in last_user_text(harness)
     [prompt] = [m for m in tab.live.conversation.path() if m.context]
     assert prompt.context[0].name == f"everything: {uri}" and first.name == prompt.context[0].name
+
+
+def test_at_lists_resources_and_templates_by_name_and_attaches_the_one_picked(harness: Any) -> None:
+    tab = with_everything(harness)
+    edit, qtbot = tab.composer.edit, harness.qtbot
+    edit.setFocus()
+    qtbot.keyClicks(edit, "Summarise @arch")
+    qtbot.waitUntil(lambda: tab.mcp.at_list is not None and tab.mcp.at_list.isVisible(), timeout=TIMEOUT)
+    at_list = tab.mcp.at_list
+    assert [e.name for e in at_list.shown()] == ["architecture.md"]
+    assert at_list.list.item(0).text() == f"@architecture.md  ·  everything  ·  {STATIC_TEXT}"
+    qtbot.keyClick(edit, Qt.Key.Key_Return)  # picks; does not send
+    assert edit.toPlainText() == "Summarise " and not at_list.isVisible()
+    qtbot.waitUntil(lambda: len(tab.composer.attachments()) == 1, timeout=TIMEOUT)
+    assert tab.composer.attachments()[0].name == f"everything: {STATIC_TEXT}"
+    qtbot.keyClicks(edit, "@dynamic")  # a word: what follows "@" up to the cursor
+    qtbot.waitUntil(at_list.isVisible, timeout=TIMEOUT)
+    assert [e.name for e in at_list.shown()] == ["Dynamic Text Resource", "Dynamic Blob Resource"]
+    qtbot.keyClick(edit, Qt.Key.Key_Tab)  # a template: the browser opens on its form
+    qtbot.waitUntil(
+        lambda: tab.mcp.browser is not None and tab.mcp.browser.variables is not None, timeout=TIMEOUT
+    )
+    assert tab.mcp.browser.variables.values() == {"resourceId": ""}
+    assert harness.server.requests == []

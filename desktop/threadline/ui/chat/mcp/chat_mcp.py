@@ -11,7 +11,10 @@ behaviour. Everything goes through ``engine.mcp`` (docs/mcp.md, "Prompts and res
   the prompt's messages and sends them as the user's turn through the composer: its text
   in the box, its images and embedded resources as chips, then Send, so the turn shows as
   any other. Required arguments that are missing open the form instead.
-* **Resources**: Attach → From MCP server… opens the browser (``resource_browser``); an
+* **Resources**: Attach → From MCP server… opens the browser (``resource_browser``), and
+  ``@`` in the text lists every enabled server's resources and templates by name
+  (``resource_completer``: a resource picked is attached, a template opens the browser on
+  its form); an
   attached resource becomes a chip naming its server and URI, read from the server, and the
   tab subscribes to it: when the server says it changed, the chip is marked and the
   resource read again, so what is sent is the resource as it is now.
@@ -28,10 +31,13 @@ from threadline.core.mcp_catalog import (
     CatalogChange,
     PromptInfo,
     PromptTurn,
+    ResourceInfo,
+    ResourceTemplateInfo,
     command_text,
     missing_arguments,
     parse_prompt_command,
 )
+from threadline.engine.errors import EngineError
 from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
     from threadline.ui.chat.composer.slash_completer import SlashCompleter
     from threadline.ui.chat.mcp.prompt_form import PromptForm
     from threadline.ui.chat.mcp.resource_browser import ResourceBrowser
+    from threadline.ui.chat.mcp.resource_completer import ResourceCompleter
     from threadline.ui.common.message_bridge import MessageBridge
 
 log = logging.getLogger("threadline.ui.chat.mcp")
@@ -68,6 +75,11 @@ class ChatMcp:
         self._completer: SlashCompleter | None = None
         self.form: PromptForm | None = None
         self.browser: ResourceBrowser | None = None
+        self.at_list: ResourceCompleter | None = None
+        """The ``@`` list, built on the first "@" typed."""
+        self.resources: list[ResourceInfo | ResourceTemplateInfo] = []
+        """Every enabled server's resources and templates, as last listed (for ``@``)."""
+        tab.composer.edit.textChanged.connect(self._typed)
         self._unwatch = tab.engine.mcp.watch(self._changed)
         widget.destroyed.connect(lambda *_: self._unwatch())
         tab.composer.mcpResourcesWanted.connect(self.open_browser)
@@ -180,13 +192,50 @@ class ChatMcp:
         self._tab.composer.chips.add_resource(server, uri, lambda: catalog.read(server, uri))
         spawn(catalog.subscribe(server, uri), tell=LogOnly("MCP resource not subscribed", logging.INFO))
 
+    def _typed(self) -> None:
+        if self.at_list is None and "@" in self._tab.composer.text():
+            from threadline.ui.chat.mcp.resource_completer import ResourceCompleter
+
+            edit = self._tab.composer.edit
+            self.at_list = ResourceCompleter(edit, self._widget, lambda: self.resources, self._at_picked)
+            self.refresh_resources()
+
+    def refresh_resources(self) -> None:
+        """List every enabled server's resources and templates again (a server that fails is left out)."""
+        catalog = self._tab.engine.mcp
+
+        async def everything() -> list[ResourceInfo | ResourceTemplateInfo]:
+            found: list[ResourceInfo | ResourceTemplateInfo] = []
+            for server in await catalog.servers():
+                try:
+                    found += [*await catalog.resources(server), *await catalog.templates(server)]
+                except EngineError as err:
+                    log.info("the resources of MCP server %s were not listed: %s", server, err)
+            return found
+
+        spawn(everything(), on_done=self._resources_listed, tell=LogOnly("MCP resources not listed"))
+
+    def _resources_listed(self, found: list[ResourceInfo | ResourceTemplateInfo]) -> None:
+        self.resources = found
+        if self.at_list is not None and shiboken6.isValid(self.at_list):
+            self.at_list.follow_text()
+
+    def _at_picked(self, entry: ResourceInfo | ResourceTemplateInfo) -> None:
+        if isinstance(entry, ResourceInfo):
+            self.attach(entry.server, entry.uri)
+        else:
+            self.open_browser().want(entry.server, entry.label)
+
     def _changed(self, change: CatalogChange) -> None:
         if not shiboken6.isValid(self._widget):
             return
         if change.kind == "prompts":
             self._prompts_changed()
-        elif change.kind == "resources" and self.browser is not None and shiboken6.isValid(self.browser):
-            self.browser.refresh(change.server)
+        elif change.kind == "resources":
+            if self.browser is not None and shiboken6.isValid(self.browser):
+                self.browser.refresh(change.server)
+            if self.at_list is not None:
+                self.refresh_resources()
         elif change.kind == "resource":
             catalog = self._tab.engine.mcp
             server, uri = change.server, change.uri

@@ -10,6 +10,8 @@ URI to the tab's ``ChatMcp``, which puts its chip in the composer and reads it. 
 
 from __future__ import annotations
 
+import contextlib
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -81,6 +83,8 @@ class ResourceBrowser(QDialog):
         self.attach_button.clicked.connect(self._attach)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        self._wanted: tuple[str, str] | None = None
+        """A (server, label) to choose once listed (``want``)."""
         self.bridge = claim_while_open(self, self)
         self.servers.currentTextChanged.connect(lambda _name: self.refresh())
         spawn(catalog.servers(), on_done=self._servers_listed, tell=self, context="MCP servers not listed")
@@ -94,10 +98,21 @@ class ResourceBrowser(QDialog):
     def server(self) -> str:
         return self.servers.currentText()
 
+    def want(self, server: str, label: str) -> None:
+        """Show ``server`` and choose its entry ``label`` once listed (a template picked with ``@``)."""
+        self._wanted = (server, label)
+        if self.servers.findText(server) >= 0:
+            if self.server == server:
+                self.refresh()
+            else:
+                self.servers.setCurrentText(server)
+
     def _servers_listed(self, names: list[str]) -> None:
         self.servers.blockSignals(True)
         self.servers.clear()
         self.servers.addItems(names)
+        if self._wanted is not None and self._wanted[0] in names:
+            self.servers.setCurrentText(self._wanted[0])
         self.servers.blockSignals(False)
         if not names:
             self.details.setText("No MCP server is set up: add one in Settings → MCP.")
@@ -134,6 +149,10 @@ class ResourceBrowser(QDialog):
                 self.list.setCurrentItem(item)
         if not resources and not templates:
             self.details.setText(f"MCP server {server} offers no resources.")
+        if self._wanted is not None and self._wanted[0] == server:
+            label, self._wanted = self._wanted[1], None
+            with contextlib.suppress(KeyError):  # gone from the list meanwhile
+                self.select(label)
 
     def current(self) -> ResourceInfo | ResourceTemplateInfo | None:
         item = self.list.currentItem()
