@@ -85,9 +85,13 @@ class ChatMcp:
         tab.composer.mcpResourcesWanted.connect(self.open_browser)
         spawn(
             tab.engine.mcp.servers(),
-            on_done=lambda names: tab.composer.set_mcp_available(bool(names)),
+            on_done=self._servers_listed,
             tell=LogOnly("MCP servers not listed"),
         )
+
+    def _servers_listed(self, names: list[str]) -> None:
+        if shiboken6.isValid(self._widget):  # the tab may have closed meanwhile
+            self._tab.composer.set_mcp_available(bool(names))
 
     # -- prompts -------------------------------------------------------------------------------
 
@@ -217,6 +221,8 @@ class ChatMcp:
 
     def _resources_listed(self, found: list[ResourceInfo | ResourceTemplateInfo]) -> None:
         self.resources = found
+        if not shiboken6.isValid(self._widget):
+            return
         if self.at_list is not None and shiboken6.isValid(self.at_list):
             self.at_list.follow_text()
 

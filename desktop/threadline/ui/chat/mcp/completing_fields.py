@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QStringListModel, Qt, QTimer
 from PySide6.QtWidgets import QCompleter, QFormLayout, QLabel, QLineEdit, QWidget
 
@@ -56,8 +57,8 @@ class CompletingField(QLineEdit):
         )
 
     def _show(self, asked: int, values: list[str]) -> None:
-        if asked != self._asked:
-            return  # a newer question is under way
+        if not shiboken6.isValid(self) or asked != self._asked:
+            return  # closed, or a newer question is under way
         self.suggestions.setStringList(values)
         if values and self.hasFocus():
             self.completer().complete()

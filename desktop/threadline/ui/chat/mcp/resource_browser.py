@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -108,6 +109,8 @@ class ResourceBrowser(QDialog):
                 self.servers.setCurrentText(server)
 
     def _servers_listed(self, names: list[str]) -> None:
+        if not shiboken6.isValid(self):  # closed meanwhile
+            return
         self.servers.blockSignals(True)
         self.servers.clear()
         self.servers.addItems(names)
@@ -134,7 +137,7 @@ class ResourceBrowser(QDialog):
     def _fill(
         self, server: str, resources: list[ResourceInfo], templates: list[ResourceTemplateInfo]
     ) -> None:
-        if server != self.server:
+        if not shiboken6.isValid(self) or server != self.server:
             return
         current = self.current()
         self.list.clear()
