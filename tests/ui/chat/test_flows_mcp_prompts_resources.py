@@ -99,7 +99,8 @@ def test_a_prompt_picked_from_the_slash_list_is_filled_in_and_sent_as_the_users_
 def test_a_prompt_typed_with_its_arguments_sends_its_embedded_resource(harness: Any) -> None:
     harness.server.enqueue(reply("Analysed."))
     tab = with_everything(harness)
-    harness.run(harness.engine.mcp.refresh_prompts())
+    harness.qtbot.waitUntil(lambda: tab.mcp.servers == ["everything"], timeout=TIMEOUT)
+    assert harness.engine.mcp.known_prompts() == []  # not listed yet: the server is asked at send
     type_and_send(harness.qtbot, tab, "/everything:resource-prompt resourceType=Text resourceId=2")
     wait_idle(harness, tab, timeout=TIMEOUT)
     harness.qtbot.waitUntil(lambda: len(harness.server.requests) == 1, timeout=TIMEOUT)
@@ -225,4 +226,16 @@ def test_at_lists_resources_and_templates_by_name_and_attaches_the_one_picked(ha
         lambda: tab.mcp.browser is not None and tab.mcp.browser.variables is not None, timeout=TIMEOUT
     )
     assert tab.mcp.browser.variables.values() == {"resourceId": ""}
+    assert harness.server.requests == []
+
+
+def test_a_prompt_the_server_does_not_have_says_so_and_sends_nothing(harness: Any) -> None:
+    tab = with_everything(harness)
+    harness.qtbot.waitUntil(lambda: tab.mcp.servers == ["everything"], timeout=TIMEOUT)
+    type_and_send(harness.qtbot, tab, "/everything:no-such-prompt a=1")
+    harness.qtbot.waitUntil(lambda: "no prompt" in tab.banner.label.text(), timeout=TIMEOUT)
+    assert tab.banner.label.text() == (
+        "/everything:no-such-prompt did not run: MCP server 'everything' has no prompt 'no-such-prompt'."
+    )
+    assert tab.composer.text() == "/everything:no-such-prompt a=1"  # kept, to correct
     assert harness.server.requests == []

@@ -77,6 +77,8 @@ class ChatMcp:
         self.browser: ResourceBrowser | None = None
         self.at_list: ResourceCompleter | None = None
         """The ``@`` list, built on the first "@" typed."""
+        self.servers: list[str] = []
+        """The enabled servers' names, as listed when the tab opened."""
         self.resources: list[ResourceInfo | ResourceTemplateInfo] = []
         """Every enabled server's resources and templates, as last listed (for ``@``)."""
         tab.composer.edit.textChanged.connect(self._typed)
@@ -90,6 +92,7 @@ class ChatMcp:
         )
 
     def _servers_listed(self, names: list[str]) -> None:
+        self.servers = names
         if shiboken6.isValid(self._widget):  # the tab may have closed meanwhile
             self._tab.composer.set_mcp_available(bool(names))
 
@@ -119,20 +122,30 @@ class ChatMcp:
         catalog = self._tab.engine.mcp
         prompt = catalog.known_prompt(command.server, command.prompt)
         if prompt is None:
-            if not any(p.server == command.server for p in catalog.known_prompts()):
-                return False  # not a server with prompts: the text is sent as it is
-            self._tab._show_local_error(
-                f"MCP server {command.server} has no prompt {command.prompt!r}; type / to see its prompts.",
-                (),
+            known = any(p.server == command.server for p in catalog.known_prompts())
+            if command.server not in self.servers and not known:
+                return False  # not an MCP server: the text is sent as it is
+            # Not listed yet (typed before the list came): the server is asked, then it runs.
+            spawn(
+                catalog.find_prompt(command.server, command.prompt),
+                on_done=lambda found: self._run_found(found, command.arguments, command.problem),
+                tell=self._tab.bridge,
+                context=f"/{command.server}:{command.prompt} did not run",
+                session_id=self._tab.session_id,
             )
             return True
-        if command.problem:
-            self._tab._show_local_error(command.problem, ())
-        elif missing_arguments(prompt, command.arguments):
-            self.open_form(prompt, command.arguments)
-        else:
-            self.send_prompt(prompt, command.arguments)
+        self._run_found(prompt, command.arguments, command.problem)
         return True
+
+    def _run_found(self, prompt: PromptInfo, arguments: dict[str, str], problem: str) -> None:
+        if not shiboken6.isValid(self._widget):
+            return
+        if problem:
+            self._tab._show_local_error(problem, ())
+        elif missing_arguments(prompt, arguments):
+            self.open_form(prompt, arguments)
+        else:
+            self.send_prompt(prompt, arguments)
 
     def open_form(self, prompt: PromptInfo, values: dict[str, str] | None = None) -> PromptForm:
         from threadline.ui.chat.mcp.prompt_form import PromptForm
