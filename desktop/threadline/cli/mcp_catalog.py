@@ -50,13 +50,19 @@ async def print_resources(engine: EngineApi, name: str, out: TextIO = sys.stdout
 
 
 async def expand(
-    engine: EngineApi, prompt: str, resources: list[str], context: tuple[ContextFile, ...]
+    engine: EngineApi,
+    prompt: str,
+    resources: list[str],
+    context: tuple[ContextFile, ...],
+    *,
+    prompt_command: bool = True,
 ) -> tuple[str, tuple[ImageBlock, ...], tuple[ContextFile, ...]]:
     """The turn ``ask`` sends: a ``/server:prompt`` of a configured server replaced by the
-    prompt's messages, and each ``--resource`` read and attached."""
+    prompt's messages (unless ``prompt_command`` is False: it was escaped with ``//``), and
+    each ``--resource`` read and attached."""
     images: list[ImageBlock] = []
     attached = list(context)
-    command = parse_prompt_command(prompt)
+    command = parse_prompt_command(prompt) if prompt_command else None
     try:
         if command is not None and command.server in await engine.mcp.servers():
             if command.problem:

@@ -62,6 +62,16 @@ def test_ask_with_a_prompt_missing_an_argument_sends_nothing(
         "/everything:args-prompt needs city=… (usage: /everything:args-prompt city=… [state=…])"
     )
     assert len(replay_server.requests) == before
+    assert stored_sessions(tmp_path) == []  # refused before any chat was made
+
+
+def test_an_escaped_prompt_command_is_sent_as_written(tmp_path: Path, replay_server: ReplayServer) -> None:
+    add_replay_provider(tmp_path, replay_server)
+    add_everything(tmp_path)
+    replay_server.enqueue(sse_response(openai_text_stream(["Text."])))
+    result = threadline(tmp_path, "ask", "//everything:args-prompt city=Lyon")
+    assert result.returncode == 0, result.stderr
+    assert sent_text(replay_server) == "/everything:args-prompt city=Lyon"
 
 
 def test_ask_resource_attaches_the_resource(tmp_path: Path, replay_server: ReplayServer) -> None:
