@@ -201,7 +201,7 @@ async def shoot(app: object, out: Path) -> int:
         window.resize(1200, 780)
         window.show()
         await window.attach_engine(engine)
-        await window._open(ids["long"], focus=True)
+        await window.session_tabs.open(ids["long"], focus=True)
         await pause(300)
         tab = window.tabs.current_tab()
         tab.view.scroll_to_bottom()
@@ -224,7 +224,7 @@ async def shoot(app: object, out: Path) -> int:
             ("Write the LRU cache again, with tests", "Give me a long list of planning tips")
         ):
             info = await engine.sessions.new_session()
-            t = await window._open(info.id, focus=True)
+            t = await window.session_tabs.open(info.id, focus=True)
             t.composer.set_text(prompt)
             t.composer.submit()
             for _ in range(100):  # the replies are served in request order: each chat gets its own
@@ -256,7 +256,7 @@ async def shoot(app: object, out: Path) -> int:
         # 5. an error inline
         server.enqueue(openai_auth_error())
         info = await engine.sessions.new_session()
-        t = await window._open(info.id, focus=True)
+        t = await window.session_tabs.open(info.id, focus=True)
         t.composer.set_text("Summarise this week's notes")
         t.composer.submit()
         for _ in range(50):
@@ -295,7 +295,7 @@ async def shoot(app: object, out: Path) -> int:
             )
         )
         info = await engine.sessions.new_session()
-        t = await window._open(info.id, focus=True)
+        t = await window.session_tabs.open(info.id, focus=True)
         t.composer.attach_paths([image_path])
         t.composer.set_text("What is in this picture?")
         await pause(200)
@@ -343,7 +343,7 @@ async def shoot(app: object, out: Path) -> int:
             )
         )
         info = await engine.sessions.new_session()
-        t = await window._open(info.id, focus=True)
+        t = await window.session_tabs.open(info.id, focus=True)
         sql(
             "CREATE TRIGGER full_disk BEFORE UPDATE ON messages "
             "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
@@ -370,7 +370,7 @@ async def shoot(app: object, out: Path) -> int:
         )
         info = await engine.sessions.new_session("On a provider that goes away")
         await engine.sessions.set_session_model(info.id, "old-server", "m1")
-        t = await window._open(info.id, focus=True)
+        t = await window.session_tabs.open(info.id, focus=True)
         await pause(300)
         await engine.providers.remove_provider("old-server")
         await window.catalog.load(engine)  # what Settings does after removing a provider
@@ -395,7 +395,7 @@ async def shoot(app: object, out: Path) -> int:
         )
         info = await engine.sessions.new_session("Tighten the release text")
         await engine.sessions.set_session_context(info.id, context)
-        t = await window._open(info.id, focus=True)
+        t = await window.session_tabs.open(info.id, focus=True)
         t.composer.set_text("Make the release text shorter")
         t.composer.submit()
         for _ in range(100):
@@ -430,7 +430,7 @@ async def shoot_keyboard_and_contrast(window: Any, engine: Any, theme: Any, save
     for i in range(30):
         info = await engine.sessions.new_session()
         await engine.sessions.rename_session(info.id, f"{topics[i % len(topics)]} {i + 1}")
-        await window._open(info.id, focus=True)
+        await window.session_tabs.open(info.id, focus=True)
     await pause(400)
     save(window, "17-thirty-tabs-light")
     menu = window.tabs.tab_list_menu
@@ -449,8 +449,8 @@ async def shoot_keyboard_and_contrast(window: Any, engine: Any, theme: Any, save
     window.activateWindow()
     await pause(200)
     window.tabs.current_tab().composer.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
-    window.panes.next()  # F6 from the composer: the sidebar's chats
-    window.panes.next()  # the tab bar, with the keyboard focus shown
+    window.menus.panes.next()  # F6 from the composer: the sidebar's chats
+    window.menus.panes.next()  # the tab bar, with the keyboard focus shown
     await pause(200)
     save(window, "21-f6-focus-on-tabs")
     window.set_theme(ThemeChoice.HIGH_CONTRAST)

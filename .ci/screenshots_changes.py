@@ -5,7 +5,11 @@ PNGs, light and dark, of: a reply header with its "+12 −3 in 2 files" (and hov
 turn's changes dialog on a modified Python file, on a binary file and on a rename, the
 restore preview with conflicts (one ticked), and the status line's session totals with
 their popup. The widgets are fed the sample changes of ``tests/support/file_change_samples``
-(real difflib diffs), as the engine's workspace facet will feed them.
+(real difflib diffs). Then the real window after a real turn (the replay server as the model,
+``write_file`` and ``shell`` writing in a temporary folder): the reply with its counts,
+hovered, and the changes dialog with the engine's diff, light and dark (``c10``–``c12``);
+the undo's preview and the bar saying what the restore did, with "Undo restore" (``c13``,
+``c14``, light).
 """
 
 from __future__ import annotations
@@ -59,7 +63,162 @@ def main() -> int:
         theme.set_choice(choice)
         theme.apply()
         shoot(app, theme.colors, out, choice.value)
+    shoot_window(app, theme, out)
     return 0
+
+
+def shoot_window(app: Any, theme: Any, out: Path) -> None:
+    """The real window after a real turn (the replay server as the model, ``write_file`` and
+    ``shell`` writing in a folder): the reply header's counts, hovered, the changes dialog with
+    the engine's diff, and the status bar's totals, light and dark."""
+    import asyncio
+
+    import keyring
+    import qasync
+    from tests.support.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        loop.run_until_complete(window_scene(theme, out))
+
+
+WINDOW_SOURCE = (
+    "class Cache:\n    def __init__(self, size):\n        self.size = size\n        self.data = {}\n\n"
+    "    def get(self, key):\n        return self.data.get(key)\n"
+)
+WINDOW_EDIT = (
+    "from collections import OrderedDict\n\n\nclass Cache:\n    def __init__(self, size: int) -> None:\n"
+    "        self.size = size\n        self.data: OrderedDict[str, bytes] = OrderedDict()\n\n"
+    "    def get(self, key: str) -> bytes | None:\n        if key in self.data:\n"
+    "            self.data.move_to_end(key)\n        return self.data.get(key)\n"
+)
+
+
+async def window_scene(theme: Any, out: Path) -> None:
+    import asyncio
+    import tempfile
+
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from tests.support.sse_server import (
+        ReplayServer,
+        openai_text_stream,
+        openai_tool_call_stream,
+        sse_response,
+    )
+
+    from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderConfig, ProviderKind
+    from threadline.engine.engine import Engine
+    from threadline.ui.chat.changes.header_counts import CHANGES_ACTION
+    from threadline.ui.common.theme import ThemeChoice
+    from threadline.ui.window.main_window import MainWindow
+
+    async def until(condition: Any) -> None:
+        for _ in range(600):
+            if condition():
+                return
+            await asyncio.sleep(0.05)
+        raise TimeoutError("the window did not get there")
+
+    def save(widget: Any, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        print(path)
+
+    theme.set_choice(ThemeChoice.LIGHT)
+    theme.apply()
+    with tempfile.TemporaryDirectory() as tmp, ReplayServer() as server:
+        data, work = Path(tmp) / "data", Path(tmp) / "project"
+        work.mkdir()
+        (work / "cache.py").write_text(WINDOW_SOURCE)
+        (work / "old_notes.txt").write_text("to be removed\n")
+        engine = await Engine.open(data)
+        replay = ProviderConfig(
+            "replay", ProviderKind.OPENAI, base_url=server.openai_base_url, default_model="gpt-4o-mini"
+        )
+        await engine.providers.save_provider(replay, "sk-test")
+        await engine.agents.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("write_file", "shell"),
+                allowed_folders=(str(work),),
+                approval_rules=(
+                    ApprovalRule("write_file", Approval.ALLOW),
+                    ApprovalRule("shell", Approval.ALLOW),
+                ),
+            )
+        )
+        server.enqueue(
+            sse_response(
+                openai_tool_call_stream(
+                    [
+                        ("c1", "write_file", {"path": "cache.py", "content": WINDOW_EDIT}),
+                        ("c2", "shell", {"command": "rm old_notes.txt && printf '# Cache\\n' > README.md"}),
+                    ],
+                    text_pieces=["I'll make the cache an LRU cache."],
+                )
+            ),
+            sse_response(openai_text_stream(["Done: `Cache` now evicts the least recently used entry."])),
+        )
+        window = MainWindow(theme, data)
+        window.resize(1200, 780)
+        window.show()
+        await window.attach_engine(engine)
+        info = await engine.sessions.new_session()
+        tab = await window.session_tabs.open(info.id, focus=True)
+        tab.composer.set_text("Make the cache an LRU cache and drop the old notes")
+        tab.composer.submit()
+        await until(lambda: tab.live.conversation.ready_for_input and len(tab.live.conversation.path()) >= 4)
+        reply = tab.live.conversation.path()[-1].id
+        await until(lambda: reply in tab.view.change_counts)
+        await asyncio.sleep(0.4)
+        for choice in (ThemeChoice.LIGHT, ThemeChoice.DARK):
+            window.set_theme(choice)
+            await asyncio.sleep(0.4)
+            save(window, f"c10-window-reply-changes-{choice.value}")
+            rect = tab.view.action_rect(reply, CHANGES_ACTION)
+            QTest.mouseMove(tab.view.viewport(), rect.center())
+            await asyncio.sleep(0.3)
+            save(window, f"c11-window-counts-hovered-{choice.value}")
+            QTest.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+            await until(lambda: tab.file_changes.dialog is not None and tab.file_changes.dialog.isVisible())
+            dialog = tab.file_changes.dialog
+            await until(lambda d=dialog: d.pane.stack.currentWidget() is d.pane.view)
+            await asyncio.sleep(0.3)
+            save(dialog, f"c12-window-changes-dialog-{choice.value}")
+            dialog.accept()
+            tab.file_changes.dialog = None
+            QTest.mouseMove(tab.view.viewport(), rect.center() + QPoint(0, 200))
+            await asyncio.sleep(0.2)
+        window.set_theme(ThemeChoice.LIGHT)
+        await asyncio.sleep(0.3)
+        await undo_scene(window, tab, reply, work, save, until)
+        window.hide()
+        await engine.aclose()
+
+
+async def undo_scene(window: Any, tab: Any, reply: str, work: Path, save: Any, until: Any) -> None:
+    """Undo the turn's changes from its dialog: the preview, then the bar with "Undo restore"."""
+    import asyncio
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    wiring = tab.file_changes
+    wiring.open_turn(reply)
+    await until(lambda: wiring.dialog is not None and wiring.dialog.isVisible())
+    QTest.mouseClick(wiring.dialog.undo_button, Qt.MouseButton.LeftButton)
+    await until(lambda: wiring.preview is not None and wiring.preview.isVisible())
+    await asyncio.sleep(0.3)
+    save(wiring.preview, "c13-window-undo-preview-light")
+    QTest.mouseClick(wiring.preview.restore_button, Qt.MouseButton.LeftButton)
+    await until(lambda: wiring.notice.isVisible())
+    await asyncio.sleep(0.3)
+    save(window, "c14-window-restored-notice-light")
+    assert not (work / "README.md").exists()
 
 
 class ReplyHeader:

@@ -2,7 +2,7 @@
 
 Runs under Xvfb (started here when there is no display) with a temporary data folder, the
 replay server as the model and the real ``server-everything`` (installed by
-``.ci/mcp-servers``). Saves PNGs, light and dark, of: the ``/`` list with the server's
+``tests/support/npm_servers.py``, once). Saves PNGs, light and dark, of: the ``/`` list with the server's
 prompts, a prompt's form with the server's suggestions, the resource browser with a
 template's variable, and the composer with two MCP resources attached.
 """
@@ -69,17 +69,13 @@ def main() -> int:
 async def shoot(app: Any, out: Path) -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from tests.support.everything import SCRIPT, STATIC_TEXT, everything_config
+    from tests.support.everything import STATIC_TEXT, everything_config
     from tests.support.sse_server import ReplayServer
 
     from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.engine.engine import Engine
     from threadline.ui.common.theme import ThemeChoice, ThemeManager
     from threadline.ui.window.main_window import MainWindow
-
-    if not SCRIPT.exists():
-        print("server-everything is not installed: run .ci/mcp-servers", file=sys.stderr)
-        return 2
 
     async def pause(ms: int) -> None:
         await asyncio.sleep(ms / 1000)
@@ -122,10 +118,7 @@ async def shoot(app: Any, out: Path) -> int:
         window.show()
         await window.attach_engine(engine)
         info = await engine.sessions.new_session("Team changes")
-        window.open_session(info.id)
-        await until(lambda: (t := window.tabs.current_tab()) is not None and t.session_id == info.id)
-        tab = window.tabs.current_tab()
-        assert tab is not None
+        tab = await window.session_tabs.open(info.id, focus=True)
         edit = tab.composer.edit
 
         # 1. the "/" list with the server's prompts

@@ -10,7 +10,11 @@ engine records a ``shell`` call (``Recorder.begin`` → the command → ``Record
   read, hashed and its content kept, twice looked at;
 * *repeated*: the same session again with nothing changed: the cache answers, each file is
   only stat'ed;
-* *one file changed*: the same, with the command rewriting one file.
+* *one file changed*: the same, with the command rewriting one file;
+* *look ahead*: the session's first look as the engine now starts it at a turn's start
+  (``Workspace.prescan`` → ``Recorder.look_ahead``: one scan on a new store, and its manifest
+  kept, while the model thinks), and *first call
+  after it*: what the first ``shell`` call then pays.
 
 The figures are the median of ``--repeat`` runs of each (the first once per run, on a new
 store). Results are in docs/performance.md, "Recording a shell call".
@@ -58,6 +62,8 @@ def measure(count: int, size: int, repeat: int) -> dict[str, float]:
     firsts: list[float] = []
     repeated: list[float] = []
     changed: list[float] = []
+    ahead: list[float] = []
+    after_ahead: list[float] = []
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary) / "work"
         folder.mkdir()
@@ -74,10 +80,20 @@ def measure(count: int, size: int, repeat: int) -> dict[str, float]:
             changed.append(
                 record(recorder, folder, cache, lambda: target.write_bytes(os.urandom(8).hex().encode()))
             )
+            data_dir = Path(temporary) / f"ahead{run}"
+            store = SnapshotStore.in_data_dir(data_dir)
+            recorder = Recorder(data_dir, store, "bench")
+            cache = ScanCache()
+            started = time.perf_counter()
+            recorder.look_ahead([str(folder)], cache, Budget(DEFAULT_LIMITS.max_turn_bytes * 1000))
+            ahead.append(time.perf_counter() - started)
+            after_ahead.append(record(recorder, folder, cache))
     return {
         "first": statistics.median(firsts),
         "repeated": statistics.median(repeated),
         "changed": statistics.median(changed),
+        "ahead": statistics.median(ahead),
+        "after_ahead": statistics.median(after_ahead),
     }
 
 
@@ -87,13 +103,17 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'files':>9}  {'first call':>11}  {'repeated':>9}  {'one changed':>11}  per file (repeated)")
+    print(
+        f"{'files':>9}  {'first call':>11}  {'repeated':>9}  {'one changed':>11}  {'look ahead':>10}"
+        f"  {'then first call':>15}  per file (repeated)"
+    )
     for count in args.files:
         figures = measure(count, args.size, args.repeat)
         per_file = figures["repeated"] / count * 1e6
         print(
             f"{count:>9,}  {figures['first'] * 1000:>9.0f} ms  {figures['repeated'] * 1000:>6.0f} ms"
-            f"  {figures['changed'] * 1000:>8.0f} ms  {per_file:.1f} µs",
+            f"  {figures['changed'] * 1000:>8.0f} ms  {figures['ahead'] * 1000:>7.0f} ms"
+            f"  {figures['after_ahead'] * 1000:>12.0f} ms  {per_file:.1f} µs",
             flush=True,
         )
     return 0

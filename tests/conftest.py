@@ -12,6 +12,11 @@ Qt's warnings fail a test through pytest-qt (``qt_log_level_fail`` in
 pyproject.toml, with its ``qt_log_ignore`` list) during setup and the test itself;
 pytest-qt stops listening before teardown, so ``pytest_runtest_teardown`` below
 listens there with the same list (closing windows is where Qt tends to complain).
+
+pytest-qt's waits (``waitUntil``, ``waitSignal``…) default to 5 s, too short for a 2-core
+machine running the suite beside other work: ``_qtbot_waits_as_long_as_until`` makes a wait
+that names no ``timeout`` of its own wait ``WAIT_MS``, the bound ``until`` uses. A passing test
+is not slowed; only a failing one takes longer to say so.
 """
 
 from __future__ import annotations
@@ -24,6 +29,19 @@ from typing import Any
 import pytest
 
 OUR_LOGGERS = "threadline"
+
+
+def _qtbot_waits_as_long_as_until() -> None:
+    from pytestqt.qtbot import QtBot
+    from tests.support.waiting import WAIT_MS
+
+    for name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback", "waitExposed", "waitActive"):
+        defaults = getattr(QtBot, name).__kwdefaults__
+        assert defaults is not None and "timeout" in defaults, f"pytest-qt's QtBot.{name} changed"
+        defaults["timeout"] = WAIT_MS
+
+
+_qtbot_waits_as_long_as_until()
 
 
 class _LogCollector(logging.Handler):

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from tests.support.waiting import WAIT_MS
 
 
 def type_and_send(qtbot: Any, tab: Any, text: str) -> None:
@@ -18,7 +19,7 @@ def type_and_send(qtbot: Any, tab: Any, text: str) -> None:
 def click_action(qtbot: Any, tab: Any, message_id: str, action: str) -> None:
     """Click one of the painted per-message buttons (Copy, Edit, Regenerate, ‹, ›…)."""
     view = tab.view
-    qtbot.waitUntil(lambda: view.action_rect(message_id, action) is not None, timeout=15000)
+    qtbot.waitUntil(lambda: view.action_rect(message_id, action) is not None, timeout=WAIT_MS)
     rect = view.action_rect(message_id, action)
     QTest.mouseMove(view.viewport(), rect.center())
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
@@ -37,7 +38,7 @@ def new_tab_by_click(harness: Any) -> Any:
     window = harness.window
     before = set(window.tabs.tabs())
     harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() not in (None, *before), timeout=WAIT_MS)
     return window.tabs.current_tab()
 
 
@@ -46,7 +47,7 @@ def new_tab_by_shortcut(harness: Any) -> Any:
     window = harness.window
     before = window.tabs.count()
     harness.qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.count() == before + 1, timeout=WAIT_MS)
     return window.tabs.current_tab()
 
 

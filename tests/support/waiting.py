@@ -15,6 +15,10 @@ from collections.abc import Callable
 WAIT = 60.0
 """The default bound, in seconds: long enough for a loaded 2-core machine."""
 
+WAIT_MS = int(WAIT * 1000)
+"""The same bound in milliseconds, for pytest-qt's ``waitUntil``/``waitSignal``: a UI test waits
+as long as any other for a condition a busy machine is slow to make true."""
+
 POLL = 0.02
 """Seconds between two checks of the condition."""
 

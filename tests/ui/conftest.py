@@ -26,6 +26,7 @@ from typing import Any
 import keyring
 import pytest
 from tests.support.memory_keyring import MemoryKeyring
+from tests.support.waiting import WAIT_MS
 
 from threadline.engine.task_ends import has_started
 
@@ -168,7 +169,7 @@ class AppHarness:
         """Close like a user: the window saves its state, then the engine closes."""
         if self.window is None:
             return
-        with self.qtbot.waitSignal(self.window.closed, timeout=10000):
+        with self.qtbot.waitSignal(self.window.closed, timeout=WAIT_MS):
             self.window.close()
         self.run(self.engine.aclose())
         self.window = None

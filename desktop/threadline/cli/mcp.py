@@ -10,6 +10,7 @@ options written after ``--`` belong to the server's command line, verbatim: ``mc
 warns about them (without echoing a value). ``mcp login NAME`` signs in to a remote server
 (OAuth: the browser, then the tokens in the keychain); ``mcp logout NAME`` forgets them.
 ``mcp prompts NAME`` and ``mcp resources NAME`` list what a server offers (``cli.mcp_catalog``).
+``mcp install FILE.mcpb`` installs an MCP bundle (``cli/mcp_install.py``).
 """
 
 from __future__ import annotations
@@ -94,9 +95,13 @@ async def run(engine: EngineApi, args: argparse.Namespace) -> int:
     elif args.mcp_command == "list":
         for config in await servers.list_servers():
             print(describe(config))
+    elif args.mcp_command == "install":
+        from threadline.cli.mcp_install import install
+
+        await install(engine, args)
     elif args.mcp_command == "remove":
         _known(args.name, names)
-        await servers.remove_server(args.name)
+        await engine.extensions.remove(args.name)
         print(f"MCP server {args.name} removed")
     elif args.mcp_command == "tools":
         _known(args.name, names)

@@ -152,7 +152,21 @@ def add_mcp_parser(
     _add_mcp_add_options(add)
     add.set_defaults(server_command=[])  # the words after ``--``: ``split_server_command``
     actions.add_parser("list", parents=[common], help="list MCP servers (secret values masked)")
-    remove = actions.add_parser("remove", parents=[common], help="remove an MCP server and its secrets")
+    install = actions.add_parser(
+        "install",
+        parents=[common],
+        help="install or update an MCP extension (.mcpb bundle) as a server",
+        description="Settings the bundle asks for are given with --set KEY=VALUE (repeat it for a list) "
+        "or --set-from KEY=ENVVAR (read now from this environment, for secrets); secret settings not "
+        "given are asked for on a terminal and kept in the system keychain. An update keeps the "
+        "settings given before.",
+    )
+    install.add_argument("bundle", metavar="FILE.mcpb")
+    install.add_argument("--set", dest="set_values", action="append", default=[], metavar="KEY=VALUE")
+    install.add_argument("--set-from", dest="set_from", action="append", default=[], metavar="KEY=ENVVAR")
+    remove = actions.add_parser(
+        "remove", parents=[common], help="remove an MCP server (an extension's files too) and its secrets"
+    )
     remove.add_argument("name", metavar="NAME")
     tools = actions.add_parser("tools", parents=[common], help="start an MCP server and list its tools")
     tools.add_argument("name", metavar="NAME")

@@ -167,17 +167,29 @@ def change_summary(added: int, removed: int, files: int) -> str:
 
 
 def file_totals(change_sets: Iterable[ChangeSet]) -> list[FileTotal]:
-    """Per-file totals in first-touched order; a rename carries the file's history to its new path."""
+    """Per-file totals in first-touched order; a rename carries the file's history to its new path.
+
+    A file that ends as it began (a turn's changes undone by a restore, a scratch file created
+    and deleted again) has not changed, whatever happened in between: it is left out, so after
+    "Undo" the status line no longer counts files that are back as they were.
+    """
     totals: dict[str, FileTotal] = {}
     first_before: dict[str, FileState] = {}
+    last_after: dict[str, FileState] = {}
+    origin: dict[str, str] = {}
     for change_set in change_sets:
         for change in change_set.changes:
             key = change.path
             earlier = totals.pop(change.renamed_from, None) if change.renamed_from else None
             start = first_before.pop(change.renamed_from, None) if change.renamed_from else None
             known = totals.get(key) or earlier
+            if change.renamed_from:
+                last_after.pop(change.renamed_from, None)
+                origin[key] = origin.pop(change.renamed_from, change.renamed_from)
+            origin.setdefault(key, key)
             if key not in first_before:
                 first_before[key] = start if start is not None else change.before
+            last_after[key] = change.after
             totals[key] = FileTotal(
                 path=key,
                 added=(known.added if known else 0) + change.added,
@@ -185,7 +197,17 @@ def file_totals(change_sets: Iterable[ChangeSet]) -> list[FileTotal]:
                 changes=(known.changes if known else 0) + 1,
                 kind=_net_kind(first_before[key], change),
             )
-    return list(totals.values())
+    return [
+        t
+        for t in totals.values()
+        if not _unchanged(first_before[t.path], last_after[t.path], origin[t.path] != t.path)
+    ]
+
+
+def _unchanged(first: FileState, last: FileState, moved: bool) -> bool:
+    if moved or first.unknown or last.unknown:
+        return False
+    return first.digest == last.digest
 
 
 def _net_kind(first: FileState, last: FileChange) -> ChangeKind:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from threadline.engine.database_choice import DatabaseChoice, ServerChoice
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
+    from threadline.engine.extensions import ExtensionPreview, InstalledExtension
     from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.tools.mcp.manager import McpServerManager
     from threadline.tools.registry import ToolRegistry
@@ -595,6 +596,24 @@ class McpCatalogApi(Protocol):
         ...
 
 
+class ExtensionsApi(Protocol):
+    """``engine.extensions`` (``engine/extensions.py``): MCP bundles (``.mcpb``) installed as MCP
+    servers, updated and removed. Failures raise ``ExtensionError`` (an ``EngineError``) saying why."""
+
+    async def installed(self) -> list[InstalledExtension]: ...
+    async def preview(self, path: Path) -> ExtensionPreview:
+        """The bundle's manifest and the command it will run; nothing is written."""
+        ...
+
+    async def install(self, path: Path, values: dict[str, Any] | None = None) -> InstalledExtension:
+        """Install or update (a newer version replaces the old, answers kept unless given)."""
+        ...
+
+    async def remove(self, name: str) -> None:
+        """Remove the MCP server; an extension's files and secret settings go too."""
+        ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -631,6 +650,8 @@ class EngineApi(Protocol):
     def workspace(self) -> WorkspaceApi: ...
     @property
     def mcp(self) -> McpCatalogApi: ...
+    @property
+    def extensions(self) -> ExtensionsApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

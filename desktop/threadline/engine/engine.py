@@ -29,6 +29,7 @@ from threadline.engine.api import EngineApi
 from threadline.engine.change_watch import ChangeWatch
 from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
+from threadline.engine.extensions import Extensions
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
 from threadline.engine.mcp_catalog import McpCatalog
@@ -72,6 +73,8 @@ class Engine:
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
         self.mcp = McpCatalog(self.tool_servers)
         """The MCP servers' prompts and resources (``engine/mcp_catalog.py``)."""
+        self.extensions = Extensions(store, data_dir, self.tool_servers)
+        """MCP bundles installed as servers (``engine/extensions.py``)."""
         self.hub = ProviderHub(store, timeout=provider_timeout)
         self.providers = Providers(store, self.hub)
         """Providers, their keys and model lists (``engine/provider_settings.py``)."""
@@ -162,6 +165,7 @@ class Engine:
         await self.messages.purge()  # deletes still waiting for their undo window happen now
         await self.sessions.purge_deleted()
         await self.turns.stop_all()
+        await self.workspace.aclose()  # the looks ahead at the allowed folders
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
         await self.tool_servers.aclose()

@@ -227,6 +227,9 @@ class TurnRunner:
                 writer.update(conversation.reply)
             agent = await self._load_agent(live)  # the session's agent, as its history pinned it
             await self._tools.prepare(agent.enabled_tools)  # starts the MCP servers the agent uses
+            if self.workspace is not None:  # the first look at the folders, while the model thinks
+                offered = [spec.name for spec in self._offered_tools(agent)]
+                self.workspace.prescan(live, offered, agent.allowed_folders)
             if conversation.running_tools is not None:  # an interrupted round, run again
                 writer.update(conversation.running_tools)
                 await self._run_tools(live, agent, writer, conversation.pending_tool_calls())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -75,6 +76,11 @@ class Workspace:
         self._recorder: Recorder | None = None
         self._caches: dict[str, ScanCache] = {}
         self._budgets: dict[str, tuple[str, Budget]] = {}
+        self._prescans: dict[str, asyncio.Task[None]] = {}
+        """A session's first look at its folders, running while the model thinks (``prescan``)."""
+        self._prescanned: set[tuple[str, tuple[str, ...]]] = set()
+        """(session, folders) looked at once already: the cache is warm for them."""
+        self._stop = threading.Event()
 
     @property
     def machine(self) -> str:
@@ -112,6 +118,9 @@ class Workspace:
         info = CallInfo(session_id, reply.id if reply is not None else "", call.id, call.name)
         cache = self._caches.setdefault(session_id, ScanCache())
         budget = self._budget(live)
+        prescan = self._prescans.get(session_id)
+        if prescan is not None and paths is None:  # a scan waits for the rest of the first look
+            await asyncio.shield(prescan)
         try:
             started = await asyncio.to_thread(self.recorder.begin, info, folders, paths, cache, budget)
         except Exception:
@@ -122,6 +131,50 @@ class Workspace:
             yield
         finally:
             await self._finish(live, started, cache, budget)
+
+    def prescan(self, live: LiveConversation, offered: Collection[str], folders: Sequence[str]) -> None:
+        """At a turn's start: when one of the ``offered`` tools is recorded by a scan (``shell``, an
+        MCP tool that may write), look at ``folders`` now, in the background, while the model
+        thinks. The session's first scan reads (and keeps) every file; done here, the first
+        call's own look finds the cache warm and only stats them (docs/workspace.md, "Scanning")."""
+        key = (live.session_id, tuple(folders))
+        if not folders or key in self._prescanned or live.session_id in self._prescans:
+            return
+        if not any(self._scans_for(name) for name in offered):
+            return
+        from threadline.workspace.scan import ScanCache
+
+        self._prescanned.add(key)
+        cache = self._caches.setdefault(live.session_id, ScanCache())
+        task = asyncio.get_running_loop().create_task(
+            self._prescan(cache, folders, self._budget(live)), name=f"prescan-{live.session_id}"
+        )
+        self._prescans[live.session_id] = task
+        task.add_done_callback(lambda done: self._prescan_done(live.session_id, done))
+
+    async def _prescan(self, cache: ScanCache, folders: Sequence[str], budget: Budget) -> None:
+        try:
+            await asyncio.to_thread(self.recorder.look_ahead, folders, cache, budget, self._stop)
+        except Exception:  # the call's own look will try again, and say what went wrong
+            log.exception("could not look at the allowed folders ahead of the tool calls")
+
+    def _prescan_done(self, session_id: str, task: asyncio.Task[None]) -> None:
+        if self._prescans.get(session_id) is task:
+            del self._prescans[session_id]
+
+    def _scans_for(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return (
+            tool is not None
+            and not getattr(tool, "reads_only", False)
+            and not isinstance(tool, DeclaresPaths)
+        )
+
+    async def aclose(self) -> None:
+        """Stop the looks ahead still running (the engine closes)."""
+        self._stop.set()
+        running = list(self._prescans.values())
+        await asyncio.gather(*running, return_exceptions=True)
 
     def _what_to_record(self, call: ToolCall, folders: Sequence[str]) -> tuple[bool, list[str] | None]:
         """(whether to record, the paths to look at or ``None`` for a scan of ``folders``)."""
@@ -176,6 +229,7 @@ class Workspace:
         """The session closed: its scan cache and budget go (the next scan stats afresh)."""
         self._caches.pop(session_id, None)
         self._budgets.pop(session_id, None)
+        self._prescanned = {key for key in self._prescanned if key[0] != session_id}
 
     # -- reading ----------------------------------------------------------------------------
 

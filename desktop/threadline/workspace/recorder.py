@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,6 +84,16 @@ class Recorder:
         )
         self._write_pending(recording, self._manifest_blob(before, cache))
         return recording
+
+    def look_ahead(
+        self, folders: Sequence[str], cache: ScanCache, budget: Budget, stop: threading.Event | None = None
+    ) -> None:
+        """A session's first look, before any call (``Workspace.prescan``): every file is read
+        and kept into ``cache`` and the store, and the manifest kept as the blob the first call's
+        pending record will name, so that call only stats the files."""
+        manifest = Scanner(self.store, self.limits, cache, stop=stop).scan(folders, budget)
+        if stop is None or not stop.is_set():
+            self._manifest_blob(manifest, cache)
 
     def _manifest_blob(self, manifest: Manifest, cache: ScanCache) -> str:
         """The manifest kept as a blob; the same as the session's last one is not written again."""

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -145,11 +146,18 @@ class Scanner:
     """Scans with one snapshot store, its limits and a session's cache."""
 
     def __init__(
-        self, store: SnapshotStore, limits: Limits = DEFAULT_LIMITS, cache: ScanCache | None = None
+        self,
+        store: SnapshotStore,
+        limits: Limits = DEFAULT_LIMITS,
+        cache: ScanCache | None = None,
+        *,
+        stop: threading.Event | None = None,
     ) -> None:
         self.store = store
         self.limits = limits
         self.cache = cache if cache is not None else ScanCache()
+        self.stop = stop
+        """Set: a look ahead is given up (the app closes); what was seen stays in the cache."""
 
     def scan(self, folders: Sequence[str], budget: Budget | None = None) -> Manifest:
         """Every file under ``folders`` (see ``scan_roots``)."""
@@ -165,6 +173,9 @@ class Scanner:
                         f"Files from {path} on were not looked at: over the limit of "
                         f"{self.limits.max_files:,} files."
                     )
+                    return manifest
+                if self.stop is not None and self.stop.is_set():
+                    manifest.notes.append("The look was stopped before its end.")
                     return manifest
                 self._look(path, st, manifest, state)
                 if state.read_over:

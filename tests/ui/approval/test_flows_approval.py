@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import CANCELLED_RESULT_TEXT, STOPPED_RESULT_TEXT, MessageKind, MessageStatus
@@ -54,7 +55,7 @@ def use_tools(harness: Any, folder: Path, *tools: str, rules: tuple[ApprovalRule
 
 def wait_asked(harness: Any, tab: Any, count: int = 1) -> list[Any]:
     harness.qtbot.waitUntil(
-        lambda: tab.approval.isVisibleTo(tab) and len(tab.approval.rows) == count, timeout=10000
+        lambda: tab.approval.isVisibleTo(tab) and len(tab.approval.rows) == count, timeout=WAIT_MS
     )
     assert tab.awaiting_approval
     return list(tab.approval.rows)
@@ -125,12 +126,12 @@ def test_always_allow_is_stored_and_survives_a_restart(harness: Any, work: Path)
     harness.close()
     harness.server.enqueue(tool_reply(("c2", "shell", {"command": command})), text_reply("Done twice."))
     window = harness.open()
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=WAIT_MS)
     tab = window.tabs.tab_for(session_id)
     asked: list[bool] = []
     tab.approvalChanged.connect(asked.append)
     type_and_send(harness.qtbot, tab, "Again please")
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Done twice.", timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Done twice.", timeout=WAIT_MS)
     wait_idle(harness, tab)
     assert asked == [] and not tab.approval.isVisible()  # ran without asking
     assert "trusted" in sent_results(harness, 3)["c2"]
@@ -264,16 +265,16 @@ def test_stop_while_a_tool_runs_stores_a_cancelled_result(harness: Any, work: Pa
     type_and_send(harness.qtbot, tab, "Take your time")
     (row,) = wait_asked(harness, tab)
     click(harness, row.allow_button)
-    harness.qtbot.waitUntil(lambda: (work / "started.txt").exists(), timeout=15000)  # the command runs
+    harness.qtbot.waitUntil(lambda: (work / "started.txt").exists(), timeout=WAIT_MS)  # the command runs
     assert tab.composer.send_button.text() == "Stop"
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
-    wait_idle(harness, tab, timeout=15000)  # well before the command would have finished
+    wait_idle(harness, tab, timeout=WAIT_MS)  # well before the command would have finished
     last = tab.live.conversation.path()[-1]
     assert last.kind is MessageKind.CANCELLED_TOOL_USES
     assert STOPPED_RESULT_TEXT in last.tool_results[0].text  # it ran, and was stopped
     # the tab is usable: the next prompt is answered, and the stopped result goes with it
     type_and_send(harness.qtbot, tab, "Never mind")
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Back to you.", timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Back to you.", timeout=WAIT_MS)
     assert STOPPED_RESULT_TEXT in sent_results(harness, 1)["s1"]
 
 
@@ -288,7 +289,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     type_and_send(harness.qtbot, tab, "Ask me, then I close")
     wait_asked(harness, tab)
     window.close_current_tab()
-    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(session_id), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(session_id), timeout=WAIT_MS)
     live = harness.engine.sessions.live(session_id)
     path = live.conversation.path()
     assert path[-1].kind is MessageKind.CANCELLED_TOOL_USES
@@ -298,7 +299,7 @@ def test_closing_the_tab_while_asked_cancels_and_a_closed_session_reopens_to_ask
     harness.server.enqueue(tool_reply(("x2", "shell", {"command": "echo reopened"})), text_reply("ok"))
     other = new_tab(harness)
     harness.engine.turns.send(session_id, "Ask again")
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(session_id) is not None, timeout=WAIT_MS)
     reopened = window.tabs.tab_for(session_id)
     wait_asked(harness, reopened)
     assert window.tabs.current_tab() is other  # not pulled to the front
@@ -361,12 +362,12 @@ def test_mcp_tool_is_shown_under_its_policy_name(harness: Any, work: Path) -> No
     use_tools(harness, work, "time/*")
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "What time is it in Paris?")
-    harness.qtbot.waitUntil(tab.approval.isVisible, timeout=30000)  # the server starts with the turn
+    harness.qtbot.waitUntil(tab.approval.isVisible, timeout=WAIT_MS)  # the server starts with the turn
     (row,) = wait_asked(harness, tab)
     assert row.name_label.text() == "time/get_current_time"
     assert row.boxes[0].text == "timezone: Europe/Paris"
     click(harness, row.allow_button)
-    wait_idle(harness, tab, timeout=30000)
+    wait_idle(harness, tab, timeout=WAIT_MS)
     assert "Europe/Paris" in sent_results(harness, 1)["t1"]
     assert tab.live.conversation.path()[-1].status is MessageStatus.COMPLETE
     # The chat view names the call and its result as the approval bar did, not by the wire name.

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import click_action, texts, type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.tree_layout import NO_PARENT
 
@@ -24,7 +25,7 @@ def open_map(harness: Any, tab: Any) -> Any:
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     panel = tab.branch_map
-    harness.qtbot.waitUntil(lambda: panel.isVisible() and len(panel.map.tree_layout) > 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: panel.isVisible() and len(panel.map.tree_layout) > 0, timeout=WAIT_MS)
     return panel
 
 
@@ -86,8 +87,8 @@ def test_click_a_version_on_another_branch_shows_that_path(harness: Any) -> None
     assert "Click to show this branch" in tip
 
     click_node(harness, panel, ids["a1"])
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.tree.active_leaf == ids["a1"], timeout=15000)
-    harness.qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.tree.active_leaf == ids["a1"], timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=WAIT_MS)
     assert texts(tab) == ["Question one", "First answer."]
     assert harness.engine.sessions.live(tab.session_id).conversation.tree.active_leaf == ids["a1"]
     # The map follows: the clicked branch is now the shown path, in column 0.
@@ -113,7 +114,7 @@ def test_keyboard_moves_between_branches_and_enter_shows_one(harness: Any) -> No
     assert view.current_id == ids["a1"]
     assert "version 1 of 2" in view.accessibleDescription()
     qtbot.keyClick(view, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=15000)
+    qtbot.waitUntil(lambda: shown(tab) == ["Question one", "First answer."], timeout=WAIT_MS)
     # Back to the longer branch: Left to its version, Down to its question, Enter.
     qtbot.waitUntil(lambda: view.tree_layout.columns[view.tree_layout.index_of[ids["a1"]]] == 0)
     qtbot.keyClick(view, Qt.Key.Key_Right)
@@ -122,7 +123,7 @@ def test_keyboard_moves_between_branches_and_enter_shows_one(harness: Any) -> No
     assert view.current_id == ids["q2"]
     qtbot.keyClick(view, Qt.Key.Key_Enter)
     expected = ["Question one", "Second answer.", "Question two", "Answer two."]
-    qtbot.waitUntil(lambda: shown(tab) == expected, timeout=15000)
+    qtbot.waitUntil(lambda: shown(tab) == expected, timeout=WAIT_MS)
     assert tab.live.conversation.tree.active_leaf == ids["a2"]
     # On the shown path, Enter only scrolls the chat there: the path stays.
     qtbot.keyClick(view, Qt.Key.Key_Home)
@@ -144,16 +145,16 @@ def test_the_map_grows_while_a_reply_streams_without_relayout_per_token(harness:
     harness.server.enqueue(reply(long_text, chunk_delay=0.01))
     type_and_send(harness.qtbot, tab, "Tell me more")
     qtbot = harness.qtbot
-    qtbot.waitUntil(lambda: len(panel.map.tree_layout) == 4, timeout=15000)
+    qtbot.waitUntil(lambda: len(panel.map.tree_layout) == 4, timeout=WAIT_MS)
     streaming = tab.live.conversation.path()[-1]
     assert panel.map.tree_layout.active_leaf == panel.map.tree_layout.index_of[streaming.id]
-    qtbot.waitUntil(lambda: len(streaming.text) > 40, timeout=15000)
+    qtbot.waitUntil(lambda: len(streaming.text) > 40, timeout=WAIT_MS)
     before = panel.relayouts
-    qtbot.waitUntil(lambda: len(streaming.text) > 600, timeout=15000)
+    qtbot.waitUntil(lambda: len(streaming.text) > 600, timeout=WAIT_MS)
     # Dozens of tokens arrived meanwhile; at most one unrelated update (the title) relaid the map.
     assert panel.relayouts - before <= 1
     wait_idle(harness, tab)
-    qtbot.waitUntil(lambda: not panel._timer.isActive(), timeout=15000)
+    qtbot.waitUntil(lambda: not panel._timer.isActive(), timeout=WAIT_MS)
     assert len(panel.map.tree_layout) == 4
     assert panel.map.tree_layout.ids[panel.map.tree_layout.active_leaf] == streaming.id
 
@@ -174,10 +175,10 @@ def test_the_choice_is_remembered_with_the_window(harness: Any) -> None:
     harness.close()
 
     window = harness.open()
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=WAIT_MS)
     assert window.menus.act_branch_map.isChecked()
     reopened = window.tabs.current_tab()
-    harness.qtbot.waitUntil(lambda: reopened.branch_map.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: reopened.branch_map.isVisible(), timeout=WAIT_MS)
     layout = reopened.branch_map.map.tree_layout
     assert len(layout) == 2 and layout.active_leaf != NO_PARENT
     assert reopened.branch_map.map.accessibleName() == "Branch map"
@@ -202,7 +203,7 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
     type_and_send(qtbot, tab, "A side question")
     wait_idle(harness, tab)
     in_tangent = tab.live.conversation.path()[-1].id
-    qtbot.waitUntil(lambda: in_tangent in panel.map.tree_layout.index_of, timeout=15000)
+    qtbot.waitUntil(lambda: in_tangent in panel.map.tree_layout.index_of, timeout=WAIT_MS)
     layout = panel.map.tree_layout
     assert layout.tangent[layout.index_of[marker.id]] and layout.tangent[layout.index_of[in_tangent]]
     assert layout.columns[layout.index_of[in_tangent]] == 0  # the tangent is what the chat shows now
@@ -211,13 +212,13 @@ def test_a_tangent_and_a_checkpoint_show_up_as_they_happen(harness: Any) -> None
     type_and_send(qtbot, tab, "Back to the main line")
     wait_idle(harness, tab)
     back = tab.live.conversation.path()[-1].id
-    qtbot.waitUntil(lambda: back in panel.map.tree_layout.index_of, timeout=15000)
+    qtbot.waitUntil(lambda: back in panel.map.tree_layout.index_of, timeout=WAIT_MS)
     layout = panel.map.tree_layout
     assert layout.columns[layout.index_of[back]] == 0
     assert layout.columns[layout.index_of[in_tangent]] > 0  # the tangent stays browsable, to the right
     assert not layout.tangent[layout.index_of[back]]
     click_node(harness, panel, in_tangent)
-    qtbot.waitUntil(lambda: shown(tab)[-1] == "Side answer.", timeout=15000)
+    qtbot.waitUntil(lambda: shown(tab)[-1] == "Side answer.", timeout=WAIT_MS)
 
 
 def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
@@ -241,6 +242,6 @@ def test_the_panel_is_built_the_first_time_it_is_shown(harness: Any) -> None:
     assert next_tab_stops(tab.view, 2) == [panel.close_button, panel.map]
     # A tab opened while the map is shown has it from the start.
     other = new_tab(harness)
-    harness.qtbot.waitUntil(lambda: other.shown_branch_map is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: other.shown_branch_map is not None, timeout=WAIT_MS)
     window.menus.act_branch_map.trigger()
     assert tab.shown_branch_map is None and other.shown_branch_map is None

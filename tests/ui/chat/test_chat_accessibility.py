@@ -17,6 +17,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QAccessibleEvent, QAccessibleInterface
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.engine.events import MessageChanged
 from threadline.ui.chat.view.chat_accessibility import MessageItem
@@ -126,7 +127,7 @@ def test_each_message_offers_its_actions_with_the_keys_its_menu_shows(qtbot: Any
     # Through C++'s interface_cast: no other interface, and a null pointer (not a crash).
     assert reply_item.valueInterface() is None and reply_item.textInterface() is None
 
-    with qtbot.waitSignal(view.actionTriggered, timeout=5000) as fired:
+    with qtbot.waitSignal(view.actionTriggered, timeout=WAIT_MS) as fired:
         reply_actions.doAction("Regenerate")
     assert fired.args == ["regenerate", reply_item.object().message_id]  # type: ignore[attr-defined]
 
@@ -176,7 +177,7 @@ def test_moving_between_messages_sends_focus_for_the_message(
         live.exchange(f"question {i}", f"answer {i}")
     _model, view = make(qtbot, live)
     view.setFocus()
-    qtbot.waitUntil(view.hasFocus, timeout=15000)
+    qtbot.waitUntil(view.hasFocus, timeout=WAIT_MS)
     items = children(view)
     assert view.current_message_id() == items[-1].object().message_id  # type: ignore[attr-defined]
     assert tree(view).focusChild() is not None

@@ -1,5 +1,6 @@
 """Opening a chat loads only what a chat shows; attachment readers, Qt's SVG module and the
-slash commands load with the first attachment, formula or "/". Whatever a chat's opening
+slash commands load with the first attachment, formula or "/"; the file changes' dialogs
+(and their diff highlighting) with the first one opened. Whatever a chat's opening
 loads stays for the rest of the run (docs/performance.md, "Memory after a big chat is
 opened and closed")."""
 
@@ -16,7 +17,8 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 import threadline.ui.chat.chat_tab  # everything a chat tab is made of
 rare = ("threadline.documents", "PySide6.QtSvg", "threadline.core.slash_commands",
-        "threadline.engine.commands")
+        "threadline.engine.commands", "threadline.ui.chat.changes.changes_dialog",
+        "threadline.ui.chat.changes.restore_dialog")
 print("opened:", [m for m in rare if m in sys.modules])
 from threadline.ui.chat.composer.attachment_tray import AttachmentTray
 tray = AttachmentTray()

@@ -6,6 +6,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import (
     Message,
@@ -106,7 +107,7 @@ def test_the_copy_button_of_a_code_block_says_copied_for_a_moment(qtbot: Any) ->
     assert QGuiApplication.clipboard().text() == "print('hi')\n"
     assert "Copied" in doc.toPlainText()
     assert view.anchor_rect(reply_id, "copy-code:0") is not None  # still the link: it copies again
-    qtbot.waitUntil(lambda: "Copied" not in doc.toPlainText(), timeout=15000)
+    qtbot.waitUntil(lambda: "Copied" not in doc.toPlainText(), timeout=WAIT_MS)
     assert "Copy\n" in doc.toPlainText()
 
 

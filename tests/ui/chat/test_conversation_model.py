@@ -4,6 +4,7 @@ from typing import Any
 
 from PySide6.QtTest import QAbstractItemModelTester
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.chat.view.conversation_model import (
     ConversationModel,
@@ -42,7 +43,7 @@ def test_deltas_coalesce_into_one_data_changed_per_frame(qtbot: Any) -> None:
     for i in range(200):
         live.delta(f"tok{i} ")
     assert changes == []  # nothing until the frame timer fires
-    qtbot.waitUntil(lambda: changes == [1], timeout=15000)
+    qtbot.waitUntil(lambda: changes == [1], timeout=WAIT_MS)
     qtbot.wait(40)
     assert changes == [1]
     assert model.data(model.index(1, 0), RevisionRole) == 200

@@ -22,6 +22,7 @@ from tests.support.documents import write_docx, write_encrypted_pdf, write_pdf, 
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.chat.composer.attachment_tray import ChipState
 
@@ -75,7 +76,7 @@ def test_a_pdf_picked_with_the_attach_button_is_read_shown_and_sent(
     harness.open()
     tab = new_tab(harness)
     pick_files(harness, tab, monkeypatch, [pdf])
-    harness.qtbot.waitUntil(lambda: bool(tab.composer.attachments()), timeout=30000)
+    harness.qtbot.waitUntil(lambda: bool(tab.composer.attachments()), timeout=WAIT_MS)
     assert re.fullmatch(r"report\.pdf · 2 pages · ≈\d+ tokens", chip_texts(tab)[0]), chip_texts(tab)
     [attached] = tab.composer.attachments()
     assert attached.document_type == "pdf" and attached.page_count == 2
@@ -104,7 +105,7 @@ def test_documents_dropped_on_the_conversation_are_attached_and_a_bad_one_says_w
     harness.open()
     tab = new_tab(harness)
     drop(tab.view.viewport(), [docx, xlsx, locked])
-    harness.qtbot.waitUntil(lambda: not tab.composer.chips.reading_names(), timeout=30000)
+    harness.qtbot.waitUntil(lambda: not tab.composer.chips.reading_names(), timeout=WAIT_MS)
     states = [e.state for e in tab.composer.chips.entries()]
     assert states == [ChipState.READY, ChipState.READY, ChipState.FAILED]
     texts = chip_texts(tab)
@@ -135,7 +136,7 @@ def test_a_pasted_file_url_is_attached_not_pasted_as_text(harness: Any, tmp_path
     QApplication.clipboard().setMimeData(mime)
     tab.composer.edit.setFocus()
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
-    harness.qtbot.waitUntil(lambda: bool(tab.composer.attachments()), timeout=30000)
+    harness.qtbot.waitUntil(lambda: bool(tab.composer.attachments()), timeout=WAIT_MS)
     assert tab.composer.text() == ""
     [attached] = tab.composer.attachments()
     assert attached.text == "# Release\n\nPELICAN ships"
@@ -168,11 +169,11 @@ def test_send_waits_while_a_document_is_read_and_removing_it_stops_the_reading(
     assert not tab.composer.send_button.isEnabled()
     assert "Reading slow.pdf" in tab.composer.send_button.toolTip()
     assert tab.composer.text() == "Read it"  # nothing was sent
-    harness.qtbot.waitUntil(started.is_set, timeout=30000)  # the worker is reading
+    harness.qtbot.waitUntil(started.is_set, timeout=WAIT_MS)  # the worker is reading
     chip = tab.composer.chips.chips()[0]
     harness.qtbot.mouseClick(chip.close_button, Qt.MouseButton.LeftButton)
     assert tab.composer.chips.entries() == [] and not tab.composer.chips.isVisible()
-    harness.qtbot.waitUntil(stopped.is_set, timeout=30000)
+    harness.qtbot.waitUntil(stopped.is_set, timeout=WAIT_MS)
     assert tab.composer.send_button.isEnabled()
 
 
@@ -199,7 +200,7 @@ def test_screenshot_of_chips(harness: Any, tmp_path: Path, monkeypatch: Any) -> 
     window.resize(900, 640)
     tab = new_tab(harness)
     drop(tab.composer, files)
-    harness.qtbot.waitUntil(lambda: len(tab.composer.attachments()) == 2, timeout=30000)
+    harness.qtbot.waitUntil(lambda: len(tab.composer.attachments()) == 2, timeout=WAIT_MS)
     harness.qtbot.waitUntil(lambda: ChipState.FAILED in [e.state for e in tab.composer.chips.entries()])
     harness.qtbot.keyClicks(tab.composer.edit, "Compare these")
     harness.qtbot.wait(200)
@@ -208,4 +209,4 @@ def test_screenshot_of_chips(harness: Any, tmp_path: Path, monkeypatch: Any) -> 
     tab.composer.grab().save(str(shots / "attachments-composer.png"))
     window.grab().save(str(shots / "attachments-window.png"))
     release.set()
-    harness.qtbot.waitUntil(lambda: not tab.composer.chips.reading_names(), timeout=30000)
+    harness.qtbot.waitUntil(lambda: not tab.composer.chips.reading_names(), timeout=WAIT_MS)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 
 def inked(tab: Any) -> int:
@@ -23,11 +24,11 @@ def inked(tab: Any) -> int:
 def test_a_new_chat_says_where_to_write_and_who_answers_until_its_first_message(harness: Any) -> None:
     harness.open()
     tab = new_tab(harness)
-    harness.qtbot.waitUntil(lambda: tab.view.empty_hint[0] != "", timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.view.empty_hint[0] != "", timeout=WAIT_MS)
     title, lines = tab.view.empty_hint
     assert title == "Start the conversation below"
     assert lines == ("Replies come from gpt-4o-mini · replay.",)
-    harness.qtbot.waitUntil(lambda: inked(tab) > 50, timeout=15000)  # drawn, not only set
+    harness.qtbot.waitUntil(lambda: inked(tab) > 50, timeout=WAIT_MS)  # drawn, not only set
 
     harness.server.enqueue(sse_response(openai_text_stream(["Hello there."])))
     type_and_send(harness.qtbot, tab, "Hi")

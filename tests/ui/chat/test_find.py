@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.find_text import TEXT_PART, Match
 from threadline.core.messages import MessageKind, ToolCall
@@ -51,7 +52,7 @@ def open_host(qtbot: Any, live: FakeLive) -> Host:
     host.show()
     qtbot.waitExposed(host)
     host.activateWindow()  # a tab's keys answer in the active window
-    qtbot.waitUntil(host.isActiveWindow, timeout=10_000)
+    qtbot.waitUntil(host.isActiveWindow, timeout=WAIT_MS)
     host.composer.setFocus()
     return host
 
@@ -61,7 +62,7 @@ def find(qtbot: Any, host: Host, query: str) -> FindBar:
     bar = host.bar
     assert bar.isVisible() and QApplication.focusWidget() is bar.edit
     qtbot.keyClicks(bar.edit, query)
-    qtbot.waitUntil(lambda: bar.count.text() not in ("", "Searching…"), timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text() not in ("", "Searching…"), timeout=WAIT_MS)
     return bar
 
 
@@ -124,9 +125,9 @@ def test_no_matches_and_match_case(qtbot: Any) -> None:
     assert bar.count.text() == "No matches"
     bar.edit.clear()
     qtbot.keyClicks(bar.edit, "oslo")
-    qtbot.waitUntil(lambda: bar.count.text() == "1 of 4", timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 4", timeout=WAIT_MS)
     qtbot.mouseClick(bar.case, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: bar.count.text() == "1 of 1", timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 1", timeout=WAIT_MS)
 
 
 def test_matches_inside_a_collapsed_tool_result_are_found_and_shown(qtbot: Any) -> None:
@@ -152,7 +153,7 @@ def test_matches_inside_a_collapsed_tool_result_are_found_and_shown(qtbot: Any) 
     bar.edit.clear()
     qtbot.keyClicks(bar.edit, word)
     qtbot.waitUntil(
-        lambda: bar.current_match is not None and bar.current_match.message_index == 2, timeout=10_000
+        lambda: bar.current_match is not None and bar.current_match.message_index == 2, timeout=WAIT_MS
     )
     result_doc = host.view.rendered_document(results.id)
     assert result_doc is not None and results.tool_results[0].text[:20] in result_doc.toPlainText()
@@ -178,7 +179,7 @@ def test_a_match_inside_a_closed_summary_opens_the_card(qtbot: Any) -> None:
     match = bar.current_match
     assert match is not None
     assert host.model.message_at(match.message_index).kind is MessageKind.SUMMARY  # type: ignore[union-attr]
-    qtbot.waitUntil(lambda: current_on_screen(host), timeout=15_000)
+    qtbot.waitUntil(lambda: current_on_screen(host), timeout=WAIT_MS)
     doc = host.view.rendered_document(summary.id)
     assert doc is not None and "fjord" in doc.toPlainText() and "Hide the summary" in doc.toPlainText()
     current = bar.highlighter.current
@@ -218,13 +219,13 @@ def test_the_count_and_the_highlights_agree_on_markup_links_code_and_math(qtbot:
     host = open_host(qtbot, live)
     reply = host.model.message_at(1)
     assert reply is not None
-    qtbot.waitUntil(lambda: math_render.ready(), timeout=20_000)
+    qtbot.waitUntil(lambda: math_render.ready(), timeout=WAIT_MS)
 
     def formulas_drawn() -> bool:
         doc = host.view.rendered_document(reply.id)
         return doc is not None and doc.toPlainText().count("\ufffc") == 2  # the broken one is source
 
-    qtbot.waitUntil(formulas_drawn, timeout=20_000)
+    qtbot.waitUntil(formulas_drawn, timeout=WAIT_MS)
     expected = {
         "foo bar": 3,  # **foo** bar, `foo  bar()` (one space, as shown), print('foo bar')
         "example": 0,  # only in the link's address
@@ -243,7 +244,7 @@ def test_the_count_and_the_highlights_agree_on_markup_links_code_and_math(qtbot:
             lambda query=query, label=label: (
                 bar.highlighter.query == query and bar.count.text().endswith(label)
             ),
-            timeout=10_000,
+            timeout=WAIT_MS,
         )
         assert bar.match_count == count, query
         shown = highlighted(host)
@@ -279,7 +280,7 @@ def test_a_long_markdown_chat_is_made_searchable_between_frames(qtbot: Any) -> N
     if bar.preparing:  # Enter searches at once: still preparing, the bar says so
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
         assert bar.count.text() == "Searching…" or bar.count.text().endswith(" · searching…")
-    qtbot.waitUntil(lambda: bar.count.text().endswith(" of 11"), timeout=30_000)  # 39 and 390-399
+    qtbot.waitUntil(lambda: bar.count.text().endswith(" of 11"), timeout=WAIT_MS)  # 39 and 390-399
     timer.stop()
     assert not bar.preparing
     assert True in slices
@@ -325,12 +326,12 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
     bar = host.bar
     middle = host.model.message_at(1400)  # the prompt of exchange 700
     assert middle is not None and host.view.scroll_to_message(middle.id, flash=False)
-    qtbot.waitUntil(lambda: host.view.visible_message_ids()[:1] == [middle.id], timeout=15_000)
+    qtbot.waitUntil(lambda: host.view.visible_message_ids()[:1] == [middle.id], timeout=WAIT_MS)
     with announcements_while_searching(bar) as heard:
         qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
         assert bar.preparing  # 1,500 replies never parsed
         qtbot.keyClicks(bar.edit, "kiwi")
-        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=30_000)
+        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=WAIT_MS)
         first = bar.current_match
         if bar.preparing:  # stepping through the matches found so far (both in exchange 703)
             qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
@@ -342,7 +343,7 @@ def test_the_first_match_below_the_view_shows_while_the_chat_is_still_searched(q
             for _step in range(2):  # back to the first, and no further: what is above is not known yet
                 qtbot.keyClick(bar.edit, Qt.Key.Key_Return, SHIFT)
                 assert bar.count.text().startswith("1 of ") and bar.current_match == first
-        qtbot.waitUntil(lambda: bar.count.text() == "15 of 30", timeout=30_000)
+        qtbot.waitUntil(lambda: bar.count.text() == "15 of 30", timeout=WAIT_MS)
     text, shown = first_shown_while_searching(heard)
     assert text.startswith("1 of ") and text.endswith("+ · searching…"), text
     assert shown == first and shown.message_index == 1407 and shown.part == TEXT_PART  # exchange 703
@@ -370,15 +371,15 @@ def test_a_word_just_above_the_view_shows_first_while_the_chat_is_still_searched
     bar = host.bar
     near_reply = host.model.message_at(2 * (count - 4) + 1)
     assert near_reply is not None and "kiwi" in near_reply.text
-    qtbot.waitUntil(lambda: bool(host.view.visible_message_ids()), timeout=15_000)
+    qtbot.waitUntil(lambda: bool(host.view.visible_message_ids()), timeout=WAIT_MS)
     assert near_reply.id not in host.view.visible_message_ids()  # just above the view
     with announcements_while_searching(bar) as heard:
         qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
         assert bar.preparing  # 1,500 replies never parsed
         qtbot.keyClicks(bar.edit, "kiwi")
-        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=30_000)
+        qtbot.waitUntil(lambda: bar.current_match is not None, timeout=WAIT_MS)
         first = bar.current_match
-        qtbot.waitUntil(lambda: not bar.preparing and "searching" not in bar.count.text(), timeout=30_000)
+        qtbot.waitUntil(lambda: not bar.preparing and "searching" not in bar.count.text(), timeout=WAIT_MS)
     assert bar.count.text() == "2 of 2"
     text, shown = first_shown_while_searching(heard)
     assert text == "1 of 1+ · searching…", text
@@ -390,10 +391,10 @@ def test_a_word_just_above_the_view_shows_first_while_the_chat_is_still_searched
     # every text is made now: a new find from the chat's end picks the same match at once
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
     host.view.scroll_to_bottom()  # back at the chat's end, as it opened
-    qtbot.waitUntil(lambda: near_reply.id not in host.view.visible_message_ids(), timeout=15_000)
+    qtbot.waitUntil(lambda: near_reply.id not in host.view.visible_message_ids(), timeout=WAIT_MS)
     qtbot.keyClick(host.composer, Qt.Key.Key_F, CTRL)
     assert not bar.preparing
-    qtbot.waitUntil(lambda: bar.count.text() == "2 of 2", timeout=15_000)
+    qtbot.waitUntil(lambda: bar.count.text() == "2 of 2", timeout=WAIT_MS)
     assert bar.current_match == first
 
 
@@ -431,7 +432,7 @@ def test_streaming_text_updates_the_count(qtbot: Any) -> None:
     host.model.flush()
     live.delta("another kiwi")
     host.model.flush()
-    qtbot.waitUntil(lambda: bar.count.text() == "1 of 3", timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text() == "1 of 3", timeout=WAIT_MS)
 
 
 def test_ctrl_f_in_a_tab_of_the_window(harness: Any) -> None:
@@ -454,10 +455,10 @@ def test_ctrl_f_in_a_tab_of_the_window(harness: Any) -> None:
         step = step.nextInFocusChain()
     assert step is tab.controls.menu_button
     qtbot.keyClicks(bar.edit, "paris")
-    qtbot.waitUntil(lambda: bar.count.text().endswith("of 3"), timeout=10_000)
+    qtbot.waitUntil(lambda: bar.count.text().endswith("of 3"), timeout=WAIT_MS)
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
     assert not bar.isVisible()
-    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(QApplication.focusWidget()), timeout=10_000)
+    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(QApplication.focusWidget()), timeout=WAIT_MS)
 
 
 def test_what_find_made_of_a_chat_is_kept_by_its_bar_and_goes_with_it(qtbot: Any) -> None:
@@ -482,4 +483,4 @@ def test_what_find_made_of_a_chat_is_kept_by_its_bar_and_goes_with_it(qtbot: Any
         gc.collect()
         return made() is None
 
-    qtbot.waitUntil(freed, timeout=10_000)
+    qtbot.waitUntil(freed, timeout=WAIT_MS)

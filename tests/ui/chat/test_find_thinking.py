@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 from tests.ui.chat.test_find import current_on_screen, find, open_host
 
 from threadline.core.conversation import Conversation
@@ -68,7 +69,7 @@ def test_a_match_in_closed_thinking_opens_it_and_is_shown(qtbot: Any, tmp_path: 
     assert match is not None and match.part == thinking_part(reply.id)
     doc = host.view.rendered_document(reply.id)
     assert doc is not None and THOUGHT in doc.toPlainText(), "the thinking block was opened"
-    qtbot.waitUntil(lambda: current_on_screen(host), timeout=10_000)
+    qtbot.waitUntil(lambda: current_on_screen(host), timeout=WAIT_MS)
     assert host.bar.highlighter.current == (reply.id, 0)
     host.grab().save(str(tmp_path / "find-in-thinking.png"))
 

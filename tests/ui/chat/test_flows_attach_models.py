@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import click_action, texts, type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.ui.chat.composer.model_catalog import CACHE_KEY
@@ -43,17 +44,17 @@ def test_jump_to_a_search_hit_on_another_branch_makes_it_the_active_path(harness
     # search finds the answer on the old branch; choosing it shows that branch
     harness.qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     harness.qtbot.keyClicks(window.sidebar.filter, "quokkas")
-    harness.qtbot.waitUntil(lambda: window.sidebar.results.rowCount() > 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.sidebar.results.rowCount() > 0, timeout=WAIT_MS)
     hit = window.sidebar.results.result(0)
     assert hit is not None and hit.message_id == first_answer.id
     view = window.sidebar.hits
     rect = view.visualRect(window.sidebar.results.index(0, 0))
     harness.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     harness.qtbot.waitUntil(
-        lambda: texts(tab) == ["Question one", "The first answer talks about quokkas."], timeout=15000
+        lambda: texts(tab) == ["Question one", "The first answer talks about quokkas."], timeout=WAIT_MS
     )
     assert window.tabs.current_tab() is tab
-    harness.qtbot.waitUntil(lambda: first_answer.id in tab.view.visible_message_ids(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: first_answer.id in tab.view.visible_message_ids(), timeout=WAIT_MS)
     # the engine stored the move: reopening the session shows the same branch
     sessions = {s.id: s for s in harness.run(harness.engine.sessions.list_sessions())}
     assert sessions[tab.session_id].active_leaf == first_answer.id
@@ -85,7 +86,7 @@ def test_an_attached_image_shows_in_the_prompt_and_is_sent_as_an_image_part(
     assert [i.name for i in prompt.images] == ["sunset.png"]
     assert not tab.composer.attachments() and not tab.composer.chips.isVisible()
     # the prompt shows the picture itself (a thumbnail added to its document, nothing loaded)
-    harness.qtbot.waitUntil(lambda: prompt.id in tab.view.visible_message_ids(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: prompt.id in tab.view.visible_message_ids(), timeout=WAIT_MS)
     doc = tab.view._docs[prompt.id].doc
     thumb = doc.resource(QTextDocument.ResourceType.ImageResource, QUrl(f"{IMAGE_SCHEME}:{prompt.id}:0"))
     assert isinstance(thumb, QImage)
@@ -156,7 +157,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     assert [picker.itemText(i) for i in range(picker.count())] == ["gpt-4o-mini  ·  replay", "Refresh models"]
     # opening the picker asks the provider for its models
     picker.showPopup()
-    harness.qtbot.waitUntil(lambda: picker.findText("gpt-4o  ·  replay") >= 0, timeout=10000)
+    harness.qtbot.waitUntil(lambda: picker.findText("gpt-4o  ·  replay") >= 0, timeout=WAIT_MS)
     assert any(r.method == "GET" and r.path.endswith("/models") for r in harness.server.requests)
     index = picker.findText("gpt-4o  ·  replay")
     assert index >= 0
@@ -164,7 +165,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     picker.setCurrentIndex(index)
     picker.activated.emit(index)  # what a click on the item does
     harness.qtbot.waitUntil(
-        lambda: harness.run(harness.engine.sessions.list_sessions())[0].model == "gpt-4o", timeout=15000
+        lambda: harness.run(harness.engine.sessions.list_sessions())[0].model == "gpt-4o", timeout=WAIT_MS
     )
     type_and_send(harness.qtbot, tab, "And now?")
     wait_idle(harness, tab)
@@ -177,7 +178,7 @@ def test_the_model_picker_changes_the_model_of_the_next_request(harness: Any) ->
     harness.close()
     requests = len(harness.server.requests)
     window = harness.open()
-    harness.qtbot.waitUntil(lambda: window.catalog.loaded, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.catalog.loaded, timeout=WAIT_MS)
     assert [(c.provider, c.model) for c in window.catalog.choices()] == [
         ("replay", "gpt-4o-mini"),
         ("replay", "gpt-4o"),

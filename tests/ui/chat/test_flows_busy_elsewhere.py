@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.engine import DATABASE_FILENAME, Engine
@@ -54,7 +55,7 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
     other = harness.run(second_instance(harness, tab.session_id, "Long answer, please"))
     try:
         strip = tab.busy_elsewhere
-        harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
+        harness.qtbot.waitUntil(strip.isVisible, timeout=WAIT_MS)
         assert strip.label.text().startswith(f"Replying on {host}")
         assert strip.button.isEnabled()
         if SHOTS:
@@ -62,7 +63,7 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
 
         harness.server.enqueue(sse_response(openai_text_stream(["Here ", "too."])))
         type_and_send(harness.qtbot, tab, "Me too")  # the chat is busy there: it waits
-        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=WAIT_MS)
         assert strip.label.text().endswith("Your message is sent when it ends.")
         assert tab.composer.text() == "Me too" and tab.banner.error is None
         if SHOTS:
@@ -73,19 +74,19 @@ def test_a_message_sent_while_replying_elsewhere_waits_and_goes_when_that_reply_
             reply = live.conversation.reply if live is not None else None
             return reply is not None and len(reply.text) > 20
 
-        harness.qtbot.waitUntil(other_reply_grown, timeout=20000)
+        harness.qtbot.waitUntil(other_reply_grown, timeout=WAIT_MS)
         harness.qtbot.mouseClick(strip.button, Qt.MouseButton.LeftButton)
-        harness.qtbot.waitUntil(lambda: "stop" in strip.label.text(), timeout=5000)
-        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=20000)
-        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
+        harness.qtbot.waitUntil(lambda: "stop" in strip.label.text(), timeout=WAIT_MS)
+        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=WAIT_MS)
+        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=WAIT_MS)
         # The other reply ended: the waiting message went, after it, and the box emptied.
-        harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=20000)
+        harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=WAIT_MS)
         harness.qtbot.waitUntil(
             lambda: (
                 tab.model.message_at(tab.model.rowCount() - 1) is not None
                 and tab.model.message_at(tab.model.rowCount() - 1).text == "Here too."
             ),
-            timeout=20000,
+            timeout=WAIT_MS,
         )
         sent = [r for r in harness.server.requests if r.method == "POST"][-1].body["messages"]
         assert sent[-1]["content"] == "Me too", sent
@@ -113,13 +114,13 @@ def test_dont_send_keeps_the_waiting_message_in_the_box(harness: Any) -> None:
     other = harness.run(second_instance(harness, tab.session_id, "Slow one"))
     try:
         strip = tab.busy_elsewhere
-        harness.qtbot.waitUntil(strip.isVisible, timeout=20000)
+        harness.qtbot.waitUntil(strip.isVisible, timeout=WAIT_MS)
         type_and_send(harness.qtbot, tab, "Maybe later")
-        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=WAIT_MS)
         harness.qtbot.mouseClick(strip.dont_send, Qt.MouseButton.LeftButton)
         assert not strip.dont_send.isVisible() and not strip.label.text().endswith("when it ends.")
-        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=30000)
-        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=20000)
+        harness.qtbot.waitUntil(lambda: not other.turns.running(tab.session_id), timeout=WAIT_MS)
+        harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=WAIT_MS)
         assert tab.composer.text() == "Maybe later", "not sent: still in the box"
         posts = [r for r in harness.server.requests if r.method == "POST"]
         assert all(r.body["messages"][-1]["content"] != "Maybe later" for r in posts)
@@ -144,33 +145,33 @@ def test_a_message_waiting_for_a_killed_instance_is_sent_once_its_lease_is_gone(
         env={**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
     )
     try:
-        harness.qtbot.waitUntil(strip.isVisible, timeout=30000)
+        harness.qtbot.waitUntil(strip.isVisible, timeout=WAIT_MS)
         assert strip.label.text().startswith(f"Replying on {socket.gethostname()}")
         harness.server.enqueue(sse_response(openai_text_stream(["Here ", "too."])))
         type_and_send(harness.qtbot, tab, "Me too")
-        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=15000)
+        harness.qtbot.waitUntil(lambda: strip.dont_send.isVisible(), timeout=WAIT_MS)
 
         def other_reply_shown() -> bool:  # the feed brings the other reply into this tab as it grows
             last = tab.model.message_at(tab.model.rowCount() - 1)
             return last is not None and last.text.startswith("word0 word1 ")
 
-        harness.qtbot.waitUntil(other_reply_shown, timeout=30000)
+        harness.qtbot.waitUntil(other_reply_shown, timeout=WAIT_MS)
     finally:
         other.kill()  # SIGKILL: no lease given up, no reply finished
         other.wait(timeout=30)
 
-    harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=30000)
-    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=30000)
+    harness.qtbot.waitUntil(lambda: not strip.isVisible(), timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: tab.composer.text() == "", timeout=WAIT_MS)
     harness.qtbot.waitUntil(
         lambda: (
             tab.model.message_at(tab.model.rowCount() - 1) is not None
             and tab.model.message_at(tab.model.rowCount() - 1).text == "Here too."
         ),
-        timeout=30000,
+        timeout=WAIT_MS,
     )
     # The tab shows text as it streams; the store has all of it once the turn is over
     # (idle means saved). Read before that, the last write may still be on its way.
-    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(tab.session_id), timeout=30000)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(tab.session_id), timeout=WAIT_MS)
 
     async def stored() -> list[Any]:
         tree = await harness.engine.store.load_tree(tab.session_id)

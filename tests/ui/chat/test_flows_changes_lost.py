@@ -16,6 +16,7 @@ import pytest
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.tcp_proxy import TcpProxy
 from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.waiting import WAIT_MS
 
 pytestmark = pytest.mark.postgres
 
@@ -37,11 +38,11 @@ def test_the_tab_says_while_other_windows_changes_do_not_arrive(
         tab = new_tab(harness)
         strip = tab.busy_elsewhere
         watch = harness.engine.change_watch
-        harness.qtbot.waitUntil(lambda: watch.receiving is True, timeout=30000)
+        harness.qtbot.waitUntil(lambda: watch.receiving is True, timeout=WAIT_MS)
         assert not strip.isVisible()
 
         proxy.cut()
-        harness.qtbot.waitUntil(strip.isVisible, timeout=30000)
+        harness.qtbot.waitUntil(strip.isVisible, timeout=WAIT_MS)
         assert strip.label.text() == LOST
         assert not strip.button.isVisible()  # nothing to stop: only news
         if SHOTS:

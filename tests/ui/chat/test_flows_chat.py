@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_auth_error, openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import click_action, texts, type_and_send, wait_idle
 from tests.support.ui_driving import new_tab_by_click as new_tab
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import MessageStatus
 from threadline.core.turn import TurnState
@@ -24,14 +25,14 @@ def test_create_send_stream_and_title(harness: Any) -> None:
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Say hello in a list")
     assert tab.composer.text() == ""  # accepted: cleared
-    harness.qtbot.waitUntil(lambda: tab.busy, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.busy, timeout=WAIT_MS)
     assert tab.composer.send_button.text() == "Stop"
     wait_idle(harness, tab)
     assert texts(tab) == ["Say hello in a list", "Hello! **Bold** and a list:\n\n- one\n- two\n"]
     assert tab.model.rowCount() == 2
     assert tab.composer.send_button.text() == "Send"
     harness.qtbot.waitUntil(
-        lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list", timeout=15000
+        lambda: window.tabs.tabText(window.tabs.currentIndex()) == "Say hello in a list", timeout=WAIT_MS
     )
     # the sidebar shows the session with its automatic title
     info = window.sidebar.model.session(tab.session_id)
@@ -45,7 +46,7 @@ def test_stop_with_escape_then_continue(harness: Any) -> None:
     harness.open()
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Write a lot")
-    harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2 and len(texts(tab)[1]) > 20, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.model.rowCount() == 2 and len(texts(tab)[1]) > 20, timeout=WAIT_MS)
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
     wait_idle(harness, tab)
     partial = tab.live.conversation.path()[-1]
@@ -79,10 +80,10 @@ def test_edit_and_resend_then_switch_versions(harness: Any) -> None:
     edited = tab.live.conversation.path()[0]
     assert tab.view.version_text(edited.id) == "2 / 2"
     click_action(harness.qtbot, tab, edited.id, "prev_version")
-    harness.qtbot.waitUntil(lambda: texts(tab) == ["Question one", "First answer."], timeout=15000)
+    harness.qtbot.waitUntil(lambda: texts(tab) == ["Question one", "First answer."], timeout=WAIT_MS)
     first = tab.live.conversation.path()[0]
     # the engine moves the leaf, stores it, then tells the tab: wait for the view
-    harness.qtbot.waitUntil(lambda: tab.view.version_text(first.id) == "1 / 2", timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.view.version_text(first.id) == "1 / 2", timeout=WAIT_MS)
     assert tab.view.visible_message_ids() == [m.id for m in tab.live.conversation.path()]
 
 
@@ -94,14 +95,14 @@ def test_regenerate_and_switch_versions(harness: Any) -> None:
     wait_idle(harness, tab)
     answer = tab.live.conversation.path()[-1]
     click_action(harness.qtbot, tab, answer.id, "regenerate")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer B."], timeout=10000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer B."], timeout=WAIT_MS)
     wait_idle(harness, tab)
     regenerated = tab.live.conversation.path()[-1]
     assert tab.view.version_text(regenerated.id) == "2 / 2"
     click_action(harness.qtbot, tab, regenerated.id, "prev_version")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer A."], timeout=15000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Answer A."], timeout=WAIT_MS)
     first_answer = tab.live.conversation.path()[-1]
-    harness.qtbot.waitUntil(lambda: tab.view.version_text(first_answer.id) == "1 / 2", timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.view.version_text(first_answer.id) == "1 / 2", timeout=WAIT_MS)
     assert tab.model.rowCount() == 2
 
 
@@ -110,7 +111,7 @@ def test_error_inline_with_retry_and_prompt_kept(harness: Any) -> None:
     harness.open()
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Will this fail?")
-    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=WAIT_MS)
     assert tab.live.conversation.state is TurnState.FAILED
     assert texts(tab)[0] == "Will this fail?"  # the prompt is kept in history
     assert "Traceback" not in tab.banner.label.text()
@@ -122,7 +123,7 @@ def test_error_inline_with_retry_and_prompt_kept(harness: Any) -> None:
         tab.retry()
     else:
         harness.qtbot.mouseClick(retry, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["It worked this time."], timeout=10000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["It worked this time."], timeout=WAIT_MS)
     wait_idle(harness, tab)
     assert not tab.banner.isVisible()
     assert texts(tab)[0] == "Will this fail?"
@@ -133,7 +134,7 @@ def test_failed_reply_has_a_quiet_status_and_a_retry_button(harness: Any) -> Non
     harness.open()
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Will this fail?")
-    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=WAIT_MS)
     wait_idle(harness, tab)
     failed = tab.live.conversation.path()[-1]
     assert failed.status is MessageStatus.FAILED
@@ -144,7 +145,7 @@ def test_failed_reply_has_a_quiet_status_and_a_retry_button(harness: Any) -> Non
     assert tab.view.action_rect(failed.id, "regenerate") is None
     harness.server.enqueue(reply("It worked this time."))
     click_action(harness.qtbot, tab, failed.id, "retry")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["It worked this time."], timeout=10000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["It worked this time."], timeout=WAIT_MS)
     wait_idle(harness, tab)
     assert tab.live.conversation.path()[-1].status is MessageStatus.COMPLETE
     assert not tab.banner.isVisible()

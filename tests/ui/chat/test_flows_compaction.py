@@ -22,6 +22,7 @@ from tests.support.sse_server import (
 )
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.events import ErrorAction
@@ -46,7 +47,7 @@ def overflowing_chat(harness: Any) -> Any:
         openai_context_length_error(), reply("Automatic summary of Q1 to A3."), openai_context_length_error()
     )
     type_and_send(harness.qtbot, tab, "Q4")
-    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=WAIT_MS)
     wait_idle(harness, tab)
     assert tab.banner.isVisible() and tab.banner.error is not None
     assert tab.banner.error.kind == "context_overflow"
@@ -77,16 +78,16 @@ def test_compact_button_summarises_with_progress_and_the_next_send_works(harness
     assert tab.banner.isVisible() and tab.banner.label.text() == "Summarising earlier messages…"
     assert tab.banner.error is None
     assert "Summarising earlier messages…" in tab.status
-    harness.qtbot.waitUntil(lambda: len(harness.server.requests) == requests_before + 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: len(harness.server.requests) == requests_before + 1, timeout=WAIT_MS)
     assert tab.composer.held_reason == "Summarising earlier messages…"
     release.set()
 
     # The summary shows in the conversation; the banner is gone.
     harness.qtbot.waitUntil(
         lambda: any(m.kind is MessageKind.SUMMARY and m.text == SUMMARY_TEXT for m in shown_rows(tab)),
-        timeout=15000,
+        timeout=WAIT_MS,
     )
-    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=WAIT_MS)
     summary_prompt = harness.server.requests[-1].body["messages"][-1]["content"]
     assert "Q4" in summary_prompt  # everything, the turn that did not fit included
     assert "Summarising" not in tab.status
@@ -112,11 +113,11 @@ def test_a_failed_compaction_says_why_in_the_banner_and_sending_still_works(harn
     assert button is not None
     harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(
-        lambda: tab.banner.error is not None and "empty summary" in tab.banner.label.text(), timeout=15000
+        lambda: tab.banner.error is not None and "empty summary" in tab.banner.label.text(), timeout=WAIT_MS
     )
     assert tab.banner.isVisible()
     assert [m.id for m in shown_rows(tab)] == rows_before  # nothing was summarised
-    harness.qtbot.waitUntil(lambda: "Summarising" not in tab.status, timeout=15000)
+    harness.qtbot.waitUntil(lambda: "Summarising" not in tab.status, timeout=WAIT_MS)
     assert "empty summary" in tab.banner.label.text()  # the error stays up
 
     harness.server.enqueue(reply("A5"))
@@ -136,10 +137,10 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     harness.open()
     tab = new_tab(harness)
     harness.run(harness.engine.sessions.set_session_model(tab.session_id, "replay", "tiny-local-model"))
-    harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.live.info.model == "tiny-local-model", timeout=WAIT_MS)
     harness.server.enqueue(EMPTY_200)
     type_and_send(harness.qtbot, tab, "Q1 " + "word " * 96)
-    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=WAIT_MS)
     wait_idle(harness, tab)
     error = tab.banner.error
     assert error is not None and error.kind == "context_overflow"
@@ -163,12 +164,12 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     button = tab.banner.button(ErrorAction.SET_CONTEXT_WINDOW)
     harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     window = harness.window
-    harness.qtbot.waitUntil(lambda: getattr(window, "_settings_dialog", None) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: getattr(window, "_settings_dialog", None) is not None, timeout=WAIT_MS)
     dialog = window._settings_dialog
-    harness.qtbot.waitUntil(dialog.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
     assert dialog.pages.currentWidget() is dialog.models
     dialog.reject()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
     # "Compact conversation" summarises everything, the prompt that did not fit included;
     # the next message goes out with the summary instead.
@@ -177,9 +178,9 @@ def test_an_empty_reply_with_an_unknown_window_offers_compact_the_window_and_ret
     assert compact is not None
     harness.qtbot.mouseClick(compact, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(
-        lambda: any(m.kind is MessageKind.SUMMARY for m in shown_rows(tab)), timeout=15000
+        lambda: any(m.kind is MessageKind.SUMMARY for m in shown_rows(tab)), timeout=WAIT_MS
     )
-    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=WAIT_MS)
     harness.server.enqueue(reply("A2"))
     type_and_send(harness.qtbot, tab, "Q2")
     wait_idle(harness, tab)

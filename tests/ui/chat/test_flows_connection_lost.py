@@ -17,6 +17,7 @@ from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 pytestmark = pytest.mark.postgres
 
@@ -70,25 +71,27 @@ def test_the_tab_says_the_connection_was_lost_and_clears_once_the_reply_is_saved
     harness.open()
     tab = new_tab(harness)
     type_and_send(harness.qtbot, tab, "Tell me something long")
-    harness.qtbot.waitUntil(lambda: len(reply_text(tab)) > 10, timeout=20000)  # mid-stream
+    harness.qtbot.waitUntil(lambda: len(reply_text(tab)) > 10, timeout=WAIT_MS)  # mid-stream
 
     with server_down(postgres_server):
         at_stop = reply_text(tab)
-        harness.qtbot.waitUntil(lambda: "Saving" in tab.composer.held_reason, timeout=12000)
-        harness.qtbot.waitUntil(lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=5000)
+        harness.qtbot.waitUntil(lambda: "Saving" in tab.composer.held_reason, timeout=WAIT_MS)
+        harness.qtbot.waitUntil(
+            lambda: tab.banner.isVisible() and tab.banner.error is not None, timeout=WAIT_MS
+        )
         said = tab.banner.label.text()
         assert LOST in said and "kept in memory" in said, said
         assert not any(w in said.lower() for w in ("psycopg", "refused", "select", "traceback")), said
         assert "Saving…" in tab.status
         harness.qtbot.waitUntil(  # the reply goes on streaming into the tab meanwhile
-            lambda: len(reply_text(tab)) > len(at_stop) + 20, timeout=20000
+            lambda: len(reply_text(tab)) > len(at_stop) + 20, timeout=WAIT_MS
         )
         tab.window().grab().save(str(tmp_path / "connection_lost.png"))
         harness.qtbot.keyClicks(tab.composer.edit, "typed while the server was down")
         assert "Saving" in tab.composer.held_reason  # sending waits
 
     harness.qtbot.waitUntil(lambda: tab.composer.held_reason == "", timeout=60000)
-    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: not tab.banner.isVisible(), timeout=WAIT_MS)
     assert "Saving" not in tab.status
     wait_idle(harness, tab, timeout=60000)
     assert tab.composer.text() == "typed while the server was down"  # kept in the box

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from tests.support.interrupted_tools import FOLDER_FILE, seed_interrupted_round
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import INTERRUPTED_RESULT_TEXT, MessageStatus
 from threadline.engine.events import ErrorAction
@@ -17,7 +18,7 @@ def open_interrupted(harness: Any, tmp_path: Any, tool: str = "list_directory") 
     harness.open()
     session_id = harness.run(seed_interrupted_round(harness.engine, tmp_path, tool))
     tab = harness.run(harness.window.session_tabs.open(session_id, focus=True))
-    harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.banner.button(ErrorAction.RERUN_TOOLS) is not None, timeout=WAIT_MS)
     assert "stopped while" in tab.banner.label.text()
     assert harness.server.stream_requests() == []  # nothing ran or was sent by itself
     return tab
@@ -28,7 +29,7 @@ def test_run_again_runs_the_interrupted_tool_and_the_reply_follows(harness: Any,
     harness.server.enqueue(sse_response(openai_text_stream(["There is one file."])))
     harness.qtbot.mouseClick(tab.banner.button(ErrorAction.RERUN_TOOLS), Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(
-        lambda: tab.live.conversation.path()[-1].text == "There is one file.", timeout=15000
+        lambda: tab.live.conversation.path()[-1].text == "There is one file.", timeout=WAIT_MS
     )
     wait_idle(harness, tab)
     assert not tab.banner.isVisible()
@@ -42,7 +43,7 @@ def test_run_again_runs_the_interrupted_tool_and_the_reply_follows(harness: Any,
 def test_skip_tells_the_model_the_call_was_interrupted(harness: Any, tmp_path: Any) -> None:
     tab = open_interrupted(harness, tmp_path)
     harness.qtbot.mouseClick(tab.banner.button(ErrorAction.SKIP_TOOLS), Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: bool(tab.live.conversation.path()[-1].tool_results), timeout=10000)
+    harness.qtbot.waitUntil(lambda: bool(tab.live.conversation.path()[-1].tool_results), timeout=WAIT_MS)
     assert not tab.banner.isVisible()
     answer = tab.live.conversation.path()[-1]
     assert answer.status is MessageStatus.INTERRUPTED

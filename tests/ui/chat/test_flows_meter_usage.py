@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.meter import MeterLevel, MeterPart
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
@@ -39,12 +40,12 @@ def test_meter_counts_the_parts_and_replies_show_tokens_speed_and_cost(harness: 
     )
     tab = new_tab(harness)
     meter = tab.composer.meter
-    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=WAIT_MS)
 
     harness.server.enqueue(sse_response(openai_text_stream(["Paris ", "is the capital."], usage=(1200, 300))))
     type_and_send(harness.qtbot, tab, "What is the capital of France?")
     wait_idle(harness, tab)
-    harness.qtbot.waitUntil(lambda: meter_part(tab, MeterPart.HISTORY) > 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: meter_part(tab, MeterPart.HISTORY) > 0, timeout=WAIT_MS)
     current = meter.current()
     assert current is not None and current.window == 100_000
     assert meter.text().endswith("/ 100k")
@@ -55,13 +56,13 @@ def test_meter_counts_the_parts_and_replies_show_tokens_speed_and_cost(harness: 
     assert meter_total(tab) == before + 100
 
     reply = tab.live.conversation.path()[-1]
-    harness.qtbot.waitUntil(lambda: tab.view.price_of is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.view.price_of is not None, timeout=WAIT_MS)
     label = usage_label(reply, tab.view.price_of, reply.created_at)
     assert label.startswith("1,200 in · 300 out") and "$0.0048" in label  # 1200×2 + 300×8 per million
 
-    harness.qtbot.waitUntil(lambda: "1 reply ·" in meter.usage_text(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: "1 reply ·" in meter.usage_text(), timeout=WAIT_MS)
     harness.qtbot.mouseClick(meter, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: meter.findChild(MeterBreakdown) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: meter.findChild(MeterBreakdown) is not None, timeout=WAIT_MS)
     popup = meter.findChild(MeterBreakdown)
     shown = " ".join(label.text() for label in popup.findChildren(QLabel))
     assert "Conversation" in shown and "Your message" in shown and "Window: 100,000 tokens" in shown
@@ -74,7 +75,7 @@ def test_a_small_window_warns_and_the_warning_is_announced(harness: Any) -> None
     harness.run(harness.engine.settings.set_setting(CONTEXT_WINDOWS_SETTING, {"replay/gpt-4o-mini": 6000}))
     tab = new_tab(harness)
     meter = tab.composer.meter
-    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=WAIT_MS)
     assert meter.level() is MeterLevel.OK
     spoken: list[str] = []
     Announcer.of().announced.connect(lambda _w, text, _a: spoken.append(text))

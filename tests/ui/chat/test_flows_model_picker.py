@@ -17,6 +17,7 @@ from tests.support.sse_server import (
 )
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import texts, type_and_send
+from tests.support.waiting import WAIT_MS
 
 from threadline.engine.events import ErrorAction
 from threadline.ui.chat.composer.composer import LOADING_MODELS, REFRESH_MODELS
@@ -40,7 +41,7 @@ def open_picker_until(harness: Any, tab: Any, done: Any) -> None:
     """Open the picker as a click does, wait for the listing to land, close it again."""
     picker = tab.composer.model_picker
     picker.showPopup()
-    harness.qtbot.waitUntil(lambda: done() and not harness.window.catalog.refreshing, timeout=15000)
+    harness.qtbot.waitUntil(lambda: done() and not harness.window.catalog.refreshing, timeout=WAIT_MS)
     picker.hidePopup()
 
 
@@ -71,7 +72,7 @@ def test_a_model_the_server_dropped_is_marked_on_the_chat_and_still_sent(harness
     tab = new_tab(harness)
     open_picker_until(harness, tab, lambda: tab.composer.model_picker.findText(LLAMA) >= 0)
     choose(harness, tab, LLAMA)
-    harness.qtbot.waitUntil(lambda: tab.info.model == "llama-3.2-3b", timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.info.model == "llama-3.2-3b", timeout=WAIT_MS)
     harness.server.models.remove("llama-3.2-3b")  # unloaded from the server
     picker = tab.composer.model_picker
     expected = "'llama-3.2-3b' is not in replay's model list — it is sent as typed"
@@ -82,7 +83,7 @@ def test_a_model_the_server_dropped_is_marked_on_the_chat_and_still_sent(harness
     assert "not in replay's model list" in tab._status
     harness.server.enqueue(reply("Still here."))
     type_and_send(harness.qtbot, tab, "hello?")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Still here."], timeout=15000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Still here."], timeout=WAIT_MS)
     assert harness.server.stream_requests()[-1].body["model"] == "llama-3.2-3b"
     # the server lists it again: the mark goes away
     harness.server.models.append("llama-3.2-3b")
@@ -97,15 +98,17 @@ def test_a_name_no_listing_has_works_the_same_from_the_model_command(harness: An
     tab = new_tab(harness)
     open_picker_until(harness, tab, lambda: listings(harness) == 1)
     type_and_send(harness.qtbot, tab, "/model fast-20")
-    harness.qtbot.waitUntil(lambda: tab.info.model == "fast-20" and tab.composer.text() == "", timeout=15000)
+    harness.qtbot.waitUntil(
+        lambda: tab.info.model == "fast-20" and tab.composer.text() == "", timeout=WAIT_MS
+    )
     expected = "'fast-20' is not in replay's model list — it is sent as typed"
     harness.qtbot.waitUntil(
-        lambda: tab.banner.error is not None and tab.banner.error.message == expected, timeout=15000
+        lambda: tab.banner.error is not None and tab.banner.error.message == expected, timeout=WAIT_MS
     )
     assert "any more" not in tab.banner.error.message  # a model never listed was never "offered"
     harness.server.enqueue(reply("Fast answer."))
     type_and_send(harness.qtbot, tab, "hi")
-    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Fast answer."], timeout=15000)
+    harness.qtbot.waitUntil(lambda: texts(tab)[-1:] == ["Fast answer."], timeout=WAIT_MS)
     assert harness.server.stream_requests()[-1].body["model"] == "fast-20"
 
 
@@ -133,14 +136,14 @@ def test_the_cached_list_shows_while_a_slow_listing_loads_and_one_listing_runs_a
     slow = json_response(200, openai_models_body(["gpt-4o-mini", "qwen-2.5"]))
     harness.server.models_response = replace(slow, first_byte_delay=1.5)
     picker.showPopup()
-    harness.qtbot.waitUntil(lambda: LOADING_MODELS in entries(picker), timeout=15000)
+    harness.qtbot.waitUntil(lambda: LOADING_MODELS in entries(picker), timeout=WAIT_MS)
     index = picker.findText(LOADING_MODELS)
     assert not picker.model().item(index).isEnabled()
     assert picker.findText("gpt-4o-mini  ·  replay") >= 0  # the cached list meanwhile
     picker.hidePopup()
     picker.showPopup()  # opened again while the listing runs: it joins, no second request
     picker.hidePopup()
-    harness.qtbot.waitUntil(lambda: LOADING_MODELS not in entries(picker), timeout=15000)
+    harness.qtbot.waitUntil(lambda: LOADING_MODELS not in entries(picker), timeout=WAIT_MS)
     assert picker.findText("qwen-2.5  ·  replay") >= 0
     assert listings(harness) == 2
     assert picker.currentText() == "gpt-4o-mini  ·  replay"
@@ -155,7 +158,7 @@ def test_refresh_models_asks_the_server_and_keeps_the_chats_model(harness: Any) 
     harness.server.models.append("phi-4")
     choose(harness, tab, REFRESH_MODELS)
     assert picker.currentText() == "gpt-4o-mini  ·  replay"  # not a model: the selection stays
-    harness.qtbot.waitUntil(lambda: picker.findText("phi-4  ·  replay") >= 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: picker.findText("phi-4  ·  replay") >= 0, timeout=WAIT_MS)
     assert listings(harness) == 2
     assert tab.info.model == "gpt-4o-mini"
     assert picker.currentText() == "gpt-4o-mini  ·  replay"

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer
 from tests.support.sse_server import ScriptedResponse, openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import MessageKind
 from threadline.core.slash_commands import COMMANDS, CommandName
@@ -48,7 +49,7 @@ def test_typing_a_slash_lists_the_commands_and_filters_as_you_type(harness: Any)
     qtbot.keyClicks(edit, "/")
     popup = tab._slash_completer
     assert popup is not None
-    qtbot.waitUntil(popup.isVisible, timeout=5000)  # the first "/" already opens it
+    qtbot.waitUntil(popup.isVisible, timeout=WAIT_MS)  # the first "/" already opens it
     assert [s.name for s in popup.specs()] == [s.name for s in COMMANDS]
     assert popup.list.accessibleName() == "Slash commands"
     first = popup.list.item(0)
@@ -83,7 +84,7 @@ def test_pick_compact_with_keys_and_enter_summarises_without_sending_a_prompt(ha
     edit, popup, qtbot = tab.composer.edit, tab.slash_completer, harness.qtbot
     edit.setFocus()
     qtbot.keyClicks(edit, "/")
-    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    qtbot.waitUntil(popup.isVisible, timeout=WAIT_MS)
     qtbot.keyClick(edit, Qt.Key.Key_Down)
     qtbot.keyClick(edit, Qt.Key.Key_Up)  # moved and back: /compact
     assert popup.current() is not None and popup.current().name is CommandName.COMPACT
@@ -96,9 +97,9 @@ def test_pick_compact_with_keys_and_enter_summarises_without_sending_a_prompt(ha
     qtbot.keyClicks(edit, "keep the plant names")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     qtbot.waitUntil(
-        lambda: any(m.kind is MessageKind.SUMMARY and m.text == SUMMARY for m in shown(tab)), timeout=15000
+        lambda: any(m.kind is MessageKind.SUMMARY and m.text == SUMMARY for m in shown(tab)), timeout=WAIT_MS
     )
-    qtbot.waitUntil(lambda: edit.toPlainText() == "", timeout=15000)
+    qtbot.waitUntil(lambda: edit.toPlainText() == "", timeout=WAIT_MS)
     assert len(harness.server.requests) == requests + 1  # the summary request, no prompt
     summary_request = harness.server.requests[-1].body["messages"][-1]["content"]
     assert "keep the plant names" in summary_request
@@ -125,7 +126,7 @@ def test_an_unknown_command_says_so_keeps_the_text_and_sends_nothing(harness: An
 
     tab.composer.edit.clear()
     type_and_send(harness.qtbot, tab, "/help")
-    harness.qtbot.waitUntil(lambda: "/checkpoint NAME" in tab.slash.notice.text(), timeout=5000)
+    harness.qtbot.waitUntil(lambda: "/checkpoint NAME" in tab.slash.notice.text(), timeout=WAIT_MS)
     assert tab.composer.edit.toPlainText() == "" and not tab.banner.isVisible()
     assert len(harness.server.requests) == requests
 
@@ -140,16 +141,16 @@ def test_engine_commands_show_their_result_and_errors_keep_the_text(harness: Any
     tab = chat(harness, "Q1")
     requests = len(harness.server.requests)
     type_and_send(harness.qtbot, tab, "/model nowhere/x")
-    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.banner.error is not None, timeout=WAIT_MS)
     assert "No provider named “nowhere”" in tab.banner.label.text()
     assert tab.composer.edit.toPlainText() == "/model nowhere/x"
 
     tab.composer.edit.clear()
     target = tmp_path / "exported.md"
     type_and_send(harness.qtbot, tab, f"/export markdown {target}")
-    harness.qtbot.waitUntil(lambda: target.exists(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: target.exists(), timeout=WAIT_MS)
     harness.qtbot.waitUntil(
-        lambda: f"Exported this chat to {target}" in tab.slash.notice.text(), timeout=5000
+        lambda: f"Exported this chat to {target}" in tab.slash.notice.text(), timeout=WAIT_MS
     )
     assert "A1" in target.read_text(encoding="utf-8")
     assert tab.composer.edit.toPlainText() == "" and not tab.banner.isVisible()
@@ -164,12 +165,12 @@ def test_slash_clear_clears_like_the_menu_and_offers_undo(harness: Any) -> None:
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)  # close the list; the text stays
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
     path = tab.live.conversation.path
-    harness.qtbot.waitUntil(lambda: path()[-1].marker is not None, timeout=10000)
+    harness.qtbot.waitUntil(lambda: path()[-1].marker is not None, timeout=WAIT_MS)
     assert path()[-1].marker.type.value == "clear"
-    harness.qtbot.waitUntil(tab.controls.clear_notice.isVisible, timeout=10000)
+    harness.qtbot.waitUntil(tab.controls.clear_notice.isVisible, timeout=WAIT_MS)
     assert tab.composer.text() == "" and len(harness.server.requests) == requests
     harness.qtbot.mouseClick(tab.controls.clear_notice.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: path()[-1].text == "A1", timeout=10000)
+    harness.qtbot.waitUntil(lambda: path()[-1].text == "A1", timeout=WAIT_MS)
 
 
 def test_slash_compare_opens_the_compare_menu(harness: Any) -> None:
@@ -181,7 +182,7 @@ def test_slash_compare_opens_the_compare_menu(harness: Any) -> None:
     harness.qtbot.keyClicks(tab.composer.edit, "/compare")
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
-    harness.qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=10000)
+    harness.qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=WAIT_MS)
     menu = QApplication.activePopupWidget()
     assert menu is tab.composer.compare_button.menu()
     menu.close()
@@ -194,7 +195,7 @@ def run_typed(harness: Any, tab: Any, text: str, note: str) -> None:
     edit.setFocus()
     harness.qtbot.keyClicks(edit, text)
     harness.qtbot.keyClick(edit, Qt.Key.Key_Return)
-    harness.qtbot.waitUntil(lambda: note in tab.slash.notice.text(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: note in tab.slash.notice.text(), timeout=WAIT_MS)
     assert edit.toPlainText() == "" and not tab.banner.isVisible()
 
 
@@ -213,24 +214,24 @@ def test_slash_checkpoint_tangent_and_restore_typed_with_enter(harness: Any) -> 
     a1 = tab.live.conversation.path()[-1].id
     requests = len(harness.server.requests)
     run_typed(harness, tab, "/checkpoint first", "Checkpoint “first” set")
-    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": a1}, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": a1}, timeout=WAIT_MS)
     assert len(harness.server.requests) == requests
     assert send(harness, tab, "Q2") == ["Q1", "A1", "Q2"]
 
     run_typed(harness, tab, "/tangent", "Tangent started")
     banner = tab.controls.tangent_banner
-    harness.qtbot.waitUntil(banner.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(banner.isVisible, timeout=WAIT_MS)
     assert send(harness, tab, "T1") == ["Q1", "A1", "Q2", "re Q2", "T1"]
 
     run_typed(harness, tab, "/restore first", "Restored “first”")
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].id == a1, timeout=15000)
-    harness.qtbot.waitUntil(lambda: not banner.isVisible(), timeout=15000)  # the restore left the tangent
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].id == a1, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: not banner.isVisible(), timeout=WAIT_MS)  # the restore left the tangent
     assert send(harness, tab, "Q3") == ["Q1", "A1", "Q3"]  # the restored path only
 
     run_typed(harness, tab, "/checkpoint first", "moved here (it named “A1”)")
     latest = tab.live.conversation.path()[-1]
     assert latest.text == "re Q3"
-    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": latest.id}, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.model.named_checkpoints() == {"first": latest.id}, timeout=WAIT_MS)
     assert all(not m.text.startswith("/") for m in shown(tab))  # no command became a message
 
 
@@ -241,14 +242,14 @@ def test_plain_text_is_sent_without_the_commands_and_a_command_note_takes_its_ta
     assert len(harness.server.requests) == 1
     type_and_send(qtbot, tab, "/help")
     notice = tab.slash.notice
-    qtbot.waitUntil(lambda: "/checkpoint NAME" in notice.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "/checkpoint NAME" in notice.text(), timeout=WAIT_MS)
     assert len(harness.server.requests) == 1  # the command ran here; nothing was sent
     # Tab reaches the note's close button just before the message box, as when it was built
     # with the tab.
     notice.close_button.setFocus()
-    qtbot.waitUntil(notice.close_button.hasFocus, timeout=5000)
+    qtbot.waitUntil(notice.close_button.hasFocus, timeout=WAIT_MS)
     qtbot.keyClick(notice.close_button, Qt.Key.Key_Tab)
-    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(tab.window().focusWidget()), timeout=5000)
+    qtbot.waitUntil(lambda: tab.composer.isAncestorOf(tab.window().focusWidget()), timeout=WAIT_MS)
 
 
 def test_a_commands_note_closes_when_regenerate_or_an_edited_resend_starts_a_turn(harness: Any) -> None:
@@ -260,17 +261,17 @@ def test_a_commands_note_closes_when_regenerate_or_an_edited_resend_starts_a_tur
     harness.server.enqueue(reply("A1 again"))
     answer = tab.live.conversation.path()[-1]
     click_action(harness.qtbot, tab, answer.id, "regenerate")
-    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=WAIT_MS)
     wait_idle(harness, tab)
 
     run_typed(harness, tab, "/help", "/checkpoint NAME")
     harness.server.enqueue(reply("A1 for the edit"))
     prompt = tab.live.conversation.path()[0]
     click_action(harness.qtbot, tab, prompt.id, "edit")
-    harness.qtbot.waitUntil(lambda: tab.composer.editing == prompt.id, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.composer.editing == prompt.id, timeout=WAIT_MS)
     harness.qtbot.keyClicks(tab.composer.edit, " edited")
     harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
-    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not tab.slash.notice.isVisible(), timeout=WAIT_MS)
     wait_idle(harness, tab)
 
 
@@ -292,5 +293,5 @@ def test_slash_export_without_a_file_opens_the_windows_export_dialog_for_this_ch
 
     QTimer.singleShot(0, look)
     type_and_send(harness.qtbot, tab, "/export")
-    harness.qtbot.waitUntil(lambda: bool(seen), timeout=15000)
+    harness.qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
     assert seen == [(True, True)]  # the window's dialog, this chat chosen

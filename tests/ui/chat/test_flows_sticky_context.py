@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.sticky import ContextSource, StickyContext
 from threadline.ui.chat.controls.context_dialog import ContextDialog
@@ -30,17 +31,17 @@ def test_add_a_file_in_the_context_dialog_send_and_see_the_strip(harness: Any, t
     assert strip.isVisible() and strip.text.text() == ""
 
     harness.qtbot.mouseClick(strip.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: tab.findChild(ContextDialog) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab.findChild(ContextDialog) is not None, timeout=WAIT_MS)
     dialog = tab.findChild(ContextDialog)
     harness.qtbot.waitExposed(dialog)
     assert not dialog.editor.share_spin.isVisible()  # a session uses its agent's share
     harness.qtbot.keyClicks(dialog.editor.source_edit, str(notes))
     harness.qtbot.keyClick(dialog.editor.source_edit, Qt.Key.Key_Return)  # adds it; does not save
     assert dialog.isVisible() and dialog.editor.sources.count() == 1
-    with harness.qtbot.waitSignal(dialog.accepted, timeout=15000):  # closed (and deleted) once stored
+    with harness.qtbot.waitSignal(dialog.accepted, timeout=WAIT_MS):  # closed (and deleted) once stored
         harness.qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     assert stored_context(harness, tab.session_id) == StickyContext(sources=(ContextSource(str(notes)),))
-    harness.qtbot.waitUntil(lambda: strip.text.text().startswith("Context: 1 source"), timeout=15000)
+    harness.qtbot.waitUntil(lambda: strip.text.text().startswith("Context: 1 source"), timeout=WAIT_MS)
 
     harness.server.enqueue(sse_response(openai_text_stream(["Noted."])))
     type_and_send(harness.qtbot, tab, "What is on the checklist?")

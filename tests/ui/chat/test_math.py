@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QTextDocument
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.chat.view import math_render
 from threadline.ui.chat.view.chat_view import ChatView
@@ -94,7 +95,7 @@ def rendered_reply(qtbot: Any, text: str, colors: Any = LIGHT) -> tuple[ChatView
     _model, view = make(qtbot, live, colors)
     assert reply.id in view.visible_message_ids()
     # The first frame may show source while ziamath is imported; the images follow.
-    qtbot.waitUntil(lambda: math_render.ready() and view._docs.get(reply.id) is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: math_render.ready() and view._docs.get(reply.id) is not None, timeout=WAIT_MS)
     view.viewport().repaint()
     return view, reply.id
 
@@ -102,7 +103,7 @@ def rendered_reply(qtbot: Any, text: str, colors: Any = LIGHT) -> tuple[ChatView
 def test_a_reply_with_inline_and_display_math_shows_images(qtbot: Any) -> None:
     text = "Inline $e^{i\\pi}+1=0$ and \\(\\sqrt{2}\\).\n\n$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$\n"
     view, reply_id = rendered_reply(qtbot, text)
-    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 3, timeout=20_000)
+    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 3, timeout=WAIT_MS)
     doc = view._docs[reply_id].doc
     urls = formula_images(doc)
     assert [formula_of_url(u) for u in urls] == [
@@ -120,7 +121,7 @@ def test_a_reply_with_inline_and_display_math_shows_images(qtbot: Any) -> None:
 def test_a_broken_formula_shows_its_source_and_logs_nothing(qtbot: Any, caplog: Any) -> None:
     caplog.set_level(logging.DEBUG, logger="threadline")
     view, reply_id = rendered_reply(qtbot, "Broken $\\frac{a$ and $\\nosuchcommand{x}$ but fine $y$.")
-    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 1, timeout=20_000)
+    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 1, timeout=WAIT_MS)
     text = view._docs[reply_id].doc.toPlainText()
     assert "$\\frac{a$" in text and "$\\nosuchcommand{x}$" in text
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -135,7 +136,7 @@ def test_currency_stays_text(qtbot: Any) -> None:
 
 def test_copying_a_selection_gives_the_latex_source(qtbot: Any) -> None:
     view, reply_id = rendered_reply(qtbot, "Root $\\sqrt{2}$ is irrational, and so is \\(\\pi\\).")
-    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 2, timeout=WAIT_MS)
     view.viewport().repaint()
     view.ensure_visible_geometry()
     geo = next(g for g in view._visible if g.message_id == reply_id)
@@ -151,7 +152,7 @@ def test_copying_a_selection_gives_the_latex_source(qtbot: Any) -> None:
 
 def test_the_menu_on_a_formula_offers_copy_latex(qtbot: Any) -> None:
     view, reply_id = rendered_reply(qtbot, "$$\\sum_{n=1}^{\\infty} \\frac{1}{n^2} = \\frac{\\pi^2}{6}$$")
-    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 1, timeout=20_000)
+    qtbot.waitUntil(lambda: len(formula_images(view._docs[reply_id].doc)) == 1, timeout=WAIT_MS)
     view.viewport().repaint()
     view.ensure_visible_geometry()
     geo = next(g for g in view._visible if g.message_id == reply_id)

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 from tests.ui.chat.test_wide_tables import NARROW, WIDE
 
 from threadline.ui.chat.view.chat_view import ChatView
@@ -37,7 +38,7 @@ def wide_table(qtbot: Any, view: ChatView, message_id: str) -> ScrolledTable:
         found[:] = [t for g in view._visible if g.message_id == message_id for t in g.tables]
         return bool(found)
 
-    qtbot.waitUntil(painted, timeout=10_000)
+    qtbot.waitUntil(painted, timeout=WAIT_MS)
     return found[0]
 
 
@@ -147,7 +148,7 @@ def test_a_table_that_fits_has_no_bar_and_a_wider_window_shows_more(qtbot: Any) 
     at_end = current(view, wide.id)
     assert at_end.offset == at_end.max_offset
     view.resize(1100, 560)  # more of the table fits: the offset is clamped to the new end
-    qtbot.waitUntil(lambda: current(view, wide.id).max_offset < at_end.max_offset, timeout=10_000)
+    qtbot.waitUntil(lambda: current(view, wide.id).max_offset < at_end.max_offset, timeout=WAIT_MS)
     wider = current(view, wide.id)
     assert wider.offset == wider.max_offset
 
@@ -161,11 +162,11 @@ def test_find_scrolls_a_wide_table_to_its_match(qtbot: Any, tmp_path: Path) -> N
     table = wide_table(qtbot, host.view, reply.id)
     assert table.offset == 0
     bar = find(qtbot, host, "311 units")  # the last column, far past the column's edge
-    qtbot.waitUntil(lambda: current(host.view, reply.id).offset > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: current(host.view, reply.id).offset > 0, timeout=WAIT_MS)
     shown = current(host.view, reply.id)
     assert shown.offset > 0.8 * shown.max_offset, "the last column is brought into view"
     assert bar.count.text().startswith("1 of 1")
     host.view.viewport().grab().save(str(tmp_path / "wide-table-find.png"))
     qtbot.keyClick(bar.edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(bar.edit, "region 0")  # the first column: back to the left
-    qtbot.waitUntil(lambda: current(host.view, reply.id).offset < shown.offset, timeout=10_000)
+    qtbot.waitUntil(lambda: current(host.view, reply.id).offset < shown.offset, timeout=WAIT_MS)

@@ -22,6 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QTableWidgetSelectionRange
 from tests.support.ui_fakes import FakeLive
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
@@ -69,7 +70,7 @@ def test_a_twelve_column_table_keeps_its_natural_width(qtbot: Any, tmp_path: Pat
     live = FakeLive()
     _prompt, reply = live.exchange("Compare the regions", WIDE)
     view = make(qtbot, live)
-    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=WAIT_MS)
     doc = view.rendered_document(reply.id)
     assert doc is not None
     (table,) = tables_of(doc)
@@ -126,7 +127,7 @@ def test_open_table_shows_every_cell_and_copies_markdown_and_csv(qtbot: Any, tmp
         dialogs[:] = [d for d in view.findChildren(TableDialog) if d.isVisible()]
         return bool(dialogs)
 
-    qtbot.waitUntil(shown, timeout=10_000)
+    qtbot.waitUntil(shown, timeout=WAIT_MS)
     dialog = dialogs[0]
     grid = dialog.grid
     assert (grid.columnCount(), grid.rowCount()) == (12, 4)
@@ -150,7 +151,7 @@ def test_open_table_shows_every_cell_and_copies_markdown_and_csv(qtbot: Any, tmp
     qtbot.keyClick(grid, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text() == f"{ROWS[0][0]}\t{ROWS[0][1]}\n{ROWS[1][0]}\t{ROWS[1][1]}"
     dialog.close()
-    qtbot.waitUntil(lambda: not view.findChildren(TableDialog), timeout=10_000)
+    qtbot.waitUntil(lambda: not view.findChildren(TableDialog), timeout=WAIT_MS)
     QApplication.processEvents()
 
 
@@ -158,7 +159,7 @@ def test_a_table_that_fits_is_laid_out_as_before(qtbot: Any) -> None:
     live = FakeLive()
     _prompt, reply = live.exchange("small", NARROW)
     view = make(qtbot, live)
-    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=WAIT_MS)
     doc = view.rendered_document(reply.id)
     assert doc is not None
     (table,) = tables_of(doc)
@@ -179,12 +180,12 @@ def test_narrowing_the_view_widens_a_table_that_no_longer_fits(qtbot: Any) -> No
     )
     _prompt, reply = live.exchange("medium", medium)
     view = make(qtbot, live)
-    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: view.rendered_document(reply.id) is not None, timeout=WAIT_MS)
     doc = view.rendered_document(reply.id)
     assert doc is not None and doc.size().width() <= doc.textWidth() + 1
     view.resize(300, 560)
     qtbot.waitUntil(
-        lambda: (d := view.rendered_document(reply.id)) is not None and d.textWidth() < 300, timeout=10_000
+        lambda: (d := view.rendered_document(reply.id)) is not None and d.textWidth() < 300, timeout=WAIT_MS
     )
     narrow = view.rendered_document(reply.id)
     assert narrow is not None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from tests.support.waiting import WAIT_MS
 
 from threadline.app.logging_setup import LoggingSetup, hold_records, setup_logging
 from threadline.ui.common.crash_dialog import CrashChoice
@@ -54,7 +55,7 @@ def test_an_unexpected_error_in_a_task_is_logged_saved_and_shown(
     async def broken() -> None:
         _boom()
 
-    with qtbot.waitSignal(handler.crashed, timeout=10000) as crashed:
+    with qtbot.waitSignal(handler.crashed, timeout=WAIT_MS) as crashed:
         spawn(broken(), tell=LogOnly("a test task"))
 
     assert crashed.args == ["ZeroDivisionError"]
@@ -68,7 +69,7 @@ def test_an_unexpected_error_in_a_task_is_logged_saved_and_shown(
     assert "Traceback" not in dialog.message.text()
 
     qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: handler.dialog is None, timeout=10000)
+    qtbot.waitUntil(lambda: handler.dialog is None, timeout=WAIT_MS)
     assert dialog.choice is CrashChoice.KEEP_GOING
 
 
@@ -88,7 +89,7 @@ def test_more_errors_while_the_dialog_is_open_are_only_logged(
     assert "2 more unexpected problem(s)" in dialog.more.text()
     assert _log_text(logged).count("unexpected error (ZeroDivisionError)") == 3
 
-    with qtbot.waitSignal(handler.quitRequested, timeout=10000):
+    with qtbot.waitSignal(handler.quitRequested, timeout=WAIT_MS):
         qtbot.mouseClick(dialog.quit_button, Qt.MouseButton.LeftButton)
     assert dialog.choice is CrashChoice.QUIT
 
@@ -98,7 +99,7 @@ def test_an_error_in_another_thread_reaches_the_dialog_on_the_gui_thread(
     handler: CrashHandler, logged: LoggingSetup, qtbot: Any
 ) -> None:
     thread = threading.Thread(target=_boom, name="worker-1")
-    with qtbot.waitSignal(handler.crashed, timeout=10000):
+    with qtbot.waitSignal(handler.crashed, timeout=WAIT_MS):
         thread.start()
         thread.join()
     assert handler.dialog is not None

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.sticky import ContextHook, ContextSource, HookTiming, StickyContext
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
@@ -23,7 +24,7 @@ def make(qtbot: Any, *, show_share: bool) -> StickyContextEditor:
 
 def test_typed_sources_and_a_hook_make_the_value(qtbot: Any) -> None:
     editor = make(qtbot, show_share=True)
-    with qtbot.waitSignal(editor.changed, timeout=15000):
+    with qtbot.waitSignal(editor.changed, timeout=WAIT_MS):
         qtbot.keyClicks(editor.source_edit, "~/notes/todo.md")
         qtbot.mouseClick(editor.add_source_button, Qt.MouseButton.LeftButton)
     assert editor.source_edit.text() == ""

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QWidget
+from tests.support.waiting import WAIT_MS
 
 from threadline.engine.errors import SessionClosedError
 from threadline.llm.errors import ProviderError
@@ -55,8 +56,8 @@ def test_an_error_with_a_user_message_goes_to_the_bridge_after_on_failed(
     order: list[object] = []
     bridge.shown.connect(order.append)
     task = spawn(_fail(err), tell=bridge, on_failed=order.append, context="Could not rename the chat")
-    qtbot.waitUntil(task.done, timeout=10000)
-    qtbot.waitUntil(lambda: len(order) == 2, timeout=10000)
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(order) == 2, timeout=WAIT_MS)
     assert order[0] is err  # the site puts its state back first
     assert isinstance(order[1], UserMessage)
     assert order[1].text == f"Could not rename the chat: {err.user_message}"
@@ -75,7 +76,7 @@ def test_a_widget_reaches_the_bridge_of_its_nearest_holder(
     seen: list[UserMessage] = []
     holder.bridge.shown.connect(seen.append)  # type: ignore[attr-defined]
     spawn(_fail(SessionClosedError()), tell=inner, context="Could not open the chat", session_id="s9")
-    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT_MS)
     assert seen[0].text == f"Could not open the chat: {SessionClosedError.default_message}"
     assert seen[0].session_id == "s9"
     assert hook_calls == []
@@ -86,8 +87,8 @@ def test_log_only_tells_nobody_but_the_log(
     qloop: Any, qtbot: Any, hook_calls: list[HookCall], caplog: Any
 ) -> None:
     task = spawn(_fail(SessionClosedError()), tell=LogOnly("could not save the draft"))
-    qtbot.waitUntil(task.done, timeout=10000)
-    qtbot.waitUntil(lambda: "could not save the draft" in caplog.text, timeout=10000)
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "could not save the draft" in caplog.text, timeout=WAIT_MS)
     assert hook_calls == []
 
 
@@ -109,7 +110,7 @@ def test_an_error_without_a_user_message_goes_to_the_crash_handler(
     bridge.shown.connect(seen.append)
     got: list[BaseException] = []
     spawn(_fail(err), tell=bridge, on_failed=got.append)
-    qtbot.waitUntil(lambda: bool(hook_calls), timeout=10000)
+    qtbot.waitUntil(lambda: bool(hook_calls), timeout=WAIT_MS)
     assert hook_calls[0][1] is err
     assert hook_calls[0][2] is not None  # with its traceback, for the log
     assert got == [] and seen == []  # never shown as if the user could fix it
@@ -126,7 +127,7 @@ def test_results_come_back_and_cancel_running_leaves_nothing_pending(
         return 42
 
     spawn(answer(), tell=LogOnly("a test task"), on_done=results.append)
-    qtbot.waitUntil(lambda: results == [42], timeout=10000)
+    qtbot.waitUntil(lambda: results == [42], timeout=WAIT_MS)
 
     forever = asyncio.Event()
     task = spawn(forever.wait(), tell=LogOnly("a test task"))

@@ -9,6 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QCheckBox, QPushButton, QStyle, QStyleOptionButton, QWidget
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.common.theme import DARK, LIGHT, MnemonicState, ThemeChoice, ThemeColors, ThemeManager
 
@@ -80,7 +81,7 @@ def test_mnemonics_are_underlined_only_while_alt_is_held(qtbot: Any, theme: Any)
     # The mnemonic still works without the underline.
     button.activateWindow()
     qtbot.waitActive(button)
-    with qtbot.waitSignal(button.clicked, timeout=15000):  # through the window, as shortcuts are
+    with qtbot.waitSignal(button.clicked, timeout=WAIT_MS):  # through the window, as shortcuts are
         QTest.keyClick(button.windowHandle(), Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)
 
 

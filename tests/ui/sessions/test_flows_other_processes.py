@@ -48,7 +48,7 @@ def test_a_chat_made_by_threadline_ask_appears_in_the_open_windows_sidebar(harne
 def test_a_rename_by_a_second_engine_on_the_same_file_shows_in_the_sidebar(harness: Any) -> None:
     window = harness.open()
     info = harness.run(harness.engine.sessions.new_session("Before"))
-    harness.qtbot.waitUntil(lambda: titles(window) == ["Before"], timeout=15000)
+    harness.qtbot.waitUntil(lambda: titles(window) == ["Before"], timeout=WAIT_MS)
 
     async def rename_elsewhere() -> None:
         other = await Engine.open(harness.data_dir)

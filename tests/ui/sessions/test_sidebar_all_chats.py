@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
+from tests.support.waiting import WAIT_MS
 from tests.ui.conftest import AppHarness
 from tests.ui.sessions.generated_sessions import Generated, generate, oldest_title
 
@@ -61,11 +62,11 @@ def test_scrolling_to_the_end_reaches_the_oldest_chat_which_opens(harness: AppHa
             bar.setValue(bar.maximum())
             return model.loaded_count() > b or model.complete
 
-        harness.qtbot.waitUntil(scrolled_further, timeout=30000)
+        harness.qtbot.waitUntil(scrolled_further, timeout=WAIT_MS)
         pages += 1
     assert model.loaded_count() == COUNT and pages >= COUNT // PAGE_SIZE - 1
     _click_row(harness, oldest)
-    harness.qtbot.waitUntil(lambda: _open_tab_id(harness) == oldest, timeout=10000)
+    harness.qtbot.waitUntil(lambda: _open_tab_id(harness) == oldest, timeout=WAIT_MS)
 
 
 def test_the_filter_finds_the_oldest_chat_without_scrolling(harness: AppHarness) -> None:
@@ -74,14 +75,14 @@ def test_the_filter_finds_the_oldest_chat_without_scrolling(harness: AppHarness)
     oldest = Generated.session_id(COUNT - 1)
     assert sidebar.model.session(oldest) is None  # not loaded: only the store can find it
     sidebar.filter.setFocus()
-    with harness.qtbot.waitSignal(sidebar.searchFinished, timeout=10000):
+    with harness.qtbot.waitSignal(sidebar.searchFinished, timeout=WAIT_MS):
         harness.qtbot.keyClicks(sidebar.filter, "zeppelin voyage")
     assert sidebar.stack.currentWidget() is sidebar.hits
     first = sidebar.results.result(0)
     assert first is not None and first.session_id == oldest and first.title == oldest_title(COUNT)
     rect = sidebar.hits.visualRect(sidebar.results.index(0, 0))
     harness.qtbot.mouseClick(sidebar.hits.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    harness.qtbot.waitUntil(lambda: _open_tab_id(harness) == oldest, timeout=10000)
+    harness.qtbot.waitUntil(lambda: _open_tab_id(harness) == oldest, timeout=WAIT_MS)
 
 
 def _expected_label(day: date, today: date) -> str:
@@ -154,11 +155,11 @@ def test_live_updates_reach_a_lazily_loaded_list(harness: AppHarness, qtmodeltes
     qtmodeltester.check(model)
     newest = Generated.session_id(0)
     harness.run(harness.engine.sessions.pin_session(newest, True))
-    harness.qtbot.waitUntil(lambda: model.index(0, 0).data() == "Pinned", timeout=15000)
+    harness.qtbot.waitUntil(lambda: model.index(0, 0).data() == "Pinned", timeout=WAIT_MS)
     assert model.index(1, 0).data(SessionRole).id == newest
     unloaded = Generated.session_id(COUNT - 2)
     harness.run(harness.engine.sessions.rename_session(unloaded, "Renamed far below"))
     assert model.session(unloaded) is None  # below what is loaded: its page brings it
     harness.run(harness.engine.sessions.pin_session(unloaded, True))  # now it belongs at the top
-    harness.qtbot.waitUntil(lambda: model.session(unloaded) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: model.session(unloaded) is not None, timeout=WAIT_MS)
     assert model.row_of(unloaded) in (1, 2)

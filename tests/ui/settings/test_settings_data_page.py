@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLineEdit, QSpinBox
 from tests.support.fixtures import memory_keyring, no_keyring  # noqa: F401  (fixtures)
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.postgres import PostgresServer, free_port, postgres_server  # noqa: F401
+from tests.support.waiting import WAIT_MS
 
 from threadline.engine.database_choice import CONFIG_FILENAME, KEYCHAIN_SERVICE
 
@@ -23,7 +24,7 @@ SCREENSHOT_DIR = Path(os.environ.get("THREADLINE_SCREENSHOTS", "/tmp"))
 def open_data_page(harness: Any) -> Any:
     harness.window.open_settings("data")
     dialog = harness.window._settings_dialog
-    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=WAIT_MS)
     assert dialog.pages.currentWidget() is dialog.data_page
     return dialog
 
@@ -133,7 +134,7 @@ def test_use_a_server_database_from_settings(
 
         again = open_data_page(harness).database  # the form remembers the server, not the password
         assert (again.host.text(), again.port.value(), again.database.text()) == ("127.0.0.1", port, database)
-        qtbot.waitUntil(lambda: "keychain" in again.password.placeholderText(), timeout=15000)
+        qtbot.waitUntil(lambda: "keychain" in again.password.placeholderText(), timeout=WAIT_MS)
         assert again.password.text() == ""
         harness.window._settings_dialog.reject()
     finally:

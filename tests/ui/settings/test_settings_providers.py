@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout
 from tests.support.fixtures import no_keyring  # noqa: F401  (fixture)
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.config import ProviderConfig
 from threadline.llm.timeouts import CONNECT_SETTING, FIRST_BYTE_SETTING
@@ -15,14 +16,14 @@ from threadline.llm.timeouts import CONNECT_SETTING, FIRST_BYTE_SETTING
 def open_settings(harness: Any, page: str) -> Any:
     harness.window.open_settings(page)
     dialog = harness.window._settings_dialog
-    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=WAIT_MS)
     assert dialog.loaded.exception() is None
     return dialog
 
 
 def close(harness: Any, dialog: Any) -> None:
     dialog.reject()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
 
 def type_seconds(harness: Any, box: QDoubleSpinBox, text: str) -> None:
@@ -62,20 +63,20 @@ def test_timeouts_typed_in_settings_are_saved_and_shown_again(harness: Any) -> N
     type_seconds(harness, page.connect_timeout, "4")
     type_seconds(harness, page.first_byte_timeout, "150")
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=WAIT_MS)
     config = stored(harness, "replay")
     assert (config.connect_timeout, config.first_byte_timeout) == (4.0, 150.0)
     assert config.base_url == harness.server.openai_base_url  # the rest is kept
     close(harness, dialog)
 
     again = open_settings(harness, "replay").providers
-    harness.qtbot.waitUntil(lambda: again.name.text() == "replay", timeout=15000)
+    harness.qtbot.waitUntil(lambda: again.name.text() == "replay", timeout=WAIT_MS)
     assert again.connect_timeout.value() == 4.0 and again.first_byte_timeout.value() == 150.0
     assert again.first_byte_timeout.text() == "150.0 s"
 
     type_seconds(harness, again.first_byte_timeout, "0")  # back to the default
     harness.qtbot.mouseClick(again.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: again.message.text() == "Saved replay.", timeout=15000)
+    harness.qtbot.waitUntil(lambda: again.message.text() == "Saved replay.", timeout=WAIT_MS)
     assert stored(harness, "replay").first_byte_timeout is None
     assert stored(harness, "replay").connect_timeout == 4.0
     assert again.first_byte_timeout.text() == "default (60 s)"
@@ -110,7 +111,7 @@ def test_a_header_typed_in_settings_goes_to_the_keychain_and_reaches_the_server(
     harness.qtbot.keyClicks(row.value, HEADER_SECRET)
     assert row.masked()  # typed, but shown as dots
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Saved replay.", timeout=WAIT_MS)
     assert stored(harness, "replay").headers == (("X-Org", STORED_IN_KEYCHAIN),)
     assert keyring.get_password(HEADER_SERVICE, "replay/X-Org") == HEADER_SECRET
     files = harness.data_dir.glob(DATABASE_FILENAME + "*")
@@ -118,7 +119,7 @@ def test_a_header_typed_in_settings_goes_to_the_keychain_and_reaches_the_server(
 
     # Shown again: the name, an empty masked field that keeps the stored value.
     harness.qtbot.waitUntil(
-        lambda: len(page.headers.rows) == 1 and page.headers.rows[0].stored, timeout=15000
+        lambda: len(page.headers.rows) == 1 and page.headers.rows[0].stored, timeout=WAIT_MS
     )
     (kept,) = page.headers.rows
     assert (
@@ -126,7 +127,7 @@ def test_a_header_typed_in_settings_goes_to_the_keychain_and_reaches_the_server(
     )
     asked = len(harness.server.requests)
     harness.qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=WAIT_MS)
     listings = [r for r in harness.server.requests[asked:] if r.path.endswith("/models")]
     assert listings and all(r.headers.get("x-org") == HEADER_SECRET for r in listings)
 
@@ -144,7 +145,7 @@ def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
     provider_with_headers(harness.data_dir / DATABASE_FILENAME, [["X-Org", HEADER_SECRET]])
     harness.open(provider=False)
     harness.qtbot.waitUntil(
-        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is not None, timeout=15000
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is not None, timeout=WAIT_MS
     )
     box = harness.window.findChild(QMessageBox, "UpgradeNotice")
     assert "Provider work: the value of header X-Org" in box.text()
@@ -152,7 +153,7 @@ def test_an_upgrade_that_dropped_a_header_value_says_so_once_in_the_window(
     assert HEADER_SECRET not in box.text()
     box.button(QMessageBox.StandardButton.Ok).click()
     harness.qtbot.waitUntil(
-        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=15000
+        lambda: harness.window.findChild(QMessageBox, "UpgradeNotice") is None, timeout=WAIT_MS
     )
     assert (
         harness.run(harness.engine.settings.take_notices()) == []
@@ -164,18 +165,18 @@ def test_removing_a_provider_asks_first_and_cancel_keeps_it_and_its_key(harness:
 
     harness.open()
     page = open_settings(harness, "replay").providers
-    harness.qtbot.waitUntil(lambda: page.name.text() == "replay", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.name.text() == "replay", timeout=WAIT_MS)
 
     def answer(button_text: str) -> None:
         harness.qtbot.mouseClick(page.remove_button, Qt.MouseButton.LeftButton)
         harness.qtbot.waitUntil(
-            lambda: page.remove_question is not None and page.remove_question.isVisible(), timeout=15000
+            lambda: page.remove_question is not None and page.remove_question.isVisible(), timeout=WAIT_MS
         )
         box = page.remove_question
         assert "replay" in box.text() and "keychain" in box.informativeText()
         button = next(b for b in box.buttons() if b.text().replace("&", "") == button_text)
         harness.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-        harness.qtbot.waitUntil(lambda: not box.isVisible(), timeout=15000)
+        harness.qtbot.waitUntil(lambda: not box.isVisible(), timeout=WAIT_MS)
 
     answer("Cancel")
     assert stored(harness, "replay").name == "replay"  # nothing removed
@@ -183,5 +184,5 @@ def test_removing_a_provider_asks_first_and_cancel_keeps_it_and_its_key(harness:
     assert isinstance(page.remove_question, QMessageBox) and page.name.text() == "replay"
 
     answer("Remove")
-    harness.qtbot.waitUntil(lambda: page.message.text() == "Removed replay.", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.message.text() == "Removed replay.", timeout=WAIT_MS)
     assert harness.run(harness.engine.store.get_provider("replay")) is None

@@ -16,6 +16,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLineEdit, QMessageBox, QToolButton
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import type_and_send
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.engine.engine import DATABASE_FILENAME
@@ -29,7 +30,7 @@ def open_settings(harness: Any, page: str) -> Any:
     window = harness.window
     window.open_settings(page)
     dialog = window._settings_dialog
-    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=WAIT_MS)
     assert dialog.loaded.exception() is None
     return dialog
 
@@ -69,25 +70,25 @@ def test_builtin_tools_and_allowed_folders(
     assert dialog.pages.currentWidget() is page
     assert not any(box.isChecked() for box in page.builtin.values())  # off unless turned on
     click(harness, page.builtin["read_file"])
-    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file",), timeout=15000)
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file",), timeout=WAIT_MS)
     click(harness, page.builtin["shell"])
-    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file", "shell"), timeout=15000)
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("read_file", "shell"), timeout=WAIT_MS)
     click(harness, page.builtin["read_file"])
-    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("shell",), timeout=15000)
+    harness.qtbot.waitUntil(lambda: agent(harness).enabled_tools == ("shell",), timeout=WAIT_MS)
 
     folder = tmp_path / "project"
     folder.mkdir()
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(folder)))
     click(harness, page.add_folder_button)
-    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (str(folder),), timeout=15000)
-    harness.qtbot.waitUntil(lambda: page.folders.count() == 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (str(folder),), timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: page.folders.count() == 1, timeout=WAIT_MS)
     assert not page.remove_folder_button.isEnabled()  # nothing selected yet
     page.folders.setCurrentRow(0)
     click(harness, page.remove_folder_button)
-    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (), timeout=15000)
+    harness.qtbot.waitUntil(lambda: agent(harness).allowed_folders == (), timeout=WAIT_MS)
     # closing the dialog saves the agent page without undoing the tool changes
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
     assert agent(harness).enabled_tools == ("shell",)
 
 
@@ -110,7 +111,7 @@ def test_rules_add_edit_and_revoke_always_allow(harness: Any, tmp_path: Path) ->
     )
     dialog = open_settings(harness, "tools")
     page = dialog.tools
-    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=WAIT_MS)
     assert page.rules.item(0, 0).text() == "shell"
     assert page.rules.item(0, 1).text() == "echo hi"
     assert page.rules.cellWidget(0, 2).currentText() == "Allow"
@@ -120,30 +121,30 @@ def test_rules_add_edit_and_revoke_always_allow(harness: Any, tmp_path: Path) ->
     harness.qtbot.keyClicks(page.new_pattern, "git/*")
     page.new_approval.setCurrentIndex(page.new_approval.findData("deny"))
     harness.qtbot.keyClick(page.new_pattern, Qt.Key.Key_Return)
-    harness.qtbot.waitUntil(lambda: len(agent(harness).approval_rules) == 2, timeout=15000)
+    harness.qtbot.waitUntil(lambda: len(agent(harness).approval_rules) == 2, timeout=WAIT_MS)
     assert agent(harness).approval_rules[0] == ApprovalRule("git/*", Approval.DENY)
-    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=WAIT_MS)
 
     # change its approval in the table
     combo = page.rules.cellWidget(0, 2)
     assert isinstance(combo, QComboBox)
     combo.setCurrentIndex(combo.findData("ask"))
     harness.qtbot.waitUntil(
-        lambda: agent(harness).approval_rules[0] == ApprovalRule("git/*", Approval.ASK), timeout=15000
+        lambda: agent(harness).approval_rules[0] == ApprovalRule("git/*", Approval.ASK), timeout=WAIT_MS
     )
 
     # revoke the "Always allow" rule with its × button
-    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 2, timeout=WAIT_MS)
     remove = page.rules.cellWidget(1, 3)
     assert isinstance(remove, QToolButton) and "shell" in remove.toolTip()
     click(harness, remove)
     harness.qtbot.waitUntil(
-        lambda: agent(harness).approval_rules == (ApprovalRule("git/*", Approval.ASK),), timeout=15000
+        lambda: agent(harness).approval_rules == (ApprovalRule("git/*", Approval.ASK),), timeout=WAIT_MS
     )
-    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=WAIT_MS)
     assert "asks again" in page.message.text()
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
     # ...and the same command asks again
     harness.server.enqueue(
@@ -152,12 +153,12 @@ def test_rules_add_edit_and_revoke_always_allow(harness: Any, tmp_path: Path) ->
     )
     window = harness.window
     harness.qtbot.mouseClick(window.sidebar.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=WAIT_MS)
     tab = window.tabs.current_tab()
     type_and_send(harness.qtbot, tab, "say hi")
-    harness.qtbot.waitUntil(lambda: tab.awaiting_approval, timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.awaiting_approval, timeout=WAIT_MS)
     click(harness, tab.approval.rows[0].allow_button)
-    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "ok", timeout=10000)
+    harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "ok", timeout=WAIT_MS)
 
 
 def test_always_allow_from_a_turn_appears_while_settings_are_open(harness: Any, tmp_path: Path) -> None:
@@ -185,12 +186,12 @@ def test_always_allow_from_a_turn_appears_while_settings_are_open(harness: Any, 
         )
     )
     click(harness, page.builtin["notes"])
-    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.rules.rowCount() == 1, timeout=WAIT_MS)
     stored = agent(harness)
     assert stored.enabled_tools == ("shell", "notes")
     assert stored.approval_rules == (ApprovalRule("shell", Approval.ALLOW, "ls"),)
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
     assert agent(harness).approval_rules == stored.approval_rules
 
 
@@ -204,7 +205,7 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
     assert page.empty.isVisible()
     click(harness, page.add_button)
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     # a name with a double underscore is refused in the dialog
     harness.qtbot.keyClicks(editor.name, "my__time")
     click(harness, editor.save_button)
@@ -215,7 +216,7 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
     harness.qtbot.keyClicks(editor.args, "-m mcp_server_time --local-timezone Europe/Paris")
     add_pair(harness, editor.env, "PYTHONUNBUFFERED", "1", public=True)
     click(harness, editor.save_button)
-    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=WAIT_MS)
     servers = harness.run(harness.engine.tool_servers.list_servers())
     assert servers == [
         McpServerConfig(
@@ -227,37 +228,37 @@ def test_add_mcp_server_see_it_ready_with_tools_offer_and_remove(
             public_env=("PYTHONUNBUFFERED",),
         )
     ]
-    harness.qtbot.waitUntil(lambda: page.current_name() == "time", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "time", timeout=WAIT_MS)
     assert page.status.text().startswith("Stopped")
     assert "mcp_server_time" in page.where.text()
 
     click(harness, page.start_button)
-    harness.qtbot.waitUntil(lambda: page.states["time"].status is ServerStatus.READY, timeout=30000)
-    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Ready"), timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.states["time"].status is ServerStatus.READY, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Ready"), timeout=WAIT_MS)
     tools = [page.tools.item(i).data(Qt.ItemDataRole.UserRole) for i in range(page.tools.count())]
     assert "time/get_current_time" in tools and "time/convert_time" in tools
     assert page.stop_button.isEnabled() and not page.start_button.isEnabled()
 
     assert not page.offer.isChecked()
     click(harness, page.offer)
-    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=15000)
+    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=WAIT_MS)
     click(harness, page.offer)
-    harness.qtbot.waitUntil(lambda: "time/*" not in agent(harness).enabled_tools, timeout=15000)
+    harness.qtbot.waitUntil(lambda: "time/*" not in agent(harness).enabled_tools, timeout=WAIT_MS)
     click(harness, page.offer)
-    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=15000)
+    harness.qtbot.waitUntil(lambda: "time/*" in agent(harness).enabled_tools, timeout=WAIT_MS)
 
     click(harness, page.stop_button)
-    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Stopped"), timeout=10000)
+    harness.qtbot.waitUntil(lambda: page.status.text().startswith("Stopped"), timeout=WAIT_MS)
 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
     click(harness, page.remove_button)
     harness.qtbot.waitUntil(
-        lambda: not harness.run(harness.engine.tool_servers.list_servers()), timeout=15000
+        lambda: not harness.run(harness.engine.tool_servers.list_servers()), timeout=WAIT_MS
     )
-    harness.qtbot.waitUntil(lambda: page.list.count() == 0 and page.empty.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.list.count() == 0 and page.empty.isVisible(), timeout=WAIT_MS)
     assert "time/*" not in agent(harness).enabled_tools
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
 
 @pytest.mark.expected_log_warnings("could not start")
@@ -274,17 +275,17 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
     )
     dialog = open_settings(harness, "mcp")
     page = dialog.mcp
-    harness.qtbot.waitUntil(lambda: page.current_name() == "broken", timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "broken", timeout=WAIT_MS)
     assert page.offer.isChecked()
     click(harness, page.start_button)
-    harness.qtbot.waitUntil(lambda: page.states["broken"].status is ServerStatus.FAILED, timeout=15000)
-    harness.qtbot.waitUntil(lambda: page.error.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.states["broken"].status is ServerStatus.FAILED, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: page.error.isVisible(), timeout=WAIT_MS)
     assert page.status.text().startswith("Failed")
     assert page.error.text().startswith("Last error:") and len(page.error.text()) > len("Last error: ")
 
     click(harness, page.edit_button)
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     assert editor.name.text() == "broken" and editor.command.text() == missing
     editor.name.selectAll()
     harness.qtbot.keyClicks(editor.name, "fixed")
@@ -292,8 +293,8 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
     harness.qtbot.keyClicks(editor.url, "http://127.0.0.1:9/mcp")
     add_pair(harness, editor.headers, "Authorization", "Bearer x")
     click(harness, editor.save_button)
-    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=15000)
-    harness.qtbot.waitUntil(lambda: page.current_name() == "fixed", timeout=15000)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "fixed", timeout=WAIT_MS)
     (server,) = harness.run(harness.engine.tool_servers.list_servers())
     assert (server.name, server.transport, server.url, server.headers, server.command) == (
         "fixed",
@@ -306,19 +307,19 @@ def test_failed_server_shows_its_error_and_edit_renames(harness: Any, tmp_path: 
 
     click(harness, page.edit_button)  # a stored secret is shown masked and kept when left alone
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     (kept,) = editor.headers.rows
     assert kept.name.text() == "Authorization" and kept.value.text() == "" and kept.stored
     add_pair(harness, editor.headers, "X-Trace", "on", public=True)
     click(harness, editor.save_button)
-    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=WAIT_MS)
     (server,) = harness.run(harness.engine.tool_servers.list_servers())
     assert server.headers == {"Authorization": STORED_IN_KEYCHAIN, "X-Trace": "on"}
     assert server.public_headers == ("X-Trace",)
     assert keyring.get_password(SERVICE, "fixed/header/Authorization") == "Bearer x"
     assert agent(harness).enabled_tools == ("fixed/*",)  # the offer follows the rename
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
 
 TOKEN = "ghp_x7Kq0123456789NotARealTokenAbCdEf"
@@ -339,7 +340,7 @@ def test_gh_pat_typed_in_the_editor_goes_to_the_keychain_and_never_to_the_databa
     page = dialog.mcp
     click(harness, page.add_button)
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     harness.qtbot.keyClicks(editor.name, "github")
     harness.qtbot.keyClicks(editor.command, sys.executable)
     harness.qtbot.keyClicks(editor.args, "-m mcp_server_time")
@@ -350,8 +351,8 @@ def test_gh_pat_typed_in_the_editor_goes_to_the_keychain_and_never_to_the_databa
     click(harness, row.show_value)
     add_pair(harness, editor.env, "LOG_LEVEL", "debug", public=True)
     click(harness, editor.save_button)
-    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=15000)
-    harness.qtbot.waitUntil(lambda: page.current_name() == "github", timeout=15000)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: page.current_name() == "github", timeout=WAIT_MS)
 
     assert keyring.get_password(SERVICE, "github/env/GH_PAT") == TOKEN
     assert not database_holds(harness, TOKEN)
@@ -361,7 +362,7 @@ def test_gh_pat_typed_in_the_editor_goes_to_the_keychain_and_never_to_the_databa
 
     click(harness, page.edit_button)  # reopened: the token is masked, only its place is shown
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     gh_pat, log_level = editor.env.rows
     assert (gh_pat.name.text(), gh_pat.value.text()) == ("GH_PAT", "")
     assert gh_pat.value.placeholderText() == KEPT_PLACEHOLDER and gh_pat.masked()
@@ -370,14 +371,14 @@ def test_gh_pat_typed_in_the_editor_goes_to_the_keychain_and_never_to_the_databa
 
     click(harness, gh_pat.public)  # the user says it is not a secret after all: back to the settings
     click(harness, editor.save_button)
-    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not editor.isVisible(), timeout=WAIT_MS)
     (server,) = harness.run(harness.engine.tool_servers.list_servers())
     assert server.env == {"GH_PAT": TOKEN, "LOG_LEVEL": "debug"}
     assert server.public_env == ("GH_PAT", "LOG_LEVEL")
     assert keyring.get_password(SERVICE, "github/env/GH_PAT") is None
     assert TOKEN not in caplog.text
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
 
 
 def test_a_value_without_a_name_and_a_repeated_name_are_refused_in_the_editor(harness: Any) -> None:
@@ -386,7 +387,7 @@ def test_a_value_without_a_name_and_a_repeated_name_are_refused_in_the_editor(ha
     page = dialog.mcp
     click(harness, page.add_button)
     editor = page.editor
-    harness.qtbot.waitUntil(editor.isVisible, timeout=15000)
+    harness.qtbot.waitUntil(editor.isVisible, timeout=WAIT_MS)
     harness.qtbot.keyClicks(editor.name, "twice")
     harness.qtbot.keyClicks(editor.command, "prog")
     add_pair(harness, editor.env, "A", "1")
@@ -394,11 +395,11 @@ def test_a_value_without_a_name_and_a_repeated_name_are_refused_in_the_editor(ha
     click(harness, editor.save_button)
     assert editor.message.isVisible() and "given twice" in editor.message.text()
     click(harness, editor.env.rows[-1].remove)
-    harness.qtbot.waitUntil(lambda: len(editor.env.rows) == 1, timeout=15000)
+    harness.qtbot.waitUntil(lambda: len(editor.env.rows) == 1, timeout=WAIT_MS)
     add_pair(harness, editor.env, "", "orphan")
     click(harness, editor.save_button)
     assert "no name" in editor.message.text()
     assert harness.run(harness.engine.tool_servers.list_servers()) == []
     editor.reject()
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)

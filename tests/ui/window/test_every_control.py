@@ -203,6 +203,30 @@ def check_import(harness: Any) -> None:
     )
 
 
+def check_install_extension(harness: Any) -> None:
+    from tests.support.mcp_bundles import write_bundle
+
+    from threadline.ui.settings.extension_install_dialog import ExtensionInstallDialog
+
+    source = write_bundle(harness.data_dir.parent / "hello.mcpb")
+
+    def open_file(dialog: Any) -> None:
+        assert isinstance(dialog, QFileDialog)
+        name = dialog.findChild(QLineEdit, "fileNameEdit")
+        name.setText(str(source))
+        QTest.keyClick(name, Qt.Key.Key_Return)
+
+    def shown() -> Any:
+        return next((d for d in harness.window.findChildren(ExtensionInstallDialog) if d.isVisible()), None)
+
+    when_modal(harness.qtbot, open_file)
+    choose_from_menu_bar(harness, "Install MCP Extension…")
+    harness.qtbot.waitUntil(lambda: shown() is not None and shown().preview is not None, timeout=TIMEOUT)
+    dialog = shown()
+    assert dialog.title.text() == "Hello Tools 1.0.0" and dialog.install_button.isEnabled()
+    dialog.reject()
+
+
 def check_export_chats(harness: Any) -> None:
     from threadline.ui.window.export_dialog import ExportDialog
 
@@ -434,6 +458,7 @@ MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "Export as Markdown…": check_export,
     "Import…": check_import,
     "Export…": check_export_chats,
+    "Install MCP Extension…": check_install_extension,
     "Settings…": check_settings,
     "Quit": check_quit,
     "Search Chats": check_search_chats,

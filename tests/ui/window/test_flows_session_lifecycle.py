@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
 from tests.support.ui_driving import texts, type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import MessageStatus
 
@@ -39,16 +40,16 @@ def test_deleting_a_streaming_chat_closes_its_tab_keeps_the_partial_reply_and_un
     tab = new_tab(harness)
     sid = tab.session_id
     type_and_send(harness.qtbot, tab, "Count for me")
-    harness.qtbot.waitUntil(lambda: len(texts(tab)) == 2 and len(texts(tab)[1]) > 20, timeout=10000)
+    harness.qtbot.waitUntil(lambda: len(texts(tab)) == 2 and len(texts(tab)[1]) > 20, timeout=WAIT_MS)
     press_delete_in_sidebar(harness, sid)
     # the tab closes at once, the turn is stopped, the row goes, the undo bar offers it back
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=15000)
-    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(sid), timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: not harness.engine.turns.running(sid), timeout=WAIT_MS)
     assert window.sidebar.model.session(sid) is None
     assert window.sidebar.undo_bar.isVisible()
     assert window.tabs.tab_for(keep.session_id) is not None
     harness.qtbot.mouseClick(window.sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is not None, timeout=WAIT_MS)
     back = window.tabs.tab_for(sid)
     assert window.tabs.current_tab() is back and window.tabs.indexOf(back) == 1
     assert window.sidebar.model.session(sid) is not None
@@ -71,10 +72,12 @@ def test_a_deleted_chat_is_gone_for_good_after_the_undo_window(harness: Any) -> 
     wait_idle(harness, tab)
     harness.engine.sessions.undo_seconds = 0.1
     press_delete_in_sidebar(harness, sid)
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=15000)
-    harness.qtbot.waitUntil(lambda: harness.run(harness.engine.store.get_session(sid)) is None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(
+        lambda: harness.run(harness.engine.store.get_session(sid)) is None, timeout=WAIT_MS
+    )
     harness.qtbot.mouseClick(window.sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: "already deleted" in window.statusBar().currentMessage(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: "already deleted" in window.statusBar().currentMessage(), timeout=WAIT_MS)
     assert window.tabs.tab_for(sid) is None
 
 
@@ -84,12 +87,12 @@ def test_archiving_closes_the_tab_and_undo_reopens_it(harness: Any) -> None:
     second = new_tab(harness)
     sid = first.session_id
     menu_action(window.sidebar, sid, "Archive")
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=15000)
-    harness.qtbot.waitUntil(lambda: window.sidebar.model.session(sid) is None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is None, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: window.sidebar.model.session(sid) is None, timeout=WAIT_MS)
     assert window.tabs.tabs() == [second]
     assert window.sidebar.undo_bar.isVisible() and "Archived" in window.sidebar.undo_bar.label.text()
     harness.qtbot.mouseClick(window.sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(sid) is not None, timeout=WAIT_MS)
     assert [t.session_id for t in window.tabs.tabs()] == [sid, second.session_id]
     assert window.sidebar.model.session(sid) is not None
     assert not harness.run(harness.engine.sessions.list_sessions(archived=True))
@@ -104,7 +107,7 @@ def test_duplicating_a_chat_opens_the_copy_beside_it(harness: Any) -> None:
     type_and_send(harness.qtbot, tab, "Original question")
     wait_idle(harness, tab)
     menu_action(window.sidebar, tab.session_id, "Duplicate")
-    harness.qtbot.waitUntil(lambda: window.tabs.count() == 3, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.count() == 3, timeout=WAIT_MS)
     copy = window.tabs.current_tab()
     assert copy.session_id not in (tab.session_id, other.session_id)
     assert window.tabs.indexOf(copy) == window.tabs.indexOf(tab) + 1

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_shortcut as new_tab
 from tests.support.ui_driving import texts, type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.sessions.session_list_model import SessionIdRole
 
@@ -26,7 +27,7 @@ def test_switch_tabs_while_two_tabs_stream(harness: Any) -> None:
     type_and_send(harness.qtbot, tab_a, "Tell me about alpha")
     tab_b = new_tab(harness)
     type_and_send(harness.qtbot, tab_b, "Tell me about beta")
-    harness.qtbot.waitUntil(lambda: tab_a.busy and tab_b.busy, timeout=15000)
+    harness.qtbot.waitUntil(lambda: tab_a.busy and tab_b.busy, timeout=WAIT_MS)
     statuses: list[str] = []
     window.tabs.cur_status_changed.connect(statuses.append)
     # Ctrl+PgUp / Ctrl+Tab through the tabs while both stream
@@ -73,7 +74,7 @@ def test_close_and_reopen_restores_tabs_order_active_and_text(harness: Any) -> N
     assert window.tabs.current_tab().session_id == ids[0]
     assert texts(window.tabs.tabs()[0]) == ["First chat", "Reply one."]
     assert texts(window.tabs.tabs()[1]) == ["Second chat", "Reply two."]
-    harness.qtbot.waitUntil(lambda: window.splitter.sizes()[0] == 250, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.splitter.sizes()[0] == 250, timeout=WAIT_MS)
     assert window.width() == 780
 
 
@@ -92,23 +93,23 @@ def test_search_and_jump_to_message(harness: Any) -> None:
     assert any("zanzibar" in m.text for m in tab.live.conversation.path()), texts(tab)
     hit_message = next(m for m in tab.live.conversation.path() if "zanzibar" in m.text)
     tab.view.verticalScrollBar().setValue(0)  # scrolled away from the hit
-    harness.qtbot.waitUntil(lambda: hit_message.id not in tab.view.visible_message_ids(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: hit_message.id not in tab.view.visible_message_ids(), timeout=WAIT_MS)
     # close the tab, then find it again through the sidebar search
     window.tabs.close_tab(tab)
     harness.qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     assert window.sidebar.filter.hasFocus()
     harness.qtbot.keyClicks(window.sidebar.filter, "zanzibar")
-    harness.qtbot.waitUntil(lambda: window.sidebar.results.rowCount() > 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.sidebar.results.rowCount() > 0, timeout=WAIT_MS)
     result = window.sidebar.results.result(0)
     assert result is not None and result.message_id == hit_message.id
     assert "\u0002" in result.snippet  # the hit is marked for highlighting
     view = window.sidebar.hits
     rect = view.visualRect(window.sidebar.results.index(0, 0))
     harness.qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=WAIT_MS)
     reopened = window.tabs.current_tab()
     assert reopened.session_id == result.session_id
-    harness.qtbot.waitUntil(lambda: hit_message.id in reopened.view.visible_message_ids(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: hit_message.id in reopened.view.visible_message_ids(), timeout=WAIT_MS)
 
 
 def _sidebar_rect(window: Any, session_id: str) -> Any:
@@ -121,14 +122,16 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     run = harness.run
     a = run(harness.engine.sessions.new_session("Alpha notes"))
     b = run(harness.engine.sessions.new_session("Beta notes"))
-    harness.qtbot.waitUntil(lambda: window.sidebar.model.session(b.id) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.sidebar.model.session(b.id) is not None, timeout=WAIT_MS)
     sidebar = window.sidebar
     lst = sidebar.list
     # inline rename with F2
     harness.qtbot.mouseClick(
         lst.viewport(), Qt.MouseButton.LeftButton, pos=_sidebar_rect(window, a.id).center()
     )
-    harness.qtbot.waitUntil(lambda: window.tabs.tab_for(a.id) is not None, timeout=15000)  # a click opens it
+    harness.qtbot.waitUntil(
+        lambda: window.tabs.tab_for(a.id) is not None, timeout=WAIT_MS
+    )  # a click opens it
     lst.setFocus()
     lst.setCurrentIndex(sidebar.model.index_of(a.id))
     harness.qtbot.keyClick(lst, Qt.Key.Key_F2)
@@ -142,18 +145,18 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
             run(harness.engine.sessions.list_sessions())
             and any(s.title == "Alpha, renamed" for s in run(harness.engine.sessions.list_sessions()))
         ),
-        timeout=15000,
+        timeout=WAIT_MS,
     )
     harness.qtbot.waitUntil(
         lambda: window.tabs.tabText(window.tabs.indexOf(window.tabs.tab_for(a.id))) == "Alpha, renamed",
-        timeout=15000,
+        timeout=WAIT_MS,
     )
     # pin through the context menu's action
     menu = sidebar.chat_actions.build_menu(sidebar.model.session(b.id))
     pin = next(act for act in menu.actions() if act.text() == "Pin")
     pin.trigger()
     harness.qtbot.waitUntil(
-        lambda: (info := sidebar.model.session(b.id)) is not None and info.pinned, timeout=15000
+        lambda: (info := sidebar.model.session(b.id)) is not None and info.pinned, timeout=WAIT_MS
     )
     assert sidebar.model.data(sidebar.model.index(0, 0)) == "Pinned"
     assert sidebar.model.data(sidebar.model.index(1, 0), SessionIdRole) == b.id
@@ -161,15 +164,15 @@ def test_rename_pin_delete_and_undo_in_sidebar(harness: Any) -> None:
     lst.setFocus()
     lst.setCurrentIndex(sidebar.model.index_of(b.id))
     harness.qtbot.keyClick(lst, Qt.Key.Key_Delete)
-    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is None, timeout=WAIT_MS)
     assert sidebar.undo_bar.isVisible()
     harness.qtbot.mouseClick(sidebar.undo_bar.button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: sidebar.model.session(b.id) is not None, timeout=WAIT_MS)
     assert not sidebar.undo_bar.isVisible()
     # delete again and let the undo window pass: gone from the store
     harness.engine.sessions.undo_seconds = 0.05
     sidebar.chat_actions.delete(b.id)
-    harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(b.id)) is None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: run(harness.engine.store.get_session(b.id)) is None, timeout=WAIT_MS)
     assert sidebar.model.session(b.id) is None
 
 
@@ -179,29 +182,29 @@ def test_provider_setup_in_settings(harness: Any) -> None:
     assert window.empty.provider_button.isVisible()
     harness.qtbot.mouseClick(window.empty.provider_button, Qt.MouseButton.LeftButton)
     dialog = window._settings_dialog
-    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: dialog.isVisible() and dialog.loaded.done(), timeout=WAIT_MS)
     page = dialog.providers
     harness.qtbot.keyClicks(page.name, "local")
     harness.qtbot.keyClicks(page.base_url, harness.server.openai_base_url)
     harness.qtbot.keyClicks(page.api_key, "sk-secret-123")
     harness.qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=10000)
+    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Connected"), timeout=WAIT_MS)
     assert page.model.count() == 2
     page.model.setCurrentIndex(page.model.findText("gpt-4o-mini"))
     harness.qtbot.mouseClick(page.save_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Saved"), timeout=15000)
+    harness.qtbot.waitUntil(lambda: page.message.text().startswith("Saved"), timeout=WAIT_MS)
     providers = harness.run(harness.engine.providers.list_providers())
     assert [(p.name, p.default_model) for p in providers] == [("local", "gpt-4o-mini")]
     assert harness.engine.providers.has_api_key("local")
     assert page.api_key.text() == ""  # never shown back
     assert "keychain" in page.api_key.placeholderText()
     dialog.close_and_save()
-    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
-    harness.qtbot.waitUntil(lambda: window.empty.new_button.isVisible(), timeout=15000)
+    harness.qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: window.empty.new_button.isVisible(), timeout=WAIT_MS)
     # and the app can chat through it
     harness.server.enqueue(reply("Hi from local."))
     harness.qtbot.mouseClick(window.empty.new_button, Qt.MouseButton.LeftButton)
-    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=15000)
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is not None, timeout=WAIT_MS)
     tab = window.tabs.current_tab()
     type_and_send(harness.qtbot, tab, "hello")
     wait_idle(harness, tab)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut, QWheelEvent
 from PySide6.QtWidgets import QApplication, QWidget
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.common.shortcuts import shortcut_conflicts, unique_sequences
 
@@ -63,10 +64,10 @@ def test_ctrl_w_closes_the_tab_and_ctrl_q_quits(harness: Any) -> None:
     assert window.tabs.count() == 2
 
     qtbot.keyClick(window.tabs.current_tab().composer.edit, Qt.Key.Key_W, CTRL)
-    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=15000)
+    qtbot.waitUntil(lambda: window.tabs.count() == 1, timeout=WAIT_MS)
     assert window.tabs.current_tab() is first
 
-    with qtbot.waitSignal(window.closed, timeout=10000):
+    with qtbot.waitSignal(window.closed, timeout=WAIT_MS):
         qtbot.keyClick(first.composer.edit, Qt.Key.Key_Q, CTRL)
     harness.run(harness.engine.aclose())
     harness.window = None
@@ -120,7 +121,7 @@ def test_zoom_keys_and_ctrl_wheel_change_the_text_size_and_it_is_remembered(harn
     session = tab.session_id
     harness.close()  # the level is saved as a setting...
     window = harness.open()
-    qtbot.waitUntil(lambda: window.tabs.tab_for(session) is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.tabs.tab_for(session) is not None, timeout=WAIT_MS)
     assert window.zoom.level == 1  # ...and comes back with the tabs
     assert _sizes(window.tabs.tab_for(session)) == (base + 1, base + 1)
 
@@ -139,11 +140,11 @@ def test_zooming_lays_the_messages_out_again(harness: Any) -> None:
         bottom = tab.view.action_rect(answer.id, "copy")
         return -1 if top is None or bottom is None else bottom.top() - top.top()
 
-    harness.qtbot.waitUntil(lambda: gap() > 0, timeout=15000)
+    harness.qtbot.waitUntil(lambda: gap() > 0, timeout=WAIT_MS)
     before = gap()
     for _ in range(4):
         harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Plus, CTRL)
-    harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=15000)
+    harness.qtbot.waitUntil(lambda: gap() > before * 1.15, timeout=WAIT_MS)
     assert window.zoom.level == 4
 
 
@@ -154,7 +155,7 @@ def test_zooming_refits_the_composer_to_the_new_line_height(harness: Any) -> Non
     before = edit.height()
     for _ in range(6):
         harness.qtbot.keyClick(edit, Qt.Key.Key_Plus, CTRL)
-    harness.qtbot.waitUntil(lambda: edit.height() > before, timeout=15000)  # no typing needed
+    harness.qtbot.waitUntil(lambda: edit.height() > before, timeout=WAIT_MS)  # no typing needed
     grown = edit.height()
     harness.qtbot.keyClick(edit, Qt.Key.Key_0, CTRL)
-    harness.qtbot.waitUntil(lambda: edit.height() < grown, timeout=15000)
+    harness.qtbot.waitUntil(lambda: edit.height() < grown, timeout=WAIT_MS)

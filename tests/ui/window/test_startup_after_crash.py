@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from tests.support.ui_driving import new_tab_by_shortcut
+from tests.support.waiting import WAIT_MS
 
 from threadline.app.start import save_tabs_after_crash
 from threadline.ui.common.crash_handler import CrashHandler
@@ -31,12 +32,12 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
             raise AttributeError("a bug in a slot")
 
         spawn(broken(), tell=window)
-        qtbot.waitUntil(lambda: window.saves == saves + 1 and crash.dialog is not None, timeout=10000)
+        qtbot.waitUntil(lambda: window.saves == saves + 1 and crash.dialog is not None, timeout=WAIT_MS)
         dialog = crash.dialog
         assert dialog is not None
         assert "open tabs were saved" in dialog.message.text()
         qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: crash.dialog is None, timeout=15000)
+        qtbot.waitUntil(lambda: crash.dialog is None, timeout=WAIT_MS)
     finally:
         crash.uninstall()
     expected = [first.session_id, second.session_id]
@@ -48,6 +49,6 @@ def test_tabs_saved_by_the_crash_handler_come_back_after_the_process_dies(harnes
 
     harness.crash()  # no close event: only what was saved survives
     window = harness.open()
-    qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=10000)
+    qtbot.waitUntil(lambda: window.tabs.count() == 2, timeout=WAIT_MS)
     assert [t.session_id for t in window.tabs.tabs()] == expected
     assert window.tabs.current_tab().session_id == second.session_id

@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QStyle
 from tests.support.fresh_python import run_fresh
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.common.first_paint import FirstPaintWatcher
 from threadline.ui.common.theme import LIGHT, MnemonicState, ThemeChoice, ThemedStyle, ThemeManager
@@ -25,7 +26,7 @@ def test_the_first_paint_watcher_fires_once_after_the_first_paint(qtbot: Any) ->
     QApplication.processEvents()
     assert calls == []  # not shown, not painted
     label.show()
-    qtbot.waitUntil(lambda: calls == [True], timeout=15000)
+    qtbot.waitUntil(lambda: calls == [True], timeout=WAIT_MS)
     label.repaint()
     label.update()
     QApplication.processEvents()
@@ -156,7 +157,7 @@ def test_the_rest_of_a_skeleton_window_fills_in_without_moving_its_layout(
     assert not window.sidebar_built and not window.tabs_built
     layout = [w.geometry() for w in (window.menuBar(), window.sidebar_slot, window.right, window.statusBar())]
     window.finish_building()
-    qtbot.waitUntil(lambda: window.sidebar.isVisible(), timeout=15000)
+    qtbot.waitUntil(lambda: window.sidebar.isVisible(), timeout=WAIT_MS)
     assert [
         w.geometry() for w in (window.menuBar(), window.sidebar_slot, window.right, window.statusBar())
     ] == layout
@@ -175,6 +176,6 @@ def test_the_skeleton_shows_the_menu_titles_and_the_shortcuts_work_once_the_rest
     window.finish_building()
     assert "&New Chat" in [a.text() for a in menus[0].actions()]
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=15000)  # window shortcuts need the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)  # window shortcuts need the active window
     qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.focusWidget() is window.sidebar.filter, timeout=15000)
+    qtbot.waitUntil(lambda: window.focusWidget() is window.sidebar.filter, timeout=WAIT_MS)

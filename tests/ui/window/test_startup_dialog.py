@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from tests.support.waiting import WAIT_MS
 
 from threadline.ui.window.startup_dialog import StartupProblemDialog
 from threadline.ui.window.startup_recovery import DATABASE_FILENAME, StartupRecovery
@@ -44,17 +45,17 @@ class Recovery:
         self.task = qloop.create_task(self.recovery.open_engine())
 
     def dialog(self) -> StartupProblemDialog:
-        self.qtbot.waitUntil(lambda: self.recovery.dialog is not None, timeout=15000)
+        self.qtbot.waitUntil(lambda: self.recovery.dialog is not None, timeout=WAIT_MS)
         dialog = self.recovery.dialog
         assert dialog is not None
-        self.qtbot.waitUntil(dialog.isVisible, timeout=15000)
+        self.qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
         return dialog
 
     def click(self, button: Any) -> None:
         self.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
     def result(self) -> Any:
-        self.qtbot.waitUntil(self.task.done, timeout=15000)
+        self.qtbot.waitUntil(self.task.done, timeout=WAIT_MS)
         return self.task.result()
 
 
@@ -167,7 +168,7 @@ def test_a_damaged_backup_is_never_offered_and_one_damaged_after_the_offer_is_re
     assert [p.name for p in set_aside_backups(database)] == [f"{newest.name}.damaged"]
     older.write_bytes(GARBAGE)  # damaged after it was offered: the restore fails and says so
     recovery.click(first.restore_button)
-    qtbot.waitUntil(lambda: recovery.recovery.dialog not in (None, first), timeout=15000)
+    qtbot.waitUntil(lambda: recovery.recovery.dialog not in (None, first), timeout=WAIT_MS)
     second = recovery.dialog()
     assert "could not be restored either" in second.message.text()
     assert database.read_bytes() == GARBAGE  # nothing was changed

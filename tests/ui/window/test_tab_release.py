@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QPixmap, QPixmapCache
 from PySide6.QtWidgets import QAbstractButton, QTabBar, QWidget
 from tests.support.sse_server import openai_text_stream, split_text, sse_response
 from tests.support.ui_driving import new_tab_by_shortcut, type_and_send, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.messages import Message
 from threadline.ui.common.heap import BIG_CHAT
@@ -25,7 +26,7 @@ def test_closing_an_idle_tab_releases_its_conversation_and_it_reopens(harness: A
     session_id = tab.session_id
     assert harness.engine.sessions.live(session_id) is not None
     window.tabs.close_tab(tab)
-    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=WAIT_MS)
     reopened = harness.run(window.session_tabs.open(session_id, focus=True))
     assert reopened is not None
     assert harness.engine.sessions.live(session_id) is not None
@@ -46,13 +47,13 @@ def test_closing_a_big_chat_gives_its_memory_back_and_a_small_one_does_not(
     small = new_tab_by_shortcut(harness)
     small_id = small.session_id
     window.tabs.close_tab(small)
-    qtbot.waitUntil(lambda: harness.engine.sessions.live(small_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(small_id) is None, timeout=WAIT_MS)
     assert released == []
     tab = harness.run(window.session_tabs.open(big, focus=True))
     assert tab is not None and tab.model.rowCount() == BIG_CHAT
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: released == [True], timeout=15000)
+    qtbot.waitUntil(lambda: released == [True], timeout=WAIT_MS)
     assert harness.engine.sessions.live(big) is None
 
 
@@ -71,13 +72,13 @@ def test_a_tab_closed_after_a_reply_is_freed_with_its_conversation(harness: Any)
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     del tab
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=15000)
+    qtbot.waitUntil(lambda: harness.engine.sessions.live(session_id) is None, timeout=WAIT_MS)
 
     def freed() -> bool:
         gc.collect()
         return tab_ref() is None and tree_ref() is None
 
-    qtbot.waitUntil(freed, timeout=15000)
+    qtbot.waitUntil(freed, timeout=WAIT_MS)
 
 
 def test_closing_tabs_leaves_no_button_behind_in_the_tab_bar(harness: Any) -> None:
@@ -99,7 +100,7 @@ def test_closing_tabs_leaves_no_button_behind_in_the_tab_bar(harness: Any) -> No
         close = bar.tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
         assert close is not None and close.isVisible()
         qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: len(buttons()) == before, timeout=15000)
+        qtbot.waitUntil(lambda: len(buttons()) == before, timeout=WAIT_MS)
     assert window.tabs.indexOf(first) == 0
 
 
@@ -115,4 +116,4 @@ def test_closing_a_tab_drops_the_style_pixmaps_cached_for_its_widgets(harness: A
     assert QPixmapCache.find("threadline-test-entry") is not None
     close = window.tabs.tabBar().tabButton(window.tabs.indexOf(tab), QTabBar.ButtonPosition.RightSide)
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: QPixmapCache.find("threadline-test-entry") is None, timeout=15000)
+    qtbot.waitUntil(lambda: QPixmapCache.find("threadline-test-entry") is None, timeout=WAIT_MS)

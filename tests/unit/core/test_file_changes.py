@@ -70,3 +70,16 @@ def test_turns_are_numbered_along_the_path_and_only_those_with_changes_listed() 
     turn = turns[0]
     assert (turn.number, turn.prompt_id, turn.reply_id) == (2, p2.id, r3.id)
     assert turn.summary == "+3 \u22120 in 1 file"
+
+
+def test_a_file_back_as_it_began_is_not_counted() -> None:
+    edited = FileChange("/w/a.txt", ChangeKind.MODIFIED, A, B, added=9, removed=4)
+    undone = FileChange("/w/a.txt", ChangeKind.MODIFIED, B, A, added=4, removed=9)
+    scratch = FileChange("/w/tmp.txt", ChangeKind.CREATED, ABSENT, B, added=4)
+    scratch_gone = FileChange("/w/tmp.txt", ChangeKind.DELETED, B, ABSENT, removed=4)
+    kept = FileChange("/w/c.txt", ChangeKind.MODIFIED, A, B, added=1, removed=1)
+    restore = _set("", undone, source=ChangeSource.RESTORE)
+    totals = file_totals([_set("r1", edited, scratch, kept), _set("r2", scratch_gone), restore])
+    assert [t.path for t in totals] == ["/w/c.txt"]
+    unknown_start = FileChange("/w/u.txt", ChangeKind.MODIFIED, FileState(unknown=True), A, added=1)
+    assert [t.path for t in file_totals([_set("r3", unknown_start)])] == ["/w/u.txt"]

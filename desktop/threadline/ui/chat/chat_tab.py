@@ -54,6 +54,7 @@ from threadline.engine.events import (
     SessionBusyElsewhere,
     UserFacingError,
 )
+from threadline.ui.chat.changes.changes_wiring import FileChangesWiring
 from threadline.ui.chat.composer.agent_picker import AgentBinding
 from threadline.ui.chat.composer.attachment_tray import FileDropTarget
 from threadline.ui.chat.composer.busy_elsewhere_strip import BusyElsewhereStrip
@@ -238,6 +239,7 @@ class ChatTab(QWidget):
         self.compaction = Compaction(self)
         self.interrupted_tools = InterruptedTools(self)
         self.controls = ConversationControls(self, colors)
+        self.file_changes = FileChangesWiring(self, self)  # counts, diffs, restores (ui/chat/changes)
         layout.insertWidget(0, self.controls.tangent_banner)
         col.insertWidget(col.indexOf(self.undo_bar), self.controls.clear_notice)
         self.composer.meter.compactRequested.connect(self.controls.open_compact_dialog)
@@ -396,6 +398,7 @@ class ChatTab(QWidget):
         if self._branch_map is not None:
             self._branch_map.detach()
         self.controls.detach()
+        self.file_changes.close()
         if self._unsubscribe_saves is not None:
             self._unsubscribe_saves()
             self._unsubscribe_saves = None

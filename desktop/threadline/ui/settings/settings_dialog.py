@@ -57,6 +57,7 @@ from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_models_page import ModelsPage
+from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
@@ -658,6 +659,9 @@ class SettingsDialog(QDialog):
         v.addSpacing(12)
         self.database = DatabaseSection(self.engine.database, enabled=self.data_dir is not None)
         v.addWidget(self.database)
+        v.addSpacing(12)
+        self.snapshots = SnapshotsSection(self.engine.workspace)
+        v.addWidget(self.snapshots)
         v.addStretch(1)
         return page
 

@@ -75,6 +75,11 @@ class McpServersPage(QWidget):
         self.add_button.setObjectName("SecondaryButton")
         self.add_button.clicked.connect(self.add_server)
         left.addWidget(self.add_button)
+        self.install_button = QPushButton("Install extension…")
+        self.install_button.setObjectName("SecondaryButton")
+        self.install_button.setToolTip("Install an MCP bundle (.mcpb): a server packed with its settings")
+        self.install_button.clicked.connect(self.install_extension)
+        left.addWidget(self.install_button)
         layout.addLayout(left)
 
         right = QVBoxLayout()
@@ -333,6 +338,20 @@ class McpServersPage(QWidget):
     def add_server(self) -> None:
         self._open_editor(None)
 
+    def install_extension(self) -> None:
+        from threadline.ui.settings.extension_install import choose_and_install
+
+        choose_and_install(
+            self,
+            self.engine,
+            tell=self.message.setText,
+            on_installed=lambda record: spawn(self._reload(record.name), tell=self),
+        )
+
+    async def _reload(self, select: str | None) -> None:
+        await self.load()
+        self._fill_list(select=select)
+
     def edit(self) -> None:
         name = self.current_name()
         if name and name in self.configs:
@@ -376,7 +395,7 @@ class McpServersPage(QWidget):
 
     def remove_now(self, name: str) -> None:
         async def do() -> None:
-            await self.engine.tool_servers.remove_server(name)
+            await self.engine.extensions.remove(name)  # an extension's files and settings go too
             await self._rename_offer(name, None)
             await self.load()
 

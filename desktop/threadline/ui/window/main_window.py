@@ -40,6 +40,7 @@ from threadline.ui.common.message_bridge import MessageBridge, UserMessage
 from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.common.theme import ZOOM_KEY, TextZoom, ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.window.empty_state import EmptyState
+from threadline.ui.window.extension_actions import ExtensionActions
 from threadline.ui.window.interchange_actions import InterchangeActions
 from threadline.ui.window.session_tabs import SessionTabs
 from threadline.ui.window.sidebar_slot import SidebarSlot
@@ -52,6 +53,7 @@ from threadline.ui.window.window_menus import WindowMenus
 if TYPE_CHECKING:
     from threadline.core.config import ProviderConfig
     from threadline.engine.api import EngineApi
+    from threadline.ui.chat.changes.status_totals import StatusTotals
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.composer.model_catalog import ModelCatalog
     from threadline.ui.sessions.session_sidebar import SessionSidebar
@@ -138,8 +140,13 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel()
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().setSizeGripEnabled(False)
+        self.file_totals: StatusTotals | None = None
+        """The current chat's files changed by its tools, at the status bar's right (built with
+        the first tab: it needs the chat's modules, which a start without tabs does not load)."""
 
         self.interchange = InterchangeActions(self)
+        self.extension_actions = ExtensionActions(self)
+        """File → Install MCP extension… and dropped ``.mcpb`` files (``extension_actions``)."""
         self.menus = WindowMenus(self)
         """The menus and their actions (``act_*``): titles now, items in ``finish_building``."""
         self.session_tabs = SessionTabs(self)
@@ -242,6 +249,8 @@ class MainWindow(QMainWindow):
     # -- theme -------------------------------------------------------------------------------------
 
     def set_colors(self, colors: ThemeColors) -> None:
+        if self.file_totals is not None:
+            self.file_totals.set_colors(colors)
         if self._tabs is not None:
             self._tabs.set_colors(colors)
         if self._sidebar is not None:
@@ -474,6 +483,12 @@ class MainWindow(QMainWindow):
 
     def _current_tab_changed(self, tab: ChatTab | None) -> None:
         self.schedule_save()
+        if tab is not None and self.file_totals is None:
+            from threadline.ui.chat.changes.status_totals import StatusTotals
+
+            self.file_totals = StatusTotals(self.statusBar(), self.theme.colors)
+        if self.file_totals is not None:
+            self.file_totals.follow(tab)
         if tab is None:
             self.setWindowTitle("Threadline")
             self.status_label.setText("")
@@ -621,10 +636,12 @@ class MainWindow(QMainWindow):
     # -- closing ---------------------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        self.interchange.drag_enter(event)
+        if not self.extension_actions.drag_enter(event):
+            self.interchange.drag_enter(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        self.interchange.drop(event)
+        if not self.extension_actions.drop(event):
+            self.interchange.drop(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._closing or self.engine is None:

@@ -75,6 +75,9 @@ class WindowMenus:
         self.act_export = self._action("&Export as Markdown…", w.export_current)
         self.act_import_chats = self._action("&Import…", w.interchange.import_from_dialog)
         self.act_export_chats = self._action("E&xport…", lambda: w.interchange.export())
+        self.act_install_extension = self._action(
+            "Install &MCP Extension…", w.extension_actions.install_from_dialog
+        )
         # Not the bound method: triggered(bool) would pass False as the page to open.
         self.act_settings = self._action(
             "&Settings…", lambda: w.open_settings(), [K(SK.Preferences), K("Ctrl+,")]
@@ -137,6 +140,7 @@ class WindowMenus:
         file_menu.addAction(self.act_import_chats)
         file_menu.addAction(self.act_export_chats)
         file_menu.addAction(self.act_export)
+        file_menu.addAction(self.act_install_extension)
         file_menu.addSeparator()
         file_menu.addAction(self.act_settings)
         file_menu.addSeparator()
@@ -170,7 +174,7 @@ class WindowMenus:
         if not self.built:
             return  # ``build`` sets them as it ends
         w = self.window
-        for a in (self.act_new, self.act_export, self.act_settings):
+        for a in (self.act_new, self.act_export, self.act_settings, self.act_install_extension):
             a.setEnabled(enabled)
         if w.sidebar_built:
             w.sidebar.new_button.setEnabled(enabled)

@@ -24,6 +24,8 @@ from threadline.ui.common.theme import ThemeColors, mix
 
 CHANGES_ACTION = "file_changes"
 """The action name the view records for the counts' rectangle (``RowGeometry.actions``)."""
+UNDO_CHANGES_ACTION = "undo_file_changes"
+"""A reply's menu entry "Undo this turn's file changes…" (offered where the counts show)."""
 PILL_PAD_X = 7
 PART_GAP = 5
 TOOLTIP_FILES = 12

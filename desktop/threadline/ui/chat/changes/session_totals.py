@@ -37,6 +37,10 @@ POPUP_ROWS = 14
 """Rows the popup shows before it scrolls."""
 
 
+RESTORED_TEXT = "Files back as they were"
+"""What the status line says when a restore put every changed file back."""
+
+
 def totals_parts(totals: Sequence[FileTotal], c: ThemeColors) -> list[tuple[str, str]]:
     """("4 files changed", muted), ("+40", green), ("−12", red) for the status line."""
     colours = change_colours(c, c.window)
@@ -52,7 +56,12 @@ def totals_parts(totals: Sequence[FileTotal], c: ThemeColors) -> list[tuple[str,
 
 
 class SessionTotalsButton(QAbstractButton):
-    """The status line's totals; hidden while the session changed no file."""
+    """The status line's totals; hidden while the session changed no file.
+
+    When every file is back as it began and the last change was a restore, it reads "Files
+    back as they were" instead of hiding: a click then opens the chat's changes, where the
+    restore can be undone (also after a restart, when no undo bar is left).
+    """
 
     fileClicked = Signal(object)  # str: the path on disk (a QString would drop surrogate escapes)
 
@@ -66,21 +75,34 @@ class SessionTotalsButton(QAbstractButton):
         self._root = root
         self._hovered = False
         self.totals: list[FileTotal] = []
+        self.restored = False
         self.popup = TotalsPopup(colors, root, self)
         self.popup.fileClicked.connect(self.fileClicked)
         self.clicked.connect(self.show_popup)
         self.hide()
 
-    def set_totals(self, totals: Sequence[FileTotal]) -> None:
+    def set_root(self, root: str | None) -> None:
+        """The folder the popup's paths are shown in (the chat's files change with the tab)."""
+        self._root = root
+        self.popup.set_root(root)
+
+    def set_totals(self, totals: Sequence[FileTotal], *, restored: bool = False) -> None:
         self.totals = list(totals)
-        if not self.totals:
+        self.restored = restored and not self.totals
+        if not self.totals and not self.restored:
             self.setText("")
             self.hide()
             return
-        text = " ".join(t for t, _ in totals_parts(self.totals, self._colors))
+        text = " ".join(t for t, _ in self._parts())
         self.setText(text)
-        self.setAccessibleName(f"Files changed in this chat: {text}")
-        self.setToolTip("Files the tools changed in this chat. Click to list them.")
+        if self.restored:
+            self.setAccessibleName(f"{text}: the last restore put the files back")
+            self.setToolTip(
+                "The last restore put the files back. Click to see the changes or undo the restore."
+            )
+        else:
+            self.setAccessibleName(f"Files changed in this chat: {text}")
+            self.setToolTip("Files the tools changed in this chat. Click to list them.")
         self.popup.set_totals(self.totals)
         self.updateGeometry()
         self.show()
@@ -91,7 +113,15 @@ class SessionTotalsButton(QAbstractButton):
         self.popup.set_colors(colors)
         self.update()
 
+    def _parts(self) -> list[tuple[str, str]]:
+        if self.restored:
+            return [(RESTORED_TEXT, self._colors.muted)]
+        return totals_parts(self.totals, self._colors) if self.totals else []
+
     def show_popup(self) -> None:
+        if self.restored:
+            self.fileClicked.emit("")  # no file to pick: the chat's changes, with the undo
+            return
         if not self.totals:
             return
         self.popup.adjustSize()
@@ -103,7 +133,7 @@ class SessionTotalsButton(QAbstractButton):
 
     def sizeHint(self) -> QSize:
         fm = self.fontMetrics()
-        parts = totals_parts(self.totals, self._colors) if self.totals else []
+        parts = self._parts()
         width = sum(fm.horizontalAdvance(t) for t, _ in parts) + GAP * max(0, len(parts) - 1) + 2 * PAD_X
         return QSize(width, fm.height() + 6)
 
@@ -118,7 +148,7 @@ class SessionTotalsButton(QAbstractButton):
         super().leaveEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        if not self.totals:
+        if not self.totals and not self.restored:
             return
         c = self._colors
         p = QPainter(self)
@@ -132,7 +162,7 @@ class SessionTotalsButton(QAbstractButton):
                 p.drawPath(path)
         fm = self.fontMetrics()
         x = PAD_X
-        for text, colour in totals_parts(self.totals, c):
+        for text, colour in self._parts():
             p.setPen(QColor(c.text if colour == c.muted and self._hovered else colour))
             width = fm.horizontalAdvance(text)
             p.drawText(x, 0, width + 1, self.height(), Qt.AlignmentFlag.AlignVCenter, text)
@@ -177,6 +207,9 @@ class TotalsPopup(QFrame):
             f"#TotalsTitle {{ color: {c.muted}; padding: 8px 12px 4px 12px; }}"
             f"#TotalsList {{ background: {c.base}; border: none; outline: none; }}"
         )
+
+    def set_root(self, root: str | None) -> None:
+        self._root = root
 
     def set_totals(self, totals: Sequence[FileTotal]) -> None:
         self.list.clear()

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QBoxLayout,
     QDialog,
@@ -125,6 +125,9 @@ class ClearNotice(QFrame):
 
 class ConversationControls(QObject):
     """The tab's compact / clear / tangent / checkpoint actions and the widgets that show them."""
+
+    checkpointRestored = Signal(str)
+    """The conversation moved back to this checkpoint (the files may follow: ``changes_wiring``)."""
 
     def __init__(self, host: ControlsHost, colors: ThemeColors) -> None:
         super().__init__(host.view)
@@ -396,6 +399,7 @@ class ConversationControls(QObject):
             if target is not None:
                 self._host.view.set_current_message(target)
             self._host.show_status(f"Restored “{name}”; the later messages stay in the branch map.")
+            self.checkpointRestored.emit(name)
 
         spawn(
             self._engine.controls.restore_checkpoint(self._session_id, name),

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from threadline.core.messages import MessageKind
 from threadline.engine.api import EngineApi
+from threadline.ui.chat.changes.changes_wiring import FileChangesWiring
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
 from threadline.ui.chat.composer.composer import Composer
 from threadline.ui.chat.controls.conversation_controls import ConversationControls
 from threadline.ui.chat.view.chat_view import ChatView
@@ -35,6 +37,7 @@ class MessageCommandsHost(Protocol):
     banner: ErrorBanner
     controls: ConversationControls
     bridge: MessageBridge
+    file_changes: FileChangesWiring
 
     @property
     def session_id(self) -> str: ...
@@ -90,6 +93,10 @@ class MessageCommands:
                     tell=host.bridge,
                     session_id=session_id,
                 )
+            elif action == CHANGES_ACTION:
+                host.file_changes.open_turn(message_id)
+            elif action == UNDO_CHANGES_ACTION:
+                host.file_changes.undo_turn(message_id)
             elif action == "copy":
                 host.show_status("Copied to the clipboard")
             elif action == "copy_code":

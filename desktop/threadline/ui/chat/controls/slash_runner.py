@@ -180,9 +180,16 @@ class SlashCommandRunner:
             tab.composer.agent_picker.combo.setFocus()
             tab.composer.agent_picker.combo.showPopup()
         else:
+            restoring = name is CommandName.RESTORE and bool(command.argument)
+
+            def done(outcome: CommandOutcome) -> None:
+                self._done(outcome)
+                if restoring and outcome.ok and outcome.changed:  # the files may follow, as from the list
+                    tab.controls.checkpointRestored.emit(" ".join(command.argument.split()))
+
             spawn(
                 run_command(tab.engine, tab.session_id, command, base_dir=Path.home()),
-                on_done=self._done,
+                on_done=done,
                 tell=tab.bridge,
                 context=f"/{name} failed",
                 session_id=tab.session_id,

@@ -62,6 +62,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QTextBrowser, QWidget
 
 from threadline.core.messages import Message, MessageKind
 from threadline.core.usage import PriceLookup
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, HeaderCounts, counts_tooltip
 from threadline.ui.chat.view import chat_accessibility, hit_testing, view_layout
 from threadline.ui.chat.view.chat_accessibility import MessageItems
 from threadline.ui.chat.view.context_marks import (
@@ -119,6 +120,8 @@ class ChatView(QAbstractScrollArea):
         self._model: ConversationModel | None = None
         self.price_of: PriceLookup | None = None
         """Prices for the cost shown in each reply's header (set by the tab from the engine)."""
+        self.change_counts: dict[str, HeaderCounts] = {}
+        """Each turn's file changes by its last reply's id (``set_change_counts``)."""
         self._colors: ThemeColors = LIGHT
         self.rows = RowLayout()
         """Row heights and the anchor of the visible part (``view_layout``)."""
@@ -404,6 +407,7 @@ class ChatView(QAbstractScrollArea):
             text_highlights=self.text_highlights,
             checkpoints=checkpoints_by_message(self._model.named_checkpoints()),
             table_offsets=self.tables.offsets,
+            change_counts=self.change_counts,
         )
         first_sent = self._model.first_sent_row()  # rows above it are summarised or cleared: dimmed
         y = -self.rows.anchor_off
@@ -444,6 +448,16 @@ class ChatView(QAbstractScrollArea):
 
     def hit(self, pos: QPointF) -> Hit:
         return hit_testing.hit(self._visible, pos, self._document_of)
+
+    def set_change_counts(self, counts: dict[str, HeaderCounts]) -> None:
+        """Show "+12 −3 in 2 files" in these replies' headers (and no counts elsewhere)."""
+        if counts != self.change_counts:
+            self.change_counts = counts
+            self.viewport().update()
+
+    def action_tooltip(self, message_id: str, action: str) -> str:
+        counts = self.change_counts.get(message_id) if action == CHANGES_ACTION else None
+        return counts_tooltip(counts) if counts is not None else ""
 
     def action_rect(self, message_id: str, action: str) -> QRect | None:
         """Where an action button of a visible message is (for tests driving the mouse)."""

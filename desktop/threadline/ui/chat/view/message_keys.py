@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QKeyCombination, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence
 
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
+
 SELECT_TEXT = "select_text"
 """Not a footer button: open the message's text for reading and selecting with the caret."""
 
@@ -63,6 +65,8 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("toggle_thinking", "Show or hide the thinking", ("Space",)),
         MessageCommand("tangent_here", "Start tangent from here", ("T",)),
         MessageCommand("checkpoint_here", "Set checkpoint here…", ("P",)),
+        MessageCommand(CHANGES_ACTION, "Show file changes", ("F",)),
+        MessageCommand(UNDO_CHANGES_ACTION, "Undo this turn's file changes…", ("U",)),
     )
 }
 """Every command, by action name; labels are the menu's (the footer keeps its short ones)."""

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 from threadline.core.messages import Message, MessageKind, utcnow
 from threadline.core.tree import Version
 from threadline.core.usage import PriceLookup
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, HeaderCounts, counts_width, paint_counts
 from threadline.ui.chat.view.context_marks import marker_label, record_note
 from threadline.ui.chat.view.hit_testing import RowGeometry
 from threadline.ui.chat.view.mark_painting import divider_colours, paint_badges, paint_summary_card
@@ -79,6 +80,8 @@ class FrameState:
     """Checkpoint names by message id: flags in those messages' headers."""
     table_offsets: TableOffsets | None = None
     """How far each wide table is scrolled sideways; ``None``: wide tables are only clipped."""
+    change_counts: Mapping[str, HeaderCounts] = field(default_factory=dict)
+    """A turn's file changes by the id of its last reply: "+12 −3 in 2 files" in that header."""
 
 
 class RowPainter:
@@ -143,6 +146,14 @@ class RowPainter:
         right = left + width
         if flags:
             right = paint_badges(p, self._fm_small, c, right, y, self.header_height, flags) - 10
+        counts = frame.change_counts.get(message.id)
+        counts_rect: QRectF | None = None
+        if counts is not None and x + counts_width(self._fm_small, counts) <= right:
+            hovered = frame.hover == (message.id, CHANGES_ACTION)
+            counts_rect = paint_counts(
+                p, self._fm_small, c, x, y, self.header_height, counts, hovered=hovered
+            )
+            x += int(counts_rect.width()) + 10
         figures = usage_label(message, frame.price_of, frame.now) or record_note(message)
         if figures and x < right:
             p.setPen(QColor(c.muted))
@@ -196,6 +207,8 @@ class RowPainter:
         p.restore()
         # Footer: actions.
         geo = RowGeometry(row, message.id, top, height, doc_rect, bubble_rect, tables=tables)
+        if counts_rect is not None:
+            geo.actions.append((counts_rect, CHANGES_ACTION))
         fy = int(doc_rect.bottom() + (BUBBLE_PAD_Y if bubble_rect else 0)) + 4
         self._paint_actions(p, frame, geo, left, fy, actions, version)
         if message.id == frame.focus_id:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QMenu, QWidget
 
 from threadline.core.messages import Message
+from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
 from threadline.ui.chat.view import view_layout
 from threadline.ui.chat.view.context_marks import SUMMARY_TOGGLE_ACTION, summary_key
 from threadline.ui.chat.view.copy_feedback import COPIED_MS, COPIED_TEXT, COPY_TEXT, relabel_link
@@ -63,7 +64,10 @@ class ViewCommands:
             return []
         busy = not model.live.conversation.ready_for_input
         versions = model.version(message_id).count
-        return offered_commands(message, self.actions_for(message, busy), busy=busy, versions=versions)
+        offered = offered_commands(message, self.actions_for(message, busy), busy=busy, versions=versions)
+        if message_id in self._host.change_counts:  # the last reply of a turn that changed files
+            offered += [CHANGES_ACTION] if busy else [CHANGES_ACTION, UNDO_CHANGES_ACTION]
+        return offered
 
     def run(self, action: str, message_id: str) -> None:
         """Do ``action`` to a message, as its footer button or menu entry would."""

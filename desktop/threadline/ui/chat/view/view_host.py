@@ -10,11 +10,13 @@ message's buttons, links and menu do) and ``view_pointer`` (the mouse).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from PySide6.QtCore import QPointF, Qt, SignalInstance
 from PySide6.QtWidgets import QScrollBar, QTextBrowser, QWidget
 
+from threadline.ui.chat.changes.header_counts import HeaderCounts
 from threadline.ui.chat.view.chat_accessibility import MessageItems
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.hit_testing import Hit, RowGeometry
@@ -72,3 +74,11 @@ class ViewHost(Protocol):
     def scroll_to_bottom(self) -> None: ...
     def open_selection_editor(self, message_id: str) -> QTextBrowser | None: ...
     def tool_display_name(self, name: str) -> str: ...
+    def action_tooltip(self, message_id: str, action: str) -> str:
+        """What hovering a painted button says beyond its label ("" for nothing)."""
+        ...
+
+    @property
+    def change_counts(self) -> Mapping[str, HeaderCounts]:
+        """Each turn's file changes by its last reply's id."""
+        ...

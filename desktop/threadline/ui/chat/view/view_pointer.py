@@ -38,7 +38,10 @@ class ViewPointer:
             viewport.update()
         pointing = target.action or target.href
         viewport.setCursor(Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor)
-        viewport.setToolTip(target.href if target.href and is_safe_link(target.href) else "")
+        tip = target.href if target.href and is_safe_link(target.href) else ""
+        if target.row is not None and target.action:
+            tip = self._host.action_tooltip(target.row.message_id, target.action)
+        viewport.setToolTip(tip)
 
     def left(self) -> None:
         if self.hover is not None:
