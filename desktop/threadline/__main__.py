@@ -185,10 +185,19 @@ def build_parser() -> argparse.ArgumentParser:
         "not a file (or put the prompt after --)",
     )
     ask.add_argument(
+        "--resource",
+        metavar="NAME:URI",
+        action="append",
+        default=[],
+        help="read an MCP server's resource and send it with the prompt (`threadline mcp resources NAME` "
+        "lists them); may be given again",
+    )
+    ask.add_argument(
         "prompt",
         nargs="?",
-        help="the prompt, or a slash command such as /compact (`ask /help` lists them; // sends a "
-        "leading slash); read from standard input when omitted",
+        help="the prompt, a slash command such as /compact (`ask /help` lists them; // sends a "
+        "leading slash), or an MCP prompt as /SERVER:PROMPT name=value; read from standard input when "
+        "omitted",
     )
 
     provider = commands.add_parser("provider", parents=[common], help="add, list or remove model providers")

@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from threadline.cli.common import EXIT_FAILURE, EXIT_INTERRUPTED, CommandError, open_engine
-from threadline.core.messages import NOT_ASKED_RESULT_TEXT, ContextFile, MessageKind, ToolCall, ToolResult
+from threadline.core.messages import (
+    NOT_ASKED_RESULT_TEXT,
+    ContextFile,
+    ImageBlock,
+    MessageKind,
+    ToolCall,
+    ToolResult,
+)
 from threadline.engine.approval import Decision
 from threadline.engine.events import (
     ConversationEvent,
@@ -197,13 +204,25 @@ async def _ask(
             return 0
     except cli_slash.SlashCommandFailed as err:
         raise CommandError(str(err)) from err
-    if isinstance(parsed, SlashCommand) and context:
+    if isinstance(parsed, SlashCommand) and (context or getattr(args, "resource", None)):
         # A command is never sent to a model, so files attached to it would go nowhere:
         # refuse rather than run it and drop them without a word.
         raise CommandError(
-            f"--attach goes with a prompt, not with /{parsed.name}; nothing was done "
+            f"{'--attach' if context else '--resource'} goes with a prompt, not with /{parsed.name}; "
+            "nothing was done "
             "(start the prompt with // to send a leading slash)"
         )
+    images: tuple[ImageBlock, ...] = ()
+    if isinstance(parsed, PlainText):  # before any session is made: a refused prompt leaves none
+        from threadline.cli.mcp_catalog import expand
+
+        # A /server:prompt of a configured MCP server sends its messages; --resource is attached.
+        # "//server:prompt" was escaped: its text is sent as written.
+        resources = getattr(args, "resource", None) or []
+        text, images, context = await expand(
+            engine, parsed.text, resources, context, prompt_command=not prompt.startswith("//")
+        )
+        parsed = PlainText(text)
     if args.session:
         if await engine.sessions.get_session(args.session) is None:
             raise CommandError(f"no session {args.session!r}")
@@ -236,6 +255,8 @@ async def _ask(
         return 0
     assert isinstance(parsed, PlainText)  # problems were refused above
     prompt = parsed.text  # "//…" sends "/…"
+    if images and models:
+        raise CommandError("an MCP prompt's or resource's images cannot go to --models; nothing was sent")
     if args.yes:
         engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
@@ -254,7 +275,7 @@ async def _ask(
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
     with _StopOnInterrupt(engine, session_id) as stop:
-        engine.turns.send(session_id, prompt, context=context)
+        engine.turns.send(session_id, prompt, images=images, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
     if not saved:

@@ -9,6 +9,7 @@ mark values that are not secrets. ``mcp list`` masks every secret value. Those
 options written after ``--`` belong to the server's command line, verbatim: ``mcp add``
 warns about them (without echoing a value). ``mcp login NAME`` signs in to a remote server
 (OAuth: the browser, then the tokens in the keychain); ``mcp logout NAME`` forgets them.
+``mcp prompts NAME`` and ``mcp resources NAME`` list what a server offers (``cli.mcp_catalog``).
 ``mcp install FILE.mcpb`` installs an MCP bundle (``cli/mcp_install.py``).
 """
 
@@ -112,6 +113,11 @@ async def run(engine: EngineApi, args: argparse.Namespace) -> int:
         for tool in state.tools:
             summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
             print(f"{tool.policy_name}\t{summary}" if summary else tool.policy_name)
+    elif args.mcp_command in ("prompts", "resources"):
+        _known(args.name, names)
+        from threadline.cli.mcp_catalog import print_prompts, print_resources
+
+        await (print_prompts if args.mcp_command == "prompts" else print_resources)(engine, args.name)
     elif args.mcp_command in ("login", "logout"):
         _known(args.name, names)
         await _sign(servers, args.name, args.mcp_command == "login")

@@ -135,7 +135,7 @@ def misplaced_options(server_command: Sequence[str]) -> list[str]:
 def add_mcp_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
-    """``threadline mcp add|list|remove|tools|login|logout``: configure MCP servers without the window."""
+    """``threadline mcp add|list|remove|tools|prompts|resources|login|logout``: MCP servers, headless."""
     mcp = commands.add_parser("mcp", parents=[common], help="add, list, remove or try MCP tool servers")
     actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
     add = actions.add_parser(
@@ -170,6 +170,14 @@ def add_mcp_parser(
     remove.add_argument("name", metavar="NAME")
     tools = actions.add_parser("tools", parents=[common], help="start an MCP server and list its tools")
     tools.add_argument("name", metavar="NAME")
+    prompts = actions.add_parser(
+        "prompts", parents=[common], help="start an MCP server and list its prompts (/NAME:prompt in ask)"
+    )
+    prompts.add_argument("name", metavar="NAME")
+    resources = actions.add_parser(
+        "resources", parents=[common], help="start an MCP server and list its resources and templates"
+    )
+    resources.add_argument("name", metavar="NAME")
     login = actions.add_parser(
         "login", parents=[common], help="sign in to a remote MCP server (OAuth, in the browser)"
     )

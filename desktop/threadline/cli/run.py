@@ -16,7 +16,7 @@ from threadline.store.errors import StoreError
 
 _READ_ONLY_ACTIONS = {
     "provider": {"list", "models"},
-    "mcp": {"list", "tools"},
+    "mcp": {"list", "tools", "prompts", "resources"},
     "agent": {"list", "show", "export"},
 }
 """Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``

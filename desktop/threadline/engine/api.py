@@ -23,6 +23,13 @@ from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.file_changes import ChangeSet, FileChange, FileDiff, RestorePlan, TurnChanges
 from threadline.core.gathered_context import GatheredContext
+from threadline.core.mcp_catalog import (
+    CatalogChange,
+    PromptInfo,
+    PromptTurn,
+    ResourceInfo,
+    ResourceTemplateInfo,
+)
 from threadline.core.messages import ContextFile, ImageBlock, Message
 from threadline.core.meter import ContextMeter
 from threadline.core.pricing import UserPrice
@@ -552,6 +559,54 @@ class WorkspaceApi(Protocol):
         ...
 
 
+class McpCatalogApi(Protocol):
+    """``engine.mcp`` (``engine/mcp_catalog.py``): the MCP servers' prompts and resources
+    (docs/mcp.md, "Prompts and resources"). Failures raise ``McpCatalogError`` (an
+    ``EngineError``) with a message for the user."""
+
+    def known_prompts(self) -> list[PromptInfo]:
+        """The prompts listed so far (the composer's ``/`` list shows them at once)."""
+        ...
+
+    def known_prompt(self, server: str, name: str) -> PromptInfo | None: ...
+    async def servers(self) -> list[str]:
+        """The enabled servers' names."""
+        ...
+
+    async def refresh_prompts(self) -> list[PromptInfo]:
+        """List every enabled server's prompts again (no sign in is started for it)."""
+        ...
+
+    async def prompts(self, server: str) -> list[PromptInfo]: ...
+    async def find_prompt(self, server: str, name: str) -> PromptInfo: ...
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> PromptTurn:
+        """The prompt's messages as the user's turn (text, images, embedded resources)."""
+        ...
+
+    async def complete_prompt(
+        self, server: str, prompt: str, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]:
+        """The server's suggestions for an argument as typed so far."""
+        ...
+
+    async def resources(self, server: str) -> list[ResourceInfo]: ...
+    async def templates(self, server: str) -> list[ResourceTemplateInfo]: ...
+    async def complete_template(
+        self, server: str, template: str, variable: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]: ...
+    async def read(self, server: str, uri: str) -> list[ContextFile | ImageBlock]:
+        """A resource as attachments (text as a context file, an image as an image)."""
+        ...
+
+    async def subscribe(self, server: str, uri: str, *, on: bool = True) -> bool:
+        """Be told of changes to ``uri`` (``watch``); False when the server cannot tell."""
+        ...
+
+    def watch(self, callback: Callable[[CatalogChange], None]) -> Unsubscribe:
+        """``callback(change)`` when a server's prompts, resources or a subscribed resource change."""
+        ...
+
+
 class ExtensionsApi(Protocol):
     """``engine.extensions`` (``engine/extensions.py``): MCP bundles (``.mcpb``) installed as MCP
     servers, updated and removed. Failures raise ``ExtensionError`` (an ``EngineError``) saying why."""
@@ -680,6 +735,8 @@ class EngineApi(Protocol):
     def database(self) -> DatabaseApi: ...
     @property
     def workspace(self) -> WorkspaceApi: ...
+    @property
+    def mcp(self) -> McpCatalogApi: ...
     @property
     def extensions(self) -> ExtensionsApi: ...
     @property

@@ -12,8 +12,9 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 (``engine/turns.py``: send, compare, regenerate, stop, compact), ``library``
 (``engine/library.py``: search, export, import, usage), ``agents``, ``projects``,
 ``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
-(``engine/workspace.py``: what the tools changed on disk, and the way back) and ``models``
-(``engine/models.py``: local models, their search and downloads).
+(``engine/workspace.py``: what the tools changed on disk, and the way back), ``models``
+(``engine/models.py``: local models, their search and downloads) and ``mcp``
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.extensions import Extensions
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.mcp_catalog import McpCatalog
 from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
 from threadline.engine.mcp_servers import McpServers
@@ -74,6 +76,8 @@ class Engine:
         self.data_dir = data_dir
         self.tools = tools if tools is not None else ToolRegistry(builtin_tools())
         self.tool_servers = McpServerManager(store, self.tools, log_dir=data_dir / "logs")
+        self.mcp = McpCatalog(self.tool_servers)
+        """The MCP servers' prompts and resources (``engine/mcp_catalog.py``)."""
         self.extensions = Extensions(store, data_dir, self.tool_servers)
         """MCP bundles installed as servers (``engine/extensions.py``)."""
         self.mcp_people = McpPeople(self.tool_servers)

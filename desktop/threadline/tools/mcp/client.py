@@ -33,11 +33,10 @@ import contextlib
 import errno
 import importlib
 import logging
-import math
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -45,6 +44,7 @@ from threadline.core.request import ToolSpec
 from threadline.files.private import open_private, private_folder
 from threadline.tools import process_guard
 from threadline.tools.mcp.calls import CallTracker
+from threadline.tools.mcp.clock import PersonClock
 from threadline.tools.mcp.config import McpServerConfig, Transport
 from threadline.tools.mcp.person import Answer, FormRequest, McpPerson, UrlRequest
 from threadline.tools.mcp.results import convert_result
@@ -63,7 +63,6 @@ from threadline.tools.registry import ToolOutput
 from threadline.tools.tool_cache import ToolDescription
 
 if TYPE_CHECKING:
-    import anyio
     import mcp_types
     from mcp.client.session import ClientSession
 
@@ -99,55 +98,6 @@ async def import_sdk() -> None:
     if all(name in sys.modules for name in SDK_MODULES):
         return
     await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
-
-
-class PersonClock:
-    """Time limits that stop while a person answers (a sign in, an elicitation form).
-
-    The SDK pauses a request's own clock during its OAuth redirect only; Threadline's
-    start limit and an elicitation in the middle of a call would still run out while the
-    user reads the form. Each limit is an ``anyio.CancelScope`` whose deadline ``paused``
-    lifts and puts back with the time that was left.
-    """
-
-    def __init__(self) -> None:
-        self._left: dict[anyio.CancelScope, float] = {}
-        self._pauses = 0
-
-    @contextlib.contextmanager
-    def limit(self, seconds: float) -> Iterator[None]:
-        """Raise ``TimeoutError`` once the block has run ``seconds`` (not counting pauses)."""
-        import anyio
-
-        scope = anyio.CancelScope()
-        self._left[scope] = seconds
-        scope.deadline = math.inf if self._pauses else anyio.current_time() + seconds
-        try:
-            with scope:
-                yield
-        finally:
-            self._left.pop(scope, None)
-        if scope.cancelled_caught:
-            raise TimeoutError
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        import anyio
-
-        if not self._pauses:
-            now = anyio.current_time()
-            for scope in self._left:
-                self._left[scope] = max(0.0, scope.deadline - now)
-                scope.deadline = math.inf
-        self._pauses += 1
-        try:
-            yield
-        finally:
-            self._pauses -= 1
-            if not self._pauses:
-                now = anyio.current_time()
-                for scope, left in self._left.items():
-                    scope.deadline = now + left
 
 
 class McpConnection:
@@ -205,6 +155,9 @@ class McpConnection:
         """Whether this start may open a sign-in page (a background warm-up may not)."""
         self.sign_in_failure: Any = None
         """The ``SignInError`` that ended the last start, if a sign in is what failed."""
+        self.on_notice: Callable[[McpConnection, str, Any], None] | None = None
+        """Told each server notification (method, params) besides the tool list's: the prompts
+        and resources catalog follows list changes and subscriptions (``mcp_catalog``)."""
 
     @property
     def name(self) -> str:
@@ -353,7 +306,13 @@ class McpConnection:
         Listed in a task of its own: a request awaited inside the handler would wait on
         the very loop that delivers its answer.
         """
-        if getattr(message, "method", None) != "notifications/tools/list_changed":
+        method = getattr(message, "method", None)
+        if method != "notifications/tools/list_changed":
+            if self.on_notice is not None and isinstance(method, str):
+                try:
+                    self.on_notice(self, method, getattr(message, "params", None))
+                except Exception:
+                    log.exception("MCP notice observer failed")
             return
         task = asyncio.ensure_future(self._list_tools_again())
         self._relisting.add(task)
@@ -494,6 +453,19 @@ class McpConnection:
         return self.config.transport is Transport.HTTP and signed_in(self.config.url)
 
     # -- calls ----------------------------------------------------------------------------------------
+
+    async def started_session(self) -> ClientSession:
+        """The running session (the server started first, as a call would): for the prompts and
+        resources requests of ``mcp_catalog``, which use the SDK's session directly."""
+        await self.ensure_running()
+        session = self._session
+        if session is None:
+            raise McpServerError(f"MCP server {self.name!r} is not running.")
+        return session
+
+    async def timed(self, request: Coroutine[Any, Any, T]) -> T:
+        """``request`` within the server's call time limit (``TimeoutError`` past it)."""
+        return await self._timed(request, self.config.call_timeout)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
         """Call ``tool``; a dead server is restarted first (up to ``MAX_RESTARTS`` in a row)."""

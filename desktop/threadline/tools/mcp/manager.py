@@ -88,6 +88,7 @@ class McpServerManager:
         self._cache_writes: set[asyncio.Task[None]] = set()
         self.person: McpPerson | None = None
         self._progress_observers: list[Callable[[CallProgress], None]] = []
+        self._notice_observers: list[Callable[[str, str, object], None]] = []
         registry.add_source(self)
 
     def set_person(self, person: McpPerson | None) -> None:
@@ -314,6 +315,22 @@ class McpServerManager:
             except Exception:
                 log.exception("MCP state observer failed")
 
+    # -- prompts and resources (``engine.mcp``, ``mcp_catalog``) ---------------------------------------
+
+    def watch_notices(self, callback: Callable[[str, str, object], None]) -> Callable[[], None]:
+        """``callback(server, method, params)`` for each notification besides the tool list's."""
+        self._notice_observers.append(callback)
+        return lambda: self._notice_observers.remove(callback) if callback in self._notice_observers else None
+
+    def _noticed(self, connection: McpConnection, method: str, params: object) -> None:
+        if self._connections.get(connection.name) is not connection:
+            return
+        for observer in list(self._notice_observers):
+            try:
+                observer(connection.name, method, params)
+            except Exception:
+                log.exception("MCP notice observer failed")
+
     # -- internals ---------------------------------------------------------------------------------------
 
     def _connection(self, config: McpServerConfig) -> McpConnection:
@@ -323,6 +340,7 @@ class McpServerManager:
 
         connection = McpConnection(config, log_dir=self._log_dir, on_change=self._changed, person=self.person)
         connection.calls.observer = self._progressed
+        connection.on_notice = self._noticed
         return connection
 
     def _changed(self, connection: McpConnection) -> None:

@@ -73,6 +73,7 @@ from threadline.ui.chat.controls.interrupted_tools import InterruptedTools
 from threadline.ui.chat.controls.message_commands import MessageCommands
 from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
+from threadline.ui.chat.mcp.chat_mcp import ChatMcp
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.empty_hint import empty_hint
@@ -214,6 +215,7 @@ class ChatTab(QWidget):
         self.composer.modelChosen.connect(self._model_chosen)
         self.composer.attachmentRefused.connect(lambda text: self._show_local_error(text, ()))
         self._file_drops = FileDropTarget(self.view.viewport(), self.composer.attach_paths)
+        self.mcp = ChatMcp(self, self)  # MCP prompts in the "/" list, resources to attach
         self.banner.actionChosen.connect(self._banner_action)
         self.context_strip.editRequested.connect(self.edit_context)
         self.context_strip.show_configured(live.info.context)
@@ -314,6 +316,7 @@ class ChatTab(QWidget):
             from threadline.ui.chat.controls.slash_runner import SlashCommandRunner
 
             runner = SlashCommandRunner(self)
+            runner.run_prompt = self.mcp.run_prompt
             self._column.insertWidget(self._column.indexOf(self.composer), runner.notice)
             move_before_in_focus_chain(runner.notice, self.composer)  # Tab's place, as if built with the tab
             self._slash = runner
@@ -326,6 +329,7 @@ class ChatTab(QWidget):
             from threadline.ui.chat.composer.slash_completer import SlashCompleter
 
             self._slash_completer = SlashCompleter(self.composer.edit, self)
+            self.mcp.serve(self._slash_completer)
         return self._slash_completer
 
     def _slash_typed(self) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, QMimeData, QObject, QRectF, Qt, QTimer, QUrl, Signal
@@ -34,6 +34,8 @@ from threadline.ui.common.flow_layout import FlowLayout
 from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from threadline.documents import ExtractedDocument
 
 log = logging.getLogger("threadline.ui.chat.attachments")
@@ -105,7 +107,13 @@ class Entry:
     item: Attachment | None = None
     error: str = ""
     notes: tuple[str, ...] = ()
-    task: asyncio.Task[ExtractedDocument] | None = None
+    task: asyncio.Task[Any] | None = None
+    source: tuple[str, str] | None = None
+    """An MCP resource's (server, URI): read from the server, not from a file."""
+    changed: bool = False
+    """The server said the resource changed since it was attached (and it was read again)."""
+    reader: Callable[[], Awaitable[list[Attachment]]] | None = None
+    """Reads an MCP resource again (at send time, and when the server says it changed)."""
 
 
 def chip_text(entry: Entry) -> str:
@@ -113,12 +121,13 @@ def chip_text(entry: Entry) -> str:
         return f"{entry.name} · reading…"
     if entry.state is ChipState.FAILED:
         return entry.error
+    changed = " · changed, read again" if entry.changed else ""
     if isinstance(entry.item, ImageBlock):
-        return f"{entry.name} · image"
+        return f"{entry.name} · image{changed}"
     assert isinstance(entry.item, ContextFile)
     from threadline.documents import describe_context_file  # loaded with the first attachment
 
-    return describe_context_file(entry.item)
+    return describe_context_file(entry.item) + changed
 
 
 class Spinner(QWidget):
@@ -198,6 +207,8 @@ class AttachmentChip(QFrame):
 
     def _badge(self) -> str:
         item = self.entry.item
+        if self.entry.source is not None:
+            return "MCP"
         if isinstance(item, ImageBlock):
             return "IMG"
         return BADGES.get(item.document_type if item is not None else "", "TXT")
@@ -236,6 +247,81 @@ class AttachmentTray(QWidget):
     def add_paths(self, paths: list[Path]) -> None:
         for path in paths:
             self._entries.append(self._start(path))
+        self._rebuild()
+        self.changed.emit()
+        self.readingChanged.emit()
+
+    def add_resource(self, server: str, uri: str, read: Callable[[], Awaitable[list[Attachment]]]) -> None:
+        """Attach an MCP server's resource: its chip reads (``read()``) until the contents are in."""
+        from threadline.core.mcp_catalog import resource_name
+
+        notes = (f"From MCP server {server}: {uri}",)
+        entry = Entry(
+            resource_name(server, uri), ChipState.READING, notes=notes, source=(server, uri), reader=read
+        )
+        self._entries.append(entry)
+        self._read_resource(entry, read)
+        self._rebuild()
+        self.changed.emit()
+        self.readingChanged.emit()
+
+    def resource_changed(
+        self, server: str, uri: str, read: Callable[[], Awaitable[list[Attachment]]]
+    ) -> None:
+        """The server says an attached resource changed: its chip is marked and it is read again."""
+        for entry in self._entries:
+            if entry.source == (server, uri) and entry.task is None:
+                entry.changed = True
+                self._read_resource(entry, read)
+        self._rebuild()
+        self.readingChanged.emit()
+
+    def reread_resources(self) -> bool:
+        """Read every attached MCP resource again (Send: what goes is the resource as it is now);
+        False when there is none to read."""
+        entries = [e for e in self._entries if e.reader is not None and e.task is None]
+        for entry in entries:
+            assert entry.reader is not None
+            self._read_resource(entry, entry.reader)
+        if entries:
+            self._rebuild()
+            self.readingChanged.emit()
+        return bool(entries)
+
+    def resources_failed(self) -> bool:
+        """Whether an MCP resource could not be read (Send then waits: the chip says why)."""
+        return any(e.source is not None and e.state is ChipState.FAILED for e in self._entries)
+
+    def resources(self) -> list[tuple[str, str]]:
+        """The (server, URI) of each MCP resource attached."""
+        return [e.source for e in self._entries if e.source is not None]
+
+    def _read_resource(self, entry: Entry, read: Callable[[], Awaitable[list[Attachment]]]) -> None:
+        async def first() -> Attachment:
+            items = await read()
+            return items[0]
+
+        entry.state = ChipState.READING
+        entry.task = spawn(
+            first(),
+            on_done=lambda item: self._resource_read(entry, item),
+            tell=LogOnly("MCP resource not read", logging.INFO),  # the chip shows the failure
+            on_failed=lambda err: self._failed(entry, err),
+            name=f"read MCP resource {entry.name}",
+        )
+
+    def _resource_read(self, entry: Entry, item: Attachment) -> None:
+        if not shiboken6.isValid(self) or entry not in self._entries:
+            return
+        entry.state, entry.item, entry.task = ChipState.READY, item, None
+        self._rebuild()
+        self.changed.emit()
+        self.readingChanged.emit()
+        announce(self, f"Attached {chip_text(entry)}")
+
+    def add_items(self, items: list[Attachment]) -> None:
+        """Attach items already read (an MCP prompt's images and embedded resources)."""
+        self._entries += [Entry(item.name, ChipState.READY, item) for item in items]
         self._rebuild()
         self.changed.emit()
         self.readingChanged.emit()

@@ -7,6 +7,8 @@ every character. Files dropped, pasted or attached become context (text: documen
 are read in a worker, see ``attachment_tray``) or images, each shown as a chip;
 unreadable or oversized files get a chip that says why, never half-attached, and
 Send waits (disabled, with the reason as its tooltip) while a file is being read.
+An MCP server's resource (Attach → From MCP server…) is read again when Send is pressed,
+and sent once read: what goes is the resource as it is then (docs/mcp.md).
 
 What is typed and attached is the session's draft: ``draftChanged`` tells the tab,
 which saves it through the engine so it survives a restart (``draft``/``set_draft``).
@@ -31,6 +33,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -129,6 +132,8 @@ class Composer(QWidget):
     attachmentRefused = Signal(str)
     draftChanged = Signal()
     """The text or the attachments changed (the tab saves the draft, debounced)."""
+    mcpResourcesWanted = Signal()
+    """Attach → From MCP server… (the tab's ``ChatMcp`` opens the resource browser)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -162,6 +167,8 @@ class Composer(QWidget):
         self.chips = AttachmentTray()
         self.chips.changed.connect(self._attachments_changed)
         self.chips.readingChanged.connect(self._update_buttons)
+        self.chips.readingChanged.connect(self._read_for_send)
+        self._send_when_read = False
         box.addWidget(self.chips)
 
         self.edit = _Edit()
@@ -186,7 +193,13 @@ class Composer(QWidget):
         self.attach_button.setObjectName("FlatButton")
         self.attach_button.setToolTip("Attach documents (PDF, Word, Excel, PowerPoint, text…) or images")
         self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.attach_button.clicked.connect(self._choose_files)
+        self.attach_button.clicked.connect(self._attach_clicked)
+        # With MCP servers configured (``set_mcp_available``), Attach offers their resources too.
+        self.attach_menu = QMenu(self.attach_button)
+        self.attach_menu.setAccessibleName("Attach")
+        self.attach_menu.addAction("Files…", self._choose_files)
+        self.attach_menu.addAction("From MCP server…", self.mcpResourcesWanted.emit)
+        self._mcp_available = False
         row.addWidget(self.attach_button)
         self.agent_picker = AgentPicker()
         row.addWidget(self.agent_picker)
@@ -367,6 +380,21 @@ class Composer(QWidget):
         attached = self.chips.ready_items()
         if self._busy or self._held or self.chips.reading_names() or (not text.strip() and not attached):
             return
+        if self.chips.reread_resources():  # MCP resources are sent as they are at send time
+            self._send_when_read = True
+            return
+        self._emit_submitted()
+
+    def _read_for_send(self) -> None:
+        """The MCP resources read again for a Send are in: send, unless one could not be read."""
+        if not self._send_when_read or self.chips.reading_names():
+            return
+        self._send_when_read = False
+        if not self.chips.resources_failed():
+            self._emit_submitted()
+
+    def _emit_submitted(self) -> None:
+        text, attached = self.text(), self.chips.ready_items()
         images = tuple(a for a in attached if isinstance(a, ImageBlock))
         context = tuple(a for a in attached if isinstance(a, ContextFile))
         self.submitted.emit(text, images, context)
@@ -401,6 +429,22 @@ class Composer(QWidget):
             self._selected_index = index
             self.modelChosen.emit(choice)
             self._update_tokens()
+
+    def set_mcp_available(self, available: bool) -> None:
+        """Whether Attach opens its menu (files, or an MCP server's resources) or the file dialog."""
+        self._mcp_available = available
+        self.attach_button.setToolTip(
+            "Attach documents, images, or an MCP server's resources"
+            if available
+            else "Attach documents (PDF, Word, Excel, PowerPoint, text…) or images"
+        )
+
+    def _attach_clicked(self) -> None:
+        if not self._mcp_available:
+            self._choose_files()
+            return
+        # Popped up (not exec'd): no nested event loop inside the click.
+        self.attach_menu.popup(self.attach_button.mapToGlobal(self.attach_button.rect().bottomLeft()))
 
     def _choose_files(self) -> None:
         from threadline.documents import file_dialog_filter  # the readers load on first use

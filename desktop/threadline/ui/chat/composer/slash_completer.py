@@ -11,11 +11,16 @@ space after it when the command takes an argument), Esc closes it. Enter on a co
 already typed in full (``/clear``) lets Enter through, so the command runs at once.
 Each entry's accessible text is its usage and description, and moving through the
 list is announced, since the focus stays in the box.
+
+The MCP servers' prompts are listed after the commands, as ``/server:prompt`` with their
+description (``prompts``, set by the tab's ``ChatMcp``); picking one that takes arguments
+emits ``promptPicked`` (its form opens) instead of waiting for them to be typed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -30,10 +35,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.core.mcp_catalog import PromptInfo
 from threadline.core.slash_commands import CommandSpec, matching
 from threadline.ui.common.announce import announce
 
-_TYPING_COMMAND = re.compile(r"/([A-Za-z-]*)")
+_TYPING_COMMAND = re.compile(r"/([A-Za-z0-9_:-]*)")
 GAP = 6
 """Pixels between the list and the message box."""
 MAX_WIDTH = 560
@@ -46,24 +52,40 @@ def typed_prefix(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def completion(spec: CommandSpec) -> str:
+Listed = CommandSpec | PromptInfo
+"""An entry of the list: a slash command, or an MCP server's prompt."""
+
+
+def word(spec: Listed) -> str:
+    """The command word without its slash (``compact``, ``everything:args-prompt``)."""
+    return spec.command if isinstance(spec, PromptInfo) else str(spec.name)
+
+
+def completion(spec: Listed) -> str:
     """What picking ``spec`` puts in the box: the command, and a space when an argument may follow."""
-    return f"/{spec.name} " if spec.hint else f"/{spec.name}"
+    return f"/{word(spec)} " if spec.hint else f"/{word(spec)}"
+
+
+def _description(spec: Listed) -> str:
+    if isinstance(spec, PromptInfo):
+        about = spec.description or spec.title or "A prompt"
+        return f"{about} (MCP server {spec.server})"
+    return spec.description
 
 
 class _Entry(QWidget):
     """One command: its name and argument hint on the first line, what it does under it."""
 
-    def __init__(self, spec: CommandSpec, parent: QWidget | None = None) -> None:
+    def __init__(self, spec: Listed, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 4, 10, 4)
         layout.setSpacing(0)
-        name = QLabel(f"<b>/{spec.name}</b>&nbsp;&nbsp;<span>{_escape(spec.hint)}</span>")
+        name = QLabel(f"<b>/{_escape(word(spec))}</b>&nbsp;&nbsp;<span>{_escape(spec.hint)}</span>")
         name.setObjectName("SlashCommandName")
         name.setTextFormat(Qt.TextFormat.RichText)
-        description = QLabel(spec.description)
+        description = QLabel(_description(spec))
         description.setObjectName("Hint")
         layout.addWidget(name)
         layout.addWidget(description)
@@ -77,6 +99,8 @@ class SlashCompleter(QFrame):
     """The completion list for ``edit``; ``picked(text)`` after a command was inserted."""
 
     picked = Signal(str)
+    promptPicked = Signal(object)
+    """An MCP prompt that takes arguments was picked (``PromptInfo``): its form opens."""
 
     def __init__(self, edit: QPlainTextEdit, parent: QWidget) -> None:
         super().__init__(parent)
@@ -86,6 +110,8 @@ class SlashCompleter(QFrame):
         self._edit = edit
         self._dismissed_at: str | None = None
         """The text Esc closed the list at: it stays closed until the text changes."""
+        self.prompts: Callable[[], list[PromptInfo]] | None = None
+        """The MCP prompts to list after the commands (the tab's ``ChatMcp`` sets it)."""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.list = QListWidget()
@@ -105,14 +131,21 @@ class SlashCompleter(QFrame):
 
     # -- what is listed ------------------------------------------------------------------
 
-    def specs(self) -> list[CommandSpec]:
-        """The commands listed now, in order."""
+    def specs(self) -> list[Listed]:
+        """The commands (and MCP prompts) listed now, in order."""
         return [self.list.item(i).data(SpecRole) for i in range(self.list.count())]
 
-    def current(self) -> CommandSpec | None:
+    def current(self) -> Listed | None:
         item = self.list.currentItem()
-        spec: CommandSpec | None = None if item is None else item.data(SpecRole)
+        spec: Listed | None = None if item is None else item.data(SpecRole)
         return spec
+
+    def _matching(self, prefix: str) -> list[Listed]:
+        listed: list[Listed] = list(matching(prefix)) if ":" not in prefix else []
+        if self.prompts is not None:
+            wanted = prefix.lower()
+            listed += [p for p in self.prompts() if p.command.lower().startswith(wanted)]
+        return listed
 
     def follow_text(self) -> None:
         """Open, fill or close the list for the box's text (on every change of it)."""
@@ -120,7 +153,7 @@ class SlashCompleter(QFrame):
         if text != self._dismissed_at:
             self._dismissed_at = None
         prefix = typed_prefix(text)
-        specs = matching(prefix) if prefix is not None and self._dismissed_at is None else []
+        specs = self._matching(prefix) if prefix is not None and self._dismissed_at is None else []
         if not specs or not self._edit.isVisible():
             self.hide()
             return
@@ -132,14 +165,14 @@ class SlashCompleter(QFrame):
             self.raise_()
             announce(self, f"{len(specs)} slash commands; Up and Down choose, Tab inserts")
 
-    def _fill(self, specs: list[CommandSpec]) -> None:
+    def _fill(self, specs: list[Listed]) -> None:
         self.list.blockSignals(True)
         self.list.clear()
         for spec in specs:
             item = QListWidgetItem()
             item.setData(SpecRole, spec)
-            item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{spec.usage}: {spec.description}")
-            item.setToolTip(spec.description)
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{spec.usage}: {_description(spec)}")
+            item.setToolTip(_description(spec))
             entry = _Entry(spec)
             item.setSizeHint(entry.sizeHint())
             self.list.addItem(item)
@@ -185,7 +218,12 @@ class SlashCompleter(QFrame):
             spec = self.current()
             if spec is None:
                 return False
-            if key != Qt.Key.Key_Tab and self._edit.toPlainText().strip().lower() == f"/{spec.name}":
+            typed = self._edit.toPlainText().strip().lower()
+            if (
+                key != Qt.Key.Key_Tab
+                and typed == f"/{word(spec)}".lower()
+                and not isinstance(spec, PromptInfo)
+            ):
                 self.hide()
                 return False  # typed in full: Enter runs it
             self.pick(spec)
@@ -197,8 +235,8 @@ class SlashCompleter(QFrame):
         self._dismissed_at = self._edit.toPlainText()
         self.hide()
 
-    def pick(self, spec: CommandSpec) -> None:
-        """Put ``spec`` in the box, cursor at the end, and close."""
+    def pick(self, spec: Listed) -> None:
+        """Put ``spec`` in the box, cursor at the end, and close; a prompt with arguments opens its form."""
         text = completion(spec)
         self._dismissed_at = text  # the list stays closed on the inserted text
         self._edit.setPlainText(text)
@@ -207,6 +245,8 @@ class SlashCompleter(QFrame):
         self._edit.setTextCursor(cursor)
         self.hide()
         self.picked.emit(text)
+        if isinstance(spec, PromptInfo) and spec.arguments:
+            self.promptPicked.emit(spec)
 
     def _clicked(self, item: QListWidgetItem) -> None:
         self.pick(item.data(SpecRole))
@@ -214,5 +254,5 @@ class SlashCompleter(QFrame):
 
     def _moved(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
         if current is not None and self.isVisible():
-            spec: CommandSpec = current.data(SpecRole)
-            announce(self.list, f"{spec.usage}: {spec.description}")
+            spec: Listed = current.data(SpecRole)
+            announce(self.list, f"{spec.usage}: {_description(spec)}")

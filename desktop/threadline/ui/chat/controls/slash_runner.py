@@ -123,9 +123,14 @@ class SlashCommandRunner:
     def __init__(self, tab: SlashHost) -> None:
         self._tab = tab
         self.notice = CommandNotice()
+        self.run_prompt: Callable[[str], bool] | None = None
+        """Runs ``/server:prompt …`` (the tab's ``ChatMcp``); False when the text is not one."""
 
     def prompt_or_run(self, text: str) -> str | None:
         """The text to send, or ``None`` when ``text`` was a command (run or refused here)."""
+        if self.run_prompt is not None and self.run_prompt(text):
+            self.notice.hide()
+            return None  # an MCP prompt: its messages are sent once the server gave them
         parsed = parse(text)
         if isinstance(parsed, PlainText):
             if parsed.text.strip():

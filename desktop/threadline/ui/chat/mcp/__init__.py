@@ -1,0 +1,1 @@
+"""The chat's MCP room: the servers' prompts as slash commands and their resources as attachments."""
