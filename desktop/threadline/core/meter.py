@@ -22,6 +22,7 @@ WARN_BEFORE_COMPACTION = 0.10
 class MeterPart(StrEnum):
     SYSTEM = "System prompt and agent"
     STICKY = "Sticky context"
+    KNOWLEDGE = "Knowledge"
     SUMMARY = "Summary of earlier messages"
     HISTORY = "Conversation"
     TOOLS = "Tool definitions"
@@ -75,12 +76,14 @@ def measure(
     prompt: str,
     window: int | None,
     compact_at: int | None,
+    knowledge_tokens: int = 0,
 ) -> ContextMeter:
     """Estimate each part of the request the next send would make from the active path."""
     summary, history = path_history_tokens(tree)
     parts = (
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
         (MeterPart.STICKY, sticky_tokens),
+        (MeterPart.KNOWLEDGE, knowledge_tokens),
         (MeterPart.SUMMARY, estimate_tokens_by_chars(summary.text) if summary is not None else 0),
         (MeterPart.HISTORY, history),
         (MeterPart.TOOLS, tool_tokens),

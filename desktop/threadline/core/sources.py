@@ -9,8 +9,9 @@ until the user unpins it. Why sources are a message part of their own: docs/know
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class SourceKind(StrEnum):
@@ -82,3 +83,38 @@ def quote_sources(sources: list[Source] | tuple[Source, ...]) -> str:
         quoted = "\n".join(f"> {line}" if line else ">" for line in source.text.splitlines())
         blocks.append(f"{source.heading_line(number)}\n{quoted}")
     return "\n\n".join(blocks)
+
+
+def source_to_json(source: Source) -> dict[str, Any]:
+    locator = {k: v for k, v in asdict(source.locator).items() if v not in ("", None)}
+    data: dict[str, Any] = {
+        "kind": source.kind.value,
+        "label": source.label,
+        "locator": locator,
+        "text": source.text,
+    }
+    if source.pinned:
+        data["pinned"] = True
+    if source.score is not None:
+        data["score"] = source.score
+    return data
+
+
+def source_from_json(data: dict[str, Any]) -> Source:
+    locator = data.get("locator") or {}
+    kind = data.get("kind", SourceKind.KNOWLEDGE.value)
+    return Source(
+        kind=SourceKind(kind) if kind in SourceKind._value2member_map_ else SourceKind.KNOWLEDGE,
+        label=str(data.get("label", "")),
+        locator=SourceLocator(
+            path=str(locator.get("path", "")),
+            page=locator.get("page"),
+            heading=str(locator.get("heading", "")),
+            line_start=locator.get("line_start"),
+            line_end=locator.get("line_end"),
+            url=str(locator.get("url", "")),
+        ),
+        text=str(data.get("text", "")),
+        pinned=bool(data.get("pinned", False)),
+        score=data.get("score"),
+    )

@@ -43,4 +43,5 @@ def meter_for(
         prompt=prompt,
         window=window,
         compact_at=compact_at,
+        knowledge_tokens=live.last_knowledge.tokens if live.last_knowledge is not None else 0,
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.embedding_server import EmbeddingServer, embed_text
-from tests.unit.knowledge.folders import knowledge_folder
+from tests.support.knowledge_folders import knowledge_folder
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.knowledge import EmbeddingError, KnowledgeIndex, fuse, index_base, search, vector_support

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.documents import truncated, write_encrypted_pdf
-from tests.unit.knowledge.folders import PDF_ANSWER, knowledge_folder
+from tests.support.knowledge_folders import PDF_ANSWER, knowledge_folder
 
 from threadline.knowledge import KnowledgeIndex, Progress, index_base, search
 
