@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.knowledge import SentKnowledge
     from threadline.interchange.model import ImportProgress, ImportReport
     from threadline.knowledge import IndexReport, Progress, SearchResult
     from threadline.tools.mcp.manager import McpServerManager
@@ -71,6 +72,11 @@ class LiveConversationApi(Protocol):
     @property
     def last_context(self) -> GatheredContext | None:
         """The sticky context of the latest request (``ContextGathered`` announces each)."""
+        ...
+
+    @property
+    def last_knowledge(self) -> SentKnowledge | None:
+        """The knowledge passages sent with the latest request (the reply keeps them as ``sources``)."""
         ...
 
 
