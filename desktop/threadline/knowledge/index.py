@@ -52,12 +52,19 @@ CREATE INDEX IF NOT EXISTS chunks_to_embed ON chunks (embedded) WHERE embedded =
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_words USING fts5 (
     text, heading, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+INSERT INTO chunk_words (chunk_words, rank) VALUES ('rank', 'bm25(1.0, 2.0)');
 CREATE TABLE IF NOT EXISTS vector_models (
     base TEXT PRIMARY KEY,
     model TEXT NOT NULL,
     dimensions INTEGER NOT NULL
 );
 """
+
+
+KEYWORD_OVERFETCH = 8
+"""The keyword list is ranked over every base's chunks, then cut to the base's: taking this many
+times the wanted number first keeps the join small (it runs once per kept row) while a base
+sharing the file with larger ones still gets its best matches."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,10 +302,10 @@ class KnowledgeIndex:
             return []
         with self._lock:
             rows = self._db.execute(
-                "SELECT chunk_words.rowid FROM chunk_words"
-                " JOIN chunks ON chunks.id = chunk_words.rowid JOIN files ON files.id = chunks.file_id"
-                " WHERE chunk_words MATCH ? AND files.base = ? ORDER BY bm25(chunk_words, 1.0, 2.0) LIMIT ?",
-                (match, base, limit),
+                "SELECT ranked.id FROM (SELECT rowid AS id, rank FROM chunk_words WHERE chunk_words MATCH ?"
+                " ORDER BY rank LIMIT ?) AS ranked JOIN chunks ON chunks.id = ranked.id"
+                " JOIN files ON files.id = chunks.file_id WHERE files.base = ? ORDER BY ranked.rank LIMIT ?",
+                (match, limit * KEYWORD_OVERFETCH, base, limit),
             ).fetchall()
         return [int(row[0]) for row in rows]
 
