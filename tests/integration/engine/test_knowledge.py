@@ -29,7 +29,7 @@ from threadline.core.sources import SourceKind
 from threadline.engine.engine import Engine
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 from threadline.interchange.threadline_json import session_text
-from threadline.knowledge import vector_support
+from threadline.knowledge import Progress, vector_support
 
 pytestmark = pytest.mark.asyncio
 
@@ -174,3 +174,26 @@ async def test_the_model_searches_the_attached_base_with_the_search_knowledge_to
     result = json.loads(text)
     assert result["passages"][0]["source"] == "manual.pdf, page 3"
     assert PDF_ANSWER in result["passages"][0]["text"]
+
+
+async def test_adding_a_base_reads_nothing_and_indexing_stops_and_carries_on(
+    engine: Engine, tmp_path: Path
+) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"f{i:02}.md").write_text(f"# File {i}\n\nword{i} " * 50, encoding="utf-8")
+    await engine.knowledge.add("many", [folder])
+    assert not engine.knowledge.index_path.exists(), "nothing is read before the user asks for an index"
+
+    def stop_early(progress: Progress) -> None:
+        if progress.files_done == 5:
+            engine.knowledge.cancel("many")
+
+    stopped = await engine.knowledge.index("many", stop_early)
+    assert stopped.cancelled and (await engine.knowledge.totals("many"))[0] == 5
+    assert not engine.knowledge.indexing("many")
+    resumed = await engine.knowledge.index("many")
+    assert not resumed.cancelled and resumed.progress.files_read == 35
+    assert (await engine.knowledge.totals("many"))[0] == 40
+    assert engine.knowledge.index_path.parent == tmp_path / "data"
