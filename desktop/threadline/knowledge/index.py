@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS vector_models (
 """
 
 
+COMMON_MATCHES = 5000
+"""A word in this many chunks or more is common: see ``KnowledgeIndex.keyword_ids``."""
 KEYWORD_OVERFETCH = 8
 """The keyword list is ranked over every base's chunks, then cut to the base's: taking this many
 times the wanted number first keeps the join small (it runs once per kept row) while a base
@@ -297,17 +299,46 @@ class KnowledgeIndex:
     # -- search ----------------------------------------------------------------------------
 
     def keyword_ids(self, base: str, query: str, limit: int) -> list[int]:
-        match = fts_query(query)
-        if not match:
+        """The base's chunks best matching ``query`` by BM25, best first.
+
+        BM25 must score every chunk a query matches before it can sort them, so a word found
+        in a large share of the chunks ("the", "data") would make a query over a million
+        chunks take a second. Such words add next to nothing to the ranking (their inverse
+        document frequency is near zero), so they are left out when the query has rarer ones;
+        a query of common words only is ranked over its first ``COMMON_MATCHES`` matches
+        (docs/knowledge.md, "Keyword search at scale").
+        """
+        words = query_words(query)
+        if not words:
             return []
         with self._lock:
+            rare = [word for word in words if self._matches_fewer_than(word, COMMON_MATCHES)]
+            if rare:
+                inner = (
+                    "SELECT rowid AS id, rank FROM chunk_words WHERE chunk_words MATCH ?"
+                    " ORDER BY rank LIMIT ?"
+                )
+                values: tuple[object, ...] = (_any_of(rare), limit * KEYWORD_OVERFETCH)
+            else:
+                inner = (
+                    "SELECT id, rank FROM (SELECT rowid AS id, rank FROM chunk_words"
+                    " WHERE chunk_words MATCH ? LIMIT ?) ORDER BY rank LIMIT ?"
+                )
+                values = (_any_of(words), COMMON_MATCHES, limit * KEYWORD_OVERFETCH)
             rows = self._db.execute(
-                "SELECT ranked.id FROM (SELECT rowid AS id, rank FROM chunk_words WHERE chunk_words MATCH ?"
-                " ORDER BY rank LIMIT ?) AS ranked JOIN chunks ON chunks.id = ranked.id"
+                f"SELECT ranked.id FROM ({inner}) AS ranked JOIN chunks ON chunks.id = ranked.id"
                 " JOIN files ON files.id = chunks.file_id WHERE files.base = ? ORDER BY ranked.rank LIMIT ?",
-                (match, limit * KEYWORD_OVERFETCH, base, limit),
+                (*values, base, limit),
             ).fetchall()
         return [int(row[0]) for row in rows]
+
+    def _matches_fewer_than(self, word: str, count: int) -> bool:
+        """Whether ``word`` is in fewer than ``count`` chunks (counting stops at ``count``)."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM chunk_words WHERE chunk_words MATCH ? LIMIT ?)",
+            (_any_of([word]), count),
+        ).fetchone()
+        return int(row[0]) < count
 
     def vector_ids(self, base: str, vector: list[float], limit: int) -> list[int]:
         if not self.has_vectors or self.vector_model(base) is None:
@@ -353,9 +384,13 @@ def _vector_table(base: str) -> str:
     return "vectors_" + base.encode("utf-8").hex()
 
 
-def fts_query(text: str) -> str:
-    """The words of ``text`` as an FTS5 query matching any of them (quoted: no syntax comes through)."""
+def query_words(text: str) -> list[str]:
+    """The distinct words of ``text`` worth searching for (single characters left out)."""
     import re
 
-    words = [word for word in re.findall(r"\w+", text.lower()) if len(word) > 1]
-    return " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+    return [word for word in dict.fromkeys(re.findall(r"\w+", text.lower())) if len(word) > 1]
+
+
+def _any_of(words: list[str]) -> str:
+    """An FTS5 query matching any of ``words``, each quoted so no query syntax comes through."""
+    return " OR ".join(f'"{word}"' for word in words)

@@ -145,3 +145,20 @@ def test_dropping_a_base_empties_it_and_it_can_be_rebuilt(tmp_path: Path, index)
     index.drop_base("kb")
     assert index.totals("kb") == (0, 0, 0)
     assert index_base(index, "kb", [folder]).progress.files_read == 5
+
+
+def test_common_words_do_not_crowd_out_a_rare_one_and_a_common_only_query_still_finds(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 5)  # "report" is in 30 files: common
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"r{i:02}.txt").write_text(f"report report report number {i}", encoding="utf-8")
+    (folder / "special.txt").write_text("the report on the OSPREY incident", encoding="utf-8")
+    index_base(index, "kb", [folder])
+    assert search(index, "kb", "osprey report").hits[0].chunk.path.endswith("special.txt")
+    common = search(index, "kb", "report", limit=3).hits
+    assert len(common) == 3 and all("report" in hit.chunk.text for hit in common)
