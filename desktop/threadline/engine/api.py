@@ -609,6 +609,10 @@ class KnowledgeApi(Protocol):
         """Hybrid search; ``notice`` says when it was keyword-only and why."""
         ...
 
+    async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
+        """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
+
 
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""

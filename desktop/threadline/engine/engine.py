@@ -99,7 +99,7 @@ class Engine:
         self.turns = Turns(self, retry_policy)
         """Running turns: send, compare, regenerate, stop, compact (``engine/turns.py``)."""
         self.turns.runner.workspace = self.workspace
-        self.knowledge = KnowledgeService(store, data_dir)
+        self.knowledge = KnowledgeService(store, data_dir, self.sessions.live)
         """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
         self.turns.runner.knowledge = self.knowledge
         self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))

@@ -28,7 +28,8 @@ from threadline.core.ids import new_id
 from threadline.core.knowledge import AttachScope, KnowledgeBase
 from threadline.core.messages import Message, MessageKind
 from threadline.core.sources import Source, SourceKind, SourceLocator, quote_sources
-from threadline.engine.errors import EngineError
+from threadline.engine.errors import EngineError, MessageGoneError, SessionClosedError
+from threadline.engine.events import MessageChanged
 from threadline.knowledge import (
     Embedder,
     IndexReport,
@@ -78,8 +79,11 @@ class SentKnowledge:
 
 
 class KnowledgeService:
-    def __init__(self, store: Store, data_dir: Path) -> None:
+    def __init__(
+        self, store: Store, data_dir: Path, live: Callable[[str], LiveConversation | None] = lambda _id: None
+    ) -> None:
         self._store = store
+        self._live = live
         self.index_path = data_dir / INDEX_FILENAME
         self._embedders: dict[tuple[str, str], OpenAIEmbedder] = {}
         self._index: KnowledgeIndex | None = None
@@ -300,6 +304,32 @@ class KnowledgeService:
             used += len(source.text)
         return SentKnowledge((*pinned, *_without(chosen, pinned)), " ".join(dict.fromkeys(notices)))
 
+    async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
+        """Pin (or unpin) the reply's source at ``position``: a pinned one is sent with every turn.
+
+        The flag is stored on the reply, so the pin lasts across restarts and follows an export.
+        """
+        live = self._live(session_id)
+        if live is None:
+            raise SessionClosedError()
+        tree = live.conversation.tree
+        if message_id not in tree:
+            raise MessageGoneError()
+        message = tree.get(message_id)
+        if not 0 <= position < len(message.sources):
+            raise KnowledgeError("That source is no longer on this reply.")
+        sources = list(message.sources)
+        sources[position] = replace(sources[position], pinned=pinned)
+        before = message.sources
+        message.sources = tuple(sources)
+        try:
+            await self._store.update_message(message)
+        except BaseException:
+            message.sources = before
+            raise
+        live.emit(MessageChanged(session_id, message))
+        return message
+
     async def aclose(self) -> None:
         for event in self._running.values():
             event.set()
@@ -354,12 +384,16 @@ def source_of(base: KnowledgeBase, chunk: StoredChunk, score: float | None) -> S
 
 
 def _pinned(path: Sequence[Message]) -> tuple[Source, ...]:
-    """Sources pinned on replies of the path, newest pin of a passage once."""
+    """Sources pinned on replies of the path, each passage once.
+
+    The pin stays on the reply where the user set it: the copy sent again is recorded on the
+    new reply unpinned, so unpinning that one reply stops it.
+    """
     seen: dict[tuple[SourceLocator, str], Source] = {}
     for message in path:
         for source in message.sources:
             if source.pinned:
-                seen[(source.locator, source.text)] = source
+                seen[(source.locator, source.text)] = replace(source, pinned=False)
     return tuple(seen.values())
 
 

@@ -197,3 +197,29 @@ async def test_adding_a_base_reads_nothing_and_indexing_stops_and_carries_on(
     assert not resumed.cancelled and resumed.progress.files_read == 35
     assert (await engine.knowledge.totals("many"))[0] == 40
     assert engine.knowledge.index_path.parent == tmp_path / "data"
+
+
+async def test_a_pinned_source_is_sent_again_until_unpinned(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    filler(folder)
+    await small_window(engine)
+    session = await engine.sessions.new_session()
+    await indexed_base(engine, folder, session.id)
+    replay_server.enqueue(sse_response(openai_text_stream(["42 N·m [1]"])))
+    assert failure(await turn(engine, session.id, QUESTION)) is None
+    reply = (await stored_path(tmp_path / "data", session.id))[-1]
+    position = next(i for i, s in enumerate(reply.sources) if s.locator.page == 3)
+    await engine.knowledge.set_pinned(session.id, reply.id, position, True)
+
+    replay_server.enqueue(sse_response(openai_text_stream(["Beans."])))
+    assert failure(await turn(engine, session.id, "Which diary section is about beans and weather?")) is None
+    assert "[1] handbook: manual.pdf, page 3" in system_sent(replay_server)
+    stored = next(m for m in await stored_path(tmp_path / "data", session.id) if m.id == reply.id)
+    assert stored.sources[position].pinned, "the pin is stored on the reply"
+
+    await engine.knowledge.set_pinned(session.id, reply.id, position, False)
+    replay_server.enqueue(sse_response(openai_text_stream(["Beans."])))
+    assert failure(await turn(engine, session.id, "Which diary section is about beans and weather?")) is None
+    assert "manual.pdf, page 3" not in system_sent(replay_server)
