@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.db import add_db_parser
     from threadline.cli.export import add_export_parser
     from threadline.cli.import_ import add_import_parser
+    from threadline.cli.kb import add_kb_parser
     from threadline.cli.models import add_models_parser
     from threadline.cli.options import (
         add_list_parser,
@@ -193,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
         "lists them); may be given again",
     )
     ask.add_argument(
+        "--kb",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="use this knowledge base in the chat (attached to it; see `threadline kb`); repeatable",
+    )
+    ask.add_argument(
         "prompt",
         nargs="?",
         help="the prompt, a slash command such as /compact (`ask /help` lists them; // sends a "
@@ -233,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_changes_parser(commands, common)
     add_restore_parser(commands, common)
     add_models_parser(commands, common)
+    add_kb_parser(commands, common)
     return parser
 
 

@@ -52,6 +52,7 @@ from threadline.store.errors import StoreError
 if TYPE_CHECKING:
     from threadline.core.compare import CompareTarget
     from threadline.engine.api import EngineApi
+    from threadline.engine.knowledge import SentKnowledge
 
 ASK_SAVE_PATIENCE = 20.0
 """Seconds ``ask`` keeps waiting for a database that refuses the reply's writes before giving up."""
@@ -139,6 +140,28 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
 
 
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}")
+
+
+async def _attach_knowledge(engine: EngineApi, session_id: str, names: list[str]) -> None:
+    """``ask --kb NAME``: the base is attached to the chat, so its later turns use it too."""
+    from threadline.core.knowledge import AttachScope
+    from threadline.engine.errors import EngineError
+
+    for name in names:
+        try:
+            await engine.knowledge.attach(name, AttachScope.SESSION, session_id)
+        except EngineError as err:
+            raise CommandError(err.user_message) from err
+
+
+def _print_sources(sent: SentKnowledge | None) -> None:
+    """The passages sent with the prompt, numbered as the model was told to cite them."""
+    if sent is None or not sent.sources:
+        return
+    for number, source in enumerate(sent.sources, start=1):
+        print(f"[{number}] {source.label}: {source.locator.describe()}", file=sys.stderr)
+    if sent.notice:
+        print(sent.notice, file=sys.stderr)
 
 
 def split_attach_prompt(values: list[str], prompt: str | None) -> tuple[list[str], str | None]:
@@ -231,6 +254,7 @@ async def _ask(
             await _use_agent(engine, session_id, args.agent)
     else:  # the default agent unless --agent names one: never the agent a window picked last
         session_id = (await engine.sessions.new_session(agent_id=await _new_chat_agent(engine, args))).id
+    await _attach_knowledge(engine, session_id, getattr(args, "kb", None) or [])
     models = _compare_targets(args)
     if (args.provider or args.model) and not models:
         info = await engine.sessions.get_session(session_id)
@@ -278,6 +302,7 @@ async def _ask(
         engine.turns.send(session_id, prompt, images=images, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
     printer.end()
+    _print_sources(live.last_knowledge)
     if not saved:
         if stop.gave_up:
             print("threadline: interrupted before the reply was saved", file=sys.stderr)

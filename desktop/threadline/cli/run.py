@@ -18,6 +18,7 @@ _READ_ONLY_ACTIONS = {
     "provider": {"list", "models"},
     "mcp": {"list", "tools", "prompts", "resources"},
     "agent": {"list", "show", "export"},
+    "kb": {"list", "index", "search"},
 }
 """Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
 and ``db restore`` never write into the database in use."""
@@ -77,6 +78,10 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             return asyncio.run(agent_command(args, data_dir, database_url))
         if args.command == "models":
             return asyncio.run(models_command(args, data_dir, database_url))
+        if args.command == "kb":
+            from threadline.cli.kb import kb_command
+
+            return asyncio.run(kb_command(args, data_dir, database_url))
         if args.command == "show":
             from threadline.cli import show as cli_show
 

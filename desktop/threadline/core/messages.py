@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from threadline.core.ids import new_id as new_id  # re-exported: many modules import them from here
 from threadline.core.ids import utcnow as utcnow
 from threadline.core.reasoning import Reasoning
+from threadline.core.sources import Source
 
 
 class Role(StrEnum):
@@ -252,6 +253,8 @@ class Message:
     """For MARKER messages: what changed."""
     reasoning: tuple[Reasoning, ...] = ()
     """For replies: what the model thought before answering (never part of ``text``)."""
+    sources: tuple[Source, ...] = ()
+    """For replies: the passages sent with the request that made it (docs/knowledge.md)."""
 
     # -- constructors -------------------------------------------------------------
 

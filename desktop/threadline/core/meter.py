@@ -24,6 +24,7 @@ class MeterPart(StrEnum):
     SYSTEM = "System prompt and agent"
     INSTRUCTIONS = "MCP server instructions"
     STICKY = "Sticky context"
+    KNOWLEDGE = "Knowledge"
     SUMMARY = "Summary of earlier messages"
     HISTORY = "Conversation"
     TOOLS = "Tool definitions"
@@ -78,6 +79,7 @@ def measure(
     window: int | None,
     compact_at: int | None,
     instructions: str = "",
+    knowledge_tokens: int = 0,
 ) -> ContextMeter:
     """Estimate each part of the request the next send would make from the active path."""
     summary, history = path_history_tokens(tree)
@@ -85,6 +87,7 @@ def measure(
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
         (MeterPart.INSTRUCTIONS, estimate_tokens_by_chars(instructions) if instructions else 0),
         (MeterPart.STICKY, sticky_tokens),
+        (MeterPart.KNOWLEDGE, knowledge_tokens),
         (MeterPart.SUMMARY, estimate_tokens_by_chars(summary.text) if summary is not None else 0),
         (MeterPart.HISTORY, history),
         (MeterPart.TOOLS, tool_tokens),

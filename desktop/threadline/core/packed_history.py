@@ -63,6 +63,7 @@ def packable(message: Message) -> bool:
         and not message.tool_calls
         and not message.tool_results
         and not message.reasoning
+        and not message.sources
         and message.summarised_through is None
         and message.marker is None
         and type(message.id) is str

@@ -52,6 +52,9 @@ def _section(message: Message, include_thinking: bool = False) -> str:
     lines.append(message.text)
     for call in message.tool_calls:
         lines += ["", f"> **Tool call** `{call.name}`", ">", _quote(f"```json\n{call.arguments}\n```")]
+    if message.sources:  # numbered as the model was told to cite them
+        lines += ["", "*Sources:*"]
+        lines += [f"{n}. {s.label}: {s.locator.describe()}" for n, s in enumerate(message.sources, start=1)]
     note = _STATUS_NOTES.get(message.status)
     if note:
         lines += ["", note]

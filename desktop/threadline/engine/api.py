@@ -23,6 +23,7 @@ from threadline.core.config import AgentConfig, ModelInfo, ProviderConfig
 from threadline.core.conversation import Conversation, InterruptedTools
 from threadline.core.file_changes import ChangeSet, FileChange, FileDiff, RestorePlan, TurnChanges
 from threadline.core.gathered_context import GatheredContext
+from threadline.core.knowledge import AttachScope, KnowledgeBase
 from threadline.core.mcp_catalog import (
     CatalogChange,
     PromptInfo,
@@ -49,8 +50,10 @@ if TYPE_CHECKING:
     from threadline.engine.database_probe import ProbeResult
     from threadline.engine.database_setup import CopyResult
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.knowledge import SentKnowledge
     from threadline.engine.models import FileChoice
     from threadline.interchange.model import ImportProgress, ImportReport
+    from threadline.knowledge import IndexReport, Progress, SearchResult
     from threadline.models.download import DownloadJob
     from threadline.models.fit import Fit
     from threadline.models.hub import HubFile, HubModel
@@ -87,6 +90,11 @@ class LiveConversationApi(Protocol):
     @property
     def last_context(self) -> GatheredContext | None:
         """The sticky context of the latest request (``ContextGathered`` announces each)."""
+        ...
+
+    @property
+    def last_knowledge(self) -> SentKnowledge | None:
+        """The knowledge passages sent with the latest request (the reply keeps them as ``sources``)."""
         ...
 
 
@@ -701,6 +709,53 @@ class ModelsApi(Protocol):
         ...
 
 
+class KnowledgeApi(Protocol):
+    """``engine.knowledge`` (``engine/knowledge.py``): knowledge bases, their local index and search
+    (docs/knowledge.md). Failures raise ``KnowledgeError`` (an ``EngineError``) saying why."""
+
+    async def bases(self) -> list[KnowledgeBase]: ...
+    async def add(
+        self, name: str, paths: Sequence[Path], *, embed_provider: str = "", embed_model: str = ""
+    ) -> KnowledgeBase:
+        """Define a base; nothing is read until ``index``."""
+        ...
+
+    async def remove(self, name: str) -> None:
+        """The base and its index go; the user's files are not touched."""
+        ...
+
+    async def attach(
+        self, name: str, scope: AttachScope, target: str, *, attached: bool = True
+    ) -> KnowledgeBase:
+        """Attach the base to a project, an agent or a chat (by id), or detach it."""
+        ...
+
+    async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
+        """Bring the index up to date (only what changed); ``on_progress`` runs on the worker thread."""
+        ...
+
+    def cancel(self, name: str) -> bool:
+        """Stop indexing after the current file (pause: the next ``index`` carries on)."""
+        ...
+
+    def indexing(self, name: str) -> bool: ...
+    async def totals(self, name: str) -> tuple[int, int, int]:
+        """(files, chunks, characters) indexed."""
+        ...
+
+    async def drop_index(self, name: str) -> None:
+        """Forget the base's index; the next ``index`` rebuilds it."""
+        ...
+
+    async def search(self, name: str, query: str, limit: int = 8) -> SearchResult:
+        """Hybrid search; ``notice`` says when it was keyword-only and why."""
+        ...
+
+    async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
+        """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
+
+
 class EngineApi(Protocol):
     """The engine as its callers hold it: the facets, the tools, and what belongs to the whole."""
 
@@ -745,6 +800,8 @@ class EngineApi(Protocol):
     def mcp_servers(self) -> McpServersApi: ...
     @property
     def models(self) -> ModelsApi: ...
+    @property
+    def knowledge(self) -> KnowledgeApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

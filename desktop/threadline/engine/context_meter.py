@@ -44,4 +44,5 @@ def meter_for(
         window=window,
         compact_at=compact_at,
         instructions=runner.server_instructions(agent),
+        knowledge_tokens=live.last_knowledge.tokens if live.last_knowledge is not None else 0,
     )

@@ -31,6 +31,8 @@ from threadline.engine.change_watch import ChangeWatch
 from threadline.engine.conversation_controls import ConversationControls
 from threadline.engine.database_setup import DatabaseSetup
 from threadline.engine.extensions import Extensions
+from threadline.engine.knowledge import KnowledgeService
+from threadline.engine.knowledge_tool import SearchKnowledgeTool
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
 from threadline.engine.mcp_catalog import McpCatalog
@@ -109,6 +111,10 @@ class Engine:
         """Running turns: send, compare, regenerate, stop, compact (``engine/turns.py``)."""
         self.turns.runner.workspace = self.workspace
         self.turns.runner.instructions = McpInstructions(self.tool_servers).block
+        self.knowledge = KnowledgeService(store, data_dir, self.sessions.live)
+        """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
+        self.turns.runner.knowledge = self.knowledge
+        self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
@@ -176,12 +182,20 @@ class Engine:
         await self.sessions.purge_deleted()
         await self.turns.stop_all()
         await self.workspace.aclose()  # the looks ahead at the allowed folders
+        await self.knowledge.aclose()
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
         await self.models.aclose()  # downloads pause, their parts kept
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()
+
+    async def _chat_scope(self, session_id: str) -> tuple[str, str | None]:
+        """The agent a chat's turns run with, and its project: where knowledge is attached."""
+        live = self.sessions.live(session_id)
+        if live is None:
+            return "", None
+        return (await self.agents.turn_agent(live)).id, live.info.project_id
 
     async def release_caches(self) -> None:
         """Give back the database's page cache, e.g. after a long chat was closed (its

@@ -14,6 +14,7 @@ from threadline.core.conversation import Conversation
 from threadline.core.gathered_context import GatheredContext
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ConversationEvent
+from threadline.engine.knowledge import SentKnowledge
 
 log = logging.getLogger("threadline.engine")
 
@@ -29,6 +30,8 @@ class LiveConversation:
         self._observers: list[Observer] = []
         self.last_context: GatheredContext | None = None
         """The sticky context of the latest request (for the tab and the meter; not stored)."""
+        self.last_knowledge: SentKnowledge | None = None
+        """The passages sent with the latest request (``engine/knowledge.py``): the meter's part."""
 
     @property
     def session_id(self) -> str:

@@ -85,8 +85,12 @@ class StickyContextGatherer:
         share (what the rest of the request leaves). Cancelling stops a running hook at once.
         """
         turn = turn or TurnHooks()
-        if not agent.context and not session_context:
-            return GatheredContext(window_tokens=window or default_window, window_known=window is not None)
+        if not agent.context and not session_context:  # the budget still says what knowledge may take
+            return GatheredContext(
+                budget_tokens=budget_for(window or default_window, agent.context_share, room),
+                window_tokens=window or default_window,
+                window_known=window is not None,
+            )
         agent_files, agent_problems = await asyncio.to_thread(
             read_sources, agent.context.sources, ContextOrigin.AGENT
         )

@@ -62,6 +62,7 @@ from threadline.engine.events import (
     TurnStateChanged,
     UserFacingError,
 )
+from threadline.engine.knowledge import KnowledgeService, knowledge_for_turn
 from threadline.engine.live import LiveConversation
 from threadline.engine.providers import ProviderHub, SetupError
 from threadline.engine.reasoning_stream import ReasoningTracker
@@ -176,6 +177,8 @@ class TurnRunner:
         self._saving: set[str] = set()
         self._failures: dict[str, TurnFailed] = {}
         self.sticky = StickyContextGatherer()
+        self.knowledge: KnowledgeService | None = None
+        """Passages of attached knowledge bases for each request (``engine/knowledge.py``)."""
         self._turn_hooks: dict[str, TurnHooks] = {}
         self.compactor = Compactor(store, hub, self._retry, self.token_budget)
         """Summarising to fit the window (``engine/compaction.py``)."""
@@ -413,6 +416,7 @@ class TurnRunner:
                 if reply is None:
                     metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
                     reply = conversation.begin_reply(metadata)
+                    reply.sources = live.last_knowledge.sources if live.last_knowledge else ()
                     live.emit(MessageAdded(live.session_id, reply))
                     writer.append(reply)
                     writer.track(reply)
@@ -461,10 +465,14 @@ class TurnRunner:
     ) -> BuiltRequest:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
         gathered = await self._gather(live, agent, provider, model)
+        knowledge = await knowledge_for_turn(self.knowledge, live, agent, gathered)
         return build_request(
             live.conversation.path(),
             system=with_context(
-                with_context(agent.system_prompt, self.server_instructions(agent)), gathered.block
+                with_context(
+                    with_context(agent.system_prompt, self.server_instructions(agent)), gathered.block
+                ),
+                knowledge.block,
             ),
             limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),

@@ -46,6 +46,7 @@ from threadline.core.packed_history import MetadataFields
 from threadline.core.project import Project
 from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
+from threadline.core.sources import source_from_json, source_to_json
 from threadline.core.sticky import DEFAULT_CONTEXT_SHARE, StickyContext
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def message_from_row(row: MessageRecord) -> Message:
         reasoning=tuple(map(Reasoning.from_json, reasoning))
         if (reasoning := content.get("reasoning"))
         else (),
+        sources=tuple(map(source_from_json, sources)) if (sources := content.get("sources")) else (),
     )
 
 
@@ -162,6 +164,8 @@ def content_to_json(message: Message) -> dict[str, Any]:
         content["marker"] = message.marker.to_json()
     if message.reasoning:
         content["reasoning"] = [r.to_json() for r in message.reasoning]
+    if message.sources:
+        content["sources"] = [source_to_json(s) for s in message.sources]
     return content
 
 

@@ -22,6 +22,7 @@ from threadline.core.messages import (
     RequestMetadata,
     ToolResult,
 )
+from threadline.core.sources import Source, SourceKind, SourceLocator
 from threadline.core.transcript import transcript_markdown
 from threadline.core.tree import ConversationTree
 
@@ -39,6 +40,22 @@ def test_transcript_without_title_or_model() -> None:
     p = PathBuilder().prompt("q").reply("a")
     assert transcript_markdown(p.build()) == "## You\n\nq\n\n## Assistant\n\na\n"
     assert transcript_markdown([]) == "\n"
+
+
+def test_transcript_lists_a_replys_sources_numbered_as_cited() -> None:
+    p = PathBuilder().prompt("q").reply("It is 42 [1].")
+    p.last.sources = (
+        Source(SourceKind.KNOWLEDGE, "handbook", SourceLocator("/d/manual.pdf", page=3), "…"),
+        Source(
+            SourceKind.KNOWLEDGE,
+            "handbook",
+            SourceLocator("/d/a.md", heading="Setup", line_start=4, line_end=9),
+            "…",
+        ),
+    )
+    assert transcript_markdown(p.build()).endswith(
+        "It is 42 [1].\n\n*Sources:*\n1. handbook: manual.pdf, page 3\n2. handbook: a.md › Setup, lines 4–9\n"
+    )
 
 
 def test_transcript_shows_attachments_tool_calls_and_results() -> None:

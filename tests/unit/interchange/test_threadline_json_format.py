@@ -26,6 +26,7 @@ from threadline.core.messages import (
 )
 from threadline.core.reasoning import Reasoning
 from threadline.core.session import SessionInfo
+from threadline.core.sources import Source, SourceKind, SourceLocator
 from threadline.interchange.model import ImportedConversation, ImportProblem, ImportSource
 from threadline.interchange.threadline_json import (
     SESSION_FIELDS_LEFT_OUT,
@@ -67,6 +68,12 @@ def full_message(**changes: Any) -> Message:
         summarised_through="m-root",
         marker=Marker(MarkerType.AGENT, "Reviewer", "was renamed", {"model": "qwen", "temperature": 0.2}),
         reasoning=(Reasoning("hm", signature="s", duration_ms=5.0), Reasoning(redacted_data="x")),
+        sources=(
+            Source(
+                SourceKind.KNOWLEDGE, "handbook", SourceLocator("/d/manual.pdf", page=3), "p3", pinned=True
+            ),
+            Source(SourceKind.WEB, "web", SourceLocator(url="https://example.org"), "q", score=0.5),
+        ),
     )
     return message.copy(**changes)
 

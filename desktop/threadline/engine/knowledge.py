@@ -1,0 +1,402 @@
+"""``engine.knowledge``: knowledge bases, their indexing, search, and the passages sent with a turn.
+
+Definitions (name, folders, embedding model, where attached) are kept with the settings;
+the index is a local file in the data folder, also when chats live on PostgreSQL
+(docs/knowledge.md, "Derived local data stays local"). Nothing reads a folder until the
+user asks for an index; indexing runs on a worker thread, reports progress and can be
+stopped (``cancel``) and taken up again (``index`` carries on with what is not done).
+
+At send time (``sources_for``) the bases attached to the chat, its agent or its project
+are sent whole when they fit the room left in the agent's context share, otherwise as
+the passages that best match the prompt; sources pinned on earlier replies of the path
+are sent again. The passages become the reply's ``sources`` (``core/sources.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from threadline.core.ids import new_id
+from threadline.core.knowledge import AttachScope, KnowledgeBase
+from threadline.core.messages import Message, MessageKind
+from threadline.core.sources import Source, SourceKind, SourceLocator, quote_sources
+from threadline.engine.errors import EngineError, MessageGoneError, SessionClosedError
+from threadline.engine.events import MessageChanged
+from threadline.knowledge import (
+    Embedder,
+    IndexReport,
+    KnowledgeIndex,
+    Progress,
+    SearchResult,
+    StoredChunk,
+    search,
+)
+from threadline.knowledge.embedding import OpenAIEmbedder
+from threadline.knowledge.indexer import index_base
+from threadline.llm import credentials
+from threadline.store import Store
+
+if TYPE_CHECKING:
+    from threadline.core.config import AgentConfig
+    from threadline.core.gathered_context import GatheredContext
+    from threadline.engine.live import LiveConversation
+
+log = logging.getLogger("threadline.engine")
+
+BASES_SETTING = "knowledge_bases"
+INDEX_FILENAME = "knowledge.sqlite3"
+PASSAGES = 6
+"""Passages sent with a prompt when the attached bases do not fit whole."""
+CHARS_PER_TOKEN = 4
+
+
+class KnowledgeError(EngineError):
+    default_message = "The knowledge base could not be used."
+
+
+@dataclass(frozen=True, slots=True)
+class SentKnowledge:
+    """What a request carries from knowledge bases: the sources, their block, and any notice."""
+
+    sources: tuple[Source, ...] = ()
+    notice: str = ""
+
+    @property
+    def block(self) -> str:
+        return quote_sources(self.sources)
+
+    @property
+    def tokens(self) -> int:
+        return -(-len(self.block) // CHARS_PER_TOKEN)
+
+
+class KnowledgeService:
+    def __init__(
+        self, store: Store, data_dir: Path, live: Callable[[str], LiveConversation | None] = lambda _id: None
+    ) -> None:
+        self._store = store
+        self._live = live
+        self.index_path = data_dir / INDEX_FILENAME
+        self._embedders: dict[tuple[str, str], OpenAIEmbedder] = {}
+        self._index: KnowledgeIndex | None = None
+        self._running: dict[str, threading.Event] = {}
+        self._lock = asyncio.Lock()
+
+    # -- definitions -------------------------------------------------------------------
+
+    async def bases(self) -> list[KnowledgeBase]:
+        stored = await self._store.get_setting(BASES_SETTING, [])
+        out = []
+        for item in stored if isinstance(stored, list) else []:
+            try:
+                out.append(KnowledgeBase.from_json(item))
+            except (KeyError, TypeError, ValueError):
+                log.warning("A stored knowledge base could not be read; it is left out.")
+        return out
+
+    async def base(self, name: str) -> KnowledgeBase:
+        for base in await self.bases():
+            if base.name == name:
+                return base
+        raise KnowledgeError(
+            f"There is no knowledge base named “{name}”. See them with `threadline kb list`."
+        )
+
+    async def add(
+        self, name: str, paths: Sequence[Path], *, embed_provider: str = "", embed_model: str = ""
+    ) -> KnowledgeBase:
+        name = name.strip()
+        if not name:
+            raise KnowledgeError("Give the knowledge base a name.")
+        if not paths:
+            raise KnowledgeError("Name at least one folder or file for the knowledge base.")
+        if embed_provider and await self._store.get_provider(embed_provider) is None:
+            raise KnowledgeError(f"There is no provider named “{embed_provider}” for embeddings.")
+        async with self._lock:
+            bases = await self.bases()
+            if any(base.name == name for base in bases):
+                raise KnowledgeError(f"A knowledge base named “{name}” exists already.")
+            base = KnowledgeBase(
+                new_id(),
+                name,
+                await asyncio.to_thread(_absolute, paths),
+                embed_provider,
+                embed_model,
+            )
+            await self._save([*bases, base])
+        return base
+
+    async def remove(self, name: str) -> None:
+        """The base and its index go; the user's files are not touched."""
+        async with self._lock:
+            base = await self.base(name)
+            self.cancel(name)
+            await self._save([b for b in await self.bases() if b.id != base.id])
+        await asyncio.to_thread(self._open().drop_base, base.id)
+
+    async def attach(
+        self, name: str, scope: AttachScope, target: str, *, attached: bool = True
+    ) -> KnowledgeBase:
+        async with self._lock:
+            base = await self.base(name)
+            pairs = [pair for pair in base.attached if pair != (scope, target)]
+            if attached:
+                pairs.append((scope, target))
+            changed = replace(base, attached=tuple(pairs))
+            await self._save([changed if b.id == base.id else b for b in await self.bases()])
+        return changed
+
+    async def _save(self, bases: list[KnowledgeBase]) -> None:
+        await self._store.set_setting(BASES_SETTING, [base.to_json() for base in bases])
+
+    # -- indexing ----------------------------------------------------------------------
+
+    def _open(self) -> KnowledgeIndex:
+        if self._index is None:
+            self._index = KnowledgeIndex(self.index_path)
+        return self._index
+
+    def indexing(self, name: str) -> bool:
+        return name in self._running
+
+    def cancel(self, name: str) -> bool:
+        """Stop the base's indexing after the file it is reading; whether one was running."""
+        event = self._running.get(name)
+        if event is not None:
+            event.set()
+        return event is not None
+
+    async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
+        """Bring the base's index up to date; ``on_progress`` is called on the worker thread."""
+        base = await self.base(name)
+        if name in self._running:
+            raise KnowledgeError(f"“{name}” is being indexed already.")
+        cancel = threading.Event()
+        self._running[name] = cancel
+        try:
+            embedder = await self._embedder(base)
+            index = await asyncio.to_thread(self._open)
+            return await asyncio.to_thread(
+                index_base,
+                index,
+                base.id,
+                [Path(p) for p in base.paths],
+                embedder=embedder,
+                cancel=cancel,
+                on_progress=on_progress,
+            )
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        finally:
+            self._running.pop(name, None)
+
+    async def _embedder(self, base: KnowledgeBase) -> Embedder | None:
+        """The base's embedding client, made once per provider and model; ``None`` without a model.
+
+        A provider that is gone or whose key cannot be read gives ``None``: search is
+        keyword-only then, and the result says so.
+        """
+        if not base.embeds:
+            return None
+        key = (base.embed_provider, base.embed_model)
+        if key not in self._embedders:
+            config = await self._store.get_provider(base.embed_provider)
+            if config is None:
+                return None
+            try:
+                resolved = await asyncio.to_thread(credentials.resolve_headers, config)
+                api_key = await asyncio.to_thread(credentials.get_api_key, config)
+            except credentials.CredentialsError as err:
+                log.warning("Embeddings for %s: %s", base.name, err.user_message)
+                return None
+            self._embedders[key] = OpenAIEmbedder(resolved, base.embed_model, api_key)
+        return self._embedders[key]
+
+    async def totals(self, name: str) -> tuple[int, int, int]:
+        """(files, chunks, characters) indexed for the base."""
+        base = await self.base(name)
+        return await asyncio.to_thread(self._open().totals, base.id)
+
+    async def drop_index(self, name: str) -> None:
+        """Forget the base's index (it is rebuilt by the next ``index``)."""
+        base = await self.base(name)
+        await asyncio.to_thread(self._open().drop_base, base.id)
+
+    # -- search ------------------------------------------------------------------------
+
+    async def search(self, name: str, query: str, limit: int = 8) -> SearchResult:
+        base = await self.base(name)
+        return await self._search(base, query, limit)
+
+    async def _search(self, base: KnowledgeBase, query: str, limit: int) -> SearchResult:
+        embedder = await self._embedder(base)
+        index = await asyncio.to_thread(self._open)
+        return await asyncio.to_thread(search, index, base.id, query, limit=limit, embedder=embedder)
+
+    async def attached(
+        self, *, session_id: str, agent_id: str, project_id: str | None
+    ) -> list[KnowledgeBase]:
+        return [
+            base
+            for base in await self.bases()
+            if base.attached_to(session_id=session_id, agent_id=agent_id, project_id=project_id or "")
+        ]
+
+    async def sources_for(
+        self,
+        path: Sequence[Message],
+        *,
+        session_id: str,
+        agent_id: str,
+        project_id: str | None,
+        budget_tokens: int,
+        extra: Sequence[str] = (),
+    ) -> SentKnowledge:
+        """The sources to send with the newest prompt of ``path`` (see the module docstring).
+
+        ``extra`` names bases to use besides the attached ones (``threadline ask --kb``).
+        """
+        bases = await self.attached(session_id=session_id, agent_id=agent_id, project_id=project_id)
+        for name in extra:
+            base = await self.base(name)
+            if all(b.id != base.id for b in bases):
+                bases.append(base)
+        pinned = _pinned(path)
+        if not bases:
+            return SentKnowledge(pinned)
+        prompt = next((m.text for m in reversed(path) if m.kind is MessageKind.PROMPT), "")
+        room = max(0, budget_tokens * CHARS_PER_TOKEN - sum(len(s.text) for s in pinned))
+        index = await asyncio.to_thread(self._open)
+        whole: list[Source] = []
+        for base in bases:
+            chunks = await asyncio.to_thread(
+                index.all_chunks, base.id, room - sum(len(s.text) for s in whole)
+            )
+            if chunks is None:
+                whole = []
+                break
+            whole.extend(source_of(base, chunk, None) for chunk in chunks)
+        if whole:
+            return SentKnowledge((*pinned, *_without(whole, pinned)))
+        found: list[tuple[float, Source]] = []
+        notices: list[str] = []
+        for base in bases:
+            result = await self._search(base, prompt, PASSAGES)
+            if result.notice and base.embeds:
+                notices.append(result.notice)
+            found.extend((hit.score, source_of(base, hit.chunk, hit.score)) for hit in result.hits)
+        found.sort(key=lambda pair: -pair[0])
+        chosen: list[Source] = []
+        used = 0
+        for _score, source in found[:PASSAGES]:
+            if used + len(source.text) > room:
+                continue
+            chosen.append(source)
+            used += len(source.text)
+        return SentKnowledge((*pinned, *_without(chosen, pinned)), " ".join(dict.fromkeys(notices)))
+
+    async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
+        """Pin (or unpin) the reply's source at ``position``: a pinned one is sent with every turn.
+
+        The flag is stored on the reply, so the pin lasts across restarts and follows an export.
+        """
+        live = self._live(session_id)
+        if live is None:
+            raise SessionClosedError()
+        tree = live.conversation.tree
+        if message_id not in tree:
+            raise MessageGoneError()
+        message = tree.get(message_id)
+        if not 0 <= position < len(message.sources):
+            raise KnowledgeError("That source is no longer on this reply.")
+        sources = list(message.sources)
+        sources[position] = replace(sources[position], pinned=pinned)
+        before = message.sources
+        message.sources = tuple(sources)
+        try:
+            await self._store.update_message(message)
+        except BaseException:
+            message.sources = before
+            raise
+        live.emit(MessageChanged(session_id, message))
+        return message
+
+    async def aclose(self) -> None:
+        for event in self._running.values():
+            event.set()
+        for embedder in self._embedders.values():
+            embedder.close()
+        self._embedders.clear()
+        if self._index is not None:
+            index, self._index = self._index, None
+            await asyncio.to_thread(index.close)
+
+
+async def knowledge_for_turn(
+    service: KnowledgeService | None, live: LiveConversation, agent: AgentConfig, gathered: GatheredContext
+) -> SentKnowledge:
+    """The passages for the request being built, kept on ``live`` for the reply and the meter.
+
+    The room is what the agent's context share leaves after the sticky context. A knowledge
+    base that cannot be read (its index damaged, a base removed meanwhile) is logged and the
+    request goes without it: a chat never fails for want of passages.
+    """
+    if service is None:
+        return SentKnowledge()
+    room = max(0, gathered.budget_tokens - gathered.tokens)
+    try:
+        sent = await service.sources_for(
+            live.conversation.path(),
+            session_id=live.session_id,
+            agent_id=agent.id,
+            project_id=live.info.project_id,
+            budget_tokens=room,
+        )
+    except (EngineError, OSError, sqlite3.Error) as err:
+        log.warning("Knowledge left out of this request: %s", getattr(err, "user_message", err))
+        sent = SentKnowledge()
+    live.last_knowledge = sent
+    return sent
+
+
+def _absolute(paths: Sequence[Path]) -> tuple[str, ...]:
+    return tuple(os.path.abspath(os.path.expanduser(p)) for p in paths)
+
+
+def source_of(base: KnowledgeBase, chunk: StoredChunk, score: float | None) -> Source:
+    locator = SourceLocator(
+        path=chunk.path,
+        page=chunk.page,
+        heading=chunk.heading,
+        line_start=None if chunk.page is not None else chunk.line_start,
+        line_end=None if chunk.page is not None else chunk.line_end,
+    )
+    return Source(SourceKind.KNOWLEDGE, base.name, locator, chunk.text, score=score)
+
+
+def _pinned(path: Sequence[Message]) -> tuple[Source, ...]:
+    """Sources pinned on replies of the path, each passage once.
+
+    The pin stays on the reply where the user set it: the copy sent again is recorded on the
+    new reply unpinned, so unpinning that one reply stops it.
+    """
+    seen: dict[tuple[SourceLocator, str], Source] = {}
+    for message in path:
+        for source in message.sources:
+            if source.pinned:
+                seen[(source.locator, source.text)] = replace(source, pinned=False)
+    return tuple(seen.values())
+
+
+def _without(sources: Sequence[Source], pinned: Sequence[Source]) -> list[Source]:
+    taken = {(s.locator, s.text) for s in pinned}
+    return [s for s in sources if (s.locator, s.text) not in taken]

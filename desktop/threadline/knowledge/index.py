@@ -1,0 +1,396 @@
+"""The knowledge index: one local SQLite file per machine, holding chunks, their keywords and vectors.
+
+Derived local data stays local (docs/knowledge.md): the index is rebuilt from the
+user's folders at any time, so it lives beside the database (or in the data folder
+when chats are on PostgreSQL) and is never synced. One file holds every knowledge
+base, keyed by the base's id.
+
+A file's chunks are replaced in one transaction: a reader sees the old set or the new
+one, never a part (an indexing stopped half way leaves whole files only). Keywords
+are an FTS5 table ranked by BM25; vectors a ``vec0`` table when ``sqlite-vec`` loads
+(``vectors.vector_support``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from threadline.knowledge.chunking import Chunk
+from threadline.knowledge.vectors import load_vectors, pack
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    base TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL DEFAULT '',
+    chars INTEGER NOT NULL DEFAULT 0,
+    problem TEXT NOT NULL DEFAULT '',
+    UNIQUE (base, path)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    page INTEGER,
+    heading TEXT NOT NULL DEFAULT '',
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    embedded INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks (file_id);
+CREATE INDEX IF NOT EXISTS chunks_to_embed ON chunks (embedded) WHERE embedded = 0;
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_words USING fts5 (
+    text, heading, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO chunk_words (chunk_words, rank) VALUES ('rank', 'bm25(1.0, 2.0)');
+CREATE TABLE IF NOT EXISTS vector_models (
+    base TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    dimensions INTEGER NOT NULL
+);
+"""
+
+
+COMMON_MATCHES = 5000
+"""A word in this many chunks or more is common: see ``KnowledgeIndex.keyword_ids``."""
+KEYWORD_OVERFETCH = 8
+"""The keyword list is ranked over every base's chunks, then cut to the base's: taking this many
+times the wanted number first keeps the join small (it runs once per kept row) while a base
+sharing the file with larger ones still gets its best matches."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    id: int
+    path: str
+    text: str
+    page: int | None
+    heading: str
+    line_start: int
+    line_end: int
+
+
+class KnowledgeIndex:
+    """The index file, opened for one thread at a time (a lock guards it for the others)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self.has_vectors = load_vectors(self._db)
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- files ---------------------------------------------------------------------------
+
+    def files(self, base: str) -> dict[str, StoredFile]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, path, size, mtime_ns, sha256, problem FROM files WHERE base = ?", (base,)
+            ).fetchall()
+        return {row[1]: StoredFile(*row) for row in rows}
+
+    def problems(self, base: str) -> list[tuple[str, str]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, problem FROM files WHERE base = ? AND problem != '' ORDER BY path", (base,)
+            ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+    def touch(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """A file whose size or time changed but whose bytes did not: only its facts move."""
+        with self._transaction() as db:
+            db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
+
+    def replace_file(
+        self,
+        base: str,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        sha256: str,
+        kind: str,
+        chunks: Sequence[Chunk],
+    ) -> None:
+        """``path``'s chunks become ``chunks``, all at once."""
+        with self._transaction() as db:
+            file_id = self._upsert(
+                db, base, path, size, mtime_ns, sha256, kind, "", sum(len(c.text) for c in chunks)
+            )
+            for ordinal, chunk in enumerate(chunks):
+                cursor = db.execute(
+                    "INSERT INTO chunks (file_id, ordinal, text, page, heading, line_start, line_end)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        file_id,
+                        ordinal,
+                        chunk.text,
+                        chunk.page,
+                        chunk.heading,
+                        chunk.line_start,
+                        chunk.line_end,
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO chunk_words (rowid, text, heading) VALUES (?, ?, ?)",
+                    (cursor.lastrowid, chunk.text, chunk.heading),
+                )
+
+    def mark_problem(self, base: str, path: str, *, size: int, mtime_ns: int, reason: str) -> None:
+        """``path`` cannot be indexed: no chunks of it stay, and the reason is kept for the report."""
+        with self._transaction() as db:
+            self._upsert(db, base, path, size, mtime_ns, "", "", reason, 0)
+
+    def remove_files(self, base: str, paths: Sequence[str]) -> None:
+        with self._transaction() as db:
+            for path in paths:
+                row = db.execute("SELECT id FROM files WHERE base = ? AND path = ?", (base, path)).fetchone()
+                if row is not None:
+                    self._drop_chunks(db, base, row[0])
+                    db.execute("DELETE FROM files WHERE id = ?", (row[0],))
+
+    def drop_base(self, base: str) -> None:
+        """Everything of ``base`` gone (the base was removed, or is to be rebuilt)."""
+        self.remove_files(base, list(self.files(base)))
+        with self._transaction() as db:
+            db.execute("DELETE FROM vector_models WHERE base = ?", (base,))
+            if self.has_vectors:
+                db.execute(f"DROP TABLE IF EXISTS {_vector_table(base)}")
+
+    def _upsert(
+        self,
+        db: sqlite3.Connection,
+        base: str,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        sha: str,
+        kind: str,
+        problem: str,
+        chars: int,
+    ) -> int:
+        row = db.execute("SELECT id FROM files WHERE base = ? AND path = ?", (base, path)).fetchone()
+        if row is None:
+            cursor = db.execute(
+                "INSERT INTO files (base, path, size, mtime_ns, sha256, kind, problem, chars)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (base, path, size, mtime_ns, sha, kind, problem, chars),
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+        file_id = int(row[0])
+        self._drop_chunks(db, base, file_id)
+        db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, sha256 = ?, kind = ?, problem = ?, chars = ?"
+            " WHERE id = ?",
+            (size, mtime_ns, sha, kind, problem, chars, file_id),
+        )
+        return file_id
+
+    def _drop_chunks(self, db: sqlite3.Connection, base: str, file_id: int) -> None:
+        ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        db.executemany("DELETE FROM chunk_words WHERE rowid = ?", [(i,) for i in ids])
+        if self.has_vectors and self._vector_dimensions(db, base):
+            db.executemany(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", [(i,) for i in ids])
+        db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+    # -- counts ----------------------------------------------------------------------------
+
+    def totals(self, base: str) -> tuple[int, int, int]:
+        """(files indexed, chunks, characters) of ``base``."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(chars), 0) FROM files WHERE base = ? AND problem = ''", (base,)
+            ).fetchone()
+            chunks = self._db.execute(
+                "SELECT COUNT(*) FROM chunks JOIN files ON files.id = chunks.file_id WHERE files.base = ?",
+                (base,),
+            ).fetchone()
+        return int(row[0]), int(chunks[0]), int(row[1])
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    def vector_model(self, base: str) -> tuple[str, int] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT model, dimensions FROM vector_models WHERE base = ?", (base,)
+            ).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
+    def _vector_dimensions(self, db: sqlite3.Connection, base: str) -> int:
+        row = db.execute("SELECT dimensions FROM vector_models WHERE base = ?", (base,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def chunks_to_embed(self, base: str, limit: int) -> list[tuple[int, str]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT chunks.id, chunks.text FROM chunks JOIN files ON files.id = chunks.file_id"
+                " WHERE files.base = ? AND chunks.embedded = 0 ORDER BY chunks.id LIMIT ?",
+                (base, limit),
+            ).fetchall()
+        return [(int(row[0]), str(row[1])) for row in rows]
+
+    def store_vectors(self, base: str, model: str, items: Sequence[tuple[int, list[float]]]) -> None:
+        """Vectors of chunks; a different model or size than the base's starts its vectors over."""
+        if not items or not self.has_vectors:
+            return
+        dimensions = len(items[0][1])
+        with self._transaction() as db:
+            known = db.execute(
+                "SELECT model, dimensions FROM vector_models WHERE base = ?", (base,)
+            ).fetchone()
+            if known is None or tuple(known) != (model, dimensions):
+                db.execute(f"DROP TABLE IF EXISTS {_vector_table(base)}")
+                db.execute(
+                    f"CREATE VIRTUAL TABLE {_vector_table(base)} USING vec0(embedding float[{dimensions}])"
+                )
+                db.execute("INSERT OR REPLACE INTO vector_models VALUES (?, ?, ?)", (base, model, dimensions))
+                db.execute(
+                    "UPDATE chunks SET embedded = 0 WHERE file_id IN (SELECT id FROM files WHERE base = ?)",
+                    (base,),
+                )
+            for chunk_id, vector in items:
+                db.execute(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", (chunk_id,))
+                db.execute(
+                    f"INSERT INTO {_vector_table(base)} (rowid, embedding) VALUES (?, ?)",
+                    (chunk_id, pack(vector)),
+                )
+                db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+
+    # -- search ----------------------------------------------------------------------------
+
+    def keyword_ids(self, base: str, query: str, limit: int) -> list[int]:
+        """The base's chunks best matching ``query`` by BM25, best first.
+
+        BM25 must score every chunk a query matches before it can sort them, so a word found
+        in a large share of the chunks ("the", "data") would make a query over a million
+        chunks take a second. Such words add next to nothing to the ranking (their inverse
+        document frequency is near zero), so they are left out when the query has rarer ones;
+        a query of common words only is ranked over its first ``COMMON_MATCHES`` matches
+        (docs/knowledge.md, "Keyword search at scale").
+        """
+        words = query_words(query)
+        if not words:
+            return []
+        with self._lock:
+            rare = [word for word in words if self._matches_fewer_than(word, COMMON_MATCHES)]
+            if rare:
+                inner = (
+                    "SELECT rowid AS id, rank FROM chunk_words WHERE chunk_words MATCH ?"
+                    " ORDER BY rank LIMIT ?"
+                )
+                values: tuple[object, ...] = (_any_of(rare), limit * KEYWORD_OVERFETCH)
+            else:
+                inner = (
+                    "SELECT id, rank FROM (SELECT rowid AS id, rank FROM chunk_words"
+                    " WHERE chunk_words MATCH ? LIMIT ?) ORDER BY rank LIMIT ?"
+                )
+                values = (_any_of(words), COMMON_MATCHES, limit * KEYWORD_OVERFETCH)
+            rows = self._db.execute(
+                f"SELECT ranked.id FROM ({inner}) AS ranked JOIN chunks ON chunks.id = ranked.id"
+                " JOIN files ON files.id = chunks.file_id WHERE files.base = ? ORDER BY ranked.rank LIMIT ?",
+                (*values, base, limit),
+            ).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def _matches_fewer_than(self, word: str, count: int) -> bool:
+        """Whether ``word`` is in fewer than ``count`` chunks (counting stops at ``count``)."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM chunk_words WHERE chunk_words MATCH ? LIMIT ?)",
+            (_any_of([word]), count),
+        ).fetchone()
+        return int(row[0]) < count
+
+    def vector_ids(self, base: str, vector: list[float], limit: int) -> list[int]:
+        if not self.has_vectors or self.vector_model(base) is None:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT rowid FROM {_vector_table(base)}"
+                " WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+                (pack(vector), limit),
+            ).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT chunks.id, files.path, chunks.text, chunks.page, chunks.heading, chunks.line_start,"
+                " chunks.line_end FROM chunks JOIN files ON files.id = chunks.file_id"
+                f" WHERE chunks.id IN ({marks})",
+                list(ids),
+            ).fetchall()
+        return {int(row[0]): StoredChunk(*row) for row in rows}
+
+    def all_chunks(self, base: str, limit_chars: int) -> list[StoredChunk] | None:
+        """Every chunk of ``base`` in file order, or ``None`` when they hold more than ``limit_chars``."""
+        _files, _count, chars = self.totals(base)
+        if chars > limit_chars:
+            return None
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT chunks.id, files.path, chunks.text, chunks.page, chunks.heading, chunks.line_start,"
+                " chunks.line_end FROM chunks JOIN files ON files.id = chunks.file_id"
+                " WHERE files.base = ? ORDER BY files.path, chunks.ordinal",
+                (base,),
+            ).fetchall()
+        return [StoredChunk(*row) for row in rows]
+
+
+def _vector_table(base: str) -> str:
+    """The base's vector table; its name is made of hex digits only, never of user text."""
+    return "vectors_" + base.encode("utf-8").hex()
+
+
+def query_words(text: str) -> list[str]:
+    """The distinct words of ``text`` worth searching for (single characters left out)."""
+    import re
+
+    return [word for word in dict.fromkeys(re.findall(r"\w+", text.lower())) if len(word) > 1]
+
+
+def _any_of(words: list[str]) -> str:
+    """An FTS5 query matching any of ``words``, each quoted so no query syntax comes through."""
+    return " OR ".join(f'"{word}"' for word in words)

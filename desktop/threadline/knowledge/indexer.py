@@ -1,0 +1,167 @@
+"""Bringing a base's index up to date with its folders: only what changed, with progress, stoppable.
+
+A file is read again only when its size or modification time moved and its bytes
+(SHA-256) differ; a file gone from the folders is removed from the index. Memory stays
+bounded: one file's text and chunks at a time, vectors in small batches. Stopping
+(``cancel``) leaves every file either fully indexed or as it was, so the next run
+resumes where this one stopped. The embedding server being down does not stop the
+keyword index: the chunks are kept and embedded at a later run (docs/knowledge.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from threadline.knowledge.chunking import chunk_text
+from threadline.knowledge.index import KnowledgeIndex, StoredFile
+from threadline.knowledge.reading import FileProblem, file_hash, read_file, reason_of, walk
+from threadline.knowledge.vectors import Embedder, EmbeddingError
+
+EMBED_BATCH = 64
+
+
+@dataclass(slots=True)
+class Progress:
+    files_total: int = 0
+    files_done: int = 0
+    files_read: int = 0
+    """Files whose text was (re)read this run; the rest were unchanged."""
+    chunks: int = 0
+    """Chunks written this run."""
+    embedded: int = 0
+    current: str = ""
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def seconds_left(self) -> float | None:
+        if not self.files_done or self.files_done >= self.files_total:
+            return None
+        elapsed = time.monotonic() - self.started
+        return elapsed / self.files_done * (self.files_total - self.files_done)
+
+
+@dataclass(slots=True)
+class IndexReport:
+    progress: Progress
+    problems: list[FileProblem]
+    removed: int = 0
+    cancelled: bool = False
+    embedding_notice: str = ""
+    """Why vectors are missing (no model, server down, no sqlite-vec); "" when all are there."""
+
+
+def index_base(
+    index: KnowledgeIndex,
+    base: str,
+    roots: Sequence[Path],
+    *,
+    embedder: Embedder | None = None,
+    cancel: threading.Event | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> IndexReport:
+    cancel = cancel or threading.Event()
+    progress = Progress()
+    walked: list[FileProblem] = []
+    found = list(walk(roots, walked))
+    progress.files_total = len(found)
+    report = IndexReport(progress, list(walked))
+    stored = index.files(base)
+    seen: set[str] = set()
+    for item in found:
+        if cancel.is_set():
+            report.cancelled = True
+            break
+        key = str(item.path)
+        seen.add(key)
+        progress.current = key
+        _index_one(index, base, item.path, item.size, item.mtime_ns, stored.get(key), cancel, progress)
+        progress.files_done += 1
+        if on_progress is not None:
+            on_progress(progress)
+    if not report.cancelled:
+        gone = [path for path in stored if path not in seen and not _still_there(path, roots)]
+        index.remove_files(base, gone)
+        report.removed = len(gone)
+        report.embedding_notice = _embed_missing(index, base, embedder, cancel, progress, on_progress)
+        report.cancelled = cancel.is_set()
+    for path, reason in index.problems(base):
+        if not any(problem.path == path for problem in report.problems):
+            report.problems.append(FileProblem(path, reason))
+    return report
+
+
+def _index_one(
+    index: KnowledgeIndex,
+    base: str,
+    path: Path,
+    size: int,
+    mtime_ns: int,
+    known: StoredFile | None,
+    cancel: threading.Event,
+    progress: Progress,
+) -> None:
+    key = str(path)
+    if known is not None and (known.size, known.mtime_ns) == (size, mtime_ns):
+        return
+    try:
+        if known is not None and known.sha256 and not known.problem and file_hash(path) == known.sha256:
+            index.touch(known.id, size, mtime_ns)
+            return
+        read = read_file(path, cancel)
+        chunks = chunk_text(read.text, read.kind, path.suffix)
+    except Exception as err:  # every reader's failure is one file's problem, never the run's
+        if cancel.is_set():
+            return
+        index.mark_problem(base, key, size=size, mtime_ns=mtime_ns, reason=reason_of(err))
+        return
+    index.replace_file(
+        base, key, size=size, mtime_ns=mtime_ns, sha256=read.sha256, kind=read.kind, chunks=chunks
+    )
+    progress.files_read += 1
+    progress.chunks += len(chunks)
+
+
+def _still_there(path: str, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` is under a root that is missing right now (a drive not mounted, a share away).
+
+    Its files are kept rather than dropped: they come back with the folder. A file
+    outside every root (the base's folders changed) is gone like a deleted one.
+    """
+    return any(not root.exists() and Path(path).is_relative_to(root) for root in roots)
+
+
+def _embed_missing(
+    index: KnowledgeIndex,
+    base: str,
+    embedder: Embedder | None,
+    cancel: threading.Event,
+    progress: Progress,
+    on_progress: Callable[[Progress], None] | None,
+) -> str:
+    from threadline.knowledge.vectors import vector_support
+
+    if embedder is None:
+        return "No embedding model: search uses keywords only."
+    if not index.has_vectors:
+        return f"Keyword search only: {vector_support()}."
+    while not cancel.is_set():
+        batch = index.chunks_to_embed(base, EMBED_BATCH)
+        if not batch:
+            return ""
+        try:
+            vectors = embedder.embed([text for _id, text in batch])
+        except EmbeddingError as err:
+            return f"{err} Keyword search works; vectors are added at the next indexing."
+        index.store_vectors(
+            base,
+            embedder.model,
+            [(chunk_id, vector) for (chunk_id, _), vector in zip(batch, vectors, strict=True)],
+        )
+        progress.embedded += len(batch)
+        if on_progress is not None:
+            on_progress(progress)
+    return ""

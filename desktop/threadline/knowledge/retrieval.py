@@ -1,0 +1,63 @@
+"""Hybrid retrieval: keyword (BM25) and vector ranks fused by reciprocal rank.
+
+Reciprocal rank fusion adds ``1 / (K + rank)`` from each list a chunk appears in. It
+needs no calibration between BM25 scores and vector distances (which are on unrelated
+scales) and a chunk found by both rises above one found by either alone. With no
+embedding model, with no ``sqlite-vec``, or with the embedding server down, the
+keyword list alone is the answer and ``notice`` says so (docs/knowledge.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from threadline.knowledge.index import KnowledgeIndex, StoredChunk
+from threadline.knowledge.vectors import Embedder, EmbeddingError, vector_support
+
+RRF_K = 60
+CANDIDATES = 50
+"""Chunks taken from each list before fusing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk: StoredChunk
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: list[Hit]
+    notice: str = ""
+    """Why the search was keyword-only, when it was; "" when both lists were used."""
+
+
+def search(
+    index: KnowledgeIndex, base: str, query: str, *, limit: int = 8, embedder: Embedder | None = None
+) -> SearchResult:
+    keyword = index.keyword_ids(base, query, CANDIDATES)
+    vector: list[int] = []
+    notice = ""
+    if embedder is None:
+        notice = "No embedding model for this knowledge base: keyword search only."
+    elif not index.has_vectors:
+        notice = f"Keyword search only: {vector_support()}."
+    elif index.vector_model(base) is None:
+        notice = "No vectors indexed yet: keyword search only."
+    else:
+        try:
+            vector = index.vector_ids(base, embedder.embed([query])[0], CANDIDATES)
+        except EmbeddingError as err:
+            notice = f"{err} Keyword search only."
+    fused = fuse([keyword, vector])[:limit]
+    chunks = index.chunks([chunk_id for chunk_id, _score in fused])
+    return SearchResult([Hit(chunks[i], score) for i, score in fused if i in chunks], notice)
+
+
+def fuse(rankings: list[list[int]]) -> list[tuple[int, float]]:
+    """Ids by reciprocal rank fusion of ``rankings`` (best first), with their fused scores."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))

@@ -1,0 +1,82 @@
+"""`threadline kb …` and `threadline ask --kb`: the real commands, in their own processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.support.documents import write_encrypted_pdf
+from tests.support.knowledge_folders import PDF_ANSWER, knowledge_folder
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+
+
+def test_add_index_search_list_and_remove(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    folder = knowledge_folder(tmp_path / "docs")
+    write_encrypted_pdf(tmp_path / "locked.pdf", "secret")
+    (tmp_path / "locked.pdf").rename(folder / "locked.pdf")
+
+    added = threadline(data, "kb", "add", "handbook", str(folder))
+    assert added.returncode == 0, added.stderr
+    assert "Added “handbook” (1 location(s), keywords only)" in added.stdout
+
+    indexed = threadline(data, "kb", "index", "handbook")
+    assert indexed.returncode == 0, indexed.stderr
+    assert "Indexing 6/6 files" in indexed.stderr
+    assert "Indexed: 5 file(s) read, 1 unchanged, 0 removed; “handbook” holds 5 files" in indexed.stdout
+    assert (
+        f"{folder / 'locked.pdf'}: " in indexed.stdout and "1 file(s) could not be indexed" in indexed.stdout
+    )
+    again = threadline(data, "kb", "index", "handbook")
+    assert "Indexed: 0 file(s) read, 6 unchanged" in again.stdout
+
+    found = threadline(data, "kb", "search", "handbook", "albatross valve torque", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert (Path(hits[0]["path"]).name, hits[0]["page"]) == ("manual.pdf", 3)
+    assert PDF_ANSWER in hits[0]["text"]
+    plain = threadline(data, "kb", "search", "handbook", "kestrel proxy")
+    lines = plain.stdout.splitlines()
+    assert lines[0] == "(No embedding model for this knowledge base: keyword search only.)"
+    assert "setup.md › Network, lines" in lines[1]
+
+    listed = threadline(data, "kb", "list")
+    assert listed.stdout.startswith("handbook\t5 files, ") and "keywords only" in listed.stdout
+
+    removed = threadline(data, "kb", "remove", "handbook")
+    assert removed.returncode == 0 and "the files were not touched" in removed.stdout
+    assert (folder / "manual.pdf").exists()
+    assert "No knowledge bases." in threadline(data, "kb", "list").stdout
+
+
+def test_unknown_bases_and_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    missing = threadline(data, "kb", "search", "nope", "x")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == (
+        "threadline: There is no knowledge base named “nope”. See them with `threadline kb list`."
+    )
+    bad = threadline(data, "kb", "add", "x", str(tmp_path / "absent"))
+    assert bad.returncode == 1 and bad.stderr.strip() == f"threadline: not found: {tmp_path / 'absent'}"
+    embed = threadline(data, "kb", "add", "x", str(tmp_path), "--embed", "justone")
+    assert "--embed takes PROVIDER:MODEL" in embed.stderr
+
+
+def test_ask_with_a_knowledge_base_sends_the_page_with_its_source(
+    tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    data = tmp_path / "data"
+    add_replay_provider(data, replay_server)
+    folder = knowledge_folder(tmp_path / "docs")
+    assert threadline(data, "kb", "add", "handbook", str(folder)).returncode == 0
+    assert threadline(data, "kb", "index", "handbook").returncode == 0
+    replay_server.enqueue(sse_response(openai_text_stream(["42 N·m [1]."])))
+    result = threadline(data, "ask", "--kb", "handbook", "What torque does the albatross valve need?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "42 N·m [1].\n"
+    system = replay_server.requests[-1].body["messages"][0]["content"]
+    assert "handbook: manual.pdf, page 3" in system and f"> {PDF_ANSWER}" in system
+    assert "handbook: manual.pdf, page 3" in result.stderr
+    (path,) = stored_sessions(data)
+    assert any(Path(s.locator.path).name == "manual.pdf" and s.locator.page == 3 for s in path[-1].sources)

@@ -1,0 +1,78 @@
+"""A deterministic embedding server on 127.0.0.1 serving ``POST /v1/embeddings`` as OpenAI does.
+
+Each text becomes a vector of ``dimensions`` floats: every word adds 1 to the slot its
+hash picks, then the vector is normalised. Texts sharing words are near each other, so
+vector search finds something real and the same text always gives the same vector.
+``requests`` records every body received; ``refuse`` makes it answer 503.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def embed_text(text: str, dimensions: int) -> list[float]:
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        slot = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % dimensions
+        vector[slot] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+class EmbeddingServer:
+    def __init__(self, dimensions: int = 64) -> None:
+        self.dimensions = dimensions
+        self.requests: list[dict[str, Any]] = []
+        self.refuse = False
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                owner.requests.append(body)
+                if owner.refuse or self.path.split("?")[0] != "/v1/embeddings":
+                    self._answer(503 if owner.refuse else 404, {"error": {"message": "unavailable"}})
+                    return
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": embed_text(t, owner.dimensions)}
+                    for i, t in enumerate(texts)
+                ]
+                self._answer(200, {"object": "list", "data": data, "model": body["model"]})
+
+            def _answer(self, status: int, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> EmbeddingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()

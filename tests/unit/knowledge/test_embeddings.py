@@ -1,0 +1,94 @@
+"""Embeddings from a real loopback ``/v1/embeddings`` server; keyword search when vectors cannot help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.support.embedding_server import EmbeddingServer, embed_text
+from tests.support.knowledge_folders import knowledge_folder
+
+from threadline.core.config import ProviderConfig, ProviderKind
+from threadline.knowledge import EmbeddingError, KnowledgeIndex, fuse, index_base, search, vector_support
+from threadline.knowledge.embedding import OpenAIEmbedder
+
+
+def _embedder(url: str) -> OpenAIEmbedder:
+    return OpenAIEmbedder(
+        ProviderConfig("local", ProviderKind.OPENAI, base_url=url), "fake-embed", None, timeout=30
+    )
+
+
+def test_the_embedder_sends_the_texts_and_returns_the_vectors_in_order() -> None:
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)
+        texts = [f"text number {i}" for i in range(70)]  # more than one batch
+        vectors = embedder.embed(texts)
+        embedder.close()
+    assert vectors == [pytest.approx(embed_text(t, 64)) for t in texts]
+    assert [len(r["input"]) for r in server.requests] == [64, 6]
+    assert server.requests[0]["model"] == "fake-embed"
+
+
+def test_a_server_that_is_down_or_refuses_is_an_embedding_error_naming_the_provider() -> None:
+    with EmbeddingServer() as server:
+        server.refuse = True
+        embedder = _embedder(server.base_url)
+        with pytest.raises(EmbeddingError, match="local refused the embedding request"):
+            embedder.embed(["x"])
+        embedder.close()
+    gone = _embedder(server.base_url)
+    with pytest.raises(EmbeddingError, match="local could not be reached"):
+        gone.embed(["x"])
+    gone.close()
+
+
+def test_with_the_embedder_down_search_falls_back_to_keywords_and_says_so(tmp_path: Path) -> None:
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    folder = knowledge_folder(tmp_path / "docs")
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)
+        server.refuse = True
+        report = index_base(index, "kb", [folder], embedder=embedder)
+        result = search(index, "kb", "albatross valve", embedder=embedder)
+        embedder.close()
+    assert report.problems == [] and index.totals("kb")[0] == 5
+    assert report.embedding_notice
+    assert result.hits[0].chunk.page == 3
+    assert "keyword" in result.notice.lower()
+    index.close()
+
+
+def test_without_an_embedding_model_search_is_keyword_only_and_says_so(tmp_path: Path) -> None:
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    index_base(index, "kb", [knowledge_folder(tmp_path / "docs")])
+    result = search(index, "kb", "albatross")
+    assert result.notice == "No embedding model for this knowledge base: keyword search only."
+    assert result.hits[0].chunk.page == 3
+    index.close()
+
+
+def test_reciprocal_rank_fusion_lifts_what_both_lists_found() -> None:
+    fused = fuse([[1, 2, 3], [3, 4, 1]])
+    assert [item for item, _ in fused][:2] == [1, 3]
+    assert fuse([[5], []]) == [(5, pytest.approx(1 / 61))]
+
+
+@pytest.mark.skipif(bool(vector_support()), reason=f"no vector search here: {vector_support()}")
+def test_vectors_find_a_passage_that_shares_no_keyword_with_the_query(tmp_path: Path) -> None:
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    folder = knowledge_folder(tmp_path / "docs")
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)
+        report = index_base(index, "kb", [folder], embedder=embedder)
+        assert report.embedding_notice == ""
+        assert index.vector_model("kb") == ("fake-embed", 64)
+        result = search(index, "kb", "ALBATROSS valve torqued", embedder=embedder)
+        embedder.close()
+    assert result.notice == "" and result.hits[0].chunk.page == 3
+    index.close()
+
+
+def test_this_machine_says_why_vectors_are_missing_when_they_are() -> None:
+    reason = vector_support()
+    assert reason == "" or "sqlite-vec" in reason

@@ -1,0 +1,164 @@
+"""Indexing a real folder: every kind of document, bad files named, only changes read, the page found."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from tests.support.documents import truncated, write_encrypted_pdf
+from tests.support.knowledge_folders import PDF_ANSWER, knowledge_folder
+
+from threadline.knowledge import KnowledgeIndex, Progress, index_base, search
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> KnowledgeIndex:
+    opened = KnowledgeIndex(tmp_path / "index" / "knowledge.sqlite3")
+    yield opened
+    opened.close()
+
+
+def test_a_folder_of_pdfs_docx_markdown_and_code_is_indexed_and_searched(tmp_path: Path, index) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    report = index_base(index, "kb1", [folder])
+    assert report.problems == []
+    assert report.progress.files_total == report.progress.files_read == 5
+    files, chunks, _chars = index.totals("kb1")
+    assert files == 5 and chunks >= 7
+
+    hit = search(index, "kb1", "How far must the albatross valve be torqued?").hits[0]
+    assert hit.chunk.path == str(folder / "manual.pdf") and hit.chunk.page == 3
+    assert PDF_ANSWER in hit.chunk.text
+
+    (proxy,) = [h for h in search(index, "kb1", "kestrel proxy port").hits[:1]]
+    assert proxy.chunk.heading == "Network" and proxy.chunk.path.endswith("setup.md")
+    code = search(index, "kb1", "invoice_total").hits[0]
+    assert code.chunk.path.endswith("billing.py") and code.chunk.heading == "invoice_total"
+    assert search(index, "kb1", "PELICAN revenue").hits[0].chunk.path.endswith("report.docx")
+
+
+def test_bases_do_not_see_each_other(tmp_path: Path, index) -> None:
+    index_base(index, "a", [knowledge_folder(tmp_path / "a")])
+    other = tmp_path / "b"
+    other.mkdir()
+    (other / "x.txt").write_text("nothing about valves here, just zebras", encoding="utf-8")
+    index_base(index, "b", [other])
+    assert {h.chunk.path for h in search(index, "b", "albatross valve zebras").hits} == {str(other / "x.txt")}
+
+
+def test_a_second_run_reads_nothing_and_a_changed_file_alone_is_read_again(tmp_path: Path, index) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    index_base(index, "kb", [folder])
+    assert index_base(index, "kb", [folder]).progress.files_read == 0
+
+    notes = folder / "notes" / "setup.md"
+    notes.write_text("# Setup\n\nThe proxy moved to port 8080 for the OSPREY lab.\n", encoding="utf-8")
+    os.utime(notes, ns=(notes.stat().st_atime_ns, notes.stat().st_mtime_ns + 5_000_000_000))
+    again = index_base(index, "kb", [folder])
+    assert again.progress.files_read == 1
+    assert search(index, "kb", "osprey").hits[0].chunk.path == str(notes)
+    assert search(index, "kb", "kestrel").hits == []
+
+    touched = folder / "code" / "billing.py"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 5_000_000_000))
+    assert index_base(index, "kb", [folder]).progress.files_read == 0, "same bytes: not read again"
+
+
+def test_a_deleted_file_leaves_the_index(tmp_path: Path, index) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    index_base(index, "kb", [folder])
+    (folder / "manual.pdf").unlink()
+    report = index_base(index, "kb", [folder])
+    assert report.removed == 1
+    assert search(index, "kb", "albatross").hits == []
+    assert index.totals("kb")[0] == 4
+
+
+def test_bad_files_are_named_with_their_reason_and_the_rest_is_indexed(tmp_path: Path, index) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    write_encrypted_pdf(tmp_path / "locked.pdf", "secret text")
+    (tmp_path / "locked.pdf").rename(folder / "locked.pdf")
+    truncated(folder / "manual.pdf", folder / "damaged.pdf", keep=0.3)
+    (folder / "blob.bin").write_bytes(bytes(range(256)) * 64)
+    with (folder / "huge.log").open("wb") as handle:
+        handle.truncate(17 * 1024 * 1024)  # larger than a text file may be
+    (folder / "loop").symlink_to(folder, target_is_directory=True)
+    (folder / "dangling").symlink_to(folder / "nowhere")
+    (folder / "empty.txt").write_text("", encoding="utf-8")
+    bad_name = os.fsencode(str(folder)) + b"/caf\xe9.txt"
+    with open(bad_name, "wb") as handle:
+        handle.write(b"latin-1 named file")
+    unreadable = folder / "private.txt"
+    unreadable.write_text("cannot see me", encoding="utf-8")
+    unreadable.chmod(0)
+
+    report = index_base(index, "kb", [folder])
+    reasons = {Path(p.path).name: p.reason for p in report.problems}
+    assert set(reasons) >= {
+        "locked.pdf",
+        "damaged.pdf",
+        "blob.bin",
+        "huge.log",
+        "loop",
+        "dangling",
+        "empty.txt",
+    }
+    assert any(name.startswith("caf") and "UTF-8" in reason for name, reason in reasons.items())
+    if os.geteuid() != 0:  # root reads any file
+        assert "cannot be read" in reasons["private.txt"]
+    assert "loop" in reasons["loop"] and "loop" in reasons["dangling"]
+    assert "password" in reasons["locked.pdf"].lower() or "encrypt" in reasons["locked.pdf"].lower()
+    assert index.totals("kb")[0] == 5 + (1 if os.geteuid() == 0 else 0)
+    assert search(index, "kb", "albatross").hits[0].chunk.path.endswith("manual.pdf")
+    assert not any(
+        h.chunk.path.endswith(("locked.pdf", "damaged.pdf")) for h in search(index, "kb", "chapter").hits
+    )
+
+
+def test_stopping_half_way_leaves_whole_files_and_the_next_run_finishes(tmp_path: Path, index) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"f{i:02}.md").write_text(f"# File {i}\n\n" + f"token{i} " * 400, encoding="utf-8")
+    cancel = threading.Event()
+    seen: list[int] = []
+
+    def progress(state: Progress) -> None:
+        seen.append(state.files_done)
+        if state.files_done == 10:
+            cancel.set()
+
+    report = index_base(index, "kb", [folder], cancel=cancel, on_progress=progress)
+    assert report.cancelled and index.totals("kb")[0] == 10
+    for i in range(10):
+        assert len(search(index, "kb", f"token{i}").hits) >= 1
+    resumed = index_base(index, "kb", [folder])
+    assert resumed.progress.files_read == 20 and not resumed.cancelled
+    assert index.totals("kb")[0] == 30
+
+
+def test_dropping_a_base_empties_it_and_it_can_be_rebuilt(tmp_path: Path, index) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    index_base(index, "kb", [folder])
+    index.drop_base("kb")
+    assert index.totals("kb") == (0, 0, 0)
+    assert index_base(index, "kb", [folder]).progress.files_read == 5
+
+
+def test_common_words_do_not_crowd_out_a_rare_one_and_a_common_only_query_still_finds(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 5)  # "report" is in 30 files: common
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"r{i:02}.txt").write_text(f"report report report number {i}", encoding="utf-8")
+    (folder / "special.txt").write_text("the report on the OSPREY incident", encoding="utf-8")
+    index_base(index, "kb", [folder])
+    assert search(index, "kb", "osprey report").hits[0].chunk.path.endswith("special.txt")
+    common = search(index, "kb", "report", limit=3).hits
+    assert len(common) == 3 and all("report" in hit.chunk.text for hit in common)
