@@ -83,9 +83,14 @@ class QuantList(QWidget):
             self.models.files(repo, self.context.value()),
             tell=self,
             on_done=lambda choices: self._show(repo, choices),
-            on_failed=lambda _err: self.title.setText(f"{repo}: its files could not be listed."),
+            on_failed=lambda _err: self._not_listed(repo),
             context=f"Could not list the files of {repo}",
         )
+
+    def _not_listed(self, repo: str) -> None:
+        """Put the title back from "loading…" (the bridge says why the listing failed)."""
+        if repo == self.repo:
+            self.title.setText(repo)
 
     def _show(self, repo: str, choices: list[FileChoice]) -> None:
         if repo != self.repo:
