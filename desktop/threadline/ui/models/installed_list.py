@@ -21,7 +21,7 @@ from threadline.models.fit import human_size
 from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
-    from threadline.engine.api import ModelsApi
+    from threadline.engine.capability_apis import ModelsApi
     from threadline.models.library import InstalledModel
 
 

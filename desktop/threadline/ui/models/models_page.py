@@ -36,7 +36,7 @@ from threadline.ui.models.quant_list import QuantList
 from threadline.ui.models.search_panel import SearchPanel
 
 if TYPE_CHECKING:
-    from threadline.engine.api import ModelsApi
+    from threadline.engine.capability_apis import ModelsApi
     from threadline.models.hub import HubFile
 
 RUNTIME_NOTE = (

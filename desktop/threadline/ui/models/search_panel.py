@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from threadline.ui.common.tasks import spawn
 
 if TYPE_CHECKING:
-    from threadline.engine.api import ModelsApi
+    from threadline.engine.capability_apis import ModelsApi
     from threadline.models.hub import HubModel
 
 

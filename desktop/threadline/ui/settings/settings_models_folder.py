@@ -17,7 +17,7 @@ from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import section_title
 
 if TYPE_CHECKING:
-    from threadline.engine.api import ModelsApi
+    from threadline.engine.capability_apis import ModelsApi
 
 
 class ModelsFolderSection(QWidget):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shiboken6
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from threadline.engine.api import WorkspaceApi
+from threadline.engine.capability_apis import WorkspaceApi
 from threadline.ui.common.message_bridge import MessageLevel, UserMessage
 from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import hint_label, section_title

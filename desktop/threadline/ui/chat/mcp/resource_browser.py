@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.mcp_catalog import ResourceInfo, ResourceTemplateInfo
-from threadline.engine.api import McpCatalogApi
+from threadline.engine.capability_apis import McpCatalogApi
 from threadline.ui.chat.mcp.completing_fields import CompletingForm
 from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage

@@ -1,0 +1,279 @@
+"""The protocols of the engine's capability facets: what the tools changed on disk, MCP
+prompts and resources, servers, people and bundles, local models and knowledge bases.
+
+Kept apart from ``engine/api.py`` (the conversation facets and ``EngineApi``, which names
+these too and re-exports them) so neither file grows with each capability; callers may import
+them from either module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from threadline.core.file_changes import ChangeSet, FileChange, FileDiff, RestorePlan, TurnChanges
+from threadline.core.knowledge import AttachScope, KnowledgeBase
+from threadline.core.mcp_catalog import (
+    CatalogChange,
+    PromptInfo,
+    PromptTurn,
+    ResourceInfo,
+    ResourceTemplateInfo,
+)
+from threadline.core.messages import ContextFile, ImageBlock, Message
+
+if TYPE_CHECKING:
+    from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.models import FileChoice
+    from threadline.knowledge import IndexReport, Progress, SearchResult
+    from threadline.models.download import DownloadJob
+    from threadline.models.fit import Fit
+    from threadline.models.hub import HubFile, HubModel
+    from threadline.models.library import InstalledModel
+    from threadline.models.machine import Machine
+    from threadline.tools.mcp.calls import CallProgress
+    from threadline.tools.mcp.details import ServerDetails
+    from threadline.tools.mcp.person import McpPerson
+    from threadline.tools.mcp.server_log import LogEntry
+    from threadline.tools.mcp.state import ServerState
+    from threadline.workspace.blobs import SpaceUsed
+
+Unsubscribe = Callable[[], None]
+
+
+class WorkspaceApi(Protocol):
+    """``engine.workspace`` (``engine/workspace.py``): what the tools changed on disk and the way
+    back (docs/workspace.md). Plans raise ``WorkspaceError`` (an ``EngineError``) for a checkpoint
+    or turn that is not there; ``FileChangesRecorded`` tells an open tab of each new change set."""
+
+    @property
+    def machine(self) -> str:
+        """This computer's id: change sets of another machine are listed but cannot be restored."""
+        ...
+
+    async def change_sets(self, session_id: str) -> list[ChangeSet]:
+        """Every change set of the session (tool calls and restores, all branches), oldest first."""
+        ...
+
+    async def turn_changes(self, session_id: str) -> list[TurnChanges]:
+        """The turns of the shown path that changed files, numbered from 1 (restores left out)."""
+        ...
+
+    async def file_diff(self, change: FileChange) -> FileDiff: ...
+    async def plan_checkpoint(self, session_id: str, name: str) -> RestorePlan:
+        """Files as they were when the checkpoint's message was written."""
+        ...
+
+    async def plan_before_turn(self, session_id: str, number: int) -> RestorePlan:
+        """Files as they were before turn ``number``'s tools ran."""
+        ...
+
+    async def plan_undo_turn(self, session_id: str, number: int) -> RestorePlan:
+        """Undo that turn's file changes alone ("Undo this turn's file changes")."""
+        ...
+
+    async def plan_undo_restore(self, session_id: str, change_set_id: str) -> RestorePlan:
+        """Undo a restore (its change set, restored)."""
+        ...
+
+    async def run_restore(self, plan: RestorePlan, forced: Collection[str] = ()) -> ChangeSet:
+        """Apply the clean steps and the conflicts the user picked; the restore's own change set."""
+        ...
+
+    async def space_used(self) -> SpaceUsed:
+        """The snapshots' size on this computer (Settings → Data)."""
+        ...
+
+    async def drop_snapshots_older_than(self, days: float) -> int:
+        """Drop contents only older change sets refer to; how many blobs went."""
+        ...
+
+
+class McpCatalogApi(Protocol):
+    """``engine.mcp`` (``engine/mcp_catalog.py``): the MCP servers' prompts and resources
+    (docs/mcp.md, "Prompts and resources"). Failures raise ``McpCatalogError`` (an
+    ``EngineError``) with a message for the user."""
+
+    def known_prompts(self) -> list[PromptInfo]:
+        """The prompts listed so far (the composer's ``/`` list shows them at once)."""
+        ...
+
+    def known_prompt(self, server: str, name: str) -> PromptInfo | None: ...
+    async def servers(self) -> list[str]:
+        """The enabled servers' names."""
+        ...
+
+    async def refresh_prompts(self) -> list[PromptInfo]:
+        """List every enabled server's prompts again (no sign in is started for it)."""
+        ...
+
+    async def prompts(self, server: str) -> list[PromptInfo]: ...
+    async def find_prompt(self, server: str, name: str) -> PromptInfo: ...
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> PromptTurn:
+        """The prompt's messages as the user's turn (text, images, embedded resources)."""
+        ...
+
+    async def complete_prompt(
+        self, server: str, prompt: str, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]:
+        """The server's suggestions for an argument as typed so far."""
+        ...
+
+    async def resources(self, server: str) -> list[ResourceInfo]: ...
+    async def templates(self, server: str) -> list[ResourceTemplateInfo]: ...
+    async def complete_template(
+        self, server: str, template: str, variable: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]: ...
+    async def read(self, server: str, uri: str) -> list[ContextFile | ImageBlock]:
+        """A resource as attachments (text as a context file, an image as an image)."""
+        ...
+
+    async def subscribe(self, server: str, uri: str, *, on: bool = True) -> bool:
+        """Be told of changes to ``uri`` (``watch``); False when the server cannot tell."""
+        ...
+
+    def watch(self, callback: Callable[[CatalogChange], None]) -> Unsubscribe:
+        """``callback(change)`` when a server's prompts, resources or a subscribed resource change."""
+        ...
+
+
+class ExtensionsApi(Protocol):
+    """``engine.extensions`` (``engine/extensions.py``): MCP bundles (``.mcpb``) installed as MCP
+    servers, updated and removed. Failures raise ``ExtensionError`` (an ``EngineError``) saying why."""
+
+    async def installed(self) -> list[InstalledExtension]: ...
+    async def preview(self, path: Path) -> ExtensionPreview:
+        """The bundle's manifest and the command it will run; nothing is written."""
+        ...
+
+    async def install(self, path: Path, values: dict[str, Any] | None = None) -> InstalledExtension:
+        """Install or update (a newer version replaces the old, answers kept unless given)."""
+        ...
+
+    async def remove(self, name: str) -> None:
+        """Remove the MCP server; an extension's files and secret settings go too."""
+        ...
+
+
+class McpPeopleApi(Protocol):
+    """``engine.mcp_people`` (``engine/mcp_people.py``): the window as the person behind the MCP
+    servers (their questions, pages and sign ins), and the progress of their tool calls."""
+
+    def set_person(self, person: McpPerson | None) -> None: ...
+    def asking_session(self) -> str:
+        """The conversation whose tool call needs this sign in ("" from Settings or a script)."""
+        ...
+
+    def subscribe_progress(self, callback: Callable[[CallProgress], None]) -> Unsubscribe: ...
+
+
+class McpServersApi(Protocol):
+    """``engine.mcp_servers`` (``engine/mcp_servers.py``): Settings → MCP's details of a server, its
+    log and log level, and signing in and out (start, stop and edit stay on ``tool_servers``)."""
+
+    async def details(self, name: str) -> ServerDetails | None: ...
+    async def log(self, name: str) -> list[LogEntry]: ...
+    async def subscribe_log(self, name: str, callback: Callable[[LogEntry], None]) -> Unsubscribe: ...
+    async def set_log_level(self, name: str, level: str) -> None: ...
+    async def sign_in(self, name: str) -> ServerState:
+        """Raises ``SignInError`` (with a ``user_message``) when the sign in fails or times out."""
+        ...
+
+    async def sign_out(self, name: str) -> ServerState: ...
+
+
+class ModelsApi(Protocol):
+    """``engine.models`` (``engine/models.py``): local GGUF models (docs/local-models.md): the Hub
+    search, a model's quantisations with their fit, the models folder and the download queue.
+    Failures raise ``ModelError`` (with a ``user_message``)."""
+
+    @property
+    def folder(self) -> Path: ...
+    @property
+    def default_folder(self) -> Path: ...
+    def set_folder(self, folder: Path) -> None:
+        """This computer's models folder from now on (kept in the data folder)."""
+        ...
+
+    @property
+    def endpoint(self) -> str: ...
+    def machine(self, fresh: bool = False) -> Machine: ...
+    async def search(self, text: str) -> list[HubModel]: ...
+    async def files(self, repo: str, context: int = ...) -> list[FileChoice]:
+        """The repository's GGUF files, each with its size and whether it fits at ``context``."""
+        ...
+
+    async def installed(self) -> list[InstalledModel]: ...
+    def fit_of(self, model: InstalledModel, context: int = ...) -> Fit: ...
+    async def import_file(self, path: Path) -> InstalledModel:
+        """A GGUF the user has, checked (magic, version, architecture), into the folder."""
+        ...
+
+    async def remove(self, name: str) -> None: ...
+    async def pull(self, repo: str, name: str) -> DownloadJob:
+        """Queue a file of the Hub; a part of the same file on disk is resumed."""
+        ...
+
+    def download(self, file: HubFile) -> DownloadJob: ...
+    def downloads(self) -> list[DownloadJob]: ...
+    def pause(self, job_id: str) -> None: ...
+    def resume(self, job_id: str) -> None: ...
+    def cancel(self, job_id: str) -> None:
+        """Stop and delete the partial file."""
+        ...
+
+    async def wait(self, job_id: str) -> DownloadJob:
+        """Until the download is done, failed, paused or cancelled."""
+        ...
+
+    def subscribe(self, listener: Callable[[DownloadJob], None]) -> Callable[[], None]:
+        """Called on the loop at each change (progress at most five times a second)."""
+        ...
+
+
+class KnowledgeApi(Protocol):
+    """``engine.knowledge`` (``engine/knowledge.py``): knowledge bases, their local index and search
+    (docs/knowledge.md). Failures raise ``KnowledgeError`` (an ``EngineError``) saying why."""
+
+    async def bases(self) -> list[KnowledgeBase]: ...
+    async def add(
+        self, name: str, paths: Sequence[Path], *, embed_provider: str = "", embed_model: str = ""
+    ) -> KnowledgeBase:
+        """Define a base; nothing is read until ``index``."""
+        ...
+
+    async def remove(self, name: str) -> None:
+        """The base and its index go; the user's files are not touched."""
+        ...
+
+    async def attach(
+        self, name: str, scope: AttachScope, target: str, *, attached: bool = True
+    ) -> KnowledgeBase:
+        """Attach the base to a project, an agent or a chat (by id), or detach it."""
+        ...
+
+    async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
+        """Bring the index up to date (only what changed); ``on_progress`` runs on the worker thread."""
+        ...
+
+    def cancel(self, name: str) -> bool:
+        """Stop indexing after the current file (pause: the next ``index`` carries on)."""
+        ...
+
+    def indexing(self, name: str) -> bool: ...
+    async def totals(self, name: str) -> tuple[int, int, int]:
+        """(files, chunks, characters) indexed."""
+        ...
+
+    async def drop_index(self, name: str) -> None:
+        """Forget the base's index; the next ``index`` rebuilds it."""
+        ...
+
+    async def search(self, name: str, query: str, limit: int = 8) -> SearchResult:
+        """Hybrid search; ``notice`` says when it was keyword-only and why."""
+        ...
+
+    async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
+        """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
