@@ -4,10 +4,10 @@ Widgets never touch providers or the database (docs/design.md §2): everything t
 need goes through these protocols. ``EngineApi`` is the engine's small core (the page
 cache, the tools) and names its facets, each a small protocol of its own
 (``SessionsApi``, ``TurnsApi``, ``LibraryApi``, ``AgentsApi``, ``ProjectsApi``,
-``MessagesApi``, ``ControlsApi``, ``ProvidersApi``, ``SettingsApi``, ``DatabaseApi``; the capability
-facets' protocols — workspace, MCP, models, knowledge — are in ``engine/capability_apis.py``), so a room's calls
-read as ``engine.turns.send(...)`` or ``engine.sessions.delete_session(...)``. The window
-and the command line type against the same protocols.
+``MessagesApi``, ``ControlsApi``, ``ProvidersApi``, ``SettingsApi``, ``DatabaseApi``; the
+capability facets' protocols — workspace, MCP, models, knowledge — are in
+``engine/capability_apis.py``), so a room's calls read as ``engine.turns.send(...)`` or
+``engine.sessions.delete_session(...)``. The window and the command line type against the same protocols.
 ``threadline.engine.engine.Engine`` is the implementation; keeping the interface here
 lets the UI be read (and type checked) against what it may call, not against the
 engine's internals.
