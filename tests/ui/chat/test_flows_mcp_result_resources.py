@@ -2,15 +2,18 @@
 
 The model calls ``get-resource-links`` (or ``get-resource-reference``); the result's box lists
 each linked or embedded resource with its name and URI and Open and Attach links. Open reads
-it from the server and shows its text in a read-only viewer; Attach puts it in the composer as
-an MCP resource chip, and Send sends its text.
+it from the server and shows its text in a read-only viewer (Save as… writes its bytes);
+Attach puts it in the composer as an MCP resource chip, and Send sends its text.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 from tests.support.everything import everything_config
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click as new_tab
@@ -62,7 +65,9 @@ def last_user_text(harness: Any) -> str:
     return content if isinstance(content, str) else "\n".join(p.get("text", "") for p in content)
 
 
-def test_resource_links_in_a_result_are_listed_opened_and_attached(harness: Any) -> None:
+def test_resource_links_in_a_result_are_listed_opened_and_attached(
+    harness: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     harness.server.enqueue(
         tool_reply("r1", "everything__get-resource-links", {"count": 2}),
         text_reply("Two links."),
@@ -89,6 +94,24 @@ def test_resource_links_in_a_result_are_listed_opened_and_attached(harness: Any)
     assert "Resource 2: This is a plaintext resource" in viewer.text()
     assert viewer.windowTitle() == "Text Resource 2" and viewer.texts[0].isReadOnly()
     viewer.reject()
+
+    # The blob: shown as its text (it is text/plain), and saved as its bytes.
+    click_link(harness, tab, results.id, "mcp-resource:open:0:r1")
+    harness.qtbot.waitUntil(
+        lambda: tab.mcp.results.viewer not in (None, viewer) and tab.mcp.results.viewer.isVisible(),
+        timeout=TIMEOUT,
+    )
+    blob = tab.mcp.results.viewer
+    assert "Resource 1: This is a base64 blob" in blob.text()
+    target = tmp_path / "blob.txt"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    harness.qtbot.mouseClick(blob.save_button, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(target.exists, timeout=TIMEOUT)
+    harness.qtbot.waitUntil(
+        lambda: target.read_bytes().startswith(b"Resource 1: This is a base64 blob created at"),
+        timeout=TIMEOUT,
+    )
+    blob.reject()
 
     click_link(harness, tab, results.id, "mcp-resource:attach:1:r1")
     chips = tab.composer.chips

@@ -1,7 +1,8 @@
 """A read-only window on a resource a tool result linked or embedded (``result_resources``).
 
 Text is shown as text (selectable, not editable), an image as an image scaled to fit. A
-binary resource arrives as the line ``read_resource`` makes of it (its type and size).
+binary resource arrives as the line ``read_resource`` makes of it (its type and size), and
+Save as… (``saveRequested``) writes its bytes to a file.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import base64
 import binascii
 import contextlib
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
@@ -21,6 +22,8 @@ IMAGE_LIMIT = 800
 
 
 class ResourceViewer(QDialog):
+    saveRequested = Signal()
+
     def __init__(self, ref: ResourceRef, items: list[ContextFile | ImageBlock], parent: QWidget) -> None:
         super().__init__(parent)
         self.setWindowTitle(ref.label)
@@ -41,6 +44,8 @@ class ResourceViewer(QDialog):
                 layout.addWidget(text)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        self.save_button = buttons.addButton("Save as…", QDialogButtonBox.ButtonRole.ActionRole)
+        self.save_button.clicked.connect(self.saveRequested)
         layout.addWidget(buttons)
 
     def _image(self, image: ImageBlock) -> QLabel:

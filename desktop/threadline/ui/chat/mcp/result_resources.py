@@ -6,6 +6,7 @@ a clicked link to the tab as an action, and this helper (built by ``ChatMcp``) a
 * **Open** reads the resource through ``engine.mcp`` and shows it in a read-only viewer
   (``ResourceViewer``): text as text, an image as an image. An embedded text resource is
   shown as the result carried it, so it opens even when its server cannot read it again.
+  Save as… there writes the resource's bytes, read again from the server, to a file.
 * **Attach** adds it to the composer as an MCP resource chip, as Attach → From MCP server…
   does (``ChatMcp.attach``): read at Send, marked when it changes.
 
@@ -14,12 +15,15 @@ docs/mcp.md, "Resources in tool results".
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import shiboken6
 
 from threadline.core.messages import ContextFile, ImageBlock, ResourceRef
+from threadline.engine.errors import EngineError
 from threadline.ui.chat.view.message_html import RESOURCE_SCHEME
 from threadline.ui.common.tasks import spawn
 
@@ -88,9 +92,29 @@ class ResultResources:
         from threadline.ui.chat.mcp.resource_viewer import ResourceViewer
 
         viewer = ResourceViewer(ref, items, self._widget)
+        viewer.saveRequested.connect(lambda: self.save(ref, viewer))
         viewer.finished.connect(viewer.deleteLater)
         self.viewer = viewer
         viewer.open()
+
+    def save(self, ref: ResourceRef, parent: QWidget) -> None:
+        """Ask where, then read the resource's bytes from its server and write them there."""
+        from PySide6.QtWidgets import QFileDialog
+
+        suggested = ref.name or ref.uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
+        path, _ = QFileDialog.getSaveFileName(parent, "Save resource", suggested)
+        if not path:
+            return
+        engine = self._engine
+
+        async def save() -> None:
+            data = await engine.mcp.read_bytes(ref.server, ref.uri)
+            try:
+                await asyncio.to_thread(Path(path).write_bytes, data)
+            except OSError as err:
+                raise EngineError(f"{path} could not be written: {err.strerror or err}.") from err
+
+        spawn(save(), tell=self._bridge, context=f"{ref.uri} was not saved")
 
     def _find(self, message_id: str, call_id: str, index: int) -> ResourceRef | None:
         message = self._model.message(message_id)
