@@ -181,6 +181,27 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceRef:
+    """A resource an MCP tool result named (a ``resource_link``) or carried (an embedded
+    resource): kept beside the result's text so the chat can open or attach it
+    (docs/mcp.md, "Resources in tool results"). The model gets only the text."""
+
+    server: str
+    uri: str
+    name: str = ""
+    mime_type: str = ""
+    embedded: bool = False
+    text: str | None = None
+    """An embedded text resource's text; ``None`` for a link or binary contents."""
+    size: int | None = None
+    """An embedded binary resource's size in bytes (its bytes are not kept)."""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.uri
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The answer to one tool call: text and/or images, and whether it failed."""
 
@@ -189,6 +210,8 @@ class ToolResult:
     images: tuple[ImageBlock, ...] = ()
     is_error: bool = False
     tool_name: str = ""
+    resources: tuple[ResourceRef, ...] = ()
+    """The resources an MCP tool's result linked or embedded, to open or attach."""
 
     def json_value(self) -> Any:
         """The text parsed as JSON, or ``None`` when it is not JSON."""

@@ -129,6 +129,10 @@ class McpCatalogApi(Protocol):
         """A resource as attachments (text as a context file, an image as an image)."""
         ...
 
+    async def read_bytes(self, server: str, uri: str) -> bytes:
+        """A resource's contents as bytes (text as UTF-8), to save to a file."""
+        ...
+
     async def subscribe(self, server: str, uri: str, *, on: bool = True) -> bool:
         """Be told of changes to ``uri`` (``watch``); False when the server cannot tell."""
         ...

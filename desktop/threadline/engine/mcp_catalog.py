@@ -133,6 +133,12 @@ class McpCatalog:
 
         return await self._ask(server, lambda c: read_resource(c, uri))
 
+    async def read_bytes(self, server: str, uri: str) -> bytes:
+        """The resource's contents as bytes (text as UTF-8), to save to a file."""
+        from threadline.tools.mcp.catalog import read_resource_bytes
+
+        return await self._ask(server, lambda c: read_resource_bytes(c, uri))
+
     async def subscribe(self, server: str, uri: str, *, on: bool = True) -> bool:
         """Be told (``watch``, kind ``"resource"``) when ``uri`` changes; False when the server cannot."""
         from threadline.tools.mcp.catalog import subscribe

@@ -38,6 +38,7 @@ from threadline.core.messages import (
     MessageKind,
     MessageStatus,
     RequestMetadata,
+    ResourceRef,
     Role,
     ToolCall,
     ToolResult,
@@ -472,7 +473,31 @@ def _tool_result_json(result: ToolResult) -> dict[str, Any]:
         data["is_error"] = True
     if result.tool_name:
         data["tool_name"] = result.tool_name
+    if result.resources:
+        data["resources"] = [_resource_json(r) for r in result.resources]
     return data
+
+
+def _resource_json(ref: ResourceRef) -> dict[str, Any]:
+    data: dict[str, Any] = {"server": ref.server, "uri": ref.uri}
+    for key in ("name", "mime_type", "text", "size"):
+        if (value := getattr(ref, key)) not in ("", None):
+            data[key] = value
+    if ref.embedded:
+        data["embedded"] = True
+    return data
+
+
+def _resource(data: dict[str, Any]) -> ResourceRef:
+    return ResourceRef(
+        server=data.get("server", ""),
+        uri=data.get("uri", ""),
+        name=data.get("name", ""),
+        mime_type=data.get("mime_type", ""),
+        embedded=bool(data.get("embedded", False)),
+        text=data.get("text"),
+        size=data.get("size"),
+    )
 
 
 def _tool_result(data: dict[str, Any]) -> ToolResult:
@@ -482,4 +507,5 @@ def _tool_result(data: dict[str, Any]) -> ToolResult:
         images=tuple(_image(i) for i in data.get("images", ())),
         is_error=bool(data.get("is_error", False)),
         tool_name=data.get("tool_name", ""),
+        resources=tuple(_resource(r) for r in data.get("resources", ())),
     )

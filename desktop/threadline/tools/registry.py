@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
-from threadline.core.messages import ImageBlock, ToolCall, ToolResult
+from threadline.core.messages import ImageBlock, ResourceRef, ToolCall, ToolResult
 from threadline.core.request import ToolSpec
 from threadline.tools import policy
 from threadline.tools.context import tool_context
@@ -41,6 +41,7 @@ class ToolOutput:
     text: str = ""
     images: tuple[ImageBlock, ...] = ()
     is_error: bool = False
+    resources: tuple[ResourceRef, ...] = ()
 
 
 class Tool(Protocol):
@@ -219,6 +220,7 @@ class ToolRegistry:
             images=output.images,
             is_error=output.is_error,
             tool_name=call.name,
+            resources=output.resources,
         )
 
 

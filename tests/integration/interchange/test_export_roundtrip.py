@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.chat_trees import Chat, chats, store_chat
 
-from threadline.core.messages import Message, MessageStatus, ToolCall, ToolResult
+from threadline.core.messages import Message, MessageStatus, ResourceRef, ToolCall, ToolResult
 from threadline.core.session import SessionInfo
 from threadline.engine.engine import Engine
 from threadline.engine.exporting import ExportError, ExportFormat
@@ -97,7 +97,19 @@ def branched_chat() -> Chat:
         parent_id="p2", text="reading", tool_calls=(call,), status=MessageStatus.COMPLETE, id="a2"
     )
     result = Message.tool_results_message(
-        (ToolResult("c1", "file body", tool_name="read_file"),), parent_id="a2", id="t1"
+        (
+            ToolResult(
+                "c1",
+                "file body",
+                tool_name="read_file",
+                resources=(
+                    ResourceRef("everything", "demo://a", "Note A", "text/markdown"),
+                    ResourceRef("everything", "demo://b", embedded=True, text="bee"),
+                ),
+            ),
+        ),
+        parent_id="a2",
+        id="t1",
     )
     reply_b = Message.reply(parent_id="p1", text="second answer", status=MessageStatus.CANCELLED, id="b1")
     hello_2 = Message.prompt("hello, edited", id="p1b")

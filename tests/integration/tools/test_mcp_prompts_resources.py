@@ -91,6 +91,14 @@ async def test_resources_and_templates_are_listed_and_read(engine: Engine) -> No
     assert isinstance(made, ContextFile) and made.text.startswith("Resource 7:")
 
 
+async def test_a_resource_is_read_as_bytes_to_save(engine: Engine) -> None:
+    await engine.tool_servers.save_server(everything_config())
+    blob = await engine.mcp.read_bytes("everything", "demo://resource/dynamic/blob/1")  # base64 on the wire
+    assert blob.startswith(b"Resource 1: This is a base64 blob created at")
+    text = await engine.mcp.read_bytes("everything", "demo://resource/dynamic/text/2")
+    assert text.startswith(b"Resource 2: This is a plaintext resource")
+
+
 async def test_a_subscribed_resource_that_changes_is_told(engine: Engine) -> None:
     config = everything_config()
     await engine.tool_servers.save_server(config)

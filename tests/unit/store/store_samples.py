@@ -12,6 +12,7 @@ from threadline.core.messages import (
     Message,
     MessageStatus,
     RequestMetadata,
+    ResourceRef,
     ToolCall,
     ToolResult,
 )
@@ -55,7 +56,16 @@ def every_kind() -> list[Message]:
     ).copy(created_at=at(2))
     results = Message.tool_results_message(
         (
-            ToolResult("call_1", text='{"clean": true}', tool_name="git/status"),
+            ToolResult(
+                "call_1",
+                text='{"clean": true}',
+                tool_name="git/status",
+                resources=(
+                    ResourceRef("everything", "demo://a", "Note A", "text/markdown"),
+                    ResourceRef("everything", "demo://b", mime_type="text/plain", embedded=True, text="bee"),
+                    ResourceRef("everything", "demo://c", embedded=True, size=3),
+                ),
+            ),
             ToolResult(
                 "call_2", text="boom", images=(ImageBlock("image/png", "eA==", "shot"),), is_error=True
             ),

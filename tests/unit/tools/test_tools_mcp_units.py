@@ -130,6 +130,35 @@ def test_convert_text_images_structured_and_errors() -> None:
     assert failed.is_error and "error" in failed.text
 
 
+def test_convert_keeps_resource_links_and_embedded_resources() -> None:
+    result = types.CallToolResult(
+        content=[
+            types.ResourceLink(
+                type="resource_link", uri="demo://a", name="a.md", title="Note A", mime_type="text/markdown"
+            ),
+            types.EmbeddedResource(
+                type="resource", resource=types.TextResourceContents(uri="demo://b", text="bee")
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(uri="demo://c", blob="AAEC", mime_type="application/x"),
+            ),
+        ]
+    )
+    output = convert_result(result, "everything")
+    assert output.text == "[resource link: demo://a]\nbee\n[resource demo://c (application/x), not shown]"
+    link, text, blob = output.resources
+    assert (link.server, link.uri, link.name, link.mime_type, link.embedded) == (
+        "everything",
+        "demo://a",
+        "Note A",
+        "text/markdown",
+        False,
+    )
+    assert text.embedded and text.text == "bee" and text.uri == "demo://b"
+    assert blob.embedded and blob.size == 3 and blob.text is None and blob.mime_type == "application/x"
+
+
 @pytest.mark.asyncio
 async def test_notes_derive_from_the_path_only() -> None:
     prompt = Message.prompt("p")

@@ -263,6 +263,25 @@ async def read_resource(connection: McpConnection, uri: str) -> list[ContextFile
     return [contents_item(connection.name, c) for c in result.contents]
 
 
+async def read_resource_bytes(connection: McpConnection, uri: str) -> bytes:
+    """``resources/read`` as bytes, for Save as…: text as UTF-8, binary decoded, contents joined."""
+    result = await _request(connection, f"the resource {uri}", lambda s: s.read_resource(uri))
+    if not result.contents:
+        raise CatalogError(f"MCP server {connection.name!r} sent nothing for {uri}.")
+    from mcp_types import BlobResourceContents
+
+    parts: list[bytes] = []
+    for contents in result.contents:
+        if isinstance(contents, BlobResourceContents):
+            try:
+                parts.append(base64.b64decode(contents.blob, validate=True))
+            except (binascii.Error, ValueError) as err:
+                raise CatalogError(f"MCP server {connection.name!r} sent {uri} garbled.") from err
+        else:
+            parts.append(contents.text.encode("utf-8"))
+    return b"".join(parts)
+
+
 async def subscribe(connection: McpConnection, uri: str, *, on: bool = True) -> bool:
     """Ask to be told when ``uri`` changes (or no longer); False when the server cannot tell."""
     session = await connection.started_session()

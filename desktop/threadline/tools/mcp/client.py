@@ -506,7 +506,7 @@ class McpConnection:
                 return ToolOutput(await self._died(f"during the call to {tool!r}"), is_error=True)
             return ToolOutput(f"MCP server {self.name!r} failed on {tool!r}: {err}", is_error=True)
         self.restarts = 0
-        return convert_result(result)
+        return convert_result(result, self.name)
 
     async def _timed(self, request: Coroutine[Any, Any, T], seconds: float) -> T:
         """``request`` within ``seconds`` of the server's time (``PersonClock``)."""

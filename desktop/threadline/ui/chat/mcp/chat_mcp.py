@@ -18,6 +18,8 @@ behaviour. Everything goes through ``engine.mcp`` (docs/mcp.md, "Prompts and res
   attached resource becomes a chip naming its server and URI, read from the server, and the
   tab subscribes to it: when the server says it changed, the chip is marked and the
   resource read again, so what is sent is the resource as it is now.
+* **Resources in tool results**: the Open and Attach links of a tool result's resources
+  (``result_resources``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from threadline.core.mcp_catalog import (
     parse_prompt_command,
 )
 from threadline.engine.errors import EngineError
+from threadline.ui.chat.mcp.result_resources import ResultResources
 from threadline.ui.common.tasks import LogOnly, spawn
 
 if TYPE_CHECKING:
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
     from threadline.ui.chat.mcp.prompt_form import PromptForm
     from threadline.ui.chat.mcp.resource_browser import ResourceBrowser
     from threadline.ui.chat.mcp.resource_completer import ResourceCompleter
+    from threadline.ui.chat.view.chat_view import ChatView
+    from threadline.ui.chat.view.conversation_model import ConversationModel
     from threadline.ui.common.message_bridge import MessageBridge
 
 log = logging.getLogger("threadline.ui.chat.mcp")
@@ -61,6 +66,8 @@ class McpHost(Protocol):
     engine: EngineApi
     composer: Composer
     bridge: MessageBridge
+    model: ConversationModel
+    view: ChatView
 
     @property
     def session_id(self) -> str: ...
@@ -85,6 +92,8 @@ class ChatMcp:
         self._unwatch = tab.engine.mcp.watch(self._changed)
         widget.destroyed.connect(lambda *_: self._unwatch())
         tab.composer.mcpResourcesWanted.connect(self.open_browser)
+        self.results = ResultResources(tab.engine, tab.model, tab.bridge, widget, self.attach)
+        tab.view.actionTriggered.connect(self.results.run)
         spawn(
             tab.engine.mcp.servers(),
             on_done=self._servers_listed,

@@ -44,6 +44,10 @@ log = logging.getLogger("threadline.ui.chat.view.message_html")
 IMAGE_SCHEME = "attached-image"
 """URL scheme of a message's own images (``shown_images``), added to its document as resources."""
 
+RESOURCE_SCHEME = "mcp-resource"
+"""URL scheme of a tool result's resource actions: ``mcp-resource:<open|attach>:<index>:<call id>``
+(the view hands the whole URL to the tab as the action; ``ui/chat/mcp/result_resources``)."""
+
 TOGGLE_SCHEME = "toggle"
 """URL scheme of a tool box's header: ``toggle:<message id>:<call id>`` opens or closes it."""
 
@@ -159,9 +163,28 @@ def _tool_results_html(message: Message, c: ThemeColors, options: MessageHtmlOpt
                 )
             thumbnails.append(f'<tr><td style="padding: 4px 8px;">{label}</td></tr>')
             index += 1
+        thumbnails += _resource_rows(result, c)
         parts.append(_tool_result_box(message.id, result, c, options, "".join(thumbnails)))
     out.html = "".join(parts)
     return out
+
+
+def _resource_rows(result: ToolResult, c: ThemeColors) -> list[str]:
+    """A line per linked or embedded resource: its name and URI, and Open and Attach links."""
+    rows: list[str] = []
+    for i, ref in enumerate(result.resources):
+        kind = "Embedded resource" if ref.embedded else "Resource"
+        name = _esc(ref.name) + " " if ref.name else ""
+        target = f"{i}:{_esc(result.call_id)}"
+        actions = " ".join(
+            f'<a href="{RESOURCE_SCHEME}:{verb}:{target}">{label}</a>'
+            for verb, label in (("open", "Open"), ("attach", "Attach"))
+        )
+        rows.append(
+            f'<tr><td style="padding: 4px 8px;"><span{UNSEARCHED} style="color:{c.muted};">{kind}:</span> '
+            f'{name}<span style="color:{c.muted};">{_esc(ref.uri)}</span> {actions}</td></tr>'
+        )
+    return rows
 
 
 def _tool_result_box(

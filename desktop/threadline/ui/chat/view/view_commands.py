@@ -27,7 +27,7 @@ from threadline.ui.chat.view.image_viewer import ImageViewer, open_image
 from threadline.ui.chat.view.markdown import COPY_CODE_SCHEME, is_safe_link
 from threadline.ui.chat.view.math_render import formula_url_at
 from threadline.ui.chat.view.message_actions import actions_for
-from threadline.ui.chat.view.message_html import IMAGE_SCHEME, TOGGLE_SCHEME
+from threadline.ui.chat.view.message_html import IMAGE_SCHEME, RESOURCE_SCHEME, TOGGLE_SCHEME
 from threadline.ui.chat.view.message_keys import SELECT_TEXT
 from threadline.ui.chat.view.message_markdown import message_markdown
 from threadline.ui.chat.view.message_menu import message_menu, offered_commands
@@ -119,6 +119,8 @@ class ViewCommands:
             from threadline.ui.chat.view.table_dialog import open_table  # first use only
 
             open_table(self._parent, model.message(message_id) if model else None, href)
+        elif href.startswith(RESOURCE_SCHEME + ":"):  # the tab's MCP helper opens or attaches it
+            self._host.actionTriggered.emit(href, message_id)
         elif href.startswith(TOGGLE_SCHEME + ":"):
             key = href.split(":", 1)[1]
             self._expanded.symmetric_difference_update({key})
