@@ -35,6 +35,24 @@ WAIT = 20000
 ADD_LINE = "printf 'four\\n' >> notes.txt && printf 'x\\n' > extra.txt"
 
 
+def files_in(folder: Path) -> dict[str, bytes]:
+    """The folder's files and their bytes, as a person would see them once a restore is done.
+
+    A restore writes each file beside itself first (``.threadline-restore.*``) and renames it
+    into place: a look while it runs may list such a file that is gone by the time it is read,
+    so those are left out and a file that vanished meanwhile is skipped (the wait looks again).
+    """
+    found: dict[str, bytes] = {}
+    for path in folder.iterdir():
+        if path.name.startswith(".threadline-restore."):
+            continue
+        try:
+            found[path.name] = path.read_bytes()
+        except FileNotFoundError:
+            continue
+    return found
+
+
 def tool_reply(*calls: tuple[str, str, dict[str, Any]]) -> Any:
     return sse_response(openai_tool_call_stream(list(calls), text_pieces=["On it."]))
 
@@ -150,7 +168,7 @@ def test_header_counts_open_the_diff_and_undo_the_turn_then_the_restore(harness:
     harness.qtbot.waitUntil(lambda: "three" in dialog.pane.view.toPlainText(), timeout=WAIT)
     assert dialog.select(str(Path(work, "made.txt").resolve()))
     harness.qtbot.waitUntil(lambda: "made" in dialog.pane.view.toPlainText(), timeout=WAIT)
-    after_turn = {p.name: p.read_bytes() for p in work.iterdir()}
+    after_turn = files_in(work)
     # Undo these changes: the preview lists them, Restore puts the files back.
     click(harness, dialog.undo_button)
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
@@ -171,9 +189,7 @@ def test_header_counts_open_the_diff_and_undo_the_turn_then_the_restore(harness:
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
     assert tab.file_changes.preview.windowTitle() == "Undo restore"
     click(harness, tab.file_changes.preview.restore_button)
-    harness.qtbot.waitUntil(
-        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
-    )
+    harness.qtbot.waitUntil(lambda: files_in(work) == after_turn, timeout=WAIT)
 
 
 def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unless_ticked(
@@ -183,7 +199,7 @@ def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unle
     first_reply = last_reply_id(tab)
     wait_counts(harness, tab, first_reply, "+3 \u22122 in 3 files")
     harness.run(harness.engine.controls.set_checkpoint(tab.session_id, "edited", first_reply))
-    at_checkpoint = {p.name: p.read_bytes() for p in work.iterdir()}
+    at_checkpoint = files_in(work)
     harness.server.enqueue(
         tool_reply(("c3", "shell", {"command": ADD_LINE})),
         text_reply("Added a line."),
@@ -248,7 +264,7 @@ def test_a_checkpoint_restore_offers_the_files_and_a_conflict_is_left_alone_unle
     assert preview.restore_button.text() == "Restore 1 file"
     harness.qtbot.mouseClick(preview.restore_button, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: not (work / "extra.txt").exists(), timeout=WAIT)
-    assert {p.name: p.read_bytes() for p in work.iterdir()} == at_checkpoint
+    assert files_in(work) == at_checkpoint
 
 
 def test_another_windows_turn_shows_its_counts_in_this_tab(harness: Any, work: Path) -> None:
@@ -362,7 +378,7 @@ def test_the_status_bar_totals_follow_the_current_tab(harness: Any, work: Path) 
 def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harness: Any, work: Path) -> None:
     tab = run_edit_turn(harness, work)
     session_id, reply_id = tab.session_id, last_reply_id(tab)
-    after_turn = {p.name: p.read_bytes() for p in work.iterdir()}
+    after_turn = files_in(work)
     wait_counts(harness, tab, reply_id, "+3 \u22122 in 3 files")
     use_message_menu(tab, reply_id, UNDO_CHANGES_ACTION)  # "Undo this turn's file changes…"
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
@@ -388,16 +404,14 @@ def test_after_a_restart_the_chats_changes_offer_to_undo_the_last_restore(harnes
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
     assert tab.file_changes.preview.windowTitle() == "Undo restore"
     click(harness, tab.file_changes.preview.restore_button)
-    harness.qtbot.waitUntil(
-        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == after_turn, timeout=WAIT
-    )
+    harness.qtbot.waitUntil(lambda: files_in(work) == after_turn, timeout=WAIT)
 
 
 def test_restore_typed_as_a_slash_command_offers_the_files_too(harness: Any, work: Path) -> None:
     tab = run_edit_turn(harness, work)
     first_reply = last_reply_id(tab)
     harness.run(harness.engine.controls.set_checkpoint(tab.session_id, "edited", first_reply))
-    at_checkpoint = {p.name: p.read_bytes() for p in work.iterdir()}
+    at_checkpoint = files_in(work)
     harness.server.enqueue(tool_reply(("c3", "shell", {"command": ADD_LINE})), text_reply("Added a line."))
     type_and_send(harness.qtbot, tab, "Add a line")
     wait_idle(harness, tab, WAIT)
@@ -410,6 +424,4 @@ def test_restore_typed_as_a_slash_command_offers_the_files_too(harness: Any, wor
     harness.qtbot.mouseClick(show, Qt.MouseButton.LeftButton)
     harness.qtbot.waitUntil(lambda: tab.file_changes.preview is not None, timeout=WAIT)
     click(harness, tab.file_changes.preview.restore_button)
-    harness.qtbot.waitUntil(
-        lambda: {p.name: p.read_bytes() for p in work.iterdir()} == at_checkpoint, timeout=WAIT
-    )
+    harness.qtbot.waitUntil(lambda: files_in(work) == at_checkpoint, timeout=WAIT)
