@@ -74,7 +74,13 @@ class DraftKeeper(QObject):
         )
 
     async def save_now(self) -> None:
-        """Store the draft if it changed since it was last stored (the window calls it on close)."""
+        """Store the draft if it changed since it was last stored (the window calls it on close).
+
+        After ``close`` the tab's widgets (its timer among them) may already be deleted, and
+        ``close`` has handed a pending change to the engine: nothing is left to do here.
+        """
+        if self._closed:
+            return
         self._timer.stop()
         if not self._dirty:
             return
