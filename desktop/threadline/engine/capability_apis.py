@@ -26,6 +26,7 @@ from threadline.core.messages import ContextFile, ImageBlock, Message
 if TYPE_CHECKING:
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
     from threadline.engine.models import FileChoice
+    from threadline.engine.voice import ReadingState
     from threadline.knowledge import IndexReport, Progress, SearchResult
     from threadline.models.download import DownloadJob
     from threadline.models.fit import Fit
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from threadline.tools.mcp.person import McpPerson
     from threadline.tools.mcp.server_log import LogEntry
     from threadline.tools.mcp.state import ServerState
+    from threadline.voice.settings import VoiceSettings
+    from threadline.voice.speechd import SystemVoiceInfo
     from threadline.workspace.blobs import SpaceUsed
 
 Unsubscribe = Callable[[], None]
@@ -280,4 +283,41 @@ class KnowledgeApi(Protocol):
 
     async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
         """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
+
+
+class VoiceApi(Protocol):
+    """``engine.voice`` (``engine/voice.py``): replies read aloud and recordings turned into text
+    (docs/voice.md). Failures raise ``VoiceError`` (an ``EngineError``) saying why."""
+
+    @property
+    def settings(self) -> VoiceSettings: ...
+    def save_settings(self, settings: VoiceSettings) -> None:
+        """This computer's voice settings from now on (kept in the data folder)."""
+        ...
+
+    async def system_voices(self) -> list[SystemVoiceInfo]: ...
+    @property
+    def state(self) -> ReadingState: ...
+    def watch(self, observer: Callable[[ReadingState], None]) -> Unsubscribe:
+        """Every change of what the voice does, on the event loop's thread."""
+        ...
+
+    async def read_message(self, session_id: str, message_id: str) -> None:
+        """Read a stored reply aloud (stopping what was read before)."""
+        ...
+
+    async def read_streaming(self, session_id: str) -> None:
+        """Read the reply streaming in the chat as its sentences complete, until the turn ends."""
+        ...
+
+    async def stop(self) -> None: ...
+    async def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    async def speech_file(self, markdown: str, path: Path) -> None:
+        """``markdown`` as it is read aloud, written to the WAV file ``path``."""
+        ...
+
+    async def transcribe(self, recording: Path, *, provider: str = "", model: str = "") -> str:
+        """The text spoken in the WAV file ``recording``."""
         ...

@@ -46,6 +46,7 @@ from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turns import Turns
+from threadline.engine.voice import Voice
 from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.retry import RetryPolicy
@@ -119,6 +120,8 @@ class Engine:
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
         """Local models: the Hub search, the models folder, downloads (``engine/models.py``)."""
+        self.voice = Voice(store, data_dir, self.sessions)
+        """Replies read aloud, recordings turned into text (``engine/voice.py``)."""
         self.leases = (
             SessionLeases(
                 store,
@@ -186,6 +189,7 @@ class Engine:
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
         await self.models.aclose()  # downloads pause, their parts kept
+        await self.voice.aclose()  # the voice falls silent
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()
