@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.restore import add_restore_parser
     from threadline.cli.show import add_show_parser
     from threadline.cli.usage import add_usage_parser
+    from threadline.cli.voice import add_voice_parsers
 
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -194,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lists them); may be given again",
     )
     ask.add_argument(
+        "--speak", action="store_true", help="read the reply aloud as it streams (Settings → Voice)"
+    )
+    ask.add_argument(
         "--kb",
         metavar="NAME",
         action="append",
@@ -242,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands, common)
     add_models_parser(commands, common)
     add_kb_parser(commands, common)
+    add_voice_parsers(commands, common)
     return parser
 
 

@@ -298,9 +298,18 @@ async def _ask(
     printer = _StreamPrinter(sys.stdout, sys.stderr, told)
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
+    speaking = getattr(args, "speak", False)
+    if speaking:  # read as it streams (cli/voice.py)
+        await engine.voice.read_streaming(session_id)
     with _StopOnInterrupt(engine, session_id) as stop:
         engine.turns.send(session_id, prompt, images=images, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
+        if speaking:
+            from threadline.cli.voice import finish_reading
+
+            spoken = await finish_reading(engine, stopped=stop.interrupted)
+            if spoken:
+                print(f"threadline: the reply was not read aloud: {spoken}", file=sys.stderr)
     printer.end()
     _print_sources(live.last_knowledge)
     if not saved:
@@ -427,6 +436,7 @@ class _StopOnInterrupt:
         self._session_id = session_id
         self.interrupted = False
         self.gave_up = False
+        self._stopping_voice: asyncio.Future[None] | None = None
 
     def __enter__(self) -> _StopOnInterrupt:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
@@ -442,6 +452,8 @@ class _StopOnInterrupt:
             self.gave_up = True
         self.interrupted = True
         self._engine.turns.cancel(self._session_id)
+        if self._engine.voice.state.active:  # ask --speak: the voice stops with the reply
+            self._stopping_voice = asyncio.ensure_future(self._engine.voice.stop())
 
 
 async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:

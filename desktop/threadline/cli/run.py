@@ -82,6 +82,10 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             from threadline.cli.kb import kb_command
 
             return asyncio.run(kb_command(args, data_dir, database_url))
+        if args.command in ("speak", "transcribe"):
+            from threadline.cli.voice import voice_command
+
+            return asyncio.run(voice_command(args, data_dir, database_url))
         if args.command == "show":
             from threadline.cli import show as cli_show
 

@@ -307,6 +307,10 @@ class VoiceApi(Protocol):
         """Read a stored reply aloud (stopping what was read before)."""
         ...
 
+    async def read_text(self, markdown: str) -> None:
+        """Read ``markdown`` aloud (no chat's reply)."""
+        ...
+
     async def read_streaming(self, session_id: str) -> None:
         """Read the reply streaming in the chat as its sentences complete, until the turn ends."""
         ...

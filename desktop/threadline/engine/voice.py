@@ -51,8 +51,9 @@ class VoiceError(EngineError):
 
 @dataclass(frozen=True, slots=True)
 class ReadingState:
-    """What the voice is doing: nothing (``session_id`` empty), reading, or paused."""
+    """What the voice is doing: nothing (``active`` false), reading, or paused."""
 
+    active: bool = False
     session_id: str = ""
     message_id: str = ""
     sentence: int = 0
@@ -63,10 +64,6 @@ class ReadingState:
     streaming: bool = False
     error: str = ""
     """Why the last reading stopped, when it failed."""
-
-    @property
-    def active(self) -> bool:
-        return bool(self.session_id)
 
 
 Observer = Callable[[ReadingState], None]
@@ -144,6 +141,14 @@ class Voice:
             raise VoiceError("That reply has no text to read aloud.")
         await self.stop()
         self._start(_Reading(session_id, message_id, sentences, streaming=False))
+
+    async def read_text(self, markdown: str) -> None:
+        """Read ``markdown`` aloud (text of no chat: the command line's ``speak``)."""
+        sentences = spoken_sentences(markdown)
+        if not sentences:
+            raise VoiceError("There is no text to read aloud.")
+        await self.stop()
+        self._start(_Reading("", "", sentences, streaming=False))
 
     async def read_streaming(self, session_id: str) -> None:
         """Read the reply now streaming in ``session_id`` as its sentences complete, and the
@@ -265,6 +270,7 @@ class Voice:
             return
         self._set(
             ReadingState(
+                True,
                 reading.session_id,
                 reading.message_id,
                 min(reading.index, max(len(reading.sentences) - 1, 0)),

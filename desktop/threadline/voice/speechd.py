@@ -82,10 +82,13 @@ class SpeechDispatcher:
                 "There is no session runtime folder (XDG_RUNTIME_DIR), so speech-dispatcher cannot be "
                 "reached."
             )
-        if not path.exists():
-            await _spawn()
         try:
-            self._reader, self._writer = await asyncio.open_unix_connection(str(path))
+            try:
+                self._reader, self._writer = await asyncio.open_unix_connection(str(path))
+            except (FileNotFoundError, ConnectionRefusedError):
+                # Not running, or gone and its socket left behind (it exits when idle): start it.
+                await _spawn()
+                self._reader, self._writer = await asyncio.open_unix_connection(str(path))
         except OSError as err:
             raise SpeechServiceError(
                 f"Speech-dispatcher did not answer ({err.strerror or err}). Check that it is installed and "
