@@ -76,7 +76,8 @@ class BaseEditor(QDialog):
         self.paths = QListWidget()
         self.paths.setObjectName("KnowledgePaths")
         self.paths.setAccessibleName("Folders and files")
-        self.paths.setMinimumHeight(110)
+        self.paths.setMinimumHeight(90)
+        self.paths.setMaximumHeight(160)
         self.paths.addItems(list(base.paths) if base else [])
         self.paths.currentRowChanged.connect(lambda _r: self._update_save())
         paths.addWidget(self.paths)
@@ -105,7 +106,7 @@ class BaseEditor(QDialog):
         self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         edit = self.model.lineEdit()
         if edit is not None:
-            edit.setPlaceholderText("e.g. nomic-embed-text, text-embedding-3-small")
+            edit.setPlaceholderText("e.g. nomic-embed-text")
             edit.textChanged.connect(lambda _t: self._update_save())
         model_row.addWidget(self.model, 1)
         self.list_models = self._button("List models", self._list_models)

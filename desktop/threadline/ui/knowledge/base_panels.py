@@ -9,6 +9,7 @@ find and fix the file.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
@@ -67,7 +68,7 @@ class AttachLists(QWidget):
         widget = QListWidget()
         widget.setObjectName("ProviderList")
         widget.setAccessibleName(accessible)
-        widget.setMaximumHeight(120)
+        widget.setMaximumHeight(96)
         widget.itemChanged.connect(self._ticked)
         return widget
 
@@ -105,9 +106,9 @@ class AttachLists(QWidget):
             widget.blockSignals(False)
         chats = sum(1 for scope, _t in base.attached if scope is AttachScope.SESSION)
         self.chats.setText(
-            f"Also attached to {chats} chat{'s' if chats != 1 else ''}: change that in the chat's Context…."
+            f"Also attached to {chats} chat{'s' if chats != 1 else ''} (each chat's Context… changes that)."
             if chats
-            else "To attach it to one chat, use Context… in the chat's menu."
+            else "To attach it to one chat, use that chat's Context… button."
         )
 
     def _ticked(self, item: QListWidgetItem) -> None:
@@ -140,7 +141,7 @@ class ProblemList(QWidget):
         self.title = _subtitle("Files that could not be read")
         v.addWidget(self.title)
         self.tree = QTreeWidget()
-        self.tree.setObjectName("KnowledgeProblems")
+        self.tree.setObjectName("RulesTable")  # the settings dialog's look for its tables
         self.tree.setAccessibleName("Files that could not be read, with the reason")
         self.tree.setColumnCount(2)
         self.tree.setHeaderLabels(["File", "Reason"])
@@ -156,11 +157,20 @@ class ProblemList(QWidget):
         self.none = QLabel("Every file could be read at the last indexing.")
         self.none.setObjectName("Hint")
         v.addWidget(self.none)
+        v.addStretch(0)  # takes the room when the list is hidden, none when it is shown
 
-    def show_problems(self, problems: list[FileProblem]) -> None:
+    def show_problems(
+        self, problems: list[FileProblem], roots: tuple[str, ...] = (), *, indexed: bool = True
+    ) -> None:
+        """List ``problems``; a file under one of ``roots`` is named from that folder's name on."""
+        self.none.setText(
+            "Every file could be read at the last indexing."
+            if indexed
+            else "Files that cannot be read are listed here, with the reason, once the base is indexed."
+        )
         self.tree.clear()
         for problem in problems:
-            item = QTreeWidgetItem([problem.path, problem.reason])
+            item = QTreeWidgetItem([_shown_path(problem.path, roots), problem.reason])
             item.setToolTip(0, problem.path)
             item.setToolTip(1, problem.reason)
             self.tree.addTopLevelItem(item)
@@ -171,6 +181,16 @@ class ProblemList(QWidget):
         self.none.setVisible(not problems)
 
     def rows(self) -> list[tuple[str, str]]:
-        """What the list shows, row by row (file, reason)."""
+        """What the list shows, row by row (file as shown, reason)."""
         items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
         return [(item.text(0), item.text(1)) for item in items if item is not None]
+
+
+def _shown_path(path: str, roots: tuple[str, ...]) -> str:
+    """``Handbook/notes/a.md`` for a file of the folder ``/home/me/Handbook``: the long common
+    start of every row would push the part that tells the files apart out of sight."""
+    for root in sorted(roots, key=len, reverse=True):
+        parent = Path(root).parent
+        if Path(path).is_relative_to(root) and path != root:
+            return str(Path(path).relative_to(parent))
+    return path

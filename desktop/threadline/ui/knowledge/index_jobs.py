@@ -73,9 +73,13 @@ def outcome_line(name: str, report: IndexReport, how: str = "") -> str:
             f"Stopped indexing {name} at {progress.files_done:,} of {progress.files_total:,} files; "
             "what was indexed is kept."
         )
+    elif progress.files_read or report.removed:
+        text = (
+            f"Indexed {name}: {progress.files_total:,} files checked, {progress.files_read:,} read, "
+            f"{progress.chunks:,} chunks written."
+        )
     else:
-        text = f"Indexed {name}: {progress.files_total:,} files, {progress.files_read:,} read again"
-        text += f", {progress.chunks:,} new chunks." if progress.chunks else "."
+        text = f"Indexed {name}: {progress.files_total:,} files checked; nothing had changed."
     if report.problems:
         count = len(report.problems)
         text += f" {count:,} file{'s' if count != 1 else ''} could not be read."
@@ -129,6 +133,8 @@ class IndexJobs(QObject):
         last = [0.0]
 
         def on_progress(progress: Progress) -> None:  # on the engine's worker thread
+            if name in self._how:  # Pause or Cancel came before the engine's run had begun
+                self.knowledge.cancel(name)
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_S or progress.files_done >= progress.files_total:
                 last[0] = now
@@ -158,6 +164,8 @@ class IndexJobs(QObject):
         self._how.pop(name, None)
 
     def _stop(self, name: str, how: str) -> None:
+        """Ask the engine to stop; if its run has not begun yet (the click came at once), the
+        first progress call asks again, so the run stops after its first file."""
         if name in self._tasks:
             self._how[name] = how
             self.knowledge.cancel(name)

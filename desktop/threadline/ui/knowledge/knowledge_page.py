@@ -116,7 +116,7 @@ class KnowledgePage(QWidget):
         right.addLayout(run_row)
         self.attach = AttachLists(engine.knowledge, self)
         self.attach.attachedChanged.connect(self._attached_changed)
-        right.addWidget(self.attach, 1)
+        right.addWidget(self.attach)
         self.problems = ProblemList(self)
         right.addWidget(self.problems, 1)
         edit_row = QHBoxLayout()
@@ -212,6 +212,7 @@ class KnowledgePage(QWidget):
         self.empty.setVisible(base is None)
         if base is None:
             self.progress.hide()
+            self.message.setText("")
             return
         self.title.setText(base.name)
         self.folders.setText("\n".join(base.paths))
@@ -225,19 +226,22 @@ class KnowledgePage(QWidget):
         files, chunks, chars = await self.engine.knowledge.totals(name)
         report = self.jobs.report(name)
         problems = report.problems if report is not None else await self.engine.knowledge.problems(name)
-        if name != self.current_name():
+        base = self.current()
+        if base is None or name != base.name:
             return
         self.totals.setText(totals_line(files, chunks, chars))
-        self.problems.show_problems(problems)
+        self.totals.setVisible(not self.jobs.running(name))
+        self.problems.show_problems(problems, base.paths, indexed=bool(files or problems))
 
     def _show_run(self, name: str) -> None:
         running = self.jobs.running(name)
         progress = self.jobs.progress(name)
         report = self.jobs.report(name)
         self.bar.setVisible(running)
-        self.pause_button.setEnabled(running)
-        self.cancel_button.setEnabled(running)
-        self.index_button.setEnabled(not running)
+        self.totals.setVisible(not running)  # the run's own line says how far it is
+        self.pause_button.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.index_button.setVisible(not running)
         self.rebuild_button.setEnabled(not running)
         self.edit_button.setEnabled(not running)
         paused = not running and self.jobs.how_stopped(name) == PAUSED
@@ -248,7 +252,11 @@ class KnowledgePage(QWidget):
             if progress is not None:
                 self._progressed(name, progress)
         elif report is not None:
-            self.progress.setText(outcome_line(name, report, self.jobs.how_stopped(name)))
+            text = outcome_line(name, report, self.jobs.how_stopped(name))
+            base = self.current()
+            if base is not None and base.embeds and report.embedding_notice:
+                text += f" {report.embedding_notice}"
+            self.progress.setText(text)
         else:
             self.progress.setText("")
         self.progress.setVisible(bool(self.progress.text()))

@@ -1,4 +1,5 @@
-"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers, theme, data.
+"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers,
+knowledge bases (``ui/knowledge/``), theme, data.
 
 Keys go to the engine, which keeps them in the system keychain; the dialog never
 reads one back — a stored key shows as "stored in the keychain" and an empty key
