@@ -380,3 +380,22 @@ def test_pick_an_embedding_model_index_with_it_then_go_back_to_keywords(harness:
             ),  # another model: rebuilt
             timeout=WAIT_MS,
         )
+
+
+def test_a_run_that_fails_is_told_on_the_page_and_the_status_bar_lets_go(
+    harness: Any, tmp_path: Path
+) -> None:
+    """The base was removed elsewhere (``threadline kb remove`` in a terminal) while the page showed it."""
+    folder = handbook(tmp_path / "handbook")
+    window = harness.open()
+    qtbot = harness.qtbot
+    harness.run(harness.engine.knowledge.add("handbook", [folder]))
+    dialog = open_knowledge_page(harness)
+    page = dialog.knowledge
+    qtbot.waitUntil(lambda: page.title.text() == "handbook", timeout=WAIT_MS)
+    harness.run(harness.engine.knowledge.remove("handbook"))
+    with qtbot.waitSignal(window.indexing.jobs.failed, timeout=WAIT_MS):
+        qtbot.mouseClick(page.index_button, Qt.MouseButton.LeftButton)
+    assert page.message.text().startswith("Indexing handbook stopped: There is no knowledge base named")
+    assert not window.indexing.isVisible()
+    assert page.index_button.isVisible() and not page.pause_button.isVisible()
