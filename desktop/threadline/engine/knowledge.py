@@ -32,6 +32,7 @@ from threadline.engine.errors import EngineError, MessageGoneError, SessionClose
 from threadline.engine.events import MessageChanged
 from threadline.knowledge import (
     Embedder,
+    FileProblem,
     IndexReport,
     KnowledgeIndex,
     Progress,
@@ -339,6 +340,54 @@ class KnowledgeService:
         if self._index is not None:
             index, self._index = self._index, None
             await asyncio.to_thread(index.close)
+
+    # -- for the window's Settings → Knowledge (docs/knowledge.md, "In the window") -----------
+
+    async def edit(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        paths: Sequence[Path] | None = None,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+    ) -> KnowledgeBase:
+        """Change a base's name, folders or embedding model; ``None`` keeps a field.
+
+        Files no longer under the folders leave the index at the next ``index``. Vectors of
+        another embedding model cannot be compared with the new one's, so changing the model
+        drops the base's index now and the next ``index`` builds it again.
+        """
+        if name in self._running:
+            raise KnowledgeError(f"“{name}” is being indexed. Pause it first, then edit it.")
+        if embed_provider and await self._store.get_provider(embed_provider) is None:
+            raise KnowledgeError(f"There is no provider named “{embed_provider}” for embeddings.")
+        async with self._lock:
+            bases = await self.bases()
+            base = await self.base(name)
+            changed = replace(
+                base,
+                name=base.name if new_name is None else new_name.strip(),
+                paths=base.paths if paths is None else await asyncio.to_thread(_absolute, paths),
+                embed_provider=base.embed_provider if embed_provider is None else embed_provider,
+                embed_model=base.embed_model if embed_model is None else embed_model.strip(),
+            )
+            if not changed.name:
+                raise KnowledgeError("Give the knowledge base a name.")
+            if not changed.paths:
+                raise KnowledgeError("Name at least one folder or file for the knowledge base.")
+            if changed.name != base.name and any(b.name == changed.name for b in bases):
+                raise KnowledgeError(f"A knowledge base named “{changed.name}” exists already.")
+            await self._save([changed if b.id == base.id else b for b in bases])
+        if (changed.embed_provider, changed.embed_model) != (base.embed_provider, base.embed_model):
+            await asyncio.to_thread(self._open().drop_base, base.id)
+        return changed
+
+    async def problems(self, name: str) -> list[FileProblem]:
+        """The files of the base that could not be read at their last indexing, with the reason."""
+        base = await self.base(name)
+        rows = await asyncio.to_thread(self._open().problems, base.id)
+        return [FileProblem(path, reason) for path, reason in rows]
 
 
 async def knowledge_for_turn(

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from threadline.ui.chat.changes.status_totals import StatusTotals
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.composer.model_catalog import ModelCatalog
+    from threadline.ui.knowledge.indexing_status import IndexingStatus
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
     from threadline.ui.window.tab_container import TabContainer
@@ -143,6 +144,8 @@ class MainWindow(QMainWindow):
         self.file_totals: StatusTotals | None = None
         """The current chat's files changed by its tools, at the status bar's right (built with
         the first tab: it needs the chat's modules, which a start without tabs does not load)."""
+        self.indexing: IndexingStatus | None = None
+        """Knowledge bases being indexed (its ``jobs``), told at the status bar's right."""
 
         self.interchange = InterchangeActions(self)
         self.extension_actions = ExtensionActions(self)
@@ -279,6 +282,13 @@ class MainWindow(QMainWindow):
             engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False), self.theme
         )
         self.closed.connect(self.mcp_person.detach)
+        from threadline.ui.knowledge.indexing_status import IndexingStatus
+
+        if self.indexing is not None:
+            self.indexing.deleteLater()
+        self.indexing = IndexingStatus.for_window(
+            self, engine.knowledge, lambda: self.open_settings("knowledge")
+        )
         self.sidebar.set_engine(engine)
         self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self.session_tabs.session_event)
         saved_zoom = await engine.settings.get_setting(ZOOM_KEY, 0)
@@ -542,7 +552,8 @@ class MainWindow(QMainWindow):
             return
         from threadline.ui.settings.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self)
+        jobs = self.indexing.jobs if self.indexing is not None else None
+        dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self, knowledge_jobs=jobs)
         dialog.providersChanged.connect(self._providers_changed)
         dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
