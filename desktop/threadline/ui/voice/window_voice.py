@@ -10,7 +10,7 @@ not grow.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import shiboken6
 from PySide6.QtCore import QObject
@@ -18,27 +18,34 @@ from PySide6.QtWidgets import QStatusBar
 
 from threadline.engine.api import EngineApi
 from threadline.engine.voice import ReadingState
+from threadline.ui.chat.view.message_actions import READ_ALOUD
 from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.voice.reading_bar import ReadingBar
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
     from threadline.ui.chat.chat_tab import ChatTab
-    from threadline.ui.window.tab_container import TabContainer
+
+
+class Tabs(Protocol):
+    """What the voice needs of the window's tabs (``TabContainer``)."""
+
+    @property
+    def tabs_changed(self) -> SignalInstance: ...
+    def tabs(self) -> list[ChatTab]: ...
+
 
 log = logging.getLogger(__name__)
 
-READ_ALOUD = "read_aloud"
-"""The message command (menu, key S) that reads a reply aloud, or stops it when it is read."""
 WIRED = "threadlineVoiceWired"
 """A tab's property once its signals reach the voice (a tab is wired once, however often the
 tab list changes)."""
 
 
 class WindowVoice(QObject):
-    def __init__(
-        self, engine: EngineApi, tabs: TabContainer, status_bar: QStatusBar, bridge: MessageBridge
-    ) -> None:
+    def __init__(self, engine: EngineApi, tabs: Tabs, status_bar: QStatusBar, bridge: MessageBridge) -> None:
         super().__init__(status_bar)
         self._engine = engine
         self._tabs = tabs

@@ -282,6 +282,10 @@ class MainWindow(QMainWindow):
             engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False), self.theme
         )
         self.closed.connect(self.mcp_person.detach)
+        from threadline.ui.voice.window_voice import WindowVoice
+
+        self.voice = WindowVoice(engine, self.tabs, self.statusBar(), self.bridge)  # ui/voice
+        self.closed.connect(self.voice.detach)
         from threadline.ui.knowledge.indexing_status import IndexingStatus
 
         if self.indexing is not None:

@@ -28,6 +28,9 @@ ACTION_LABELS = {
 COMPARE_VERSIONS = "compare_versions"
 """Show a prompt's replies side by side (a reply with other versions offers it)."""
 
+READ_ALOUD = "read_aloud"
+"""Read a reply aloud, or stop when it is being read (the window's voice does it: ``ui/voice``)."""
+
 VERSION = "version"
 """Not a button but the place of the ‹ n / m › version switcher."""
 
@@ -56,6 +59,7 @@ def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str
 MENU_ONLY = (
     "copy_markdown",
     "copy_chat_markdown",
+    READ_ALOUD,
     "delete",
     COMPARE_VERSIONS,
     SUMMARY_TOGGLE_ACTION,
@@ -83,6 +87,8 @@ def menu_actions_for(message: Message, *, busy: bool, versions: int = 1) -> list
         actions.insert(0, SUMMARY_TOGGLE_ACTION)
     if message.is_assistant and message.reasoning:
         actions.insert(0, TOGGLE_THINKING_ACTION)
+    if message.is_assistant and message.text and message.status is not MessageStatus.STREAMING:
+        actions.append(READ_ALOUD)
     if not busy and message.is_assistant and versions > 1:
         actions.append(COMPARE_VERSIONS)
     if not busy and not message.is_marker:

@@ -59,6 +59,7 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("next_version", "Next version", ("Right", "]")),
         MessageCommand("copy_markdown", "Copy as Markdown", ("M",)),
         MessageCommand("copy_chat_markdown", "Copy conversation as Markdown", ("Shift+M",)),
+        MessageCommand("read_aloud", "Read aloud", ("A",)),
         MessageCommand("delete", "Delete", ("Del",)),
         MessageCommand("compare_versions", "Compare versions side by side", ("V",)),
         MessageCommand("toggle_summary", "Show or hide the summary", ("Space",)),
