@@ -4,7 +4,8 @@
 points there for the test, so speech-dispatcher, which Threadline starts on demand, lives
 there too) whose default output is a null sink. ``Recorder`` records that sink's monitor to
 a WAV file with ``parecord``, so a test hears what was spoken: ``seconds`` (sox's ``soxi``)
-says how long it was, ``loud_seconds`` how much of it was not silence. Nothing of this
+says how long it was, ``loud_seconds`` how much of it was not silence. The sink's monitor is
+also the session's default microphone, so ``play`` speaks into a dictation. Nothing of this
 touches the machine's own sound.
 """
 
@@ -38,6 +39,11 @@ class SoundSession:
 
     def recorder(self, path: Path) -> Recorder:
         return Recorder(self, path)
+
+    def play(self, wav: Path) -> subprocess.Popen[bytes]:
+        """Play ``wav`` into the null sink, whose monitor is the session's microphone."""
+        env = {**os.environ, "XDG_RUNTIME_DIR": str(self.runtime)}
+        return subprocess.Popen(["paplay", "-d", self.sink, str(wav)], env=env)
 
 
 class Recorder:
@@ -100,6 +106,7 @@ def sound_session(
         lambda: subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0, "PulseAudio"
     )
     subprocess.run(["pactl", "set-default-sink", session.sink], env=env, check=True)
+    subprocess.run(["pactl", "set-default-source", f"{session.sink}.monitor"], env=env, check=True)
     try:
         yield session
     finally:

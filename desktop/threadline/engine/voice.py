@@ -32,6 +32,7 @@ from threadline.llm import credentials
 from threadline.store import Store
 from threadline.voice.audio_service import AudioService, AudioServiceError
 from threadline.voice.playback import PlaybackError, play
+from threadline.voice.recorder import Recorder, RecordingError, input_devices
 from threadline.voice.settings import SYSTEM, VoiceSettings, read_settings, write_settings
 from threadline.voice.spoken import SpokenFeed, spoken_sentences
 from threadline.voice.system_speech import (
@@ -101,6 +102,7 @@ class Voice:
         self._observers: list[Observer] = []
         self._state = ReadingState()
         self._services: dict[str, AudioService] = {}
+        self._recorder: Recorder | None = None
 
     # -- settings ------------------------------------------------------------------------
 
@@ -319,6 +321,70 @@ class Voice:
         except AudioServiceError as err:
             raise VoiceError(str(err)) from err
 
+    # -- dictation -----------------------------------------------------------------------
+
+    async def input_devices(self) -> list[str]:
+        """The microphones, the system's default first."""
+        try:
+            return await asyncio.to_thread(input_devices)
+        except RecordingError as err:
+            raise VoiceError(str(err)) from err
+
+    @property
+    def dictating(self) -> bool:
+        return self._recorder is not None
+
+    async def start_dictation(self, on_level: Callable[[float, float], None]) -> None:
+        """Open the microphone; ``on_level(level, seconds)`` runs on the event loop's thread
+        about twenty times a second until the recording ends."""
+        if self._recorder is not None:
+            raise VoiceError("A dictation is already being recorded.")
+        if not self._settings.transcription_provider:
+            raise VoiceError(
+                "Choose where dictation is turned into text first: Settings → Voice, Transcribe with."
+            )
+        loop = asyncio.get_running_loop()
+        folder = self._data_dir / "recordings" if self._settings.keep_recordings else Path(tempfile.mkdtemp())
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"dictation-{int(loop.time() * 1000)}.wav"
+
+        def level(value: float, seconds: float) -> None:
+            loop.call_soon_threadsafe(on_level, value, seconds)
+
+        recorder = Recorder(path, device=self._settings.input_device, on_level=level)
+        try:
+            await recorder.start()
+        except RecordingError as err:
+            raise VoiceError(str(err)) from err
+        self._recorder = recorder
+
+    def stop_dictation(self) -> None:
+        """End the recording now (the microphone closes); ``finish_dictation`` gives the text."""
+        if self._recorder is not None:
+            self._recorder.stop()
+
+    async def finish_dictation(self) -> str:
+        """Wait for the recording to end (stopped, or quiet after speech) and return its text.
+
+        The recording is deleted once transcribed unless Settings → Voice keeps recordings.
+        """
+        recorder = self._recorder
+        if recorder is None:
+            raise VoiceError("No dictation is being recorded.")
+        try:
+            recorded = await recorder.wait()
+        except RecordingError as err:
+            raise VoiceError(str(err)) from err
+        finally:
+            self._recorder = None
+        try:
+            if not recorded.heard_speech:
+                raise VoiceError("Nothing was heard. Check the microphone in Settings → Voice and try again.")
+            return await self.transcribe(recorded.path)
+        finally:
+            if not self._settings.keep_recordings:
+                await asyncio.to_thread(_remove_recording, recorded.path)
+
     async def _provider_speech(self, text: str, settings: VoiceSettings) -> bytes:
         service = await self._service(settings.speech_provider)
         speed = round(2 ** (settings.rate / 100), 2)  # -100…100 as 0.5×…2×
@@ -340,9 +406,16 @@ class Voice:
         return self._services[name]
 
     async def aclose(self) -> None:
+        self.stop_dictation()
         await self.stop()
         if self._speaker is not None:
             await self._speaker.aclose()
         for service in self._services.values():
             await service.aclose()
         self._services.clear()
+
+
+def _remove_recording(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()  # the temporary folder it was made in; a kept-recordings folder stays

@@ -21,6 +21,7 @@ from threadline.engine.voice import ReadingState
 from threadline.ui.chat.view.message_actions import READ_ALOUD
 from threadline.ui.common.message_bridge import MessageBridge
 from threadline.ui.common.tasks import LogOnly, spawn
+from threadline.ui.voice.dictation import DictationControl, PushToTalk
 from threadline.ui.voice.reading_bar import ReadingBar
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 WIRED = "threadlineVoiceWired"
 """A tab's property once its signals reach the voice (a tab is wired once, however often the
 tab list changes)."""
+DICTATION = "threadlineDictation"
+"""A tab's property: its ``DictationControl`` (the microphone beside Send)."""
 
 
 class WindowVoice(QObject):
@@ -61,6 +64,13 @@ class WindowVoice(QObject):
 
     def stop(self) -> None:
         spawn(self._engine.voice.stop(), tell=self._bridge, context="Not stopped")
+
+    @staticmethod
+    def dictation(tab: ChatTab) -> DictationControl:
+        """The tab's microphone control."""
+        control = tab.property(DICTATION)
+        assert isinstance(control, DictationControl)
+        return control
 
     def detach(self) -> None:
         """The window closes: the voice stops and is no longer watched."""
@@ -82,6 +92,11 @@ class WindowVoice(QObject):
 
         tab.view.actionTriggered.connect(action)
         tab.busyChanged.connect(busy)
+        dictation = DictationControl(self._engine, self._bridge, tab.composer)
+        tab.composer.add_beside_send(dictation)
+        dictation.textReady.connect(tab.composer.insert_at_cursor)
+        tab.composer.edit.installEventFilter(PushToTalk(dictation, dictation))
+        tab.setProperty(DICTATION, dictation)
 
     def _action(self, tab: ChatTab, action: str, message_id: str) -> None:
         if action != READ_ALOUD or not shiboken6.isValid(tab):
