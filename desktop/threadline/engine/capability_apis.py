@@ -281,3 +281,13 @@ class KnowledgeApi(Protocol):
     async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
         """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
         ...
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of each passage excluded from the chat."""
+        ...
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave a reply's source out of the chat's next turns (or take it back); the new set."""
+        ...
