@@ -56,7 +56,8 @@ def desktop() -> Any:
 def filler(folder: Path) -> None:
     """Enough unrelated text that the base no longer fits the context share whole."""
     for i in range(6):
-        paragraphs = [f"Section {j} of the garden diary {i}: tomatoes, beans and weather." * 4 for j in range(12)]
+        line = f"Section {{}} of the garden diary {i}: tomatoes, beans and weather."
+        paragraphs = [line.format(j) * 4 for j in range(12)]
         (folder / f"diary-{i}.md").write_text("\n\n".join(paragraphs), encoding="utf-8")
 
 
@@ -172,18 +173,18 @@ def test_pin_and_exclude_change_what_the_next_requests_carry(
     assert desktop.urls == []
 
 
-def test_the_sources_are_reached_from_the_keyboard(harness: Any, tmp_path: Path, desktop: DesktopUrls) -> None:
+def test_the_sources_are_reached_from_the_keyboard(
+    harness: Any, tmp_path: Path, desktop: DesktopUrls
+) -> None:
     tab, reply = chat_with_sources(harness, tmp_path, "42 N·m [1].")
     pdf = number_of(reply, PDF_ANSWER)
     view = tab.view
     view.setFocus()
     view.set_current_message(reply.id)
     QTest.keyClick(view, Qt.Key.Key_S)
-    harness.qtbot.waitUntil(
-        lambda: tab.message_commands.sources.menu is not None and tab.message_commands.sources.menu.isVisible(),
-        timeout=TIMEOUT,
-    )
-    menu = tab.message_commands.sources.menu
+    sources = tab.message_commands.sources
+    harness.qtbot.waitUntil(lambda: sources.menu is not None and sources.menu.isVisible(), timeout=TIMEOUT)
+    menu = sources.menu
     QTest.keyClick(menu, Qt.Key(Qt.Key.Key_0 + pdf))  # the entry's mnemonic opens its submenu
     harness.qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=TIMEOUT)
     harness.qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not menu, timeout=TIMEOUT)

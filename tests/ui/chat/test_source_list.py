@@ -37,13 +37,18 @@ def reply(text: str, *sources: Source) -> Message:
     )
 
 
-def body(message: Message, expanded: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset()) -> str:
+def body(
+    message: Message, expanded: frozenset[str] = frozenset(), excluded: frozenset[str] = frozenset()
+) -> str:
     options = MessageHtmlOptions(highlight=False, expanded=expanded, excluded_sources=excluded)
     return message_html(message, LIGHT, options).html
 
 
 def test_citations_that_name_a_source_become_links_and_nothing_else_does() -> None:
-    text = "Torque [1], proxy [2], none [3].\n\nInline `[1]` and [a link [1]](https://example.com).\n\n```\nx = a[1]\n```\n"
+    text = (
+        "Torque [1], proxy [2], none [3].\n\n"
+        "Inline `[1]` and [a link [1]](https://example.com).\n\n```\nx = a[1]\n```\n"
+    )
     html = body(reply(text, PDF, NOTES))
     assert html.count('href="source:cite:1"') == 1
     assert html.count('href="source:cite:2"') == 1
