@@ -44,8 +44,6 @@ class SourceViewer(QDialog):
             layout.addWidget(path)
         self.text = QPlainTextEdit(text)
         self.text.setReadOnly(True)
-        wrap = QPlainTextEdit.LineWrapMode
-        self.text.setLineWrapMode(wrap.NoWrap if whole_file else wrap.WidgetWidth)
         if whole_file:
             self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         layout.addWidget(self.text, 1)
@@ -66,26 +64,20 @@ class SourceViewer(QDialog):
         count = doc.blockCount()
         self.first_line = max(1, min(first, count))
         self.last_line = max(self.first_line, min(last, count))
-        start = QTextCursor(doc.findBlockByNumber(self.first_line - 1))
-        end = doc.findBlockByNumber(self.last_line - 1)
-        start.setPosition(end.position() + max(0, end.length() - 1), QTextCursor.MoveMode.KeepAnchor)
-        selection = QTextEdit.ExtraSelection()
-        selection.cursor = start
         colour = QColor(self.palette().highlight().color())
-        colour.setAlpha(60)
-        selection.format.setBackground(colour)
-        selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-        self.text.setExtraSelections([selection])
+        colour.setAlpha(110)
+        selections = []
+        for number in range(self.first_line, self.last_line + 1):  # a full-width band per line
+            selection = QTextEdit.ExtraSelection()
+            selection.cursor = QTextCursor(doc.findBlockByNumber(number - 1))
+            selection.format.setBackground(colour)
+            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            selections.append(selection)
+        self.text.setExtraSelections(selections)
         caret = QTextCursor(doc.findBlockByNumber(self.first_line - 1))
         self.text.setTextCursor(caret)
         self.text.centerCursor()
 
     def highlighted_text(self) -> str:
-        """The text of the highlighted lines (tests read it)."""
-        doc = self.text.document()
-        lines = range(self.first_line, self.last_line + 1)
-        return "\n".join(doc.findBlockByNumber(n - 1).text() for n in lines)
-
-    def first_visible_line(self) -> int:
-        """The line (from 1) at the top of the view (tests check the passage is scrolled to)."""
-        return self.text.cursorForPosition(self.text.viewport().rect().topLeft()).blockNumber() + 1
+        """The text of the lines shown highlighted (tests read it)."""
+        return "\n".join(selection.cursor.block().text() for selection in self.text.extraSelections())

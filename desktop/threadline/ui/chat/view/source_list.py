@@ -90,10 +90,16 @@ def sources_html(
         pinned = sum(s.pinned for s in message.sources)
         note = f" · {pinned} pinned" if pinned else ""
         head += f' <span{UNSEARCHED} style="color:{c.muted};">{_esc(shown)}{note}</span>'
-    rows = f'<tr><td colspan="2" style="padding: 4px 8px;">{head}</td></tr>'
-    if open_:
-        for number, source in enumerate(message.sources, start=1):
-            rows += _row(number, source, c, passage_key(source) in excluded)
+    rows = f'<tr><td style="padding: 4px 8px;">{head}</td></tr>'
+    if open_:  # a table of its own, without borders: the frame's border would draw every cell's
+        listed = "".join(
+            _row(number, source, c, passage_key(source) in excluded)
+            for number, source in enumerate(message.sources, start=1)
+        )
+        rows += (
+            f'<tr><td style="padding: 2px 0px 4px 0px; border-top: 1px solid {c.code_border};">'
+            f'<table width="100%" cellspacing="0" cellpadding="0">{listed}</table></td></tr>'
+        )
     return (
         f'<table width="100%" cellspacing="0" cellpadding="0" style="background-color:{c.code_bg}; '
         f'border: 1px solid {c.code_border}; margin-top: 6px; margin-bottom: 4px;">{rows}</table>'
@@ -112,15 +118,15 @@ def _row(number: int, source: Source, c: ThemeColors, excluded: bool) -> str:
         states.append(f'<span style="color:{c.muted};">Excluded</span>')
     pin = ("unpin", "Unpin") if source.pinned else ("pin", "Pin")
     exclude = ("include", "Include again") if excluded else ("exclude", "Exclude")
-    actions = " ".join(
+    actions = " · ".join(
         f'<a href="{source_href(verb, number)}" style="color:{c.muted};">{text}</a>'
         for verb, text in (pin, exclude)
     )
     state = " · ".join(states)
-    state_html = f"<span{UNSEARCHED}>{state}</span> &nbsp; " if state else ""
+    state_html = f"{state} &nbsp; " if state else ""
     return (
-        f'<tr><td style="padding: 2px 8px; border-top: 1px solid {c.code_border};">{link}</td>'
-        f'<td align="right" style="padding: 2px 8px; border-top: 1px solid {c.code_border};">'
+        f'<tr><td style="padding: 3px 8px;">{link}</td>'
+        f'<td align="right" style="padding: 3px 8px;">'
         f"<span{UNSEARCHED}>{state_html}{actions}</span></td></tr>"
     )
 
