@@ -8,6 +8,7 @@ from threadline.core.messages import Message, MessageKind, MessageStatus, Role
 from threadline.core.sources import Source, SourceKind, SourceLocator, passage_key
 from threadline.ui.chat.sources.source_opening import Way, opening_of
 from threadline.ui.chat.view.message_html import MessageHtmlOptions, message_html
+from threadline.ui.chat.view.message_markdown import message_markdown
 from threadline.ui.chat.view.source_list import (
     parse_source_href,
     source_tooltip,
@@ -119,3 +120,10 @@ def test_where_each_kind_of_source_opens() -> None:
     assert opening_of(odd).way is Way.PASSAGE
     resource = Source(SourceKind.MCP_RESOURCE, "srv", SourceLocator(url="demo://r/1"), "t")
     assert opening_of(resource).way is Way.PASSAGE
+
+
+def test_copy_as_markdown_lists_the_sources_under_the_reply() -> None:
+    text = message_markdown(reply("Torque [1].", PDF, NOTES))
+    assert text.endswith(
+        "*Sources:*\n1. handbook: manual.pdf, page 3\n2. handbook: setup.md › Network, lines 8–9\n"
+    )
