@@ -8,7 +8,8 @@ the Pin and Exclude links (``source:pin:<n>``…), with the pinned and excluded 
 shown. A citation ``[2]`` in the reply's Markdown becomes a ``source:cite:<n>`` link
 (``markdown.py``). The view hands every ``source:`` link to the tab
 (``ui/chat/sources/chat_sources.py``), which opens, pins or excludes; hovering one shows
-the source's label and the passage that was sent (``source_tooltip``).
+the source's label and the passage that was sent (``source_tooltip``). The box is not part
+of the message's text, so find in the chat leaves it out (``UNSEARCHED``).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def sources_html(
     arrow = "▾" if open_ else "▸"
     head = (
         f'<a href="toggle:{_esc(sources_key(message.id))}" style="color:{c.text}; text-decoration:none;">'
-        f"{arrow} <b>Sources ({count})</b></a>"
+        f"<span{UNSEARCHED}>{arrow} <b>Sources ({count})</b></span></a>"
     )
     if not open_:
         names = list(dict.fromkeys(short_name(s) for s in message.sources))
@@ -110,7 +111,7 @@ def _row(number: int, source: Source, c: ThemeColors, excluded: bool) -> str:
     where = source.locator.describe()
     label = f"[{number}] {_esc(source.label)}: {_esc(where)}" if source.label else f"[{number}] {_esc(where)}"
     style = f"color:{c.muted}; text-decoration: line-through;" if excluded else f"color:{c.link};"
-    link = f'<a href="{source_href("open", number)}" style="{style}">{label}</a>'
+    link = f'<a href="{source_href("open", number)}" style="{style}"><span{UNSEARCHED}>{label}</span></a>'
     states = []
     if source.pinned:
         states.append(f'<span style="color:{c.accent};"><b>Pinned</b></span>')
