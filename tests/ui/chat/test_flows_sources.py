@@ -193,3 +193,40 @@ def test_the_sources_are_reached_from_the_keyboard(
     QTest.keyClick(sub, Qt.Key.Key_Return)  # the first entry: Open
     harness.qtbot.waitUntil(lambda: len(desktop.urls) == 1, timeout=TIMEOUT)
     assert desktop.urls[0].endswith("/manual.pdf#page=3")
+
+
+def test_web_and_resource_sources_of_a_stored_reply_open_in_the_browser_and_the_viewer(
+    harness: Any, desktop: DesktopUrls
+) -> None:
+    from tests.support.chat_trees import Chat, store_chat
+
+    from threadline.core.messages import MessageStatus
+    from threadline.core.session import SessionInfo
+    from threadline.core.sources import Source, SourceKind, SourceLocator
+    from threadline.store.repository import Store
+
+    web = Source(SourceKind.WEB, "example.org", SourceLocator(url="https://example.org/valves"), "Valves…")
+    resource = Source(SourceKind.MCP_RESOURCE, "docs", SourceLocator(url="demo://guide/3"), "Step three.")
+    prompt = Message.prompt("Valves?", id="q1")
+    reply = Message.reply(parent_id="q1", text="See [1] and [2].", status=MessageStatus.COMPLETE, id="r1")
+    reply.sources = (web, resource)
+
+    async def fill() -> None:
+        harness.data_dir.mkdir(parents=True, exist_ok=True)
+        store = await Store.open(Store.sqlite_url(harness.data_dir / "threadline.db"))
+        try:
+            await store_chat(store, Chat(SessionInfo(id="s1", title="Valves"), [prompt, reply]))
+        finally:
+            await store.close()
+
+    harness.run(fill())
+    harness.open()
+    tab = harness.run(harness.window.session_tabs.open("s1", focus=True))
+    open_box(harness, tab, reply)
+    assert "[1] example.org: https://example.org/valves" in tab.view.rendered_document("r1").toPlainText()
+    click(harness, tab, "r1", "source:open:1")
+    harness.qtbot.waitUntil(lambda: desktop.urls == ["https://example.org/valves"], timeout=TIMEOUT)
+    click(harness, tab, "r1", "source:cite:2")
+    harness.qtbot.waitUntil(lambda: tab.message_commands.sources.viewer is not None, timeout=TIMEOUT)
+    assert tab.message_commands.sources.viewer.text.toPlainText() == "Step three."
+    assert desktop.urls == ["https://example.org/valves"], "a resource's address is not opened outside"
