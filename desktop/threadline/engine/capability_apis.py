@@ -298,3 +298,13 @@ class KnowledgeApi(Protocol):
     async def problems(self, name: str) -> list[FileProblem]:
         """The files that could not be read at their last indexing, with the reason."""
         ...
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of each passage excluded from the chat."""
+        ...
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave a reply's source out of the chat's next turns (or take it back); the new set."""
+        ...
