@@ -105,6 +105,7 @@ class QuickAsk:
         if not window.isVisible():
             window.place_on_screen()
         window.show()
+        window.fit()
         window.raise_()
         window.activateWindow()
         tab = self.tab

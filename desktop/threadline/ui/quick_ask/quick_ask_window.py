@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
@@ -137,10 +137,10 @@ class QuickAskWindow(QWidget):
             return
         self._body.addWidget(tab, 1)
         tab.show()
-        tab.model.rowsInserted.connect(lambda *_: self._fit())
-        self._fit()
+        tab.model.rowsInserted.connect(lambda *_: self.fit())
+        self.fit()
 
-    def _fit(self) -> None:
+    def fit(self) -> None:
         """Only the composer while the chat is empty; room for the reply once it has a message."""
         tab = self.tab
         if tab is None:
@@ -156,6 +156,11 @@ class QuickAskWindow(QWidget):
             if top + height > screen.bottom():  # grow upwards when the screen ends
                 self.move(self.x(), max(screen.top(), screen.bottom() - height))
         elif not has_messages:
+            # Once the layouts have heard that the conversation is hidden (next loop turn).
+            QTimer.singleShot(0, self, self._shrink)
+
+    def _shrink(self) -> None:
+        if not self._expanded:
             self.resize(self.width(), self.sizeHint().height())
 
     @property
