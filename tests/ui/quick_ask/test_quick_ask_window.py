@@ -138,3 +138,18 @@ def test_settings_page_says_where_no_shortcut_works_and_keeps_the_choice(harness
     )
     assert window.quick_ask.shortcut.sequence == QKeySequence("Ctrl+Shift+K")
     dialog.close()
+
+
+def test_new_after_a_reply_shrinks_back_to_the_composer(harness: Any) -> None:
+    harness.server.enqueue(reply("An answer."))
+    harness.open()
+    qa = open_quick_ask(harness)
+    first = qa.tab
+    compact = qa.window.height()
+    harness.qtbot.keyClicks(first.composer.edit, "A question")
+    harness.qtbot.keyClick(first.composer.edit, Qt.Key.Key_Return)
+    wait_idle(harness, first)
+    assert qa.window.height() > compact
+    harness.qtbot.keyClick(first.composer.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    harness.qtbot.waitUntil(lambda: qa.tab is not None and qa.tab is not first, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: qa.window.height() < 300, timeout=WAIT_MS)

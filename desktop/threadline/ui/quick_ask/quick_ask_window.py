@@ -79,7 +79,7 @@ class QuickAskWindow(QWidget):
         self.tab: ChatTab | None = None
         self._expanded = False
 
-        outer = QVBoxLayout(self)
+        outer = self._outer = QVBoxLayout(self)
         outer.setContentsMargins(SHADOW, SHADOW - 6, SHADOW, SHADOW + 6)
         self.card = QFrame()
         self.card.setObjectName("QuickAskCard")
@@ -135,6 +135,9 @@ class QuickAskWindow(QWidget):
         self.new_button.setEnabled(tab is not None)
         if tab is None:
             return
+        # The card paints the background (rounded); the tab's own square one would show at its corners.
+        tab.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, False)
+        tab.context_strip.hide()  # sticky context is for the window's chats; here it is clutter
         self._body.addWidget(tab, 1)
         tab.show()
         tab.model.rowsInserted.connect(lambda *_: self.fit())
@@ -160,8 +163,14 @@ class QuickAskWindow(QWidget):
             QTimer.singleShot(0, self, self._shrink)
 
     def _shrink(self) -> None:
-        if not self._expanded:
-            self.resize(self.width(), self.sizeHint().height())
+        if self._expanded or self.tab is None:
+            return
+        # The hints cached while the previous chat filled the card would keep it tall.
+        self.tab.updateGeometry()
+        self.card.updateGeometry()
+        self._body.invalidate()
+        margins = self._outer.contentsMargins()
+        self.resize(self.width(), self._body.sizeHint().height() + margins.top() + margins.bottom())
 
     @property
     def expanded(self) -> bool:
@@ -215,7 +224,7 @@ class QuickAskWindow(QWidget):
         self.card.setStyleSheet(
             f"""
             QFrame#QuickAskCard {{
-                background: {c.window}; border: 1px solid {c.border}; border-radius: {RADIUS}px;
+                background: {c.base}; border: 1px solid {c.border}; border-radius: {RADIUS}px;
             }}
             QWidget#QuickAskHeader {{ background: transparent; }}
             QLabel#QuickAskTitle {{ font-weight: 600; color: {c.text}; }}

@@ -65,7 +65,7 @@ class QuickAskSettings(QWidget):
         self.state.setObjectName("QuickAskShortcutState")
         self.state.setWordWrap(True)
         self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        form.addRow("", self.state)
+        form.addRow(self.state)
         self.command = QLineEdit(COMMAND)
         self.command.setReadOnly(True)
         self.command.setAccessibleName("Command that opens Quick ask")
