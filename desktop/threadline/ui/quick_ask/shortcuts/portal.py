@@ -81,7 +81,7 @@ class PortalShortcut:
             self._failed("The desktop portal did not take the shortcut.")
 
     async def _session(self, trigger: str, activated: Callable[[], None]) -> None:
-        from jeepney import DBusAddress, MatchRule, message_bus, new_method_call
+        from jeepney import DBusAddress, HeaderFields, MatchRule, MessageType, message_bus, new_method_call
         from jeepney.io.asyncio import Proxy, open_dbus_router
 
         portal = DBusAddress(_PORTAL_PATH, bus_name=_PORTAL_NAME, interface=_INTERFACE)
@@ -100,9 +100,9 @@ class PortalShortcut:
                 await bus.AddMatch(rule)
                 with router.filter(rule) as responses:
                     reply = await router.send_and_get_reply(new_method_call(portal, method, signature, body))
-                    if reply.header.message_type.name == "error":
+                    if reply.header.message_type == MessageType.error:
                         raise ShortcutError(
-                            f"The desktop portal refused: {reply.body[0] if reply.body else method}."
+                            _refusal(str(reply.header.fields.get(HeaderFields.error_name, "")))
                         )
                     code, results = (await responses.get()).body
                 if code != 0:  # 1: the person cancelled, 2: ended otherwise
@@ -140,3 +140,12 @@ class PortalShortcut:
                     message = await presses.get()
                     if message.body[0] == session and message.body[1] == SHORTCUT_ID:
                         activated()
+
+
+def _refusal(error_name: str) -> str:
+    """What a D-Bus error from the portal means to the person."""
+    if error_name.endswith((".ServiceUnknown", ".NameHasNoOwner")):
+        return "No desktop portal is running."
+    if error_name.endswith((".UnknownMethod", ".UnknownInterface", ".UnknownObject")):
+        return "This desktop's portal offers no global shortcuts."
+    return "The desktop portal refused the shortcut."
