@@ -29,6 +29,14 @@ KEY_PRESS = 2
 GRAB_MODE_ASYNC = 1
 
 
+def _library(soname: str, name: str) -> ctypes.CDLL:
+    """By its usual file name first: ``find_library`` runs ``ldconfig`` (a process) to search."""
+    try:
+        return ctypes.CDLL(soname)
+    except OSError:
+        return ctypes.CDLL(ctypes.util.find_library(name) or soname)
+
+
 class _ScreenIterator(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("rem", ctypes.c_int), ("index", ctypes.c_int)]
 
@@ -41,9 +49,9 @@ class _Xcb:
     """The few libxcb and libxcb-keysyms calls needed, typed for ctypes."""
 
     def __init__(self) -> None:
-        xcb = ctypes.CDLL(ctypes.util.find_library("xcb") or "libxcb.so.1")
-        keysyms = ctypes.CDLL(ctypes.util.find_library("xcb-keysyms") or "libxcb-keysyms.so.1")
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        xcb = _library("libxcb.so.1", "xcb")
+        keysyms = _library("libxcb-keysyms.so.1", "xcb-keysyms")
+        libc = _library("libc.so.6", "c")
         xcb.xcb_get_setup.restype = ctypes.c_void_p
         xcb.xcb_get_setup.argtypes = [ctypes.c_void_p]
         xcb.xcb_setup_roots_iterator.restype = _ScreenIterator
