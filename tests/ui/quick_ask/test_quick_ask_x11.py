@@ -140,6 +140,17 @@ def test_ctrl_alt_space_opens_quick_ask_and_a_reply_streams_in_it(
         assert child.expect("STREAMING") == "True"
         assert child.expect("REPLY") == REPLY
         assert child.expect("TAB") == "True False"  # the main window's tab, Quick ask hidden
+        # A new shortcut recorded in Settings with the keyboard: the held Ctrl+Alt+Space is
+        # recorded rather than opening Quick ask, and the new one opens it from then on.
+        dialog = child.expect("RECORDING")
+        xdotool(display, "windowfocus", "--sync", dialog)
+        xdotool(display, "key", "ctrl+alt+space")
+        assert child.expect("HELD") == "False"
+        xdotool(display, "key", "ctrl+alt+k")
+        recorded = child.expect("RECORDED")
+        assert recorded.startswith("True") and "Ctrl+Alt+K" in recorded, recorded
+        xdotool(display, "key", "ctrl+alt+k")
+        child.expect("REOPENED")
         child.expect("DONE")
         assert child.end() == 0, child.stderr()
     finally:

@@ -2,7 +2,8 @@
 
 The test suite's own QApplication is offscreen and cannot connect to an X server, so the
 window runs here with ``QT_QPA_PLATFORM=xcb``. It reports each step on standard output
-as one line (``READY``, ``OPENED``, ``TYPED``, ``STREAMING``, ``REPLY``, ``TAB``, ``DONE``)
+as one line (``READY``, ``OPENED``, ``TYPED``, ``STREAMING``, ``REPLY``, ``TAB``, then in
+Settings ``RECORDING``, ``HELD``, ``RECORDED``, ``REOPENED``, and ``DONE``)
 and waits for the test to act between them (the test presses the keys with ``xdotool``).
 
     python x11_child.py DATA_DIR OPENAI_BASE_URL
@@ -88,6 +89,27 @@ def main() -> int:
         await until(lambda: window.tabs.tab_for(tab.session_id) is not None, "the tab in the window")
         current = window.tabs.current_tab()
         say("TAB", current is not None and current.session_id == tab.session_id, qa.window.isVisible())
+
+        # Settings → Quick ask: the editor records the keys pressed, the held one included.
+        window.open_settings("quick-ask")
+        dialog = window._settings_dialog
+        page = dialog.pages.currentWidget()
+        recorded: list[str] = []
+        page.editor.keySequenceChanged.connect(lambda seq: recorded.append(seq.toString()))
+        await until(lambda: dialog.isVisible(), "the Settings dialog")
+        dialog.activateWindow()
+        page.editor.setFocus()
+        await until(lambda: page.editor.hasFocus(), "the shortcut editor's focus")
+        say("RECORDING", int(dialog.winId()))
+        await until(lambda: "Ctrl+Alt+Space" in recorded, "Ctrl+Alt+Space recorded")
+        say("HELD", qa.window.isVisible())
+        await until(lambda: qa.shortcut.sequence.toString() == "Ctrl+Alt+K", "the new shortcut")
+        dialog.close()
+        window.activateWindow()
+        await until(lambda: not page.editor.hasFocus(), "the editor let go")
+        say("RECORDED", qa.shortcut.working, qa.shortcut.status)
+        await until(lambda: qa.window is not None and qa.window.isVisible(), "Quick ask by the new shortcut")
+        say("REOPENED")
         closed = asyncio.get_running_loop().create_future()
         window.closed.connect(lambda: closed.done() or closed.set_result(None))
         window.close()

@@ -89,6 +89,15 @@ class QuickAskShortcut(QObject):
         shown = self.sequence.toString(QKeySequence.SequenceFormat.NativeText)
         self._set_status(True, f"{shown} opens Quick ask from any application ({self._backend.name}).")
 
+    def suspend(self) -> None:
+        """Let go while the key sequence editor records (a held grab would swallow the keys typed)."""
+        if self._backend is not None and self._backend.local and self.working:
+            self._backend.unbind()
+
+    def resume(self) -> None:
+        if self._backend is not None and self._backend.local and self.working:
+            self.apply(self.sequence.toString(QKeySequence.SequenceFormat.PortableText))
+
     def release(self) -> None:
         if self._backend is not None:
             self._backend.unbind()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -55,6 +55,7 @@ class QuickAskSettings(QWidget):
         self.editor.setClearButtonEnabled(True)
         self.editor.editingFinished.connect(self._edited)
         self.editor.keySequenceChanged.connect(self._maybe_cleared)
+        self.editor.installEventFilter(self)
         row.addWidget(self.editor, 1)
         self.default_button = QPushButton("Default")
         self.default_button.setToolTip(f"Use {DEFAULT_SHORTCUT}")
@@ -86,6 +87,14 @@ class QuickAskSettings(QWidget):
         layout.addLayout(buttons)
         layout.addStretch(1)
         shortcut.statusChanged.connect(self.state.setText)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """While the editor has the focus the shortcut is let go, so that pressing it records it."""
+        if watched is self.editor and event.type() == QEvent.Type.FocusIn:
+            self._shortcut.suspend()
+        elif watched is self.editor and event.type() == QEvent.Type.FocusOut:
+            self._shortcut.resume()
+        return False
 
     def _maybe_cleared(self, sequence: QKeySequence) -> None:
         if sequence.isEmpty() and not self._shortcut.sequence.isEmpty():

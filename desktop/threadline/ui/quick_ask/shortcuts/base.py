@@ -37,6 +37,9 @@ class GlobalShortcut(Protocol):
 
     name: str
     """What the settings row shows ("X11 key grab", "the desktop portal", …)."""
+    local: bool
+    """Held by this process (a grab, a hot key): let go and taken again cheaply, e.g. while
+    Settings records a new shortcut. The portal's is the compositor's and may ask the person."""
 
     def bind(self, sequence: QKeySequence, activated: Callable[[], None]) -> None:
         """Take ``sequence`` (replacing any bound before) and call ``activated`` on each press.

@@ -38,6 +38,7 @@ _Handler = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ct
 
 class MacShortcut:
     name = "macOS hot key"
+    local = True
     _carbon: ctypes.CDLL
     _hot_key: ctypes.c_void_p
     _handler_ref: ctypes.c_void_p

@@ -51,6 +51,7 @@ class PortalShortcut:
     """A shortcut bound through the desktop portal; ``failed`` hears a refusal that comes later."""
 
     name = "the desktop portal"
+    local = False
 
     def __init__(self, failed: Callable[[str], None]) -> None:
         self._failed = failed

@@ -43,6 +43,7 @@ class _HotKeyFilter(QAbstractNativeEventFilter):
 
 class WindowsShortcut:
     name = "Windows hot key"
+    local = True
 
     def __init__(self) -> None:
         self._filter: _HotKeyFilter | None = None

@@ -125,6 +125,7 @@ class X11Shortcut:
     """A key grab on the X server Qt is connected to."""
 
     name = "X11 key grab"
+    local = True
 
     def __init__(self) -> None:
         app = QGuiApplication.instance()
