@@ -92,7 +92,7 @@ class QuickAskWindow(QWidget):
         header = _Header()
         header.setObjectName("QuickAskHeader")
         row = QHBoxLayout(header)
-        row.setContentsMargins(18, 10, 10, 0)
+        row.setContentsMargins(18, 10, 10, 4)
         row.setSpacing(6)
         self.title_label = QLabel(TITLE)
         self.title_label.setObjectName("QuickAskTitle")
