@@ -302,6 +302,16 @@ class KnowledgeApi(Protocol):
         """The files that could not be read at their last indexing, with the reason."""
         ...
 
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of each passage excluded from the chat."""
+        ...
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave a reply's source out of the chat's next turns (or take it back); the new set."""
+        ...
+
 
 class VoiceApi(Protocol):
     """``engine.voice`` (``engine/voice.py``): replies read aloud and recordings turned into text

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from threadline.core.ids import new_id
 from threadline.core.knowledge import AttachScope, KnowledgeBase
 from threadline.core.messages import Message, MessageKind
-from threadline.core.sources import Source, SourceKind, SourceLocator, quote_sources
+from threadline.core.sources import Source, SourceKind, SourceLocator, passage_key, quote_sources
 from threadline.engine.errors import EngineError, MessageGoneError, SessionClosedError
 from threadline.engine.events import MessageChanged
 from threadline.knowledge import (
@@ -54,6 +54,8 @@ log = logging.getLogger("threadline.engine")
 
 BASES_SETTING = "knowledge_bases"
 INDEX_FILENAME = "knowledge.sqlite3"
+EXCLUDED_SETTING = "knowledge_excluded:"
+"""Followed by a chat's id: the passages the user excluded from that chat (``set_excluded``)."""
 PASSAGES = 6
 """Passages sent with a prompt when the attached bases do not fit whole."""
 CHARS_PER_TOKEN = 4
@@ -271,7 +273,8 @@ class KnowledgeService:
             base = await self.base(name)
             if all(b.id != base.id for b in bases):
                 bases.append(base)
-        pinned = _pinned(path)
+        left_out = await self.excluded(session_id)
+        pinned = tuple(s for s in _pinned(path) if passage_key(s) not in left_out)
         if not bases:
             return SentKnowledge(pinned)
         prompt = next((m.text for m in reversed(path) if m.kind is MessageKind.PROMPT), "")
@@ -285,7 +288,7 @@ class KnowledgeService:
             if chunks is None:
                 whole = []
                 break
-            whole.extend(source_of(base, chunk, None) for chunk in chunks)
+            whole.extend(s for c in chunks if passage_key(s := source_of(base, c, None)) not in left_out)
         if whole:
             return SentKnowledge((*pinned, *_without(whole, pinned)))
         found: list[tuple[float, Source]] = []
@@ -295,6 +298,7 @@ class KnowledgeService:
             if result.notice and base.embeds:
                 notices.append(result.notice)
             found.extend((hit.score, source_of(base, hit.chunk, hit.score)) for hit in result.hits)
+        found = [pair for pair in found if passage_key(pair[1]) not in left_out]
         found.sort(key=lambda pair: -pair[0])
         chosen: list[Source] = []
         used = 0
@@ -330,6 +334,37 @@ class KnowledgeService:
             raise
         live.emit(MessageChanged(session_id, message))
         return message
+
+    # -- excluded passages (the chat's Sources list, docs/knowledge.md "In the chat") -------
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of every passage the user excluded from this chat."""
+        stored = await self._store.get_setting(EXCLUDED_SETTING + session_id, [])
+        return frozenset(str(key) for key in stored) if isinstance(stored, list) else frozenset()
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave the reply's source at ``position`` out of this chat's next turns (or take it back).
+
+        Kept as a setting of the chat, not on the reply: the reply records what was sent
+        and may have children, and history is not rewritten. Returns the chat's new set.
+        """
+        live = self._live(session_id)
+        if live is None:
+            raise SessionClosedError()
+        tree = live.conversation.tree
+        if message_id not in tree:
+            raise MessageGoneError()
+        sources = tree.get(message_id).sources
+        if not 0 <= position < len(sources):
+            raise KnowledgeError("That source is no longer on this reply.")
+        key = passage_key(sources[position])
+        async with self._lock:
+            keys = set(await self.excluded(session_id))
+            keys = keys | {key} if excluded else keys - {key}
+            await self._store.set_setting(EXCLUDED_SETTING + session_id, sorted(keys))
+        return frozenset(keys)
 
     async def aclose(self) -> None:
         for event in self._running.values():

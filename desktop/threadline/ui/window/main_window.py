@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.composer.model_catalog import ModelCatalog
     from threadline.ui.knowledge.indexing_status import IndexingStatus
+    from threadline.ui.quick_ask.quick_ask import QuickAsk
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
     from threadline.ui.window.tab_container import TabContainer
@@ -106,6 +107,9 @@ class MainWindow(QMainWindow):
         self._save_timer.timeout.connect(self._save_layout_now)
         self.saves = 0
         """How many times the layout was written (tests read it)."""
+        self.quick_ask: QuickAsk | None = None
+        """Quick ask and its global shortcut (``ui/quick_ask``), made with the first engine."""
+        self._quick_ask_wanted: bool | None = None
 
         self._sidebar: SessionSidebar | None = None
         self.sidebar_slot = SidebarSlot()
@@ -317,6 +321,7 @@ class MainWindow(QMainWindow):
         )
         self.update_right()
         spawn(self.catalog.load(engine), tell=self)
+        self._start_quick_ask()
         spawn(engine.tool_servers.start_autostart(), tell=self)
         spawn(engine.settings.take_notices(), on_done=self._show_notices, tell=self)
         if not providers:
@@ -334,6 +339,8 @@ class MainWindow(QMainWindow):
         self._save_timer.stop()
         self.engine = None
         self.menus.set_engine_actions(False)
+        if self.quick_ask is not None:
+            self.quick_ask.drop_chat()
         for tab in self.tabs.tabs():
             self.tabs.close_tab(tab)
         self.sidebar.detach()
@@ -442,6 +449,23 @@ class MainWindow(QMainWindow):
 
     def new_chat(self) -> None:
         self.session_tabs.new_chat()
+
+    def open_quick_ask(self, about_selection: bool = False) -> None:
+        """Quick ask (menus, the global shortcut, `--quick-ask`, a second launch), once the engine is here."""
+        if self.quick_ask is None:
+            self._quick_ask_wanted = about_selection
+        else:
+            self.quick_ask.open(about_selection=about_selection)
+
+    def _start_quick_ask(self) -> None:
+        from threadline.ui.quick_ask.quick_ask import QuickAsk
+
+        if self.quick_ask is None:
+            self.quick_ask = QuickAsk(self)
+        self.quick_ask.start()
+        if self._quick_ask_wanted is not None:
+            self.quick_ask.open(about_selection=self._quick_ask_wanted)
+            self._quick_ask_wanted = None
 
     @property
     def closing(self) -> bool:
@@ -561,7 +585,12 @@ class MainWindow(QMainWindow):
         dialog.providersChanged.connect(self._providers_changed)
         dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
-        dialog.open_page(page)
+        quick_page = self.quick_ask.settings_page() if self.quick_ask is not None else None
+        if quick_page is not None:
+            dialog.pages.addTab(quick_page, "Quick ask")
+        dialog.open_page("" if page == "quick-ask" else page)
+        if quick_page is not None and page == "quick-ask":
+            dialog.pages.setCurrentWidget(quick_page)
         dialog.open()
         self._settings_dialog = dialog
 
@@ -691,6 +720,8 @@ class MainWindow(QMainWindow):
     async def _shutdown(self) -> None:
         try:
             await self.save_state()
+            if self.quick_ask is not None:
+                await self.quick_ask.close()
             for tab in self.tabs.tabs():
                 await tab.save_draft_now()
             if self.engine is not None:
