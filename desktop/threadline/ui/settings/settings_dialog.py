@@ -63,6 +63,7 @@ from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
+from threadline.ui.settings.settings_voice_page import VoicePage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
 
@@ -530,6 +531,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.models, "Models")
         self.knowledge = KnowledgePage(engine, knowledge_jobs)
         self.pages.addTab(self.knowledge, "Knowledge")
+        self.voice = VoicePage(engine)
+        self.pages.addTab(self.voice, "Voice")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -610,6 +613,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.models)
         elif page == "knowledge":
             self.pages.setCurrentWidget(self.knowledge)
+        elif page == "voice":
+            self.pages.setCurrentWidget(self.voice)
         elif page == "data":
             self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it
