@@ -33,6 +33,7 @@ from threadline.voice.speechd import SystemVoiceInfo
 
 TEST_SENTENCE = "This is how Threadline reads replies aloud."
 DEFAULTS = VoiceSettings()
+LABEL_WIDTH = 120
 
 
 def _pace(value: int) -> str:
@@ -44,6 +45,8 @@ class VoicePage(QWidget):
         super().__init__(parent)
         self.engine = engine
         self._loading = True
+        self._system_problem = ""
+        """Why this computer's voice cannot speak (no speech service), said while it is chosen."""
         layout = scrolling_page(self, "Voice settings")
 
         layout.addWidget(section_title("Reading aloud"))
@@ -57,21 +60,21 @@ class VoicePage(QWidget):
         speech = QFormLayout()
         self.speech_provider = QComboBox(self)
         self.speech_provider.setAccessibleName("Read with")
-        speech.addRow("Read with", self.speech_provider)
+        self._row(speech, "Read with", self.speech_provider)
         self.system_voice = QComboBox(self)
         self.system_voice.setAccessibleName("System voice")
-        speech.addRow("Voice", self.system_voice)
+        self._row(speech, "Voice", self.system_voice)
         self.speech_model = QLineEdit(self)
         self.speech_model.setAccessibleName("Speech model")
-        speech.addRow("Model", self.speech_model)
+        self._row(speech, "Model", self.speech_model)
         self.speech_voice = QLineEdit(self)
         self.speech_voice.setAccessibleName("Provider voice")
         self.speech_voice.setPlaceholderText("alloy, nova, af_heart…")
-        speech.addRow("Provider voice", self.speech_voice)
+        self._row(speech, "Provider voice", self.speech_voice)
         self.rate, self.rate_label = self._slider("Speed")
-        speech.addRow("Speed", self._with_label(self.rate, self.rate_label))
+        self._row(speech, "Speed", self._with_label(self.rate, self.rate_label))
         self.pitch, self.pitch_label = self._slider("Pitch")
-        speech.addRow("Pitch", self._with_label(self.pitch, self.pitch_label))
+        self._row(speech, "Pitch", self._with_label(self.pitch, self.pitch_label))
         layout.addLayout(speech)
         self.read_new = QCheckBox("Read new replies aloud as they arrive", self)
         layout.addWidget(self.read_new)
@@ -98,13 +101,13 @@ class VoicePage(QWidget):
         listen = QFormLayout()
         self.transcription_provider = QComboBox(self)
         self.transcription_provider.setAccessibleName("Transcribe with")
-        listen.addRow("Transcribe with", self.transcription_provider)
+        self._row(listen, "Transcribe with", self.transcription_provider)
         self.transcription_model = QLineEdit(self)
         self.transcription_model.setAccessibleName("Transcription model")
-        listen.addRow("Model", self.transcription_model)
+        self._row(listen, "Model", self.transcription_model)
         self.microphone = QComboBox(self)
         self.microphone.setAccessibleName("Microphone")
-        listen.addRow("Microphone", self.microphone)
+        self._row(listen, "Microphone", self.microphone)
         layout.addLayout(listen)
         self.keep = QCheckBox("Keep each recording in the data folder", self)
         layout.addWidget(self.keep)
@@ -147,6 +150,13 @@ class VoicePage(QWidget):
         )
 
     # -- building -----------------------------------------------------------------------
+
+    def _row(self, form: QFormLayout, text: str, field: QWidget) -> None:
+        """A labelled row; both sections' labels are one width, so their fields line up."""
+        label = QLabel(text, self)
+        label.setMinimumWidth(LABEL_WIDTH)
+        label.setBuddy(field)
+        form.addRow(label, field)
 
     def _slider(self, name: str) -> tuple[QSlider, QLabel]:
         slider = QSlider(Qt.Orientation.Horizontal, self)
@@ -201,6 +211,8 @@ class VoicePage(QWidget):
         self.pitch.setEnabled(system)
         self.speech_model.setEnabled(not system)
         self.speech_voice.setEnabled(not system)
+        if self.speech_result.text() in ("", self._system_problem):
+            self.speech_result.setText(self._system_problem if system else "")
 
     def _providers(self, providers: list[ProviderConfig]) -> None:
         names = [p.name for p in providers if p.kind is ProviderKind.OPENAI]
@@ -223,7 +235,8 @@ class VoicePage(QWidget):
         self._fill(self.system_voice, entries, self.engine.voice.settings.system_voice)
 
     def _no_voices(self, err: BaseException) -> None:
-        self.speech_result.setText(getattr(err, "user_message", str(err)))
+        self._system_problem = getattr(err, "user_message", str(err))
+        self._show_kind()
 
     def _microphones(self, names: list[str]) -> None:
         entries = [("The system's default", ""), *((n, n) for n in names)]

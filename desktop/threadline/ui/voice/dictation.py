@@ -93,6 +93,11 @@ class DictationControl(QWidget):
         layout.addWidget(self.button)
         self._show_idle()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and not self.recording:
+            self.button.setIcon(microphone_icon(self.palette().buttonText().color()))  # the theme changed
+
     def toggle(self) -> None:
         if self.recording:
             self.stop()
