@@ -846,7 +846,21 @@ def check_message_compare_versions(harness: Any) -> None:
     assert len(tab.compare_view.columns) == 2
 
 
+def check_message_read_aloud(harness: Any) -> None:
+    """The voice starts on the reply: its bar shows, or (no speech service on this machine) the
+    status bar says why it stopped; tests/ui/voice hears it for real."""
+    tab = chat_with_reply(harness, "Q1", "Read this sentence. And this one.")
+    bar, status = harness.window.voice.bar, harness.window.statusBar()
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Read aloud")
+    harness.qtbot.waitUntil(
+        lambda: bar.isVisible() or status.currentMessage().startswith("Reading aloud stopped."),
+        timeout=TIMEOUT,
+    )
+    harness.run(harness.engine.voice.stop())
+
+
 MESSAGE_MENU_CHECKS: dict[str, Callable[[Any], None]] = {
+    "Read aloud": check_message_read_aloud,
     "Compare versions side by side": check_message_compare_versions,
     "Copy as Markdown": check_message_copy_markdown,
     "Copy conversation as Markdown": check_message_copy_conversation,
