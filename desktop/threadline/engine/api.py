@@ -37,6 +37,7 @@ from threadline.engine.capability_apis import (  # EngineApi names them
     McpCatalogApi,
     McpPeopleApi,
     McpServersApi,
+    MemoryApi,
     ModelsApi,
     WorkspaceApi,
 )
@@ -552,6 +553,8 @@ class EngineApi(Protocol):
     def models(self) -> ModelsApi: ...
     @property
     def knowledge(self) -> KnowledgeApi: ...
+    @property
+    def memory(self) -> MemoryApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

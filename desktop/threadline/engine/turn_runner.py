@@ -64,6 +64,7 @@ from threadline.engine.events import (
 )
 from threadline.engine.knowledge import KnowledgeService, knowledge_for_turn
 from threadline.engine.live import LiveConversation
+from threadline.engine.memory import MemoryService
 from threadline.engine.providers import ProviderHub, SetupError
 from threadline.engine.reasoning_stream import ReasoningTracker
 from threadline.engine.sticky_context import (
@@ -179,6 +180,8 @@ class TurnRunner:
         self.sticky = StickyContextGatherer()
         self.knowledge: KnowledgeService | None = None
         """Passages of attached knowledge bases for each request (``engine/knowledge.py``)."""
+        self.memory: MemoryService | None = None
+        """The user's saved memories for each request (``engine/memory.py``)."""
         self._turn_hooks: dict[str, TurnHooks] = {}
         self.compactor = Compactor(store, hub, self._retry, self.token_budget)
         """Summarising to fit the window (``engine/compaction.py``)."""
@@ -466,14 +469,11 @@ class TurnRunner:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
         gathered = await self._gather(live, agent, provider, model)
         knowledge = await knowledge_for_turn(self.knowledge, live, agent, gathered)
+        memory = await self.memory.block_for(agent.id, live.info.project_id) if self.memory else ""
+        system = with_context(with_context(agent.system_prompt, self.server_instructions(agent)), memory)
         return build_request(
             live.conversation.path(),
-            system=with_context(
-                with_context(
-                    with_context(agent.system_prompt, self.server_instructions(agent)), gathered.block
-                ),
-                knowledge.block,
-            ),
+            system=with_context(with_context(system, gathered.block), knowledge.block),
             limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
@@ -536,7 +536,11 @@ class TurnRunner:
             )
         conversation.decided()
         live.emit(TurnStateChanged(live.session_id, conversation.state))
-        allowed = tuple(call for call, decision in zip(calls, decisions, strict=True) if decision.allow)
+        allowed = tuple(
+            replace(call, arguments=decision.arguments) if decision.arguments is not None else call
+            for call, decision in zip(calls, decisions, strict=True)
+            if decision.allow
+        )
         writer.append(conversation.begin_tools())
         await self._run_tools(live, agent, writer, allowed, refusal_reason(decisions))
 
