@@ -12,7 +12,12 @@ from collections.abc import Sequence
 
 import pytest
 from tests.integration.engine.helpers import failure, turn
-from tests.integration.tools.tool_turns import offered_tool_names, sent_tool_results, text_reply, tool_call_reply
+from tests.integration.tools.tool_turns import (
+    offered_tool_names,
+    sent_tool_results,
+    text_reply,
+    tool_call_reply,
+)
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
@@ -150,13 +155,17 @@ async def test_search_past_chats_stays_in_the_project_and_leaves_out_the_asking_
     other = await engine.sessions.new_session("Garden", project_id=home.id)
     loose = await engine.sessions.new_session("Loose")
     replay_server.enqueue(*(text_reply(OPENAI, "ok") for _ in range(3)))
-    for session, text in ((same, "The heron service runs on port 8443"), (other, "The heron nest is in the oak")):
+    for session, text in (
+        (same, "The heron service runs on port 8443"),
+        (other, "The heron nest is in the oak"),
+    ):
         assert failure(await turn(engine, session.id, text)) is None
     assert failure(await turn(engine, loose.id, "A heron outside any project")) is None
 
     asking = await engine.sessions.new_session(project_id=work.id)
     replay_server.enqueue(
-        tool_call_reply(OPENAI, [("s1", "search_past_chats", {"query": "heron"})]), text_reply(OPENAI, "Found.")
+        tool_call_reply(OPENAI, [("s1", "search_past_chats", {"query": "heron"})]),
+        text_reply(OPENAI, "Found."),
     )
     assert failure(await turn(engine, asking.id, "Where does heron run? heron")) is None
     assert "search_past_chats" in offered_tool_names(replay_server, len(replay_server.requests) - 2)
