@@ -16,6 +16,13 @@ from enum import StrEnum
 
 from threadline.core.ids import new_id, utcnow
 
+SEARCH_PAST_CHATS = "search_past_chats"
+PROPOSE_MEMORY = "propose_memory"
+EDITED_FLAG = "edited_by_user"
+"""Set in a proposal's arguments when the user changed its text before accepting."""
+DECLINED_REASON = "The user declined to save this memory; nothing was saved."
+"""What the model reads when the user declines a proposal."""
+
 MAX_MEMORY_CHARS = 500
 """Characters of one memory: a fact or a preference, not a document (sticky context is for those)."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from threadline.core.config import AgentConfig
 from threadline.core.ids import utcnow
 from threadline.core.memory import (
+    SEARCH_PAST_CHATS,
     Memory,
     MemoryScope,
     PastChatsScope,
@@ -32,8 +33,6 @@ from threadline.store.search import ChatScope
 log = logging.getLogger("threadline.engine.memory")
 
 MEMORY_SETTING = "memory"
-SEARCH_PAST_CHATS = "search_past_chats"
-PROPOSE_MEMORY = "propose_memory"
 
 ChatScopeOf = Callable[[str], Awaitable[tuple[str, str | None]]]
 """A chat's (agent id, project id), by session id."""

@@ -21,13 +21,12 @@ from tests.integration.tools.tool_turns import (
 from tests.support.sse_server import ReplayServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
-from threadline.core.memory import MEMORY_HEADING, MemoryScope, PastChatsScope
+from threadline.core.memory import DECLINED_REASON, EDITED_FLAG, MEMORY_HEADING, MemoryScope, PastChatsScope
 from threadline.core.messages import ToolCall
 from threadline.core.meter import MeterPart
 from threadline.engine.approval import Decision
 from threadline.engine.engine import Engine
 from threadline.engine.memory import MemorySettings
-from threadline.engine.memory_tools import DECLINED_REASON, EDITED_FLAG
 
 pytestmark = pytest.mark.asyncio
 OPENAI = ProviderKind.OPENAI
