@@ -40,14 +40,6 @@ def delete_memory(connection: sa.Connection, memory_id: str) -> None:
         raise NotFoundError(f"no memory {memory_id!r}")
 
 
-def delete_memories_of(connection: sa.Connection, scope: MemoryScope, target: str) -> int:
-    """Forget the memories of a project or agent that is being deleted."""
-    deleted = connection.execute(
-        sa.delete(memories).where(memories.c.scope == scope.value, memories.c.target == target)
-    )
-    return int(deleted.rowcount or 0)
-
-
 def _memory(row: Any) -> Memory:
     return Memory(
         id=row.id,

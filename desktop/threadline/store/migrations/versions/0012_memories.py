@@ -6,8 +6,9 @@ Create Date: 2026-11-29
 
 One row per memory: its text, its scope (``global``, ``project`` or ``agent``) and the
 project's or agent's id for those (``target``, empty for a global one). No foreign key
-on ``target``: a memory outlives neither its project nor its agent in meaning, but the
-engine deletes them with it; a key that could point at either table cannot be declared.
+on ``target``: it points at a project or an agent depending on ``scope``, which one key
+cannot say; a memory whose project or agent is deleted stays listed and reaches no chat
+(docs/memory.md).
 """
 
 from __future__ import annotations
