@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QProgressBar
 from tests.support.sse_server import openai_text_stream, sse_response
 from tests.support.ui_driving import new_tab_by_click, type_and_send, wait_idle
 from tests.support.waiting import WAIT_MS
 
 from threadline.core.memory import MEMORY_HEADING, MemoryScope
+from threadline.core.meter import MeterPart
+from threadline.ui.chat.composer.context_meter_button import MeterBreakdown
 from threadline.ui.settings.settings_memory_page import MemoryPage
 
 
@@ -127,3 +130,21 @@ def test_the_switch_turns_memory_off_and_a_project_offers_past_chat_search(harne
     )
     page.window().close()
     assert MEMORY_HEADING not in system_of_a_new_chat(harness)
+
+
+def test_a_memory_is_its_own_part_of_the_context_meter(harness: Any) -> None:
+    harness.open()
+    page = open_page(harness)
+    add(harness, page, "Likes short answers" + " and plain words" * 10, "All chats")
+    page.window().close()
+    tab = new_tab_by_click(harness)
+    meter = tab.composer.meter
+    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=WAIT_MS)
+    current = meter.current()
+    assert current is not None and current.tokens(MeterPart.MEMORY) > 40
+    harness.qtbot.mouseClick(meter, Qt.MouseButton.LeftButton)
+    harness.qtbot.waitUntil(lambda: meter.findChild(MeterBreakdown) is not None, timeout=WAIT_MS)
+    popup = meter.findChild(MeterBreakdown)
+    bars = [bar.accessibleName() for bar in popup.findChildren(QProgressBar)]
+    assert f"Memory: {current.tokens(MeterPart.MEMORY):,} tokens" in bars
+    popup.close()
