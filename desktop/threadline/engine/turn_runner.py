@@ -87,6 +87,12 @@ from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.engine")
 
+NOT_ASKED_AGAIN = (
+    "Threadline stopped before this call ran. It needs the user's own answer each time, so it "
+    "was not run again; propose it again if it still matters."
+)
+"""An interrupted call of a tool that always asks (a memory proposal) is not rerun unasked."""
+
 HISTORY_CAP_SETTING = "history_cap"
 DEFAULT_HISTORY_CAP = 400
 REPLY_RESERVE_TOKENS = 4096
@@ -241,7 +247,11 @@ class TurnRunner:
                 self.workspace.prescan(live, offered, agent.allowed_folders)
             if conversation.running_tools is not None:  # an interrupted round, run again
                 writer.update(conversation.running_tools)
-                await self._run_tools(live, agent, writer, conversation.pending_tool_calls())
+                pending = conversation.pending_tool_calls()
+                again = tuple(c for c in pending if not getattr(self._tools.get(c.name), "asks_user", False))
+                await self._run_tools(
+                    live, agent, writer, again, NOT_ASKED_AGAIN if len(again) < len(pending) else ""
+                )
             config, model = await self._hub.resolve(live.info, agent)
             target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)

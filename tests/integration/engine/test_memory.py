@@ -19,10 +19,11 @@ from tests.integration.tools.tool_turns import (
     tool_call_reply,
 )
 from tests.support.sse_server import ReplayServer
+from tests.support.waiting import until
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
 from threadline.core.memory import DECLINED_REASON, EDITED_FLAG, MEMORY_HEADING, MemoryScope, PastChatsScope
-from threadline.core.messages import ToolCall
+from threadline.core.messages import Message, MessageStatus, ToolCall
 from threadline.core.meter import MeterPart
 from threadline.engine.approval import Decision
 from threadline.engine.engine import Engine
@@ -194,3 +195,28 @@ async def test_a_project_can_offer_search_past_chats_to_any_agent(
     assert failure(await turn(engine, session.id, "again")) is None
     assert "search_past_chats" in offered_tool_names(replay_server, 1)
     assert "propose_memory" not in offered_tool_names(replay_server, 1)
+
+
+async def test_an_interrupted_proposal_is_not_saved_by_run_again(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A crash between the user's answer and the save leaves the round interrupted; Run again must
+    not save the model's text unasked (the answer, maybe an edit or a decline, is not stored)."""
+    await memory_agent(engine)
+    info = await engine.sessions.new_session()
+    prompt = Message.prompt("I use PostgreSQL 16")
+    calls = Message.reply(
+        parent_id=prompt.id,
+        text="Let me remember that.",
+        tool_calls=(ToolCall("m1", "propose_memory", json.dumps({"text": "Uses PostgreSQL 16"})),),
+        status=MessageStatus.COMPLETE,
+    )
+    answer = Message.tool_results_message((), parent_id=calls.id).copy(status=MessageStatus.INTERRUPTED)
+    await engine.store.append_messages(info.id, [prompt, calls, answer])
+    await engine.sessions.open_session(info.id)
+    replay_server.enqueue(text_reply(OPENAI, "Understood."))
+    engine.turns.rerun_interrupted_tools(info.id)
+    await until(lambda: bool(replay_server.stream_requests()), "the request after the rerun")
+    await engine.turns.wait_idle(info.id)
+    assert await engine.memory.memories() == []
+    assert "was not run again" in sent_tool_results(replay_server, 0)["m1"][0]
