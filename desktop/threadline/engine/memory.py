@@ -124,7 +124,10 @@ class MemoryService:
             raise MemoryChangeError("That memory is gone: it was deleted meanwhile.") from None
 
     async def for_turn(self, agent_id: str, project_id: str | None) -> list[Memory]:
-        """The memories a turn of ``agent_id`` in ``project_id`` sends; none while memory is off."""
+        """The memories a turn of ``agent_id`` in ``project_id`` sends; none while memory is off.
+
+        The switch is read again here, so another window's change reaches this one's next turn."""
+        await self.load()
         if not self.enabled:
             return []
         return applying(await self._store.memories(), agent_id, project_id)

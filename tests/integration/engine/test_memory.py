@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import failure, turn
@@ -220,3 +221,15 @@ async def test_an_interrupted_proposal_is_not_saved_by_run_again(
     await engine.turns.wait_idle(info.id)
     assert await engine.memory.memories() == []
     assert "was not run again" in sent_tool_results(replay_server, 0)["m1"][0]
+
+
+async def test_the_switch_set_in_another_process_reaches_the_next_turn(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path
+) -> None:
+    await engine.memory.add("Likes short answers")
+    other = await Engine.open(tmp_path / "data")  # another window on the same database
+    try:
+        await other.memory.set_settings(MemorySettings(enabled=False))
+    finally:
+        await other.aclose()
+    assert MEMORY_HEADING not in await next_chat_system(engine, replay_server)

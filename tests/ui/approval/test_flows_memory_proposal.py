@@ -106,3 +106,35 @@ def test_edit_then_accept_saves_the_edited_text(harness: Any) -> None:
     assert [m.text for m in harness.run(harness.engine.memory.memories())] == ["Uses PostgreSQL 17 at work"]
     system = next_chat_system(harness)
     assert "- Uses PostgreSQL 17 at work" in system and PROPOSED not in system
+
+
+def test_allow_all_leaves_the_proposal_to_its_own_answer(harness: Any) -> None:
+    harness.open()
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig("default", "Default", enabled_tools=("propose_memory", "notes"))
+        )
+    )
+    harness.server.enqueue(
+        sse_response(
+            openai_tool_call_stream(
+                [
+                    ("n1", "notes", {"action": "set", "key": "db", "value": "pg16"}),
+                    ("m1", "propose_memory", {"text": PROPOSED}),
+                ]
+            )
+        ),
+        sse_response(openai_text_stream(["Noted."])),
+    )
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "I use PostgreSQL 16 everywhere")
+    harness.qtbot.waitUntil(lambda: len(tab.approval.rows) == 2, timeout=WAIT_MS)
+    notes, proposal = tab.approval.rows
+    click(harness, tab.approval.allow_all_button)
+    assert notes.decision is not None and notes.decision.allow
+    assert proposal.decision is None and tab.approval.isVisible(), "the memory waits for its own answer"
+    click(harness, proposal.deny_button)
+    wait_idle(harness, tab)
+    results = sent_results(harness, 1)
+    assert "pg16" in results["n1"] and DECLINED_REASON in results["m1"]
+    assert harness.run(harness.engine.memory.memories()) == []

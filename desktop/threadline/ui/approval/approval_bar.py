@@ -217,8 +217,9 @@ class ApprovalBar(QFrame):
     # -- answers ------------------------------------------------------------------------------
 
     def allow_all(self) -> None:
+        """Allow every tool call once; a memory proposal still waits for its own answer."""
         for row in list(self.rows):
-            if row.decision is None:
+            if row.decision is None and not isinstance(row, MemoryProposalRow):
                 row.allow_once()
 
     def deny_all(self) -> None:
