@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.export import add_export_parser
     from threadline.cli.import_ import add_import_parser
     from threadline.cli.kb import add_kb_parser
+    from threadline.cli.memory import add_memory_parser
     from threadline.cli.models import add_models_parser
     from threadline.cli.options import (
         add_list_parser,
@@ -252,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models_parser(commands, common)
     add_kb_parser(commands, common)
     add_voice_parsers(commands, common)
+    add_memory_parser(commands, common)
     return parser
 
 

@@ -127,7 +127,13 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
     from threadline.cli.mcp_person import TerminalPerson
 
     # MCP servers' questions are answered on the terminal, or declined with a line without one.
-    engine.tool_servers.set_person(TerminalPerson.for_stdio(stdin_used=prompt_argument is None))
+    person = TerminalPerson.for_stdio(stdin_used=prompt_argument is None)
+    engine.tool_servers.set_person(person)
+    from threadline.cli.memory_ask import TerminalMemoryAsk
+
+    # A memory proposal is asked on the terminal (or declined); other calls need --yes.
+    others = _allow_all if getattr(args, "yes", False) else None
+    engine.turns.set_approval_handler(TerminalMemoryAsk(interactive=person.interactive, others=others))
     told = _ToldOfSaveTrouble()
     try:
         with told.installed():
@@ -281,8 +287,6 @@ async def _ask(
     prompt = parsed.text  # "//…" sends "/…"
     if images and models:
         raise CommandError("an MCP prompt's or resource's images cannot go to --models; nothing was sent")
-    if args.yes:
-        engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
         from threadline.cli import wait as cli_wait
 

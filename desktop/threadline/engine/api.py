@@ -37,6 +37,7 @@ from threadline.engine.capability_apis import (  # EngineApi names them
     McpCatalogApi,
     McpPeopleApi,
     McpServersApi,
+    MemoryApi,
     ModelsApi,
     VoiceApi,
     WorkspaceApi,
@@ -555,6 +556,8 @@ class EngineApi(Protocol):
     def knowledge(self) -> KnowledgeApi: ...
     @property
     def voice(self) -> VoiceApi: ...
+    @property
+    def memory(self) -> MemoryApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -21,10 +21,13 @@ from threadline.core.mcp_catalog import (
     ResourceInfo,
     ResourceTemplateInfo,
 )
+from threadline.core.memory import Memory, MemoryScope
 from threadline.core.messages import ContextFile, ImageBlock, Message
 
 if TYPE_CHECKING:
+    from threadline.core.session import SearchHit
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.memory import MemorySettings
     from threadline.engine.models import FileChoice
     from threadline.engine.voice import ReadingState
     from threadline.knowledge import FileProblem, IndexReport, Progress, SearchResult
@@ -366,4 +369,37 @@ class VoiceApi(Protocol):
     def stop_dictation(self) -> None: ...
     async def finish_dictation(self) -> str:
         """Wait for the recording's end (stopped, or quiet after speech); its text."""
+        ...
+
+
+class MemoryApi(Protocol):
+    """``engine.memory`` (``engine/memory.py``): saved memories, the memory switch and how far
+    ``search_past_chats`` reaches (docs/memory.md). Changes raise ``MemoryChangeError`` (an
+    ``EngineError``) for an empty or too long text or a memory deleted meanwhile."""
+
+    @property
+    def enabled(self) -> bool:
+        """Memory is on: memories reach requests and the memory tools are offered."""
+        ...
+
+    async def settings(self) -> MemorySettings: ...
+    async def set_settings(self, settings: MemorySettings) -> None: ...
+    async def memories(self) -> list[Memory]:
+        """Every memory, oldest first."""
+        ...
+
+    async def add(self, text: str, scope: MemoryScope = ..., target: str = "") -> Memory:
+        """Save a new memory; ``target`` is the project's or agent's id for those scopes."""
+        ...
+
+    async def edit(
+        self, memory_id: str, text: str, scope: MemoryScope | None = None, target: str | None = None
+    ) -> Memory: ...
+    async def delete(self, memory_id: str) -> None: ...
+    async def for_turn(self, agent_id: str, project_id: str | None) -> list[Memory]:
+        """The memories a turn of that agent in that project sends (none while memory is off)."""
+        ...
+
+    async def search_past_chats(self, session_id: str, query: str, limit: int) -> list[SearchHit]:
+        """What ``search_past_chats`` finds from that chat (its scope applied, itself left out)."""
         ...

@@ -14,7 +14,8 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 ``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
 (``engine/workspace.py``: what the tools changed on disk, and the way back), ``models``
 (``engine/models.py``: local models, their search and downloads) and ``mcp``
-(``engine/mcp_catalog.py``: the MCP servers' prompts and resources).
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources) and ``memory``
+(``engine/memory.py``: saved memories and past-chat search).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from threadline.engine.mcp_catalog import McpCatalog
 from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
 from threadline.engine.mcp_servers import McpServers
+from threadline.engine.memory import MemoryService
+from threadline.engine.memory_tools import ProposeMemoryTool, SearchPastChatsTool
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.models import Models
 from threadline.engine.projects import ProjectService
@@ -116,6 +119,11 @@ class Engine:
         """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
         self.turns.runner.knowledge = self.knowledge
         self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))
+        self.memory = MemoryService(store, self._chat_scope)
+        """Saved memories, the memory switch, past-chat search (``engine/memory.py``)."""
+        self.turns.runner.memory = self.memory
+        self.tools.register(SearchPastChatsTool(self.memory))
+        self.tools.register(ProposeMemoryTool(self.memory))
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
@@ -174,6 +182,7 @@ class Engine:
             options["watch_since"] = await store.newest_change()
         engine = cls(store, data_dir, **options)
         engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
+        await engine.memory.load()
         await engine.workspace.reconcile()  # tool calls a stop cut off from their records
         return engine
 

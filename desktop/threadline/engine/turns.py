@@ -119,14 +119,9 @@ class Turns:
         live = self._engine.sessions.live(session_id)
         if live is None:
             raise SessionClosedError(session_id)
-        return meter_for(
-            live,
-            await self._engine.agents.turn_agent(live),
-            self.runner,
-            self._engine.hub,
-            self._engine.tools,
-            prompt,
-        )
+        agent = await self._engine.agents.turn_agent(live)
+        memory = await self._engine.memory.block_for(agent.id, live.info.project_id)
+        return meter_for(live, agent, self.runner, self._engine.hub, self._engine.tools, prompt, memory)
 
     def send(
         self,

@@ -59,6 +59,7 @@ from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
+from threadline.ui.settings.settings_memory_page import MemoryPage
 from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
@@ -533,6 +534,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.knowledge, "Knowledge")
         self.voice = VoicePage(engine)
         self.pages.addTab(self.voice, "Voice")
+        self.memory = MemoryPage(engine)
+        self.pages.addTab(self.memory, "Memory")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -564,6 +567,7 @@ class SettingsDialog(QDialog):
         await self.mcp.load()
         await self.models.load()
         await self.knowledge.load()
+        await self.memory.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
         """Styles of the Tools pages (the application stylesheet covers the rest)."""
@@ -615,6 +619,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.knowledge)
         elif page == "voice":
             self.pages.setCurrentWidget(self.voice)
+        elif page == "memory":
+            self.pages.setCurrentWidget(self.memory)
         elif page == "data":
             self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it
