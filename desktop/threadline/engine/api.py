@@ -38,6 +38,7 @@ from threadline.engine.capability_apis import (  # EngineApi names them
     McpPeopleApi,
     McpServersApi,
     ModelsApi,
+    WebApi,
     WorkspaceApi,
 )
 from threadline.engine.drafts import Draft
@@ -552,6 +553,8 @@ class EngineApi(Protocol):
     def models(self) -> ModelsApi: ...
     @property
     def knowledge(self) -> KnowledgeApi: ...
+    @property
+    def web(self) -> WebApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

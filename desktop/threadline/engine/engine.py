@@ -46,6 +46,7 @@ from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turns import Turns
+from threadline.engine.web import WebService
 from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.retry import RetryPolicy
@@ -115,6 +116,8 @@ class Engine:
         """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
         self.turns.runner.knowledge = self.knowledge
         self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))
+        self.web = WebService(store, self.tools)
+        """Web search and page reading: the provider, its key, the rules (``engine/web.py``)."""
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
