@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.restore import add_restore_parser
     from threadline.cli.show import add_show_parser
     from threadline.cli.usage import add_usage_parser
+    from threadline.cli.web import add_web_parser
 
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -242,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands, common)
     add_models_parser(commands, common)
     add_kb_parser(commands, common)
+    add_web_parser(commands, common)
     return parser
 
 
