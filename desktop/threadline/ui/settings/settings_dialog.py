@@ -60,6 +60,7 @@ from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
+from threadline.ui.settings.settings_web_page import WebPage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
 
@@ -518,6 +519,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.mcp, "MCP servers")
         self.models = ModelsPage(engine)
         self.pages.addTab(self.models, "Models")
+        self.web = WebPage(engine.web)
+        self.pages.addTab(self.web, "Web")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -548,6 +551,7 @@ class SettingsDialog(QDialog):
         await self.agents.load()
         await self.mcp.load()
         await self.models.load()
+        await self.web.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
         """Styles of the Tools pages (the application stylesheet covers the rest)."""
@@ -595,6 +599,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.mcp)
         elif page == "models":
             self.pages.setCurrentWidget(self.models)
+        elif page == "web":
+            self.pages.setCurrentWidget(self.web)
         elif page == "data":
             self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it

@@ -52,6 +52,8 @@ BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
     ("write_file", "Write files", "Always asks first and shows the changes as a diff."),
     ("shell", "Run commands", "Shell commands in an allowed folder; asks first unless trusted."),
     ("notes", "Notes", "Short notes the assistant keeps in the conversation."),
+    ("web_search", "Search the web", "Through the provider chosen in Settings → Web."),
+    ("fetch_page", "Read web pages", "Downloads one page or PDF; local addresses only if allowed."),
 )
 APPROVAL_TEXT = {Approval.ALLOW: "Allow", Approval.ASK: "Ask", Approval.DENY: "Deny"}
 PATTERN_COLUMN, ARGUMENTS_COLUMN, APPROVAL_COLUMN, REMOVE_COLUMN = range(4)
