@@ -14,7 +14,8 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 ``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
 (``engine/workspace.py``: what the tools changed on disk, and the way back), ``models``
 (``engine/models.py``: local models, their search and downloads) and ``mcp``
-(``engine/mcp_catalog.py``: the MCP servers' prompts and resources).
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources) and ``web``
+(``engine/web.py``: the web search provider and the rules of ``fetch_page``).
 """
 
 from __future__ import annotations
