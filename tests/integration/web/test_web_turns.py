@@ -20,6 +20,7 @@ from tests.support.web_servers import ARTICLE_ANSWER, ARTICLE_TITLE, WebServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
 from threadline.core.messages import MessageKind, stopped_after
+from threadline.core.meter import MeterPart
 from threadline.core.sources import SourceKind
 from threadline.engine.engine import Engine
 from threadline.web import FetchLimits, WebProvider
@@ -72,6 +73,11 @@ async def test_search_results_and_the_page_text_reach_the_model_and_stay_as_sour
     assert ARTICLE_ANSWER in by_url[f"{web.base_url}/page.html"].text, "the page read replaces its snippet"
     assert by_url[f"{web.base_url}/page.html"].locator.heading == ARTICLE_TITLE
     assert by_url[f"{web.base_url}/doc.pdf"].text == "Speeds of heron pumps."
+
+    meter = dict((await engine.turns.context_meter(session.id)).parts)
+    assert meter[MeterPart.TOOLS] > 0, "the web tools' definitions are counted"
+    page_tokens = len(page_text) // 4
+    assert meter[MeterPart.HISTORY] > page_tokens, "and the page the model read, as part of the chat"
 
 
 async def test_a_loopback_page_is_refused_until_the_user_allows_local_addresses(
