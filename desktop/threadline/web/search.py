@@ -171,9 +171,11 @@ class DuckDuckGoSearch:
         try:
             items = await asyncio.to_thread(_ddgs_text, query, limit)
         except Exception as err:
+            detail = " ".join(f"{type(err).__name__}: {err}".split())
+            detail = detail if len(detail) <= 160 else detail[:159] + "…"
             raise WebError(
-                f"DuckDuckGo could not be searched ({type(err).__name__}: {err}). This keyless way is "
-                "best-effort; SearXNG, Brave or Tavily in Settings → Web are steadier."
+                f"DuckDuckGo could not be searched ({detail}). This keyless way is best-effort; "
+                "SearXNG, Brave or Tavily in Settings → Web are steadier."
             ) from err
         return _results(items, "title", "href", "body", limit)
 
