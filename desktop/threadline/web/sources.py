@@ -12,9 +12,19 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from threadline.core.conversation import Conversation
 from threadline.core.messages import Message, MessageKind
+from threadline.core.request import ToolSpec
 from threadline.core.sources import Source, SourceKind, SourceLocator
-from threadline.web.tools import FETCH_PAGE, WEB_SEARCH
+from threadline.web.tools import FETCH_PAGE, WEB_SEARCH, WEB_TOOL_NAMES
+
+
+def web_sources_of(conversation: Conversation, offered: Sequence[ToolSpec]) -> tuple[Source, ...]:
+    """The web sources of the reply ``conversation`` is making; nothing to look for (and no path
+    to unpack) when the request offered no web tool."""
+    if not any(spec.name in WEB_TOOL_NAMES for spec in offered):
+        return ()
+    return web_sources(conversation.path())
 
 
 def web_sources(path: Sequence[Message]) -> tuple[Source, ...]:
