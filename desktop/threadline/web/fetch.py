@@ -144,7 +144,7 @@ class PageFetcher:
 
     async def _request(self, client: Any, target: Any) -> Any:
         """The request for one hop, sent to the checked address of its host."""
-        host = target.host
+        host = target.raw_host.decode("ascii")  # IDNA-encoded: what DNS, Host and TLS take
         port = target.port or (443 if target.scheme == "https" else 80)
         exempt = self.exempt_origin is not None and origin_of(str(target)) == self.exempt_origin
         address = await checked_address(

@@ -100,3 +100,18 @@ async def test_the_connection_goes_to_the_address_that_was_checked(web: WebServe
     page = await PageFetcher(allow_local=True, lookup=lookup).fetch(f"http://pages.example:{port}/page.html")
     assert page.title == ARTICLE_TITLE and lookups == ["pages.example"]
     assert web.requests[-1][2]["Host"] == f"pages.example:{port}"
+
+
+async def test_an_international_name_is_looked_up_and_sent_in_its_ascii_form(web: WebServer) -> None:
+    lookups: list[str] = []
+
+    async def lookup(host: str, port: int) -> list[str]:
+        lookups.append(host)
+        return ["127.0.0.1"]
+
+    port = web.base_url.rsplit(":", 1)[1]
+    page = await PageFetcher(allow_local=True, lookup=lookup).fetch(
+        f"http://münchen.example:{port}/page.html"
+    )
+    assert page.title == ARTICLE_TITLE and lookups == ["xn--mnchen-3ya.example"]
+    assert web.requests[-1][2]["Host"] == f"xn--mnchen-3ya.example:{port}"
