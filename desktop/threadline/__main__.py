@@ -71,6 +71,11 @@ def _add_start_options(parser: argparse.ArgumentParser) -> None:
     """The options of a start without a command: the window, its probe, the self-test."""
     parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
+        "--quick-ask",
+        action="store_true",
+        help="open Quick ask, the small window to ask from anywhere (bind this in your desktop's shortcuts)",
+    )
+    parser.add_argument(
         "--startup-probe",
         action="store_true",
         help="print the milliseconds from start to the first painted window, then exit",
@@ -283,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_self_test(data_dir, database_url)
     from threadline.app.start import run_gui
 
-    return run_gui(data_dir, database_url, startup_probe=args.startup_probe)
+    return run_gui(data_dir, database_url, startup_probe=args.startup_probe, quick_ask=args.quick_ask)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from threadline.core.messages import ContextFile, ImageBlock, Message
 if TYPE_CHECKING:
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
     from threadline.engine.models import FileChoice
-    from threadline.knowledge import IndexReport, Progress, SearchResult
+    from threadline.knowledge import FileProblem, IndexReport, Progress, SearchResult
     from threadline.models.download import DownloadJob
     from threadline.models.fit import Fit
     from threadline.models.hub import HubFile, HubModel
@@ -281,6 +281,33 @@ class KnowledgeApi(Protocol):
 
     async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
         """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
+
+    async def edit(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        paths: Sequence[Path] | None = None,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+    ) -> KnowledgeBase:
+        """Change a base's name, folders or embedding model (``None`` keeps a field); another
+        embedding model drops the index, which the next ``index`` rebuilds."""
+        ...
+
+    async def problems(self, name: str) -> list[FileProblem]:
+        """The files that could not be read at their last indexing, with the reason."""
+        ...
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of each passage excluded from the chat."""
+        ...
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave a reply's source out of the chat's next turns (or take it back); the new set."""
         ...
 
 

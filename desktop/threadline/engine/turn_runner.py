@@ -184,6 +184,32 @@ class TurnRunner:
         self.compactor = Compactor(store, hub, self._retry, self.token_budget)
         """Summarising to fit the window (``engine/compaction.py``)."""
 
+    def sibling(
+        self,
+        *,
+        load_agent: Callable[[LiveConversation], Awaitable[AgentConfig]],
+        approval_handler: Callable[[], ApprovalHandler | None],
+    ) -> TurnRunner:
+        """A runner for one compare worker: its own agent and approvals, everything else shared.
+
+        A worker's request is built as the chat's own would be, so what the engine attached to
+        this runner (context files, server instructions, knowledge, the record of file changes)
+        goes with it; an attribute added to the runner belongs here too.
+        """
+        other = TurnRunner(
+            self._store,
+            self._hub,
+            self._tools,
+            load_agent=load_agent,
+            approval_handler=approval_handler,
+            retry_policy=self._retry,
+        )
+        other.sticky = self.sticky  # the session's context files are read once, not per worker
+        other.workspace = self.workspace
+        other.instructions = self.instructions
+        other.knowledge = self.knowledge
+        return other
+
     async def run(
         self,
         live: LiveConversation,

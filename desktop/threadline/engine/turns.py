@@ -82,13 +82,10 @@ class Turns:
         """One turn's steps (``engine/turn_runner.py``)."""
         self.comparing = CompareRunner(
             engine.store,
-            engine.hub,
-            engine.tools,
-            sticky=self.runner.sticky,
+            template=self.runner,
             session_agent=engine.agents.turn_agent,
             named_agent=engine.agents.named_agent,
             approval_handler=lambda: self._approve if self._approval_handler else None,
-            retry_policy=retry_policy,
         )
         """Several workers on one prompt (``engine/compare_runner.py``)."""
 

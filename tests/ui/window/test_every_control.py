@@ -162,6 +162,20 @@ def check_close_tab(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: harness.window.tabs.count() == before - 1, timeout=TIMEOUT)
 
 
+def check_quick_ask(harness: Any, about_selection: bool = False) -> None:
+    """Quick ask opens above the window with its composer (tests/ui/quick_ask/ has the rest)."""
+    if about_selection:
+        QGuiApplication.clipboard().setText("Quoted words")
+    choose_from_menu_bar(harness, "Ask About the Selection…" if about_selection else "Quick Ask…")
+    qa = harness.window.quick_ask
+    harness.qtbot.waitUntil(
+        lambda: qa.window is not None and qa.window.isVisible() and qa.tab is not None, timeout=TIMEOUT
+    )
+    if about_selection:
+        harness.qtbot.waitUntil(lambda: qa.tab.composer.text() == "> Quoted words\n\n", timeout=TIMEOUT)
+    qa.hide()
+
+
 def check_export(harness: Any) -> None:
     chat_with_reply(harness, "Export me", "Exported answer")
     target = harness.data_dir.parent / "exported.md"
@@ -463,6 +477,8 @@ def check_keyboard_shortcuts(harness: Any) -> None:
 MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "New Chat": check_new_chat,
     "Close Tab": check_close_tab,
+    "Quick Ask…": check_quick_ask,
+    "Ask About the Selection…": lambda harness: check_quick_ask(harness, about_selection=True),
     "Export as Markdown…": check_export,
     "Import…": check_import,
     "Export…": check_export_chats,

@@ -1,4 +1,5 @@
-"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers, theme, data.
+"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers,
+knowledge bases (``ui/knowledge/``), theme, data.
 
 Keys go to the engine, which keeps them in the system keychain; the dialog never
 reads one back — a stored key shows as "stored in the keychain" and an empty key
@@ -51,6 +52,8 @@ from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage, user_message_of
 from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.knowledge.index_jobs import IndexJobs
+from threadline.ui.knowledge.knowledge_page import KnowledgePage
 from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
@@ -493,8 +496,15 @@ class SettingsDialog(QDialog):
     themeChosen = Signal(object)  # ThemeChoice
 
     def __init__(
-        self, engine: EngineApi, theme: ThemeManager, data_dir: Path | None, parent: QWidget | None = None
+        self,
+        engine: EngineApi,
+        theme: ThemeManager,
+        data_dir: Path | None,
+        parent: QWidget | None = None,
+        *,
+        knowledge_jobs: IndexJobs | None = None,
     ) -> None:
+        """``knowledge_jobs``: the window's indexing runs, so one outlives the dialog."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("SettingsDialog")
@@ -519,6 +529,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.mcp, "MCP servers")
         self.models = ModelsPage(engine)
         self.pages.addTab(self.models, "Models")
+        self.knowledge = KnowledgePage(engine, knowledge_jobs)
+        self.pages.addTab(self.knowledge, "Knowledge")
         self.web = WebPage(engine.web)
         self.pages.addTab(self.web, "Web")
         self.pages.addTab(self._appearance(theme), "Appearance")
@@ -551,6 +563,7 @@ class SettingsDialog(QDialog):
         await self.agents.load()
         await self.mcp.load()
         await self.models.load()
+        await self.knowledge.load()
         await self.web.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
@@ -599,6 +612,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.mcp)
         elif page == "models":
             self.pages.setCurrentWidget(self.models)
+        elif page == "knowledge":
+            self.pages.setCurrentWidget(self.knowledge)
         elif page == "web":
             self.pages.setCurrentWidget(self.web)
         elif page == "data":

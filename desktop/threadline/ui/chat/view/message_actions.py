@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.ui.chat.view.context_marks import SUMMARY_TOGGLE_ACTION
+from threadline.ui.chat.view.source_list import SOURCES_ACTION
 from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION
 
 TANGENT_HERE = "tangent_here"
@@ -83,6 +84,8 @@ def menu_actions_for(message: Message, *, busy: bool, versions: int = 1) -> list
         actions.insert(0, SUMMARY_TOGGLE_ACTION)
     if message.is_assistant and message.reasoning:
         actions.insert(0, TOGGLE_THINKING_ACTION)
+    if message.sources:
+        actions.insert(0, SOURCES_ACTION)
     if not busy and message.is_assistant and versions > 1:
         actions.append(COMPARE_VERSIONS)
     if not busy and not message.is_marker:

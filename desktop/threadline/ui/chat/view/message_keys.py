@@ -65,6 +65,7 @@ COMMANDS: dict[str, MessageCommand] = {
         MessageCommand("toggle_thinking", "Show or hide the thinking", ("Space",)),
         MessageCommand("tangent_here", "Start tangent from here", ("T",)),
         MessageCommand("checkpoint_here", "Set checkpoint here…", ("P",)),
+        MessageCommand("sources", "Sources…", ("S",)),
         MessageCommand(CHANGES_ACTION, "Show file changes", ("F",)),
         MessageCommand(UNDO_CHANGES_ACTION, "Undo this turn's file changes…", ("U",)),
     )
