@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.show import add_show_parser
     from threadline.cli.usage import add_usage_parser
     from threadline.cli.voice import add_voice_parsers
+    from threadline.cli.web import add_web_parser
 
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -254,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_kb_parser(commands, common)
     add_voice_parsers(commands, common)
     add_memory_parser(commands, common)
+    add_web_parser(commands, common)
     return parser
 
 

@@ -20,6 +20,7 @@ _READ_ONLY_ACTIONS = {
     "agent": {"list", "show", "export"},
     "kb": {"list", "index", "search"},
     "memory": {"list"},
+    "web": {"show", "test"},
 }
 """Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
 and ``db restore`` never write into the database in use."""
@@ -91,6 +92,10 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             from threadline.cli.memory import memory_command
 
             return asyncio.run(memory_command(args, data_dir, database_url))
+        if args.command == "web":
+            from threadline.cli.web import web_command
+
+            return asyncio.run(web_command(args, data_dir, database_url))
         if args.command == "show":
             from threadline.cli import show as cli_show
 

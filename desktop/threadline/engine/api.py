@@ -40,6 +40,7 @@ from threadline.engine.capability_apis import (  # EngineApi names them
     MemoryApi,
     ModelsApi,
     VoiceApi,
+    WebApi,
     WorkspaceApi,
 )
 from threadline.engine.drafts import Draft
@@ -558,6 +559,8 @@ class EngineApi(Protocol):
     def voice(self) -> VoiceApi: ...
     @property
     def memory(self) -> MemoryApi: ...
+    @property
+    def web(self) -> WebApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from threadline.tools.mcp.state import ServerState
     from threadline.voice.settings import VoiceSettings
     from threadline.voice.speechd import SystemVoiceInfo
+    from threadline.web.config import WebConfig, WebProvider
     from threadline.workspace.blobs import SpaceUsed
 
 Unsubscribe = Callable[[], None]
@@ -402,4 +403,30 @@ class MemoryApi(Protocol):
 
     async def search_past_chats(self, session_id: str, query: str, limit: int) -> list[SearchHit]:
         """What ``search_past_chats`` finds from that chat (its scope applied, itself left out)."""
+        ...
+
+
+class WebApi(Protocol):
+    """``engine.web`` (``engine/web.py``): the web search provider, its key and the local-address
+    switch (docs/web.md). Failures raise ``WebSettingsError`` (an ``EngineError``) saying why."""
+
+    async def config(self) -> WebConfig: ...
+    async def use(
+        self,
+        provider: WebProvider,
+        *,
+        searxng_url: str = "",
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+    ) -> WebConfig:
+        """Choose the provider; a typed ``api_key`` goes to the keychain only."""
+        ...
+
+    async def set_allow_local(self, allowed: bool) -> WebConfig: ...
+    async def has_key(self, provider: WebProvider) -> bool:
+        """Whether the keychain holds a key for ``provider``."""
+        ...
+
+    async def test(self, config: WebConfig, api_key: str | None = None) -> str:
+        """One test search with ``config``; what happened, in a sentence."""
         ...

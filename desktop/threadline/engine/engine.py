@@ -14,8 +14,9 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 ``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
 (``engine/workspace.py``: what the tools changed on disk, and the way back), ``models``
 (``engine/models.py``: local models, their search and downloads) and ``mcp``
-(``engine/mcp_catalog.py``: the MCP servers' prompts and resources) and ``memory``
-(``engine/memory.py``: saved memories and past-chat search).
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources), ``memory``
+(``engine/memory.py``: saved memories and past-chat search) and ``web`` (``engine/web.py``: the
+web search provider and the rules of ``fetch_page``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turns import Turns
 from threadline.engine.voice import Voice
+from threadline.engine.web import WebService
 from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.retry import RetryPolicy
@@ -124,6 +126,8 @@ class Engine:
         self.turns.runner.memory = self.memory
         self.tools.register(SearchPastChatsTool(self.memory))
         self.tools.register(ProposeMemoryTool(self.memory))
+        self.web = WebService(store, self.tools)
+        """Web search and page reading: the provider, its key, the rules (``engine/web.py``)."""
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)

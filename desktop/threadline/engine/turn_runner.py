@@ -84,6 +84,7 @@ from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.context import tool_context
 from threadline.tools.registry import ToolRegistry
+from threadline.web.sources import web_sources_of
 
 log = logging.getLogger("threadline.engine")
 
@@ -456,7 +457,8 @@ class TurnRunner:
                 if reply is None:
                     metadata = RequestMetadata(provider=config.name, model=params.model, started_at=started)
                     reply = conversation.begin_reply(metadata)
-                    reply.sources = live.last_knowledge.sources if live.last_knowledge else ()
+                    knowledge = live.last_knowledge.sources if live.last_knowledge else ()
+                    reply.sources = knowledge + web_sources_of(conversation, tools)
                     live.emit(MessageAdded(live.session_id, reply))
                     writer.append(reply)
                     writer.track(reply)

@@ -65,6 +65,7 @@ from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
 from threadline.ui.settings.settings_voice_page import VoicePage
+from threadline.ui.settings.settings_web_page import WebPage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
 
@@ -536,6 +537,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.voice, "Voice")
         self.memory = MemoryPage(engine)
         self.pages.addTab(self.memory, "Memory")
+        self.web = WebPage(engine.web)
+        self.pages.addTab(self.web, "Web")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -568,6 +571,7 @@ class SettingsDialog(QDialog):
         await self.models.load()
         await self.knowledge.load()
         await self.memory.load()
+        await self.web.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
         """Styles of the Tools pages (the application stylesheet covers the rest)."""
@@ -621,6 +625,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.voice)
         elif page == "memory":
             self.pages.setCurrentWidget(self.memory)
+        elif page == "web":
+            self.pages.setCurrentWidget(self.web)
         elif page == "data":
             self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it

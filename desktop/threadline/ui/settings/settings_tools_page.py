@@ -54,6 +54,8 @@ BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
     ("notes", "Notes", "Short notes the assistant keeps in the conversation."),
     ("search_past_chats", "Search past chats", "Full-text search in your other chats (Settings → Memory)."),
     ("propose_memory", "Propose memories", "Suggests a fact to remember; you accept, edit or decline it."),
+    ("web_search", "Search the web", "Through the provider chosen in Settings → Web."),
+    ("fetch_page", "Read web pages", "Downloads one page or PDF; local addresses only if allowed."),
 )
 APPROVAL_TEXT = {Approval.ALLOW: "Allow", Approval.ASK: "Ask", Approval.DENY: "Deny"}
 PATTERN_COLUMN, ARGUMENTS_COLUMN, APPROVAL_COLUMN, REMOVE_COLUMN = range(4)
