@@ -36,9 +36,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import qasync
+    from PySide6.QtCore import QLockFile
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from threadline.app.single_instance import InstanceServer
     from threadline.engine.engine import Engine
     from threadline.ui.common.crash_handler import CrashHandler
     from threadline.ui.common.message_bridge import MessageBridge
@@ -164,8 +166,19 @@ def start_warm_up(engine: Engine) -> None:
     spawn(warm_up(engine), tell=LogOnly("warming up failed"), name="warm-up")
 
 
-def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
+def run_gui(
+    data_dir: Path, database_url: str | None, startup_probe: bool = False, words: list[str] | None = None
+) -> int:
+    """The window, unless another start holds ``data_dir``: then ``words`` go to it (exit 0).
+
+    ``words``: what the start asks of the window (``single_instance.start_words``).
+    """
     started = process_start_time()
+    from threadline.app import single_instance
+
+    lock = single_instance.take_lock(data_dir)
+    if lock is None and not startup_probe:
+        return single_instance.hand_off_or_say(data_dir, words or [single_instance.SHOW])
     from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
     held = hold_records()
@@ -186,13 +199,32 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
 
         crash.open_log = open_log_for_window
         try:
-            return _run_window(
-                app, theme, loop, crash, data_dir, database_url, started, startup_probe, open_log_for_window
-            )
+            start = _Start(data_dir, database_url, started, startup_probe, lock, words or [])
+            return _run_window(app, theme, loop, crash, start, open_log_for_window)
         finally:
             undo_routes()
     finally:
         open_log().close()  # a window that never painted: what it logged still reaches the file
+
+
+class _Start:
+    """What a window start was given: the folder, the database, the probe, the instance lock, the words."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        database_url: str | None,
+        started: float,
+        startup_probe: bool,
+        lock: QLockFile | None,
+        opened: list[str],
+    ) -> None:
+        self.data_dir = data_dir
+        self.database_url = database_url
+        self.started = started
+        self.startup_probe = startup_probe
+        self.lock = lock
+        self.opened = opened
 
 
 def _run_window(
@@ -200,13 +232,17 @@ def _run_window(
     theme: ThemeManager,
     loop: qasync.QEventLoop,
     crash: CrashHandler,
-    data_dir: Path,
-    database_url: str | None,
-    started: float,
-    startup_probe: bool,
+    start: _Start,
     open_log: Callable[[], None],
 ) -> int:
     from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
+
+    data_dir, database_url, started, startup_probe = (
+        start.data_dir,
+        start.database_url,
+        start.started,
+        start.startup_probe,
+    )
     from threadline.ui.common.message_bridge import MessageBridge
     from threadline.ui.common.tasks import cancel_running
 
@@ -216,6 +252,7 @@ def _run_window(
     crash.quitRequested.connect(window.close)
     done: asyncio.Future[int] = loop.create_future()
     engine_box: list[Engine] = []
+    instance_box: list[InstanceServer] = []
 
     def finish(code: int) -> None:
         if not done.done():
@@ -239,6 +276,10 @@ def _run_window(
         window.finish_building()
         MnemonicState.of(app).listen()
         FirstPaintWatcher(window.sidebar, whole_window_painted)
+        if start.lock is not None:  # later starts hand their words here from now on
+            from threadline.app.single_instance import serve
+
+            instance_box.append(serve(start.lock, data_dir))
         if startup_probe:
             # The probe also waits for the sidebar's paint (its second line), so that its
             # exit and CPU time include the whole window.
@@ -258,6 +299,7 @@ def _run_window(
         open_log()  # done already unless the sidebar has not painted yet
         await window.attach_engine(engine)
         start_warm_up(engine)
+        _become_a_desktop_citizen(window, engine, instance_box, start.opened)
         from threadline.ui.window import damage_recovery
 
         def replaced(new_engine: Engine) -> None:  # a restore in the window reopened the database
@@ -275,12 +317,30 @@ def _run_window(
         finish(0)
 
     window.closed.connect(lambda: loop.create_task(shutdown()))
+    window.closed.connect(lambda: _close_all(instance_box))
     FirstPaintWatcher(window, after_first_paint)
     window.show()
     with loop:
         code: int = loop.run_until_complete(done)
     window.deleteLater()
     return code
+
+
+def _close_all(servers: list[InstanceServer]) -> None:
+    for server in servers:
+        server.close()
+
+
+def _become_a_desktop_citizen(
+    window: MainWindow, engine: Engine, instance_box: list[InstanceServer], opened: list[str]
+) -> None:
+    """Tray, notifications, and what this start and later ones asked for (``ui/desktop``, docs/desktop.md)."""
+    from threadline.ui.desktop.citizen import DesktopCitizen
+
+    citizen = DesktopCitizen(window, engine)  # a child of the window: lives as long as it
+    citizen.open_words(opened)
+    for server in instance_box:
+        server.set_handler(citizen.open_words)
 
 
 # -- the part of ``--self-test`` that needs Qt ------------------------------------------------------
