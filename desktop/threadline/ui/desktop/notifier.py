@@ -73,7 +73,8 @@ class DesktopNotifier(QObject):
             ("NotificationClosed", "_closed(uint,uint)"),
             ("ActivationToken", "_activation_token(uint,QString)"),
         ):
-            bus.connect(SERVICE, PATH, INTERFACE, signal, self, SLOT(slot).encode())
+            # PySide6 takes the SLOT() text here (its stubs say bytes, which it refuses).
+            bus.connect(SERVICE, PATH, INTERFACE, signal, self, SLOT(slot))  # type: ignore[call-overload]
         self._interface = interface
         return interface
 
