@@ -2,9 +2,9 @@
 
 Two Qt pieces (docs/desktop.md, "One instance"):
 
-* a ``QLockFile`` in the data folder says who runs: taken for the life of the process, it
-  is found stale (and taken over) as soon as the process that held it is gone, so a crash
-  never blocks the next start;
+* an OS lock on a file in the data folder says who runs (``instance_lock``): held for the
+  life of the process and let go by the kernel however the process ends, so a crash never
+  blocks the next start;
 * a ``QLocalServer`` (a Unix socket in the temporary folder, a named pipe on Windows) named
   after the user and the data folder carries the words. The lock's holder removes a socket a
   crashed instance left behind (``removeServer``) before it listens.
@@ -27,13 +27,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from threadline.app.instance_lock import LOCK_NAME, InstanceLock, take_lock
+
 if TYPE_CHECKING:
-    from PySide6.QtCore import QLockFile
     from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 log = logging.getLogger("threadline.app.single_instance")
 
-LOCK_NAME = "instance.lock"
+__all__ = ["LOCK_NAME", "InstanceLock", "InstanceServer", "claim", "hand_off", "serve", "take_lock"]
 MAGIC = b"threadline-open/1\n"
 ACK = b"ok\n"
 HAND_OFF_WAIT_S = 15.0
@@ -110,7 +111,7 @@ class InstanceServer:
     given to it when it is set, in order.
     """
 
-    def __init__(self, lock: QLockFile, server: QLocalServer) -> None:
+    def __init__(self, lock: InstanceLock, server: QLocalServer) -> None:
         self.lock = lock
         self.server = server
         self._handler: Callable[[Words], None] | None = None
@@ -172,26 +173,7 @@ class HandOffFailed(Exception):
     """Another instance holds the data folder but did not take the words."""
 
 
-def take_lock(data_dir: Path) -> QLockFile | None:
-    """The data folder's instance lock, or ``None`` when another live process holds it.
-
-    Called before Qt's application exists, so a second start costs no ``QApplication``.
-    """
-    from PySide6.QtCore import QLockFile
-
-    from threadline.files.private import private_folder
-
-    private_folder(data_dir)
-    lock = QLockFile(str(data_dir / LOCK_NAME))
-    lock.setStaleLockTime(0)  # only a dead holder makes it stale, never its age
-    if not lock.tryLock(0):
-        if lock.error() == QLockFile.LockError.LockFailedError:
-            return None
-        log.warning("could not take the instance lock in %s (%s); starting anyway", data_dir, lock.error())
-    return lock
-
-
-def serve(lock: QLockFile, data_dir: Path) -> InstanceServer:
+def serve(lock: InstanceLock, data_dir: Path) -> InstanceServer:
     """Listen for later starts (needs the ``QCoreApplication``: the server's socket notifier)."""
     return InstanceServer(lock, _listen(server_name(data_dir)))
 

@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import qasync
-    from PySide6.QtCore import QLockFile
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from threadline.app.instance_lock import InstanceLock
     from threadline.app.single_instance import InstanceServer
     from threadline.engine.engine import Engine
     from threadline.ui.common.crash_handler import CrashHandler
@@ -174,10 +174,12 @@ def run_gui(
     ``words``: what the start asks of the window (``single_instance.start_words``).
     """
     started = process_start_time()
-    from threadline.app import single_instance
+    from threadline.app.instance_lock import take_lock
 
-    lock = single_instance.take_lock(data_dir)
+    lock = take_lock(data_dir)
     if lock is None and not startup_probe:
+        from threadline.app import single_instance
+
         return single_instance.hand_off_or_say(data_dir, words or [single_instance.SHOW])
     from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
@@ -216,7 +218,7 @@ class _Start:
         database_url: str | None,
         started: float,
         startup_probe: bool,
-        lock: QLockFile | None,
+        lock: InstanceLock | None,
         opened: list[str],
     ) -> None:
         self.data_dir = data_dir
@@ -258,11 +260,19 @@ def _run_window(
         if not done.done():
             done.set_result(code)
 
+    def listen() -> None:
+        """Later starts hand their words here from now on (once; QtNetwork after the whole window)."""
+        if start.lock is not None and not instance_box:
+            from threadline.app.single_instance import serve
+
+            instance_box.append(serve(start.lock, data_dir))
+
     def whole_window_painted() -> None:
         # The log file (with the records held until now) once the whole window is on screen:
         # nothing the user sees waits for it (docs/performance.md). The engine's start opens it too, should
         # the sidebar never paint (a window minimised at once).
         open_log()
+        listen()
         if startup_probe:
             print_probe(started, time.time())
             finish(0)
@@ -276,10 +286,6 @@ def _run_window(
         window.finish_building()
         MnemonicState.of(app).listen()
         FirstPaintWatcher(window.sidebar, whole_window_painted)
-        if start.lock is not None:  # later starts hand their words here from now on
-            from threadline.app.single_instance import serve
-
-            instance_box.append(serve(start.lock, data_dir))
         if startup_probe:
             # The probe also waits for the sidebar's paint (its second line), so that its
             # exit and CPU time include the whole window.
@@ -297,6 +303,7 @@ def _run_window(
             return
         engine_box.append(engine)
         open_log()  # done already unless the sidebar has not painted yet
+        listen()
         await window.attach_engine(engine)
         start_warm_up(engine)
         _become_a_desktop_citizen(window, engine, instance_box, start.opened)
