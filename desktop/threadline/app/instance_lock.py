@@ -28,9 +28,10 @@ class InstanceLock:
 
 def take_lock(data_dir: Path) -> InstanceLock | None:
     """The lock, or ``None`` when another live process holds it."""
-    from threadline.files.private import private_folder
+    if not data_dir.is_dir():  # a first start: the folder as the engine would make it
+        from threadline.files.private import private_folder
 
-    private_folder(data_dir)
+        private_folder(data_dir)
     handle = open(data_dir / LOCK_NAME, "a+b")  # noqa: SIM115  (held open: that is the lock)
     try:
         if sys.platform == "win32":

@@ -14,7 +14,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtDBus import QDBusConnection
 from PySide6.QtGui import QFileOpenEvent
 from PySide6.QtWidgets import QApplication
 
@@ -27,6 +26,8 @@ from threadline.ui.desktop.tray import DesktopTray
 from threadline.ui.desktop.turn_watch import TurnWatch
 
 if TYPE_CHECKING:
+    from PySide6.QtDBus import QDBusConnection
+
     from threadline.engine.api import EngineApi
     from threadline.ui.window.main_window import MainWindow
 

@@ -59,6 +59,8 @@ class DesktopNotifier(QObject):
         if self._tried:
             return self._interface
         self._tried = True
+        from PySide6.QtDBus import QDBusConnection, QDBusInterface
+
         bus = self._bus if self._bus is not None else QDBusConnection.sessionBus()
         if not bus.isConnected():
             log.info("no session bus: notifications go to the tray")
