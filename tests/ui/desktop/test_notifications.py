@@ -10,12 +10,14 @@ current one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from PySide6.QtDBus import QDBusConnection
 from tests.support.notification_daemon import NotificationDaemon, session_bus
 from tests.support.sse_server import openai_text_stream, sse_response
+from tests.support.sse_streams import openai_auth_error
 from tests.support.ui_driving import type_and_send, wait_idle
 from tests.support.waiting import WAIT_MS
 from tests.ui.conftest import AppHarness
@@ -45,7 +47,7 @@ def connect(address: str) -> QDBusConnection:
     return bus
 
 
-def background_reply(harness: AppHarness, citizen: DesktopCitizen) -> Any:
+def background_reply(harness: AppHarness, citizen: DesktopCitizen, response: Any = None) -> Any:
     """Send in one chat, then make another the current tab while the reply is written."""
     window = harness.window
     first = harness.run(harness.engine.sessions.new_session("Rome"))
@@ -54,7 +56,9 @@ def background_reply(harness: AppHarness, citizen: DesktopCitizen) -> Any:
     harness.run(window.session_tabs.open(second.id, focus=True))
     window.tabs.focus_tab(first.id)
     assert harness.server is not None
-    harness.server.enqueue(sse_response(openai_text_stream([REPLY[:20], REPLY[20:]]), first_byte_delay=0.5))
+    if response is None:
+        response = sse_response(openai_text_stream([REPLY[:20], REPLY[20:]]), first_byte_delay=0.5)
+    harness.server.enqueue(response)
     type_and_send(harness.qtbot, tab, "How big was the Colosseum?")
     window.tabs.focus_tab(second.id)
     wait_idle(harness, tab)
@@ -110,3 +114,17 @@ def test_without_a_notification_service_the_tray_is_asked(harness: AppHarness, d
     background_reply(harness, citizen)
     harness.qtbot.waitUntil(lambda: bool(shown), timeout=WAIT_MS)
     assert shown[0][0] == "Reply ready: Rome"
+
+
+def test_a_reply_that_fails_out_of_view_is_notified_without_the_error_text(
+    harness: AppHarness, daemon: tuple[str, NotificationDaemon]
+) -> None:
+    address, server = daemon
+    harness.open()
+    citizen = DesktopCitizen(harness.window, harness.engine, bus=connect(address))
+    harness.run(citizen.prefs.load(harness.engine))
+    background_reply(harness, citizen, replace(openai_auth_error(), first_byte_delay=0.5))
+    harness.qtbot.waitUntil(lambda: bool(server.notifications()), timeout=WAIT_MS)
+    [note] = server.notifications()
+    assert note["summary"] == "Reply failed: Rome"
+    assert note["body"] == "Open the chat to see why and retry."
