@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtDBus import QDBusConnection
 from tests.support.notification_daemon import NotificationDaemon, session_bus
-from tests.support.sse_server import openai_text_stream, sse_response
+from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.sse_streams import openai_auth_error
 from tests.support.ui_driving import type_and_send, wait_idle
 from tests.support.waiting import WAIT_MS
 from tests.ui.conftest import AppHarness
 
+from threadline.core.config import AgentConfig
 from threadline.ui.common.desktop_prefs import DesktopSwitches
 from threadline.ui.desktop.citizen import DesktopCitizen
 
@@ -128,3 +130,39 @@ def test_a_reply_that_fails_out_of_view_is_notified_without_the_error_text(
     [note] = server.notifications()
     assert note["summary"] == "Reply failed: Rome"
     assert note["body"] == "Open the chat to see why and retry."
+
+
+def test_a_tool_call_waiting_for_approval_out_of_view_is_notified(
+    harness: AppHarness, daemon: tuple[str, NotificationDaemon], tmp_path: Path
+) -> None:
+    address, server = daemon
+    harness.open()
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(tmp_path),))
+        )
+    )
+    citizen = DesktopCitizen(harness.window, harness.engine, bus=connect(address))
+    harness.run(citizen.prefs.load(harness.engine))
+    window = harness.window
+    first = harness.run(harness.engine.sessions.new_session("Rome"))
+    second = harness.run(harness.engine.sessions.new_session("Paris"))
+    tab = harness.run(window.session_tabs.open(first.id, focus=True))
+    harness.run(window.session_tabs.open(second.id, focus=True))
+    window.tabs.focus_tab(first.id)
+    assert harness.server is not None
+    calls = openai_tool_call_stream([("c1", "shell", {"command": "echo hi"})], text_pieces=["Let me check."])
+    harness.server.enqueue(
+        sse_response(calls, first_byte_delay=0.5), sse_response(openai_text_stream(["It said hi."]))
+    )
+    type_and_send(harness.qtbot, tab, "Say hi with the shell")
+    window.tabs.focus_tab(second.id)
+
+    harness.qtbot.waitUntil(lambda: bool(server.notifications()), timeout=WAIT_MS)
+    note = server.notifications()[0]
+    assert note["summary"] == "Waiting for your approval: Rome"
+    server.invoke(note["id"], "open")
+    harness.qtbot.waitUntil(lambda: window.tabs.current_tab() is tab, timeout=WAIT_MS)
+    harness.qtbot.waitUntil(lambda: bool(tab.approval.rows), timeout=WAIT_MS)
+    tab.approval.rows[0].allow_button.click()
+    wait_idle(harness, tab)
