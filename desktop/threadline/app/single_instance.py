@@ -194,7 +194,8 @@ def _listen(name: str) -> QLocalServer:
         QLocalServer.removeServer(name)
         if not server.listen(name):
             log.warning(
-                "no instance socket (%s): a second start will open a second window", server.errorString()
+                "no instance socket (%s): later starts cannot hand their files to this window",
+                server.errorString(),
             )
     return server
 
@@ -223,8 +224,8 @@ def hand_off(data_dir: Path, words: Sequence[str], wait_s: float = HAND_OFF_WAIT
             if got.startswith(ACK):
                 return
             last_error = "the running Threadline did not answer"
-        else:
-            last_error = socket.errorString()
+        else:  # Qt says "Invalid name" for a socket nobody listens on
+            last_error = "it is not listening"
         if _left(deadline) <= 0:
             raise HandOffFailed(last_error)
         time.sleep(0.05)  # the first start holds the lock but is not listening yet
