@@ -38,6 +38,8 @@ OUT = BUILD / "out"
 FROZEN = DIST / "threadline"  # the one-folder build
 APP_ID = "io.github.threadline.Threadline"
 DESKTOP_FILE = "threadline.desktop"
+MIME_FILE = "threadline-mime.xml"
+"""Threadline's file types (shared-mime-info), installed as share/mime/packages/threadline.xml."""
 ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 
 # What Qt (xcb and Wayland), fonts and the bundled libraries need from a Debian/Ubuntu system.
@@ -186,6 +188,7 @@ def build_deb(reuse: bool = False) -> Path:
     share = root / "usr" / "share"
     (share / "applications").mkdir(parents=True)
     shutil.copy2(RESOURCES / DESKTOP_FILE, share / "applications" / DESKTOP_FILE)
+    copy_mime_types(share)
     copy_icons(share)
     (share / "metainfo").mkdir(parents=True)
     (share / "metainfo" / f"{APP_ID}.metainfo.xml").write_text(metainfo_xml(), encoding="utf-8")
@@ -248,6 +251,13 @@ Description: desktop conversation manager for large language models
     return deb
 
 
+def copy_mime_types(share: Path) -> None:
+    """The .desktop file's own MIME types; dpkg's shared-mime-info trigger (or the tarball's
+    install-desktop-entry.sh) runs update-mime-database (docs/desktop.md)."""
+    (share / "mime" / "packages").mkdir(parents=True)
+    shutil.copy2(RESOURCES / MIME_FILE, share / "mime" / "packages" / "threadline.xml")
+
+
 def build_tarball(reuse: bool = False) -> Path:
     """A portable .tar.gz: the one-folder build, a launcher, the .desktop file and icons."""
     frozen = build_pyinstaller(reuse)
@@ -258,6 +268,7 @@ def build_tarball(reuse: bool = False) -> Path:
     share = stage / "share"
     (share / "applications").mkdir(parents=True)
     shutil.copy2(RESOURCES / DESKTOP_FILE, share / "applications" / DESKTOP_FILE)
+    copy_mime_types(share)
     copy_icons(share)
     installer = stage / "install-desktop-entry.sh"
     shutil.copy2(PACKAGING / "linux" / "install-desktop-entry.sh", installer)
@@ -296,6 +307,7 @@ def build_appimage(reuse: bool = False) -> Path:
     share = appdir / "usr" / "share"
     (share / "applications").mkdir(parents=True)
     shutil.copy2(RESOURCES / DESKTOP_FILE, share / "applications" / DESKTOP_FILE)
+    copy_mime_types(share)
     shutil.copy2(RESOURCES / DESKTOP_FILE, appdir / DESKTOP_FILE)
     copy_icons(share)
     shutil.copy2(icon_png(256), appdir / "threadline.png")

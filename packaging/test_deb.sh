@@ -128,8 +128,11 @@ done
 [ -f /usr/share/icons/hicolor/scalable/apps/threadline.svg ] || fail "scalable icon missing"
 metainfo=/usr/share/metainfo/io.github.threadline.Threadline.metainfo.xml
 [ -f "$metainfo" ] || fail "$metainfo missing"
+mimexml=/usr/share/mime/packages/threadline.xml
+[ -f "$mimexml" ] || fail "$mimexml missing"
+grep -q 'x-scheme-handler/threadline' "$desktop" || fail "$desktop does not take threadline:// links"
 if command -v appstreamcli >/dev/null; then appstreamcli validate --no-net "$metainfo" >/dev/null || fail "$metainfo is invalid"; fi
-echo "menu entry, 9 icon sizes + scalable, metainfo: installed"
+echo "menu entry, 9 icon sizes + scalable, metainfo, file types: installed"
 installed_kb="$(dpkg-query -W -f='${Installed-Size}' threadline)"
 files="$(dpkg -L threadline | wc -l)"
 
@@ -153,6 +156,7 @@ t11=$(now)
 [ ! -e "$desktop" ] || fail "$desktop left behind"
 ! ls /usr/share/icons/hicolor/*/apps/threadline.* >/dev/null 2>&1 || fail "icons left behind"
 [ ! -e "$metainfo" ] || fail "$metainfo left behind"
+[ ! -e "$mimexml" ] || fail "$mimexml left behind"
 echo "removed cleanly: nothing left under /opt/threadline, /usr/bin, applications, icons, metainfo"
 
 # --- figures ---------------------------------------------------------------------------------

@@ -73,7 +73,8 @@ def _add_start_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick-ask",
         action="store_true",
-        help="open Quick ask, the small window to ask from anywhere (bind this in your desktop's shortcuts)",
+        help="open Quick ask, the small window to ask from anywhere (in the running window, if there is "
+        "one; bind this in your desktop's shortcuts)",
     )
     parser.add_argument(
         "--startup-probe",
@@ -84,6 +85,9 @@ def _add_start_options(parser: argparse.ArgumentParser) -> None:
         "--self-test",
         action="store_true",
         help="open the database, create and delete a session offscreen, and exit 0 on success",
+    )
+    parser.add_argument(
+        "--new-chat", action="store_true", help="open a new chat (in the running window, if there is one)"
     )
 
 
@@ -121,6 +125,40 @@ def parse_command_line(words: Sequence[str]) -> argparse.Namespace:
         return _start_parser().parse_args(words)
     except _NotAPlainStart:
         return build_parser().parse_args(words)
+
+
+OPEN_SUFFIXES = (".json", ".zip", ".mcpb", ".dxt")
+"""Files a start opens (a chat export to import, an MCP bundle to install): docs/desktop.md."""
+LINK_SCHEME = "threadline:"
+
+
+def split_open_targets(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``threadline [OPTIONS] FILE|LINK…``: the words without the files and links, and those.
+
+    The desktop entry starts ``threadline %U`` with what was opened. A word is a target when
+    it is a ``threadline:`` link, or an existing file with a suffix Threadline opens, and no
+    command word came before it; anything else leaves the words whole for the parsers (a
+    command, or a mistake they report).
+    """
+    rest: list[str] = []
+    targets: list[str] = []
+    takes_value = False
+    for word in words:
+        if takes_value:
+            rest.append(word)
+            takes_value = False
+        elif word in ("--data-dir", "--database-url"):
+            rest.append(word)
+            takes_value = True
+        elif word.startswith("-"):
+            rest.append(word)
+        elif word.lower().startswith(LINK_SCHEME) or (
+            word.lower().endswith(OPEN_SUFFIXES) and Path(word).is_file()
+        ):
+            targets.append(word)
+        else:
+            return list(words), []
+    return rest, targets
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from threadline.cli.options import split_server_command
 
         words, server_command = split_server_command(words)
+    words, targets = split_open_targets(words)
     args = parse_command_line(words)
     if server_command:
         args.server_command = server_command
@@ -293,9 +332,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from threadline.app.self_test import run_self_test
 
         return run_self_test(data_dir, database_url)
+    from threadline.app.single_instance import start_words
     from threadline.app.start import run_gui
 
-    return run_gui(data_dir, database_url, startup_probe=args.startup_probe, quick_ask=args.quick_ask)
+    opened = start_words(targets, new_chat=args.new_chat, quick_ask=args.quick_ask)
+    return run_gui(data_dir, database_url, startup_probe=args.startup_probe, words=opened)
 
 
 if __name__ == "__main__":

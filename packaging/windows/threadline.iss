@@ -57,12 +57,15 @@ WizardStyle=modern
 CloseApplications=yes
 RestartApplications=no
 ChangesEnvironment=no
+; The threadline:// scheme and the file types below (docs/desktop.md, "Files and links").
+ChangesAssociations=yes
 
 [Languages]
 Name: "english"; MessagesFile: "compiler:Default.isl"
 
 [Tasks]
 Name: "desktopicon"; Description: "{cm:CreateDesktopIcon}"; GroupDescription: "{cm:AdditionalIcons}"; Flags: unchecked
+Name: "startatlogin"; Description: "Start Threadline when I sign in"; GroupDescription: "Other:"; Flags: unchecked
 
 [InstallDelete]
 ; An upgrade must not keep modules of the previous build next to the new ones.
@@ -74,6 +77,26 @@ Source: "{#SourceDir}\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs 
 [Icons]
 Name: "{autoprograms}\{#AppName}"; Filename: "{app}\{#AppExe}"; WorkingDir: "{app}"; Comment: "Chat with language models"
 Name: "{autodesktop}\{#AppName}"; Filename: "{app}\{#AppExe}"; WorkingDir: "{app}"; Tasks: desktopicon
+
+[Registry]
+; HKA: the current user's classes for a per-user install, the machine's for an all-users one.
+; threadline:// links: a second start hands the link to the running window, which asks first.
+Root: HKA; Subkey: "Software\Classes\threadline"; ValueType: string; ValueName: ""; ValueData: "URL:Threadline link"; Flags: uninsdeletekey
+Root: HKA; Subkey: "Software\Classes\threadline"; ValueType: string; ValueName: "URL Protocol"; ValueData: ""
+Root: HKA; Subkey: "Software\Classes\threadline\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: "{app}\{#AppExe},0"
+Root: HKA; Subkey: "Software\Classes\threadline\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\{#AppExe}"" ""%1"""
+; MCP bundles open in Threadline's install dialog; chat exports (.json, .zip) get "Open with Threadline".
+Root: HKA; Subkey: "Software\Classes\Threadline.McpBundle"; ValueType: string; ValueName: ""; ValueData: "MCP bundle"; Flags: uninsdeletekey
+Root: HKA; Subkey: "Software\Classes\Threadline.McpBundle\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: "{app}\{#AppExe},0"
+Root: HKA; Subkey: "Software\Classes\Threadline.McpBundle\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\{#AppExe}"" ""%1"""
+Root: HKA; Subkey: "Software\Classes\.mcpb"; ValueType: string; ValueName: ""; ValueData: "Threadline.McpBundle"; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\.dxt"; ValueType: string; ValueName: ""; ValueData: "Threadline.McpBundle"; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\Threadline.Export"; ValueType: string; ValueName: ""; ValueData: "Chat export"; Flags: uninsdeletekey
+Root: HKA; Subkey: "Software\Classes\Threadline.Export\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\{#AppExe}"" ""%1"""
+Root: HKA; Subkey: "Software\Classes\.json\OpenWithProgids"; ValueType: string; ValueName: "Threadline.Export"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\.zip\OpenWithProgids"; ValueType: string; ValueName: "Threadline.Export"; ValueData: ""; Flags: uninsdeletevalue
+; Start at login (the task above); Settings → Desktop says the installer does this on Windows.
+Root: HKCU; Subkey: "Software\Microsoft\Windows\CurrentVersion\Run"; ValueType: string; ValueName: "Threadline"; ValueData: """{app}\{#AppExe}"""; Tasks: startatlogin; Flags: uninsdeletevalue
 
 [Run]
 Filename: "{app}\{#AppExe}"; Description: "{cm:LaunchProgram,{#AppName}}"; Flags: nowait postinstall skipifsilent

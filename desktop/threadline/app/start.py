@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from threadline.app.instance_lock import InstanceLock
+    from threadline.app.single_instance import InstanceServer
     from threadline.engine.engine import Engine
     from threadline.ui.common.crash_handler import CrashHandler
     from threadline.ui.common.message_bridge import MessageBridge
@@ -165,9 +167,20 @@ def start_warm_up(engine: Engine) -> None:
 
 
 def run_gui(
-    data_dir: Path, database_url: str | None, startup_probe: bool = False, *, quick_ask: bool = False
+    data_dir: Path, database_url: str | None, startup_probe: bool = False, words: list[str] | None = None
 ) -> int:
+    """The window, unless another start holds ``data_dir``: then ``words`` go to it (exit 0).
+
+    ``words``: what the start asks of the window (``single_instance.start_words``).
+    """
     started = process_start_time()
+    from threadline.app.instance_lock import take_lock
+
+    lock = take_lock(data_dir)
+    if lock is None and not startup_probe:
+        from threadline.app import single_instance
+
+        return single_instance.hand_off_or_say(data_dir, words or [single_instance.SHOW])
     from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
     held = hold_records()
@@ -188,22 +201,32 @@ def run_gui(
 
         crash.open_log = open_log_for_window
         try:
-            return _run_window(
-                app,
-                theme,
-                loop,
-                crash,
-                data_dir,
-                database_url,
-                started,
-                startup_probe,
-                open_log_for_window,
-                quick_ask,
-            )
+            start = _Start(data_dir, database_url, started, startup_probe, lock, words or [])
+            return _run_window(app, theme, loop, crash, start, open_log_for_window)
         finally:
             undo_routes()
     finally:
         open_log().close()  # a window that never painted: what it logged still reaches the file
+
+
+class _Start:
+    """What a window start was given: the folder, the database, the probe, the instance lock, the words."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        database_url: str | None,
+        started: float,
+        startup_probe: bool,
+        lock: InstanceLock | None,
+        opened: list[str],
+    ) -> None:
+        self.data_dir = data_dir
+        self.database_url = database_url
+        self.started = started
+        self.startup_probe = startup_probe
+        self.lock = lock
+        self.opened = opened
 
 
 def _run_window(
@@ -211,35 +234,45 @@ def _run_window(
     theme: ThemeManager,
     loop: qasync.QEventLoop,
     crash: CrashHandler,
-    data_dir: Path,
-    database_url: str | None,
-    started: float,
-    startup_probe: bool,
+    start: _Start,
     open_log: Callable[[], None],
-    quick_ask: bool = False,
 ) -> int:
     from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
+
+    data_dir, database_url, started, startup_probe = (
+        start.data_dir,
+        start.database_url,
+        start.started,
+        start.startup_probe,
+    )
     from threadline.ui.common.message_bridge import MessageBridge
     from threadline.ui.common.tasks import cancel_running
 
     bridge = MessageBridge(app)
     window = build_window(theme, data_dir, bridge, skeleton=True)
-    if quick_ask:  # ``--quick-ask``: opened as soon as the engine is attached
-        window.open_quick_ask()
     crash.save_session = lambda: save_tabs_after_crash(window)
     crash.quitRequested.connect(window.close)
     done: asyncio.Future[int] = loop.create_future()
     engine_box: list[Engine] = []
+    instance_box: list[InstanceServer] = []
 
     def finish(code: int) -> None:
         if not done.done():
             done.set_result(code)
+
+    def listen() -> None:
+        """Later starts hand their words here from now on (once; QtNetwork after the whole window)."""
+        if start.lock is not None and not instance_box:
+            from threadline.app.single_instance import serve
+
+            instance_box.append(serve(start.lock, data_dir))
 
     def whole_window_painted() -> None:
         # The log file (with the records held until now) once the whole window is on screen:
         # nothing the user sees waits for it (docs/performance.md). The engine's start opens it too, should
         # the sidebar never paint (a window minimised at once).
         open_log()
+        listen()
         if startup_probe:
             print_probe(started, time.time())
             finish(0)
@@ -270,8 +303,10 @@ def _run_window(
             return
         engine_box.append(engine)
         open_log()  # done already unless the sidebar has not painted yet
+        listen()
         await window.attach_engine(engine)
         start_warm_up(engine)
+        _become_a_desktop_citizen(window, engine, instance_box, start.opened)
         from threadline.ui.window import damage_recovery
 
         def replaced(new_engine: Engine) -> None:  # a restore in the window reopened the database
@@ -289,12 +324,32 @@ def _run_window(
         finish(0)
 
     window.closed.connect(lambda: loop.create_task(shutdown()))
+    window.closed.connect(lambda: _close_all(instance_box))
     FirstPaintWatcher(window, after_first_paint)
     window.show()
     with loop:
         code: int = loop.run_until_complete(done)
     window.deleteLater()
     return code
+
+
+def _close_all(servers: list[InstanceServer]) -> None:
+    for server in servers:
+        server.close()
+
+
+def _become_a_desktop_citizen(
+    window: MainWindow, engine: Engine, instance_box: list[InstanceServer], opened: list[str]
+) -> None:
+    """Tray, notifications, and what this start and later ones asked for (``ui/desktop``, docs/desktop.md)."""
+    from threadline.ui.desktop.actions import QUICK_ASK
+    from threadline.ui.desktop.citizen import DesktopCitizen
+
+    citizen = DesktopCitizen(window, engine)  # a child of the window: lives as long as it
+    citizen.actions.register(QUICK_ASK, window.open_quick_ask)  # the tray, --quick-ask, a second start
+    citizen.open_words(opened)
+    for server in instance_box:
+        server.set_handler(citizen.open_words)
 
 
 # -- the part of ``--self-test`` that needs Qt ------------------------------------------------------

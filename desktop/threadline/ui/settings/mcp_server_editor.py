@@ -124,6 +124,11 @@ class McpServerEditor(QDialog):
             self._show(config)
         self._transport_changed()
 
+    def fill(self, config: McpServerConfig) -> None:
+        """Show ``config`` as a new server's fields (a ``threadline://`` link's); Save adds it."""
+        self._show(config)
+        self._transport_changed()
+
     def _show(self, c: McpServerConfig) -> None:
         self.name.setText(c.name)
         self.transport.setCurrentIndex(self.transport.findData(c.transport.value))

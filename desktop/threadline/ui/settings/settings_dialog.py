@@ -58,6 +58,7 @@ from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
+from threadline.ui.settings.settings_desktop_page import DesktopPage
 from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_memory_page import MemoryPage
 from threadline.ui.settings.settings_models_folder import ModelsFolderSection
@@ -541,6 +542,8 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.web, "Web")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
+        self.desktop = DesktopPage(engine, data_dir)
+        self.pages.addTab(self.desktop, "Desktop")
         layout.addWidget(self.pages, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         for b in self.buttons.buttons():
@@ -627,8 +630,8 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.memory)
         elif page == "web":
             self.pages.setCurrentWidget(self.web)
-        elif page == "data":
-            self.pages.setCurrentWidget(self.data_page)
+        elif page in ("data", "desktop"):
+            self.pages.setCurrentWidget(self.data_page if page == "data" else self.desktop)
         else:  # a provider name: show it
             self.pages.setCurrentWidget(self.providers)
 

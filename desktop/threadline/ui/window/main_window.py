@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,8 @@ class MainWindow(QMainWindow):
         self.quick_ask: QuickAsk | None = None
         """Quick ask and its global shortcut (``ui/quick_ask``), made with the first engine."""
         self._quick_ask_wanted: bool | None = None
+        self.hide_on_close: Callable[[], bool] = lambda: False
+        """Whether a close only hides the window (the tray keeps the app: ``ui/desktop/citizen``)."""
 
         self._sidebar: SessionSidebar | None = None
         self.sidebar_slot = SidebarSlot()
@@ -708,6 +711,10 @@ class MainWindow(QMainWindow):
             self.interchange.drop(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closing and self.hide_on_close():
+            event.ignore()
+            self.hide()
+            return
         if self._closing or self.engine is None:
             self._closing = True
             event.accept()
