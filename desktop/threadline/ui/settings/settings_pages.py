@@ -29,6 +29,9 @@ class SettingsPages(QTabWidget):
         self.list.setIconSize(QSize(0, 0))
         self.list.currentRowChanged.connect(self._row_chosen)
         self.currentChanged.connect(self._page_shown)
+        # A tab widget hands its focus to its tab row; the row is hidden, so the list takes it
+        # (the dialog opens with the keyboard on the pages, Up/Down choosing one).
+        self.setFocusProxy(self.list)
 
     def tabInserted(self, index: int) -> None:
         super().tabInserted(index)
