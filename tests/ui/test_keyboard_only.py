@@ -18,13 +18,14 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QWidget
 from tests.support.sse_server import openai_text_stream, openai_tool_call_stream, sse_response
 from tests.support.ui_driving import new_tab_by_shortcut, texts, wait_idle
+from tests.support.waiting import WAIT_MS
 
 from threadline.core.config import AgentConfig
 from threadline.core.messages import MessageKind
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the shell tool runs POSIX commands here")
 
-TIMEOUT = 15000
+TIMEOUT = WAIT_MS
 
 MOUSE_EVENTS = {
     QEvent.Type.MouseButtonPress,

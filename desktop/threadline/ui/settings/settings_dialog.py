@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QSizePolicy,
     QSpinBox,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -63,6 +62,7 @@ from threadline.ui.settings.settings_mcp_page import McpServersPage
 from threadline.ui.settings.settings_memory_page import MemoryPage
 from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
+from threadline.ui.settings.settings_pages import SettingsPages
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
 from threadline.ui.settings.settings_voice_page import VoicePage
@@ -517,7 +517,7 @@ class SettingsDialog(QDialog):
         self.data_dir = data_dir
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 10)
-        self.pages = QTabWidget()
+        self.pages = SettingsPages(self)  # a list of pages at the left, the page at the right
         self.providers = ProvidersPage(engine)
         self.providers.changed.connect(self.providersChanged)
         self.pages.addTab(self.providers, "Providers")
@@ -544,7 +544,11 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self._data_page(), "Data")
         self.desktop = DesktopPage(engine, data_dir)
         self.pages.addTab(self.desktop, "Desktop")
-        layout.addWidget(self.pages, 1)
+        body = QHBoxLayout()
+        body.setSpacing(10)
+        body.addWidget(self.pages.list)
+        body.addWidget(self.pages, 1)
+        layout.addLayout(body, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         for b in self.buttons.buttons():
             b.setIcon(QIcon())
@@ -590,6 +594,12 @@ class SettingsDialog(QDialog):
 #RemoveRule {{ border: none; border-radius: 4px; color: {c.muted}; font-size: 15px; padding: 0 5px; }}
 #RemoveRule:hover {{ background: {c.hover}; color: {c.error_text}; }}
 #SettingsPageBody {{ background: transparent; }}
+#SettingsPageList {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 6px;
+                     padding: 4px; outline: none; color: {c.text}; }}
+#SettingsPageList::item {{ padding: 6px 8px; border-radius: 4px; }}
+#SettingsPageList::item:hover:!selected {{ background: {c.hover}; }}
+#SettingsPageList::item:selected {{ background: {c.selection}; color: {c.text}; }}
+#SettingsPageList:focus {{ border-color: {c.link}; }}
 #SecondaryButton:disabled {{ color: {c.muted}; background: {c.window}; }}
 """)
         self.mcp.set_colors(c)
