@@ -48,7 +48,20 @@ class RecordedAudio:
     heard_speech: bool
 
 
+_PORTAUDIO = threading.Lock()
+"""PortAudio is started and stopped by one thread at a time (listing, opening a stream)."""
+_open_streams = 0
+"""Streams open now (under ``_PORTAUDIO``): PortAudio is only restarted while there are none."""
+
+
 def _sounddevice() -> Any:
+    """``sounddevice`` with PortAudio's device list read anew.
+
+    PortAudio reads the devices once, when it starts, so a microphone plugged in (or a sound
+    server started) after that is not seen; restarting it while no stream is open, as
+    sounddevice's own documentation advises, lists what is there now. Only one recording
+    runs at a time (``engine.voice``); the list is only read anew while none is open.
+    """
     try:
         import sounddevice
     except OSError as err:  # the PortAudio library itself is missing
@@ -56,11 +69,19 @@ def _sounddevice() -> Any:
             "Recording needs the PortAudio library, which is not installed (on Debian and Ubuntu: "
             "the libportaudio2 package)."
         ) from err
+    if _open_streams == 0:
+        sounddevice._terminate()
+        sounddevice._initialize()
     return sounddevice
 
 
 def input_devices() -> list[str]:
     """The names of the devices that can record, the system's default first."""
+    with _PORTAUDIO:
+        return _input_devices()
+
+
+def _input_devices() -> list[str]:
     sd = _sounddevice()
     try:
         devices = sd.query_devices()
@@ -112,6 +133,7 @@ class Recorder:
         return await self._done
 
     def _capture(self, loop: asyncio.AbstractEventLoop, opened: asyncio.Future[None]) -> None:
+        global _open_streams
         def settle(
             future: asyncio.Future[Any], value: Any = None, error: BaseException | None = None
         ) -> None:
@@ -126,11 +148,13 @@ class Recorder:
             loop.call_soon_threadsafe(apply)
 
         try:
-            sd = _sounddevice()
-            stream = sd.RawInputStream(
-                samplerate=RATE, channels=1, dtype="int16", blocksize=BLOCK, device=self._device or None
-            )
-            stream.start()
+            with _PORTAUDIO:
+                sd = _sounddevice()
+                stream = sd.RawInputStream(
+                    samplerate=RATE, channels=1, dtype="int16", blocksize=BLOCK, device=self._device or None
+                )
+                stream.start()
+                _open_streams += 1
         except RecordingError as err:
             settle(opened, error=err)
             return
@@ -144,9 +168,11 @@ class Recorder:
         except Exception as err:
             settle(self._done, error=RecordingError(f"The recording stopped: {err}"))
         finally:
-            with contextlib.suppress(Exception):
-                stream.stop()
-                stream.close()
+            with _PORTAUDIO:
+                with contextlib.suppress(Exception):
+                    stream.stop()
+                    stream.close()
+                _open_streams -= 1
 
     def _record(self, stream: Any) -> RecordedAudio:
         started = time.monotonic()
