@@ -1,7 +1,9 @@
 """A tiny random-weight llama as a GGUF file, made with the ``gguf`` package (a few hundred KB).
 
-Enough for the protocol: a real header (architecture, context window, chat template, layer
-and head counts) and real tensors of a two-layer model; the weights mean nothing.
+Enough for the protocol and for llama.cpp to load and run it: a real header (architecture,
+context window, chat template, layer and head counts), a SentencePiece-style vocabulary (the
+three special tokens, the 256 byte tokens llama.cpp falls back to, then plain pieces) and real
+tensors of a two-layer model; the weights mean nothing, so replies are random tokens.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def make_tiny_gguf(path: Path, *, context: int = 4096, seed: int = 0, vocab: int
     writer.add_head_count_kv(kv_heads)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_chat_template(CHAT_TEMPLATE)
+    _add_vocab(writer, vocab)
 
     def tensor(name: str, *shape: int) -> None:
         writer.add_tensor(name, rng.standard_normal(shape, dtype=np.float32) * 0.02)
@@ -51,3 +54,28 @@ def make_tiny_gguf(path: Path, *, context: int = 4096, seed: int = 0, vocab: int
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def _add_vocab(writer: object, size: int) -> None:
+    """``<unk> <s> </s>``, the byte tokens ``<0x00>``…``<0xFF>``, then pieces ``▁a``, ``▁b``…"""
+    import gguf
+
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    kinds = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL]
+    kinds += [gguf.TokenType.BYTE] * 256
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    i = 0
+    while len(tokens) < size:
+        piece = letters[i % 26] + (letters[i // 26 % 26] if i >= 26 else "")
+        tokens.append("\u2581" + piece)
+        kinds.append(gguf.TokenType.NORMAL)
+        i += 1
+    w = writer  # a GGUFWriter
+    w.add_tokenizer_model("llama")  # type: ignore[attr-defined]
+    w.add_token_list(tokens)  # type: ignore[attr-defined]
+    w.add_token_scores([-float(n) for n in range(len(tokens))])  # type: ignore[attr-defined]
+    w.add_token_types([int(k) for k in kinds])  # type: ignore[attr-defined]
+    w.add_unk_token_id(0)  # type: ignore[attr-defined]
+    w.add_bos_token_id(1)  # type: ignore[attr-defined]
+    w.add_eos_token_id(2)  # type: ignore[attr-defined]
+    w.add_add_bos_token(True)  # type: ignore[attr-defined]
