@@ -120,9 +120,10 @@ class LocalProvider:
         client = await self._client_of(endpoint)
         runtime = self._models.runtime
         try:
-            async with contextlib.aclosing(client.stream(request, params, tools)) as events:  # type: ignore[type-var]
-                async for event in events:
-                    yield event
+            with runtime.in_use():
+                async with contextlib.aclosing(client.stream(request, params, tools)) as events:  # type: ignore[type-var]
+                    async for event in events:
+                        yield event
         except ProviderError as err:
             if not await asyncio.to_thread(runtime.alive, endpoint):
                 raise RuntimeStopped(
@@ -132,8 +133,6 @@ class LocalProvider:
                     model=params.model,
                 ) from err
             raise
-        finally:
-            runtime.touch()
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -163,6 +163,8 @@ class LocalRuntime:
         self._idle_minutes = RuntimeSettings().idle_minutes
         self._watch_stop = threading.Event()
         self._watcher: threading.Thread | None = None
+        self._in_use = 0
+        """Replies streaming in this process: while any does, the watcher keeps the runtime marked used."""
         self.on_stopped: Callable[[str], None] | None = None
         """Called (on a watcher thread) with the model's name when idleness stopped it."""
 
@@ -220,6 +222,17 @@ class LocalRuntime:
         """Mark the runtime as used now (any process's use keeps it loaded)."""
         with contextlib.suppress(OSError):
             (self.state_dir / USED_FILE).touch()
+
+    @contextlib.contextmanager
+    def in_use(self) -> Any:
+        """Around one reply: a reply longer than the idle time does not see its runtime unloaded."""
+        self._in_use += 1
+        self.touch()
+        try:
+            yield
+        finally:
+            self._in_use -= 1
+            self.touch()
 
     def _idle_for(self) -> float:
         try:
@@ -406,6 +419,9 @@ class LocalRuntime:
     def _watch_idle(self) -> None:
         stop = self._watch_stop
         while not stop.wait(min(5.0, self._idle_minutes * 60 / 4)):
+            if self._in_use:
+                self.touch()
+                continue
             if self._idle_for() < self._idle_minutes * 60:
                 continue
             with self._exclusive():

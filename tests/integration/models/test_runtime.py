@@ -126,13 +126,13 @@ def test_unloads_after_the_idle_time(runtime: LocalRuntime, tiny: InstalledModel
 
 
 def test_a_model_too_big_is_refused_before_loading(runtime: LocalRuntime, tiny: InstalledModel) -> None:
-    huge = RuntimeSettings(context=2_000_000_000)  # its KV cache alone: terabytes
+    huge = RuntimeSettings(context=10_000_000_000)  # its KV cache alone: terabytes
     with pytest.raises(ModelTooBig) as refused:
         runtime.ensure(tiny, huge)
     message = refused.value.user_message
     assert (
         message.startswith("tiny.gguf needs about ")
-        and " TB of memory with a context of 2,000,000,000" in message
+        and " TB of memory with a context of 10,000,000,000" in message
     )
     assert "this computer has " in message
     assert not runtime.log_path.exists()  # nothing was started

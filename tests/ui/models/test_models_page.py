@@ -56,7 +56,10 @@ def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHu
     harness.open()
     qtbot = harness.qtbot
     page = open_page(harness)
-    assert "pip install 'threadline[local]'" in page.runtime_note.text()
+    installed = harness.engine.models.runtime_installed()
+    assert (
+        "“On this computer”" if installed else "pip install 'threadline[local]'"
+    ) in page.runtime_note.text()
     assert str(harness.data_dir / "models") in page.folder_label.text()
 
     search_and_pick(qtbot, page, FILE)
