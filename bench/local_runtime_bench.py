@@ -58,9 +58,15 @@ async def main(cold_runs: int, warm_runs: int) -> None:
         engine = await Engine.open(data)
         try:
             cold: list[float] = []
+            pids = set()
             for _ in range(cold_runs):
                 await engine.models.stop_runtime()
+                assert await engine.models.runtime_status() is None
                 cold.append(await first_token(engine))
+                status = await engine.models.runtime_status()
+                assert status is not None
+                pids.add(status["pid"])
+            assert len(pids) == cold_runs  # each cold run started a runtime of its own
             warm = [await first_token(engine) for _ in range(warm_runs)]
         finally:
             await engine.aclose()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+SPECIAL_AND_BYTES = 3 + 256
+"""``<unk> <s> </s>`` and the byte tokens, before the plain pieces in the vocabulary."""
 CHAT_TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}<|assistant|>"
 
 
@@ -36,8 +38,13 @@ def make_tiny_gguf(path: Path, *, context: int = 4096, seed: int = 0, vocab: int
         writer.add_tensor(name, rng.standard_normal(shape, dtype=np.float32) * 0.02)
 
     tensor("token_embd.weight", vocab, dim)
-    tensor("output_norm.weight", dim)
-    tensor("output.weight", vocab, dim)
+    writer.add_tensor("output_norm.weight", np.ones(dim, dtype=np.float32))
+    # Only plain pieces get a say in the next token: the special and byte tokens' rows are zero,
+    # the pieces' rows large, so a reply is words at once (a byte token alone is no text, and the
+    # runtime holds back bytes that do not yet make UTF-8) and never ends early.
+    output = rng.standard_normal((vocab, dim), dtype=np.float32)
+    output[:SPECIAL_AND_BYTES] = 0.0
+    writer.add_tensor("output.weight", output)
     head_dim = dim // heads
     for i in range(layers):
         tensor(f"blk.{i}.attn_norm.weight", dim)

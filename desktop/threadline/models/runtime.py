@@ -319,7 +319,10 @@ class LocalRuntime:
             raise RuntimeUnavailable(NOT_INSTALLED)
         command, key_variable = made
         key = secrets.token_urlsafe(32)
-        env = {**os.environ, key_variable: key}
+        # llama_cpp.server lets HOST, PORT and CONFIG_FILE in the environment override its
+        # arguments: a HOST=0.0.0.0 left in the person's shell must not open the model to the network.
+        env = {k: v for k, v in os.environ.items() if k not in ("CONFIG_FILE", "API_KEY", "LLAMA_API_KEY")}
+        env.update({key_variable: key, "HOST": "127.0.0.1", "PORT": str(port)})
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.log_path.exists():
             os.replace(self.log_path, self.log_path.with_name(LOG_FILE + ".1"))

@@ -50,9 +50,9 @@ def runtime(tmp_path: Path) -> Iterator[LocalRuntime]:
 
 
 def chat(base_url: str, key: str, model: str) -> tuple[int, str]:
-    import httpx
+    from threadline.models.download import httpx_module
 
-    response = httpx.post(
+    response = httpx_module().post(
         base_url + "/chat/completions",
         headers={"Authorization": f"Bearer {key}"},
         json={"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8},
@@ -62,11 +62,28 @@ def chat(base_url: str, key: str, model: str) -> tuple[int, str]:
     return response.status_code, response.text
 
 
+def listening(port: int) -> set[str]:
+    """The local addresses listening on ``port`` (from /proc/net/tcp and tcp6, in hex)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                address, hex_port = local.rsplit(":", 1)
+                if state == "0A" and int(hex_port, 16) == port:
+                    found.add(address)
+    return found
+
+
 def test_loads_the_model_answers_with_the_key_only_and_logs_no_key(
-    runtime: LocalRuntime, tiny: InstalledModel
+    runtime: LocalRuntime, tiny: InstalledModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("HOST", "0.0.0.0")  # llama_cpp.server would take these over its arguments
+    monkeypatch.setenv("PORT", "1")
     endpoint = runtime.ensure(tiny, SETTINGS)
     assert endpoint.base_url.startswith("http://127.0.0.1:")
+    port = int(endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+    assert listening(port) == {"0100007F"}  # 127.0.0.1 only
     status, body = chat(endpoint.base_url, endpoint.api_key, tiny.name)
     assert status == 200, body
     assert json.loads(body)["choices"][0]["message"]["role"] == "assistant"

@@ -64,7 +64,7 @@ def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHu
 
     search_and_pick(qtbot, page, FILE)
     row = page.quants.tree.currentItem()
-    assert row.text(0) == FILE and row.text(1) == "560 KB"
+    assert row.text(0) == FILE and row.text(1) == "571 KB"
     assert row.text(2).startswith("≈ ") and row.text(3) in ("fits in memory", "fits in GPU memory")
     assert page.quants.machine.text().startswith("This computer: memory ")
 
