@@ -34,6 +34,10 @@ LOCAL_ALIAS = "threadline"
 """What the command line's ``--provider`` also accepts for it."""
 
 
+CRASH_GRACE = 2.0
+"""Seconds a cut stream waits to see whether the runtime died (then the turn says so)."""
+
+
 class RuntimeStopped(ProviderError):
     """The runtime died under a turn (out of memory, killed). Not retried within the turn: the
     person is told, and the next send starts a new runtime."""
@@ -124,11 +128,12 @@ class LocalProvider:
                 async with contextlib.aclosing(client.stream(request, params, tools)) as events:  # type: ignore[type-var]
                     async for event in events:
                         yield event
-        except ProviderError as err:
-            if not await asyncio.to_thread(runtime.alive, endpoint):
+        except Exception as err:  # a ProviderError, or the HTTP client's own error for a cut stream
+            cut = isinstance(err, ProviderError | OSError) or type(err).__name__.endswith("ProtocolError")
+            if cut and not await asyncio.to_thread(runtime.alive, endpoint, CRASH_GRACE):
                 raise RuntimeStopped(
-                    f"The local runtime stopped while answering with {params.model} (it may have run out "
-                    f"of memory). Send again to restart it; its log is {runtime.log_path}.",
+                    f"The local runtime stopped while answering with {params.model} (it may have run "
+                    f"out of memory). Send again to restart it; its log is {runtime.log_path}.",
                     provider=self.name,
                     model=params.model,
                 ) from err

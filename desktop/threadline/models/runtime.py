@@ -252,10 +252,20 @@ class LocalRuntime:
                 return None
             return {"model": state.get("model"), "pid": state["pid"], "port": state["port"]}
 
-    def alive(self, endpoint: Endpoint) -> bool:
-        """Whether the runtime behind ``endpoint`` still runs (a failed turn asks: crash or not)."""
-        if self._child is not None and self._child.pid == endpoint.pid:
-            return self._child.poll() is None
+    def alive(self, endpoint: Endpoint, grace: float = 0.0) -> bool:
+        """Whether the runtime behind ``endpoint`` still runs (a failed turn asks: crash or not).
+
+        ``grace``: seconds to wait for our child to be seen gone; a killed process closes its
+        sockets a moment before it can be reaped, so a cut stream may arrive first.
+        """
+        child = self._child
+        if child is not None and child.pid == endpoint.pid:
+            deadline = time.monotonic() + grace
+            while child.poll() is None:
+                if time.monotonic() >= deadline:
+                    return True
+                time.sleep(0.02)
+            return False
         return self._answers(endpoint)
 
     def ensure(self, model: InstalledModel, settings: RuntimeSettings) -> Endpoint:
