@@ -266,8 +266,10 @@ async def _ask(
         info = await engine.sessions.get_session(session_id)
         assert info is not None
         provider = args.provider or info.provider
-        if provider and await engine.providers.get_provider(provider) is None:
+        config = await engine.providers.get_provider(provider) if provider else None
+        if provider and config is None:
             raise CommandError(f"no provider named {provider!r} (see `threadline provider list`)")
+        provider = config.name if config is not None else provider  # `threadline`: "On this computer"
         model = args.model or await _model_used(engine, session_id, provider)
         await engine.sessions.set_session_model(session_id, provider, model)
     if models:

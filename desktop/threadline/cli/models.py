@@ -1,4 +1,4 @@
-"""``threadline models``: search the Hub for GGUF models, download, import, list and remove.
+"""``threadline models``: search the Hub for GGUF models, download, import, list, remove; the runtime.
 
 ``pull`` shows progress on standard error (a line redrawn on a terminal, a line every few
 seconds otherwise) and resumes a partial download of the same file left by an earlier run
@@ -45,6 +45,16 @@ def add_models_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON (for scripts)")
     rm = actions.add_parser("rm", parents=[common], help="delete a model from the models folder")
     rm.add_argument("name")
+    runtime = actions.add_parser(
+        "runtime", parents=[common], help="the local runtime: its settings, what it serves, its log; stop it"
+    )
+    runtime.add_argument("--context", type=int, metavar="TOKENS", help="context size models load with")
+    runtime.add_argument("--gpu-layers", type=int, metavar="N", help="layers put on the GPU (0: none)")
+    runtime.add_argument("--idle", type=float, metavar="MINUTES", help="unload after this long unused")
+    runtime.add_argument(
+        "--server", metavar="PATH", help="a llama-server program to run ('' for threadline[local])"
+    )
+    runtime.add_argument("--stop", action="store_true", help="stop the runtime now")
 
 
 async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
@@ -83,6 +93,8 @@ async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.std
             window = f"{m.info.context_length:,} tokens" if m.info.context_length else "context unknown"
             out.write(f"{m.name}\t{human_size(m.size)}\t{m.info.architecture}\t{window}\n")
         return 0
+    if action == "runtime":
+        return await _runtime(engine, args, out)
     if action == "rm":
         await models.remove(args.name)
         out.write(f"Deleted {args.name}\n")
@@ -112,6 +124,36 @@ async def _pull(engine: EngineApi, repo: str, name: str, out: TextIO) -> int:
         out.write(f"{job.model.name} is ready in {engine.models.folder} (SHA-256 checked)\n")
         return 0
     raise ModelError(job.message or f"The download of {name} stopped.")
+
+
+async def _runtime(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> int:
+    from dataclasses import replace
+
+    models = engine.models
+    settings = models.runtime_settings()
+    changes = {
+        "context": args.context,
+        "gpu_layers": args.gpu_layers,
+        "idle_minutes": args.idle,
+        "server_binary": args.server,
+    }
+    changed = {k: v for k, v in changes.items() if v is not None}
+    if changed:
+        settings = replace(settings, **changed)
+        models.set_runtime_settings(settings)
+    if args.stop:
+        await models.stop_runtime()
+    status = await models.runtime_status()
+    runner = settings.server_binary or "llama-cpp-python (threadline[local])"
+    out.write(f"Runs: {runner}{'' if models.runtime_installed() else ' - not installed'}\n")
+    out.write(f"Context: {settings.context:,} tokens, GPU layers: {settings.gpu_layers}, ")
+    out.write(f"unloads after {settings.idle_minutes:g} min unused\n")
+    if status is None:
+        out.write("Not running\n")
+    else:
+        out.write(f"Serving {status['model']} on 127.0.0.1:{status['port']} (pid {status['pid']})\n")
+    out.write(f"Log: {models.runtime_log}\n")
+    return 0
 
 
 class _Progress:

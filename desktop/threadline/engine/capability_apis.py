@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from threadline.models.hub import HubFile, HubModel
     from threadline.models.library import InstalledModel
     from threadline.models.machine import Machine
+    from threadline.models.runtime import RuntimeSettings
     from threadline.tools.mcp.calls import CallProgress
     from threadline.tools.mcp.details import ServerDetails
     from threadline.tools.mcp.person import McpPerson
@@ -241,6 +242,27 @@ class ModelsApi(Protocol):
     def subscribe(self, listener: Callable[[DownloadJob], None]) -> Callable[[], None]:
         """Called on the loop at each change (progress at most five times a second)."""
         ...
+
+    def has_models(self) -> bool: ...
+    def runtime_settings(self) -> RuntimeSettings:
+        """Context size, GPU layers, idle minutes and the ``llama-server`` binary (this computer's)."""
+        ...
+
+    def set_runtime_settings(self, settings: RuntimeSettings) -> None: ...
+    def runtime_installed(self) -> bool:
+        """Whether a model can be run: ``threadline[local]`` installed or a ``llama-server`` chosen."""
+        ...
+
+    async def runtime_status(self) -> dict[str, Any] | None:
+        """The running runtime's model, pid and port, or ``None``."""
+        ...
+
+    @property
+    def runtime_log(self) -> Path:
+        """The runtime's log file (what it printed while loading and serving)."""
+        ...
+
+    async def stop_runtime(self) -> None: ...
 
 
 class KnowledgeApi(Protocol):

@@ -37,6 +37,7 @@ from threadline.engine.knowledge import KnowledgeService
 from threadline.engine.knowledge_tool import SearchKnowledgeTool
 from threadline.engine.leases import ElsewhereWatch, SessionLeases
 from threadline.engine.library import Library
+from threadline.engine.local_runtime import LocalModels
 from threadline.engine.mcp_catalog import McpCatalog
 from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
@@ -131,7 +132,8 @@ class Engine:
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
-        """Local models: the Hub search, the models folder, downloads (``engine/models.py``)."""
+        """Local models: the Hub search, the models folder, downloads, the runtime (``engine/models.py``)."""
+        self.hub.local = LocalModels(self.models)
         self.voice = Voice(store, data_dir, self.sessions)
         """Replies read aloud, recordings turned into text (``engine/voice.py``)."""
         self.leases = (

@@ -24,6 +24,7 @@ from threadline.models.hub import Hub, HubFile, HubModel, default_endpoint
 from threadline.models.library import InstalledModel, ModelLibrary
 from threadline.models.machine import Machine, detect
 from threadline.models.queue import DownloadQueue
+from threadline.models.runtime import LocalRuntime, RuntimeSettings, llama_cpp_installed
 
 CONFIG_FILE = "local-models.json"
 DEFAULT_CONTEXT = 8192
@@ -48,6 +49,8 @@ class Models:
         self.queue = DownloadQueue(self.library, lambda f: self.hub().resolve_url(f.repo, f.name))
         self.queue.restore_partials()
         self._machine: Machine | None = None
+        self.runtime = LocalRuntime(data_dir / "runtime")
+        """The llama.cpp server the provider "On this computer" runs (``models/runtime.py``)."""
 
     def _read_config(self) -> dict[str, Any]:
         try:
@@ -124,6 +127,36 @@ class Models:
     async def remove(self, name: str) -> None:
         await asyncio.to_thread(self.library.remove, name)
 
+    def has_models(self) -> bool:
+        """Whether the folder holds a model (a listing without reading the notes)."""
+        try:
+            return any(self.folder.glob("*.gguf"))
+        except OSError:
+            return False
+
+    # -- the runtime ------------------------------------------------------------------------
+    def runtime_settings(self) -> RuntimeSettings:
+        return RuntimeSettings.from_json(self._read_config().get("runtime"))
+
+    def set_runtime_settings(self, settings: RuntimeSettings) -> None:
+        """Kept on this computer; the next model load uses them (a running one is reloaded then)."""
+        self._write_config(runtime=settings.as_json())
+
+    def runtime_installed(self) -> bool:
+        """Whether something can run a model: ``threadline[local]`` or a chosen ``llama-server``."""
+        return bool(self.runtime_settings().server_binary) or llama_cpp_installed()
+
+    async def runtime_status(self) -> dict[str, Any] | None:
+        """The running runtime's model, pid and port, or ``None``."""
+        return await asyncio.to_thread(self.runtime.status)
+
+    @property
+    def runtime_log(self) -> Path:
+        return self.runtime.log_path
+
+    async def stop_runtime(self) -> None:
+        await asyncio.to_thread(self.runtime.stop)
+
     # -- downloads --------------------------------------------------------------------------
     async def pull(self, repo: str, name: str) -> DownloadJob:
         """Queue one file of ``repo`` (its size and SHA-256 asked of the Hub first)."""
@@ -153,3 +186,4 @@ class Models:
 
     async def aclose(self) -> None:
         await self.queue.aclose()
+        await asyncio.to_thread(self.runtime.stop, only_own=True)

@@ -29,11 +29,13 @@ class Providers:
         self._hub = hub
 
     async def list_providers(self) -> list[ProviderConfig]:
-        return await self._store.list_providers()
+        """The stored ones, and "On this computer" while there are downloaded models."""
+        return await self._hub.configs()
 
     async def get_provider(self, name: str) -> ProviderConfig | None:
-        """The provider with this name, or ``None`` (the command line's ``--provider``)."""
-        return await self._store.get_provider(name)
+        """The provider with this name, or ``None`` (the command line's ``--provider``; ``threadline``
+        names "On this computer")."""
+        return await self._hub.config(name)
 
     async def model_for(self, session: SessionInfo, agent: AgentConfig) -> str:
         """The model a turn of ``session`` would use with ``agent``: session, then agent, then
@@ -71,7 +73,7 @@ class Providers:
             credentials.delete_api_key(name)
 
     async def list_models(self, provider: str) -> list[ModelInfo]:
-        config = await self._store.get_provider(provider)
+        config = await self._hub.config(provider)
         if config is None:
             raise NotFoundError(
                 f"no provider {provider!r}",

@@ -20,6 +20,7 @@ from threadline.core.context_windows import known_window, user_window
 from threadline.core.request import BuiltRequest, ToolSpec
 from threadline.core.session import SessionInfo
 from threadline.engine.events import ErrorAction, UserFacingError
+from threadline.engine.local_runtime import LocalModels
 from threadline.engine.stream_worker import StreamWorker
 from threadline.llm import credentials
 from threadline.llm.base import ChatParams, Provider
@@ -67,10 +68,26 @@ class ProviderHub:
         self._generations: dict[str, int] = {}
         """Bumped by ``forget``: a client made across a bump is from old settings."""
         self._worker = StreamWorker()
+        self.local: LocalModels | None = None
+        """The provider "On this computer" (``engine/local_runtime.py``), beside the stored ones."""
+
+    async def configs(self) -> list[ProviderConfig]:
+        """The stored providers, then "On this computer" while the models folder has a model."""
+        stored = await self._store.list_providers()
+        local = self.local.config() if self.local is not None else None
+        if local is None:
+            return stored
+        return [c for c in stored if c.name != local.name] + [local]
+
+    async def config(self, name: str) -> ProviderConfig | None:
+        """The provider ``name`` (``threadline`` also names "On this computer"), or ``None``."""
+        if self.local is not None and self.local.is_local(name):
+            return self.local.config()
+        return await self._store.get_provider(name)
 
     async def resolve(self, session: SessionInfo, agent: AgentConfig) -> tuple[ProviderConfig, str]:
         """The provider config and model for a turn: session, then agent, then defaults."""
-        configs = {c.name: c for c in await self._store.list_providers()}
+        configs = {c.name: c for c in await self.configs()}
         if not configs:
             raise SetupError(
                 UserFacingError(
@@ -153,7 +170,11 @@ class ProviderHub:
             # Both on the worker's thread: the SDK import is slow (docs/performance.md), and the keychain
             # lookup imports keyring and may ask D-Bus; neither may hold up the window.
             from threadline.llm.factory import make_provider
+            from threadline.llm.timeouts import Timeouts
 
+            if self.local is not None and self.local.is_local(config.name):
+                timeouts = Timeouts.for_provider(config, stall=self._timeout, connect=self._connect_timeout)
+                return self.local.make_provider(config, timeouts)
             key = credentials.get_api_key(config)
             try:
                 resolved = credentials.resolve_headers(config)

@@ -134,6 +134,7 @@ class Recorder:
 
     def _capture(self, loop: asyncio.AbstractEventLoop, opened: asyncio.Future[None]) -> None:
         global _open_streams
+
         def settle(
             future: asyncio.Future[Any], value: Any = None, error: BaseException | None = None
         ) -> None:

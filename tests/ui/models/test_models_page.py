@@ -56,12 +56,15 @@ def test_find_download_pause_resume_and_remove_a_model(harness: Any, hub: FakeHu
     harness.open()
     qtbot = harness.qtbot
     page = open_page(harness)
-    assert "pip install 'threadline[local]'" in page.runtime_note.text()
+    installed = harness.engine.models.runtime_installed()
+    assert (
+        "“On this computer”" if installed else "pip install 'threadline[local]'"
+    ) in page.runtime_note.text()
     assert str(harness.data_dir / "models") in page.folder_label.text()
 
     search_and_pick(qtbot, page, FILE)
     row = page.quants.tree.currentItem()
-    assert row.text(0) == FILE and row.text(1) == "560 KB"
+    assert row.text(0) == FILE and row.text(1) == "571 KB"
     assert row.text(2).startswith("≈ ") and row.text(3) in ("fits in memory", "fits in GPU memory")
     assert page.quants.machine.text().startswith("This computer: memory ")
 

@@ -2,8 +2,8 @@
 
 A window of its own (not modal: downloads go on while the person chats), opened from
 File → Local Models…. It claims the message bridge while open, so a failed search or import
-shows in its own line. Running the models needs the runtime (the ``threadline[local]``
-extra), which the page says until it lands (docs/local-models.md).
+shows in its own line. Its runtime row (``runtime_panel.py``) says whether the models can run
+here, holds the runtime's settings and shows its log (docs/local-models.md).
 """
 
 from __future__ import annotations
@@ -33,17 +33,12 @@ from threadline.ui.common.tasks import spawn
 from threadline.ui.models.download_row import DownloadRow
 from threadline.ui.models.installed_list import InstalledList
 from threadline.ui.models.quant_list import QuantList
+from threadline.ui.models.runtime_panel import RuntimePanel
 from threadline.ui.models.search_panel import SearchPanel
 
 if TYPE_CHECKING:
     from threadline.engine.capability_apis import ModelsApi
     from threadline.models.hub import HubFile
-
-RUNTIME_NOTE = (
-    "Threadline finds and downloads GGUF models here. Chatting with them on this computer needs "
-    "the local runtime: install it with <code>pip install 'threadline[local]'</code>. Until then, "
-    "a downloaded model can be served by llama.cpp, LM Studio or Ollama, which Threadline finds."
-)
 
 
 class ModelsPage(QDialog):
@@ -56,12 +51,9 @@ class ModelsPage(QDialog):
         self.resize(980, 720)
         v = QVBoxLayout(self)
         v.setContentsMargins(18, 16, 18, 12)
-        note = QLabel(RUNTIME_NOTE, self)
-        note.setObjectName("Hint")
-        note.setWordWrap(True)
-        note.setTextFormat(Qt.TextFormat.RichText)
-        v.addWidget(note)
-        self.runtime_note = note
+        self.runtime = RuntimePanel(models, self)
+        v.addWidget(self.runtime)
+        self.runtime_note = self.runtime.note
 
         folder_row = QHBoxLayout()
         self.folder_label = QLabel(self)
