@@ -16,7 +16,10 @@ from threadline.knowledge.vectors import Embedder, EmbeddingError, vector_suppor
 
 RRF_K = 60
 CANDIDATES = 50
-"""Chunks taken from each list before fusing."""
+"""Chunks taken from the keyword list before fusing."""
+VECTOR_CANDIDATES = 24
+"""Chunks taken from the vector list: each one more costs the vector scan over every chunk
+(docs/knowledge.md, "Vector search at scale")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +49,7 @@ def search(
         notice = "No vectors indexed yet: keyword search only."
     else:
         try:
-            vector = index.vector_ids(base, embedder.embed([query])[0], CANDIDATES)
+            vector = index.vector_ids(base, embedder.embed([query])[0], VECTOR_CANDIDATES)
         except EmbeddingError as err:
             notice = f"{err} Keyword search only."
     fused = fuse([keyword, vector])[:limit]
