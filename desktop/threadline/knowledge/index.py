@@ -121,6 +121,10 @@ class KnowledgeIndex:
         self._db.executescript(SCHEMA)
         if self.has_vectors:
             self._drop_old_vector_tables()
+        self._reader_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        """A second connection for vector searches, so one runs beside a keyword search (WAL lets a
+        reader see every committed write): docs/knowledge.md, "Vector search at scale"."""
 
     def _drop_old_vector_tables(self) -> None:
         """Vectors of an index written before the two-step layout are embedded again."""
@@ -139,8 +143,20 @@ class KnowledgeIndex:
                 db.execute("UPDATE chunks SET embedded = 0")
 
     def close(self) -> None:
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             self._db.close()
+
+    def _vector_reader(self) -> sqlite3.Connection:
+        """Opened on first use, with sqlite-vec; used under ``_reader_lock`` only."""
+        if self._reader is None:
+            reader = driver.connect(self.path, check_same_thread=False)
+            load_vectors(reader)
+            self._reader = reader
+        return self._reader
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -416,10 +432,11 @@ class KnowledgeIndex:
         model = self.vector_model(base)
         if not self.has_vectors or model is None or model[1] != len(vector):
             return []
-        with self._lock:
+        with self._reader_lock:
+            db = self._vector_reader()
             near = [
                 int(row[0])
-                for row in self._db.execute(
+                for row in db.execute(
                     f"SELECT rowid FROM {_vector_table(base)} WHERE embedding MATCH vec_bit(?) AND k = ?",
                     (pack_bits(vector), max(limit, VECTOR_PREFILTER)),
                 )
@@ -427,7 +444,7 @@ class KnowledgeIndex:
             if not near:
                 return []
             marks = ",".join("?" * len(near))
-            rows = self._db.execute(
+            rows = db.execute(
                 f"SELECT id FROM chunk_vectors WHERE id IN ({marks})"
                 " ORDER BY vec_distance_cosine(embedding, ?), id LIMIT ?",
                 (*near, pack(vector), limit),

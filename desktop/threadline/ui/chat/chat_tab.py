@@ -55,7 +55,6 @@ from threadline.engine.events import (
     UserFacingError,
 )
 from threadline.ui.chat.changes.changes_wiring import FileChangesWiring
-from threadline.ui.chat.knowledge_notice import KnowledgeNotices
 from threadline.ui.chat.composer.agent_picker import AgentBinding
 from threadline.ui.chat.composer.attachment_tray import FileDropTarget
 from threadline.ui.chat.composer.busy_elsewhere_strip import BusyElsewhereStrip
@@ -74,6 +73,7 @@ from threadline.ui.chat.controls.interrupted_tools import InterruptedTools
 from threadline.ui.chat.controls.message_commands import MessageCommands
 from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
+from threadline.ui.chat.knowledge_notice import KnowledgeNotices
 from threadline.ui.chat.mcp.chat_mcp import ChatMcp
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
