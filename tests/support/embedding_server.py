@@ -11,6 +11,7 @@ holds every answer back, as a busy server does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -70,10 +71,8 @@ class EmbeddingServer:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()
-                try:
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (a test of a slow server)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(raw)  # unless the client gave up waiting (a slow server's test)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
