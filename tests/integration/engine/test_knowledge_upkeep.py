@@ -57,8 +57,9 @@ async def test_a_file_edited_between_two_turns_is_sent_as_it_is_now(
 
 
 async def test_the_folders_of_attached_bases_are_watched_until_the_engine_closes(
-    engine: Engine, tmp_path: Path
+    replay_server: ReplayServer, tmp_path: Path
 ) -> None:
+    engine = await open_engine(tmp_path / "data", replay_server)
     folder = many_files(tmp_path / "docs", 3)
     await engine.knowledge.add("watched", [folder])
     await engine.knowledge.index("watched")
@@ -67,12 +68,17 @@ async def test_the_folders_of_attached_bases_are_watched_until_the_engine_closes
     new = folder / "new.md"
     deadline = time.monotonic() + WAIT
     attempt = 0
-    while not (await engine.knowledge.search("watched", "kingfisher")).hits:
-        assert time.monotonic() < deadline, "the new file was not indexed by the watch"
-        attempt += 1  # written again until the watch, started in the background, sees it
-        new.write_text(f"# New\n\nA kingfisher, try {attempt}.\n", encoding="utf-8")
-        await asyncio.sleep(POLL * 10)
-    assert engine.knowledge.upkeep.batches > 0
+    try:
+        while not (await engine.knowledge.search("watched", "kingfisher")).hits:
+            assert time.monotonic() < deadline, "the new file was not indexed by the watch"
+            attempt += 1  # written again until the watch, started in the background, sees it
+            new.write_text(f"# New\n\nA kingfisher, try {attempt}.\n", encoding="utf-8")
+            await asyncio.sleep(POLL * 10)
+        assert engine.knowledge.upkeep.batches > 0
+    finally:
+        await engine.aclose()
+    assert not [t for t in asyncio.all_tasks() if t.get_name() == "knowledge folder watch"]
+    assert engine.knowledge.upkeep._watch is None and not engine.knowledge.upkeep._tasks
 
 
 async def test_a_paused_indexing_carries_on_at_the_next_start_and_a_cancelled_one_does_not(
