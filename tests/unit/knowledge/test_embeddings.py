@@ -119,3 +119,21 @@ def test_a_changed_file_takes_its_old_vectors_with_it(tmp_path: Path) -> None:
 def test_this_machine_says_why_vectors_are_missing_when_they_are() -> None:
     reason = vector_support()
     assert reason == "" or "sqlite-vec" in reason
+
+
+def test_an_index_with_whole_vector_tables_is_embedded_again_in_the_new_layout(tmp_path: Path) -> None:
+    path = tmp_path / "k.sqlite3"
+    index = KnowledgeIndex(path)
+    folder = knowledge_folder(tmp_path / "docs")
+    index_base(index, "kb", [folder])
+    old = "vectors_" + b"kb".hex()  # as an index written before sign bits had it
+    index._db.execute(f"CREATE VIRTUAL TABLE {old} USING vec0(embedding float[4])")
+    index._db.execute("INSERT INTO vector_models VALUES ('kb', 'old-model', 4)")
+    index._db.execute("UPDATE chunks SET embedded = 1")
+    index.close()
+
+    reopened = KnowledgeIndex(path)
+    names = {row[0] for row in reopened._db.execute("SELECT name FROM sqlite_master")}
+    assert old not in names and reopened.vector_model("kb") is None
+    assert len(reopened.chunks_to_embed("kb", 100)) == reopened.totals("kb")[1] > 0
+    reopened.close()
