@@ -40,7 +40,7 @@ from threadline.knowledge import (
     search,
 )
 from threadline.knowledge.changes import refresh_changed
-from threadline.knowledge.driver import ERRORS as DATABASE_ERRORS
+from threadline.knowledge.driver import errors as database_errors
 from threadline.knowledge.embedding import OpenAIEmbedder
 from threadline.knowledge.indexer import index_base
 from threadline.llm import credentials
@@ -459,7 +459,7 @@ async def knowledge_for_turn(
     except (EngineError, OSError) as err:
         log.warning("Knowledge left out of this request: %s", getattr(err, "user_message", err))
         sent = SentKnowledge()
-    except DATABASE_ERRORS as err:  # the index file damaged or locked
+    except database_errors() as err:  # the index file damaged or locked
         log.warning("Knowledge left out of this request: %s", err)
         sent = SentKnowledge()
     live.last_knowledge = sent

@@ -13,12 +13,17 @@ and vectors work where that one loads extensions.
 from __future__ import annotations
 
 import sqlite3
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import cast
 
 
-def _module() -> ModuleType:
+@cache
+def module() -> ModuleType:
+    """``sqlean`` when installed, else ``sqlite3``; imported on first use (``sqlean`` carries a
+    SQLite of its own, tens of milliseconds to load, which a command that never opens the index
+    should not pay)."""
     try:
         import sqlean  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
@@ -26,11 +31,9 @@ def _module() -> ModuleType:
     return cast(ModuleType, sqlean)
 
 
-MODULE = _module()
-ERRORS: tuple[type[Exception], ...] = tuple(
-    dict.fromkeys((sqlite3.Error, cast(type[Exception], MODULE.Error)))
-)
-"""Every database error the index can raise, for ``except``."""
+def errors() -> tuple[type[Exception], ...]:
+    """Every database error the index can raise, for ``except``."""
+    return tuple(dict.fromkeys((sqlite3.Error, cast(type[Exception], module().Error))))
 
 
 def connect(path: Path | str, *, check_same_thread: bool = True) -> sqlite3.Connection:
@@ -40,9 +43,9 @@ def connect(path: Path | str, *, check_same_thread: bool = True) -> sqlite3.Conn
     """
     return cast(
         sqlite3.Connection,
-        MODULE.connect(str(path), check_same_thread=check_same_thread, isolation_level=None),
+        module().connect(str(path), check_same_thread=check_same_thread, isolation_level=None),
     )
 
 
 def driver_name() -> str:
-    return f"{MODULE.__name__} (SQLite {MODULE.sqlite_version})"
+    return f"{module().__name__} (SQLite {module().sqlite_version})"

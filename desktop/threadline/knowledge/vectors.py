@@ -62,7 +62,7 @@ def _load(connection: sqlite3.Connection) -> str:
             sqlite_vec.load(connection)
         finally:
             connection.enable_load_extension(False)
-    except driver.ERRORS as err:
+    except driver.errors() as err:
         return f"sqlite-vec could not be loaded ({err})"
     return ""
 
