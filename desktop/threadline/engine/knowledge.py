@@ -271,7 +271,12 @@ class KnowledgeService:
             worker.add_done_callback(self._workers.discard)
             report = await asyncio.shield(worker)
             why = self._stops.get(name)
-            if not report.cancelled or why == "cancel":
+            vectors_missing = (
+                embedder is not None
+                and index.has_vectors
+                and bool(await asyncio.to_thread(index.chunks_to_embed, base.id, 1))
+            )  # the embedding server was down too long: the next start tries again
+            if (not report.cancelled and not vectors_missing) or why == "cancel":
                 await asyncio.to_thread(index.want_index, base.id, False)
             self._reports[name] = report
             return report

@@ -146,3 +146,27 @@ async def _totals(data: Path, server: ReplayServer, name: str) -> int:
         return (await engine.knowledge.totals(name))[0]
     finally:
         await engine.aclose()
+
+
+async def test_vectors_left_out_by_a_down_embedding_server_keep_the_wish_to_finish(
+    engine: Engine, tmp_path: Path
+) -> None:
+    from tests.support.embedding_server import EmbeddingServer
+
+    from threadline.core.config import ProviderConfig, ProviderKind
+
+    folder = many_files(tmp_path / "docs", 3)
+    engine.knowledge.embed_patience = 0  # no waiting: the vectors are left to a later run at once
+    with EmbeddingServer() as embeddings:
+        await engine.providers.save_provider(
+            ProviderConfig("embedder", ProviderKind.OPENAI, base_url=embeddings.base_url), None
+        )
+        await engine.knowledge.add("docs", [folder], embed_provider="embedder", embed_model="e")
+        embeddings.refuse = True
+        down = await engine.knowledge.index("docs")
+        assert "next indexing" in down.embedding_notice
+        assert await engine.knowledge.unfinished() == ["docs"], "the next start carries on"
+        embeddings.refuse = False
+        up = await engine.knowledge.index("docs")
+    assert up.embedding_notice == "" and up.progress.embedded == 3
+    assert await engine.knowledge.unfinished() == []
