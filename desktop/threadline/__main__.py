@@ -71,6 +71,11 @@ def _add_start_options(parser: argparse.ArgumentParser) -> None:
     """The options of a start without a command: the window, its probe, the self-test."""
     parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
+        "--quick-ask",
+        action="store_true",
+        help="open Quick ask, the small window to ask from anywhere (bind this in your desktop's shortcuts)",
+    )
+    parser.add_argument(
         "--startup-probe",
         action="store_true",
         help="print the milliseconds from start to the first painted window, then exit",
@@ -126,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.export import add_export_parser
     from threadline.cli.import_ import add_import_parser
     from threadline.cli.kb import add_kb_parser
+    from threadline.cli.memory import add_memory_parser
     from threadline.cli.models import add_models_parser
     from threadline.cli.options import (
         add_list_parser,
@@ -136,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     from threadline.cli.restore import add_restore_parser
     from threadline.cli.show import add_show_parser
     from threadline.cli.usage import add_usage_parser
+    from threadline.cli.voice import add_voice_parsers
 
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -194,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lists them); may be given again",
     )
     ask.add_argument(
+        "--speak", action="store_true", help="read the reply aloud as it streams (Settings → Voice)"
+    )
+    ask.add_argument(
         "--kb",
         metavar="NAME",
         action="append",
@@ -242,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands, common)
     add_models_parser(commands, common)
     add_kb_parser(commands, common)
+    add_voice_parsers(commands, common)
+    add_memory_parser(commands, common)
     return parser
 
 
@@ -281,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_self_test(data_dir, database_url)
     from threadline.app.start import run_gui
 
-    return run_gui(data_dir, database_url, startup_probe=args.startup_probe)
+    return run_gui(data_dir, database_url, startup_probe=args.startup_probe, quick_ask=args.quick_ask)
 
 
 if __name__ == "__main__":

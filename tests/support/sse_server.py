@@ -63,6 +63,7 @@ from tests.support.sse_streams import (
     json_response,
     openai_models_body,
 )
+from tests.support.waiting import WAIT
 
 STREAM_PATHS = frozenset({"/v1/chat/completions", "/v1/messages", "/chat/completions", "/messages"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
@@ -320,7 +321,7 @@ class ReplayServer:
         with self._lock:
             return [r for r in self.requests if r.method == "POST"]
 
-    def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
+    def wait_for_requests(self, count: int, timeout: float = WAIT) -> bool:
         """Block until ``count`` requests arrived (for tests that script from another thread)."""
         with self._changed:
             return self._changed.wait_for(lambda: len(self.requests) >= count, timeout)

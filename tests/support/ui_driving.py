@@ -51,7 +51,7 @@ def new_tab_by_shortcut(harness: Any) -> Any:
     return window.tabs.current_tab()
 
 
-def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
+def wait_idle(harness: Any, tab: Any, timeout: int = WAIT_MS) -> None:
     """Wait until the tab's turn is over: the conversation, the tab and the engine agree."""
     harness.qtbot.waitUntil(
         lambda: (
@@ -63,7 +63,7 @@ def wait_idle(harness: Any, tab: Any, timeout: int = 15000) -> None:
     )
 
 
-def open_with_stored_chats(harness: Any, prompts: dict[str, tuple[str, str]], timeout: int = 15000) -> None:
+def open_with_stored_chats(harness: Any, prompts: dict[str, tuple[str, str]], timeout: int = WAIT_MS) -> None:
     """Store chats before the window opens (id → (title, first prompt)), open it, wait for their rows.
 
     The prompt of the n-th chat gets the id ``m<n>``.

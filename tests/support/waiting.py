@@ -35,3 +35,15 @@ async def until(condition: Callable[[], object], what: str = "the condition", ti
         if late:
             raise AssertionError(f"{what} did not happen within {timeout:g} s")
         await asyncio.sleep(POLL)
+
+
+def until_sync(condition: Callable[[], object], what: str = "the condition", timeout: float = WAIT) -> None:
+    """``until`` for code that is not in a coroutine (fixtures starting a process)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        late = time.monotonic() > deadline
+        if condition():
+            return
+        if late:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        time.sleep(POLL)

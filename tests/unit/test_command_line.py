@@ -25,6 +25,8 @@ WORDS = [
     ["--data-dir", "/tmp/d", "--startup-probe"],
     ["--data-dir=/tmp/d", "--database-url", "sqlite://"],
     ["--self-test"],
+    ["--quick-ask"],
+    ["--data-dir", "/tmp/d", "--quick-ask"],
     ["--start"],  # an abbreviation, as argparse allows
     ["--data-dir", "ask"],  # a command's name as an option's value
     ["ask", "hello"],
@@ -81,3 +83,10 @@ def test_a_plain_start_builds_no_command_parser() -> None:
     ).stdout
     assert "command: None probe: True" in out
     assert "loaded: []" in out
+
+
+def test_quick_ask_is_a_plain_start() -> None:
+    """``threadline --quick-ask`` (what a desktop shortcut runs) starts the window with Quick ask."""
+    args = parse_command_line(["--quick-ask"])
+    assert args.command is None and args.quick_ask is True
+    assert parse_command_line([]).quick_ask is False

@@ -166,7 +166,9 @@ def start_warm_up(engine: Engine) -> None:
     engine.knowledge.start()
 
 
-def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = False) -> int:
+def run_gui(
+    data_dir: Path, database_url: str | None, startup_probe: bool = False, *, quick_ask: bool = False
+) -> int:
     started = process_start_time()
     from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
@@ -189,7 +191,16 @@ def run_gui(data_dir: Path, database_url: str | None, startup_probe: bool = Fals
         crash.open_log = open_log_for_window
         try:
             return _run_window(
-                app, theme, loop, crash, data_dir, database_url, started, startup_probe, open_log_for_window
+                app,
+                theme,
+                loop,
+                crash,
+                data_dir,
+                database_url,
+                started,
+                startup_probe,
+                open_log_for_window,
+                quick_ask,
             )
         finally:
             undo_routes()
@@ -207,6 +218,7 @@ def _run_window(
     started: float,
     startup_probe: bool,
     open_log: Callable[[], None],
+    quick_ask: bool = False,
 ) -> int:
     from threadline.ui.common.first_paint import FirstPaintWatcher, print_probe
     from threadline.ui.common.message_bridge import MessageBridge
@@ -214,6 +226,8 @@ def _run_window(
 
     bridge = MessageBridge(app)
     window = build_window(theme, data_dir, bridge, skeleton=True)
+    if quick_ask:  # ``--quick-ask``: opened as soon as the engine is attached
+        window.open_quick_ask()
     crash.save_session = lambda: save_tabs_after_crash(window)
     crash.quitRequested.connect(window.close)
     done: asyncio.Future[int] = loop.create_future()

@@ -1,5 +1,5 @@
 """The headless command line: ``threadline ask``, ``provider``, ``mcp``, ``list``, ``usage``,
-``show``, ``export``, ``import``, ``agent`` and ``db``.
+``show``, ``export``, ``import``, ``agent``, ``db``, ``kb`` and ``memory``.
 
 One module per command; ``run`` dispatches a parsed command line to them and ``common``
 holds what they share (``CommandError``, opening the engine), so no command module imports

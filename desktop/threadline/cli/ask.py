@@ -127,7 +127,13 @@ async def ask(args: argparse.Namespace, data_dir: Path, database_url: str | None
     from threadline.cli.mcp_person import TerminalPerson
 
     # MCP servers' questions are answered on the terminal, or declined with a line without one.
-    engine.tool_servers.set_person(TerminalPerson.for_stdio(stdin_used=prompt_argument is None))
+    person = TerminalPerson.for_stdio(stdin_used=prompt_argument is None)
+    engine.tool_servers.set_person(person)
+    from threadline.cli.memory_ask import TerminalMemoryAsk
+
+    # A memory proposal is asked on the terminal (or declined); other calls need --yes.
+    others = _allow_all if getattr(args, "yes", False) else None
+    engine.turns.set_approval_handler(TerminalMemoryAsk(interactive=person.interactive, others=others))
     told = _ToldOfSaveTrouble()
     try:
         with told.installed():
@@ -281,8 +287,6 @@ async def _ask(
     prompt = parsed.text  # "//…" sends "/…"
     if images and models:
         raise CommandError("an MCP prompt's or resource's images cannot go to --models; nothing was sent")
-    if args.yes:
-        engine.turns.set_approval_handler(_allow_all)
     if args.session:  # a compare (--models) waits for a reply elsewhere too
         from threadline.cli import wait as cli_wait
 
@@ -298,9 +302,18 @@ async def _ask(
     printer = _StreamPrinter(sys.stdout, sys.stderr, told)
     live.subscribe(printer)
     print(f"session {session_id}{await _agent_named(engine, session_id)}", file=sys.stderr)
+    speaking = getattr(args, "speak", False)
+    if speaking:  # read as it streams (cli/voice.py)
+        await engine.voice.read_streaming(session_id)
     with _StopOnInterrupt(engine, session_id) as stop:
         engine.turns.send(session_id, prompt, images=images, context=context)
         saved = await _wait_until_saved(engine, session_id, printer, stop)
+        if speaking:
+            from threadline.cli.voice import finish_reading
+
+            spoken = await finish_reading(engine, stopped=stop.interrupted)
+            if spoken:
+                print(f"threadline: the reply was not read aloud: {spoken}", file=sys.stderr)
     printer.end()
     _print_sources(live.last_knowledge)
     if not saved:
@@ -427,6 +440,7 @@ class _StopOnInterrupt:
         self._session_id = session_id
         self.interrupted = False
         self.gave_up = False
+        self._stopping_voice: asyncio.Future[None] | None = None
 
     def __enter__(self) -> _StopOnInterrupt:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
@@ -442,6 +456,8 @@ class _StopOnInterrupt:
             self.gave_up = True
         self.interrupted = True
         self._engine.turns.cancel(self._session_id)
+        if self._engine.voice.state.active:  # ask --speak: the voice stops with the reply
+            self._stopping_voice = asyncio.ensure_future(self._engine.voice.stop())
 
 
 async def _allow_all(session_id: str, calls: tuple[ToolCall, ...]) -> list[Decision]:

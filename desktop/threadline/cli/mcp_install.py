@@ -86,10 +86,8 @@ async def install(engine: EngineApi, args: argparse.Namespace) -> None:
         print(f"with: {key}={value}")
     for tool, _ in manifest.tools:
         print(f"tool: {tool}")
-    if preview.missing:
-        print(
-            f"threadline: warning: the server needs {preview.missing}, which is not on PATH", file=sys.stderr
-        )
+    if preview.needs:
+        print(f"threadline: warning: {preview.needs}", file=sys.stderr)
     given = answers(manifest.user_config, args)
     kept = set(preview.installed.sensitive) if preview.installed is not None else set()
     for option in manifest.user_config:

@@ -93,10 +93,11 @@ async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.std
 async def _pull(engine: EngineApi, repo: str, name: str, out: TextIO) -> int:
     from threadline.models.download import State
     from threadline.models.errors import ModelError
+    from threadline.models.fit import human_size
 
     job = await engine.models.pull(repo, name)
     if job.done:
-        sys.stderr.write(f"Resuming {name} from {_size(job.done)}\n")
+        sys.stderr.write(f"Resuming {name} from {human_size(job.done)}\n")
     progress = _Progress(sys.stderr)
     unsubscribe = engine.models.subscribe(progress.show)
     try:
@@ -113,12 +114,6 @@ async def _pull(engine: EngineApi, repo: str, name: str, out: TextIO) -> int:
     raise ModelError(job.message or f"The download of {name} stopped.")
 
 
-def _size(n: float) -> str:
-    from threadline.models.fit import human_size
-
-    return human_size(n)
-
-
 class _Progress:
     """One line of progress: redrawn on a terminal, printed every few seconds into a file."""
 
@@ -129,15 +124,17 @@ class _Progress:
         self.drawn = False
 
     def show(self, job: DownloadJob) -> None:
+        from threadline.models.fit import human_size
+
         now = time.monotonic()
         if now - self.last < (0.2 if self.tty else 5.0) or job.state.value != "downloading" or not job.done:
             return
         self.last = now
-        total = f" of {_size(job.total)}" if job.total else ""
+        total = f" of {human_size(job.total)}" if job.total else ""
         pct = f" {100 * job.done / job.total:.0f}%" if job.total else ""
-        speed = f", {_size(job.speed)}/s" if job.speed else ""
+        speed = f", {human_size(job.speed)}/s" if job.speed else ""
         left = f", {_eta(job.eta)} left" if job.eta is not None else ""
-        line = f"{job.file.name}: {_size(job.done)}{total}{pct}{speed}{left}"
+        line = f"{job.file.name}: {human_size(job.done)}{total}{pct}{speed}{left}"
         if job.message:
             line += f" ({job.message})"
         if self.tty:

@@ -19,6 +19,7 @@ _READ_ONLY_ACTIONS = {
     "mcp": {"list", "tools", "prompts", "resources"},
     "agent": {"list", "show", "export"},
     "kb": {"list", "index", "search"},
+    "memory": {"list"},
 }
 """Actions of the writing commands that only read; ``list``, ``show``, ``usage``, ``export``
 and ``db restore`` never write into the database in use."""
@@ -82,6 +83,14 @@ def run_command(args: argparse.Namespace, data_dir: Path, database_url: str | No
             from threadline.cli.kb import kb_command
 
             return asyncio.run(kb_command(args, data_dir, database_url))
+        if args.command in ("speak", "transcribe"):
+            from threadline.cli.voice import voice_command
+
+            return asyncio.run(voice_command(args, data_dir, database_url))
+        if args.command == "memory":
+            from threadline.cli.memory import memory_command
+
+            return asyncio.run(memory_command(args, data_dir, database_url))
         if args.command == "show":
             from threadline.cli import show as cli_show
 

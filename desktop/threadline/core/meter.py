@@ -4,6 +4,7 @@ Counts are estimates (characters / 4, the same estimate the request builder uses
 fit history into the window), because the exact tokenizer of an arbitrary server is
 unknown; the window shows them as such. The parts follow what a request is made of:
 the agent's system prompt, the instructions of the MCP servers whose tools are offered,
+the user's saved memories,
 sticky context, the latest compaction summary, the
 history after it, the tool definitions offered, and the prompt being typed.
 """
@@ -23,6 +24,8 @@ WARN_BEFORE_COMPACTION = 0.10
 class MeterPart(StrEnum):
     SYSTEM = "System prompt and agent"
     INSTRUCTIONS = "MCP server instructions"
+    MEMORY = "Memory"
+    """The user's saved memories that apply to the chat (docs/memory.md)."""
     STICKY = "Sticky context"
     KNOWLEDGE = "Knowledge"
     SUMMARY = "Summary of earlier messages"
@@ -80,12 +83,14 @@ def measure(
     compact_at: int | None,
     instructions: str = "",
     knowledge_tokens: int = 0,
+    memory: str = "",
 ) -> ContextMeter:
     """Estimate each part of the request the next send would make from the active path."""
     summary, history = path_history_tokens(tree)
     parts = (
         (MeterPart.SYSTEM, estimate_tokens_by_chars(system_prompt) if system_prompt else 0),
         (MeterPart.INSTRUCTIONS, estimate_tokens_by_chars(instructions) if instructions else 0),
+        (MeterPart.MEMORY, estimate_tokens_by_chars(memory) if memory else 0),
         (MeterPart.STICKY, sticky_tokens),
         (MeterPart.KNOWLEDGE, knowledge_tokens),
         (MeterPart.SUMMARY, estimate_tokens_by_chars(summary.text) if summary is not None else 0),

@@ -9,7 +9,9 @@ until the user unpins it. Why sources are a message part of their own: docs/know
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -118,3 +120,13 @@ def source_from_json(data: dict[str, Any]) -> Source:
         pinned=bool(data.get("pinned", False)),
         score=data.get("score"),
     )
+
+
+def passage_key(source: Source) -> str:
+    """The same passage wherever it is recorded: its kind, place and text (not pin or score).
+
+    A chat's excluded passages are kept by this key (``engine.knowledge.set_excluded``), so
+    a passage excluded on one reply is also left out when the next turn retrieves it again.
+    """
+    data = source_to_json(replace(source, pinned=False, score=None))
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]

@@ -119,7 +119,8 @@ class Agents:
         with its project's instructions and context added (``core/project.py``)."""
         stored = await self.service.get(live.info.agent_id)
         agent = session_agent(live.conversation.markers_on_path(), stored).agent
-        return with_project(agent, await self._projects.get(live.info.project_id))
+        agent = with_project(agent, await self._projects.get(live.info.project_id))
+        return await self._engine.memory.offer_past_chats(agent, live.info.project_id)
 
     async def named_agent(self, live: LiveConversation, agent_id: str) -> AgentConfig | None:
         """A compare worker's agent (by id or name), with the session's project around it."""

@@ -37,7 +37,9 @@ from threadline.engine.capability_apis import (  # EngineApi names them
     McpCatalogApi,
     McpPeopleApi,
     McpServersApi,
+    MemoryApi,
     ModelsApi,
+    VoiceApi,
     WorkspaceApi,
 )
 from threadline.engine.drafts import Draft
@@ -552,6 +554,10 @@ class EngineApi(Protocol):
     def models(self) -> ModelsApi: ...
     @property
     def knowledge(self) -> KnowledgeApi: ...
+    @property
+    def voice(self) -> VoiceApi: ...
+    @property
+    def memory(self) -> MemoryApi: ...
 
     # -- tools ------------------------------------------------------------------------------
     @property

@@ -22,6 +22,9 @@ class Decision:
     """Allow this tool from now on (stored with the agent)."""
     reason: str = ""
     """Why the user refused; the model sees it in the cancelled result."""
+    arguments: str | None = None
+    """Arguments the user changed before allowing (an edited memory proposal); the call runs
+    with them, while the stored call keeps what the model asked for."""
 
 
 ApprovalHandler = Callable[[str, tuple[ToolCall, ...]], Awaitable[Sequence[Decision]]]

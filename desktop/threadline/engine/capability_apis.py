@@ -21,12 +21,16 @@ from threadline.core.mcp_catalog import (
     ResourceInfo,
     ResourceTemplateInfo,
 )
+from threadline.core.memory import Memory, MemoryScope
 from threadline.core.messages import ContextFile, ImageBlock, Message
 
 if TYPE_CHECKING:
+    from threadline.core.session import SearchHit
     from threadline.engine.extensions import ExtensionPreview, InstalledExtension
+    from threadline.engine.memory import MemorySettings
     from threadline.engine.models import FileChoice
-    from threadline.knowledge import IndexReport, Progress, SearchResult
+    from threadline.engine.voice import ReadingState
+    from threadline.knowledge import FileProblem, IndexReport, Progress, SearchResult
     from threadline.models.download import DownloadJob
     from threadline.models.fit import Fit
     from threadline.models.hub import HubFile, HubModel
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
     from threadline.tools.mcp.person import McpPerson
     from threadline.tools.mcp.server_log import LogEntry
     from threadline.tools.mcp.state import ServerState
+    from threadline.voice.settings import VoiceSettings
+    from threadline.voice.speechd import SystemVoiceInfo
     from threadline.workspace.blobs import SpaceUsed
 
 Unsubscribe = Callable[[], None]
@@ -307,4 +313,120 @@ class KnowledgeApi(Protocol):
     def start(self) -> None:
         """Keep bases current in the background: resume unfinished indexings, watch attached
         bases' folders. The app's engine calls it; a command-line run does not."""
+        ...
+
+    async def edit(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        paths: Sequence[Path] | None = None,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+    ) -> KnowledgeBase:
+        """Change a base's name, folders or embedding model (``None`` keeps a field); another
+        embedding model drops the index, which the next ``index`` rebuilds."""
+        ...
+
+    async def problems(self, name: str) -> list[FileProblem]:
+        """The files that could not be read at their last indexing, with the reason."""
+        ...
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of each passage excluded from the chat."""
+        ...
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave a reply's source out of the chat's next turns (or take it back); the new set."""
+        ...
+
+
+class VoiceApi(Protocol):
+    """``engine.voice`` (``engine/voice.py``): replies read aloud and recordings turned into text
+    (docs/voice.md). Failures raise ``VoiceError`` (an ``EngineError``) saying why."""
+
+    @property
+    def settings(self) -> VoiceSettings: ...
+    def save_settings(self, settings: VoiceSettings) -> None:
+        """This computer's voice settings from now on (kept in the data folder)."""
+        ...
+
+    async def system_voices(self) -> list[SystemVoiceInfo]: ...
+    @property
+    def state(self) -> ReadingState: ...
+    def watch(self, observer: Callable[[ReadingState], None]) -> Unsubscribe:
+        """Every change of what the voice does, on the event loop's thread."""
+        ...
+
+    async def read_message(self, session_id: str, message_id: str) -> None:
+        """Read a stored reply aloud (stopping what was read before)."""
+        ...
+
+    async def read_text(self, markdown: str) -> None:
+        """Read ``markdown`` aloud (no chat's reply)."""
+        ...
+
+    async def read_streaming(self, session_id: str) -> None:
+        """Read the reply streaming in the chat as its sentences complete, until the turn ends."""
+        ...
+
+    async def stop(self) -> None: ...
+    async def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    async def speech_file(self, markdown: str, path: Path) -> None:
+        """``markdown`` as it is read aloud, written to the WAV file ``path``."""
+        ...
+
+    async def transcribe(self, recording: Path, *, provider: str = "", model: str = "") -> str:
+        """The text spoken in the WAV file ``recording``."""
+        ...
+
+    async def input_devices(self) -> list[str]:
+        """The microphones, the system's default first."""
+        ...
+
+    @property
+    def dictating(self) -> bool: ...
+    async def start_dictation(self, on_level: Callable[[float, float], None]) -> None:
+        """Open the microphone; ``on_level(level, seconds)`` on the loop's thread until it ends."""
+        ...
+
+    def stop_dictation(self) -> None: ...
+    async def finish_dictation(self) -> str:
+        """Wait for the recording's end (stopped, or quiet after speech); its text."""
+        ...
+
+
+class MemoryApi(Protocol):
+    """``engine.memory`` (``engine/memory.py``): saved memories, the memory switch and how far
+    ``search_past_chats`` reaches (docs/memory.md). Changes raise ``MemoryChangeError`` (an
+    ``EngineError``) for an empty or too long text or a memory deleted meanwhile."""
+
+    @property
+    def enabled(self) -> bool:
+        """Memory is on: memories reach requests and the memory tools are offered."""
+        ...
+
+    async def settings(self) -> MemorySettings: ...
+    async def set_settings(self, settings: MemorySettings) -> None: ...
+    async def memories(self) -> list[Memory]:
+        """Every memory, oldest first."""
+        ...
+
+    async def add(self, text: str, scope: MemoryScope = ..., target: str = "") -> Memory:
+        """Save a new memory; ``target`` is the project's or agent's id for those scopes."""
+        ...
+
+    async def edit(
+        self, memory_id: str, text: str, scope: MemoryScope | None = None, target: str | None = None
+    ) -> Memory: ...
+    async def delete(self, memory_id: str) -> None: ...
+    async def for_turn(self, agent_id: str, project_id: str | None) -> list[Memory]:
+        """The memories a turn of that agent in that project sends (none while memory is off)."""
+        ...
+
+    async def search_past_chats(self, session_id: str, query: str, limit: int) -> list[SearchHit]:
+        """What ``search_past_chats`` finds from that chat (its scope applied, itself left out)."""
         ...

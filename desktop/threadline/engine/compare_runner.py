@@ -51,13 +51,9 @@ from threadline.engine.events import (
     TurnStateChanged,
 )
 from threadline.engine.live import LiveConversation
-from threadline.engine.providers import ProviderHub
-from threadline.engine.sticky_context import StickyContextGatherer
 from threadline.engine.turn_runner import TurnRunner, unsent_prompt_error
-from threadline.llm.retry import RetryPolicy
 from threadline.store.errors import StoreError
 from threadline.store.repository import Store
-from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.engine")
 
@@ -78,23 +74,17 @@ class CompareRunner:
     def __init__(
         self,
         store: Store,
-        hub: ProviderHub,
-        tools: ToolRegistry,
         *,
-        sticky: StickyContextGatherer,
+        template: TurnRunner,
         session_agent: SessionAgent,
         named_agent: NamedAgent,
         approval_handler: Callable[[], ApprovalHandler | None],
-        retry_policy: RetryPolicy | None = None,
     ) -> None:
         self._store = store
-        self._hub = hub
-        self._tools = tools
-        self._sticky = sticky
+        self._template = template
         self._session_agent = session_agent
         self._named_agent = named_agent
         self._approval_handler = approval_handler
-        self._retry = retry_policy
         self._workers: dict[str, dict[int, asyncio.Task[None]]] = {}
         self._picked: dict[str, int] = {}
         self._asking: dict[str, asyncio.Lock] = {}
@@ -163,15 +153,10 @@ class CompareRunner:
         _APPROVAL_LABEL.set(worker.target.display)  # this task's context: its approvals say who asks
         lane = LiveConversation(live.info, worker.lane)
         lane.subscribe(lambda event: self._relay(live, worker, event))
-        runner = TurnRunner(
-            self._store,
-            self._hub,
-            self._tools,
+        runner = self._template.sibling(
             load_agent=lambda lane_live: self._worker_agent(live, lane_live, worker.target),
             approval_handler=lambda: self._labelled_handler(live.session_id),
-            retry_policy=self._retry,
         )
-        runner.sticky = self._sticky  # the session's context files are read once, not per worker
         try:
             await runner.run(lane)
         finally:

@@ -27,6 +27,7 @@ def meter_for(
     hub: ProviderHub,
     tools: ToolRegistry,
     prompt: str,
+    memory: str = "",
 ) -> ContextMeter:
     provider = live.info.provider or agent.provider
     model = live.info.model or agent.model
@@ -45,4 +46,5 @@ def meter_for(
         compact_at=compact_at,
         instructions=runner.server_instructions(agent),
         knowledge_tokens=live.last_knowledge.tokens if live.last_knowledge is not None else 0,
+        memory=memory,
     )

@@ -14,7 +14,8 @@ as qutebrowser's tab keeps ``tab.scroller`` and ``tab.search``: ``sessions``
 ``messages``, ``controls``, ``providers``, ``settings``, ``database``, ``workspace``
 (``engine/workspace.py``: what the tools changed on disk, and the way back), ``models``
 (``engine/models.py``: local models, their search and downloads) and ``mcp``
-(``engine/mcp_catalog.py``: the MCP servers' prompts and resources).
+(``engine/mcp_catalog.py``: the MCP servers' prompts and resources) and ``memory``
+(``engine/memory.py``: saved memories and past-chat search).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from threadline.engine.mcp_catalog import McpCatalog
 from threadline.engine.mcp_instructions import McpInstructions
 from threadline.engine.mcp_people import McpPeople
 from threadline.engine.mcp_servers import McpServers
+from threadline.engine.memory import MemoryService
+from threadline.engine.memory_tools import ProposeMemoryTool, SearchPastChatsTool
 from threadline.engine.message_ops import MessageOps
 from threadline.engine.models import Models
 from threadline.engine.projects import ProjectService
@@ -46,6 +49,7 @@ from threadline.engine.provider_settings import Providers, Settings
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING, ProviderHub
 from threadline.engine.registry import UNDO_SECONDS, SessionRegistry
 from threadline.engine.turns import Turns
+from threadline.engine.voice import Voice
 from threadline.engine.workspace import Workspace
 from threadline.files.data_dir import make_data_dir_private
 from threadline.llm.retry import RetryPolicy
@@ -115,10 +119,17 @@ class Engine:
         """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
         self.turns.runner.knowledge = self.knowledge
         self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))
+        self.memory = MemoryService(store, self._chat_scope)
+        """Saved memories, the memory switch, past-chat search (``engine/memory.py``)."""
+        self.turns.runner.memory = self.memory
+        self.tools.register(SearchPastChatsTool(self.memory))
+        self.tools.register(ProposeMemoryTool(self.memory))
         self.library = Library(self)
         """The stored chats as a whole: search, export, import, usage (``engine/library.py``)."""
         self.models = Models(data_dir)
         """Local models: the Hub search, the models folder, downloads (``engine/models.py``)."""
+        self.voice = Voice(store, data_dir, self.sessions)
+        """Replies read aloud, recordings turned into text (``engine/voice.py``)."""
         self.leases = (
             SessionLeases(
                 store,
@@ -171,6 +182,7 @@ class Engine:
             options["watch_since"] = await store.newest_change()
         engine = cls(store, data_dir, **options)
         engine.hub.set_user_windows(await store.get_setting(CONTEXT_WINDOWS_SETTING))
+        await engine.memory.load()
         await engine.workspace.reconcile()  # tool calls a stop cut off from their records
         return engine
 
@@ -186,6 +198,7 @@ class Engine:
         await self._stop_background()  # what the cancelled turns spawned on their way out
         await self.leases.aclose()
         await self.models.aclose()  # downloads pause, their parts kept
+        await self.voice.aclose()  # the voice falls silent
         await self.tool_servers.aclose()
         await self.hub.aclose()
         await self.store.close()

@@ -25,10 +25,10 @@ from threadline.tools.mcp.bundle_launch import (
     check_launch,
     check_values,
     launch_preview,
-    missing_program,
     server_config,
 )
 from threadline.tools.mcp.bundle_manifest import Manifest
+from threadline.tools.mcp.bundle_runtimes import runtime_problem
 from threadline.tools.mcp.bundles import Bundle, BundleError, folder_name_for, open_bundle, unpack
 from threadline.tools.mcp.config import InvalidServerConfig, McpServerConfig, SettingsStore
 from threadline.tools.mcp.manager import McpServerManager
@@ -88,8 +88,9 @@ class ExtensionPreview:
     """The command line it will run (``${user_config.X}`` left as written)."""
     env: dict[str, str]
     """The environment it adds, shown the same way."""
-    missing: str = ""
-    """The program it needs that this computer does not have (``node``, ``uv``…), if any."""
+    needs: str = ""
+    """What this computer lacks to start it, as a sentence: the program (``node``, ``uv``…) or a
+    version of its runtime the manifest names (``tools/mcp/bundle_runtimes.py``); ``""`` when nothing."""
     installed: InstalledExtension | None = None
     """The version installed now (an update), if any."""
 
@@ -146,7 +147,7 @@ class Extensions:
             name=name,
             command=command,
             env=env,
-            missing=missing_program(bundle.manifest),
+            needs=await asyncio.to_thread(runtime_problem, bundle.manifest),
             installed=await self._record(name),
         )
 

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 from threadline.core.ids import new_id
 from threadline.core.knowledge import AttachScope, KnowledgeBase
 from threadline.core.messages import Message, MessageKind
-from threadline.core.sources import Source, SourceKind, SourceLocator, quote_sources
+from threadline.core.sources import Source, SourceKind, SourceLocator, passage_key, quote_sources
 from threadline.engine.errors import EngineError, MessageGoneError, SessionClosedError
 from threadline.engine.events import KnowledgeNotice, MessageChanged
 from threadline.engine.knowledge_upkeep import KnowledgeUpkeep
 from threadline.knowledge import (
     Embedder,
+    FileProblem,
     IndexReport,
     KnowledgeIndex,
     Progress,
@@ -55,6 +56,8 @@ log = logging.getLogger("threadline.engine")
 
 BASES_SETTING = "knowledge_bases"
 INDEX_FILENAME = "knowledge.sqlite3"
+EXCLUDED_SETTING = "knowledge_excluded:"
+"""Followed by a chat's id: the passages the user excluded from that chat (``set_excluded``)."""
 PASSAGES = 6
 """Passages sent with a prompt when the attached bases do not fit whole."""
 CHARS_PER_TOKEN = 4
@@ -362,7 +365,8 @@ class KnowledgeService:
             base = await self.base(name)
             if all(b.id != base.id for b in bases):
                 bases.append(base)
-        pinned = _pinned(path)
+        left_out = await self.excluded(session_id)
+        pinned = tuple(s for s in _pinned(path) if passage_key(s) not in left_out)
         if not bases:
             return SentKnowledge(pinned)
         prompt = next((m.text for m in reversed(path) if m.kind is MessageKind.PROMPT), "")
@@ -380,7 +384,7 @@ class KnowledgeService:
             if chunks is None:
                 whole = []
                 break
-            whole.extend(source_of(base, chunk, None) for chunk in chunks)
+            whole.extend(s for c in chunks if passage_key(s := source_of(base, c, None)) not in left_out)
         if whole:
             return SentKnowledge((*pinned, *_without(whole, pinned)))
         found: list[tuple[float, Source]] = []
@@ -390,6 +394,7 @@ class KnowledgeService:
             if result.notice and base.embeds:
                 notices.append(result.notice)
             found.extend((hit.score, source_of(base, hit.chunk, hit.score)) for hit in result.hits)
+        found = [pair for pair in found if passage_key(pair[1]) not in left_out]
         found.sort(key=lambda pair: -pair[0])
         chosen: list[Source] = []
         used = 0
@@ -426,6 +431,37 @@ class KnowledgeService:
         live.emit(MessageChanged(session_id, message))
         return message
 
+    # -- excluded passages (the chat's Sources list, docs/knowledge.md "In the chat") -------
+
+    async def excluded(self, session_id: str) -> frozenset[str]:
+        """The ``passage_key`` of every passage the user excluded from this chat."""
+        stored = await self._store.get_setting(EXCLUDED_SETTING + session_id, [])
+        return frozenset(str(key) for key in stored) if isinstance(stored, list) else frozenset()
+
+    async def set_excluded(
+        self, session_id: str, message_id: str, position: int, excluded: bool
+    ) -> frozenset[str]:
+        """Leave the reply's source at ``position`` out of this chat's next turns (or take it back).
+
+        Kept as a setting of the chat, not on the reply: the reply records what was sent
+        and may have children, and history is not rewritten. Returns the chat's new set.
+        """
+        live = self._live(session_id)
+        if live is None:
+            raise SessionClosedError()
+        tree = live.conversation.tree
+        if message_id not in tree:
+            raise MessageGoneError()
+        sources = tree.get(message_id).sources
+        if not 0 <= position < len(sources):
+            raise KnowledgeError("That source is no longer on this reply.")
+        key = passage_key(sources[position])
+        async with self._lock:
+            keys = set(await self.excluded(session_id))
+            keys = keys | {key} if excluded else keys - {key}
+            await self._store.set_setting(EXCLUDED_SETTING + session_id, sorted(keys))
+        return frozenset(keys)
+
     async def aclose(self) -> None:
         """Stop watching and indexing (a running indexing carries on at the next start), then close."""
         await self.upkeep.aclose()
@@ -439,6 +475,58 @@ class KnowledgeService:
         if self._index is not None:
             index, self._index = self._index, None
             await asyncio.to_thread(index.close)
+
+    # -- for the window's Settings → Knowledge (docs/knowledge.md, "In the window") -----------
+
+    async def edit(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        paths: Sequence[Path] | None = None,
+        embed_provider: str | None = None,
+        embed_model: str | None = None,
+    ) -> KnowledgeBase:
+        """Change a base's name, folders or embedding model; ``None`` keeps a field.
+
+        Files no longer under the folders leave the index at the next ``index``. Vectors of
+        another embedding model cannot be compared with the new one's, so changing the model
+        drops the base's index now and the next ``index`` builds it again.
+        """
+        if name in self._running:
+            raise KnowledgeError(f"“{name}” is being indexed. Pause it first, then edit it.")
+        if embed_provider and await self._store.get_provider(embed_provider) is None:
+            raise KnowledgeError(f"There is no provider named “{embed_provider}” for embeddings.")
+        async with self._lock:
+            bases = await self.bases()
+            base = await self.base(name)
+            changed = replace(
+                base,
+                name=base.name if new_name is None else new_name.strip(),
+                paths=base.paths if paths is None else await asyncio.to_thread(_absolute, paths),
+                embed_provider=base.embed_provider if embed_provider is None else embed_provider,
+                embed_model=base.embed_model if embed_model is None else embed_model.strip(),
+            )
+            if not changed.name:
+                raise KnowledgeError("Give the knowledge base a name.")
+            if not changed.paths:
+                raise KnowledgeError("Name at least one folder or file for the knowledge base.")
+            if changed.name != base.name and any(b.name == changed.name for b in bases):
+                raise KnowledgeError(f"A knowledge base named “{changed.name}” exists already.")
+            await self._save([changed if b.id == base.id else b for b in bases])
+        if (changed.embed_provider, changed.embed_model) != (base.embed_provider, base.embed_model):
+            await asyncio.to_thread(self._open().drop_base, base.id)
+        if changed.name != base.name:
+            self._ids.pop(base.name, None)
+            self._ids[changed.name] = changed.id
+        self.upkeep.bases_changed()  # other folders to watch
+        return changed
+
+    async def problems(self, name: str) -> list[FileProblem]:
+        """The files of the base that could not be read at their last indexing, with the reason."""
+        base = await self.base(name)
+        rows = await asyncio.to_thread(self._open().problems, base.id)
+        return [FileProblem(path, reason) for path, reason in rows]
 
 
 async def knowledge_for_turn(

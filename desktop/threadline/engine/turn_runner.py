@@ -64,6 +64,7 @@ from threadline.engine.events import (
 )
 from threadline.engine.knowledge import KnowledgeService, knowledge_for_turn
 from threadline.engine.live import LiveConversation
+from threadline.engine.memory import MemoryService
 from threadline.engine.providers import ProviderHub, SetupError
 from threadline.engine.reasoning_stream import ReasoningTracker
 from threadline.engine.sticky_context import (
@@ -85,6 +86,12 @@ from threadline.tools.context import tool_context
 from threadline.tools.registry import ToolRegistry
 
 log = logging.getLogger("threadline.engine")
+
+NOT_ASKED_AGAIN = (
+    "Threadline stopped before this call ran. It needs the user's own answer each time, so it "
+    "was not run again; propose it again if it still matters."
+)
+"""An interrupted call of a tool that always asks (a memory proposal) is not rerun unasked."""
 
 HISTORY_CAP_SETTING = "history_cap"
 DEFAULT_HISTORY_CAP = 400
@@ -179,9 +186,38 @@ class TurnRunner:
         self.sticky = StickyContextGatherer()
         self.knowledge: KnowledgeService | None = None
         """Passages of attached knowledge bases for each request (``engine/knowledge.py``)."""
+        self.memory: MemoryService | None = None
+        """The user's saved memories for each request (``engine/memory.py``)."""
         self._turn_hooks: dict[str, TurnHooks] = {}
         self.compactor = Compactor(store, hub, self._retry, self.token_budget)
         """Summarising to fit the window (``engine/compaction.py``)."""
+
+    def sibling(
+        self,
+        *,
+        load_agent: Callable[[LiveConversation], Awaitable[AgentConfig]],
+        approval_handler: Callable[[], ApprovalHandler | None],
+    ) -> TurnRunner:
+        """A runner for one compare worker: its own agent and approvals, everything else shared.
+
+        A worker's request is built as the chat's own would be, so what the engine attached to
+        this runner (context files, server instructions, knowledge, saved memories, the record of
+        file changes) goes with it; an attribute added to the runner belongs here too.
+        """
+        other = TurnRunner(
+            self._store,
+            self._hub,
+            self._tools,
+            load_agent=load_agent,
+            approval_handler=approval_handler,
+            retry_policy=self._retry,
+        )
+        other.sticky = self.sticky  # the session's context files are read once, not per worker
+        other.workspace = self.workspace
+        other.instructions = self.instructions
+        other.knowledge = self.knowledge
+        other.memory = self.memory
+        return other
 
     async def run(
         self,
@@ -238,7 +274,11 @@ class TurnRunner:
                 self.workspace.prescan(live, offered, agent.allowed_folders)
             if conversation.running_tools is not None:  # an interrupted round, run again
                 writer.update(conversation.running_tools)
-                await self._run_tools(live, agent, writer, conversation.pending_tool_calls())
+                pending = conversation.pending_tool_calls()
+                again = tuple(c for c in pending if not getattr(self._tools.get(c.name), "asks_user", False))
+                await self._run_tools(
+                    live, agent, writer, again, NOT_ASKED_AGAIN if len(again) < len(pending) else ""
+                )
             config, model = await self._hub.resolve(live.info, agent)
             target = RequestMetadata(provider=config.name, model=model)
             provider = await self._hub.client(config)
@@ -466,14 +506,11 @@ class TurnRunner:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
         gathered = await self._gather(live, agent, provider, model)
         knowledge = await knowledge_for_turn(self.knowledge, live, agent, gathered)
+        memory = await self.memory.block_for(agent.id, live.info.project_id) if self.memory else ""
+        system = with_context(with_context(agent.system_prompt, self.server_instructions(agent)), memory)
         return build_request(
             live.conversation.path(),
-            system=with_context(
-                with_context(
-                    with_context(agent.system_prompt, self.server_instructions(agent)), gathered.block
-                ),
-                knowledge.block,
-            ),
+            system=with_context(with_context(system, gathered.block), knowledge.block),
             limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),
             continue_reply=continue_reply,
@@ -536,7 +573,11 @@ class TurnRunner:
             )
         conversation.decided()
         live.emit(TurnStateChanged(live.session_id, conversation.state))
-        allowed = tuple(call for call, decision in zip(calls, decisions, strict=True) if decision.allow)
+        allowed = tuple(
+            replace(call, arguments=decision.arguments) if decision.arguments is not None else call
+            for call, decision in zip(calls, decisions, strict=True)
+            if decision.allow
+        )
         writer.append(conversation.begin_tools())
         await self._run_tools(live, agent, writer, allowed, refusal_reason(decisions))
 

@@ -82,13 +82,10 @@ class Turns:
         """One turn's steps (``engine/turn_runner.py``)."""
         self.comparing = CompareRunner(
             engine.store,
-            engine.hub,
-            engine.tools,
-            sticky=self.runner.sticky,
+            template=self.runner,
             session_agent=engine.agents.turn_agent,
             named_agent=engine.agents.named_agent,
             approval_handler=lambda: self._approve if self._approval_handler else None,
-            retry_policy=retry_policy,
         )
         """Several workers on one prompt (``engine/compare_runner.py``)."""
 
@@ -122,14 +119,9 @@ class Turns:
         live = self._engine.sessions.live(session_id)
         if live is None:
             raise SessionClosedError(session_id)
-        return meter_for(
-            live,
-            await self._engine.agents.turn_agent(live),
-            self.runner,
-            self._engine.hub,
-            self._engine.tools,
-            prompt,
-        )
+        agent = await self._engine.agents.turn_agent(live)
+        memory = await self._engine.memory.block_for(agent.id, live.info.project_id)
+        return meter_for(live, agent, self.runner, self._engine.hub, self._engine.tools, prompt, memory)
 
     def send(
         self,

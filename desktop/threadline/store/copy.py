@@ -51,6 +51,7 @@ from threadline.store.tables import (
     AgentRow,
     ChangeSetRow,
     FileChangeRow,
+    MemoryRow,
     MessageRow,
     ProjectRow,
     ProviderRow,
@@ -71,6 +72,7 @@ COPIED_TABLES: tuple[type[SQLModel], ...] = (
     MessageRow,
     ChangeSetRow,
     FileChangeRow,
+    MemoryRow,
     # Not ``ChangeLogRow``: the change feed's log is derived; the target's triggers write its own.
     # Not ``SessionLeaseRow``: a lease belongs to a process running a turn on the source right now.
 )

@@ -161,6 +161,16 @@ file_changes = sa.table(
     ),
 )
 
+memories = sa.table(
+    "memories",
+    sa.column("id", sa.String),
+    sa.column("text", sa.Text),
+    sa.column("scope", sa.String),
+    sa.column("target", sa.String),
+    sa.column("created_at", UTCDateTime),
+    sa.column("updated_at", UTCDateTime),
+)
+
 ALL = (
     sessions,
     projects,
@@ -173,6 +183,7 @@ ALL = (
     ui_state,
     change_sets,
     file_changes,
+    memories,
 )
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from threadline.core.sizes import readable_size
+
 
 class StoreError(Exception):
     """Base of everything the store raises on purpose."""
@@ -134,18 +136,6 @@ def disk_full_message(folder: Path, free_bytes: int) -> str:
         f"The disk holding the conversation database is full ({readable_size(free_bytes)} free in "
         f"{folder}), so the latest changes could not be saved. Free some space there and try again."
     )
-
-
-def readable_size(size: int) -> str:
-    """``size`` bytes the way a file manager shows them: "0 bytes", "12 KB", "3.4 MB", "1.2 GB"."""
-    if size < 1024:
-        return f"{size} bytes"
-    value = float(size)
-    for unit in ("KB", "MB", "GB", "TB"):
-        value /= 1024
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
-    raise AssertionError("unreachable")
 
 
 class NotFoundError(StoreError, KeyError):

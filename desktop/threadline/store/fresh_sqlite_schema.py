@@ -2,7 +2,7 @@
 """The schema the migrations end in, as SQLite holds it: written by
 ``python -m threadline.store.fresh_sqlite_record`` (see ``fresh_sqlite.py``); do not edit."""
 
-REVISION = "0011"
+REVISION = "0012"
 STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\tCONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)",
     "CREATE TABLE sessions (\n\tid VARCHAR(64) NOT NULL, \n\ttitle VARCHAR NOT NULL, \n\ttitle_set_by_user BOOLEAN NOT NULL, \n\tpinned BOOLEAN NOT NULL, \n\tarchived BOOLEAN NOT NULL, \n\tfolder VARCHAR NOT NULL, \n\tagent_id VARCHAR NOT NULL, \n\tprovider VARCHAR NOT NULL, \n\tmodel VARCHAR NOT NULL, \n\tactive_leaf VARCHAR(64), \n\tpreview VARCHAR NOT NULL, \n\tcheckpoints JSON NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tsummary VARCHAR NOT NULL, context JSON DEFAULT '{}' NOT NULL, project_id VARCHAR(64), \n\tPRIMARY KEY (id)\n)",
@@ -41,4 +41,6 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE change_sets (\n\tid VARCHAR(64) NOT NULL, \n\tsession_id VARCHAR(64) NOT NULL, \n\tsource VARCHAR(16) NOT NULL, \n\tcreated_at FLOAT NOT NULL, \n\tmachine VARCHAR(64) NOT NULL, \n\tmessage_id VARCHAR(64) DEFAULT '' NOT NULL, \n\tcall_id VARCHAR(200) DEFAULT '' NOT NULL, \n\ttool_name VARCHAR(200) DEFAULT '' NOT NULL, \n\tnote TEXT DEFAULT '' NOT NULL, \n\tskipped TEXT DEFAULT '' NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(session_id) REFERENCES sessions (id) ON DELETE CASCADE\n)",
     "CREATE INDEX ix_change_sets_session_id ON change_sets (session_id, created_at)",
     "CREATE TABLE file_changes (\n\tchange_set_id VARCHAR(64) NOT NULL, \n\tposition INTEGER NOT NULL, \n\tpath BLOB NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\trenamed_from BLOB, \n\tadded INTEGER DEFAULT '0' NOT NULL, \n\tremoved INTEGER DEFAULT '0' NOT NULL, \n\tbefore_digest VARCHAR(64) DEFAULT '' NOT NULL, \n\tbefore_size BIGINT DEFAULT '0' NOT NULL, \n\tbefore_kept BOOLEAN DEFAULT 0 NOT NULL, \n\tbefore_binary BOOLEAN DEFAULT 0 NOT NULL, \n\tbefore_not_kept TEXT DEFAULT '' NOT NULL, \n\tbefore_unknown BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_digest VARCHAR(64) DEFAULT '' NOT NULL, \n\tafter_size BIGINT DEFAULT '0' NOT NULL, \n\tafter_kept BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_binary BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_not_kept TEXT DEFAULT '' NOT NULL, \n\tafter_unknown BOOLEAN DEFAULT 0 NOT NULL, \n\tPRIMARY KEY (change_set_id, position), \n\tFOREIGN KEY(change_set_id) REFERENCES change_sets (id) ON DELETE CASCADE\n)",
+    "CREATE TABLE memories (\n\tid VARCHAR(64) NOT NULL, \n\ttext TEXT NOT NULL, \n\tscope VARCHAR(16) DEFAULT 'global' NOT NULL, \n\ttarget VARCHAR(64) DEFAULT '' NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tPRIMARY KEY (id)\n)",
+    "CREATE INDEX ix_memories_scope ON memories (scope, target)",
 )

@@ -37,6 +37,7 @@ from sqlalchemy.engine import Engine
 
 from threadline.core.config import AgentConfig, ProviderConfig
 from threadline.core.file_changes import ChangeSet
+from threadline.core.memory import Memory
 from threadline.core.messages import Message
 from threadline.core.project import Project
 from threadline.core.session import SearchHit, SessionInfo
@@ -51,6 +52,7 @@ from threadline.store import (
     leases,
     migrate,
     ops_file_changes,
+    ops_memories,
     ops_messages,
     ops_sessions,
     search,
@@ -340,6 +342,17 @@ class Store:
         """The snapshot contents ``machine``'s change sets still refer to."""
         return await self._read_core(ops_file_changes.kept_digests, machine, newer_than)
 
+    # -- saved memories (``ops_memories``; docs/memory.md) --------------------------------------
+
+    async def memories(self) -> list[Memory]:
+        return await self._read_core(ops_memories.list_memories)
+
+    async def save_memory(self, memory: Memory) -> Memory:
+        return await self._write_core(ops_memories.save_memory, memory)
+
+    async def delete_memory(self, memory_id: str) -> None:
+        await self._write_core(ops_memories.delete_memory, memory_id)
+
     # -- change feed -----------------------------------------------------------------------------
 
     async def newest_change(self) -> int:
@@ -360,6 +373,10 @@ class Store:
             return [error.detail or error.user_message]
 
     # -- search ------------------------------------------------------------------------------
+
+    async def search_past_chats(self, query: str, scope: search.ChatScope, limit: int) -> list[SearchHit]:
+        """Full-text search within ``scope`` (``search_past_chats``, docs/memory.md)."""
+        return await self._read_core(search.search_messages, query, limit, scope=scope)
 
     async def search(self, query: str, *, limit: int = 50, project_id: str | None = None) -> list[SearchHit]:
         """Messages matching ``query`` (see ``search``), newest first; ``project_id``: that project only."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,16 +62,33 @@ def tsquery(text: str) -> str | None:
     return " & ".join(f"({p})" for p in parts)
 
 
+@dataclass(frozen=True, slots=True)
+class ChatScope:
+    """Which chats a search reaches: one project's, or (``outside_projects``) those in no
+    project, or all; ``exclude_session`` is left out (the chat that asks, docs/memory.md)."""
+
+    project_id: str | None = None
+    outside_projects: bool = False
+    exclude_session: str | None = None
+
+
 def search_messages(
-    connection: sa.Connection, query: str, limit: int, project_id: str | None = None
+    connection: sa.Connection,
+    query: str,
+    limit: int,
+    project_id: str | None = None,
+    scope: ChatScope | None = None,
 ) -> list[SearchHit]:
-    """Messages matching ``query``, newest first; ``project_id`` keeps to that project's chats."""
+    """Messages matching ``query``, newest first; ``project_id`` keeps to that project's chats,
+    ``scope`` says it all (``search_past_chats``)."""
+    if scope is None:
+        scope = ChatScope(project_id=project_id)
     dialect = connection.dialect.name
     if dialect == "sqlite":
-        return _search_sqlite(connection, query, limit, project_id)
+        return _search_sqlite(connection, query, limit, scope)
     if dialect == "postgresql":
-        return _search_postgres(connection, query, limit, project_id)
-    return _search_scan(connection, query, limit, project_id)
+        return _search_postgres(connection, query, limit, scope)
+    return _search_scan(connection, query, limit, scope)
 
 
 TITLE_WINDOW = 2000
@@ -186,15 +204,32 @@ _POSTGRES_SEARCH = """
     JOIN sessions AS s ON s.id = hit.session_id
     ORDER BY hit.seq DESC
     """
-_PROJECT_SCOPE = {
-    "sqlite": " AND s.project_id = :project",
-    "postgresql": " AND m.session_id IN (SELECT id FROM sessions WHERE project_id = :project)",
+_SCOPE_CLAUSES = {
+    "sqlite": {
+        "project": " AND s.project_id = :project",
+        "outside": " AND s.project_id IS NULL",
+        "exclude": " AND m.session_id != :exclude",
+    },
+    "postgresql": {
+        "project": " AND m.session_id IN (SELECT id FROM sessions WHERE project_id = :project)",
+        "outside": " AND m.session_id IN (SELECT id FROM sessions WHERE project_id IS NULL)",
+        "exclude": " AND m.session_id <> :exclude",
+    },
 }
-"""The clause that keeps a full-text search to one project's chats."""
+"""The clauses that keep a full-text search to some chats (``ChatScope``)."""
 
 
-def _statement(template: str, dialect: str, project_id: str | None) -> sa.TextualSelect:
-    clause = _PROJECT_SCOPE[dialect] if project_id is not None else ""
+def _statement(template: str, dialect: str, scope: ChatScope, params: dict[str, object]) -> sa.TextualSelect:
+    clauses = _SCOPE_CLAUSES[dialect]
+    clause = ""
+    if scope.project_id is not None:
+        clause += clauses["project"]
+        params["project"] = scope.project_id
+    elif scope.outside_projects:
+        clause += clauses["outside"]
+    if scope.exclude_session is not None:
+        clause += clauses["exclude"]
+        params["exclude"] = scope.exclude_session
     return sa.text(template.format(project=clause)).columns(created_at=UTCDateTime())
 
 
@@ -204,9 +239,7 @@ _POSTGRES_OPTIONS = (
 )
 
 
-def _search_sqlite(
-    connection: sa.Connection, query: str, limit: int, project_id: str | None
-) -> list[SearchHit]:
+def _search_sqlite(connection: sa.Connection, query: str, limit: int, scope: ChatScope) -> list[SearchHit]:
     match = fts5_query(query)
     if match is None:
         return []
@@ -216,23 +249,17 @@ def _search_sqlite(
         "words": SNIPPET_WORDS,
         "query": match,
     }
-    if project_id is not None:
-        params["project"] = project_id
-    statement = _statement(_SQLITE_SEARCH, "sqlite", project_id)
+    statement = _statement(_SQLITE_SEARCH, "sqlite", scope, params)
     rows = connection.execute(statement, {**params, "limit": limit})
     return _hits(rows, query)
 
 
-def _search_postgres(
-    connection: sa.Connection, query: str, limit: int, project_id: str | None
-) -> list[SearchHit]:
+def _search_postgres(connection: sa.Connection, query: str, limit: int, scope: ChatScope) -> list[SearchHit]:
     expression = tsquery(query)
     if expression is None:
         return []
     params: dict[str, object] = {"query": expression, "options": _POSTGRES_OPTIONS, "limit": limit}
-    if project_id is not None:
-        params["project"] = project_id
-    rows = connection.execute(_statement(_POSTGRES_SEARCH, "postgresql", project_id), params)
+    rows = connection.execute(_statement(_POSTGRES_SEARCH, "postgresql", scope, params), params)
     return _hits(rows, query)
 
 
@@ -260,9 +287,7 @@ def _hits(rows: Iterable[Any], query: str) -> list[SearchHit]:
     return hits
 
 
-def _search_scan(
-    connection: sa.Connection, query: str, limit: int, project_id: str | None
-) -> list[SearchHit]:
+def _search_scan(connection: sa.Connection, query: str, limit: int, scope: ChatScope) -> list[SearchHit]:
     """Backends without a text index: substring match on every piece (slow but correct)."""
     terms = [" ".join(t) for t in query_terms(query)]
     if not terms:
@@ -272,8 +297,12 @@ def _search_scan(
     ).join(sessions, sessions.c.id == messages.c.session_id)
     for term in terms:
         statement = statement.where(messages.c.text.icontains(term, autoescape=True))
-    if project_id is not None:
-        statement = statement.where(sessions.c.project_id == project_id)
+    if scope.project_id is not None:
+        statement = statement.where(sessions.c.project_id == scope.project_id)
+    elif scope.outside_projects:
+        statement = statement.where(sessions.c.project_id.is_(None))
+    if scope.exclude_session is not None:
+        statement = statement.where(messages.c.session_id != scope.exclude_session)
     statement = statement.order_by(messages.c.seq.desc()).limit(limit)
     return [
         _hit(row.session_id, row.id, row.title, make_snippet(row.text, terms), row.created_at)

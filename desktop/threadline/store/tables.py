@@ -263,3 +263,17 @@ class FileChangeRow(SQLModel, table=True):
     after_binary: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     after_not_kept: str = Field(default="", sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
     after_unknown: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+
+
+class MemoryRow(SQLModel, table=True):
+    """One saved memory (migration 0012; docs/memory.md): the user's own words for the model."""
+
+    __tablename__ = "memories"
+    __table_args__ = (sa.Index("ix_memories_scope", "scope", "target"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    text: str = Field(sa_type=sa.Text, nullable=False)
+    scope: str = Field(default="global", max_length=16, sa_column_kwargs={"server_default": "global"})
+    target: str = Field(default="", max_length=64, sa_column_kwargs={"server_default": ""})
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

@@ -53,6 +53,10 @@ class Tool(Protocol):
     * ``preview(arguments) -> str`` — what the call would change (a unified diff);
     * ``ends_with_threadline: bool`` — false when a call's work may go on after Threadline
       dies (default true: it runs in Threadline, or its processes end with it);
+    * ``available: bool`` — false while the tool is switched off as a whole (memory off):
+      not offered, whatever the agent enables;
+    * ``asks_user: bool`` — every call asks the user, even where a rule allows it (a memory
+      proposal: the user decides what is remembered); a deny rule still denies;
     * ``reads_only: bool`` — changes no file (the read-only built-ins, an MCP tool annotated
       ``readOnlyHint``): its calls are not recorded (docs/workspace.md, "Recording");
     * ``touched_paths(arguments) -> list[str]`` (``DeclaresPaths``) — the files a call may
@@ -162,7 +166,11 @@ class ToolRegistry:
 
     def offered(self, agent: AgentConfig) -> list[ToolSpec]:
         """The specs the agent's ``enabled_tools`` patterns select, matched on policy names."""
-        return [t.spec for t in self._tools.values() if agent.offers(_policy_name(t))]
+        return [
+            t.spec
+            for t in self._tools.values()
+            if agent.offers(_policy_name(t)) and getattr(t, "available", True) is not False
+        ]
 
     def for_policy(self, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
         """The calls renamed to policy names (what the approval prompt shows and rules match)."""
@@ -170,7 +178,10 @@ class ToolRegistry:
 
     def approval(self, agent: AgentConfig, call: ToolCall) -> Approval:
         """The agent's policy for ``call`` (by wire or policy name), with trust rules applied."""
-        return policy.approval_for(agent, call, self.policy_name(call.name), self.needs_trust(call.name))
+        decided = policy.approval_for(agent, call, self.policy_name(call.name), self.needs_trust(call.name))
+        if getattr(self.get(call.name), "asks_user", False) and decided is not Approval.DENY:
+            return Approval.ASK  # the user's own decision, never a rule's (a memory proposal)
+        return decided
 
     def always_allow_rule(self, call: ToolCall) -> ApprovalRule:
         """The rule "Always allow" stores for ``call`` (shell: this exact command line only)."""

@@ -230,3 +230,29 @@ def test_a_binary_server_runs_from_the_bundle_with_its_execute_bit(
     assert threadline(data, "mcp", "install", str(older)) == 0
     assert capsys.readouterr().out.endswith("Hello Tools changed back to 1.0.0\n")
     assert sorted(p.name for p in (data / "extensions" / "hello-tools").iterdir()) == ["1.0.0"]
+
+
+def test_a_runtime_older_than_the_bundle_asks_for_is_said_before_installing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compatibility.runtimes`` against the real ``python --version`` of the interpreter the
+    bundle will run with: a range it is in says nothing, one it is not in names both versions."""
+    import sys
+
+    python_on_path(monkeypatch)
+    monkeypatch.setenv("HELLO_KEY_FOR_TEST", HELLO_KEY)
+    here = ".".join(map(str, sys.version_info[:3]))
+    fits = hello_manifest()
+    fits["compatibility"] = {"runtimes": {"python": f">={sys.version_info.major}.{sys.version_info.minor}"}}
+    data = tmp_path / "data"
+    args = ("--set-from", "api_key=HELLO_KEY_FOR_TEST")
+    assert threadline(data, "mcp", "install", str(write_bundle(tmp_path / "a.mcpb", fits)), *args) == 0
+    assert "warning" not in capsys.readouterr().err
+
+    too_new = hello_manifest(version="1.1.0")
+    too_new["compatibility"] = {"runtimes": {"python": ">=99"}}
+    assert threadline(data, "mcp", "install", str(write_bundle(tmp_path / "b.mcpb", too_new))) == 0
+    assert capsys.readouterr().err == (
+        f"threadline: warning: It needs Python >=99, and this computer has {here}: "
+        "update it before the server can start.\n"
+    )

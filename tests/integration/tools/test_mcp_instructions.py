@@ -7,11 +7,15 @@ initialize result; the replay server records what each request carried.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from tests.integration.tools.tool_turns import run_turn, sent_tool_results, text_reply, tool_call_reply
 from tests.support.everything_server import everything_config
-from tests.support.sse_server import ReplayServer
+from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import WAIT
 
+from threadline.core.compare import CompareTarget
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
 from threadline.core.meter import MeterPart
 from threadline.engine.engine import Engine
@@ -78,3 +82,28 @@ async def test_structured_content_reaches_the_model_as_indented_json(
     text, is_error = sent_tool_results(replay_server, 1)["s1"]
     assert not is_error
     assert text == '{\n  "temperature": 36,\n  "conditions": "Light rain / drizzle",\n  "humidity": 82\n}'
+
+
+async def test_every_compare_worker_gets_the_instructions(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A compare's columns are requests of the same chat: each carries the server's
+    instructions with its tools, as a single reply would."""
+    await engine.tool_servers.save_server(everything_config())
+    await use(engine, "everything/echo")
+    session = await engine.sessions.new_session()
+    replay_server.enqueue(text_reply(OPENAI, "Hello."))
+    await run_turn(engine, session.id, "Hello")  # the server starts to list its tools
+    replay_server.responder = lambda request: sse_response(
+        openai_text_stream([f"{request.body['model']} answers."], model=request.body["model"])
+    )
+    await engine.sessions.open_session(session.id)
+    engine.turns.send_compare(
+        session.id, "Both", (CompareTarget("replay", "a"), CompareTarget("replay", "b"))
+    )
+    await asyncio.wait_for(engine.turns.wait_idle(session.id), WAIT)
+    workers = [r for r in replay_server.requests[1:] if r.method == "POST"]
+    assert sorted(r.body["model"] for r in workers) == ["a", "b"]
+    for request in workers:
+        system = "\n".join(str(m["content"]) for m in request.body["messages"] if m["role"] == "system")
+        assert '<mcp_server_instructions server="everything">' in system and HEADING in system

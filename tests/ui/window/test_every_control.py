@@ -162,6 +162,20 @@ def check_close_tab(harness: Any) -> None:
     harness.qtbot.waitUntil(lambda: harness.window.tabs.count() == before - 1, timeout=TIMEOUT)
 
 
+def check_quick_ask(harness: Any, about_selection: bool = False) -> None:
+    """Quick ask opens above the window with its composer (tests/ui/quick_ask/ has the rest)."""
+    if about_selection:
+        QGuiApplication.clipboard().setText("Quoted words")
+    choose_from_menu_bar(harness, "Ask About the Selection…" if about_selection else "Quick Ask…")
+    qa = harness.window.quick_ask
+    harness.qtbot.waitUntil(
+        lambda: qa.window is not None and qa.window.isVisible() and qa.tab is not None, timeout=TIMEOUT
+    )
+    if about_selection:
+        harness.qtbot.waitUntil(lambda: qa.tab.composer.text() == "> Quoted words\n\n", timeout=TIMEOUT)
+    qa.hide()
+
+
 def check_export(harness: Any) -> None:
     chat_with_reply(harness, "Export me", "Exported answer")
     target = harness.data_dir.parent / "exported.md"
@@ -463,6 +477,8 @@ def check_keyboard_shortcuts(harness: Any) -> None:
 MENU_CHECKS: dict[str, Callable[[Any], None]] = {
     "New Chat": check_new_chat,
     "Close Tab": check_close_tab,
+    "Quick Ask…": check_quick_ask,
+    "Ask About the Selection…": lambda harness: check_quick_ask(harness, about_selection=True),
     "Export as Markdown…": check_export,
     "Import…": check_import,
     "Export…": check_export_chats,
@@ -830,7 +846,21 @@ def check_message_compare_versions(harness: Any) -> None:
     assert len(tab.compare_view.columns) == 2
 
 
+def check_message_read_aloud(harness: Any) -> None:
+    """The voice starts on the reply: its bar shows, or (no speech service on this machine) the
+    status bar says why it stopped; tests/ui/voice hears it for real."""
+    tab = chat_with_reply(harness, "Q1", "Read this sentence. And this one.")
+    bar, status = harness.window.voice.bar, harness.window.statusBar()
+    choose_on_message(tab, tab.live.conversation.path()[-1].id, "Read aloud")
+    harness.qtbot.waitUntil(
+        lambda: bar.isVisible() or status.currentMessage().startswith("Reading aloud stopped."),
+        timeout=TIMEOUT,
+    )
+    harness.run(harness.engine.voice.stop())
+
+
 MESSAGE_MENU_CHECKS: dict[str, Callable[[Any], None]] = {
+    "Read aloud": check_message_read_aloud,
     "Compare versions side by side": check_message_compare_versions,
     "Copy as Markdown": check_message_copy_markdown,
     "Copy conversation as Markdown": check_message_copy_conversation,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from threadline.store.errors import StorageFullError, StoreError, disk_full_message, readable_size
+from threadline.core.sizes import readable_size
+from threadline.store.errors import StorageFullError, StoreError, disk_full_message
 from threadline.store.translate import FULL_BELOW, translate_error
 
 SQLITE_FULL = 13

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from tests.support.mcp_bundles import hello_manifest
 
-from threadline.tools.mcp.bundle_launch import check_values, missing_program, server_config
+from threadline.tools.mcp.bundle_launch import check_values, server_config
 from threadline.tools.mcp.bundle_manifest import ManifestError, parse_manifest
+from threadline.tools.mcp.bundle_runtimes import Version, runtime_problem, satisfies
 from threadline.tools.mcp.bundles import BundleError, folder_name_for, server_name_for
 
 
@@ -144,9 +145,58 @@ def test_a_bundle_for_other_platforms_is_refused() -> None:
 def test_a_program_the_computer_lacks_is_named(tmp_path: Path) -> None:
     data = minimal()
     data["server"]["mcp_config"]["command"] = "surely-not-a-program-here"
-    assert missing_program(parse_manifest(data)) == "surely-not-a-program-here"
+    assert runtime_problem(parse_manifest(data)) == (
+        "It needs surely-not-a-program-here, which is not found on this computer: "
+        "install it before the server can start."
+    )
     data["server"]["mcp_config"]["command"] = "${__dirname}/bin/tool"
-    assert missing_program(parse_manifest(data)) == ""
+    assert runtime_problem(parse_manifest(data)) == ""
+
+
+@pytest.mark.parametrize(
+    ("spec", "inside", "outside"),
+    [
+        (">=18.0.0", ["18.0.0", "22.23.5"], ["16.20.2", "17.9.9"]),
+        (">=3.10 <4", ["3.10.0", "3.13.1"], ["3.9.18", "4.0.0"]),
+        ("^18.2", ["18.2.0", "18.9.1"], ["18.1.9", "19.0.0"]),
+        ("^0.2.3", ["0.2.3", "0.2.9"], ["0.3.0", "0.2.2"]),
+        ("~3.11", ["3.11.0", "3.11.9"], ["3.12.0", "3.10.5"]),
+        ("18.x || 20.x", ["18.19.0", "20.1.0"], ["19.0.0", "22.0.0"]),
+        ("16 - 18", ["16.0.0", "18.99.0"], ["15.9.9", "19.0.0"]),
+        (">20", ["21.0.0"], ["20.5.0"]),
+        ("<=20", ["20.9.9"], ["21.0.0"]),
+        ("*", ["1.0.0"], []),
+        (">= 16.0.0", ["16.0.0"], ["15.0.0"]),
+    ],
+)
+def test_npm_version_ranges(spec: str, inside: list[str], outside: list[str]) -> None:
+    def version(text: str) -> Version:
+        major, minor, patch = map(int, text.split("."))
+        return major, minor, patch
+
+    assert all(satisfies(version(v), spec) for v in inside), spec
+    assert not any(satisfies(version(v), spec) for v in outside), spec
+
+
+def test_a_runtime_too_old_for_the_bundle_is_named_with_both_versions() -> None:
+    """The manifest's ``compatibility.runtimes`` against the runtime this computer has (the real
+    ``python3 --version``, then versions given to the check)."""
+    data = minimal()
+    data["server"]["type"] = "python"
+    data["server"]["mcp_config"]["command"] = "python3"
+    data["compatibility"] = {"runtimes": {"python": ">=3.0 <4"}}
+    manifest = parse_manifest(data)
+    assert manifest.runtimes == {"python": ">=3.0 <4"}
+    assert runtime_problem(manifest) == ""  # python3 here answers --version with a 3.x
+    data["compatibility"] = {"runtimes": {"python": ">=3.10"}}
+    assert runtime_problem(parse_manifest(data), lambda _program: (3, 8, 10)) == (
+        "It needs Python >=3.10, and this computer has 3.8.10: update it before the server can start."
+    )
+    data["compatibility"] = {"runtimes": {"python": "latest"}}
+    assert "a range Threadline cannot read" in runtime_problem(parse_manifest(data), lambda _p: (3, 11, 0))
+    data["compatibility"] = {"runtimes": ["python"]}
+    with pytest.raises(ManifestError, match=r"compatibility\.runtimes"):
+        parse_manifest(data)
 
 
 def test_an_executable_member_stays_executable_and_nothing_more(tmp_path: Path) -> None:

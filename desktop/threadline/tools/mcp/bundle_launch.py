@@ -194,17 +194,6 @@ def check_launch(manifest: Manifest, folder: Path) -> None:
         sub.text(word)
 
 
-def missing_program(manifest: Manifest) -> str:
-    """The program the bundle starts when it is expected on this computer and is not there
-    (e.g. ``node`` for a Node server), else ``""``; one inside the bundle is not looked for."""
-    import shutil
-
-    command = manifest.launch.command
-    if "${" in command or os.sep in command or "/" in command:
-        return ""
-    return "" if shutil.which(command) else command
-
-
 def launch_preview(manifest: Manifest, folder: Path) -> tuple[str, dict[str, str]]:
     """The command line the bundle will run and its environment, answers shown by their
     variable (``${user_config.X}``), for the install dialog."""

@@ -90,6 +90,8 @@ class Manifest:
     prompts: tuple[str, ...] = ()
     user_config: tuple[ConfigOption, ...] = ()
     platforms: tuple[str, ...] = ()
+    runtimes: dict[str, str] = field(default_factory=dict)
+    """``compatibility.runtimes``: npm version ranges by runtime (``{"node": ">=18"}``)."""
 
     @property
     def title(self) -> str:
@@ -261,6 +263,11 @@ def parse_manifest(data: Any) -> Manifest:
     if platforms and sys.platform not in platforms:
         names = ", ".join(_PLATFORM_NAMES.get(p, p) for p in platforms)
         raise ManifestError(f"The bundle is made for {names} only, not for this computer.")
+    runtimes = compatibility.get("runtimes") if isinstance(compatibility, dict) else None
+    if runtimes is not None and (
+        not isinstance(runtimes, dict) or not all(isinstance(v, str) for v in runtimes.values())
+    ):
+        raise ManifestError("The bundle's compatibility.runtimes is not a table of version ranges.")
     return Manifest(
         manifest_version=version,
         name=_str(data, "name", "", required=True),
@@ -278,4 +285,5 @@ def parse_manifest(data: Any) -> Manifest:
         prompts=tuple(prompts),
         user_config=tuple(_option(str(k), v, version) for k, v in raw_config.items()),
         platforms=platforms,
+        runtimes={str(k): v for k, v in (runtimes or {}).items()},
     )

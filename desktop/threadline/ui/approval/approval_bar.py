@@ -31,9 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.core.memory import PROPOSE_MEMORY
 from threadline.core.messages import ToolCall
 from threadline.engine.approval import Decision
 from threadline.ui.approval.approval_call_row import ApprovalCallRow
+from threadline.ui.approval.memory_proposal_row import MemoryProposalRow
 from threadline.ui.common.announce import announce
 from threadline.ui.common.theme import LIGHT, ThemeColors, mix
 
@@ -153,7 +155,8 @@ class ApprovalBar(QFrame):
         model or agent of the column whose reply wants the tools."""
         self._clear_rows()
         for call in calls:
-            row = ApprovalCallRow(call, previews.get(call.id), self._colors)
+            kind = MemoryProposalRow if call.name == PROPOSE_MEMORY else ApprovalCallRow
+            row = kind(call, previews.get(call.id), self._colors)
             row.decided.connect(self._row_decided)
             self._rows_layout.addWidget(row)
             self.rows.append(row)
@@ -195,6 +198,8 @@ class ApprovalBar(QFrame):
             return "The assistant wants to run a command"
         if name == "write_file":
             return "The assistant wants to change a file"
+        if name == PROPOSE_MEMORY:
+            return "The assistant suggests something to remember"
         return "The assistant wants to use a tool"
 
     def first_open_row(self) -> ApprovalCallRow | None:
@@ -212,8 +217,9 @@ class ApprovalBar(QFrame):
     # -- answers ------------------------------------------------------------------------------
 
     def allow_all(self) -> None:
+        """Allow every tool call once; a memory proposal still waits for its own answer."""
         for row in list(self.rows):
-            if row.decision is None:
+            if row.decision is None and not isinstance(row, MemoryProposalRow):
                 row.allow_once()
 
     def deny_all(self) -> None:

@@ -1,4 +1,4 @@
-"""The project editor: name, colour, instructions and context files of a project.
+"""The project editor: name, colour, instructions, context files and knowledge bases of a project.
 
 One dialog makes a new project and edits an existing one. Saving goes through the
 engine (``create_project`` / ``save_project``); a refused name is shown in the dialog
@@ -25,12 +25,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.core.knowledge import AttachScope
 from threadline.core.project import MAX_PROJECT_NAME, PROJECT_COLOURS, Project
 from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import spawn
+from threadline.ui.knowledge.knowledge_picker import KnowledgePicker
 
 if TYPE_CHECKING:  # the engine's modules load after the first paint
     from threadline.engine.api import EngineApi
@@ -130,9 +132,20 @@ class ProjectDialog(QDialog):
             self.context.set_value(project.context)
         v.addWidget(self.context)
 
+        knowledge = QLabel("Knowledge")
+        knowledge.setObjectName("SectionTitle")
+        v.addWidget(knowledge)
+        self.knowledge = KnowledgePicker("Every chat in the project searches the ticked knowledge bases.")
+        v.addWidget(self.knowledge)
+
         foot = add_save_foot(self, v, self.save)  # Enter in the path field adds it, it does not save
         self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
         self.save_button.setText("Create" if project is None else "Save")
+        self.knowledge_loaded = spawn(
+            self.knowledge.load(engine.knowledge, AttachScope.PROJECT, project.id if project else ""),
+            tell=self,
+            context="Knowledge bases not listed",
+        )
         self._name_changed(self.name.text())
         self.bridge = claim_while_open(self, self)
 
@@ -158,7 +171,9 @@ class ProjectDialog(QDialog):
         )
 
         async def store() -> Project:
-            return await engine.projects.save_project(edited)
+            saved = await engine.projects.save_project(edited)
+            await self.knowledge.apply(engine.knowledge, AttachScope.PROJECT, saved.id)
+            return saved
 
         spawn(store(), tell=self, on_done=self._saved, on_failed=self._failed)
 

@@ -122,11 +122,8 @@ class ExtensionInstallDialog(QDialog):
             parts.append("Tools: " + ", ".join(name for name, _ in m.tools))
         if m.prompts:
             parts.append("Prompts: " + ", ".join(m.prompts))
-        if preview.missing:
-            parts.append(
-                f"It needs {preview.missing}, which is not found on this computer: install it before "
-                "the server can start."
-            )
+        if preview.needs:
+            parts.append(preview.needs)
         self.declares.setText("\n".join(parts) or "It does not list its tools in advance.")
         self.form.set_options(
             m.user_config,

@@ -5,7 +5,7 @@ Delete (after a confirmation), Import… and Export… act on it. The right side
 the selected agent: its name, instructions, provider and model, and parameters on
 the first tab (saved with Save); its tools and approval rules on the second, which
 is the Tools page itself pointed at this agent (saved as they change, like there);
-and its sticky context on the third (saved with Save).
+its sticky context on the third and its knowledge bases on the fourth (both saved with Save).
 
 Editing an agent changes the chats that start after it; a chat that already runs
 with the agent keeps its settings and offers the new ones in its composer.
@@ -39,11 +39,13 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.core.config import DEFAULT_AGENT_ID, AgentConfig
+from threadline.core.knowledge import AttachScope
 from threadline.engine.api import EngineApi
 from threadline.engine.errors import EngineError
 from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import spawn
+from threadline.ui.knowledge.knowledge_picker import KnowledgePicker
 from threadline.ui.settings.settings_tools_page import ToolsPage
 from threadline.ui.settings.thinking_fields import ThinkingFields
 
@@ -187,6 +189,12 @@ class AgentsPage(QWidget):
         self.tabs.addTab(self.tools, "Tools and approval")
         self.context = StickyContextEditor(show_share=True)
         self.tabs.addTab(self.context, "Sticky context")
+        self.knowledge = KnowledgePicker("Every chat with this agent searches the ticked knowledge bases.")
+        knowledge_tab = QWidget()
+        knowledge_layout = QVBoxLayout(knowledge_tab)
+        knowledge_layout.addWidget(self.knowledge)
+        knowledge_layout.addStretch(1)
+        self.tabs.addTab(knowledge_tab, "Knowledge")
         right.addWidget(self.tabs, 1)
         bottom = QHBoxLayout()
         self.message = QLabel()
@@ -240,6 +248,11 @@ class AgentsPage(QWidget):
         self.context.set_value(agent.context, agent.context_share)
         self.tools.agent_id = agent.id
         spawn(self.tools.load(), tell=self, context="Tools not shown")
+        spawn(
+            self.knowledge.load(self.engine.knowledge, AttachScope.AGENT, agent.id),
+            tell=self,
+            context="Knowledge bases not listed",
+        )
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -282,6 +295,7 @@ class AgentsPage(QWidget):
             edited = self.form.applied_to(stored)
             edited = replace(edited, context=self.context.value(), context_share=self.context.share())
             await self.engine.agents.save_agent(edited)
+            await self.knowledge.apply(self.engine.knowledge, AttachScope.AGENT, agent.id)
             return edited
 
         spawn(

@@ -1,4 +1,5 @@
-"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers, theme, data.
+"""Settings: providers (add, edit, test, remove), default model and agent, tools, MCP servers,
+knowledge bases (``ui/knowledge/``), theme, data.
 
 Keys go to the engine, which keeps them in the system keychain; the dialog never
 reads one back — a stored key shows as "stored in the keychain" and an empty key
@@ -51,15 +52,19 @@ from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage, user_message_of
 from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
+from threadline.ui.knowledge.index_jobs import IndexJobs
+from threadline.ui.knowledge.knowledge_page import KnowledgePage
 from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
 from threadline.ui.settings.settings_data_page import DatabaseSection
 from threadline.ui.settings.settings_mcp_page import McpServersPage
+from threadline.ui.settings.settings_memory_page import MemoryPage
 from threadline.ui.settings.settings_models_folder import ModelsFolderSection
 from threadline.ui.settings.settings_models_page import ModelsPage
 from threadline.ui.settings.settings_snapshots import SnapshotsSection
 from threadline.ui.settings.settings_tools_page import ToolsPage
+from threadline.ui.settings.settings_voice_page import VoicePage
 
 log = logging.getLogger("threadline.ui.settings.settings_dialog")
 
@@ -492,8 +497,15 @@ class SettingsDialog(QDialog):
     themeChosen = Signal(object)  # ThemeChoice
 
     def __init__(
-        self, engine: EngineApi, theme: ThemeManager, data_dir: Path | None, parent: QWidget | None = None
+        self,
+        engine: EngineApi,
+        theme: ThemeManager,
+        data_dir: Path | None,
+        parent: QWidget | None = None,
+        *,
+        knowledge_jobs: IndexJobs | None = None,
     ) -> None:
+        """``knowledge_jobs``: the window's indexing runs, so one outlives the dialog."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("SettingsDialog")
@@ -518,6 +530,12 @@ class SettingsDialog(QDialog):
         self.pages.addTab(self.mcp, "MCP servers")
         self.models = ModelsPage(engine)
         self.pages.addTab(self.models, "Models")
+        self.knowledge = KnowledgePage(engine, knowledge_jobs)
+        self.pages.addTab(self.knowledge, "Knowledge")
+        self.voice = VoicePage(engine)
+        self.pages.addTab(self.voice, "Voice")
+        self.memory = MemoryPage(engine)
+        self.pages.addTab(self.memory, "Memory")
         self.pages.addTab(self._appearance(theme), "Appearance")
         self.pages.addTab(self._data_page(), "Data")
         layout.addWidget(self.pages, 1)
@@ -548,6 +566,8 @@ class SettingsDialog(QDialog):
         await self.agents.load()
         await self.mcp.load()
         await self.models.load()
+        await self.knowledge.load()
+        await self.memory.load()
 
     def _apply_colors(self, c: ThemeColors) -> None:
         """Styles of the Tools pages (the application stylesheet covers the rest)."""
@@ -595,6 +615,12 @@ class SettingsDialog(QDialog):
             self.pages.setCurrentWidget(self.mcp)
         elif page == "models":
             self.pages.setCurrentWidget(self.models)
+        elif page == "knowledge":
+            self.pages.setCurrentWidget(self.knowledge)
+        elif page == "voice":
+            self.pages.setCurrentWidget(self.voice)
+        elif page == "memory":
+            self.pages.setCurrentWidget(self.memory)
         elif page == "data":
             self.pages.setCurrentWidget(self.data_page)
         else:  # a provider name: show it

@@ -52,6 +52,8 @@ BUILTIN_TOOLS: tuple[tuple[str, str, str], ...] = (
     ("write_file", "Write files", "Always asks first and shows the changes as a diff."),
     ("shell", "Run commands", "Shell commands in an allowed folder; asks first unless trusted."),
     ("notes", "Notes", "Short notes the assistant keeps in the conversation."),
+    ("search_past_chats", "Search past chats", "Full-text search in your other chats (Settings → Memory)."),
+    ("propose_memory", "Propose memories", "Suggests a fact to remember; you accept, edit or decline it."),
 )
 APPROVAL_TEXT = {Approval.ALLOW: "Allow", Approval.ASK: "Ask", Approval.DENY: "Deny"}
 PATTERN_COLUMN, ARGUMENTS_COLUMN, APPROVAL_COLUMN, REMOVE_COLUMN = range(4)

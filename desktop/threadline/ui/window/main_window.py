@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from threadline.ui.chat.changes.status_totals import StatusTotals
     from threadline.ui.chat.chat_tab import ChatTab
     from threadline.ui.chat.composer.model_catalog import ModelCatalog
+    from threadline.ui.knowledge.indexing_status import IndexingStatus
+    from threadline.ui.quick_ask.quick_ask import QuickAsk
     from threadline.ui.sessions.session_sidebar import SessionSidebar
     from threadline.ui.window.damage_recovery import DamageBanner, DamageRecovery
     from threadline.ui.window.tab_container import TabContainer
@@ -105,6 +107,9 @@ class MainWindow(QMainWindow):
         self._save_timer.timeout.connect(self._save_layout_now)
         self.saves = 0
         """How many times the layout was written (tests read it)."""
+        self.quick_ask: QuickAsk | None = None
+        """Quick ask and its global shortcut (``ui/quick_ask``), made with the first engine."""
+        self._quick_ask_wanted: bool | None = None
 
         self._sidebar: SessionSidebar | None = None
         self.sidebar_slot = SidebarSlot()
@@ -143,6 +148,8 @@ class MainWindow(QMainWindow):
         self.file_totals: StatusTotals | None = None
         """The current chat's files changed by its tools, at the status bar's right (built with
         the first tab: it needs the chat's modules, which a start without tabs does not load)."""
+        self.indexing: IndexingStatus | None = None
+        """Knowledge bases being indexed (its ``jobs``), told at the status bar's right."""
 
         self.interchange = InterchangeActions(self)
         self.extension_actions = ExtensionActions(self)
@@ -279,6 +286,17 @@ class MainWindow(QMainWindow):
             engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False), self.theme
         )
         self.closed.connect(self.mcp_person.detach)
+        from threadline.ui.voice.window_voice import WindowVoice
+
+        self.voice = WindowVoice(engine, self.tabs, self.statusBar(), self.bridge)  # ui/voice
+        self.closed.connect(self.voice.detach)
+        from threadline.ui.knowledge.indexing_status import IndexingStatus
+
+        if self.indexing is not None:
+            self.indexing.deleteLater()
+        self.indexing = IndexingStatus.for_window(
+            self, engine.knowledge, lambda: self.open_settings("knowledge")
+        )
         self.sidebar.set_engine(engine)
         self._unsubscribe_sessions = engine.sessions.subscribe_sessions(self.session_tabs.session_event)
         saved_zoom = await engine.settings.get_setting(ZOOM_KEY, 0)
@@ -303,6 +321,7 @@ class MainWindow(QMainWindow):
         )
         self.update_right()
         spawn(self.catalog.load(engine), tell=self)
+        self._start_quick_ask()
         spawn(engine.tool_servers.start_autostart(), tell=self)
         spawn(engine.settings.take_notices(), on_done=self._show_notices, tell=self)
         if not providers:
@@ -320,6 +339,8 @@ class MainWindow(QMainWindow):
         self._save_timer.stop()
         self.engine = None
         self.menus.set_engine_actions(False)
+        if self.quick_ask is not None:
+            self.quick_ask.drop_chat()
         for tab in self.tabs.tabs():
             self.tabs.close_tab(tab)
         self.sidebar.detach()
@@ -428,6 +449,23 @@ class MainWindow(QMainWindow):
 
     def new_chat(self) -> None:
         self.session_tabs.new_chat()
+
+    def open_quick_ask(self, about_selection: bool = False) -> None:
+        """Quick ask (menus, the global shortcut, `--quick-ask`, a second launch), once the engine is here."""
+        if self.quick_ask is None:
+            self._quick_ask_wanted = about_selection
+        else:
+            self.quick_ask.open(about_selection=about_selection)
+
+    def _start_quick_ask(self) -> None:
+        from threadline.ui.quick_ask.quick_ask import QuickAsk
+
+        if self.quick_ask is None:
+            self.quick_ask = QuickAsk(self)
+        self.quick_ask.start()
+        if self._quick_ask_wanted is not None:
+            self.quick_ask.open(about_selection=self._quick_ask_wanted)
+            self._quick_ask_wanted = None
 
     @property
     def closing(self) -> bool:
@@ -542,11 +580,17 @@ class MainWindow(QMainWindow):
             return
         from threadline.ui.settings.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self)
+        jobs = self.indexing.jobs if self.indexing is not None else None
+        dialog = SettingsDialog(self.engine, self.theme, self.data_dir, self, knowledge_jobs=jobs)
         dialog.providersChanged.connect(self._providers_changed)
         dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
-        dialog.open_page(page)
+        quick_page = self.quick_ask.settings_page() if self.quick_ask is not None else None
+        if quick_page is not None:
+            dialog.pages.addTab(quick_page, "Quick ask")
+        dialog.open_page("" if page == "quick-ask" else page)
+        if quick_page is not None and page == "quick-ask":
+            dialog.pages.setCurrentWidget(quick_page)
         dialog.open()
         self._settings_dialog = dialog
 
@@ -676,6 +720,8 @@ class MainWindow(QMainWindow):
     async def _shutdown(self) -> None:
         try:
             await self.save_state()
+            if self.quick_ask is not None:
+                await self.quick_ask.close()
             for tab in self.tabs.tabs():
                 await tab.save_draft_now()
             if self.engine is not None:

@@ -71,6 +71,16 @@ class WindowMenus:
         K = QKeySequence
         SK = QKeySequence.StandardKey
         self.act_new = self._action("&New Chat", w.new_chat, [K(SK.New)])
+        self.act_quick_ask = self._action(
+            "&Quick Ask…",
+            lambda: w.open_quick_ask(),
+            tip="A small window to ask from anywhere (global shortcut in Settings)",
+        )
+        self.act_ask_selection = self._action(
+            "Ask About the &Selection…",
+            lambda: w.open_quick_ask(True),
+            tip="Quick ask with the selected text quoted",
+        )
         self.act_close_tab = self._action("&Close Tab", w.close_current_tab, [K(SK.Close), K("Ctrl+W")])
         self.act_export = self._action("&Export as Markdown…", w.export_current)
         self.act_import_chats = self._action("&Import…", w.interchange.import_from_dialog)
@@ -137,6 +147,8 @@ class WindowMenus:
         file_menu = self.titles["file"]
         file_menu.addAction(self.act_new)
         file_menu.addAction(self.act_close_tab)
+        file_menu.addAction(self.act_quick_ask)
+        file_menu.addAction(self.act_ask_selection)
         file_menu.addSeparator()
         file_menu.addAction(self.act_import_chats)
         file_menu.addAction(self.act_export_chats)
@@ -178,6 +190,8 @@ class WindowMenus:
         w = self.window
         for a in (
             self.act_new,
+            self.act_quick_ask,
+            self.act_ask_selection,
             self.act_export,
             self.act_settings,
             self.act_install_extension,

@@ -9,8 +9,9 @@ import os
 from tests.support.file_change_samples import state
 
 from threadline.core.file_changes import ABSENT, ChangeKind, ChangeSet, ChangeSource, FileChange, FileState
+from threadline.core.sizes import readable_size
 from threadline.ui.chat.changes.diff_lines import LineKind, changed_words, diff_lines
-from threadline.ui.chat.changes.diff_pane import size_text, sizes_of
+from threadline.ui.chat.changes.diff_pane import sizes_of
 from threadline.ui.chat.changes.shown_paths import printable, relative, shown_path
 from threadline.ui.chat.changes.turn_files import merged_changes
 
@@ -115,7 +116,7 @@ def test_an_edited_line_marks_the_characters_that_changed() -> None:
 
 
 def test_sizes_read_as_a_file_manager_shows_them() -> None:
-    assert [size_text(n) for n in (1, 740, 1536, 14_203, 3_565_158)] == [
+    assert [readable_size(n) for n in (1, 740, 1536, 14_203, 3_565_158)] == [
         "1 byte",
         "740 bytes",
         "1.5 KB",

@@ -13,6 +13,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from threadline.core.file_changes import ChangeKind, FileChange, FileDiff
+from threadline.core.sizes import readable_size
 from threadline.ui.chat.changes.change_colours import KIND_WORDS, change_colours
 from threadline.ui.chat.changes.diff_view import DiffView
 from threadline.ui.chat.changes.file_list import counts_text
@@ -24,27 +25,15 @@ BINARY = "Binary file changed"
 NO_LINES = "No lines changed"
 
 
-def size_text(size: int) -> str:
-    """``size`` bytes as a file manager shows them: "740 bytes", "12 KB", "3.4 MB"."""
-    if size < 1024:
-        return "1 byte" if size == 1 else f"{size} bytes"
-    value = float(size)
-    for unit in ("KB", "MB", "GB"):
-        value /= 1024
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.1f} {unit}"
-    return f"{size} bytes"  # pragma: no cover - the loop always returns
-
-
 def sizes_of(change: FileChange) -> str:
     """The file's size before and after ("12 KB → 14 KB"), for a change shown without a diff."""
     before, after = change.before, change.after
     if before.exists and after.exists and not (before.unknown or after.unknown):
-        return f"{size_text(before.size)} → {size_text(after.size)}"
+        return f"{readable_size(before.size)} → {readable_size(after.size)}"
     if after.exists and not after.unknown:
-        return size_text(after.size)
+        return readable_size(after.size)
     if before.exists and not before.unknown:
-        return f"was {size_text(before.size)}"
+        return f"was {readable_size(before.size)}"
     return ""
 
 

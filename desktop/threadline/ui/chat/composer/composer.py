@@ -221,6 +221,7 @@ class Composer(QWidget):
         self.send_button.clicked.connect(self._send_or_stop)
         row.addWidget(self.send_button)
         box.addLayout(row)
+        self._button_row = row
 
         self._grow_timer = QTimer(self)
         self._grow_timer.setSingleShot(True)
@@ -231,6 +232,20 @@ class Composer(QWidget):
         self._update_tokens()
 
     # -- public -------------------------------------------------------------------------
+
+    def add_beside_send(self, widget: QWidget) -> None:
+        """Put another room's control (the voice's microphone) in the button row, before Send."""
+        self._button_row.insertWidget(self._button_row.indexOf(self.send_button), widget)
+
+    def insert_at_cursor(self, text: str) -> None:
+        """Type ``text`` where the cursor is, a space apart from the words around it (dictation)."""
+        cursor = self.edit.textCursor()
+        before = self.edit.toPlainText()[: cursor.position()]
+        if before and not before[-1].isspace():
+            text = " " + text
+        cursor.insertText(text)
+        self.edit.setTextCursor(cursor)
+        self.edit.setFocus()
 
     def text(self) -> str:
         return self.edit.toPlainText()

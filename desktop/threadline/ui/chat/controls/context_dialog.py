@@ -3,7 +3,8 @@
 The session's context comes on top of its agent's (edited in Settings → Agents); the
 share of the context window is the agent's, so the editor hides it here. Saving goes
 through ``engine.sessions.set_session_context`` and applies from the next request; a failure is
-shown in the dialog and nothing is closed.
+shown in the dialog and nothing is closed. The knowledge bases ticked below are attached to
+this chat alone (``engine.knowledge.attach``), on top of its agent's and its project's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from threadline.core.gathered_context import GatheredContext
+from threadline.core.knowledge import AttachScope
 from threadline.core.sticky import StickyContext
 from threadline.engine.api import EngineApi
 from threadline.ui.chat.controls.context_strip import details
@@ -20,6 +22,7 @@ from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.save_buttons import add_save_foot
 from threadline.ui.common.sticky_context_editor import StickyContextEditor
 from threadline.ui.common.tasks import spawn
+from threadline.ui.knowledge.knowledge_picker import KnowledgePicker
 
 
 class ContextDialog(QDialog):
@@ -54,6 +57,10 @@ class ContextDialog(QDialog):
         self.editor = StickyContextEditor(self, show_share=False)
         self.editor.set_value(context)
         v.addWidget(self.editor)
+        self.knowledge = KnowledgePicker(
+            "Knowledge bases this chat searches, besides those of its agent and its project."
+        )
+        v.addWidget(self.knowledge)
         self.last = QLabel(details(last) if last is not None else "")
         self.last.setObjectName("Hint")
         self.last.setTextFormat(Qt.TextFormat.RichText)
@@ -64,6 +71,11 @@ class ContextDialog(QDialog):
         foot = add_save_foot(self, v, self.save)  # Enter in the path field adds it, it does not save
         self.message, self.buttons, self.save_button = foot.message, foot.buttons, foot.save_button
         self.bridge = claim_while_open(self, self)
+        self.knowledge_loaded = spawn(
+            self.knowledge.load(engine.knowledge, AttachScope.SESSION, session_id),
+            tell=self,
+            context="Knowledge bases not listed",
+        )
 
     def save(self) -> None:
         context = self.editor.value()
@@ -73,8 +85,12 @@ class ContextDialog(QDialog):
             self.saved = context
             self.accept()
 
+        async def store() -> None:
+            await self.engine.sessions.set_session_context(self.session_id, context)
+            await self.knowledge.apply(self.engine.knowledge, AttachScope.SESSION, self.session_id)
+
         spawn(
-            self.engine.sessions.set_session_context(self.session_id, context),
+            store(),
             tell=self,
             on_done=done,
             on_failed=lambda _err: self.save_button.setEnabled(True),

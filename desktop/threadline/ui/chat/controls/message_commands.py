@@ -17,6 +17,7 @@ from threadline.ui.chat.changes.changes_wiring import FileChangesWiring
 from threadline.ui.chat.changes.header_counts import CHANGES_ACTION, UNDO_CHANGES_ACTION
 from threadline.ui.chat.composer.composer import Composer
 from threadline.ui.chat.controls.conversation_controls import ConversationControls
+from threadline.ui.chat.sources.chat_sources import ChatSources
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
 from threadline.ui.chat.view.message_actions import COMPARE_VERSIONS, CONTROL_ACTIONS, is_editable_reply
@@ -51,6 +52,7 @@ class MessageCommands:
 
     def __init__(self, host: MessageCommandsHost) -> None:
         self._host = host
+        self.sources = ChatSources(host, host.view)  # a reply's Sources: open, pin, exclude
 
     def run(self, action: str, message_id: str) -> None:
         host = self._host

@@ -200,6 +200,13 @@ class ChatView(QAbstractScrollArea):
         self._docs.set_tool_namer(namer)
         self.viewport().update()
 
+    def set_excluded_sources(self, keys: frozenset[str]) -> None:
+        """The passages excluded from this chat, shown struck out in each reply's Sources."""
+        if self._docs.set_excluded_sources(keys) and self._model is not None:
+            for row in range(self._model.rowCount()):
+                self.rows.mark_stale(row)
+            self._relayout()
+
     def tool_display_name(self, name: str) -> str:
         """The policy name of a registered tool; ``server/tool`` for an MCP tool no longer registered."""
         return display_tool_name(name, self._tool_namer)

@@ -87,6 +87,7 @@ class DocumentCache:
         self._theme_generation = 0
         self._font = QFont()
         self._tool_namer: ToolNamer | None = None
+        self._excluded: frozenset[str] = frozenset()
         self._math_wanted = False
         self._math_style = MathStyle.of(self._colors.text, self._font)
         self.render_count = 0
@@ -112,6 +113,14 @@ class DocumentCache:
     def set_tool_namer(self, namer: ToolNamer | None) -> None:
         self._tool_namer = namer
         self.clear()
+
+    def set_excluded_sources(self, keys: frozenset[str]) -> bool:
+        """The chat's excluded passages (shown struck out in Sources); whether they changed."""
+        if keys == self._excluded:
+            return False
+        self._excluded = keys
+        self.clear()
+        return True
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -164,6 +173,7 @@ class DocumentCache:
             highlight=not streaming,
             expanded=mine,
             tool_namer=self._tool_namer,
+            excluded_sources=self._excluded,
             image_sizes={i: (image.width(), image.height()) for i, image in thumbnails.items()},
         )
         out = message_html(message, self._colors, options)

@@ -19,6 +19,7 @@ still changing and Pygments is the expensive part.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -51,6 +52,17 @@ of its count, so the highlights leave it out too (``find_bar``). A word joiner: 
 shows it, and no text has it as a title."""
 UNSEARCHED = f' title="{UNSEARCHED_TITLE}"'
 """The attribute that marks an element as ``UNSEARCHED_TITLE``."""
+
+
+_CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Citations:
+    """How many sources a reply has, and the HTML of a citation link to source n."""
+
+    count: int
+    link: Callable[[int], str]
 
 
 class FormulaHtml(Protocol):
@@ -180,8 +192,11 @@ class _Renderer:
         code_offset: int = 0,
         defer_lexers: bool = False,
         math: FormulaHtml | None = None,
+        citations: Citations | None = None,
     ) -> None:
         self.math = math
+        self.citations = citations
+        self.in_link = False
         self.table_key = ""
         """The key of the table being rendered (its "Open table" link names it)."""
         self.in_paragraph = False
@@ -259,7 +274,24 @@ class _Renderer:
         label = html.escape(alt or src or "image")
         return f'<span style="color:{self.colors.muted};">[image: {label}]</span>'
 
+    def text(self, tokens: list[Token], idx: int) -> str:
+        """Plain text, with each ``[n]`` that names one of the reply's sources as its link."""
+        content = tokens[idx].content
+        cite = self.citations
+        if cite is None or self.in_link or "[" not in content:
+            return html.escape(content)
+        out: list[str] = []
+        last = 0
+        for match in _CITATION.finditer(content):
+            number = int(match.group(1))
+            if not 1 <= number <= cite.count:
+                continue
+            out += [html.escape(content[last : match.start()]), cite.link(number)]
+            last = match.end()
+        return "".join(out) + html.escape(content[last:])
+
     def link_open(self, tokens: list[Token], idx: int) -> str:
+        self.in_link = True
         href = str(tokens[idx].attrs.get("href", ""))
         if is_safe_link(href):
             title = html.escape(href, quote=True)
@@ -268,6 +300,7 @@ class _Renderer:
         return f'<span style="color:{self.colors.muted};">'
 
     def link_close(self, tokens: list[Token], idx: int) -> str:
+        self.in_link = False
         # Find the matching opener to know whether it was rendered as a span.
         level = tokens[idx].level
         for j in range(idx - 1, -1, -1):
@@ -302,6 +335,7 @@ def render_markdown(
     code_offset: int = 0,
     defer_lexers: bool = False,
     math: FormulaHtml | None = None,
+    citations: Citations | None = None,
 ) -> RenderedMarkdown:
     """HTML for ``text`` plus the code blocks it contains (for the per-block copy buttons).
 
@@ -310,9 +344,11 @@ def render_markdown(
     language whose lexer is not built yet stays plain and is named in ``unhighlighted``, so
     a first frame never waits for Pygments (the view highlights right after that frame).
     ``math`` turns LaTeX formulas into images; without it they show as their source.
+    ``citations`` turns ``[n]`` in the text (not in code or links) into links to the reply's
+    sources (``source_list``).
     """
     md = _parser()
-    renderer = _Renderer(colors, highlight, code_offset, defer_lexers, math)
+    renderer = _Renderer(colors, highlight, code_offset, defer_lexers, math, citations)
     tokens = md.parse(text)
     html_out = _render_tokens(md, tokens, renderer)
     return RenderedMarkdown(html_out, renderer.code_blocks, renderer.unhighlighted)
@@ -335,6 +371,8 @@ def _render_tokens(md: MarkdownIt, tokens: list[Token], r: _Renderer) -> str:
         MATH_INLINE: lambda toks, i: r.formula(toks, i),
         MATH_DISPLAY: lambda toks, i: r.formula(toks, i),
     }
+    if r.citations is not None:
+        custom["text"] = lambda toks, i: r.text(toks, i)
     options: OptionsDict = md.options
     env: EnvType = {}
     out: list[str] = []

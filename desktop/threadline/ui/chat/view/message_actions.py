@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from threadline.core.messages import Message, MessageKind, MessageStatus
 from threadline.ui.chat.view.context_marks import SUMMARY_TOGGLE_ACTION
+from threadline.ui.chat.view.source_list import SOURCES_ACTION
 from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION
 
 TANGENT_HERE = "tangent_here"
@@ -27,6 +28,9 @@ ACTION_LABELS = {
 
 COMPARE_VERSIONS = "compare_versions"
 """Show a prompt's replies side by side (a reply with other versions offers it)."""
+
+READ_ALOUD = "read_aloud"
+"""Read a reply aloud, or stop when it is being read (the window's voice does it: ``ui/voice``)."""
 
 VERSION = "version"
 """Not a button but the place of the ‹ n / m › version switcher."""
@@ -56,6 +60,7 @@ def actions_for(message: Message, *, busy: bool, version_count: int) -> list[str
 MENU_ONLY = (
     "copy_markdown",
     "copy_chat_markdown",
+    READ_ALOUD,
     "delete",
     COMPARE_VERSIONS,
     SUMMARY_TOGGLE_ACTION,
@@ -83,6 +88,10 @@ def menu_actions_for(message: Message, *, busy: bool, versions: int = 1) -> list
         actions.insert(0, SUMMARY_TOGGLE_ACTION)
     if message.is_assistant and message.reasoning:
         actions.insert(0, TOGGLE_THINKING_ACTION)
+    if message.is_assistant and message.text and message.status is not MessageStatus.STREAMING:
+        actions.append(READ_ALOUD)
+    if message.sources:
+        actions.insert(0, SOURCES_ACTION)
     if not busy and message.is_assistant and versions > 1:
         actions.append(COMPARE_VERSIONS)
     if not busy and not message.is_marker:

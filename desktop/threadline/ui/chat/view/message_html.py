@@ -35,7 +35,14 @@ from threadline.core.messages import (
     stopped_after,
 )
 from threadline.ui.chat.view.context_marks import summary_html, summary_key
-from threadline.ui.chat.view.markdown import UNSEARCHED, FormulaHtml, plain_text_html, render_markdown
+from threadline.ui.chat.view.markdown import (
+    UNSEARCHED,
+    Citations,
+    FormulaHtml,
+    plain_text_html,
+    render_markdown,
+)
+from threadline.ui.chat.view.source_list import citation_html, sources_html
 from threadline.ui.chat.view.thinking_block import thinking_html
 from threadline.ui.common.theme import ThemeColors
 
@@ -78,6 +85,8 @@ class MessageHtmlOptions:
     missing here did not decode and is shown by its name only."""
     math: FormulaHtml | None = None
     """Turns a reply's LaTeX formulas into images (None: they show as their source)."""
+    excluded_sources: frozenset[str] = frozenset()
+    """``passage_key`` of the passages the user excluded from this chat (``source_list``)."""
 
 
 @dataclass(slots=True)
@@ -226,8 +235,9 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
     out = MessageHtml("")
     parts: list[str] = [thinking_html(message, c, options.expanded)]
     if message.text:
+        cite = Citations(len(message.sources), lambda n: citation_html(n, c)) if message.sources else None
         rendered = render_markdown(
-            message.text, c, highlight=options.highlight, defer_lexers=True, math=options.math
+            message.text, c, highlight=options.highlight, defer_lexers=True, math=options.math, citations=cite
         )
         parts.append(rendered.html)
         out.code_blocks = rendered.code_blocks
@@ -255,6 +265,7 @@ def _reply_html(message: Message, c: ThemeColors, options: MessageHtmlOptions) -
                 summary=arguments_summary(call.arguments),
             )
         )
+    parts.append(sources_html(message, c, expanded=options.expanded, excluded=options.excluded_sources))
     out.html = "".join(parts)
     return out
 

@@ -31,6 +31,9 @@ def message_markdown(message: Message, tool_name: Callable[[str], str] = str) ->
         )
     for result in message.tool_results:
         parts.append(_result_markdown(result, tool_name))
+    if message.sources:  # as the transcript export writes them, numbered as cited
+        listed = (f"{n}. {s.label}: {s.locator.describe()}" for n, s in enumerate(message.sources, start=1))
+        parts.append("*Sources:*\n" + "\n".join(listed))
     return "\n\n".join(parts) + "\n"
 
 

@@ -31,6 +31,7 @@ from threadline.ui.chat.view.message_html import IMAGE_SCHEME, RESOURCE_SCHEME, 
 from threadline.ui.chat.view.message_keys import SELECT_TEXT
 from threadline.ui.chat.view.message_markdown import message_markdown
 from threadline.ui.chat.view.message_menu import message_menu, offered_commands
+from threadline.ui.chat.view.source_list import SOURCE_SCHEME
 from threadline.ui.chat.view.table_tokens import OPEN_TABLE_SCHEME
 from threadline.ui.chat.view.thinking_block import TOGGLE_THINKING_ACTION, thinking_key
 from threadline.ui.chat.view.view_host import ViewHost
@@ -119,7 +120,7 @@ class ViewCommands:
             from threadline.ui.chat.view.table_dialog import open_table  # first use only
 
             open_table(self._parent, model.message(message_id) if model else None, href)
-        elif href.startswith(RESOURCE_SCHEME + ":"):  # the tab's MCP helper opens or attaches it
+        elif href.startswith((RESOURCE_SCHEME + ":", SOURCE_SCHEME + ":")):  # the tab's helpers act
             self._host.actionTriggered.emit(href, message_id)
         elif href.startswith(TOGGLE_SCHEME + ":"):
             key = href.split(":", 1)[1]

@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF, Qt
 
 from threadline.ui.chat.view.markdown import is_safe_link
 from threadline.ui.chat.view.message_cursor import MessageCursor
+from threadline.ui.chat.view.source_list import SOURCE_SCHEME, source_of, source_tooltip
 from threadline.ui.chat.view.view_commands import ViewCommands
 from threadline.ui.chat.view.view_host import ViewHost
 
@@ -39,9 +40,19 @@ class ViewPointer:
         pointing = target.action or target.href
         viewport.setCursor(Qt.CursorShape.PointingHandCursor if pointing else Qt.CursorShape.ArrowCursor)
         tip = target.href if target.href and is_safe_link(target.href) else ""
+        if target.row is not None and target.href and target.href.startswith(SOURCE_SCHEME + ":"):
+            tip = self._source_tip(target.row.message_id, target.href)
         if target.row is not None and target.action:
             tip = self._host.action_tooltip(target.row.message_id, target.action)
         viewport.setToolTip(tip)
+
+    def _source_tip(self, message_id: str, href: str) -> str:
+        """A source's label and the passage sent (a citation's or a Sources row's link)."""
+        model = self._host.model()
+        found = source_of(model.message(message_id) if model is not None else None, href)
+        if found is None or found[0] not in ("open", "cite"):
+            return ""
+        return source_tooltip(found[2], found[1])
 
     def left(self) -> None:
         if self.hover is not None:

@@ -1,0 +1,139 @@
+"""Screenshots of the voice, for review: ``python .ci/screenshots_voice.py [OUT_DIR]``.
+
+Runs under Xvfb (started here when there is no display) with a temporary data folder: a chat
+with a reply, the composer with its microphone, the reading bar and the microphone while it
+records (their states set directly: no sound is needed), and Settings → Voice; light and dark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "desktop"))
+
+
+def ensure_display() -> None:
+    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        return
+    if shutil.which("xvfb-run") is None:
+        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
+        sys.exit(2)
+    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
+    sys.exit(subprocess.call(args))
+
+
+def main() -> int:
+    ensure_display()
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    import keyring
+    from tests.support.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        return int(loop.run_until_complete(shoot(app, out)))
+
+
+
+async def shoot(app: Any, out: Path) -> int:
+    from threadline.core.config import ProviderConfig, ProviderKind
+    from PySide6.QtGui import QColor
+
+    from threadline.core.ids import new_id
+    from threadline.core.messages import Message, MessageKind, MessageStatus, Role
+    from threadline.engine.engine import Engine
+    from threadline.engine.voice import ReadingState
+    from threadline.ui.common.theme import ThemeChoice, ThemeManager
+    from threadline.ui.voice.dictation import microphone_icon
+    from threadline.ui.voice.window_voice import WindowVoice
+    from threadline.ui.window.main_window import MainWindow
+
+    def save(widget: Any, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        print(path)
+
+    async def both(widget: Any, window: Any, name: str) -> None:
+        for choice in (ThemeChoice.LIGHT, ThemeChoice.DARK):
+            window.set_theme(choice)
+            await asyncio.sleep(0.3)
+            save(widget, f"{name}-{choice.value}")
+        window.set_theme(ThemeChoice.LIGHT)
+
+    theme = ThemeManager(app)
+    theme.set_choice(ThemeChoice.LIGHT)
+    theme.apply()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        engine = await Engine.open(data)
+        await engine.providers.save_provider(
+            ProviderConfig("kokoro", ProviderKind.OPENAI, base_url="http://10.255.255.1:9/v1")
+        )
+        engine.voice.save_settings(engine.voice.settings.changed(speech_provider="kokoro"))
+        session = await engine.sessions.new_session()
+        prompt = Message.prompt("How often should I water a fern?")
+        reply = Message(
+            id=new_id(),
+            role=Role.ASSISTANT,
+            kind=MessageKind.RESPONSE,
+            text=
+            "Water a fern **twice a week**, more in summer. Keep the soil moist, never soaked.\n\n"
+            "| Plant | Water |\n|---|---|\n| Fern | twice a week |\n| Cactus | once a month |\n",
+            parent_id=prompt.id,
+            status=MessageStatus.COMPLETE,
+        )
+        await engine.store.append_messages(session.id, [prompt, reply])
+        window = MainWindow(theme, data)
+        window.resize(1100, 700)
+        window.show()
+        await window.attach_engine(engine)
+        tab = await window.session_tabs.open(session.id, focus=True)
+        await asyncio.sleep(0.5)
+        await both(window, window, "voice-composer")
+        window.voice.bar.show_state(ReadingState(True, session.id, reply.id, 1, 3))  # as while it reads
+        await both(window, window, "voice-reading")
+        window.voice.bar.show_state(ReadingState(True, session.id, reply.id, 1, 3, paused=True))
+        save(window.statusBar(), "voice-paused-light")
+        window.voice.bar.show_state(ReadingState())
+        control = WindowVoice.dictation(tab)
+        control._started = lambda: None  # type: ignore[method-assign]
+        control.recording = True
+        control.button.setIcon(microphone_icon(QColor("#d93025")))
+        control.time_label.setText("0:07")
+        control.time_label.show()
+        control.meter.show()
+        control.meter.set_level(0.12)
+        tab.composer.edit.setPlainText("Please remind me")
+        await asyncio.sleep(0.3)
+        await both(tab.composer, window, "voice-recording")
+        control._show_idle()
+        window.open_settings("voice")
+        dialog = window._settings_dialog
+        await dialog.loaded
+        await asyncio.sleep(1.0)
+        await both(dialog, window, "voice-settings")
+        dialog.close()
+        window.hide()
+        await engine.aclose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
