@@ -26,10 +26,10 @@ def system_sent(server: ReplayServer) -> str:
     return str(first["content"]) if first["role"] == "system" else ""
 
 
-def many_files(folder: Path, count: int = 40) -> Path:
+def many_files(folder: Path, count: int = 40, words: int = 50) -> Path:
     folder.mkdir(parents=True)
     for i in range(count):
-        (folder / f"f{i:02}.md").write_text(f"# File {i}\n\nword{i} " * 50, encoding="utf-8")
+        (folder / f"f{i:03}.md").write_text(f"# File {i}\n\n" + f"word{i} text " * words, encoding="utf-8")
     return folder
 
 
@@ -121,21 +121,21 @@ async def test_an_indexing_cut_short_by_a_close_resumes_and_resume_carries_on_in
 ) -> None:
     data = tmp_path / "data"
     engine = await open_engine(data, replay_server)
-    await engine.knowledge.add("big", [many_files(tmp_path / "big", 60)])
+    await engine.knowledge.add("big", [many_files(tmp_path / "big", 400, words=2000)])  # seconds of work
     assert engine.knowledge.resume("big")
     await until(
         lambda: (engine.knowledge.progress("big") or Progress()).files_done >= 3, "indexing under way"
     )
     assert not engine.knowledge.resume("big"), "one runs already"
     await engine.aclose()  # as when the app quits half way (a kill leaves the same wish behind)
-    assert 0 < (await _totals(data, replay_server, "big")) < 60
+    assert 0 < (await _totals(data, replay_server, "big")) < 400
 
     again = await open_engine(data, replay_server)
     try:
         assert await again.knowledge.unfinished() == ["big"]
         again.knowledge.start()
         await until(lambda: again.knowledge.last_report("big") is not None, "the indexing carried on")
-        assert (await again.knowledge.totals("big"))[0] == 60
+        assert (await again.knowledge.totals("big"))[0] == 400
     finally:
         await again.aclose()
 
