@@ -232,6 +232,8 @@ class KnowledgeService:
 
     async def unfinished(self) -> list[str]:
         """Names of the bases whose indexing was asked for and not finished (paused, or cut short)."""
+        if self._index is None and not await asyncio.to_thread(self.index_path.exists):
+            return []  # nothing was ever indexed here: the file is not made for asking
         wanted = set(await asyncio.to_thread(self._open().wanted))
         return [base.name for base in await self.bases() if base.id in wanted]
 

@@ -188,6 +188,8 @@ async def test_adding_a_base_reads_nothing_and_indexing_stops_and_carries_on(
     for i in range(40):
         (folder / f"f{i:02}.md").write_text(f"# File {i}\n\nword{i} " * 50, encoding="utf-8")
     await engine.knowledge.add("many", [folder])
+    engine.knowledge.start()  # as the app does: nothing unfinished, nothing attached
+    assert await engine.knowledge.unfinished() == []
     assert not engine.knowledge.index_path.exists(), "nothing is read before the user asks for an index"
 
     def stop_early(progress: Progress) -> None:
