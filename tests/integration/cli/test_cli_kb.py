@@ -115,8 +115,8 @@ def test_on_a_terminal_index_shows_progress_and_ctrl_c_pauses_until_the_next_run
     data = tmp_path / "data"
     folder = tmp_path / "many"
     folder.mkdir()
-    for i in range(400):
-        (folder / f"f{i:03}.md").write_text(f"# File {i}\n\n" + f"word{i} text " * 400, encoding="utf-8")
+    for i in range(2000):  # seconds of work on an idle machine, so Ctrl+C comes while it runs
+        (folder / f"f{i:04}.md").write_text(f"# File {i}\n\n" + f"word{i} text " * 1000, encoding="utf-8")
     (folder / "blob.bin").write_bytes(bytes(range(256)) * 64)
     assert threadline(data, "kb", "add", "many", str(folder)).returncode == 0
     leader, follower = pty.openpty()
@@ -138,16 +138,16 @@ def test_on_a_terminal_index_shows_progress_and_ctrl_c_pauses_until_the_next_run
     out, _ = process.communicate(timeout=WAIT)
     os.close(leader)
     assert process.returncode == 0, out
-    line = shown.decode().split("\r")[-1]
-    assert line.startswith("Indexing ") and "/401 files, " in line and " passages" in line, line
+    line = [part for part in shown.decode().split("\r") if part.endswith("\x1b[K")][-1]  # a whole one
+    assert line.startswith("Indexing ") and "/2,001 files, " in line and " passages" in line, line
     assert "files/s" in line and "left" in line, line
     assert out.startswith("Paused: "), out
     assert "again to carry on" in out
     done = int(out.split("Paused: ")[1].split(" file(s) read")[0])
-    assert 0 < done < 400, (out, line)
+    assert 0 < done < 2000, (out, line)
 
     again = threadline(data, "kb", "index", "many", timeout=WAIT * 2)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.startswith(f"Indexed: {400 - done} file(s) read"), again.stdout
-    assert "“many” holds 400 files" in again.stdout
+    assert again.stdout.startswith(f"Indexed: {2000 - done:,} file(s) read"), again.stdout
+    assert "“many” holds 2,000 files" in again.stdout
     assert f"{folder / 'blob.bin'}: " in again.stdout and "1 file(s) could not be indexed" in again.stdout
