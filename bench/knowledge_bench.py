@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import math
 import random
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -29,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from threadline.knowledge import KnowledgeIndex, index_base, search, vector_support
+from threadline.knowledge.driver import connect, driver_name
 
 WORDS = [f"w{n}" for n in range(50_000)]
 WEIGHTS = [1 / (rank + 1) ** 1.07 for rank in range(len(WORDS))]
@@ -109,8 +109,9 @@ def throughput(files: int, kb_per_file: int) -> None:
 def fill(index_path: Path, chunks: int) -> None:
     """``chunks`` passages written in bulk (one file row per 100 chunks), then the keyword index."""
     rng = random.Random(11)
-    db = sqlite3.connect(index_path)
+    db = connect(index_path)
     db.execute("PRAGMA synchronous = OFF")
+    db.execute("BEGIN")
     batch = 100_000
     file_id = 0
     for start in range(0, chunks, batch):
@@ -135,25 +136,28 @@ def fill(index_path: Path, chunks: int) -> None:
         db.executemany(
             "INSERT INTO chunk_words (rowid, text, heading) VALUES (?, ?, '')", [(r[0], r[3]) for r in rows]
         )
-        db.commit()
+        db.execute("COMMIT")
+        db.execute("BEGIN")
         print(f"  {start + count:,} chunks written", flush=True)
     db.execute("INSERT INTO chunk_words (chunk_words) VALUES ('optimize')")
-    db.commit()
+    db.execute("COMMIT")
     db.close()
 
 
-def query(chunks: int, queries: int) -> None:
+def query(chunks: int, queries: int, keep: Path | None) -> None:
     reason = vector_support()
-    print(f"vectors: {'sqlite-vec loaded' if not reason else 'none, ' + reason}")
+    print(f"SQLite: {driver_name()}; vectors: {'sqlite-vec loaded' if not reason else 'none, ' + reason}")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "index.sqlite3"
-        KnowledgeIndex(path).close()  # the schema
-        start = time.perf_counter()
-        fill(path, chunks)
-        print(f"filled {chunks:,} chunks in {time.perf_counter() - start:.1f} s")
+        path = keep or Path(tmp) / "index.sqlite3"
+        filled = path.exists()
+        if not filled:
+            KnowledgeIndex(path).close()  # the schema
+            start = time.perf_counter()
+            fill(path, chunks)
+            print(f"filled {chunks:,} chunks in {time.perf_counter() - start:.1f} s")
         index = KnowledgeIndex(path)
         embedder = HashEmbedder() if not reason else None
-        if embedder is not None:
+        if embedder is not None and not filled:
             start = time.perf_counter()
             while batch := index.chunks_to_embed("bench", 5000):
                 vectors = embedder.embed([text for _id, text in batch])
@@ -196,11 +200,12 @@ def main() -> None:
     parser.add_argument("--kb-per-file", type=int, default=10)
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--keep", type=Path, help="the query part's index file: filled once, then reused")
     args = parser.parse_args()
     if args.part in ("throughput", "all"):
         throughput(args.files, args.kb_per_file)
     if args.part in ("query", "all"):
-        query(args.chunks, args.queries)
+        query(args.chunks, args.queries, args.keep)
 
 
 if __name__ == "__main__":

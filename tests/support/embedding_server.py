@@ -3,11 +3,15 @@
 Each text becomes a vector of ``dimensions`` floats: every word adds 1 to the slot its
 hash picks, then the vector is normalised. Texts sharing words are near each other, so
 vector search finds something real and the same text always gives the same vector.
-``requests`` records every body received; ``refuse`` makes it answer 503.
+``synonyms`` maps a word to another before hashing, so a paraphrase (other words, the same
+meaning) lands near its original where keyword search sees nothing in common.
+``requests`` records every body received; ``refuse`` makes it answer 503; ``delay`` (seconds)
+holds every answer back, as a busy server does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -17,9 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def embed_text(text: str, dimensions: int) -> list[float]:
+def embed_text(text: str, dimensions: int, synonyms: dict[str, str] | None = None) -> list[float]:
     vector = [0.0] * dimensions
-    for word in re.findall(r"\w+", text.lower()):
+    for found in re.findall(r"\w+", text.lower()):
+        word = (synonyms or {}).get(found, found)
         slot = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % dimensions
         vector[slot] += 1.0
     norm = math.sqrt(sum(x * x for x in vector)) or 1.0
@@ -27,10 +32,12 @@ def embed_text(text: str, dimensions: int) -> list[float]:
 
 
 class EmbeddingServer:
-    def __init__(self, dimensions: int = 64) -> None:
+    def __init__(self, dimensions: int = 64, synonyms: dict[str, str] | None = None) -> None:
         self.dimensions = dimensions
+        self.synonyms = synonyms
         self.requests: list[dict[str, Any]] = []
         self.refuse = False
+        self.delay = 0.0
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,12 +49,18 @@ class EmbeddingServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
                 owner.requests.append(body)
+                if owner.delay:
+                    threading.Event().wait(owner.delay)
                 if owner.refuse or self.path.split("?")[0] != "/v1/embeddings":
                     self._answer(503 if owner.refuse else 404, {"error": {"message": "unavailable"}})
                     return
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 data = [
-                    {"object": "embedding", "index": i, "embedding": embed_text(t, owner.dimensions)}
+                    {
+                        "object": "embedding",
+                        "index": i,
+                        "embedding": embed_text(t, owner.dimensions, owner.synonyms),
+                    }
                     for i, t in enumerate(texts)
                 ]
                 self._answer(200, {"object": "list", "data": data, "model": body["model"]})
@@ -58,7 +71,8 @@ class EmbeddingServer:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()
-                self.wfile.write(raw)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(raw)  # unless the client gave up waiting (a slow server's test)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

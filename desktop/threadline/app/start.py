@@ -159,11 +159,13 @@ async def open_chosen_engine(data_dir: Path, database_url: str | None) -> Engine
 
 def start_warm_up(engine: Engine) -> None:
     """Once the window is live: provider SDKs, keys and MCP servers in the background, so the
-    first send shows at once instead of doing that work (``engine.warm_up``; the bench calls it too)."""
+    first send shows at once instead of doing that work (``engine.warm_up``; the bench calls it too).
+    Knowledge bases' upkeep starts too: unfinished indexings carry on, attached folders are watched."""
     from threadline.engine.warm_up import warm_up
     from threadline.ui.common.tasks import LogOnly, spawn
 
     spawn(warm_up(engine), tell=LogOnly("warming up failed"), name="warm-up")
+    engine.knowledge.start()
 
 
 def run_gui(

@@ -4,8 +4,9 @@
 ``list`` shows them with what is indexed, ``index NAME`` brings the index up to date with a
 progress line and a report of the files that could not be read, ``search NAME "query"
 [--json]`` prints the best passages with their place, ``remove NAME`` forgets the base and its
-index (the files stay). Ctrl+C during ``index`` stops after the current file; the next
-``index`` carries on.
+index (the files stay). On a terminal ``index`` shows a progress line (files, passages, speed,
+time left, or why it waits); Ctrl+C pauses it after the current file, and the next ``index`` (or
+the app's next start) carries on.
 
 Only ``argparse`` is imported at module level: the parser is built on every start.
 """
@@ -118,35 +119,33 @@ async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.std
     raise KbCommandError(f"unknown action {action!r}")
 
 
-async def _index(engine: EngineApi, name: str, out: TextIO) -> int:
+async def _index(engine: EngineApi, name: str, out: TextIO, err: TextIO | None = None) -> int:
     knowledge = engine.knowledge
+    err = err or sys.stderr
+    shown = err.isatty()
     last = [0.0]
-    err = sys.stderr
 
     def progress(state: Progress) -> None:  # on the worker thread; a line at most every 0.2 s
         now = time.monotonic()
-        if now - last[0] < 0.2 and state.files_done < state.files_total:
+        if not shown or (now - last[0] < 0.2 and state.files_done < state.files_total and not state.waiting):
             return
         last[0] = now
-        left = state.seconds_left
-        eta = f", about {left:.0f} s left" if left is not None else ""
-        err.write(
-            f"\rIndexing {state.files_done:,}/{state.files_total:,} files, {state.chunks:,} passages{eta}   "
-        )
+        err.write(f"\r{progress_line(state)}\x1b[K")
         err.flush()
 
     task = asyncio.ensure_future(knowledge.index(name, progress))
     try:
         report = await asyncio.shield(task)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        knowledge.cancel(name)
+        knowledge.pause(name)  # Ctrl+C: stop after the current file, carry on next time
         report = await task
-    err.write("\n")
+    if shown:
+        err.write("\n")
     state = report.progress
     files, chunks, _chars = await knowledge.totals(name)
-    verb = "Stopped" if report.cancelled else "Indexed"
+    verb = "Paused" if report.cancelled else "Indexed"
     out.write(
-        f"{verb}: {state.files_read:,} file(s) read, {state.files_total - state.files_read:,} unchanged, "
+        f"{verb}: {state.files_read:,} file(s) read, {state.files_done - state.files_read:,} unchanged, "
         f"{report.removed:,} removed; “{name}” holds {files:,} files and {chunks:,} passages.\n"
     )
     if report.cancelled:
@@ -158,6 +157,28 @@ async def _index(engine: EngineApi, name: str, out: TextIO) -> int:
         for problem in report.problems:
             out.write(f"  {problem.path}: {problem.reason}\n")
     return 0
+
+
+def progress_line(state: Progress) -> str:
+    """One line of progress: files, passages, speed and time left, or why it waits."""
+    if state.waiting:
+        return f"Waiting: {state.waiting}"
+    left = state.seconds_left
+    eta = f", about {_duration(left)} left" if left is not None else ""
+    speed = f", {state.files_per_second:,.1f} files/s" if state.files_done else ""
+    embedded = f", {state.embedded:,} embedded" if state.embedded else ""
+    return (
+        f"Indexing {state.files_done:,}/{state.files_total:,} files, {state.chunks:,} passages"
+        f"{embedded}{speed}{eta}"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _embed(value: str | None) -> tuple[str, str]:

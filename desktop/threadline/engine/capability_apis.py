@@ -291,7 +291,8 @@ class KnowledgeApi(Protocol):
         ...
 
     def cancel(self, name: str) -> bool:
-        """Stop indexing after the current file (pause: the next ``index`` carries on)."""
+        """Stop indexing after the current file and drop the wish to finish it (no resume at the
+        next start; a later ``index`` still carries on from what is done)."""
         ...
 
     def indexing(self, name: str) -> bool: ...
@@ -309,6 +310,32 @@ class KnowledgeApi(Protocol):
 
     async def set_pinned(self, session_id: str, message_id: str, position: int, pinned: bool) -> Message:
         """Pin or unpin a reply's source (by its position); a pinned source is sent with every turn."""
+        ...
+
+    def pause(self, name: str) -> bool:
+        """Stop indexing after the current file, keeping the wish to finish: ``resume`` or the next
+        start carries on. Whether one was running."""
+        ...
+
+    def resume(self, name: str) -> bool:
+        """Carry on (or start) the base's indexing in the background; whether one was started."""
+        ...
+
+    def progress(self, name: str) -> Progress | None:
+        """The running indexing's progress (also a background one), else ``None``."""
+        ...
+
+    def last_report(self, name: str) -> IndexReport | None:
+        """The last indexing's report in this run of the app: problems per file, notices."""
+        ...
+
+    async def unfinished(self) -> list[str]:
+        """Bases whose indexing was asked for and not finished (paused, or cut short by a close)."""
+        ...
+
+    def start(self) -> None:
+        """Keep bases current in the background: resume unfinished indexings, watch attached
+        bases' folders. The app's engine calls it; a command-line run does not."""
         ...
 
     async def edit(

@@ -297,6 +297,16 @@ class FileChangesRecorded:
     change_set: ChangeSet
 
 
+@dataclass(frozen=True, slots=True)
+class KnowledgeNotice:
+    """The request just built searched its knowledge bases by keyword only although vectors were
+    meant to help (the embedding server down or refusing): ``text`` says why, and the tab shows
+    it as a quiet notice (docs/knowledge.md, "Keyword-only")."""
+
+    session_id: str
+    text: str
+
+
 ConversationEvent = (
     AgentChanged
     | MessagesRemoved
@@ -319,6 +329,7 @@ ConversationEvent = (
     | CompareWorkerChanged
     | CompareWorkerEvent
     | FileChangesRecorded
+    | KnowledgeNotice
 )
 
 

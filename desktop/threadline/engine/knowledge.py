@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +28,8 @@ from threadline.core.knowledge import AttachScope, KnowledgeBase
 from threadline.core.messages import Message, MessageKind
 from threadline.core.sources import Source, SourceKind, SourceLocator, passage_key, quote_sources
 from threadline.engine.errors import EngineError, MessageGoneError, SessionClosedError
-from threadline.engine.events import MessageChanged
+from threadline.engine.events import KnowledgeNotice, MessageChanged
+from threadline.engine.knowledge_upkeep import KnowledgeUpkeep
 from threadline.knowledge import (
     Embedder,
     FileProblem,
@@ -40,6 +40,8 @@ from threadline.knowledge import (
     StoredChunk,
     search,
 )
+from threadline.knowledge.changes import refresh_changed
+from threadline.knowledge.driver import errors as database_errors
 from threadline.knowledge.embedding import OpenAIEmbedder
 from threadline.knowledge.indexer import index_base
 from threadline.llm import credentials
@@ -59,6 +61,9 @@ EXCLUDED_SETTING = "knowledge_excluded:"
 PASSAGES = 6
 """Passages sent with a prompt when the attached bases do not fit whole."""
 CHARS_PER_TOKEN = 4
+EMBED_PATIENCE = 300.0
+"""Seconds an indexing waits for an embedding server that is down before leaving the vectors to
+the next run (its wish to finish is kept, so the next start tries again)."""
 
 
 class KnowledgeError(EngineError):
@@ -91,7 +96,15 @@ class KnowledgeService:
         self._embedders: dict[tuple[str, str], OpenAIEmbedder] = {}
         self._index: KnowledgeIndex | None = None
         self._running: dict[str, threading.Event] = {}
+        self._stops: dict[str, str] = {}
+        """Why a running indexing was asked to stop: "pause" keeps the wish to finish, "cancel" not."""
+        self._progress: dict[str, Progress] = {}
+        self._reports: dict[str, IndexReport] = {}
+        self._ids: dict[str, str] = {}
+        self._workers: set[asyncio.Future[IndexReport]] = set()
         self._lock = asyncio.Lock()
+        self.embed_patience = EMBED_PATIENCE
+        self.upkeep = KnowledgeUpkeep(self)
 
     # -- definitions -------------------------------------------------------------------
 
@@ -101,6 +114,7 @@ class KnowledgeService:
         for item in stored if isinstance(stored, list) else []:
             try:
                 out.append(KnowledgeBase.from_json(item))
+                self._ids[out[-1].name] = out[-1].id
             except (KeyError, TypeError, ValueError):
                 log.warning("A stored knowledge base could not be read; it is left out.")
         return out
@@ -108,6 +122,7 @@ class KnowledgeService:
     async def base(self, name: str) -> KnowledgeBase:
         for base in await self.bases():
             if base.name == name:
+                self._ids[name] = base.id
                 return base
         raise KnowledgeError(
             f"There is no knowledge base named “{name}”. See them with `threadline kb list`."
@@ -135,6 +150,7 @@ class KnowledgeService:
                 embed_model,
             )
             await self._save([*bases, base])
+        self.upkeep.bases_changed()
         return base
 
     async def remove(self, name: str) -> None:
@@ -144,6 +160,7 @@ class KnowledgeService:
             self.cancel(name)
             await self._save([b for b in await self.bases() if b.id != base.id])
         await asyncio.to_thread(self._open().drop_base, base.id)
+        self.upkeep.bases_changed()
 
     async def attach(
         self, name: str, scope: AttachScope, target: str, *, attached: bool = True
@@ -155,6 +172,7 @@ class KnowledgeService:
                 pairs.append((scope, target))
             changed = replace(base, attached=tuple(pairs))
             await self._save([changed if b.id == base.id else b for b in await self.bases()])
+        self.upkeep.bases_changed()
         return changed
 
     async def _save(self, bases: list[KnowledgeBase]) -> None:
@@ -167,40 +185,116 @@ class KnowledgeService:
             self._index = KnowledgeIndex(self.index_path)
         return self._index
 
+    async def opened(self) -> KnowledgeIndex:
+        return await asyncio.to_thread(self._open)
+
+    def start(self) -> None:
+        """Keep the bases current in the background: carry on unfinished indexings, watch folders."""
+        self.upkeep.start()
+
     def indexing(self, name: str) -> bool:
         return name in self._running
 
+    def progress(self, name: str) -> Progress | None:
+        """The running indexing's progress (also one started in the background), else ``None``."""
+        return self._progress.get(name) if name in self._running else None
+
+    def last_report(self, name: str) -> IndexReport | None:
+        """The report of the base's last indexing in this run of the app (problems, notices)."""
+        return self._reports.get(name)
+
     def cancel(self, name: str) -> bool:
-        """Stop the base's indexing after the file it is reading; whether one was running."""
+        """Stop the base's indexing after the file it is reading, and drop the wish to finish it
+        (it does not resume at the next start); whether one was running."""
+        return self._stop(name, "cancel")
+
+    def pause(self, name: str) -> bool:
+        """Stop the base's indexing after the file it is reading, keeping the wish to finish it:
+        ``resume`` or the next start carries on. Whether one was running."""
+        return self._stop(name, "pause")
+
+    def _stop(self, name: str, why: str) -> bool:
         event = self._running.get(name)
         if event is not None:
+            self._stops[name] = why
             event.set()
+        elif why == "cancel" and name in self._ids:
+            self._open().want_index(self._ids[name], False)  # a paused one: it stays stopped
         return event is not None
 
+    def resume(self, name: str) -> bool:
+        """Carry on the base's indexing in the background (``progress``, ``last_report`` follow it);
+        whether one was started (not when one runs already)."""
+        if name in self._running:
+            return False
+        self.upkeep.spawn(self.index(name))
+        return True
+
+    async def unfinished(self) -> list[str]:
+        """Names of the bases whose indexing was asked for and not finished (paused, or cut short)."""
+        if self._index is None and not await asyncio.to_thread(self.index_path.exists):
+            return []  # nothing was ever indexed here: the file is not made for asking
+        wanted = set(await asyncio.to_thread(self._open().wanted))
+        return [base.name for base in await self.bases() if base.id in wanted]
+
     async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
-        """Bring the base's index up to date; ``on_progress`` is called on the worker thread."""
+        """Bring the base's index up to date; ``on_progress`` is called on the worker thread.
+
+        The wish to finish is written to the index file first, so an indexing cut short by the app
+        closing or being killed carries on at the next start; it is dropped when the run ends,
+        unless it was paused.
+        """
         base = await self.base(name)
         if name in self._running:
             raise KnowledgeError(f"“{name}” is being indexed already.")
         cancel = threading.Event()
         self._running[name] = cancel
+        self._stops.pop(name, None)
+
+        def progress(state: Progress) -> None:
+            self._progress[name] = state
+            if on_progress is not None:
+                on_progress(state)
+
         try:
             embedder = await self._embedder(base)
             index = await asyncio.to_thread(self._open)
-            return await asyncio.to_thread(
-                index_base,
-                index,
-                base.id,
-                [Path(p) for p in base.paths],
-                embedder=embedder,
-                cancel=cancel,
-                on_progress=on_progress,
+            await asyncio.to_thread(index.want_index, base.id)
+            worker = asyncio.ensure_future(
+                asyncio.to_thread(
+                    index_base,
+                    index,
+                    base.id,
+                    [Path(p) for p in base.paths],
+                    embedder=embedder,
+                    cancel=cancel,
+                    on_progress=progress,
+                    patience=self.embed_patience,
+                )
             )
+            self._workers.add(worker)
+            worker.add_done_callback(self._workers.discard)
+            report = await asyncio.shield(worker)
+            why = self._stops.get(name)
+            vectors_missing = (
+                embedder is not None
+                and index.has_vectors
+                and bool(await asyncio.to_thread(index.chunks_to_embed, base.id, 1))
+            )  # the embedding server was down too long: the next start tries again
+            if (not report.cancelled and not vectors_missing) or why == "cancel":
+                await asyncio.to_thread(index.want_index, base.id, False)
+            self._reports[name] = report
+            return report
         except asyncio.CancelledError:
-            cancel.set()
+            cancel.set()  # the engine closing: like a pause, the next start carries on
             raise
         finally:
             self._running.pop(name, None)
+            self._stops.pop(name, None)
+            self._progress.pop(name, None)
+
+    async def embedder_of(self, base: KnowledgeBase) -> Embedder | None:
+        return await self._embedder(base)
 
     async def _embedder(self, base: KnowledgeBase) -> Embedder | None:
         """The base's embedding client, made once per provider and model; ``None`` without a model.
@@ -280,6 +374,10 @@ class KnowledgeService:
         prompt = next((m.text for m in reversed(path) if m.kind is MessageKind.PROMPT), "")
         room = max(0, budget_tokens * CHARS_PER_TOKEN - sum(len(s.text) for s in pinned))
         index = await asyncio.to_thread(self._open)
+        for base in bases:  # a file edited since it was indexed is sent as it is now
+            if not self.indexing(base.name):
+                embedder = await self._embedder(base)
+                await asyncio.to_thread(refresh_changed, index, base.id, embedder=embedder)
         whole: list[Source] = []
         for base in bases:
             chunks = await asyncio.to_thread(
@@ -367,8 +465,12 @@ class KnowledgeService:
         return frozenset(keys)
 
     async def aclose(self) -> None:
-        for event in self._running.values():
-            event.set()
+        """Stop watching and indexing (a running indexing carries on at the next start), then close."""
+        await self.upkeep.aclose()
+        for name in list(self._running):
+            self.pause(name)
+        while self._workers:
+            await asyncio.gather(*list(self._workers), return_exceptions=True)
         for embedder in self._embedders.values():
             embedder.close()
         self._embedders.clear()
@@ -416,6 +518,10 @@ class KnowledgeService:
             await self._save([changed if b.id == base.id else b for b in bases])
         if (changed.embed_provider, changed.embed_model) != (base.embed_provider, base.embed_model):
             await asyncio.to_thread(self._open().drop_base, base.id)
+        if changed.name != base.name:
+            self._ids.pop(base.name, None)
+            self._ids[changed.name] = changed.id
+        self.upkeep.bases_changed()  # other folders to watch
         return changed
 
     async def problems(self, name: str) -> list[FileProblem]:
@@ -445,10 +551,15 @@ async def knowledge_for_turn(
             project_id=live.info.project_id,
             budget_tokens=room,
         )
-    except (EngineError, OSError, sqlite3.Error) as err:
+    except (EngineError, OSError) as err:
         log.warning("Knowledge left out of this request: %s", getattr(err, "user_message", err))
         sent = SentKnowledge()
+    except database_errors() as err:  # the index file damaged or locked
+        log.warning("Knowledge left out of this request: %s", err)
+        sent = SentKnowledge()
     live.last_knowledge = sent
+    if sent.notice:  # keyword-only this time: the tab says so (docs/knowledge.md, "Keyword-only")
+        live.emit(KnowledgeNotice(live.session_id, sent.notice))
     return sent
 
 

@@ -7,21 +7,25 @@ base, keyed by the base's id.
 
 A file's chunks are replaced in one transaction: a reader sees the old set or the new
 one, never a part (an indexing stopped half way leaves whole files only). Keywords
-are an FTS5 table ranked by BM25; vectors a ``vec0`` table when ``sqlite-vec`` loads
-(``vectors.vector_support``).
+are an FTS5 table ranked by BM25; vectors are kept whole in ``chunk_vectors`` and as one bit
+per dimension in a ``vec0`` table per base, searched first (``vectors``), when ``sqlite-vec``
+loads (``vectors.vector_support``). ``index_wishes`` remembers a base whose indexing is to be
+finished, so an indexing paused or cut short by the app closing carries on at the next start.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from threadline.knowledge import driver
 from threadline.knowledge.chunking import Chunk
-from threadline.knowledge.vectors import load_vectors, pack
+from threadline.knowledge.vectors import bit_width, load_vectors, pack, pack_bits
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -58,7 +62,19 @@ CREATE TABLE IF NOT EXISTS vector_models (
     model TEXT NOT NULL,
     dimensions INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+    id INTEGER PRIMARY KEY,
+    embedding BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS index_wishes (
+    base TEXT PRIMARY KEY,
+    since REAL NOT NULL
+);
 """
+
+VECTOR_PREFILTER = 24
+"""Vectors taken by Hamming distance before the cosine re-ranking: ``vec0``'s scan cost grows
+with this ``k`` (docs/knowledge.md, "Vector search at scale")."""
 
 
 COMMON_MATCHES = 5000
@@ -97,16 +113,50 @@ class KnowledgeIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = driver.connect(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self.has_vectors = load_vectors(self._db)
         self._db.executescript(SCHEMA)
+        if self.has_vectors:
+            self._drop_old_vector_tables()
+        self._reader_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        """A second connection for vector searches, so one runs beside a keyword search (WAL lets a
+        reader see every committed write): docs/knowledge.md, "Vector search at scale"."""
+
+    def _drop_old_vector_tables(self) -> None:
+        """Vectors of an index written before the two-step layout are embedded again."""
+        with self._transaction() as db:
+            old = [
+                str(row[0])
+                for row in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND name LIKE 'vectors\\_%' ESCAPE '\\' AND sql LIKE '%vec0%'"
+                )
+            ]
+            for name in old:
+                db.execute(f"DROP TABLE IF EXISTS {name}")
+            if old:
+                db.execute("DELETE FROM vector_models")
+                db.execute("UPDATE chunks SET embedded = 0")
 
     def close(self) -> None:
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             self._db.close()
+
+    def _vector_reader(self) -> sqlite3.Connection:
+        """Opened on first use, with sqlite-vec; used under ``_reader_lock`` only."""
+        if self._reader is None:
+            reader = driver.connect(self.path, check_same_thread=False)
+            load_vectors(reader)
+            self._reader = reader
+        return self._reader
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -118,6 +168,22 @@ class KnowledgeIndex:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    # -- the wish to finish an indexing --------------------------------------------------
+
+    def want_index(self, base: str, wanted: bool = True) -> None:
+        """Remember (or forget) that ``base``'s indexing is to be finished, across restarts."""
+        with self._transaction() as db:
+            if wanted:
+                db.execute("INSERT OR IGNORE INTO index_wishes VALUES (?, ?)", (base, time.time()))
+            else:
+                db.execute("DELETE FROM index_wishes WHERE base = ?", (base,))
+
+    def wanted(self) -> list[str]:
+        """The bases whose indexing was asked for and not finished."""
+        with self._lock:
+            rows = self._db.execute("SELECT base FROM index_wishes ORDER BY since").fetchall()
+        return [str(row[0]) for row in rows]
 
     # -- files ---------------------------------------------------------------------------
 
@@ -180,6 +246,22 @@ class KnowledgeIndex:
         with self._transaction() as db:
             self._upsert(db, base, path, size, mtime_ns, "", "", reason, 0)
 
+    def move_file(self, base: str, old: str, new: str, *, size: int, mtime_ns: int) -> bool:
+        """A renamed file keeps its chunks and vectors under its new path; whether ``old`` was known."""
+        with self._transaction() as db:
+            row = db.execute("SELECT id FROM files WHERE base = ? AND path = ?", (base, old)).fetchone()
+            if row is None:
+                return False
+            taken = db.execute("SELECT id FROM files WHERE base = ? AND path = ?", (base, new)).fetchone()
+            if taken is not None:
+                self._drop_chunks(db, base, taken[0])
+                db.execute("DELETE FROM files WHERE id = ?", (taken[0],))
+            db.execute(
+                "UPDATE files SET path = ?, size = ?, mtime_ns = ? WHERE id = ?",
+                (new, size, mtime_ns, row[0]),
+            )
+        return True
+
     def remove_files(self, base: str, paths: Sequence[str]) -> None:
         with self._transaction() as db:
             for path in paths:
@@ -193,6 +275,7 @@ class KnowledgeIndex:
         self.remove_files(base, list(self.files(base)))
         with self._transaction() as db:
             db.execute("DELETE FROM vector_models WHERE base = ?", (base,))
+            db.execute("DELETE FROM index_wishes WHERE base = ?", (base,))
             if self.has_vectors:
                 db.execute(f"DROP TABLE IF EXISTS {_vector_table(base)}")
 
@@ -229,6 +312,7 @@ class KnowledgeIndex:
     def _drop_chunks(self, db: sqlite3.Connection, base: str, file_id: int) -> None:
         ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         db.executemany("DELETE FROM chunk_words WHERE rowid = ?", [(i,) for i in ids])
+        db.executemany("DELETE FROM chunk_vectors WHERE id = ?", [(i,) for i in ids])
         if self.has_vectors and self._vector_dimensions(db, base):
             db.executemany(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", [(i,) for i in ids])
         db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
@@ -281,7 +365,8 @@ class KnowledgeIndex:
             if known is None or tuple(known) != (model, dimensions):
                 db.execute(f"DROP TABLE IF EXISTS {_vector_table(base)}")
                 db.execute(
-                    f"CREATE VIRTUAL TABLE {_vector_table(base)} USING vec0(embedding float[{dimensions}])"
+                    f"CREATE VIRTUAL TABLE {_vector_table(base)}"
+                    f" USING vec0(embedding bit[{bit_width(dimensions)}])"
                 )
                 db.execute("INSERT OR REPLACE INTO vector_models VALUES (?, ?, ?)", (base, model, dimensions))
                 db.execute(
@@ -291,9 +376,10 @@ class KnowledgeIndex:
             for chunk_id, vector in items:
                 db.execute(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", (chunk_id,))
                 db.execute(
-                    f"INSERT INTO {_vector_table(base)} (rowid, embedding) VALUES (?, ?)",
-                    (chunk_id, pack(vector)),
+                    f"INSERT INTO {_vector_table(base)} (rowid, embedding) VALUES (?, vec_bit(?))",
+                    (chunk_id, pack_bits(vector)),
                 )
+                db.execute("INSERT OR REPLACE INTO chunk_vectors VALUES (?, ?)", (chunk_id, pack(vector)))
                 db.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
 
     # -- search ----------------------------------------------------------------------------
@@ -341,13 +427,27 @@ class KnowledgeIndex:
         return int(row[0]) < count
 
     def vector_ids(self, base: str, vector: list[float], limit: int) -> list[int]:
-        if not self.has_vectors or self.vector_model(base) is None:
+        """The base's chunks nearest ``vector``, best first: the nearest ``VECTOR_PREFILTER`` by
+        their signs (Hamming distance), re-ranked by cosine distance on the full vectors."""
+        model = self.vector_model(base)
+        if not self.has_vectors or model is None or model[1] != len(vector):
             return []
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT rowid FROM {_vector_table(base)}"
-                " WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-                (pack(vector), limit),
+        with self._reader_lock:
+            db = self._vector_reader()
+            near = [
+                int(row[0])
+                for row in db.execute(
+                    f"SELECT rowid FROM {_vector_table(base)} WHERE embedding MATCH vec_bit(?) AND k = ?",
+                    (pack_bits(vector), max(limit, VECTOR_PREFILTER)),
+                )
+            ]
+            if not near:
+                return []
+            marks = ",".join("?" * len(near))
+            rows = db.execute(
+                f"SELECT id FROM chunk_vectors WHERE id IN ({marks})"
+                " ORDER BY vec_distance_cosine(embedding, ?), id LIMIT ?",
+                (*near, pack(vector), limit),
             ).fetchall()
         return [int(row[0]) for row in rows]
 
@@ -380,8 +480,8 @@ class KnowledgeIndex:
 
 
 def _vector_table(base: str) -> str:
-    """The base's vector table; its name is made of hex digits only, never of user text."""
-    return "vectors_" + base.encode("utf-8").hex()
+    """The base's table of vector signs; its name is made of hex digits only, never of user text."""
+    return "vector_bits_" + base.encode("utf-8").hex()
 
 
 def query_words(text: str) -> list[str]:

@@ -4,8 +4,10 @@ A file is read again only when its size or modification time moved and its bytes
 (SHA-256) differ; a file gone from the folders is removed from the index. Memory stays
 bounded: one file's text and chunks at a time, vectors in small batches. Stopping
 (``cancel``) leaves every file either fully indexed or as it was, so the next run
-resumes where this one stopped. The embedding server being down does not stop the
-keyword index: the chunks are kept and embedded at a later run (docs/knowledge.md).
+resumes where this one stopped. The embedding server being down or slow does not stop the
+keyword index: the run waits for it (up to ``patience`` seconds, trying again with growing
+pauses and saying so in ``Progress.waiting``), then keeps the chunks to embed at a later run
+(docs/knowledge.md).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from threadline.knowledge.reading import FileProblem, file_hash, read_file, reas
 from threadline.knowledge.vectors import Embedder, EmbeddingError
 
 EMBED_BATCH = 64
+RETRY_PAUSES = (1.0, 2.0, 5.0, 10.0, 30.0)
+"""Seconds between tries while the embedding server is down; the last one repeats."""
 
 
 @dataclass(slots=True)
@@ -34,7 +38,14 @@ class Progress:
     """Chunks written this run."""
     embedded: int = 0
     current: str = ""
+    waiting: str = ""
+    """Why the run is waiting (the embedding server down); "" while it works."""
     started: float = field(default_factory=time.monotonic)
+
+    @property
+    def files_per_second(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return self.files_done / elapsed if elapsed > 0 else 0.0
 
     @property
     def seconds_left(self) -> float | None:
@@ -62,7 +73,10 @@ def index_base(
     embedder: Embedder | None = None,
     cancel: threading.Event | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    patience: float = 0.0,
 ) -> IndexReport:
+    """Bring ``base``'s index up to date with ``roots``; ``patience``: seconds to wait for a
+    embedding server that is down before leaving the vectors to a later run."""
     cancel = cancel or threading.Event()
     progress = Progress()
     walked: list[FileProblem] = []
@@ -78,7 +92,7 @@ def index_base(
         key = str(item.path)
         seen.add(key)
         progress.current = key
-        _index_one(index, base, item.path, item.size, item.mtime_ns, stored.get(key), cancel, progress)
+        index_one(index, base, item.path, item.size, item.mtime_ns, stored.get(key), cancel, progress)
         progress.files_done += 1
         if on_progress is not None:
             on_progress(progress)
@@ -86,7 +100,9 @@ def index_base(
         gone = [path for path in stored if path not in seen and not _still_there(path, roots)]
         index.remove_files(base, gone)
         report.removed = len(gone)
-        report.embedding_notice = _embed_missing(index, base, embedder, cancel, progress, on_progress)
+        report.embedding_notice = embed_missing(
+            index, base, embedder, cancel, progress, on_progress, patience=patience
+        )
         report.cancelled = cancel.is_set()
     for path, reason in index.problems(base):
         if not any(problem.path == path for problem in report.problems):
@@ -94,7 +110,7 @@ def index_base(
     return report
 
 
-def _index_one(
+def index_one(
     index: KnowledgeIndex,
     base: str,
     path: Path,
@@ -134,13 +150,15 @@ def _still_there(path: str, roots: Sequence[Path]) -> bool:
     return any(not root.exists() and Path(path).is_relative_to(root) for root in roots)
 
 
-def _embed_missing(
+def embed_missing(
     index: KnowledgeIndex,
     base: str,
     embedder: Embedder | None,
     cancel: threading.Event,
     progress: Progress,
     on_progress: Callable[[Progress], None] | None,
+    *,
+    patience: float = 0.0,
 ) -> str:
     from threadline.knowledge.vectors import vector_support
 
@@ -153,9 +171,11 @@ def _embed_missing(
         if not batch:
             return ""
         try:
-            vectors = embedder.embed([text for _id, text in batch])
+            vectors = _embed_waiting(embedder, batch, cancel, progress, on_progress, patience)
         except EmbeddingError as err:
             return f"{err} Keyword search works; vectors are added at the next indexing."
+        if vectors is None:
+            return ""  # stopped while waiting
         index.store_vectors(
             base,
             embedder.model,
@@ -165,3 +185,35 @@ def _embed_missing(
         if on_progress is not None:
             on_progress(progress)
     return ""
+
+
+def _embed_waiting(
+    embedder: Embedder,
+    batch: list[tuple[int, str]],
+    cancel: threading.Event,
+    progress: Progress,
+    on_progress: Callable[[Progress], None] | None,
+    patience: float,
+) -> list[list[float]] | None:
+    """The batch's vectors, trying again while the server is down for up to ``patience`` seconds;
+    ``None`` when stopped meanwhile. The last ``EmbeddingError`` when patience ran out."""
+    deadline = time.monotonic() + patience
+    attempt = 0
+    while True:
+        try:
+            vectors = embedder.embed([text for _id, text in batch])
+        except EmbeddingError as err:
+            pause = RETRY_PAUSES[min(attempt, len(RETRY_PAUSES) - 1)]
+            attempt += 1
+            if time.monotonic() + pause > deadline:
+                progress.waiting = ""
+                raise
+            progress.waiting = f"{err} Trying again in {pause:.0f} s."
+            if on_progress is not None:
+                on_progress(progress)
+            if cancel.wait(pause):
+                progress.waiting = ""
+                return None
+            continue
+        progress.waiting = ""
+        return vectors

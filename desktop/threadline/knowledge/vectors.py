@@ -1,10 +1,13 @@
-"""Vector search through ``sqlite-vec``, when this Python's SQLite can load it.
+"""Vector search through ``sqlite-vec``, loaded into the index's SQLite (``driver``).
 
-Python's ``sqlite3`` can load extensions only when it was built to
-(``Connection.enable_load_extension`` exists); some builds (pyenv's default, several
-distributions' minimal ones) leave it out. Then the index is keyword-only and says
-why in ``vector_support()``; nothing is replaced by a hand-written vector store
-(docs/knowledge.md, "Keyword-only").
+The index's SQLite is ``sqlean``'s build wherever it is installed, which always loads
+extensions; with Python's own ``sqlite3`` instead, a build without
+``enable_load_extension`` leaves the index keyword-only and ``vector_support()`` says why.
+Nothing is replaced by a hand-written vector store (docs/knowledge.md, "Keyword-only").
+
+Vectors are searched in two steps (docs/knowledge.md, "Vector search at scale"): each is also
+kept as one bit per dimension (its sign) in a ``vec0`` table, whose Hamming-distance scan over a
+million rows is cheap; the best of those are re-ranked by cosine distance on the full vectors.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import struct
 from collections.abc import Sequence
 from functools import cache
 from typing import Protocol
+
+from threadline.knowledge import driver
 
 
 class Embedder(Protocol):
@@ -32,7 +37,7 @@ class EmbeddingError(Exception):
 @cache
 def vector_support() -> str:
     """ "" when ``sqlite-vec`` loads here; otherwise why not, in words for the user."""
-    connection = sqlite3.connect(":memory:")
+    connection = driver.connect(":memory:")
     try:
         return _load(connection)
     finally:
@@ -57,7 +62,7 @@ def _load(connection: sqlite3.Connection) -> str:
             sqlite_vec.load(connection)
         finally:
             connection.enable_load_extension(False)
-    except sqlite3.Error as err:
+    except driver.errors() as err:
         return f"sqlite-vec could not be loaded ({err})"
     return ""
 
@@ -65,3 +70,17 @@ def _load(connection: sqlite3.Connection) -> str:
 def pack(vector: Sequence[float]) -> bytes:
     """A vector as sqlite-vec stores it: little-endian float32."""
     return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def bit_width(dimensions: int) -> int:
+    """Bits stored per vector: one per dimension, rounded up to whole bytes."""
+    return -(-dimensions // 8) * 8
+
+
+def pack_bits(vector: Sequence[float]) -> bytes:
+    """One bit per dimension, set when the value is positive (padded with zeros to whole bytes)."""
+    out = bytearray(bit_width(len(vector)) // 8)
+    for position, value in enumerate(vector):
+        if value > 0:
+            out[position >> 3] |= 1 << (position & 7)
+    return bytes(out)

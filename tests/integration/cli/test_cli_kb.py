@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
 from tests.support.documents import write_encrypted_pdf
+from tests.support.embedding_server import EmbeddingServer
 from tests.support.knowledge_folders import PDF_ANSWER, knowledge_folder
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
+from tests.support.waiting import WAIT
 
 
 def test_add_index_search_list_and_remove(tmp_path: Path) -> None:
@@ -23,7 +33,7 @@ def test_add_index_search_list_and_remove(tmp_path: Path) -> None:
 
     indexed = threadline(data, "kb", "index", "handbook")
     assert indexed.returncode == 0, indexed.stderr
-    assert "Indexing 6/6 files" in indexed.stderr
+    assert indexed.stderr == "", "no progress line when stderr is not a terminal"
     assert "Indexed: 5 file(s) read, 1 unchanged, 0 removed; “handbook” holds 5 files" in indexed.stdout
     assert (
         f"{folder / 'locked.pdf'}: " in indexed.stdout and "1 file(s) could not be indexed" in indexed.stdout
@@ -80,3 +90,64 @@ def test_ask_with_a_knowledge_base_sends_the_page_with_its_source(
     assert "handbook: manual.pdf, page 3" in result.stderr
     (path,) = stored_sessions(data)
     assert any(Path(s.locator.path).name == "manual.pdf" and s.locator.page == 3 for s in path[-1].sources)
+
+
+def test_add_with_an_embedding_model_indexes_vectors_and_searches_both_ways(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    folder = knowledge_folder(tmp_path / "docs")
+    with EmbeddingServer() as server:
+        provider = threadline(
+            data, "provider", "add", "emb", "--kind", "openai", "--base-url", server.base_url, "--model", "e"
+        )
+        assert provider.returncode == 0, provider.stderr
+        added = threadline(data, "kb", "add", "handbook", str(folder), "--embed", "emb:fake-embed")
+        assert "vectors from emb:fake-embed and keywords" in added.stdout, added.stderr
+        indexed = threadline(data, "kb", "index", "handbook")
+        assert indexed.returncode == 0 and "Indexed: 5 file(s) read" in indexed.stdout, indexed.stderr
+        found = threadline(data, "kb", "search", "handbook", "albatross valve", "--json")
+    assert json.loads(found.stdout)["notice"] == ""
+    assert any(len(r["input"]) > 1 for r in server.requests), "the passages were embedded"
+    assert server.requests[-1]["input"] == ["albatross valve"], "and so was the query"
+    assert "emb:fake-embed" in threadline(data, "kb", "list").stdout
+
+
+def test_on_a_terminal_index_shows_progress_and_ctrl_c_pauses_until_the_next_run(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(2000):  # seconds of work on an idle machine, so Ctrl+C comes while it runs
+        (folder / f"f{i:04}.md").write_text(f"# File {i}\n\n" + f"word{i} text " * 1000, encoding="utf-8")
+    (folder / "blob.bin").write_bytes(bytes(range(256)) * 64)
+    assert threadline(data, "kb", "add", "many", str(folder)).returncode == 0
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "--data-dir", str(data), "kb", "index", "many"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=ENV,
+        text=True,
+    )
+    os.close(follower)
+    shown = b""
+    deadline = time.monotonic() + WAIT
+    while not re.search(rb"Indexing [1-9]\d+/", shown) and time.monotonic() < deadline:  # 10 files or more
+        ready, _, _ = select.select([leader], [], [], 1.0)
+        if ready:
+            shown += os.read(leader, 4096)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=WAIT)
+    os.close(leader)
+    assert process.returncode == 0, out
+    line = [part for part in shown.decode().split("\r") if part.endswith("\x1b[K")][-1]  # a whole one
+    assert line.startswith("Indexing ") and "/2,001 files, " in line and " passages" in line, line
+    assert "files/s" in line and "left" in line, line
+    assert out.startswith("Paused: "), out
+    assert "again to carry on" in out
+    done = int(out.split("Paused: ")[1].split(" file(s) read")[0])
+    assert 0 < done < 2000, (out, line)
+
+    again = threadline(data, "kb", "index", "many", timeout=WAIT * 2)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"Indexed: {2000 - done:,} file(s) read"), again.stdout
+    assert "“many” holds 2,000 files" in again.stdout
+    assert f"{folder / 'blob.bin'}: " in again.stdout and "1 file(s) could not be indexed" in again.stdout

@@ -27,9 +27,10 @@ from threadline.core.knowledge import AttachScope
 from threadline.core.meter import MeterPart
 from threadline.core.sources import SourceKind
 from threadline.engine.engine import Engine
+from threadline.engine.events import KnowledgeNotice
 from threadline.engine.providers import CONTEXT_WINDOWS_SETTING
 from threadline.interchange.threadline_json import session_text
-from threadline.knowledge import Progress, vector_support
+from threadline.knowledge import Progress
 
 pytestmark = pytest.mark.asyncio
 
@@ -125,15 +126,18 @@ async def test_with_the_embedding_server_down_keywords_still_find_the_page(
         await engine.providers.save_provider(
             ProviderConfig("embedder", ProviderKind.OPENAI, base_url=embeddings.base_url), None
         )
-        embeddings.refuse = True
         await indexed_base(engine, folder, session.id, embed_provider="embedder", embed_model="fake-embed")
+        embeddings.refuse = True  # down after indexing: the query cannot be embedded
+        asked = len(embeddings.requests)
         replay_server.enqueue(sse_response(openai_text_stream(["ok"])))
-        assert failure(await turn(engine, session.id, QUESTION)) is None
-    if not vector_support():  # with sqlite-vec the embedder is asked, refuses, and keywords take over
-        assert embeddings.requests
+        events = await turn(engine, session.id, QUESTION)
+        assert failure(events) is None
+    assert len(embeddings.requests) > asked, "the embedder was asked, refused, and keywords took over"
     live = engine.sessions.live(session.id)
     assert live is not None and live.last_knowledge is not None
+    notices = [event for event in events if isinstance(event, KnowledgeNotice)]
     assert "keyword" in live.last_knowledge.notice.lower()
+    assert [n.text for n in notices] == [live.last_knowledge.notice], "the tab is told"
     assert "[1] handbook: manual.pdf, page 3" in system_sent(replay_server)
 
 
@@ -184,6 +188,8 @@ async def test_adding_a_base_reads_nothing_and_indexing_stops_and_carries_on(
     for i in range(40):
         (folder / f"f{i:02}.md").write_text(f"# File {i}\n\nword{i} " * 50, encoding="utf-8")
     await engine.knowledge.add("many", [folder])
+    engine.knowledge.start()  # as the app does: nothing unfinished, nothing attached
+    assert await engine.knowledge.unfinished() == []
     assert not engine.knowledge.index_path.exists(), "nothing is read before the user asks for an index"
 
     def stop_early(progress: Progress) -> None:

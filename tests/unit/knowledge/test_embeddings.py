@@ -74,21 +74,66 @@ def test_reciprocal_rank_fusion_lifts_what_both_lists_found() -> None:
     assert fuse([[5], []]) == [(5, pytest.approx(1 / 61))]
 
 
-@pytest.mark.skipif(bool(vector_support()), reason=f"no vector search here: {vector_support()}")
-def test_vectors_find_a_passage_that_shares_no_keyword_with_the_query(tmp_path: Path) -> None:
+PARAPHRASE = {"seabird": "albatross", "tap": "valve", "fastening": "torqued", "force": "newton"}
+"""The fake server's meaning: these words embed as the answer's words, sharing no keyword with them."""
+
+
+def test_vectors_find_a_paraphrase_that_keyword_search_cannot(tmp_path: Path) -> None:
     index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    assert index.has_vectors, vector_support()  # sqlean's SQLite loads sqlite-vec on every Python
     folder = knowledge_folder(tmp_path / "docs")
-    with EmbeddingServer() as server:
+    query = "seabird tap fastening force"
+    with EmbeddingServer(synonyms=PARAPHRASE) as server:
         embedder = _embedder(server.base_url)
         report = index_base(index, "kb", [folder], embedder=embedder)
         assert report.embedding_notice == ""
         assert index.vector_model("kb") == ("fake-embed", 64)
-        result = search(index, "kb", "ALBATROSS valve torqued", embedder=embedder)
+        keyword_only = search(index, "kb", query)
+        hybrid = search(index, "kb", query, embedder=embedder)
         embedder.close()
-    assert result.notice == "" and result.hits[0].chunk.page == 3
+    assert keyword_only.hits == []
+    assert hybrid.notice == "" and hybrid.hits[0].chunk.page == 3
+    assert hybrid.hits[0].chunk.path.endswith("manual.pdf")
+    index.close()
+
+
+def test_a_changed_file_takes_its_old_vectors_with_it(tmp_path: Path) -> None:
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    note = folder / "note.md"
+    note.write_text("The seabird tap needs fastening force.", encoding="utf-8")
+    with EmbeddingServer(synonyms=PARAPHRASE) as server:
+        embedder = _embedder(server.base_url)
+        index_base(index, "kb", [folder], embedder=embedder)
+        note.write_text("Tomatoes want sun and water.", encoding="utf-8")
+        index_base(index, "kb", [folder], embedder=embedder)
+        hits = search(index, "kb", "albatross valve torqued newton", embedder=embedder).hits
+        embedder.close()
+    assert [hit.chunk.text for hit in hits] == ["Tomatoes want sun and water."]  # the only chunk left
+    rows = index._db.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()
+    assert rows[0] == 1
     index.close()
 
 
 def test_this_machine_says_why_vectors_are_missing_when_they_are() -> None:
     reason = vector_support()
     assert reason == "" or "sqlite-vec" in reason
+
+
+def test_an_index_with_whole_vector_tables_is_embedded_again_in_the_new_layout(tmp_path: Path) -> None:
+    path = tmp_path / "k.sqlite3"
+    index = KnowledgeIndex(path)
+    folder = knowledge_folder(tmp_path / "docs")
+    index_base(index, "kb", [folder])
+    old = "vectors_" + b"kb".hex()  # as an index written before sign bits had it
+    index._db.execute(f"CREATE VIRTUAL TABLE {old} USING vec0(embedding float[4])")
+    index._db.execute("INSERT INTO vector_models VALUES ('kb', 'old-model', 4)")
+    index._db.execute("UPDATE chunks SET embedded = 1")
+    index.close()
+
+    reopened = KnowledgeIndex(path)
+    names = {row[0] for row in reopened._db.execute("SELECT name FROM sqlite_master")}
+    assert old not in names and reopened.vector_model("kb") is None
+    assert len(reopened.chunks_to_embed("kb", 100)) == reopened.totals("kb")[1] > 0
+    reopened.close()

@@ -162,3 +162,50 @@ def test_common_words_do_not_crowd_out_a_rare_one_and_a_common_only_query_still_
     assert search(index, "kb", "osprey report").hits[0].chunk.path.endswith("special.txt")
     common = search(index, "kb", "report", limit=3).hits
     assert len(common) == 3 and all("report" in hit.chunk.text for hit in common)
+
+
+def test_a_file_that_keeps_changing_while_read_is_named_and_read_whole_once_still(
+    tmp_path: Path, index
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.waiting import WAIT
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    log = folder / "growing.txt"
+    log.write_text("first line of the log\n" * 100_000, encoding="utf-8")  # 2.2 MB: reading takes a while
+    writer = subprocess.Popen(  # another process rewrites its first word all the time
+        [
+            sys.executable,
+            "-c",
+            "import os, sys\n"
+            "n = 0\n"
+            "with open(sys.argv[1], 'r+b') as f:\n"
+            "    while True:\n"
+            "        n += 1\n"
+            "        f.seek(0); f.write(b'FIRST' if n % 2 else b'first'); f.flush()\n"
+            "        os.utime(sys.argv[1], ns=(n * 1000, n * 1000))  # a new time at every write\n",
+            str(log),
+        ]
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while log.stat().st_mtime_ns > 10**12 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the writer is under way (its times are tiny)
+        for _attempt in range(10):  # a busy machine may pause the writer for both reads: try again
+            index.drop_base("kb")
+            report = index_base(index, "kb", [folder])
+            if report.problems:
+                break
+    finally:
+        writer.kill()
+        writer.wait()
+    reasons = {Path(p.path).name: p.reason for p in report.problems}
+    assert "kept changing while it was read" in reasons["growing.txt"]
+    assert index.totals("kb") == (0, 0, 0), "no part of it was kept"
+    again = index_base(index, "kb", [folder])
+    assert again.problems == [] and index.totals("kb")[0] == 1
+    assert search(index, "kb", "log").hits

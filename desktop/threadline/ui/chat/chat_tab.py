@@ -73,6 +73,7 @@ from threadline.ui.chat.controls.interrupted_tools import InterruptedTools
 from threadline.ui.chat.controls.message_commands import MessageCommands
 from threadline.ui.chat.controls.retry_countdown import RetryCountdown
 from threadline.ui.chat.find.find_keys import install_find_keys
+from threadline.ui.chat.knowledge_notice import KnowledgeNotices
 from threadline.ui.chat.mcp.chat_mcp import ChatMcp
 from threadline.ui.chat.view.chat_view import ChatView
 from threadline.ui.chat.view.conversation_model import ConversationModel
@@ -131,8 +132,7 @@ class ChatTab(QWidget):
         self.catalog = catalog
         self._info: SessionInfo = live.info
         self._busy = not live.conversation.ready_for_input
-        self._status = ""
-        self._saving = False
+        self._status, self._saving = "", False
         self._save_error: UserFacingError | None = None
         """Why the turn's writes are behind, while the banner may be showing it."""
         self.model_status = ModelStatus(self)
@@ -236,8 +236,8 @@ class ChatTab(QWidget):
         self.meter_feed = MeterFeed(
             engine, self.session_id, self.model, self.composer.meter, self.view, lambda: self._compare_view
         )
-        self.compaction = Compaction(self)
-        self.interrupted_tools = InterruptedTools(self)
+        self.compaction, self.interrupted_tools = Compaction(self), InterruptedTools(self)
+        self.knowledge_notices = KnowledgeNotices(live, self.banner.show_info, self)  # keyword-only searches
         self.controls = ConversationControls(self, colors)
         self.file_changes = FileChangesWiring(self, self)  # counts, diffs, restores (ui/chat/changes)
         layout.insertWidget(0, self.controls.tangent_banner)

@@ -134,7 +134,7 @@ class IndexJobs(QObject):
 
         def on_progress(progress: Progress) -> None:  # on the engine's worker thread
             if name in self._how:  # Pause or Cancel came before the engine's run had begun
-                self.knowledge.cancel(name)
+                self._ask_engine(name)
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_S or progress.files_done >= progress.files_total:
                 last[0] = now
@@ -168,6 +168,13 @@ class IndexJobs(QObject):
         first progress call asks again, so the run stops after its first file."""
         if name in self._tasks:
             self._how[name] = how
+            self._ask_engine(name)
+
+    def _ask_engine(self, name: str) -> None:
+        """Pause keeps the engine's wish to finish (the next start carries on); Cancel drops it."""
+        if self._how.get(name) == PAUSED:
+            self.knowledge.pause(name)
+        else:
             self.knowledge.cancel(name)
 
     # -- hearing -----------------------------------------------------------------------------
