@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from threadline.files.private import open_private, private_folder
 from threadline.models.download import DownloadJob
 from threadline.models.errors import ModelError
 from threadline.models.fit import Fit, estimate
@@ -62,7 +63,9 @@ class Models:
     def _write_config(self, **values: Any) -> None:
         data = {**self._read_config(), **values}
         tmp = self._config_path.with_name(CONFIG_FILE + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        private_folder(tmp.parent)
+        with open_private(tmp, "w", encoding="utf-8") as out:  # the data folder is the user's alone
+            out.write(json.dumps(data, indent=2))
         os.replace(tmp, self._config_path)
 
     # -- where ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from threadline.files.private import create_private_file, private_folder
 from threadline.knowledge import driver
 from threadline.knowledge.chunking import Chunk
 from threadline.knowledge.vectors import bit_width, load_vectors, pack, pack_bits
@@ -110,7 +111,8 @@ class KnowledgeIndex:
     """The index file, opened for one thread at a time (a lock guards it for the others)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
+        create_private_file(path)  # passages of the user's documents: theirs alone (WAL files follow)
         self.path = path
         self._lock = threading.RLock()
         self._db = driver.connect(path, check_same_thread=False)

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from threadline.files.private import create_private_file, open_private, private_folder
 from threadline.models.errors import ModelError
 from threadline.models.fit import Verdict, estimate, human_size
 from threadline.models.library import InstalledModel
@@ -175,7 +176,8 @@ class LocalRuntime:
     # -- the shared state -----------------------------------------------------------------
     @contextlib.contextmanager
     def _exclusive(self) -> Any:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(self.state_dir)
+        create_private_file(self.state_dir / LOCK_FILE)  # the data folder is the user's alone
         with self._lock, open(self.state_dir / LOCK_FILE, "a+b") as handle:
             if fcntl is not None:
                 fcntl.flock(handle, fcntl.LOCK_EX)
@@ -201,7 +203,8 @@ class LocalRuntime:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(key)
         tmp = self.state_dir / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(state), encoding="utf-8")
+        with open_private(tmp, "w", encoding="utf-8") as out:
+            out.write(json.dumps(state))
         os.replace(tmp, self.state_dir / STATE_FILE)
 
     def _clear_state(self) -> None:
@@ -333,9 +336,10 @@ class LocalRuntime:
         # arguments: a HOST=0.0.0.0 left in the person's shell must not open the model to the network.
         env = {k: v for k, v in os.environ.items() if k not in ("CONFIG_FILE", "API_KEY", "LLAMA_API_KEY")}
         env.update({key_variable: key, "HOST": "127.0.0.1", "PORT": str(port)})
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(self.state_dir)
         if self.log_path.exists():
             os.replace(self.log_path, self.log_path.with_name(LOG_FILE + ".1"))
+        create_private_file(self.log_path)
         with open(self.log_path, "wb") as log:
             log.write(
                 f"Serving {model.name} on 127.0.0.1:{port} (context {settings.context}, "

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from threadline.files.private import open_private, private_folder
+
 SETTINGS_FILE = "voice.json"
 SYSTEM = ""
 """``speech_provider`` for the operating system's voices."""
@@ -60,6 +62,7 @@ def write_settings(data_dir: Path, settings: VoiceSettings) -> None:
     """Save atomically: a crash leaves the old file or the new one."""
     path = data_dir / SETTINGS_FILE
     temporary = path.with_suffix(".json.tmp")
-    data_dir.mkdir(parents=True, exist_ok=True)
-    temporary.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+    private_folder(data_dir)
+    with open_private(temporary, "w", encoding="utf-8") as out:  # the data folder is the user's alone
+        out.write(json.dumps(asdict(settings), indent=2))
     temporary.replace(path)

@@ -71,6 +71,12 @@ async def test_a_fresh_start_writes_everything_for_its_owner_alone(
             await engine.tool_servers.save_server(faulty_server())
             await engine.tool_servers.start("faulty")  # its stderr goes to logs/mcp-faulty.log
             make_backup(data / DATABASE_FILENAME, "test")
+            engine.voice.save_settings(engine.voice.settings.changed(rate=10))  # voice.json
+            docs = tmp_path / "docs"
+            docs.mkdir()
+            (docs / "notes.md").write_text("# Notes\n\nThe pump needs oil.\n")
+            await engine.knowledge.add("notes", [docs])
+            await engine.knowledge.index("notes")  # the index holds passages of the user's files
             setup.handler.doRollover()  # type: ignore[attr-defined]
             logging.getLogger("threadline.test").info("a line in the next log file")
             seen = modes(data)
@@ -87,6 +93,8 @@ async def test_a_fresh_start_writes_everything_for_its_owner_alone(
         "logs/threadline.log",
         "logs/threadline.log.1",
         "logs/mcp-faulty.log",
+        "voice.json",
+        "knowledge.sqlite3",
     }
     assert wrong == {}
     assert expected <= seen.keys()
