@@ -349,7 +349,8 @@ class Voice:
         path = folder / f"dictation-{int(loop.time() * 1000)}.wav"
 
         def level(value: float, seconds: float) -> None:
-            loop.call_soon_threadsafe(on_level, value, seconds)
+            with contextlib.suppress(RuntimeError):  # the app closed while recording
+                loop.call_soon_threadsafe(on_level, value, seconds)
 
         recorder = Recorder(path, device=self._settings.input_device, on_level=level)
         try:

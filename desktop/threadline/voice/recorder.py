@@ -146,7 +146,8 @@ class Recorder:
                 else:
                     future.set_result(value)
 
-            loop.call_soon_threadsafe(apply)
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile: nobody waits
+                loop.call_soon_threadsafe(apply)
 
         try:
             with _PORTAUDIO:
