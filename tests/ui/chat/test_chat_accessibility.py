@@ -121,7 +121,9 @@ def test_each_message_offers_its_actions_with_the_keys_its_menu_shows(qtbot: Any
     after = ["Copy as Markdown", "Copy conversation as Markdown", "Start tangent from here"]
     after += ["Set checkpoint here…", "Delete", "SetFocus", "ShowMenu"]
     assert prompt_actions.actionNames() == ["Copy", "Select text", "Edit", *after]
-    assert reply_actions.actionNames() == ["Copy", "Select text", "Edit", "Regenerate", *after]
+    read_aloud = [*after[:2], "Read aloud", *after[2:]]  # a reply (not a prompt) can be read aloud
+    assert reply_actions.actionNames() == ["Copy", "Select text", "Edit", "Regenerate", *read_aloud]
+    assert reply_actions.keyBindingsForAction("Read aloud") == ["A"]
     assert reply_actions.keyBindingsForAction("Regenerate") == [COMMANDS["regenerate"].shortcut.toString()]
     assert prompt_actions.keyBindingsForAction("Edit") == ["E"]
     # Through C++'s interface_cast: no other interface, and a null pointer (not a crash).

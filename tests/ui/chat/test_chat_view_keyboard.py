@@ -183,6 +183,7 @@ def test_the_menu_key_opens_the_current_message_menu_showing_the_keys(qtbot: Any
         "Copy conversation as Markdown": "Shift+M",
         "Edit": "E",
         "Regenerate": "R",
+        "Read aloud": "A",
         "Start tangent from here": "T",
         "Set checkpoint here…": "P",
         "Delete": "Del",

@@ -274,8 +274,12 @@ class VoicePage(QWidget):
             self.engine.voice.read_text(TEST_SENTENCE),
             tell=self,
             context="Not read aloud",
-            on_failed=lambda _err: self.speech_result.setText(""),
+            on_failed=self._speech_test_failed,
         )
+
+    def _speech_test_failed(self, _err: BaseException) -> None:
+        """The bridge says why (in the dialog's line); the "Reading…" placeholder goes."""
+        self.speech_result.clear()
 
     def _reading(self, state: ReadingState) -> None:
         if self.speech_result.text() == "Reading…" and not state.active:
