@@ -16,10 +16,11 @@ import array
 import asyncio
 import contextlib
 import math
+import signal
 import threading
 import time
 import wave
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,9 +76,25 @@ def _sounddevice() -> Any:
     return sounddevice
 
 
+@contextlib.contextmanager
+def _signal_mask_kept() -> Iterator[None]:
+    """Put the calling thread's signal mask back after PortAudio starts: its ALSA-to-PulseAudio
+    path blocks SIGPIPE in the thread that starts it, and a process that thread starts later
+    (a shell command, a server) would inherit the block and report broken pipes it should die of.
+    PulseAudio's own threads, made meanwhile, keep theirs."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows
+        yield
+        return
+    kept = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, kept)
+
+
 def input_devices() -> list[str]:
     """The names of the devices that can record, the system's default first."""
-    with _PORTAUDIO:
+    with _PORTAUDIO, _signal_mask_kept():
         return _input_devices()
 
 
@@ -150,7 +167,7 @@ class Recorder:
                 loop.call_soon_threadsafe(apply)
 
         try:
-            with _PORTAUDIO:
+            with _PORTAUDIO, _signal_mask_kept():
                 sd = _sounddevice()
                 stream = sd.RawInputStream(
                     samplerate=RATE, channels=1, dtype="int16", blocksize=BLOCK, device=self._device or None

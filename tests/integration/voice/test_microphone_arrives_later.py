@@ -1,9 +1,12 @@
 """A microphone that appears after Threadline first looked (a headset plugged in, the sound
-server started later) is found: PortAudio's list is read anew for each recording."""
+server started later) is found: PortAudio's list is read anew for each recording. Looking
+leaves the thread's signal mask as it was (a CI run caught `yes` reporting broken pipes in a
+later shell test)."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 from pathlib import Path
 
@@ -34,6 +37,9 @@ async def test_a_recording_finds_a_sound_server_started_after_the_first_look(
     assert "pulse" not in before
     session: SoundSession = request.getfixturevalue("sound_session")  # now one starts
     assert "pulse" in recorder.input_devices()
+    # PortAudio's ALSA-to-PulseAudio path blocks SIGPIPE in the thread that starts it; the
+    # thread's mask is put back, or every process it starts later would inherit the block.
+    assert signal.SIGPIPE not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     await engine.providers.save_provider(
         ProviderConfig("whisper", ProviderKind.OPENAI, base_url=audio_server.base_url), "sk-audio"
     )
