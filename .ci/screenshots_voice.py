@@ -51,11 +51,10 @@ def main() -> int:
         return int(loop.run_until_complete(shoot(app, out)))
 
 
-
 async def shoot(app: Any, out: Path) -> int:
-    from threadline.core.config import ProviderConfig, ProviderKind
     from PySide6.QtGui import QColor
 
+    from threadline.core.config import ProviderConfig, ProviderKind
     from threadline.core.ids import new_id
     from threadline.core.messages import Message, MessageKind, MessageStatus, Role
     from threadline.engine.engine import Engine
@@ -93,8 +92,7 @@ async def shoot(app: Any, out: Path) -> int:
             id=new_id(),
             role=Role.ASSISTANT,
             kind=MessageKind.RESPONSE,
-            text=
-            "Water a fern **twice a week**, more in summer. Keep the soil moist, never soaked.\n\n"
+            text="Water a fern **twice a week**, more in summer. Keep the soil moist, never soaked.\n\n"
             "| Plant | Water |\n|---|---|\n| Fern | twice a week |\n| Cactus | once a month |\n",
             parent_id=prompt.id,
             status=MessageStatus.COMPLETE,
