@@ -54,22 +54,10 @@ async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.std
 
 async def speak_aloud(engine: EngineApi, markdown: str) -> int:
     """Read ``markdown`` to its end (Ctrl+C stops the voice too)."""
-    import asyncio
-
-    from threadline.engine.voice import ReadingState
-
-    done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-    def changed(state: ReadingState) -> None:
-        if not state.active and not done.done():
-            done.set_result(state.error)
-
-    unsubscribe = engine.voice.watch(changed)
     try:
         await engine.voice.read_text(markdown)
-        error = await done
+        error = await finish_reading(engine, stopped=False)
     finally:
-        unsubscribe()
         await engine.voice.stop()
     if error:
         raise VoiceCommandError(error)
