@@ -94,6 +94,25 @@ class QuickAsk:
     def tab(self) -> ChatTab | None:
         return self.window.tab if self.window is not None else None
 
+    def asking_tab(self, session_id: str) -> ChatTab | None:
+        """The tab to ask for a tool approval of ``session_id`` in, when it is Quick ask's chat.
+
+        The window comes up over the others so the question is seen where it was asked; when
+        the person had hidden it (Esc) it is shown again but not given the keyboard, so a
+        question never takes the typing from another application (docs/quick-ask.md).
+        """
+        tab = self.tab
+        window = self.window
+        if tab is None or window is None or tab.session_id != session_id:
+            return None
+        was_visible = window.isVisible()
+        window.show()
+        window.fit()
+        window.raise_()
+        if was_visible:
+            window.activateWindow()
+        return tab
+
     def open(self, *, about_selection: bool = False) -> None:
         """Show the window on the screen with the mouse, its composer focused.
 

@@ -280,7 +280,10 @@ class MainWindow(QMainWindow):
 
         self.engine = engine
         self.approvals = ApprovalRouter(
-            engine, self.tabs, lambda sid: self.session_tabs.open(sid, focus=False)
+            engine,
+            self.tabs,
+            lambda sid: self.session_tabs.open(sid, focus=False),
+            lambda sid: self.quick_ask.asking_tab(sid) if self.quick_ask is not None else None,
         )
         self.closed.connect(self.approvals.detach)
         from threadline.ui.window.mcp_person import WindowPerson
