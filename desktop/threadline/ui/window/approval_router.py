@@ -6,8 +6,8 @@ folders). The router computes the previews there, finds the session's tab —
 opening it in the background if the user had closed it — and awaits that tab's
 answer. A tab outside the window's tabs is asked first (``elsewhere``: Quick ask's, so a
 Quick ask turn asks in the Quick ask window, where the person is looking, and the main
-window is neither raised nor given a second tab of that chat; docs/quick-ask.md). A turn stopped meanwhile cancels the wait; the engine records the calls
-as cancelled.
+window is neither raised nor given a second tab of that chat; docs/quick-ask.md). A turn
+stopped meanwhile cancels the wait; the engine records the calls as cancelled.
 """
 
 from __future__ import annotations
