@@ -251,6 +251,10 @@ def _run_window(
     from threadline.ui.common.tasks import cancel_running
 
     bridge = MessageBridge(app)
+    if sys.platform == "darwin":  # a file opened in Finder arrives now, long before the window can open it
+        from threadline.ui.desktop.file_opens import listen as listen_for_file_opens
+
+        listen_for_file_opens(app)
     window = build_window(theme, data_dir, bridge, skeleton=True)
     crash.save_session = lambda: save_tabs_after_crash(window)
     crash.quitRequested.connect(window.close)

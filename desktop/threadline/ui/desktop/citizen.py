@@ -10,15 +10,14 @@ notifications (``notifier``, ``turn_watch``); it also decides what closing the w
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QFileOpenEvent
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication
 
 from threadline.ui.common.desktop_prefs import DesktopPrefs, DesktopSwitches
 from threadline.ui.common.tasks import spawn
+from threadline.ui.desktop import file_opens
 from threadline.ui.desktop.actions import NEW_CHAT, SHOW, DesktopActions
 from threadline.ui.desktop.notifier import DesktopNotifier
 from threadline.ui.desktop.open_requests import OpenRequests, bring_to_front
@@ -55,19 +54,13 @@ class DesktopCitizen(QObject):
         if self.tray.icon is not None:
             self.tray.icon.messageClicked.connect(self.notifier.tray_message_clicked)
         self.turns = TurnWatch(window, self.notifier, self.prefs)
-        if sys.platform == "darwin":  # files and links come as Apple Events there, not as words
-            app.installEventFilter(self)
+        # macOS: files and links come as Apple Events (kept from the app's start until now)
+        self.file_opens = file_opens.listen(app)
+        if self.file_opens is not None:
+            self.file_opens.set_handler(self.open_words)
         window.hide_on_close = self.hide_on_close
         window.closed.connect(self.detach)
         spawn(self.prefs.load(engine), tell=window, context="Could not read the desktop settings")
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """macOS only: a file or ``threadline://`` link opened in Finder or a browser (``QFileOpenEvent``)."""
-        if isinstance(event, QFileOpenEvent):
-            url = event.url()
-            self.open_words([url.toString() if url.scheme() == "threadline" else event.file()])
-            return True
-        return super().eventFilter(watched, event)
 
     def open_words(self, words: list[str]) -> None:
         """What a start asked for (this one's, or a later one's through ``app/single_instance``)."""
@@ -94,5 +87,7 @@ class DesktopCitizen(QObject):
         self.window.close()
 
     def detach(self) -> None:
+        if self.file_opens is not None:
+            self.file_opens.set_handler(None)
         self.turns.detach()
         self.tray.close()
