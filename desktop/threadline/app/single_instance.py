@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("threadline.app.single_instance")
 
-__all__ = ["LOCK_NAME", "InstanceLock", "InstanceServer", "claim", "hand_off", "serve", "take_lock"]
+__all__ = [
+    "LOCK_NAME",
+    "InstanceLock",
+    "InstanceServer",
+    "activation_words",
+    "claim",
+    "hand_off",
+    "serve",
+    "take_lock",
+]
 MAGIC = b"threadline-open/1\n"
 ACK = b"ok\n"
 HAND_OFF_WAIT_S = 15.0
@@ -64,6 +73,26 @@ def start_words(targets: Sequence[str], *, new_chat: bool = False, quick_ask: bo
     for target in targets:
         is_link = target.lower().startswith("threadline:")
         words.append(target if is_link else str(Path(target).expanduser().absolute()))
+    return words
+
+
+XDG_TOKEN_WORD = "--activation-token="
+STARTUP_ID_WORD = "--startup-id="
+
+
+def activation_words(environ: Mapping[str, str]) -> Words:
+    """The launcher's activation token of this start, as words for the running window.
+
+    A second start never shows a window, so the token its launcher gave it (Wayland's
+    ``XDG_ACTIVATION_TOKEN``, X11's ``DESKTOP_STARTUP_ID``) goes to the window that comes to the
+    front instead: the window manager lets a window the user asked for take the focus
+    (``ui/common/activation.py``, docs/desktop.md). An older running instance ignores them.
+    """
+    words: Words = []
+    if token := environ.get("XDG_ACTIVATION_TOKEN", "").strip():
+        words.append(XDG_TOKEN_WORD + token)
+    if startup_id := environ.get("DESKTOP_STARTUP_ID", "").strip():
+        words.append(STARTUP_ID_WORD + startup_id)
     return words
 
 

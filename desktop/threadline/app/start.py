@@ -182,7 +182,8 @@ def run_gui(
     if lock is None and not startup_probe:
         from threadline.app import single_instance
 
-        return single_instance.hand_off_or_say(data_dir, words or [single_instance.SHOW])
+        handed = [*(words or [single_instance.SHOW]), *single_instance.activation_words(os.environ)]
+        return single_instance.hand_off_or_say(data_dir, handed)
     from threadline.app.logging_setup import LoggingSetup, hold_records, log_file, setup_logging
 
     held = hold_records()

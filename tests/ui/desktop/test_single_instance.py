@@ -23,10 +23,11 @@ from threadline.app import single_instance
 from threadline.app.single_instance import InstanceServer, claim, is_listening
 
 ENV = {
-    **os.environ,
+    **{k: v for k, v in os.environ.items() if k not in ("XDG_ACTIVATION_TOKEN", "DESKTOP_STARTUP_ID")},
     "QT_QPA_PLATFORM": "offscreen",
     "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
 }
+"""No launcher tokens: they would be handed over as words too (test_activation_token.py)."""
 
 
 def start(data_dir: Path, *words: str) -> subprocess.Popen[str]:

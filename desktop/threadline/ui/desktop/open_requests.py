@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
+from threadline.ui.common.activation import bring_up, offered, split_token
 from threadline.ui.common.tasks import spawn
 from threadline.ui.desktop.actions import NEW_CHAT, QUICK_ASK, DesktopActions
 from threadline.ui.desktop.links import BadLink, McpInstallLink, NewChatLink, parse_link
@@ -38,6 +39,12 @@ class OpenRequests:
         """The questions open now (tests answer them)."""
 
     def open_words(self, words: list[str]) -> None:
+        """Act on a start's words; the window that comes up for them uses the start's token."""
+        words, token = split_token(words)
+        with offered(token):
+            self._open_words(words)
+
+    def _open_words(self, words: list[str]) -> None:
         quick_ask_only = set(words) <= {"--show", "--quick-ask"} and "--quick-ask" in words
         if not quick_ask_only:
             bring_to_front(self.window)
@@ -155,16 +162,6 @@ class OpenRequests:
 
 
 def bring_to_front(window: MainWindow) -> None:
-    """Show the window over the others: un-minimise, raise and ask for the focus.
-
-    A window manager may refuse the focus to an app the user did not just click (focus-stealing
-    prevention); then it marks the window as wanting attention instead (docs/desktop.md).
-    """
-    if window.isMinimized():
-        window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
-    window.show()
-    window.raise_()
-    window.activateWindow()
-    handle = window.windowHandle()
-    if handle is not None:
-        handle.requestActivate()
+    """Show the window over the others: un-minimise, raise and ask for the focus (with the
+    activation token of the start that asked, if any: ``ui/common/activation.py``)."""
+    bring_up(window)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Protocol
 
+from threadline.ui.common.activation import bring_up
 from threadline.ui.common.tasks import LogOnly, spawn
 from threadline.ui.quick_ask.global_hotkey import QuickAskShortcut
 from threadline.ui.quick_ask.quick_ask_window import QuickAskWindow
@@ -125,8 +126,7 @@ class QuickAsk:
             window.place_on_screen()
         window.show()
         window.fit()
-        window.raise_()
-        window.activateWindow()
+        bring_up(window)  # with the activation token of a start that asked for it (--quick-ask)
         tab = self.tab
         if tab is not None and not (quote and _has_messages(tab)):
             if quote:
