@@ -87,6 +87,7 @@ def xprop(display: str, window: str, *names: str) -> str:
     return done.stdout
 
 
+SEARCH = ("xdotool", "search", "--onlyvisible", "--pid")
 NEEDS = "needs Xvfb, xdotool and xprop (.ci/setup --dev)"
 
 
@@ -104,8 +105,7 @@ def test_on_x11_the_running_window_activates_with_the_second_starts_startup_id(
             while time.monotonic() < deadline and first.poll() is None:
                 if is_listening(data_dir):
                     done = subprocess.run(
-                        ["xdotool", "search", "--onlyvisible", "--pid", str(first.pid)]
-                        + ["--name", "^Threadline$"],
+                        [*SEARCH, str(first.pid), "--name", "^Threadline$"],
                         env=x11_env(display),
                         capture_output=True,
                         text=True,
