@@ -21,11 +21,13 @@ def have(*programs: str) -> bool:
 
 
 @contextmanager
-def xvfb_display(size: str = "1280x800x24") -> Iterator[str]:
-    """``:N`` of a fresh Xvfb; its display number comes back through ``-displayfd``."""
+def xvfb_display(size: str = "1280x800x24", *options: str) -> Iterator[str]:
+    """``:N`` of a fresh Xvfb; its display number comes back through ``-displayfd``.
+
+    ``options``: more of Xvfb's, e.g. ``-wr`` for a white root window (black by default)."""
     read, write = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", size, "-nolisten", "tcp", *options],
         pass_fds=(write,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

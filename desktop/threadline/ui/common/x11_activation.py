@@ -2,7 +2,7 @@
 
 Qt uses ``DESKTOP_STARTUP_ID`` only for the first window it maps, and PySide6 offers no call
 to hand it a later one. These are the few xcb calls the startup-notification and EWMH
-specifications ask for, made on Qt's own connection (``QX11Application.connection``):
+specifications ask for, made on Qt's own connection (``xcb.py``):
 
 * ``_NET_STARTUP_ID`` on the window: the window manager ties it to the launch the user asked for;
 * the id's time stamp (``…_TIME<n>``) as ``_NET_WM_USER_TIME`` and in the ``_NET_ACTIVE_WINDOW``
@@ -21,7 +21,7 @@ import ctypes
 import re
 from collections.abc import Callable
 
-from PySide6.QtGui import QGuiApplication
+from threadline.ui.common.xcb import Xcb, qt_connection
 
 _TIME = re.compile(r"_TIME(\d+)$")
 CLIENT_MESSAGE = 33
@@ -29,24 +29,6 @@ PROP_MODE_REPLACE = 0
 ATOM_CARDINAL = 6
 SUBSTRUCTURE_NOTIFY_REDIRECT = (1 << 19) | (1 << 20)
 PROPERTY_CHANGE = 1 << 22
-
-
-class _ScreenIterator(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("rem", ctypes.c_int), ("index", ctypes.c_int)]
-
-
-class _Cookie(ctypes.Structure):
-    _fields_ = [("sequence", ctypes.c_uint)]
-
-
-class _AtomReply(ctypes.Structure):
-    _fields_ = [
-        ("response_type", ctypes.c_uint8),
-        ("pad0", ctypes.c_uint8),
-        ("sequence", ctypes.c_uint16),
-        ("length", ctypes.c_uint32),
-        ("atom", ctypes.c_uint32),
-    ]
 
 
 class _ClientMessage(ctypes.Structure):
@@ -68,62 +50,13 @@ def startup_time(startup_id: str) -> int:
     return int(found.group(1)) & 0xFFFFFFFF if found else 0
 
 
-def _xcb() -> ctypes.CDLL:
-    xcb = ctypes.CDLL("libxcb.so.1")
-    xcb.xcb_get_setup.restype = ctypes.c_void_p
-    xcb.xcb_get_setup.argtypes = [ctypes.c_void_p]
-    xcb.xcb_setup_roots_iterator.restype = _ScreenIterator
-    xcb.xcb_setup_roots_iterator.argtypes = [ctypes.c_void_p]
-    xcb.xcb_intern_atom.restype = _Cookie
-    xcb.xcb_intern_atom.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_char_p]
-    xcb.xcb_intern_atom_reply.restype = ctypes.POINTER(_AtomReply)
-    xcb.xcb_intern_atom_reply.argtypes = [ctypes.c_void_p, _Cookie, ctypes.c_void_p]
-    xcb.xcb_change_property.restype = _Cookie
-    xcb.xcb_change_property.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_uint8,
-        ctypes.c_uint32,
-        ctypes.c_uint32,
-        ctypes.c_uint32,
-        ctypes.c_uint8,
-        ctypes.c_uint32,
-        ctypes.c_void_p,
-    ]
-    xcb.xcb_send_event.restype = _Cookie
-    xcb.xcb_send_event.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_uint8,
-        ctypes.c_uint32,
-        ctypes.c_uint32,
-        ctypes.c_void_p,
-    ]
-    xcb.xcb_flush.argtypes = [ctypes.c_void_p]
-    return xcb
-
-
 def activate_with_startup_id(window: int, startup_id: str) -> None:
     """Ask the window manager to activate ``window`` for the launch ``startup_id`` names."""
-    app = QGuiApplication.instance()
-    native = app.nativeInterface() if isinstance(app, QGuiApplication) else None
-    connection = int(native.connection()) if native is not None and hasattr(native, "connection") else 0
+    connection = qt_connection()
     if not connection:
         return
-    xcb = _xcb()
-    libc = ctypes.CDLL("libc.so.6")
-    libc.free.argtypes = [ctypes.c_void_p]
-
-    def atom(name: bytes) -> int:
-        reply = xcb.xcb_intern_atom_reply(
-            connection, xcb.xcb_intern_atom(connection, 0, len(name), name), None
-        )
-        if not reply:
-            return 0
-        value = int(reply.contents.atom)
-        libc.free(ctypes.cast(reply, ctypes.c_void_p))
-        return value
-
-    screen = xcb.xcb_setup_roots_iterator(xcb.xcb_get_setup(connection)).data
-    root = ctypes.c_uint32.from_address(screen).value  # xcb_screen_t starts with its root window
+    x = Xcb(connection)
+    xcb, atom, root = x.lib, x.atom, x.root()
     encoded = startup_id.encode("utf-8")
     xcb.xcb_change_property(
         connection,

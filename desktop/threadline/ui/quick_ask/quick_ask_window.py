@@ -7,8 +7,9 @@ so it opens as a small entry box and grows when the reply starts (docs/quick-ask
 
 The shadow is painted here around the card on a translucent window rather than with a
 ``QGraphicsDropShadowEffect``: an effect renders the whole card, streaming view included,
-into a pixmap on every update. Without a compositor (plain X11) the margin shows black;
-the card itself is unaffected.
+into a pixmap on every update. Without a compositor (plain X11) a translucent window's
+see-through pixels show black, so there the window is opaque: the square card with its
+border and no shadow (``compositing.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.ui.common.theme_colors import ThemeColors
+from threadline.ui.quick_ask.compositing import compositing
 
 if TYPE_CHECKING:
     from threadline.ui.chat.chat_tab import ChatTab
@@ -68,19 +70,25 @@ class QuickAskWindow(QWidget):
     newRequested = Signal()
     hidden = Signal()
 
-    def __init__(self, colors: ThemeColors) -> None:
+    def __init__(self, colors: ThemeColors, *, translucent: bool | None = None) -> None:
+        """``translucent``: a shadow on a see-through window (default: where a compositor runs)."""
         flags = Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint
         super().__init__(None, flags)
         self.setObjectName("QuickAskWindow")
         self.setWindowTitle(TITLE)
         self.setAccessibleName(TITLE)
-        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground, True)
+        self.translucent = compositing() if translucent is None else translucent
+        self.shadow = SHADOW if self.translucent else 0
+        """The see-through margin the shadow is painted in (none on an opaque window)."""
+        self.radius = RADIUS if self.translucent else 0
+        self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground, self.translucent)
         self._colors = colors
         self.tab: ChatTab | None = None
         self._expanded = False
 
         outer = self._outer = QVBoxLayout(self)
-        outer.setContentsMargins(SHADOW, SHADOW - 6, SHADOW, SHADOW + 6)
+        offset = 6 if self.translucent else 0  # the shadow falls a little below the card
+        outer.setContentsMargins(self.shadow, self.shadow - offset, self.shadow, self.shadow + offset)
         self.card = QFrame()
         self.card.setObjectName("QuickAskCard")
         self.card.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -120,7 +128,7 @@ class QuickAskWindow(QWidget):
         column.addWidget(header)
         self._body = column
         self.set_colors(colors)
-        self.resize(WIDTH + 2 * SHADOW, 180)
+        self.resize(WIDTH + 2 * self.shadow, 180)
 
     # -- the chat in it -----------------------------------------------------------------------
 
@@ -153,7 +161,7 @@ class QuickAskWindow(QWidget):
         if has_messages and not self._expanded:
             self._expanded = True
             screen = self.screen().availableGeometry()
-            height = min(REPLY_HEIGHT, int(screen.height() * 0.8)) + 2 * SHADOW
+            height = min(REPLY_HEIGHT, int(screen.height() * 0.8)) + 2 * self.shadow
             top = self.geometry().top()
             self.resize(self.width(), height)
             if top + height > screen.bottom():  # grow upwards when the screen ends
@@ -182,7 +190,7 @@ class QuickAskWindow(QWidget):
         """Centred horizontally on the screen with the mouse, a little above the middle."""
         screen = QGuiApplication.screenAt(QCursor.pos()) or QGuiApplication.primaryScreen()
         area = screen.availableGeometry()
-        width = min(WIDTH + 2 * SHADOW, area.width())
+        width = min(WIDTH + 2 * self.shadow, area.width())
         self.resize(width, self.height())
         x = area.left() + (area.width() - width) // 2
         y = area.top() + max(0, (area.height() - max(self.height(), 300)) // 3)
@@ -224,7 +232,7 @@ class QuickAskWindow(QWidget):
         self.card.setStyleSheet(
             f"""
             QFrame#QuickAskCard {{
-                background: {c.base}; border: 1px solid {c.border}; border-radius: {RADIUS}px;
+                background: {c.base}; border: 1px solid {c.border}; border-radius: {self.radius}px;
             }}
             QWidget#QuickAskHeader {{ background: transparent; }}
             QLabel#QuickAskTitle {{ font-weight: 600; color: {c.text}; }}
@@ -243,6 +251,9 @@ class QuickAskWindow(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """A soft shadow under the card: rounded rectangles, each a little wider and fainter."""
+        if not self.translucent:
+            super().paintEvent(event)
+            return
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         card = QRectF(self.card.geometry())
