@@ -56,3 +56,38 @@ def test_approval_of_a_quick_ask_turn_asks_in_the_quick_ask_window(harness: Any,
     results = tab.live.conversation.path()[2]
     assert "hello from quick ask" in results.tool_results[0].text
     assert window.tabs.count() == 0 and card.isVisible()
+
+
+def test_an_approval_after_esc_brings_quick_ask_back_with_the_question(harness: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    harness.server.enqueue(
+        sse_response(
+            openai_tool_call_stream([("c1", "shell", {"command": "echo later"})], text_pieces=["Checking."]),
+            first_byte_delay=0.5,
+        ),
+        sse_response(openai_text_stream(["Done later."])),
+    )
+    window = harness.open()
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig("default", "Default", enabled_tools=("shell",), allowed_folders=(str(folder),))
+        )
+    )
+    qa = open_quick_ask(harness)
+    card, tab = qa.window, qa.tab
+    hidden: list[bool] = []
+    card.hidden.connect(lambda: hidden.append(True))
+    harness.qtbot.waitUntil(lambda: tab.composer.edit.hasFocus(), timeout=WAIT_MS)
+    harness.qtbot.keyClicks(tab.composer.edit, "Run it")
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Return)
+    harness.qtbot.keyClick(tab.composer.edit, Qt.Key.Key_Escape)  # hidden while the model thinks
+    assert hidden and not card.isVisible()
+
+    harness.qtbot.waitUntil(lambda: tab.awaiting_approval and card.isVisible(), timeout=WAIT_MS)
+    (row,) = tab.approval.rows
+    assert row.window() is card and row.isVisible()
+    assert window.tabs.count() == 0
+    harness.qtbot.mouseClick(row.allow_button, Qt.MouseButton.LeftButton)
+    wait_idle(harness, tab)
+    assert texts(tab)[-1] == "Done later."
