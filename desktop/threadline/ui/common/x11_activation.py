@@ -81,10 +81,11 @@ def activate_with_startup_id(window: int, startup_id: str) -> None:
             1,
             ctypes.byref(value),
         )
-    request = _ClientMessage(CLIENT_MESSAGE, 32, 0, window, atom(b"_NET_ACTIVE_WINDOW"))
-    words = (ctypes.c_uint32 * 5).from_buffer(request.data)
-    words[0], words[1], words[2] = 1, stamp, 0  # source: an application; the user's time; no current window
-    xcb.xcb_send_event(connection, 0, root, SUBSTRUCTURE_NOTIFY_REDIRECT, ctypes.byref(request))
+        # Without a time stamp Qt's own request (with its last event's time) is all there is.
+        request = _ClientMessage(CLIENT_MESSAGE, 32, 0, window, atom(b"_NET_ACTIVE_WINDOW"))
+        words = (ctypes.c_uint32 * 5).from_buffer(request.data)
+        words[0], words[1], words[2] = 1, stamp, 0  # from an application, at the user's time, none active
+        xcb.xcb_send_event(connection, 0, root, SUBSTRUCTURE_NOTIFY_REDIRECT, ctypes.byref(request))
     _end_startup_feedback(xcb, connection, root, atom, startup_id)
     xcb.xcb_flush(connection)
 
