@@ -141,3 +141,27 @@ def test_import_refuses_a_file_that_is_not_gguf_and_takes_one_that_is(
     qtbot.waitUntil(lambda: page.installed.names() == ["mine.gguf"], timeout=WAIT)
     item = page.installed.tree.topLevelItem(0)
     assert item.text(2) == "llama" and item.text(3) == "4,096 tokens" and item.text(4) == "import"
+
+
+def test_a_file_being_downloaded_says_so_and_cannot_be_downloaded_twice(harness: Any, hub: FakeHub) -> None:
+    """The file's row said "fits in memory" and Download stayed on while it downloaded; a
+    second press was only refused with a message."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    fit = page.quants.tree.currentItem().text(3)
+    hub.delay, hub.hold_after = 0.05, 100_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == "downloading", timeout=WAIT)
+    assert not page.quants.download.isEnabled()
+    click(qtbot, download.pause)
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == "paused", timeout=WAIT)
+    assert not page.quants.download.isEnabled()
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == fit, timeout=WAIT)
+    assert page.quants.download.isEnabled()
+    assert not page.message.isVisible()

@@ -162,6 +162,8 @@ class ModelsPage(QDialog):
             self.installed.reload()
             if self.quants.repo == job.file.repo:
                 self.quants.reload()
+        elif self.quants.repo == job.file.repo:
+            self.quants.show_downloads()
 
     def _pause_or_resume(self, job_id: str) -> None:
         job = next((j for j in self.models.downloads() if j.id == job_id), None)
