@@ -156,6 +156,7 @@ class ProblemList(QWidget):
         v.addWidget(self.tree, 1)
         self.none = QLabel("Every file could be read at the last indexing.")
         self.none.setObjectName("Hint")
+        self.none.setWordWrap(True)  # one long line widened the page and squeezed the list of bases
         v.addWidget(self.none)
         v.addStretch(0)  # takes the room when the list is hidden, none when it is shown
 
