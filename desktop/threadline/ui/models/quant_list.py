@@ -138,7 +138,9 @@ class QuantList(QWidget):
 
     def _update_button(self) -> None:
         choice = self.selected()
-        self.download.setEnabled(choice is not None and not choice.installed and _job_id(choice) not in self.busy)
+        self.download.setEnabled(
+            choice is not None and not choice.installed and _job_id(choice) not in self.busy
+        )
 
     def _download(self) -> None:
         choice = self.selected()
