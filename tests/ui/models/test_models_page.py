@@ -165,3 +165,51 @@ def test_a_file_being_downloaded_says_so_and_cannot_be_downloaded_twice(harness:
     qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == fit, timeout=WAIT)
     assert page.quants.download.isEnabled()
     assert not page.message.isVisible()
+
+
+def test_the_page_says_what_its_empty_lists_wait_for(harness: Any, hub: FakeHub) -> None:
+    """The search list was blank while the Hub was asked (which can take many seconds), said
+    "no match" as a row one could select, and the downloaded models' list was blank too."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    qtbot.waitUntil(lambda: page.installed.empty.isVisible(), timeout=WAIT)
+    assert "import a .gguf file" in page.installed.empty.text()
+    click(qtbot, page.search.button)  # nothing typed yet
+    assert page.search.status.text().startswith("Type a few words") and page.search.box.hasFocus()
+
+    qtbot.keyClicks(page.search.box, "nothing-like-this")
+    qtbot.keyClick(page.search.box, Qt.Key.Key_Return)
+    assert page.search.status.text() == "Searching the Hub for “nothing-like-this”…"
+    qtbot.waitUntil(lambda: page.search.button.isEnabled(), timeout=WAIT)
+    assert page.search.status.text().startswith("No GGUF model on the Hub matches “nothing-like-this”.")
+    assert page.search.results.count() == 0
+
+    page.search.box.clear()
+    qtbot.keyClicks(page.search.box, "tiny")
+    qtbot.keyClick(page.search.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.search.results.count() == 1, timeout=WAIT)
+    assert not page.search.status.isVisible()
+
+
+def test_tab_reaches_a_download_row_where_it_stands(harness: Any, hub: FakeHub) -> None:
+    """Between the files' list and the downloaded models, not after every other control."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    hub.delay, hub.hold_after = 0.05, 100_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: not page.quants.download.isEnabled(), timeout=WAIT)
+    page.quants.context.setFocus()
+    seen = []
+    for _ in range(3):
+        qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(page.focusWidget())
+    assert seen == [download.pause, download.cancel, page.installed.tree]
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: not page.rows, timeout=WAIT)

@@ -155,6 +155,7 @@ class ModelsPage(QDialog):
             self.rows[job.id] = row
             self._no_default_buttons(row)
             self.downloads_layout.addWidget(row)
+            self._order_tabs()
         else:
             row.update_from(job)
         self.no_downloads.setVisible(not self.rows)
@@ -164,6 +165,16 @@ class ModelsPage(QDialog):
                 self.quants.reload()
         elif self.quants.repo == job.file.repo:
             self.quants.show_downloads()
+
+    def _order_tabs(self) -> None:
+        """Tab goes through the rows where they stand, between Download and the downloaded
+        models; made later than the rest of the page, they came last in the chain."""
+        before: QWidget = self.quants.download
+        for row in self.rows.values():
+            for button in (row.pause, row.cancel):
+                QWidget.setTabOrder(before, button)
+                before = button
+        QWidget.setTabOrder(before, self.installed.tree)
 
     def _pause_or_resume(self, job_id: str) -> None:
         job = next((j for j in self.models.downloads() if j.id == job_id), None)
