@@ -213,3 +213,34 @@ def test_tab_reaches_a_download_row_where_it_stands(harness: Any, hub: FakeHub) 
     assert seen == [download.pause, download.cancel, page.installed.tree]
     click(qtbot, download.cancel)
     qtbot.waitUntil(lambda: not page.rows, timeout=WAIT)
+
+
+def test_the_runtime_row_reads_as_a_person_writes(harness: Any, hub: FakeHub, tiny_model: bytes) -> None:
+    """ "15.0" after "Unload after (min)", a bare context figure, labels a screen reader could not
+    tie to their boxes, "none: threadline[local]" in an empty program field, "1 GGUF files"."""
+    hub.add("tiny/One-File-GGUF", "one.Q4_0.gguf", tiny_model)
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    runtime = page.runtime
+    assert runtime.idle.text() == "15 min" and runtime.context.text().endswith(" tokens")
+    runtime.idle.setFocus()
+    runtime.idle.selectAll()
+    qtbot.keyClicks(runtime.idle, "0.5")
+    qtbot.keyClick(runtime.idle, Qt.Key.Key_Tab)
+    assert runtime.idle.text() == "0.5 min"
+    assert harness.engine.models.runtime_settings().idle_minutes == 0.5
+    buddies = {label.text().replace("&", ""): label.buddy() for label in runtime.labels}
+    assert buddies == {
+        "Context": runtime.context,
+        "GPU layers": runtime.gpu_layers,
+        "Unload after": runtime.idle,
+        "llama-server program": runtime.server,
+    }
+    assert "threadline[local]" in runtime.server.placeholderText()
+    assert not runtime.server.placeholderText().startswith("none")
+    search_and_pick(qtbot, page, FILE)
+    assert page.quants.title.text() == f"{REPO}: 2 GGUF files"
+    click_row(qtbot, page.search.results, "tiny/One-File-GGUF")
+    qtbot.waitUntil(lambda: page.quants.title.text() == "tiny/One-File-GGUF: 1 GGUF file", timeout=WAIT)

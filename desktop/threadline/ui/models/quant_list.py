@@ -101,7 +101,8 @@ class QuantList(QWidget):
         if repo != self.repo:
             return
         self.choices = choices
-        self.title.setText(f"{repo}: {len(choices)} GGUF files" if choices else f"{repo} has no GGUF file.")
+        count = f"{len(choices)} GGUF file" + ("s" if len(choices) > 1 else "")
+        self.title.setText(f"{repo}: {count}" if choices else f"{repo} has no GGUF file.")
         self.tree.clear()
         for choice in choices:
             fit = choice.fit

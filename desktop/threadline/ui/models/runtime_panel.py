@@ -44,6 +44,13 @@ LOG_LIMIT = 200_000
 """Characters of the log shown (its end): enough for a load and many requests."""
 
 
+class MinutesBox(QDoubleSpinBox):
+    """Minutes as a person writes them: "15 min", "0.5 min" (not "15.0")."""
+
+    def textFromValue(self, value: float) -> str:
+        return f"{value:g}"
+
+
 class RuntimePanel(QGroupBox):
     def __init__(self, models: ModelsApi, parent: QWidget | None = None) -> None:
         super().__init__("Runtime", parent)
@@ -60,22 +67,28 @@ class RuntimePanel(QGroupBox):
         self.context.setRange(256, 1_048_576)
         self.context.setSingleStep(1024)
         self.context.setValue(settings.context)
+        self.context.setSuffix(" tokens")
         self.context.setAccessibleName("Context size in tokens")
         self.gpu_layers = QSpinBox(self)
         self.gpu_layers.setRange(0, 999)
         self.gpu_layers.setValue(settings.gpu_layers)
         self.gpu_layers.setAccessibleName("Layers on the GPU")
-        self.idle = QDoubleSpinBox(self)
+        self.idle = MinutesBox(self)
         self.idle.setRange(0.5, 1440)
         self.idle.setDecimals(1)
+        self.idle.setSuffix(" min")
         self.idle.setValue(settings.idle_minutes)
         self.idle.setAccessibleName("Unload after minutes unused")
-        for label, widget in (
-            ("Context", self.context),
-            ("GPU layers", self.gpu_layers),
-            ("Unload after (min)", self.idle),
+        self.labels: list[QLabel] = []
+        for text, widget in (
+            ("Con&text", self.context),
+            ("&GPU layers", self.gpu_layers),
+            ("&Unload after", self.idle),
         ):
-            row.addWidget(QLabel(label, self))
+            label = QLabel(text, self)
+            label.setBuddy(widget)  # Alt+letter reaches the box; a screen reader names it
+            self.labels.append(label)
+            row.addWidget(label)
             row.addWidget(widget)
             widget.editingFinished.connect(self.save)
         row.addStretch(1)
@@ -84,9 +97,12 @@ class RuntimePanel(QGroupBox):
         row.addWidget(self.show_log)
         v.addLayout(row)
         server_row = QHBoxLayout()
-        server_row.addWidget(QLabel("llama-server program", self))
+        server_label = QLabel("llama-server &program", self)
+        server_row.addWidget(server_label)
         self.server = QLineEdit(settings.server_binary, self)
-        self.server.setPlaceholderText("none: threadline[local]")
+        server_label.setBuddy(self.server)
+        self.labels.append(server_label)
+        self.server.setPlaceholderText("Empty: the runtime of threadline[local]")
         self.server.setAccessibleName("llama-server program")
         self.server.editingFinished.connect(self.save)
         server_row.addWidget(self.server, 1)
