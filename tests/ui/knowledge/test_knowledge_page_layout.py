@@ -1,12 +1,19 @@
-"""Settings → Knowledge keeps its shape from one base to the next, as a person clicks through them."""
+"""Settings → Knowledge as a person reads it: its shape from one base to the next, and what it says
+of a run that stopped before the end."""
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from tests.support.waiting import WAIT_MS
 from tests.ui.knowledge.test_flows_knowledge import handbook, open_knowledge_page
+
+from threadline.knowledge import Progress
+from threadline.ui.knowledge.index_jobs import long_line
 
 
 def test_the_list_of_bases_keeps_its_width_for_a_base_not_yet_indexed(harness: Any, tmp_path: Path) -> None:
@@ -24,3 +31,38 @@ def test_the_list_of_bases_keeps_its_width_for_a_base_not_yet_indexed(harness: A
     )
     harness.qtbot.waitUntil(lambda: page.list.width() == page.list.maximumWidth(), timeout=WAIT_MS)
     assert page.problems.none.isVisible()
+
+
+def test_a_paused_run_does_not_claim_every_file_could_be_read(harness: Any, tmp_path: Path) -> None:
+    """Paused after its first file, the page said "Every file could be read at the last
+    indexing" of a base whose other files had not been looked at."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for n in range(20):
+        (folder / f"note{n:02}.md").write_text(f"# Note {n}\n\n" + "Words. " * 50, encoding="utf-8")
+    window = harness.open()
+    qtbot = harness.qtbot
+    harness.run(harness.engine.knowledge.add("notes", [folder]))
+    page = open_knowledge_page(harness).knowledge
+    qtbot.waitUntil(lambda: page.title.text() == "notes", timeout=WAIT_MS)
+    with qtbot.waitSignal(window.indexing.jobs.finished, timeout=WAIT_MS) as paused:
+        qtbot.mouseClick(page.index_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(page.pause_button, Qt.MouseButton.LeftButton)
+    assert paused.args[1].cancelled
+    qtbot.waitUntil(lambda: page.totals.text().startswith("Indexed: 1 file"), timeout=WAIT_MS)
+    assert page.problems.none.isVisible()
+    assert page.problems.none.text().startswith("None so far")
+
+    with qtbot.waitSignal(window.indexing.jobs.finished, timeout=WAIT_MS):
+        qtbot.mouseClick(page.index_button, Qt.MouseButton.LeftButton)  # Resume
+    qtbot.waitUntil(
+        lambda: page.problems.none.text() == "Every file could be read at the last indexing.", timeout=WAIT_MS
+    )
+
+
+def test_the_speed_is_whole_files_a_second_once_it_is_fast() -> None:
+    """ "787.3 files/s" flickered its tenths at every step; a whole number says as much."""
+    progress = Progress(files_total=3000, files_done=800, started=time.monotonic() - 1)
+    assert re.search(r"· \d{3} files/s", long_line(progress)), long_line(progress)
+    slow = Progress(files_total=30, files_done=3, started=time.monotonic() - 2)
+    assert "· 1.5 files/s" in long_line(slow)

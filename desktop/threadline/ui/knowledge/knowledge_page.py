@@ -32,7 +32,7 @@ from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.tasks import spawn
 from threadline.ui.knowledge.base_editor import KEYWORD_ONLY, BaseEditor
 from threadline.ui.knowledge.base_panels import AttachLists, ProblemList
-from threadline.ui.knowledge.index_jobs import PAUSED, IndexJobs, long_line, outcome_line
+from threadline.ui.knowledge.index_jobs import CANCELLED, PAUSED, IndexJobs, long_line, outcome_line
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -231,7 +231,10 @@ class KnowledgePage(QWidget):
             return
         self.totals.setText(totals_line(files, chunks, chars))
         self.totals.setVisible(not self.jobs.running(name))
-        self.problems.show_problems(problems, base.paths, indexed=bool(files or problems))
+        stopped = self.jobs.how_stopped(name) in (PAUSED, CANCELLED) or (
+            report is not None and report.cancelled
+        )
+        self.problems.show_problems(problems, base.paths, indexed=bool(files or problems), partial=stopped)
 
     def _show_run(self, name: str) -> None:
         running = self.jobs.running(name)
