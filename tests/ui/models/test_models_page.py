@@ -244,3 +244,17 @@ def test_the_runtime_row_reads_as_a_person_writes(harness: Any, hub: FakeHub, ti
     assert page.quants.title.text() == f"{REPO}: 2 GGUF files"
     click_row(qtbot, page.search.results, "tiny/One-File-GGUF")
     qtbot.waitUntil(lambda: page.quants.title.text() == "tiny/One-File-GGUF: 1 GGUF file", timeout=WAIT)
+
+
+def test_the_page_opens_with_the_search_box_ready_to_type_in(harness: Any, hub: FakeHub) -> None:
+    """It opened with the runtime's context box focused: typed words went nowhere useful."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    assert page.focusWidget() is page.search.box
+    box = page.search.box
+    assert box.fontMetrics().horizontalAdvance(box.placeholderText()) < box.width() - 12
+    qtbot.keyClicks(page.focusWidget(), "tiny")
+    qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.search.results.count() == 1, timeout=WAIT)

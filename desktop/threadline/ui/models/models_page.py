@@ -94,6 +94,7 @@ class ModelsPage(QDialog):
         self.message.hide()
         v.addWidget(self.message)
 
+        self.search.box.setFocus()  # what a person opens the page for; else the runtime's first box
         self.ask_folder: Callable[[], Path | None] = self._ask_folder
         self._no_default_buttons(self)
         self.bridge = claim_while_open(self, self)
