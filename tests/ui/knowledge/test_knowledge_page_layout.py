@@ -66,3 +66,26 @@ def test_the_speed_is_whole_files_a_second_once_it_is_fast() -> None:
     assert re.search(r"· \d{3} files/s", long_line(progress)), long_line(progress)
     slow = Progress(files_total=30, files_done=3, started=time.monotonic() - 2)
     assert "· 1.5 files/s" in long_line(slow)
+
+
+def test_tab_goes_through_the_page_in_the_order_it_reads(harness: Any, tmp_path: Path) -> None:
+    """Index now and Drop index were reached after the attach lists that stand under them."""
+    folder = handbook(tmp_path / "handbook")
+    harness.open()
+    harness.run(harness.engine.knowledge.add("handbook", [folder]))
+    page = open_knowledge_page(harness).knowledge
+    harness.qtbot.waitUntil(lambda: page.title.text() == "handbook", timeout=WAIT_MS)
+    page.list.setFocus()
+    seen = []
+    for _ in range(7):
+        harness.qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(page.focusWidget())
+    assert seen == [
+        page.add_button,
+        page.index_button,
+        page.rebuild_button,
+        page.attach.projects,
+        page.attach.agents,
+        page.remove_button,
+        page.edit_button,
+    ]
