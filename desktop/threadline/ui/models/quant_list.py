@@ -123,8 +123,8 @@ class QuantList(QWidget):
         """Each row's last column: "downloaded", the state of its download, or its fit."""
         jobs = self.models.downloads()
         self.busy = {job.id: job.state for job in jobs if job.state not in (State.DONE, State.CANCELLED)}
-        for i in range(self.tree.topLevelItemCount()):
-            item = self.tree.topLevelItem(i)
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        for item in (item for item in items if item is not None):
             choice: FileChoice = item.data(0, Qt.ItemDataRole.UserRole)
             state = self.busy.get(_job_id(choice))
             if choice.installed:
