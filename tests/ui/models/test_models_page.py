@@ -258,3 +258,15 @@ def test_the_page_opens_with_the_search_box_ready_to_type_in(harness: Any, hub: 
     qtbot.keyClicks(page.focusWidget(), "tiny")
     qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: page.search.results.count() == 1, timeout=WAIT)
+
+
+def test_a_deep_models_folder_does_not_widen_the_page(harness: Any, hub: FakeHub, tmp_path: Path) -> None:
+    """The folder's line was one unbreakable label: a deep folder made the page wider than a
+    screen. It ends in "…" now, the whole path in its tooltip."""
+    deep = tmp_path.joinpath(*[f"a-rather-long-folder-name-{n}" for n in range(12)])
+    point_at(harness.data_dir, hub, folder=deep)
+    harness.open()
+    page = open_page(harness)
+    assert page.minimumSizeHint().width() < 900
+    assert str(deep) in page.folder_label.toolTip()
+    assert page.folder_label.shown_text().endswith("…")

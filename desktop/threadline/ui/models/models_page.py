@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.models.download import DownloadJob, State
+from threadline.ui.common.elided_label import ElidedLabel
 from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.tasks import spawn
@@ -56,8 +57,7 @@ class ModelsPage(QDialog):
         self.runtime_note = self.runtime.note
 
         folder_row = QHBoxLayout()
-        self.folder_label = QLabel(self)
-        self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.folder_label = ElidedLabel("", self)  # a deep folder would widen the page past the screen
         folder_row.addWidget(self.folder_label, 1)
         self.change_folder = QPushButton("Change folder…", self)
         self.change_folder.clicked.connect(self._choose_folder)
