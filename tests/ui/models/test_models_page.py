@@ -270,3 +270,24 @@ def test_a_deep_models_folder_does_not_widen_the_page(harness: Any, hub: FakeHub
     assert page.minimumSizeHint().width() < 900
     assert str(deep) in page.folder_label.toolTip()
     assert page.folder_label.shown_text().endswith("…")
+
+
+def test_show_log_twice_is_one_window_that_close_closes(harness: Any, hub: FakeHub) -> None:
+    """Each press opened another window, and it had no Close button."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    click(qtbot, page.runtime.show_log)
+    first = page.runtime.log_dialog
+    qtbot.waitUntil(first.isVisible, timeout=WAIT)
+    assert page.runtime.log_view.toPlainText() == ""
+    assert "has not run yet" in page.runtime.log_view.placeholderText()
+    log = harness.engine.models.runtime_log
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("Serving tiny.gguf\n", encoding="utf-8")
+    click(qtbot, page.runtime.show_log)
+    assert page.runtime.log_dialog is first
+    assert page.runtime.log_view.toPlainText() == "Serving tiny.gguf\n"
+    click(qtbot, page.runtime.log_close)
+    qtbot.waitUntil(lambda: not first.isVisible(), timeout=WAIT)

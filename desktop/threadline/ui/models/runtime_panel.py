@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
     QGroupBox,
@@ -135,24 +136,40 @@ class RuntimePanel(QGroupBox):
             self.save()
 
     def open_log(self) -> None:
-        """The runtime's log in a window of its own, its path on top (selectable, to copy)."""
+        """The runtime's log in a window of its own, its path on top (selectable, to copy).
+
+        One window: pressed again, Show log reads the log afresh into the open one (each press
+        opened another). Close, and Escape, close it."""
         path = self.models.runtime_log
         try:
             text = path.read_text(encoding="utf-8", errors="replace")[-LOG_LIMIT:]
         except OSError:
-            text = "The runtime has not run yet: there is no log."
+            text = ""
+        if self.log_dialog is None:
+            self.log_dialog = self._log_window()
+        self.log_where.setText(str(path))
+        self.log_view.setPlainText(text)
+        self.log_view.moveCursor(self.log_view.textCursor().MoveOperation.End)
+        self.log_dialog.show()
+        self.log_dialog.raise_()
+        self.log_dialog.activateWindow()
+
+    def _log_window(self) -> QDialog:
         dialog = QDialog(self)
         dialog.setWindowTitle("Runtime log")
         dialog.resize(820, 520)
         v = QVBoxLayout(dialog)
-        where = QLabel(str(path), dialog)
-        where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        v.addWidget(where)
-        view = QPlainTextEdit(dialog)
-        view.setReadOnly(True)
-        view.setPlainText(text)
-        view.moveCursor(view.textCursor().MoveOperation.End)
-        v.addWidget(view)
-        self.log_dialog = dialog
-        self.log_view = view
-        dialog.show()
+        self.log_where = QLabel(dialog)
+        self.log_where.setWordWrap(True)
+        self.log_where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        v.addWidget(self.log_where)
+        self.log_view = QPlainTextEdit(dialog)
+        self.log_view.setReadOnly(True)
+        self.log_view.setAccessibleName("Runtime log")
+        self.log_view.setPlaceholderText("The runtime has not run yet: there is no log.")
+        v.addWidget(self.log_view, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.reject)
+        self.log_close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        v.addWidget(buttons)
+        return dialog
