@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from tests.support.ui_driving import new_tab_by_click
 from tests.support.waiting import WAIT_MS
 from tests.ui.knowledge.test_flows_knowledge import handbook, open_knowledge_page
 
 from threadline.knowledge import Progress
+from threadline.ui.chat.controls.context_dialog import ContextDialog
 from threadline.ui.knowledge.index_jobs import long_line
 
 
@@ -89,3 +91,22 @@ def test_tab_goes_through_the_page_in_the_order_it_reads(harness: Any, tmp_path:
         page.remove_button,
         page.edit_button,
     ]
+
+
+def test_a_chats_context_lists_bases_as_roomily_as_settings(harness: Any, tmp_path: Path) -> None:
+    """The chat's Context… listed the bases in rows of bare text (a box to hit the height of a
+    line), unlike the same kind of list in Settings → Knowledge."""
+    harness.open()
+    qtbot = harness.qtbot
+    harness.run(harness.engine.knowledge.add("handbook", [handbook(tmp_path / "handbook")]))
+    tab = new_tab_by_click(harness)
+    qtbot.mouseClick(tab.context_strip.button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.findChild(ContextDialog) is not None, timeout=WAIT_MS)
+    context = tab.findChild(ContextDialog)
+    qtbot.waitUntil(lambda: context.knowledge.list.count() == 1, timeout=WAIT_MS)
+    picker = context.knowledge.list
+    row = picker.visualItemRect(picker.item(0)).height()
+    context.reject()
+    page = open_knowledge_page(harness).knowledge
+    qtbot.waitUntil(lambda: page.attach.agents.count() >= 1, timeout=WAIT_MS)
+    assert row == page.attach.agents.visualItemRect(page.attach.agents.item(0)).height()
