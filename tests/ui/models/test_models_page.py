@@ -291,3 +291,24 @@ def test_show_log_twice_is_one_window_that_close_closes(harness: Any, hub: FakeH
     assert page.runtime.log_view.toPlainText() == "Serving tiny.gguf\n"
     click(qtbot, page.runtime.log_close)
     qtbot.waitUntil(lambda: not first.isVisible(), timeout=WAIT)
+
+
+def test_a_finished_download_is_cleared_by_its_one_button(harness: Any, hub: FakeHub) -> None:
+    """A finished row kept a dead Pause and a dead Cancel for as long as the page was open."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: download.status.text() == "Downloaded and checked", timeout=WAIT)
+    assert not download.pause.isVisible()
+    assert download.cancel.text() == "Clear" and download.cancel.accessibleName() == f"Clear {FILE}"
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: not page.rows and page.no_downloads.isVisible(), timeout=WAIT)
+    qtbot.waitUntil(lambda: page.installed.names() == [FILE], timeout=WAIT)
+    page.close()
+    page = open_page(harness)  # opened again: the finished download is in the list, not a row
+    assert not page.rows and page.no_downloads.isVisible()

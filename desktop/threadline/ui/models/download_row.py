@@ -65,8 +65,11 @@ class DownloadRow(QWidget):
         paused = job.state in (State.PAUSED, State.FAILED)
         self.pause.setText("Resume" if paused else "Pause")
         self.pause.setAccessibleName(f"{self.pause.text()} {job.file.name}")
-        self.pause.setEnabled(job.state not in (State.CHECKING, State.DONE))
-        self.cancel.setEnabled(job.state is not State.DONE)
+        self.pause.setEnabled(job.state is not State.CHECKING)
+        done = job.state is State.DONE
+        self.pause.setVisible(not done)  # two dead buttons stayed on a finished row; Clear takes it away
+        self.cancel.setText("Clear" if done else "Cancel")
+        self.cancel.setAccessibleName(f"{self.cancel.text()} {job.file.name}")
 
     def _show_progress(self, job: DownloadJob) -> None:
         """A moving bar where there is no share to show: a file whose size the Hub did not give

@@ -149,15 +149,15 @@ class ModelsPage(QDialog):
                 self.downloads_layout.removeWidget(row)
                 row.deleteLater()
                 del self.rows[job.id]
-        elif row is None:
+        elif row is None and job.state is not State.DONE:  # a finished one is in the list below
             row = DownloadRow(job, self.downloads_box)
             row.pause.clicked.connect(lambda _c=False, j=job.id: self._pause_or_resume(j))
-            row.cancel.clicked.connect(lambda _c=False, j=job.id: self.models.cancel(j))
+            row.cancel.clicked.connect(lambda _c=False, j=job.id: self._cancel_or_clear(j))
             self.rows[job.id] = row
             self._no_default_buttons(row)
             self.downloads_layout.addWidget(row)
             self._order_tabs()
-        else:
+        elif row is not None:
             row.update_from(job)
         self.no_downloads.setVisible(not self.rows)
         if job.state is State.DONE:
@@ -176,6 +176,18 @@ class ModelsPage(QDialog):
                 QWidget.setTabOrder(before, button)
                 before = button
         QWidget.setTabOrder(before, self.installed.tree)
+
+    def _cancel_or_clear(self, job_id: str) -> None:
+        """Cancel a download; on a finished one the button is Clear, which takes the row away."""
+        job = next((j for j in self.models.downloads() if j.id == job_id), None)
+        if job is not None and job.state is not State.DONE:
+            self.models.cancel(job_id)
+            return
+        row = self.rows.pop(job_id, None)
+        if row is not None:
+            self.downloads_layout.removeWidget(row)
+            row.deleteLater()
+        self.no_downloads.setVisible(not self.rows)
 
     def _pause_or_resume(self, job_id: str) -> None:
         job = next((j for j in self.models.downloads() if j.id == job_id), None)
