@@ -40,6 +40,8 @@ def run(shoot: Shoot) -> int:
     out.mkdir(parents=True, exist_ok=True)
     from PySide6.QtWidgets import QApplication
 
+    import threadline.ui  # noqa: F401  (first, as the app: tames PySide6's import hook)
+
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     import keyring

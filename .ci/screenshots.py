@@ -13,18 +13,13 @@ list, the keyboard shortcuts sheet, F6 focus on the tab bar and the high-contras
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "desktop"))
+from screenshot_run import run  # .ci/: the display, the app and its loop
 
 LONG_REPLY = """Here is a small **LRU cache** in Python, with the reasoning behind each part.
 
@@ -66,16 +61,6 @@ Things to watch:
 2. Sizes are counted in entries, not bytes.
 3. See the [functools docs](https://docs.python.org/3/library/functools.html) for `lru_cache`.
 """
-
-
-def ensure_display() -> None:
-    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-        return
-    if shutil.which("xvfb-run") is None:
-        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
-        sys.exit(2)
-    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
-    sys.exit(subprocess.call(args))
 
 
 async def seed(engine: object, server: object) -> dict[str, str]:
@@ -128,28 +113,6 @@ async def seed(engine: object, server: object) -> dict[str, str]:
     ids["long"] = info.id
     await eng.sessions.pin_session(info.id, True)  # type: ignore[attr-defined]
     return ids
-
-
-def main() -> int:
-    ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    from PySide6.QtWidgets import QApplication
-
-    import threadline.ui  # noqa: F401  (first, as the app: tames PySide6's import hook)
-
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
-    import keyring
-    from tests.support.memory_keyring import MemoryKeyring
-
-    keyring.set_keyring(MemoryKeyring())
-    import qasync
-
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        return int(loop.run_until_complete(shoot(app, out)))
 
 
 async def shoot(app: object, out: Path) -> int:
@@ -464,4 +427,4 @@ async def shoot_keyboard_and_contrast(window: Any, engine: Any, theme: Any, save
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(shoot))

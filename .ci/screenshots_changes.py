@@ -14,27 +14,12 @@ the undo's preview and the bar saying what the restore did, with "Undo restore" 
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "desktop"))
-
-
-def ensure_display() -> None:
-    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-        return
-    if shutil.which("xvfb-run") is None:
-        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
-        sys.exit(2)
-    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
-    sys.exit(subprocess.call(args))
+from screenshot_run import run  # .ci/: the display, the app and its loop
 
 
 def settle(ms: int = 250) -> None:
@@ -46,16 +31,11 @@ def settle(ms: int = 250) -> None:
         time.sleep(0.01)
 
 
-def main() -> int:
-    ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    from PySide6.QtWidgets import QApplication
-
-    import threadline.ui  # noqa: F401  (first, as the app: tames PySide6's import hook)
-
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
+async def shoot_all(app: Any, out: Path) -> int:
+    """The parts on their own in each theme, then the real window after a real turn (the
+    replay server as the model, ``write_file`` and ``shell`` writing in a folder): the reply
+    header's counts, hovered, the changes dialog with the engine's diff, and the status bar's
+    totals, light and dark."""
     from threadline.ui.common.theme import ThemeChoice, ThemeManager
 
     theme = ThemeManager(app)
@@ -63,25 +43,8 @@ def main() -> int:
         theme.set_choice(choice)
         theme.apply()
         shoot(app, theme.colors, out, choice.value)
-    shoot_window(app, theme, out)
+    await window_scene(theme, out)
     return 0
-
-
-def shoot_window(app: Any, theme: Any, out: Path) -> None:
-    """The real window after a real turn (the replay server as the model, ``write_file`` and
-    ``shell`` writing in a folder): the reply header's counts, hovered, the changes dialog with
-    the engine's diff, and the status bar's totals, light and dark."""
-    import asyncio
-
-    import keyring
-    import qasync
-    from tests.support.memory_keyring import MemoryKeyring
-
-    keyring.set_keyring(MemoryKeyring())
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        loop.run_until_complete(window_scene(theme, out))
 
 
 WINDOW_SOURCE = (
@@ -349,4 +312,4 @@ def shoot(app: Any, colors: Any, out: Path, theme: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(shoot_all))

@@ -10,60 +10,12 @@ template's variable, and the composer with two MCP resources attached.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "desktop"))
-
-
-def ensure_display() -> None:
-    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-        return
-    if shutil.which("xvfb-run") is None:
-        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
-        sys.exit(2)
-    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
-    sys.exit(subprocess.call(args))
-
-
-def main() -> int:
-    ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
-    import keyring
-    from keyring.backend import KeyringBackend
-
-    class MemoryKeyring(KeyringBackend):
-        priority = 1  # type: ignore[assignment]
-        store: ClassVar[dict[tuple[str, str], str]] = {}
-
-        def get_password(self, s: str, u: str) -> str | None:
-            return self.store.get((s, u))
-
-        def set_password(self, s: str, u: str, p: str) -> None:
-            self.store[(s, u)] = p
-
-        def delete_password(self, s: str, u: str) -> None:
-            self.store.pop((s, u), None)
-
-    keyring.set_keyring(MemoryKeyring())
-    import qasync
-
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        return int(loop.run_until_complete(shoot(app, out)))
+from screenshot_run import run  # .ci/: the display, the app and its loop
 
 
 async def shoot(app: Any, out: Path) -> int:
@@ -177,4 +129,4 @@ async def shoot(app: Any, out: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(shoot))

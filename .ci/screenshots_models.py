@@ -2,9 +2,10 @@
 
 Runs under Xvfb (started here when there is no display) with a temporary data folder and a
 fake Hub on 127.0.0.1 (``tests/support/fake_hub.py``) holding a tiny GGUF model. Saves PNGs
-(by default to ``build/screenshots``) of the Models page with a search, a model's files with
-their fit, a paused download and a downloaded model (light and dark), and of a download that
-the disk being full paused (its message).
+(by default to ``build/screenshots``) of the Models page as it first opens (light and dark),
+its runtime log, a search that found nothing, then with a search, a model's files with their
+fit, a paused download and a downloaded model (light and dark), and of a download that the
+disk being full paused (its message).
 """
 
 from __future__ import annotations
@@ -72,6 +73,15 @@ async def shoot(app: Any, out: Path) -> int:
         page = window.models_page
         page.resize(1100, 820)
         await until(lambda: page.installed.loaded >= 1)
+        await both(page, window, "models-page-first-open")
+        page.runtime.open_log()
+        await asyncio.sleep(0.2)
+        save(page.runtime.log_dialog, "models-runtime-log-light")
+        page.runtime.log_dialog.close()
+        page.search.box.setText("nothing-like-this")
+        page.search.search()
+        await until(lambda: page.search.button.isEnabled())
+        save(page, "models-page-no-match-light")
         page.search.box.setText("tiny")
         page.search.search()
         await until(lambda: page.search.results.count() == 2)

@@ -10,18 +10,13 @@ Settings → Quick ask (``qa4``).
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "desktop"))
+from screenshot_run import run  # .ci/: the display, the app and its loop
 
 REPLY = """Use `git stash` only when you mean to come back soon. For a longer detour, a branch is clearer:
 
@@ -33,16 +28,6 @@ git commit -am "WIP"
 - **Stash**: quick, unnamed, easy to forget.
 - **Branch**: named, shows in `git log`, survives a week away.
 """
-
-
-def ensure_display() -> None:
-    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-        return
-    if shutil.which("xvfb-run") is None:
-        print("no display and no xvfb-run: install xvfb, or set QT_QPA_PLATFORM=offscreen", file=sys.stderr)
-        sys.exit(2)
-    args = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24 -dpi 96", sys.executable, *sys.argv]
-    sys.exit(subprocess.call(args))
 
 
 async def settle(ms: int = 300) -> None:
@@ -141,31 +126,15 @@ async def scene(theme: Any, out: Path) -> None:
         QApplication.processEvents()
 
 
-def main() -> int:
-    ensure_display()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    from PySide6.QtWidgets import QApplication
-
-    import threadline.ui  # noqa: F401  (first, as the app: tames PySide6's import hook)
-
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
-    import keyring
-    import qasync
-    from tests.support.memory_keyring import MemoryKeyring
-
+async def shoot(app: Any, out: Path) -> int:
     from threadline.ui.common.theme import ThemeManager
 
-    keyring.set_keyring(MemoryKeyring())
     theme = ThemeManager(app)
     theme.apply()
-    loop = qasync.QEventLoop(app)
-    with loop:
-        loop.run_until_complete(scene(theme, out))
+    await scene(theme, out)
     print(f"screenshots in {out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(shoot))

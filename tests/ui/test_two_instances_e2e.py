@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.integration.cli.test_cli_ask import ENV, threadline
+from tests.support.cli_process import ENV, threadline
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 from tests.ui.test_atspi_e2e import MISSING, SYSTEM_PYTHON

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider
+from tests.support.cli_process import threadline
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.cli_process import ENV, threadline
 from tests.support.sse_server import (
     ReplayServer,
     openai_auth_error,
@@ -28,25 +29,6 @@ from tests.support.sse_server import (
 from threadline.core.messages import MessageKind, MessageStatus
 from threadline.engine.engine import DATABASE_FILENAME
 from threadline.store.repository import Store
-
-ENV = {
-    **os.environ,
-    "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    "PYTHONUNBUFFERED": "1",
-}
-
-
-def threadline(
-    data_dir: Path, *args: str, stdin: str | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=timeout,
-    )
 
 
 def ask_streaming(

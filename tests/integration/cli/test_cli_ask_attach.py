@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
+from tests.support.cli_process import threadline
 from tests.support.documents import write_encrypted_pdf, write_pdf, write_pptx
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 

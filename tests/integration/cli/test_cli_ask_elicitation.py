@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider
+from tests.support.cli_process import threadline
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
 ASKING_SERVER = Path(__file__).parents[1] / "tools" / "servers" / "asking_server.py"

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider
+from tests.integration.cli.test_cli_ask import add_replay_provider
 from tests.support.async_processes import Processes
+from tests.support.cli_process import ENV
 from tests.support.engines import FAST_RETRIES
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 from tests.support.waiting import until

@@ -11,12 +11,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import (
-    add_replay_provider,
-    ask_streaming,
-    stored_sessions,
-    threadline,
-)
+from tests.integration.cli.test_cli_ask import add_replay_provider, ask_streaming, stored_sessions
+from tests.support.cli_process import threadline
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
 from threadline.core.messages import MessageStatus

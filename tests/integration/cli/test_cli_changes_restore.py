@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import threadline
+from tests.support.cli_process import threadline
 from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer
 from tests.support.sse_streams import openai_text_stream, openai_tool_call_stream, sse_response

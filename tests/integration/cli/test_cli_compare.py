@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
+from tests.support.cli_process import ENV, threadline
 from tests.support.sse_server import (
     RecordedRequest,
     ReplayServer,

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.chat_trees import Chat, store_chat
+from tests.support.cli_process import threadline
 
 from threadline.core.messages import Message, MessageStatus
 from threadline.core.session import SessionInfo
 from threadline.engine.engine import DATABASE_FILENAME
 from threadline.store.repository import Store
-
-ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-
-
-def threadline(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
 
 
 async def fill(data_dir: Path) -> None:

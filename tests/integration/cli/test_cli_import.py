@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli_process import threadline
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
-ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-
-
-def threadline(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
 
 
 def test_import_reports_failures_and_exits_non_zero(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
+from tests.support.cli_process import ENV, threadline
 from tests.support.documents import write_encrypted_pdf
 from tests.support.embedding_server import EmbeddingServer
 from tests.support.knowledge_folders import PDF_ANSWER, knowledge_folder

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.integration.cli.test_cli_ask import threadline
+from tests.support.cli_process import threadline
 from tests.support.tiny_gguf import make_tiny_gguf
 
 from threadline.models.runtime import llama_cpp_installed

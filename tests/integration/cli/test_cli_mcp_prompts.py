@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
 from tests.integration.cli.test_cli_ask_attach import sent_text
+from tests.support.cli_process import threadline
 from tests.support.everything import STATIC_TEXT, everything_config
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 

@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider
+from tests.support.cli_process import ENV, threadline
 from tests.support.sse_server import ReplayServer, openai_text_stream, openai_tool_call_stream, sse_response
 
 from threadline.core.config import AgentConfig

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.integration.cli.test_cli_ask import ENV
+from tests.support.cli_process import ENV, threadline
 from tests.support.fake_hub import FakeHub, running_hub
 from tests.support.tiny_gguf import make_tiny_gguf
 
@@ -31,13 +31,7 @@ def hub(tmp_path: Path) -> Iterator[FakeHub]:
 
 
 def models(data_dir: Path, hub: FakeHub, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), "models", *args],
-        capture_output=True,
-        text=True,
-        env={**ENV, "HF_ENDPOINT": hub.url},
-        timeout=120,
-    )
+    return threadline(data_dir, "models", *args, env={"HF_ENDPOINT": hub.url})
 
 
 def test_search_then_pull_killed_midway_resumes_in_a_new_process(tmp_path: Path, hub: FakeHub) -> None:

@@ -7,11 +7,10 @@ server is a real one on 127.0.0.1 that records every request's headers; both API
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli_process import threadline
 from tests.support.fixtures import memory_keyring, replay_server  # noqa: F401  (fixtures)
 from tests.support.legacy_databases import provider_with_headers
 from tests.support.memory_keyring import MemoryKeyring
@@ -65,21 +64,6 @@ def test_headers_set_on_the_command_line_are_sent_and_kept_out_of_the_database(
 
     assert main(["provider", "add", "gw", *common, "--no-headers"]) == 0
     assert (HEADER_SERVICE, "gw/X-Org") not in memory_keyring.entries  # no value left behind
-
-
-NO_KEYCHAIN = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "PYTHONUNBUFFERED": "1"}
-
-
-def threadline(data: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **NO_KEYCHAIN, **env},
-        timeout=120,
-    )
 
 
 def test_without_a_keychain_a_header_names_a_variable_as_api_keys_do(

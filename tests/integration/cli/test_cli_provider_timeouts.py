@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import threadline
+from tests.support.cli_process import threadline
 
 from threadline.engine.engine import DATABASE_FILENAME
 from threadline.store.repository import Store

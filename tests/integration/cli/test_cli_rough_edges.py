@@ -13,7 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider
+from tests.support.cli_process import ENV, threadline
 from tests.support.sse_server import (
     ReplayServer,
     openai_text_stream,

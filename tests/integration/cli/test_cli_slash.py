@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
+from tests.support.cli_process import threadline
 from tests.support.sse_server import ReplayServer, ScriptedResponse, openai_text_stream, sse_response
 
 from threadline.core.messages import MessageKind

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from tests.integration.cli.test_cli_agent import ok
-from tests.integration.cli.test_cli_ask import add_replay_provider, threadline
+from tests.integration.cli.test_cli_ask import add_replay_provider
+from tests.support.cli_process import threadline
 from tests.support.sse_server import ReplayServer, load_sse_fixture, sse_response
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import threadline
+from tests.support.cli_process import threadline
 from tests.support.web_servers import WebServer
 
 

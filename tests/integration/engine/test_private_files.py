@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import turn
 from tests.integration.tools.conftest import faulty_server
+from tests.support.cli_process import threadline
 from tests.support.engines import open_engine
 from tests.support.sse_server import ReplayServer, openai_text_stream, sse_response
 
@@ -28,7 +27,6 @@ from threadline.store.backups import make_backup, restore_backup
 from threadline.store.repository import Store
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
-ENV = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 
 
 @pytest.fixture(autouse=True)
@@ -150,16 +148,6 @@ def older_version_folder(data: Path) -> Path:
         (data / name).write_text(text)
         (data / name).chmod(0o644)
     return data
-
-
-def threadline(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
 
 
 @pytest.mark.asyncio

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.integration.cli.test_cli_ask import ENV, add_replay_provider, stored_sessions
+from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
 from tests.support.audio_server import AudioServer, tone
+from tests.support.cli_process import threadline as run_cli
 from tests.support.sound import SoundSession, loud_seconds, seconds
 from tests.support.sse_server import ReplayServer, openai_text_stream, split_text, sse_response
 from tests.support.waiting import WAIT
@@ -22,16 +22,9 @@ REPLY = "Water the ferns twice a week. The cactus needs almost nothing. That is 
 
 
 def threadline(data_dir: Path, *args: str, runtime: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(ENV)
-    if runtime is not None:
-        env["XDG_RUNTIME_DIR"] = str(runtime)
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=4 * WAIT,
-    )
+    """The CLI with its sound session's runtime folder, and time to speak on a busy machine."""
+    env = {} if runtime is None else {"XDG_RUNTIME_DIR": str(runtime)}
+    return run_cli(data_dir, *args, env=env, timeout=4 * WAIT)
 
 
 def add_audio_provider(data_dir: Path, audio: AudioServer) -> subprocess.CompletedProcess[str]:

@@ -141,3 +141,174 @@ def test_import_refuses_a_file_that_is_not_gguf_and_takes_one_that_is(
     qtbot.waitUntil(lambda: page.installed.names() == ["mine.gguf"], timeout=WAIT)
     item = page.installed.tree.topLevelItem(0)
     assert item.text(2) == "llama" and item.text(3) == "4,096 tokens" and item.text(4) == "import"
+
+
+def test_a_file_being_downloaded_says_so_and_cannot_be_downloaded_twice(harness: Any, hub: FakeHub) -> None:
+    """The file's row said "fits in memory" and Download stayed on while it downloaded; a
+    second press was only refused with a message."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    fit = page.quants.tree.currentItem().text(3)
+    hub.delay, hub.hold_after = 0.05, 100_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == "downloading", timeout=WAIT)
+    assert not page.quants.download.isEnabled()
+    click(qtbot, download.pause)
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == "paused", timeout=WAIT)
+    assert not page.quants.download.isEnabled()
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: page.quants.tree.currentItem().text(3) == fit, timeout=WAIT)
+    assert page.quants.download.isEnabled()
+    assert not page.message.isVisible()
+
+
+def test_the_page_says_what_its_empty_lists_wait_for(harness: Any, hub: FakeHub) -> None:
+    """The search list was blank while the Hub was asked (which can take many seconds), said
+    "no match" as a row one could select, and the downloaded models' list was blank too."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    qtbot.waitUntil(lambda: page.installed.empty.isVisible(), timeout=WAIT)
+    assert "import a .gguf file" in page.installed.empty.text()
+    click(qtbot, page.search.button)  # nothing typed yet
+    assert page.search.status.text().startswith("Type a few words") and page.search.box.hasFocus()
+
+    qtbot.keyClicks(page.search.box, "nothing-like-this")
+    qtbot.keyClick(page.search.box, Qt.Key.Key_Return)
+    assert page.search.status.text() == "Searching the Hub for “nothing-like-this”…"
+    qtbot.waitUntil(lambda: page.search.button.isEnabled(), timeout=WAIT)
+    assert page.search.status.text().startswith("No GGUF model on the Hub matches “nothing-like-this”.")
+    assert page.search.results.count() == 0
+
+    page.search.box.clear()
+    qtbot.keyClicks(page.search.box, "tiny")
+    qtbot.keyClick(page.search.box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.search.results.count() == 1, timeout=WAIT)
+    assert not page.search.status.isVisible()
+
+
+def test_tab_reaches_a_download_row_where_it_stands(harness: Any, hub: FakeHub) -> None:
+    """Between the files' list and the downloaded models, not after every other control."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    hub.delay, hub.hold_after = 0.05, 100_000
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: not page.quants.download.isEnabled(), timeout=WAIT)
+    page.quants.context.setFocus()
+    seen = []
+    for _ in range(3):
+        qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(page.focusWidget())
+    assert seen == [download.pause, download.cancel, page.installed.tree]
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: not page.rows, timeout=WAIT)
+
+
+def test_the_runtime_row_reads_as_a_person_writes(harness: Any, hub: FakeHub, tiny_model: bytes) -> None:
+    """ "15.0" after "Unload after (min)", a bare context figure, labels a screen reader could not
+    tie to their boxes, "none: threadline[local]" in an empty program field, "1 GGUF files"."""
+    hub.add("tiny/One-File-GGUF", "one.Q4_0.gguf", tiny_model)
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    runtime = page.runtime
+    assert runtime.idle.text() == "15 min" and runtime.context.text().endswith(" tokens")
+    runtime.idle.setFocus()
+    runtime.idle.selectAll()
+    qtbot.keyClicks(runtime.idle, "0.5")
+    qtbot.keyClick(runtime.idle, Qt.Key.Key_Tab)
+    assert runtime.idle.text() == "0.5 min"
+    assert harness.engine.models.runtime_settings().idle_minutes == 0.5
+    buddies = {label.text().replace("&", ""): label.buddy() for label in runtime.labels}
+    assert buddies == {
+        "Context": runtime.context,
+        "GPU layers": runtime.gpu_layers,
+        "Unload after": runtime.idle,
+        "llama-server program": runtime.server,
+    }
+    assert "threadline[local]" in runtime.server.placeholderText()
+    assert not runtime.server.placeholderText().startswith("none")
+    search_and_pick(qtbot, page, FILE)
+    assert page.quants.title.text() == f"{REPO}: 2 GGUF files"
+    click_row(qtbot, page.search.results, "tiny/One-File-GGUF")
+    qtbot.waitUntil(lambda: page.quants.title.text() == "tiny/One-File-GGUF: 1 GGUF file", timeout=WAIT)
+
+
+def test_the_page_opens_with_the_search_box_ready_to_type_in(harness: Any, hub: FakeHub) -> None:
+    """It opened with the runtime's context box focused: typed words went nowhere useful."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    assert page.focusWidget() is page.search.box
+    box = page.search.box
+    assert box.fontMetrics().horizontalAdvance(box.placeholderText()) < box.width() - 12
+    qtbot.keyClicks(page.focusWidget(), "tiny")
+    qtbot.keyClick(page.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: page.search.results.count() == 1, timeout=WAIT)
+
+
+def test_a_deep_models_folder_does_not_widen_the_page(harness: Any, hub: FakeHub, tmp_path: Path) -> None:
+    """The folder's line was one unbreakable label: a deep folder made the page wider than a
+    screen. It ends in "…" now, the whole path in its tooltip."""
+    deep = tmp_path.joinpath(*[f"a-rather-long-folder-name-{n}" for n in range(12)])
+    point_at(harness.data_dir, hub, folder=deep)
+    harness.open()
+    page = open_page(harness)
+    assert page.minimumSizeHint().width() < 900
+    assert str(deep) in page.folder_label.toolTip()
+    assert page.folder_label.shown_text().endswith("…")
+
+
+def test_show_log_twice_is_one_window_that_close_closes(harness: Any, hub: FakeHub) -> None:
+    """Each press opened another window, and it had no Close button."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    click(qtbot, page.runtime.show_log)
+    first = page.runtime.log_dialog
+    qtbot.waitUntil(first.isVisible, timeout=WAIT)
+    assert page.runtime.log_view.toPlainText() == ""
+    assert "has not run yet" in page.runtime.log_view.placeholderText()
+    log = harness.engine.models.runtime_log
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("Serving tiny.gguf\n", encoding="utf-8")
+    click(qtbot, page.runtime.show_log)
+    assert page.runtime.log_dialog is first
+    assert page.runtime.log_view.toPlainText() == "Serving tiny.gguf\n"
+    click(qtbot, page.runtime.log_close)
+    qtbot.waitUntil(lambda: not first.isVisible(), timeout=WAIT)
+
+
+def test_a_finished_download_is_cleared_by_its_one_button(harness: Any, hub: FakeHub) -> None:
+    """A finished row kept a dead Pause and a dead Cancel for as long as the page was open."""
+    point_at(harness.data_dir, hub)
+    harness.open()
+    qtbot = harness.qtbot
+    page = open_page(harness)
+    search_and_pick(qtbot, page, FILE)
+    click(qtbot, page.quants.download)
+    qtbot.waitUntil(lambda: f"{REPO}/{FILE}" in page.rows, timeout=WAIT)
+    download = page.rows[f"{REPO}/{FILE}"]
+    qtbot.waitUntil(lambda: download.status.text() == "Downloaded and checked", timeout=WAIT)
+    assert not download.pause.isVisible()
+    assert download.cancel.text() == "Clear" and download.cancel.accessibleName() == f"Clear {FILE}"
+    click(qtbot, download.cancel)
+    qtbot.waitUntil(lambda: not page.rows and page.no_downloads.isVisible(), timeout=WAIT)
+    qtbot.waitUntil(lambda: page.installed.names() == [FILE], timeout=WAIT)
+    page.close()
+    page = open_page(harness)  # opened again: the finished download is in the list, not a row
+    assert not page.rows and page.no_downloads.isVisible()

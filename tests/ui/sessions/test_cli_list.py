@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli_process import threadline
 from tests.ui.sessions.generated_sessions import Generated, generate, oldest_title
 
 COUNT = 1200
@@ -16,19 +15,7 @@ COUNT = 1200
 
 
 def _list(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "threadline", "--data-dir", str(data_dir), "list", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    return threadline(data_dir, "list", *args, env={"PYTHONIOENCODING": "utf-8"})
 
 
 def test_list_json_all_query_and_text(tmp_path: Path) -> None:

@@ -156,24 +156,36 @@ class ProblemList(QWidget):
         v.addWidget(self.tree, 1)
         self.none = QLabel("Every file could be read at the last indexing.")
         self.none.setObjectName("Hint")
+        self.none.setWordWrap(True)  # one long line widened the page and squeezed the list of bases
         v.addWidget(self.none)
         v.addStretch(0)  # takes the room when the list is hidden, none when it is shown
 
     def show_problems(
-        self, problems: list[FileProblem], roots: tuple[str, ...] = (), *, indexed: bool = True
+        self,
+        problems: list[FileProblem],
+        roots: tuple[str, ...] = (),
+        *,
+        indexed: bool = True,
+        partial: bool = False,
     ) -> None:
-        """List ``problems``; a file under one of ``roots`` is named from that folder's name on."""
-        self.none.setText(
-            "Every file could be read at the last indexing."
-            if indexed
-            else "Files that cannot be read are listed here, with the reason, once the base is indexed."
-        )
+        """List ``problems``; a file under one of ``roots`` is named from that folder's name on.
+        ``partial``: the last run stopped before the end, so the files not read yet are not known."""
+        if not indexed:
+            none = "Files that cannot be read are listed here, with the reason, once the base is indexed."
+        elif partial:
+            none = "None so far; the files not reached yet are read when the indexing carries on."
+        else:
+            none = "Every file could be read at the last indexing."
+        self.none.setText(none)
         self.tree.clear()
         for problem in problems:
             item = QTreeWidgetItem([_shown_path(problem.path, roots), problem.reason])
             item.setToolTip(0, problem.path)
             item.setToolTip(1, problem.reason)
             self.tree.addTopLevelItem(item)
+        # The names are short (from the folder's name on); the reasons need the room.
+        self.tree.resizeColumnToContents(0)
+        self.tree.header().resizeSection(0, min(self.tree.header().sectionSize(0) + 16, 260))
         self.title.setText(
             f"Files that could not be read ({len(problems)})" if problems else "Files that could not be read"
         )

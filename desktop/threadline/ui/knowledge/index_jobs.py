@@ -53,7 +53,8 @@ def long_line(progress: Progress) -> str:
         parts.append(f"{progress.embedded:,} embedded")
     elapsed = time.monotonic() - progress.started
     if progress.files_done and elapsed > 0:
-        parts.append(f"{progress.files_done / elapsed:,.1f} files/s")
+        rate = progress.files_done / elapsed
+        parts.append(f"{rate:,.0f} files/s" if rate >= 10 else f"{rate:.1f} files/s")  # no flicker of tenths
     left = progress.seconds_left
     if left is not None:
         parts.append(f"{clock(left)} left")

@@ -11,6 +11,7 @@ Settings does not stop one (docs/knowledge.md, "In the window").
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -32,7 +33,7 @@ from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.tasks import spawn
 from threadline.ui.knowledge.base_editor import KEYWORD_ONLY, BaseEditor
 from threadline.ui.knowledge.base_panels import AttachLists, ProblemList
-from threadline.ui.knowledge.index_jobs import PAUSED, IndexJobs, long_line, outcome_line
+from threadline.ui.knowledge.index_jobs import CANCELLED, PAUSED, IndexJobs, long_line, outcome_line
 
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
@@ -150,6 +151,7 @@ class KnowledgePage(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         right.addWidget(self.empty, 1)
         layout.addLayout(right, 1)
+        self._order_tabs()  # now that the right side's widgets are the page's
         self.jobs.started.connect(self._run_changed)
         self.jobs.progressed.connect(self._progressed)
         self.jobs.finished.connect(self._finished)
@@ -162,6 +164,25 @@ class KnowledgePage(QWidget):
         button.setAutoDefault(False)
         button.clicked.connect(slot)
         return button
+
+    def _order_tabs(self) -> None:
+        """Tab in the order the page reads: the run's buttons come before the lists under them
+        (they were reached after the attach lists, as the widgets joined the page)."""
+        chain: list[QWidget] = [
+            self.list,
+            self.add_button,
+            self.index_button,
+            self.pause_button,
+            self.cancel_button,
+            self.rebuild_button,
+            self.attach.projects,
+            self.attach.agents,
+            self.problems.tree,
+            self.remove_button,
+            self.edit_button,
+        ]
+        for before, after in pairwise(chain):
+            QWidget.setTabOrder(before, after)
 
     def _label(self, name: str, *, selectable: bool = False, hint: bool = False) -> QLabel:
         label = QLabel()
@@ -231,7 +252,10 @@ class KnowledgePage(QWidget):
             return
         self.totals.setText(totals_line(files, chunks, chars))
         self.totals.setVisible(not self.jobs.running(name))
-        self.problems.show_problems(problems, base.paths, indexed=bool(files or problems))
+        stopped = self.jobs.how_stopped(name) in (PAUSED, CANCELLED) or (
+            report is not None and report.cancelled
+        )
+        self.problems.show_problems(problems, base.paths, indexed=bool(files or problems), partial=stopped)
 
     def _show_run(self, name: str) -> None:
         running = self.jobs.running(name)

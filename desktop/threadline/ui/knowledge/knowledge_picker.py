@@ -31,7 +31,7 @@ class KnowledgePicker(QWidget):
         self.hint.setWordWrap(True)
         v.addWidget(self.hint)
         self.list = QListWidget()
-        self.list.setObjectName("KnowledgeList")
+        self.list.setObjectName("ProviderList")  # the look of the lists in Settings → Knowledge
         self.list.setAccessibleName("Knowledge bases")
         self.list.setMaximumHeight(110)
         v.addWidget(self.list)

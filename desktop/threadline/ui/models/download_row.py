@@ -60,10 +60,26 @@ class DownloadRow(QWidget):
         self.update_from(job)
 
     def update_from(self, job: DownloadJob) -> None:
-        self.bar.setValue(int(1000 * job.done / job.total) if job.total else 0)
+        self._show_progress(job)
         self.status.setText(status_text(job))
         paused = job.state in (State.PAUSED, State.FAILED)
         self.pause.setText("Resume" if paused else "Pause")
         self.pause.setAccessibleName(f"{self.pause.text()} {job.file.name}")
-        self.pause.setEnabled(job.state not in (State.CHECKING, State.DONE))
-        self.cancel.setEnabled(job.state is not State.DONE)
+        self.pause.setEnabled(job.state is not State.CHECKING)
+        done = job.state is State.DONE
+        self.pause.setVisible(not done)  # two dead buttons stayed on a finished row; Clear takes it away
+        self.cancel.setText("Clear" if done else "Cancel")
+        self.cancel.setAccessibleName(f"{self.cancel.text()} {job.file.name}")
+
+    def _show_progress(self, job: DownloadJob) -> None:
+        """A moving bar where there is no share to show: a file whose size the Hub did not give
+        (it stood at 0 % to the end), and the SHA-256 check (it stood at 100 % while it ran)."""
+        unknown = job.state is State.RUNNING and not job.total
+        if job.state is State.CHECKING or unknown:
+            self.bar.setRange(0, 0)
+            return
+        self.bar.setRange(0, 1000)
+        if job.state is State.DONE:
+            self.bar.setValue(1000)
+        else:
+            self.bar.setValue(int(1000 * job.done / job.total) if job.total else 0)

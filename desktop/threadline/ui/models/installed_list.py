@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
+    QLabel,
     QMessageBox,
     QPushButton,
     QTreeWidget,
@@ -40,7 +41,12 @@ class InstalledList(QWidget):
         self.tree.currentItemChanged.connect(self._selection_changed)
         v.addWidget(self.tree, 1)
         row = QHBoxLayout()
-        row.addStretch(1)
+        self.empty = QLabel("No model here yet: download one above, or import a .gguf file.", self)
+        self.empty.setObjectName("Hint")
+        self.empty.setWordWrap(True)
+        self.empty.hide()
+        row.addWidget(self.empty, 1)
+        row.addStretch(0)
         self.import_button = QPushButton("Import a .gguf file…", self)
         self.import_button.clicked.connect(self.choose_import)
         self.remove = QPushButton("Remove", self)
@@ -70,6 +76,7 @@ class InstalledList(QWidget):
         for column in range(5):
             self.tree.resizeColumnToContents(column)
         self.remove.setEnabled(False)
+        self.empty.setVisible(not installed)
         self.loaded += 1
 
     def selected(self) -> str | None:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from threadline.models.download import DownloadJob, State
+from threadline.ui.common.elided_label import ElidedLabel
 from threadline.ui.common.inline_messages import claim_while_open, show_in_label
 from threadline.ui.common.message_bridge import UserMessage
 from threadline.ui.common.tasks import spawn
@@ -56,8 +57,7 @@ class ModelsPage(QDialog):
         self.runtime_note = self.runtime.note
 
         folder_row = QHBoxLayout()
-        self.folder_label = QLabel(self)
-        self.folder_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.folder_label = ElidedLabel("", self)  # a deep folder would widen the page past the screen
         folder_row.addWidget(self.folder_label, 1)
         self.change_folder = QPushButton("Change folder…", self)
         self.change_folder.clicked.connect(self._choose_folder)
@@ -94,6 +94,7 @@ class ModelsPage(QDialog):
         self.message.hide()
         v.addWidget(self.message)
 
+        self.search.box.setFocus()  # what a person opens the page for; else the runtime's first box
         self.ask_folder: Callable[[], Path | None] = self._ask_folder
         self._no_default_buttons(self)
         self.bridge = claim_while_open(self, self)
@@ -148,20 +149,45 @@ class ModelsPage(QDialog):
                 self.downloads_layout.removeWidget(row)
                 row.deleteLater()
                 del self.rows[job.id]
-        elif row is None:
+        elif row is None and job.state is not State.DONE:  # a finished one is in the list below
             row = DownloadRow(job, self.downloads_box)
             row.pause.clicked.connect(lambda _c=False, j=job.id: self._pause_or_resume(j))
-            row.cancel.clicked.connect(lambda _c=False, j=job.id: self.models.cancel(j))
+            row.cancel.clicked.connect(lambda _c=False, j=job.id: self._cancel_or_clear(j))
             self.rows[job.id] = row
             self._no_default_buttons(row)
             self.downloads_layout.addWidget(row)
-        else:
+            self._order_tabs()
+        elif row is not None:
             row.update_from(job)
         self.no_downloads.setVisible(not self.rows)
         if job.state is State.DONE:
             self.installed.reload()
             if self.quants.repo == job.file.repo:
                 self.quants.reload()
+        elif self.quants.repo == job.file.repo:
+            self.quants.show_downloads()
+
+    def _order_tabs(self) -> None:
+        """Tab goes through the rows where they stand, between Download and the downloaded
+        models; made later than the rest of the page, they came last in the chain."""
+        before: QWidget = self.quants.download
+        for row in self.rows.values():
+            for button in (row.pause, row.cancel):
+                QWidget.setTabOrder(before, button)
+                before = button
+        QWidget.setTabOrder(before, self.installed.tree)
+
+    def _cancel_or_clear(self, job_id: str) -> None:
+        """Cancel a download; on a finished one the button is Clear, which takes the row away."""
+        job = next((j for j in self.models.downloads() if j.id == job_id), None)
+        if job is not None and job.state is not State.DONE:
+            self.models.cancel(job_id)
+            return
+        row = self.rows.pop(job_id, None)
+        if row is not None:
+            self.downloads_layout.removeWidget(row)
+            row.deleteLater()
+        self.no_downloads.setVisible(not self.rows)
 
     def _pause_or_resume(self, job_id: str) -> None:
         job = next((j for j in self.models.downloads() if j.id == job_id), None)

@@ -1,7 +1,9 @@
 """A model's quantisations: each GGUF file with its size and whether it fits this computer.
 
 The fit is computed for the context length chosen beside the list (docs/local-models.md,
-"Will it fit"); "≈" marks an estimate made before the file's header is known.
+"Will it fit"); "≈" marks an estimate made before the file's header is known. A file that is
+being downloaded says so in place of its fit, and Download is off for it: a second press
+would only be refused.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.models.download import State
 from threadline.models.fit import human_size
 from threadline.ui.common.tasks import spawn
 
@@ -37,6 +40,8 @@ class QuantList(QWidget):
         self.models = models
         self.repo: str | None = None
         self.choices: list[FileChoice] = []
+        self.busy: dict[str, State] = {}
+        """The downloads under way (or paused, or failed and waiting for Resume), by job id."""
         v = QVBoxLayout(self)
         v.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel("Choose a model to see its files.", self)
@@ -96,15 +101,16 @@ class QuantList(QWidget):
         if repo != self.repo:
             return
         self.choices = choices
-        self.title.setText(f"{repo}: {len(choices)} GGUF files" if choices else f"{repo} has no GGUF file.")
+        count = f"{len(choices)} GGUF file" + ("s" if len(choices) > 1 else "")
+        self.title.setText(f"{repo}: {count}" if choices else f"{repo} has no GGUF file.")
         self.tree.clear()
         for choice in choices:
             fit = choice.fit
             need = ("≈ " if fit.estimated else "") + human_size(fit.need_bytes)
-            verdict = "downloaded" if choice.installed else fit.verdict.value
-            item = QTreeWidgetItem([choice.file.name, human_size(choice.file.size), need, verdict])
+            item = QTreeWidgetItem([choice.file.name, human_size(choice.file.size), need, ""])
             item.setData(0, Qt.ItemDataRole.UserRole, choice)
             self.tree.addTopLevelItem(item)
+        self.show_downloads()
         for column in range(4):
             self.tree.resizeColumnToContents(column)
         machine = self.models.machine()
@@ -113,16 +119,37 @@ class QuantList(QWidget):
         self.machine.setText(f"This computer: memory {ram}{gpu}")
         self._update_button()
 
+    def show_downloads(self) -> None:
+        """Each row's last column: "downloaded", the state of its download, or its fit."""
+        jobs = self.models.downloads()
+        self.busy = {job.id: job.state for job in jobs if job.state not in (State.DONE, State.CANCELLED)}
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        for item in (item for item in items if item is not None):
+            choice: FileChoice = item.data(0, Qt.ItemDataRole.UserRole)
+            state = self.busy.get(_job_id(choice))
+            if choice.installed:
+                item.setText(3, "downloaded")
+            else:
+                item.setText(3, state.value if state is not None else choice.fit.verdict.value)
+        self._update_button()
+
     def selected(self) -> FileChoice | None:
         item = self.tree.currentItem()
         return item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
 
     def _update_button(self) -> None:
         choice = self.selected()
-        self.download.setEnabled(choice is not None and not choice.installed)
+        self.download.setEnabled(
+            choice is not None and not choice.installed and _job_id(choice) not in self.busy
+        )
 
     def _download(self) -> None:
         choice = self.selected()
         if choice is not None:
             file: HubFile = choice.file
             self.downloadRequested.emit(file)
+
+
+def _job_id(choice: FileChoice) -> str:
+    """The id the download queue gives the download of this file (``DownloadJob.id``)."""
+    return f"{choice.file.repo}/{choice.file.name}"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
     QGroupBox,
@@ -44,6 +45,13 @@ LOG_LIMIT = 200_000
 """Characters of the log shown (its end): enough for a load and many requests."""
 
 
+class MinutesBox(QDoubleSpinBox):
+    """Minutes as a person writes them: "15 min", "0.5 min" (not "15.0")."""
+
+    def textFromValue(self, value: float) -> str:
+        return f"{value:g}"
+
+
 class RuntimePanel(QGroupBox):
     def __init__(self, models: ModelsApi, parent: QWidget | None = None) -> None:
         super().__init__("Runtime", parent)
@@ -60,22 +68,28 @@ class RuntimePanel(QGroupBox):
         self.context.setRange(256, 1_048_576)
         self.context.setSingleStep(1024)
         self.context.setValue(settings.context)
+        self.context.setSuffix(" tokens")
         self.context.setAccessibleName("Context size in tokens")
         self.gpu_layers = QSpinBox(self)
         self.gpu_layers.setRange(0, 999)
         self.gpu_layers.setValue(settings.gpu_layers)
         self.gpu_layers.setAccessibleName("Layers on the GPU")
-        self.idle = QDoubleSpinBox(self)
+        self.idle = MinutesBox(self)
         self.idle.setRange(0.5, 1440)
         self.idle.setDecimals(1)
+        self.idle.setSuffix(" min")
         self.idle.setValue(settings.idle_minutes)
         self.idle.setAccessibleName("Unload after minutes unused")
-        for label, widget in (
-            ("Context", self.context),
-            ("GPU layers", self.gpu_layers),
-            ("Unload after (min)", self.idle),
+        self.labels: list[QLabel] = []
+        for text, widget in (
+            ("Con&text", self.context),
+            ("&GPU layers", self.gpu_layers),
+            ("&Unload after", self.idle),
         ):
-            row.addWidget(QLabel(label, self))
+            label = QLabel(text, self)
+            label.setBuddy(widget)  # Alt+letter reaches the box; a screen reader names it
+            self.labels.append(label)
+            row.addWidget(label)
             row.addWidget(widget)
             widget.editingFinished.connect(self.save)
         row.addStretch(1)
@@ -84,9 +98,12 @@ class RuntimePanel(QGroupBox):
         row.addWidget(self.show_log)
         v.addLayout(row)
         server_row = QHBoxLayout()
-        server_row.addWidget(QLabel("llama-server program", self))
+        server_label = QLabel("llama-server &program", self)
+        server_row.addWidget(server_label)
         self.server = QLineEdit(settings.server_binary, self)
-        self.server.setPlaceholderText("none: threadline[local]")
+        server_label.setBuddy(self.server)
+        self.labels.append(server_label)
+        self.server.setPlaceholderText("Empty: the runtime of threadline[local]")
         self.server.setAccessibleName("llama-server program")
         self.server.editingFinished.connect(self.save)
         server_row.addWidget(self.server, 1)
@@ -119,24 +136,40 @@ class RuntimePanel(QGroupBox):
             self.save()
 
     def open_log(self) -> None:
-        """The runtime's log in a window of its own, its path on top (selectable, to copy)."""
+        """The runtime's log in a window of its own, its path on top (selectable, to copy).
+
+        One window: pressed again, Show log reads the log afresh into the open one (each press
+        opened another). Close, and Escape, close it."""
         path = self.models.runtime_log
         try:
             text = path.read_text(encoding="utf-8", errors="replace")[-LOG_LIMIT:]
         except OSError:
-            text = "The runtime has not run yet: there is no log."
+            text = ""
+        if self.log_dialog is None:
+            self.log_dialog = self._log_window()
+        self.log_where.setText(str(path))
+        self.log_view.setPlainText(text)
+        self.log_view.moveCursor(self.log_view.textCursor().MoveOperation.End)
+        self.log_dialog.show()
+        self.log_dialog.raise_()
+        self.log_dialog.activateWindow()
+
+    def _log_window(self) -> QDialog:
         dialog = QDialog(self)
         dialog.setWindowTitle("Runtime log")
         dialog.resize(820, 520)
         v = QVBoxLayout(dialog)
-        where = QLabel(str(path), dialog)
-        where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        v.addWidget(where)
-        view = QPlainTextEdit(dialog)
-        view.setReadOnly(True)
-        view.setPlainText(text)
-        view.moveCursor(view.textCursor().MoveOperation.End)
-        v.addWidget(view)
-        self.log_dialog = dialog
-        self.log_view = view
-        dialog.show()
+        self.log_where = QLabel(dialog)
+        self.log_where.setWordWrap(True)
+        self.log_where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        v.addWidget(self.log_where)
+        self.log_view = QPlainTextEdit(dialog)
+        self.log_view.setReadOnly(True)
+        self.log_view.setAccessibleName("Runtime log")
+        self.log_view.setPlaceholderText("The runtime has not run yet: there is no log.")
+        v.addWidget(self.log_view, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.reject)
+        self.log_close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        v.addWidget(buttons)
+        return dialog
