@@ -4,7 +4,8 @@
 skips, naming why, only when ``dbus-daemon`` is not installed; ``.ci/setup --dev`` installs it).
 ``NotificationDaemon`` runs this file as a separate process: it registers
 ``org.freedesktop.Notifications`` on that bus with QtDBus, prints each ``Notify`` it gets as a
-JSON line, and emits ``ActionInvoked`` when the test asks (a line on its stdin). A separate
+JSON line, and emits ``ActionInvoked`` when the test asks (a line on its stdin), with the
+``ActivationToken`` before it that a version 1.2 server sends when the test gives one. A separate
 process, because a QtDBus call blocks the caller's thread: a server in the test's own thread
 could never answer.
 """
@@ -82,10 +83,11 @@ class NotificationDaemon:
             except queue.Empty:
                 return list(self.seen)
 
-    def invoke(self, notification_id: int, action: str) -> None:
-        """The user clicks ``action`` of the notification: the server emits ``ActionInvoked``."""
+    def invoke(self, notification_id: int, action: str, token: str = "") -> None:
+        """The user clicks ``action`` of the notification: the server emits ``ActionInvoked``,
+        and first ``ActivationToken`` with ``token`` when one is given (no spaces)."""
         assert self.process.stdin is not None
-        self.process.stdin.write(f"{notification_id} {action}\n")
+        self.process.stdin.write(f"{notification_id} {action} {token}".rstrip() + "\n")
         self.process.stdin.flush()
 
     def stop(self) -> None:
@@ -97,7 +99,8 @@ class NotificationDaemon:
 
 
 def _serve() -> None:
-    """The server process: Notify prints, a stdin line ``ID ACTION`` emits ActionInvoked."""
+    """The server process: Notify prints, a stdin line ``ID ACTION [TOKEN]`` emits
+    ActivationToken (with a token) and then ActionInvoked."""
     from PySide6.QtCore import ClassInfo, QCoreApplication, QObject, QSocketNotifier, Signal, Slot
     from PySide6.QtDBus import QDBusConnection
 
@@ -108,6 +111,7 @@ def _serve() -> None:
     class Server(QObject):
         ActionInvoked = Signal("uint", str)
         NotificationClosed = Signal("uint", "uint")
+        ActivationToken = Signal("uint", str)
 
         def __init__(self) -> None:
             super().__init__()
@@ -142,7 +146,9 @@ def _serve() -> None:
         if not text:
             app.quit()
             return
-        nid, action = text.split()
+        nid, action, *token = text.split()
+        if token:
+            server.ActivationToken.emit(int(nid), token[0])
         server.ActionInvoked.emit(int(nid), action)
 
     notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)

@@ -3,12 +3,14 @@
 A real session bus (``dbus-daemon``) and a real notification server on it, in a process of
 its own (``tests/support/notification_daemon.py``, QtDBus): the window's notifier finds it
 as it would GNOME's or KDE's, calls ``Notify`` with the spec's signature, and follows its
-``ActionInvoked`` signal. The reply streams from the replay server in a tab that is not the
+``ActionInvoked`` signal (and the ``ActivationToken`` a version 1.2 server sends before it).
+The reply streams from the replay server in a tab that is not the
 current one.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +26,8 @@ from tests.support.waiting import WAIT_MS
 from tests.ui.conftest import AppHarness
 
 from threadline.core.config import AgentConfig
+from threadline.ui.common import activation
+from threadline.ui.common.activation import ActivationToken
 from threadline.ui.common.desktop_prefs import DesktopSwitches
 from threadline.ui.desktop.citizen import DesktopCitizen
 
@@ -86,6 +90,25 @@ def test_a_reply_finished_in_a_background_tab_is_notified_and_its_action_opens_t
 
     server.invoke(note["id"], "open")
     harness.qtbot.waitUntil(lambda: harness.window.tabs.current_tab() is tab, timeout=WAIT_MS)
+
+
+def test_open_chat_activates_the_window_with_the_servers_activation_token(
+    harness: AppHarness, daemon: tuple[str, NotificationDaemon], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wayland lets the window take the focus only with the token the server made for the click."""
+    monkeypatch.delenv("XDG_ACTIVATION_TOKEN", raising=False)
+    address, server = daemon
+    harness.open()
+    citizen = DesktopCitizen(harness.window, harness.engine, bus=connect(address))
+    harness.run(citizen.prefs.load(harness.engine))
+    tab = background_reply(harness, citizen)
+    harness.qtbot.waitUntil(lambda: bool(server.notifications()), timeout=WAIT_MS)
+    [note] = server.notifications()
+
+    server.invoke(note["id"], "open", token="notify-token-7")
+    harness.qtbot.waitUntil(lambda: harness.window.tabs.current_tab() is tab, timeout=WAIT_MS)
+    assert activation.last_used() == ActivationToken(xdg="notify-token-7", startup_id="notify-token-7")
+    assert "XDG_ACTIVATION_TOKEN" not in os.environ  # set only around the activation: spent once
 
 
 def test_the_reply_text_is_shown_only_when_allowed_and_each_kind_can_be_switched_off(

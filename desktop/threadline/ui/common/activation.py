@@ -15,7 +15,8 @@ activates with it (docs/desktop.md, "Coming to the front"):
   and ends the launcher's start-up feedback, as a window mapped by the start would have.
 
 ``offered`` holds the token while the words are acted on, so whichever window comes up for
-them (the main window, Quick ask) activates with it; it is used once.
+them (the main window, Quick ask) activates with it; it is used once. A notification's
+action offers the token its server sent with it the same way (``ui/desktop/notifier.py``).
 """
 
 from __future__ import annotations
@@ -58,7 +59,19 @@ def split_token(words: Sequence[str]) -> tuple[list[str], ActivationToken | None
     return rest, token
 
 
+def from_server(token: str) -> ActivationToken | None:
+    """A token another program made for us (a notification server's ``ActivationToken``): the
+    spec lets it be either kind, and ``bring_up`` uses the field this platform reads."""
+    return ActivationToken(xdg=token, startup_id=token) if token else None
+
+
 _offered: list[ActivationToken] = []
+_last_used: list[ActivationToken | None] = [None]
+
+
+def last_used() -> ActivationToken | None:
+    """The token the latest ``bring_up`` activated with (``None``: none); tests read it."""
+    return _last_used[0]
 
 
 @contextmanager
@@ -83,6 +96,7 @@ def bring_up(widget: QWidget) -> None:
     window.show()
     window.raise_()
     token = _offered.pop() if _offered else None
+    _last_used[0] = token
     if token is not None and token.xdg:
         os.environ["XDG_ACTIVATION_TOKEN"] = token.xdg  # read by Qt's Wayland plugin on activation
     try:

@@ -8,17 +8,21 @@ running server and are bounded by ``DBUS_TIMEOUT_MS`` (docs/desktop.md, "Notific
 
 Each notification carries an "Open chat" action; the server's ``ActionInvoked`` signal names
 the notification, and ``activated`` says which chat it was about. A chat has one notification
-at a time (the next one replaces it).
+at a time (the next one replaces it). A server that follows the spec's version 1.2 sends an
+``ActivationToken`` for the notification just before ``ActionInvoked``: the window that comes up
+for the action activates with it (``activation.offered``), so the compositor lets it take the
+focus (docs/desktop.md, "Coming to the front").
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 
 from PySide6.QtCore import Q_ARG, Q_RETURN_ARG, SLOT, QMetaObject, QObject, Qt, Signal, Slot
 from PySide6.QtDBus import QDBusConnection, QDBusInterface
+
+from threadline.ui.common.activation import from_server, offered
 
 log = logging.getLogger("threadline.ui.desktop.notifier")
 
@@ -49,6 +53,8 @@ class DesktopNotifier(QObject):
         self._interface: QDBusInterface | None = None
         self._tried = False
         self._by_id: dict[int, str] = {}
+        self._tokens: dict[int, str] = {}
+        """The server's ``ActivationToken`` per notification, until its action is acted on."""
         self._last_fallback_session: str | None = None
         self.sent: list[tuple[str, str, str]] = []
         """What was shown (session id, summary, body), either way: tests read it."""
@@ -128,16 +134,19 @@ class DesktopNotifier(QObject):
 
     @Slot("uint", str)
     def _action_invoked(self, nid: int, key: str) -> None:
+        token = from_server(self._tokens.pop(nid, ""))
         session_id = self._by_id.get(nid)
         if session_id is not None and key in (OPEN_ACTION, "default"):
-            self.activated.emit(session_id)
+            with offered(token):  # ``activated`` brings the window up at once, with it
+                self.activated.emit(session_id)
 
     @Slot("uint", "uint")
     def _closed(self, nid: int, _reason: int) -> None:
         self._by_id.pop(nid, None)
+        self._tokens.pop(nid, None)
 
     @Slot("uint", str)
     def _activation_token(self, nid: int, token: str) -> None:
-        """Wayland's permission to raise the window for the action that follows (Notifications 1.2)."""
+        """The permission to raise the window for the action that follows (Notifications 1.2)."""
         if nid in self._by_id and token:
-            os.environ["XDG_ACTIVATION_TOKEN"] = token
+            self._tokens[nid] = token
