@@ -176,7 +176,9 @@ class _Handler(BaseHTTPRequestHandler):
             headers["transfer-encoding"] = "chunked"
         else:
             headers["content-length"] = str(sum(len(c) for c in response.chunks))
-        faulty = response.disconnect_after is not None or response.stall_after is not None
+        faulty = any(
+            n is not None for n in (response.disconnect_after, response.stall_after, response.broken_framing)
+        )
         if faulty:
             headers["connection"] = "close"
         for name, value in headers.items():
@@ -193,6 +195,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
             self.wfile.flush()
             if response.disconnect_after is not None and count >= response.disconnect_after:
+                self._drop()
+                return
+            if response.broken_framing is not None and count >= response.broken_framing:
+                self.wfile.write(b"zz\r\nnot a chunk\r\n")
+                self.wfile.flush()
                 self._drop()
                 return
             stalls = response.stall_after is not None and count == response.stall_after

@@ -45,7 +45,9 @@ class ScriptedResponse:
     * ``stall_after`` / ``stall_for``: after writing that many chunks, send nothing
       for ``stall_for`` seconds, then go on (``None``: until the server stops, then drop);
     * ``disconnect_after``: after writing that many chunks, close the socket abruptly
-      (no terminating chunk, so the client sees a truncated body).
+      (no terminating chunk, so the client sees a truncated body);
+    * ``broken_framing``: after writing that many chunks, write a chunk whose size line is
+      not hexadecimal (a malformed chunked body), then close the socket.
     """
 
     status: int = 200
@@ -56,6 +58,7 @@ class ScriptedResponse:
     stall_after: int | None = None
     stall_for: float | None = None
     disconnect_after: int | None = None
+    broken_framing: int | None = None
     chunked: bool = True
 
 

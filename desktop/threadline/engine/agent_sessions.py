@@ -123,9 +123,14 @@ class Agents:
         return await self._engine.memory.offer_past_chats(agent, live.info.project_id)
 
     async def named_agent(self, live: LiveConversation, agent_id: str) -> AgentConfig | None:
-        """A compare worker's agent (by id or name), with the session's project around it."""
+        """A compare worker's agent (by id or name), with the session's project around it: its
+        instructions and context, and the past-chat search the project offers, as ``turn_agent``
+        gives the session's own agent (a column answers in the same chat)."""
         agent = await self.service.find(agent_id)
-        return None if agent is None else with_project(agent, await self._projects.get(live.info.project_id))
+        if agent is None:
+            return None
+        agent = with_project(agent, await self._projects.get(live.info.project_id))
+        return await self._engine.memory.offer_past_chats(agent, live.info.project_id)
 
     async def _add_agent_marker(
         self, live: LiveConversation, agent: AgentConfig, detail: str = "", notice: str = ""

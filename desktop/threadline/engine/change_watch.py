@@ -20,6 +20,8 @@ that into the events this engine already emits for its own changes:
   (so a chat moved into a project made elsewhere finds that project listed). The
   engine re-reads the small project list and announces ``ProjectsChanged`` only when
   it differs from what it last told, so its own edits are not echoed.
+* **Memories**: the same for a batch with any ``memory_changed`` entry (migration 0013):
+  ``memories_changed`` once, and ``MemoriesChanged`` only when the list differs.
 
 A session this engine is busy with (a turn runs here, or a message delete waits for
 its undo) is never touched. A batch is read from one snapshot; if this engine
@@ -79,7 +81,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 Changed = Callable[[SessionInfo], Awaitable[None]]
 Removed = Callable[[str], Awaitable[None]]
 LoadTree = Callable[[str], Awaitable[ConversationTree]]
-ProjectsChangedCallback = Callable[[], Awaitable[None]]
+ListChanged = Callable[[], Awaitable[None]]
 
 
 async def _nothing() -> None:
@@ -102,7 +104,8 @@ class ChangeWatch:
         session_touched: Callable[[str], None] = lambda _id: None,
         open_retry: tuple[float, ...] = OPEN_RETRY_SECONDS,
         on_receiving: Callable[[bool], None] = lambda _receiving: None,
-        projects_changed: ProjectsChangedCallback = _nothing,
+        projects_changed: ListChanged = _nothing,
+        memories_changed: ListChanged = _nothing,
         since: int | None = None,
     ) -> None:
         self._url = url
@@ -113,6 +116,8 @@ class ChangeWatch:
         ``None``: from the newest entry when the feed connects."""
         self._projects_changed = projects_changed
         """Told once per batch that says projects changed (the engine re-reads the list)."""
+        self._memories_changed = memories_changed
+        """Told once per batch that says memories changed (the engine re-reads the list)."""
         self._open_retry = open_retry
         self._on_receiving = on_receiving
         """Told when ``receiving`` changes after start-up (not for the first, good news)."""
@@ -298,7 +303,9 @@ class ChangeWatch:
         if batch.missed:
             await self._catch_up()
         if batch.projects_changed or batch.missed:
-            await self._refresh_projects()
+            await self._refresh("projects", self._projects_changed)
+        if batch.memories_changed or batch.missed:
+            await self._refresh("memories", self._memories_changed)
         by_session: dict[str, list[StoredMessage]] = {}
         for stored in batch.messages:
             by_session.setdefault(stored.session_id, []).append(stored)
@@ -328,11 +335,11 @@ class ChangeWatch:
                     self._deferred.add(session_id)
             await self._announce(info)
 
-    async def _refresh_projects(self) -> None:
+    async def _refresh(self, what: str, read_again: ListChanged) -> None:
         try:
-            await self._projects_changed()
-        except StoreError as err:  # unreachable for now: the next project entry tries again
-            log.info("re-reading the projects failed: %s", err)
+            await read_again()
+        except StoreError as err:  # unreachable for now: the next such entry tries again
+            log.info("re-reading the %s failed: %s", what, err)
 
     async def _announce(self, info: SessionInfo) -> None:
         if not self.is_news(info):

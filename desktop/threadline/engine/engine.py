@@ -122,7 +122,7 @@ class Engine:
         """Knowledge bases, their local index, and the passages sent with a turn (``engine/knowledge.py``)."""
         self.turns.runner.knowledge = self.knowledge
         self.tools.register(SearchKnowledgeTool(self.knowledge, self._chat_scope))
-        self.memory = MemoryService(store, self._chat_scope)
+        self.memory = MemoryService(store, self._chat_scope, self.sessions.tell)
         """Saved memories, the memory switch, past-chat search (``engine/memory.py``)."""
         self.turns.runner.memory = self.memory
         self.tools.register(SearchPastChatsTool(self.memory))
@@ -169,6 +169,7 @@ class Engine:
                 session_touched=self.elsewhere.touched,
                 on_receiving=self.sessions.changes_receiving,
                 projects_changed=self.projects.refresh,
+                memories_changed=self.memory.refresh,
                 since=watch_since,
             )
             self.sessions.subscribe_sessions(self.change_watch.observe)

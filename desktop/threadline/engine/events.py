@@ -17,6 +17,7 @@ from threadline.core.compare import CompareTarget, WorkerState
 from threadline.core.config import AgentConfig
 from threadline.core.file_changes import ChangeSet
 from threadline.core.gathered_context import GatheredContext
+from threadline.core.memory import Memory
 from threadline.core.messages import Message
 from threadline.core.project import Project
 from threadline.core.session import SessionInfo
@@ -356,5 +357,15 @@ class ProjectsChanged:
     projects: tuple[Project, ...]
 
 
-SessionEvent = SessionUpdated | SessionRemoved | SessionRestored | SessionForked | ProjectsChanged
+@dataclass(frozen=True, slots=True)
+class MemoriesChanged:
+    """A memory was saved, edited or deleted, here or in another instance (the change feed):
+    ``memories`` is the whole list now, oldest first (docs/memory.md)."""
+
+    memories: tuple[Memory, ...]
+
+
+SessionEvent = (
+    SessionUpdated | SessionRemoved | SessionRestored | SessionForked | ProjectsChanged | MemoriesChanged
+)
 """What ``subscribe_sessions`` observers hear: the listing of every session, not one conversation."""

@@ -5,6 +5,11 @@ database to a server and into a copy). The settings (memory on or off, how far
 ``search_past_chats`` reaches, the projects that offer it to every agent) are one stored
 setting, ``memory``. The switch is also kept here as a plain flag, read without waiting
 by the tool registry when it decides which tools a turn offers.
+
+Every change to the list is announced as ``MemoriesChanged`` to the session observers
+(Settings → Memory, the context meters). Another instance's changes arrive through the
+change feed (migration 0013): the change watch calls ``refresh``, which announces the list
+only when it differs from the one last told, so a change made here is not echoed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from threadline.core.memory import (
 )
 from threadline.core.session import SearchHit
 from threadline.engine.errors import EngineError
+from threadline.engine.events import MemoriesChanged
 from threadline.store.errors import NotFoundError
 from threadline.store.repository import Store
 from threadline.store.search import ChatScope
@@ -77,9 +83,17 @@ class MemorySettings:
 class MemoryService:
     """Implements ``MemoryApi`` (``engine/capability_apis.py``)."""
 
-    def __init__(self, store: Store, chat_scope: ChatScopeOf) -> None:
+    def __init__(
+        self,
+        store: Store,
+        chat_scope: ChatScopeOf,
+        announce: Callable[[MemoriesChanged], None] = lambda _event: None,
+    ) -> None:
         self._store = store
         self._chat_scope = chat_scope
+        self._announce = announce
+        self._known: tuple[Memory, ...] | None = None
+        """The list as last read or told (``None`` before the first read)."""
         self.enabled = True
         """The switch as last read or set (``load`` at start-up; ``set_settings``)."""
 
@@ -98,11 +112,21 @@ class MemoryService:
     # -- memories ------------------------------------------------------------------------------
 
     async def memories(self) -> list[Memory]:
-        return await self._store.memories()
+        """Every memory as stored now; ``MemoriesChanged`` follows when it differs from the last read."""
+        memories = await self._store.memories()
+        self._remember(memories)
+        return memories
+
+    async def refresh(self) -> None:
+        """The change feed says memories changed: read them, and announce the list if it differs
+        from the one last told (a change made here was announced already and stays silent)."""
+        self._remember(await self._store.memories(), always=self._known is None)
 
     async def add(self, text: str, scope: MemoryScope = MemoryScope.GLOBAL, target: str = "") -> Memory:
         memory = Memory(_clean(text), scope, _target(scope, target))
-        return await self._store.save_memory(memory)
+        saved = await self._store.save_memory(memory)
+        await self._changed()
+        return saved
 
     async def edit(
         self, memory_id: str, text: str, scope: MemoryScope | None = None, target: str | None = None
@@ -115,13 +139,27 @@ class MemoryService:
         edited = replace(
             found, text=_clean(text), scope=scope, target=_target(scope, target), updated_at=utcnow()
         )
-        return await self._store.save_memory(edited)
+        saved = await self._store.save_memory(edited)
+        await self._changed()
+        return saved
 
     async def delete(self, memory_id: str) -> None:
         try:
             await self._store.delete_memory(memory_id)
         except NotFoundError:
             raise MemoryChangeError("That memory is gone: it was deleted meanwhile.") from None
+        await self._changed()
+
+    async def _changed(self) -> None:
+        """After a change made here: always announce, with the list as stored now."""
+        self._remember(await self._store.memories(), always=True)
+
+    def _remember(self, memories: list[Memory], *, always: bool = False) -> None:
+        known = tuple(memories)
+        changed = self._known is not None and known != self._known
+        self._known = known
+        if changed or always:
+            self._announce(MemoriesChanged(known))
 
     async def for_turn(self, agent_id: str, project_id: str | None) -> list[Memory]:
         """The memories a turn of ``agent_id`` in ``project_id`` sends; none while memory is off.

@@ -84,7 +84,7 @@ from threadline.store.errors import StoreError
 from threadline.store.repository import Store
 from threadline.tools.context import tool_context
 from threadline.tools.registry import ToolRegistry
-from threadline.web.sources import web_sources_of
+from threadline.web.sources import numbered_path, offers_web, web_sources_of
 
 log = logging.getLogger("threadline.engine")
 
@@ -436,8 +436,8 @@ class TurnRunner:
         resuming: bool,
     ) -> None:
         conversation = live.conversation
-        request = await self._build(live, agent, config.name, params.model, continue_reply=resuming)
         tools = self._offered_tools(agent)
+        request = await self._build(live, agent, config.name, params.model, tools, continue_reply=resuming)
         self._sent_tokens[live.session_id] = request.estimated_tokens + estimate_tool_tokens(tools)
         started = utcnow()
         clock = time.perf_counter()
@@ -503,15 +503,25 @@ class TurnRunner:
             live.emit(TurnStateChanged(live.session_id, conversation.state))
 
     async def _build(
-        self, live: LiveConversation, agent: AgentConfig, provider: str, model: str, *, continue_reply: bool
+        self,
+        live: LiveConversation,
+        agent: AgentConfig,
+        provider: str,
+        model: str,
+        tools: Sequence[ToolSpec],
+        *,
+        continue_reply: bool,
     ) -> BuiltRequest:
         cap = await self._store.get_setting(HISTORY_CAP_SETTING, DEFAULT_HISTORY_CAP)
         gathered = await self._gather(live, agent, provider, model)
         knowledge = await knowledge_for_turn(self.knowledge, live, agent, gathered)
         memory = await self.memory.block_for(agent.id, live.info.project_id) if self.memory else ""
         system = with_context(with_context(agent.system_prompt, self.server_instructions(agent)), memory)
+        path = live.conversation.path()
+        if offers_web(tools):  # the numbers the reply's Sources will show (web/sources.py)
+            path = numbered_path(path, len(knowledge.sources) + 1)
         return build_request(
-            live.conversation.path(),
+            path,
             system=with_context(with_context(system, gathered.block), knowledge.block),
             limits=Limits(history_cap=int(cap), token_budget=self.token_budget(agent, provider, model)),
             known_tools=self._tools.names(),

@@ -322,12 +322,18 @@ def map_status_error(
 
 
 def network_error(
-    provider: str, base_url: str, *, model: str = "", during_stream: bool = False
+    provider: str, base_url: str, *, model: str = "", during_stream: bool = False, answered: bool = False
 ) -> NetworkError:
+    """The connection failed: before the server answered, or (``answered``) once its reply had
+    begun — a server that closes the connection mid-reply, or breaks the body's framing, was
+    reached, so "could not connect" would send the user to check the wrong thing.
+    ``during_stream``: part of the reply had arrived, and the engine keeps it."""
     where = f" at {base_url}" if base_url else ""
-    if during_stream:
-        reason = f"The connection to {provider} broke while the reply was streaming"
-        text = f"{reason}. The partial reply was kept; try again."
+    if during_stream or answered:
+        reason = f"The connection to {provider} closed before the reply finished"
+        text = (
+            f"{reason}. The partial reply was kept; try again." if during_stream else f"{reason}. Try again."
+        )
     else:
         reason = f"Could not connect to {provider}{where}"
         text = f"{reason}. Check your network connection, or that the server is running."

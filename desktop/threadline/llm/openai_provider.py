@@ -169,7 +169,12 @@ class OpenAIProvider(SdkProvider):
             raise
         except Exception as err:
             mapped = self._map(
-                err, params.model, during_stream=accumulator.has_output, reading=reading, streaming=streaming
+                err,
+                params.model,
+                during_stream=accumulator.has_output,
+                reading=reading,
+                streaming=streaming,
+                answered=reading,
             )
             if mapped is None:
                 raise

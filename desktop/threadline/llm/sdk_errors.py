@@ -36,13 +36,15 @@ def map_sdk_exception(
     during_stream: bool,
     reading: bool = True,
     connect_timeout: float | None = None,
+    answered: bool = False,
 ) -> ProviderError | None:
     """The ``ProviderError`` for ``err`` (the caller raises it ``from err``).
 
     ``None`` when ``err`` is no provider failure but a bug on our side (a wrong
     argument before anything was sent, ``reading=False``): it must surface as is.
     ``timeout`` is the bound that applied to the wait that ran out (first byte
-    or stall), ``connect_timeout`` the one for opening the connection.
+    or stall), ``connect_timeout`` the one for opening the connection. ``answered``: the
+    server's reply had begun (its first bytes arrived) when the connection failed.
     """
     httpx = httpx_module()
 
@@ -56,7 +58,7 @@ def map_sdk_exception(
     if isinstance(err, sdk.APITimeoutError | httpx.TimeoutException):
         return timeout_error(provider, timeout, model=model, during_stream=during_stream)
     if isinstance(err, sdk.APIConnectionError | httpx.TransportError):
-        return network_error(provider, base_url, model=model, during_stream=during_stream)
+        return network_error(provider, base_url, model=model, during_stream=during_stream, answered=answered)
     if isinstance(err, sdk.APIError):  # an error payload inside a 200 stream
         return map_status_error(None, err.body, None, provider=provider, model=model)
     if isinstance(err, json.JSONDecodeError):

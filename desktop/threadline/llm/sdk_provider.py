@@ -86,8 +86,10 @@ class SdkProvider:
         during_stream: bool,
         reading: bool = True,
         streaming: bool = False,
+        answered: bool = False,
     ) -> ProviderError | None:
-        """``streaming``: the first bytes had arrived, so a read timeout was the stall bound."""
+        """``streaming``: the first bytes had arrived, so a read timeout was the stall bound.
+        ``answered``: the server had answered the request (a success status) when it failed."""
         return map_sdk_exception(
             err,
             self._sdk,
@@ -98,4 +100,5 @@ class SdkProvider:
             connect_timeout=self.timeouts.connect,
             during_stream=during_stream,
             reading=reading,
+            answered=answered,
         )

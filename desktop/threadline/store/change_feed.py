@@ -3,7 +3,8 @@
 Database triggers append one entry to ``change_log`` for every session created,
 changed or deleted and every message added, grown, changed or deleted (migration
 0006), and every project created, edited or deleted (migration 0009, kind
-``project_changed``, the project's id in ``session_id``), whoever wrote it. A
+``project_changed``, the project's id in ``session_id``) and every memory saved, edited
+or deleted (migration 0013, kind ``memory_changed``, the memory's id), whoever wrote it. A
 ``ChangeFeed`` remembers the last ``seq`` it handed out and reads only the entries
 after it, together with the current rows of the sessions and messages they name,
 in one read transaction:
@@ -24,8 +25,9 @@ in one read transaction:
   line; its caller re-reads what it shows once (``change_counter.changed_sessions``).
 
 Message rows are fetched only for the sessions the caller names (the open ones):
-the sidebar needs the session rows, never a streaming reply's text. Project entries
-fetch nothing: the list is small and its reader reads it whole (``ChangeBatch.projects_changed``).
+the sidebar needs the session rows, never a streaming reply's text. Project and memory
+entries fetch nothing: each list is small and its reader reads it whole
+(``ChangeBatch.projects_changed``, ``ChangeBatch.memories_changed``).
 """
 
 from __future__ import annotations
@@ -82,6 +84,12 @@ class ChangeKind(StrEnum):
     MESSAGE_DELETED = "message_deleted"
     PROJECT_CHANGED = "project_changed"
     """A project was created, edited or deleted; ``session_id`` is the project's id."""
+    MEMORY_CHANGED = "memory_changed"
+    """A memory was saved, edited or deleted; ``session_id`` is the memory's id."""
+
+
+NOT_SESSIONS = frozenset({ChangeKind.PROJECT_CHANGED, ChangeKind.MEMORY_CHANGED})
+"""Kinds whose ``session_id`` names something else: never looked up among the sessions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +134,11 @@ class ChangeBatch:
     def projects_changed(self) -> bool:
         """Whether any entry says a project was created, edited or deleted."""
         return any(c.kind is ChangeKind.PROJECT_CHANGED for c in self.changes)
+
+    @property
+    def memories_changed(self) -> bool:
+        """Whether any entry says a memory was saved, edited or deleted."""
+        return any(c.kind is ChangeKind.MEMORY_CHANGED for c in self.changes)
 
 
 class ChangeFeed:
@@ -309,7 +322,7 @@ class ChangeFeed:
             oldest = connection.execute(sa.select(sa.func.min(_log.c.seq))).scalar_one()
             missed = oldest is not None and int(oldest) > last + 1
             changes = tuple(_change(row) for row in rows)
-            named = (c.session_id for c in changes if c.kind is not ChangeKind.PROJECT_CHANGED)
+            named = (c.session_id for c in changes if c.kind not in NOT_SESSIONS)
             found = _sessions(connection, list(dict.fromkeys(named)))
             wanted = {c.message_id for c in changes if c.message_id and c.session_id in messages_of}
             rows_of_messages = _messages(connection, wanted)

@@ -2,7 +2,7 @@
 """The schema the migrations end in, as SQLite holds it: written by
 ``python -m threadline.store.fresh_sqlite_record`` (see ``fresh_sqlite.py``); do not edit."""
 
-REVISION = "0012"
+REVISION = "0013"
 STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\tCONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)",
     "CREATE TABLE sessions (\n\tid VARCHAR(64) NOT NULL, \n\ttitle VARCHAR NOT NULL, \n\ttitle_set_by_user BOOLEAN NOT NULL, \n\tpinned BOOLEAN NOT NULL, \n\tarchived BOOLEAN NOT NULL, \n\tfolder VARCHAR NOT NULL, \n\tagent_id VARCHAR NOT NULL, \n\tprovider VARCHAR NOT NULL, \n\tmodel VARCHAR NOT NULL, \n\tactive_leaf VARCHAR(64), \n\tpreview VARCHAR NOT NULL, \n\tcheckpoints JSON NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tsummary VARCHAR NOT NULL, context JSON DEFAULT '{}' NOT NULL, project_id VARCHAR(64), \n\tPRIMARY KEY (id)\n)",
@@ -43,4 +43,7 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE file_changes (\n\tchange_set_id VARCHAR(64) NOT NULL, \n\tposition INTEGER NOT NULL, \n\tpath BLOB NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\trenamed_from BLOB, \n\tadded INTEGER DEFAULT '0' NOT NULL, \n\tremoved INTEGER DEFAULT '0' NOT NULL, \n\tbefore_digest VARCHAR(64) DEFAULT '' NOT NULL, \n\tbefore_size BIGINT DEFAULT '0' NOT NULL, \n\tbefore_kept BOOLEAN DEFAULT 0 NOT NULL, \n\tbefore_binary BOOLEAN DEFAULT 0 NOT NULL, \n\tbefore_not_kept TEXT DEFAULT '' NOT NULL, \n\tbefore_unknown BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_digest VARCHAR(64) DEFAULT '' NOT NULL, \n\tafter_size BIGINT DEFAULT '0' NOT NULL, \n\tafter_kept BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_binary BOOLEAN DEFAULT 0 NOT NULL, \n\tafter_not_kept TEXT DEFAULT '' NOT NULL, \n\tafter_unknown BOOLEAN DEFAULT 0 NOT NULL, \n\tPRIMARY KEY (change_set_id, position), \n\tFOREIGN KEY(change_set_id) REFERENCES change_sets (id) ON DELETE CASCADE\n)",
     "CREATE TABLE memories (\n\tid VARCHAR(64) NOT NULL, \n\ttext TEXT NOT NULL, \n\tscope VARCHAR(16) DEFAULT 'global' NOT NULL, \n\ttarget VARCHAR(64) DEFAULT '' NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tPRIMARY KEY (id)\n)",
     "CREATE INDEX ix_memories_scope ON memories (scope, target)",
+    "CREATE TRIGGER change_log_memory_insert AFTER INSERT ON memories BEGIN\n            INSERT INTO change_log (at, kind, session_id, message_id) VALUES (strftime('%Y-%m-%d %H:%M:%f000', 'now'), 'memory_changed', new.id, NULL);\n        END",
+    "CREATE TRIGGER change_log_memory_update AFTER UPDATE ON memories BEGIN\n            INSERT INTO change_log (at, kind, session_id, message_id) VALUES (strftime('%Y-%m-%d %H:%M:%f000', 'now'), 'memory_changed', new.id, NULL);\n        END",
+    "CREATE TRIGGER change_log_memory_delete AFTER DELETE ON memories BEGIN\n            INSERT INTO change_log (at, kind, session_id, message_id) VALUES (strftime('%Y-%m-%d %H:%M:%f000', 'now'), 'memory_changed', old.id, NULL);\n        END",
 )

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("threadline.store")
 
-HEAD_REVISION = "0012"
+HEAD_REVISION = "0013"
 KNOWN_REVISIONS = frozenset(
-    {"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012"}
+    {"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"}
 )
 """Every revision in ``migrations/versions`` (a test checks these against Alembic)."""
 

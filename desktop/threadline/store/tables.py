@@ -118,12 +118,12 @@ class MessageRow(SQLModel, table=True):
 
 
 class ChangeLogRow(SQLModel, table=True):
-    """One change to a session, message or project, written by database triggers (the change feed).
+    """One change to a session, message, project or memory, written by database triggers (the change feed).
 
     Triggers, not store code, fill it, so every writer of the database is covered; see
     ``threadline.store.change_feed``. ``kind`` is one of ``change_feed.ChangeKind``.
-    ``session_id`` holds the project's id for ``project_changed`` (migration 0009): a plain
-    key whose meaning the kind sets.
+    ``session_id`` holds the project's id for ``project_changed`` (migration 0009) and the
+    memory's for ``memory_changed`` (migration 0013): a plain key whose meaning the kind sets.
     """
 
     __tablename__ = "change_log"

@@ -30,6 +30,7 @@ from threadline.engine.events import (
     ActivePathChanged,
     CheckpointsChanged,
     ConversationEvent,
+    MemoriesChanged,
     MessageAdded,
     MessageChanged,
     SessionEvent,
@@ -178,6 +179,41 @@ async def test_sessions_created_renamed_and_deleted_in_one_engine_follow_in_the_
         await until(lambda: any(isinstance(e, SessionRemoved) for e in seen))
         assert [e.session_id for e in seen if isinstance(e, SessionRemoved)] == [created.id]
         await until(lambda: b.sessions.live(created.id) is None)  # the open tab closed
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_memories_saved_edited_and_deleted_in_one_engine_follow_in_the_other(
+    database_url: str, tmp_path: Path, replay_server: ReplayServer
+) -> None:
+    """Memories travel on the feed like projects (migration 0013): B hears ``MemoriesChanged``
+    with the whole list for each change A makes, and its own change once, with no echo."""
+    a = await engine_on(database_url, tmp_path / "a", replay_server)
+    b = await engine_on(database_url, tmp_path / "b", replay_server)
+    try:
+        seen: list[SessionEvent] = []
+        b.sessions.subscribe_sessions(seen.append)
+        assert await b.memory.memories() == []
+        watch = b.change_watch
+        assert watch is not None
+        await until(lambda: watch.feed is not None)
+
+        def lists() -> list[list[str]]:
+            return [[m.text for m in e.memories] for e in seen if isinstance(e, MemoriesChanged)]
+
+        saved = await a.memory.add("Prefers metric units")
+        await until(lambda: lists() == [["Prefers metric units"]])
+        await a.memory.edit(saved.id, "Prefers SI units")
+        await until(lambda: lists()[-1:] == [["Prefers SI units"]])
+        await a.memory.delete(saved.id)
+        await until(lambda: lists()[-1:] == [[]])
+        assert len(lists()) == 3
+
+        await b.memory.add("Writes in British English")  # B's own: told at once, not again by its feed
+        marker = await a.sessions.new_session("after the memory")
+        await until(lambda: any(isinstance(e, SessionUpdated) and e.session.id == marker.id for e in seen))
+        assert lists()[3:] == [["Writes in British English"]]
     finally:
         await a.aclose()
         await b.aclose()

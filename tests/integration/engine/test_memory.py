@@ -7,9 +7,11 @@ rides in the system prompt of the next chat's request; a declined one never does
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.integration.engine.helpers import failure, turn
@@ -22,6 +24,7 @@ from tests.integration.tools.tool_turns import (
 from tests.support.sse_server import ReplayServer
 from tests.support.waiting import until
 
+from threadline.core.compare import CompareTarget
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
 from threadline.core.memory import DECLINED_REASON, EDITED_FLAG, MEMORY_HEADING, MemoryScope, PastChatsScope
 from threadline.core.messages import Message, MessageStatus, ToolCall
@@ -233,3 +236,50 @@ async def test_the_switch_set_in_another_process_reaches_the_next_turn(
     finally:
         await other.aclose()
     assert MEMORY_HEADING not in await next_chat_system(engine, replay_server)
+
+
+async def test_both_compare_columns_search_past_chats_in_the_chats_project(
+    engine: Engine, replay_server: ReplayServer
+) -> None:
+    """A project that offers past-chat search offers it in a compare too: the column of the
+    chat's own agent and the column of another agent both list ``search_past_chats``, and each
+    search stays in the chat's project, as a single reply's would."""
+    allow = (ApprovalRule("search_past_chats", Approval.ALLOW),)
+    await engine.agents.save_agent(AgentConfig("default", "Default", approval_rules=allow))
+    reviewer = await engine.agents.create_agent(
+        AgentConfig("", "Reviewer", provider="replay", model="reviewer-model", approval_rules=allow)
+    )
+    work = await engine.projects.create_project("Work")
+    home = await engine.projects.create_project("Home")
+    await engine.memory.set_settings(MemorySettings(past_chat_projects=(work.id,)))
+    replay_server.enqueue(text_reply(OPENAI, "ok"), text_reply(OPENAI, "ok"))
+    same = await engine.sessions.new_session("Heron notes", project_id=work.id)
+    assert failure(await turn(engine, same.id, "The heron service runs on port 8443")) is None
+    other = await engine.sessions.new_session("Garden", project_id=home.id)
+    assert failure(await turn(engine, other.id, "The heron nest is in the oak")) is None
+    first = len(replay_server.requests)
+
+    def answer(request: Any) -> Any:
+        if any(m.get("role") == "tool" for m in request.body["messages"]):
+            return text_reply(OPENAI, "Found.")
+        return tool_call_reply(OPENAI, [("s1", "search_past_chats", {"query": "heron"})])
+
+    replay_server.responder = answer
+    asking = await engine.sessions.new_session(project_id=work.id)
+    await engine.sessions.open_session(asking.id)
+    targets = (CompareTarget("replay", "plain"), CompareTarget(agent_id=reviewer.id, label="Reviewer"))
+    engine.turns.send_compare(asking.id, "Where does heron run?", targets)
+    await asyncio.wait_for(engine.turns.wait_idle(asking.id), 60)
+
+    sent = [
+        i for i in range(first, len(replay_server.requests)) if replay_server.requests[i].method == "POST"
+    ]
+    by_model: dict[str, list[int]] = {}
+    for index in sent:
+        by_model.setdefault(replay_server.requests[index].body["model"], []).append(index)
+    assert sorted(by_model) == ["plain", "reviewer-model"]
+    for model, (asked, answered) in by_model.items():
+        assert "search_past_chats" in offered_tool_names(replay_server, asked), model
+        found = json.loads(sent_tool_results(replay_server, answered)["s1"][0])
+        snippets = " ".join(r["snippet"] for r in found["results"])
+        assert "port 8443" in snippets and "oak" not in snippets, (model, snippets)

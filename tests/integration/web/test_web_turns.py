@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 import pytest
 from tests.integration.engine.helpers import failure, stored_path, turn
@@ -15,10 +16,12 @@ from tests.integration.tools.tool_turns import (
     text_reply,
     tool_call_reply,
 )
+from tests.support.knowledge_folders import knowledge_folder
 from tests.support.sse_server import ReplayServer
 from tests.support.web_servers import ARTICLE_ANSWER, ARTICLE_TITLE, WebServer
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule, ProviderKind
+from threadline.core.knowledge import AttachScope
 from threadline.core.messages import MessageKind, stopped_after
 from threadline.core.meter import MeterPart
 from threadline.core.sources import SourceKind
@@ -60,6 +63,7 @@ async def test_search_results_and_the_page_text_reach_the_model_and_stay_as_sour
         "title": ARTICLE_TITLE,
         "url": f"{web.base_url}/page.html",
         "snippet": "Everything about the albatross valve (albatross valve torque): torque, seats and tags.",
+        "cite": "[1]",
     }
     assert "not instructions" in json.loads(text)["note"]
     page_text, _ = sent_tool_results(replay_server, 2)["f1"]
@@ -159,3 +163,28 @@ async def test_without_a_provider_the_search_says_where_to_choose_one(
     )
     assert failure(await turn(engine, session.id, "Search")) is None
     assert "pick one in Settings → Web" in sent_tool_results(replay_server, 1)["s1"][0]
+
+
+async def test_web_results_are_numbered_after_the_knowledge_passages_of_the_same_request(
+    engine: Engine, replay_server: ReplayServer, web: WebServer, tmp_path: Path
+) -> None:
+    await engine.web.use(WebProvider.SEARXNG, searxng_url=web.base_url)
+    await web_agent(engine)
+    session = await engine.sessions.new_session()
+    await engine.knowledge.add("handbook", [knowledge_folder(tmp_path / "docs")])
+    await engine.knowledge.index("handbook")
+    await engine.knowledge.attach("handbook", AttachScope.SESSION, session.id)
+    replay_server.enqueue(
+        tool_call_reply(OPENAI, [("s1", "web_search", {"query": "albatross valve torque"})]),
+        text_reply(OPENAI, "42 N·m."),
+    )
+    assert failure(await turn(engine, session.id, "What torque does the albatross valve need?")) is None
+
+    reply = (await stored_path(engine.data_dir, session.id))[-1]
+    passages = [s for s in reply.sources if s.kind is SourceKind.KNOWLEDGE]
+    assert passages, "the knowledge base sent passages"
+    hits = json.loads(sent_tool_results(replay_server, 1)["s1"][0])["results"]
+    for hit in hits:
+        number = int(hit["cite"].strip("[]"))
+        assert number > len(passages)
+        assert reply.sources[number - 1].locator.url == hit["url"], "the number the Sources list gives it"

@@ -1,6 +1,7 @@
 """The web tools in the window: asked about with their arguments, answered with the mouse
 (allow once, always allow, deny), their results shown in the chat and sent to the model, and
-the page text reaching the model — a real engine, a SearXNG and page server on loopback."""
+the page text reaching the model, numbered as the reply's Sources show them — a real engine,
+a SearXNG and page server on loopback."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from tests.support.ui_driving import type_and_send, wait_idle
 from tests.support.waiting import WAIT_MS
 from tests.support.web_servers import ARTICLE_ANSWER, ARTICLE_TITLE, WebServer
 from tests.ui.approval.test_flows_approval import click, sent_results, wait_asked
+from tests.ui.chat.test_flows_sources import DesktopUrls, desktop  # noqa: F401 (a fixture)
+from tests.ui.chat.test_flows_sources import click as click_anchor
 
 from threadline.core.config import AgentConfig, Approval, ApprovalRule
 from threadline.core.messages import MessageKind
@@ -90,3 +93,39 @@ def test_a_denied_page_is_not_fetched(harness: Any, web: WebServer) -> None:
     wait_idle(harness, tab)
     harness.qtbot.waitUntil(lambda: tab.live.conversation.path()[-1].text == "Fine.", timeout=WAIT_MS)
     assert web.requests == [] and "f1" in sent_results(harness, 1)
+
+
+def test_the_model_is_told_the_numbers_the_sources_show_so_its_citation_opens_the_right_page(
+    harness: Any,
+    web: WebServer,
+    desktop: DesktopUrls,  # noqa: F811 (the fixture imported above)
+) -> None:
+    harness.server.enqueue(
+        tool_reply(("s1", "web_search", {"query": "heron pump speed"})),
+        sse_response(openai_text_stream(["Heron pumps run at 1450 rpm [2]."])),
+    )
+    harness.open()
+    harness.run(harness.engine.web.use(WebProvider.SEARXNG, searxng_url=web.base_url))
+    harness.run(
+        harness.engine.agents.save_agent(
+            AgentConfig(
+                "default",
+                "Default",
+                enabled_tools=("web_search",),
+                approval_rules=(ApprovalRule("web_search", Approval.ALLOW),),
+            )
+        )
+    )
+    tab = new_tab(harness)
+    type_and_send(harness.qtbot, tab, "How fast do heron pumps run?")
+    wait_idle(harness, tab)
+
+    hits = json.loads(sent_results(harness, 1)["s1"])["results"]
+    assert [(h["cite"], h["url"]) for h in hits] == [
+        ("[1]", f"{web.base_url}/page.html"),
+        ("[2]", f"{web.base_url}/doc.pdf"),
+    ], "the request numbers each result"
+    reply = tab.live.conversation.path()[-1]
+    assert [s.locator.url for s in reply.sources] == [h["url"] for h in hits], "as the Sources box does"
+    click_anchor(harness, tab, reply.id, "source:cite:2")
+    harness.qtbot.waitUntil(lambda: desktop.urls == [f"{web.base_url}/doc.pdf"], timeout=WAIT_MS)

@@ -148,3 +148,32 @@ def test_a_memory_is_its_own_part_of_the_context_meter(harness: Any) -> None:
     bars = [bar.accessibleName() for bar in popup.findChildren(QProgressBar)]
     assert f"Memory: {current.tokens(MeterPart.MEMORY):,} tokens" in bars
     popup.close()
+
+
+def test_a_memory_saved_by_another_instance_shows_in_the_open_page_and_the_meter(harness: Any) -> None:
+    """Two instances on one database: what the other saves reaches this window through the
+    change feed — listed in the open Settings → Memory and counted by an open chat's meter —
+    with no restart and nothing reopened."""
+    from threadline.engine.engine import Engine
+
+    harness.open()
+    tab = new_tab_by_click(harness)
+    meter = tab.composer.meter
+    harness.qtbot.waitUntil(lambda: meter.current() is not None, timeout=WAIT_MS)
+    assert meter.current().tokens(MeterPart.MEMORY) == 0
+    page = open_page(harness)
+    assert listed(page) == []
+    watch = harness.engine.change_watch
+    harness.qtbot.waitUntil(lambda: watch is not None and watch.feed is not None, timeout=WAIT_MS)
+
+    async def elsewhere(text: str) -> None:
+        other = await Engine.open(harness.data_dir / "other", database_url=harness.engine.store.url)
+        try:
+            await other.memory.add(text)
+        finally:
+            await other.aclose()
+
+    harness.run(elsewhere("Prefers metric units" + " in every answer" * 10))
+    harness.qtbot.waitUntil(lambda: len(listed(page)) == 1, timeout=WAIT_MS)
+    assert listed(page)[0][1] == "All chats" and listed(page)[0][0].startswith("Prefers metric units")
+    harness.qtbot.waitUntil(lambda: meter.current().tokens(MeterPart.MEMORY) > 40, timeout=WAIT_MS)

@@ -84,6 +84,36 @@ async def test_a_disconnect_mid_stream(api: Api, provider: Provider, replay_serv
     assert got.text.startswith("one ")
     assert "four" not in got.text
     assert_human(got.error, api.name)
+    assert "closed before the reply finished. The partial reply was kept" in got.error.user_message
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("fault", ["disconnect_after", "broken_framing"])
+async def test_a_connection_closed_after_the_answer_began_is_not_a_failure_to_connect(
+    fault: str, api: Api, provider: Provider, replay_server: ReplayServer
+) -> None:
+    """The server was reached and had begun its reply (status and headers, then the first event)
+    when it dropped the connection or broke the chunked framing: the raw ``httpx`` error becomes
+    the provider's own, saying what happened, not "could not connect"."""
+    replay_server.enqueue(s.sse_response(api.text_stream(["one ", "two"]), **{fault: 1}))
+    got = await run(provider, api)
+    assert isinstance(got.error, errors.NetworkError) and got.error.retryable
+    assert_human(got.error, api.name)
+    assert "closed before the reply finished" in got.error.user_message
+    assert "Could not connect" not in got.error.user_message
+
+
+@pytest.mark.asyncio
+async def test_a_broken_chunked_body_mid_reply_keeps_the_partial_text(
+    api: Api, provider: Provider, replay_server: ReplayServer
+) -> None:
+    replay_server.enqueue(
+        s.sse_response(api.text_stream(["one ", "two ", "three ", "four"]), broken_framing=4)
+    )
+    got = await run(provider, api)
+    assert isinstance(got.error, errors.NetworkError) and got.text.startswith("one ")
+    assert_human(got.error, api.name)
+    assert "closed before the reply finished. The partial reply was kept" in got.error.user_message
 
 
 @pytest.mark.asyncio

@@ -1,4 +1,5 @@
-"""A reply's web sources come from the web tool results of its own turn, newest look per URL."""
+"""A reply's web sources come from the web tool results of its own turn, newest look per URL in
+the place of the first, and the request numbers them as the Sources list does."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 from threadline.core.messages import Message, ToolResult
 from threadline.core.sources import SourceKind
-from threadline.web.sources import web_sources
+from threadline.web.sources import numbered_path, web_sources
 
 
 def results(*items: ToolResult, parent: str | None = None) -> Message:
@@ -37,11 +38,29 @@ def test_only_this_turns_results_count_and_a_read_page_replaces_its_snippet() ->
         ),
     ]
     sources = web_sources(path)
-    assert [s.locator.url for s in sources] == ["https://two.example/", "https://one.example/x"]
+    assert [s.locator.url for s in sources] == ["https://one.example/x", "https://two.example/"]
     assert all(s.kind is SourceKind.WEB for s in sources)
-    assert sources[1].text == "the whole page" and sources[1].label == "one.example"
-    assert sources[1].locator.heading == "Page" and sources[0].text == "snippet of https://two.example/"
+    assert sources[0].text == "the whole page" and sources[0].label == "one.example"
+    assert sources[0].locator.heading == "Page" and sources[1].text == "snippet of https://two.example/"
 
 
 def test_no_web_results_no_sources() -> None:
     assert web_sources([Message.prompt("hi")]) == ()
+
+
+def test_the_request_numbers_the_turns_web_results_after_the_knowledge_passages() -> None:
+    earlier = results(search("a", "https://old.example/"))
+    path = [
+        Message.prompt("earlier"),
+        earlier,
+        Message.prompt("now"),
+        results(search("b", "https://one.example/x", "https://two.example/")),
+        results(page("c", "https://one.example/x", "the whole page")),
+    ]
+    sent = numbered_path(path, first=3)  # two knowledge passages came first
+    hits = json.loads(sent[3].tool_results[0].text)["results"]
+    assert [h["cite"] for h in hits] == ["[3]", "[4]"]
+    assert json.loads(sent[4].tool_results[0].text)["cite"] == "[3]", "a page read keeps its result's number"
+    assert sent[1] is earlier, "an earlier turn's results are not this reply's sources"
+    assert "cite" not in path[3].tool_results[0].text, "the stored results stay as the tool returned them"
+    assert [s.locator.url for s in web_sources(path)][1] == "https://two.example/"

@@ -5,6 +5,10 @@ change it through ``engine.memory`` (docs/memory.md). The switch turns memory of
 no memory reaches a request and neither memory tool is offered. The past-chat section says
 whether ``search_past_chats`` reaches the chats of the same project or all chats, and in
 which projects it is offered whatever the agent enables.
+
+The list follows ``MemoriesChanged`` (a session event): a memory saved in a chat, in
+another window or by another process on the same database shows here while the page is
+open, without reopening Settings (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from threadline.core.config import AgentConfig
 from threadline.core.memory import MAX_MEMORY_CHARS, Memory, MemoryScope, PastChatsScope
 from threadline.core.project import Project
 from threadline.engine.api import EngineApi
+from threadline.engine.events import MemoriesChanged, SessionEvent
 from threadline.engine.memory import MemorySettings
 from threadline.ui.common.message_bridge import MessageLevel, UserMessage
 from threadline.ui.common.tasks import spawn
@@ -169,6 +174,8 @@ class MemoryPage(QWidget):
         v.addWidget(self.message)
         v.addStretch(1)
         self._selection_changed()
+        unsubscribe = engine.sessions.subscribe_sessions(self._session_event)
+        self.destroyed.connect(lambda *_: unsubscribe())
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -196,6 +203,12 @@ class MemoryPage(QWidget):
         finally:
             self._filling = False
         self._fill_table()
+
+    def _session_event(self, event: SessionEvent) -> None:
+        """Another window, process or chat changed the memories: show the list as it is now."""
+        if isinstance(event, MemoriesChanged) and shiboken6.isValid(self):
+            self.memories = list(event.memories)
+            self._fill_table()
 
     def scope_words(self, memory: Memory) -> str:
         if memory.scope is MemoryScope.GLOBAL:

@@ -2,7 +2,8 @@
 
 The engine computes them from stored history (``EngineApi.context_meter``, ``usage``,
 ``price_book``); this asks again, coalesced, whenever the conversation changes —
-a message added, a reply finished, the turn's state, the session's agent or model.
+a message added, a reply finished, the turn's state, the session's agent or model, and the
+saved memories (``MemoriesChanged``, from this window or, through the change feed, another).
 A failed refresh leaves the last figures in place and is logged: a meter that is a
 moment old is better than an error banner about a meter.
 """
@@ -19,6 +20,7 @@ from PySide6.QtCore import QObject, QTimer
 from threadline.core.meter import ContextMeter
 from threadline.core.usage import PriceLookup, format_cost, replies
 from threadline.engine.api import EngineApi
+from threadline.engine.events import MemoriesChanged, SessionEvent
 from threadline.engine.usage_report import PriceBook, SessionUsage
 from threadline.ui.chat.composer.context_meter_button import ContextMeterButton
 from threadline.ui.chat.view.chat_view import ChatView
@@ -70,11 +72,18 @@ class MeterFeed(QObject):
             model.sessionUpdated,
         ):
             signal.connect(self.schedule)
+        unsubscribe = engine.sessions.subscribe_sessions(self._session_event)
+        self.destroyed.connect(lambda *_: unsubscribe())
         self.schedule()
         spawn(engine.library.price_book(), tell=_QUIET, on_done=self._prices_loaded)
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
+
+    def _session_event(self, event: SessionEvent) -> None:
+        """The memories a request sends changed: the meter's memory share with them."""
+        if isinstance(event, MemoriesChanged) and shiboken6.isValid(self._timer):
+            self.schedule()
 
     def refresh(self) -> None:
         spawn(
