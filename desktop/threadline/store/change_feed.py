@@ -321,7 +321,7 @@ class ChangeFeed:
             ).all()
             oldest = connection.execute(sa.select(sa.func.min(_log.c.seq))).scalar_one()
             missed = oldest is not None and int(oldest) > last + 1
-            changes = tuple(_change(row) for row in rows)
+            changes = tuple(change for row in rows if (change := _change(row)) is not None)
             named = (c.session_id for c in changes if c.kind not in NOT_SESSIONS)
             found = _sessions(connection, list(dict.fromkeys(named)))
             wanted = {c.message_id for c in changes if c.message_id and c.session_id in messages_of}
@@ -341,8 +341,18 @@ def _dispose_made(connected: asyncio.Future[tuple[sa.Engine, int]]) -> None:
         connected.result()[0].dispose()
 
 
-def _change(row: sa.Row[Any]) -> Change:
-    return Change(row.seq, row.at, ChangeKind(row.kind), row.session_id, row.message_id)
+def _change(row: sa.Row[Any]) -> Change | None:
+    """The entry as a change, or ``None`` for a kind this version does not know.
+
+    A newer Threadline on the same database (a server database shared by two machines, one
+    updated first) logs kinds this one has never heard of; they name nothing it shows, so
+    they are passed over rather than stopping the feed for every window.
+    """
+    try:
+        kind = ChangeKind(row.kind)
+    except ValueError:
+        return None
+    return Change(row.seq, row.at, kind, row.session_id, row.message_id)
 
 
 def _sessions(connection: sa.Connection, ids: Collection[str]) -> dict[str, SessionInfo | None]:

@@ -170,6 +170,30 @@ async def test_a_reader_behind_the_trimmed_log_is_told(url: str) -> None:
         await store.close()
 
 
+async def test_a_kind_logged_by_a_newer_version_is_passed_over(url: str) -> None:
+    store = await Store.open(url)
+    feed = await ChangeFeed.open(url)
+    try:
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as connection:  # as a newer Threadline on this database would
+                connection.execute(
+                    sa.text(
+                        "INSERT INTO change_log (at, kind, session_id, message_id) "
+                        "VALUES (CURRENT_TIMESTAMP, 'something_new', 'x', NULL)"
+                    )
+                )
+        finally:
+            engine.dispose()
+        info = await store.create_session(title="after it")
+        batches = await collect(feed, await newest_seq(store))
+        changes = [c for b in batches for c in b.changes]
+        assert [(c.kind, c.session_id) for c in changes] == [(ChangeKind.SESSION_CREATED, info.id)]
+    finally:
+        await feed.aclose()
+        await store.close()
+
+
 async def test_the_log_keeps_only_its_newest_entries(tmp_path: Path) -> None:
     url = Store.sqlite_url(tmp_path / "trim.db")
     store = await Store.open(url)
