@@ -6,7 +6,9 @@ vector search finds something real and the same text always gives the same vecto
 ``synonyms`` maps a word to another before hashing, so a paraphrase (other words, the same
 meaning) lands near its original where keyword search sees nothing in common.
 ``requests`` records every body received; ``refuse`` makes it answer 503; ``delay`` (seconds)
-holds every answer back, as a busy server does.
+holds every answer back, as a busy server does. ``port`` listens on a given port: a test takes
+one from ``closed_port()`` (nothing listens there, so connecting is refused) and starts the server
+on it later, as an embedding server that comes back does.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import json
 import math
 import re
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,8 +34,17 @@ def embed_text(text: str, dimensions: int, synonyms: dict[str, str] | None = Non
     return [x / norm for x in vector]
 
 
+def closed_port() -> int:
+    """A loopback port nothing listens on right now: a connection to it is refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 class EmbeddingServer:
-    def __init__(self, dimensions: int = 64, synonyms: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, dimensions: int = 64, synonyms: dict[str, str] | None = None, *, port: int = 0
+    ) -> None:
         self.dimensions = dimensions
         self.synonyms = synonyms
         self.requests: list[dict[str, Any]] = []
@@ -74,7 +86,7 @@ class EmbeddingServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(raw)  # unless the client gave up waiting (a slow server's test)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

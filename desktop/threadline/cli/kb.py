@@ -6,7 +6,8 @@ progress line and a report of the files that could not be read, ``search NAME "q
 [--json]`` prints the best passages with their place, ``remove NAME`` forgets the base and its
 index (the files stay). On a terminal ``index`` shows a progress line (files, passages, speed,
 time left, or why it waits); Ctrl+C pauses it after the current file, and the next ``index`` (or
-the app's next start) carries on.
+the app's next start) carries on. Waiting for the embedding server is said on stderr also when it
+is not a terminal (a line each time the wait changes), since a run that seems stuck needs a reason.
 
 Only ``argparse`` is imported at module level: the parser is built on every start.
 """
@@ -24,6 +25,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from threadline.engine.api import EngineApi
     from threadline.knowledge import Progress
+
+PATIENCE_S = 300.0
+"""How long ``kb index`` waits for an embedding server that does not answer, so a script is not
+held forever; the next run embeds what is left (the app waits until it answers)."""
 
 
 def add_kb_parser(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -124,16 +129,23 @@ async def _index(engine: EngineApi, name: str, out: TextIO, err: TextIO | None =
     err = err or sys.stderr
     shown = err.isatty()
     last = [0.0]
+    said = [""]
 
     def progress(state: Progress) -> None:  # on the worker thread; a line at most every 0.2 s
+        if not shown:
+            if state.waiting and state.waiting != said[0]:
+                err.write(f"{state.waiting}\n")  # not a terminal: only why it waits, a line each
+                err.flush()
+            said[0] = state.waiting
+            return
         now = time.monotonic()
-        if not shown or (now - last[0] < 0.2 and state.files_done < state.files_total and not state.waiting):
+        if now - last[0] < 0.2 and state.files_done < state.files_total and not state.waiting:
             return
         last[0] = now
         err.write(f"\r{progress_line(state)}\x1b[K")
         err.flush()
 
-    task = asyncio.ensure_future(knowledge.index(name, progress))
+    task = asyncio.ensure_future(knowledge.index(name, progress, patience=PATIENCE_S))
     try:
         report = await asyncio.shield(task)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -162,14 +174,15 @@ async def _index(engine: EngineApi, name: str, out: TextIO, err: TextIO | None =
 def progress_line(state: Progress) -> str:
     """One line of progress: files, passages, speed and time left, or why it waits."""
     if state.waiting:
-        return f"Waiting: {state.waiting}"
+        return state.waiting
     left = state.seconds_left
     eta = f", about {_duration(left)} left" if left is not None else ""
     speed = f", {state.files_per_second:,.1f} files/s" if state.files_done else ""
     embedded = f", {state.embedded:,} embedded" if state.embedded else ""
+    down = f"; no vectors yet: {state.embed_down} does not answer" if state.embed_down else ""
     return (
         f"Indexing {state.files_done:,}/{state.files_total:,} files, {state.chunks:,} passages"
-        f"{embedded}{speed}{eta}"
+        f"{embedded}{speed}{eta}{down}"
     )
 
 

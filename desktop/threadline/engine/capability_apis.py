@@ -286,8 +286,16 @@ class KnowledgeApi(Protocol):
         """Attach the base to a project, an agent or a chat (by id), or detach it."""
         ...
 
-    async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
-        """Bring the index up to date (only what changed); ``on_progress`` runs on the worker thread."""
+    async def index(
+        self,
+        name: str,
+        on_progress: Callable[[Progress], None] | None = None,
+        *,
+        patience: float | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date (only what changed); ``on_progress`` runs on the worker thread.
+        ``patience``: seconds to wait for an embedding server that does not answer (``None``: until
+        it answers or the run is paused)."""
         ...
 
     def cancel(self, name: str) -> bool:
@@ -298,6 +306,10 @@ class KnowledgeApi(Protocol):
     def indexing(self, name: str) -> bool: ...
     async def totals(self, name: str) -> tuple[int, int, int]:
         """(files, chunks, characters) indexed."""
+        ...
+
+    async def unembedded(self, name: str) -> int:
+        """Chunks of the base that have no vector yet (the embedding server did not answer)."""
         ...
 
     async def drop_index(self, name: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -61,9 +62,10 @@ EXCLUDED_SETTING = "knowledge_excluded:"
 PASSAGES = 6
 """Passages sent with a prompt when the attached bases do not fit whole."""
 CHARS_PER_TOKEN = 4
-EMBED_PATIENCE = 300.0
+EMBED_PATIENCE = math.inf
 """Seconds an indexing waits for an embedding server that is down before leaving the vectors to
-the next run (its wish to finish is kept, so the next start tries again)."""
+the next run (its wish to finish is kept): in the app, until it answers or the user pauses, so the
+vectors come by themselves when the server is back (docs/knowledge.md)."""
 
 
 class KnowledgeError(EngineError):
@@ -141,7 +143,7 @@ class KnowledgeService:
         async with self._lock:
             bases = await self.bases()
             if any(base.name == name for base in bases):
-                raise KnowledgeError(f"A knowledge base named “{name}” exists already.")
+                raise KnowledgeError(f"A knowledge base named “{name}” exists already. Choose another name.")
             base = KnowledgeBase(
                 new_id(),
                 name,
@@ -237,8 +239,15 @@ class KnowledgeService:
         wanted = set(await asyncio.to_thread(self._open().wanted))
         return [base.name for base in await self.bases() if base.id in wanted]
 
-    async def index(self, name: str, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
-        """Bring the base's index up to date; ``on_progress`` is called on the worker thread.
+    async def index(
+        self,
+        name: str,
+        on_progress: Callable[[Progress], None] | None = None,
+        *,
+        patience: float | None = None,
+    ) -> IndexReport:
+        """Bring the base's index up to date; ``on_progress`` is called on the worker thread;
+        ``patience`` (default ``embed_patience``) bounds the wait for the embedding server.
 
         The wish to finish is written to the index file first, so an indexing cut short by the app
         closing or being killed carries on at the next start; it is dropped when the run ends,
@@ -269,7 +278,7 @@ class KnowledgeService:
                     embedder=embedder,
                     cancel=cancel,
                     on_progress=progress,
-                    patience=self.embed_patience,
+                    patience=self.embed_patience if patience is None else patience,
                 )
             )
             self._workers.add(worker)
@@ -322,6 +331,13 @@ class KnowledgeService:
         """(files, chunks, characters) indexed for the base."""
         base = await self.base(name)
         return await asyncio.to_thread(self._open().totals, base.id)
+
+    async def unembedded(self, name: str) -> int:
+        """Chunks of the base without a vector yet; 0 for a base without an embedding model."""
+        base = await self.base(name)
+        if not base.embeds or (self._index is None and not await asyncio.to_thread(self.index_path.exists)):
+            return 0
+        return await asyncio.to_thread(self._open().unembedded, base.id)
 
     async def drop_index(self, name: str) -> None:
         """Forget the base's index (it is rebuilt by the next ``index``)."""
@@ -514,7 +530,9 @@ class KnowledgeService:
             if not changed.paths:
                 raise KnowledgeError("Name at least one folder or file for the knowledge base.")
             if changed.name != base.name and any(b.name == changed.name for b in bases):
-                raise KnowledgeError(f"A knowledge base named “{changed.name}” exists already.")
+                raise KnowledgeError(
+                    f"A knowledge base named “{changed.name}” exists already. Choose another name."
+                )
             await self._save([changed if b.id == base.id else b for b in bases])
         if (changed.embed_provider, changed.embed_model) != (base.embed_provider, base.embed_model):
             await asyncio.to_thread(self._open().drop_base, base.id)

@@ -355,6 +355,16 @@ class KnowledgeIndex:
             ).fetchall()
         return [(int(row[0]), str(row[1])) for row in rows]
 
+    def unembedded(self, base: str) -> int:
+        """How many of ``base``'s chunks have no vector yet (each gets one when the server answers)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM chunks JOIN files ON files.id = chunks.file_id"
+                " WHERE files.base = ? AND chunks.embedded = 0",
+                (base,),
+            ).fetchone()
+        return int(row[0])
+
     def store_vectors(self, base: str, model: str, items: Sequence[tuple[int, list[float]]]) -> None:
         """Vectors of chunks; a different model or size than the base's starts its vectors over."""
         if not items or not self.has_vectors:

@@ -5,9 +5,11 @@ A file is read again only when its size or modification time moved and its bytes
 bounded: one file's text and chunks at a time, vectors in small batches. Stopping
 (``cancel``) leaves every file either fully indexed or as it was, so the next run
 resumes where this one stopped. The embedding server being down or slow does not stop the
-keyword index: the run waits for it (up to ``patience`` seconds, trying again with growing
-pauses and saying so in ``Progress.waiting``), then keeps the chunks to embed at a later run
-(docs/knowledge.md).
+keyword index: the first batch of vectors is asked for as soon as there is one, so a server
+that does not answer is known (``Progress.embed_down``) while the files are still read; after
+them the run waits for it (up to ``patience`` seconds, trying again with growing pauses and
+saying so in ``Progress.waiting``), then embeds every chunk left without a vector
+(docs/knowledge.md, "When the embedding server does not answer").
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class Progress:
     current: str = ""
     waiting: str = ""
     """Why the run is waiting (the embedding server down); "" while it works."""
+    embed_down: str = ""
+    """The embedding server that did not answer and why ("… at http://… (connection refused)"),
+    while the files are read for keyword search without it; "" once it answers."""
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -85,6 +90,7 @@ def index_base(
     report = IndexReport(progress, list(walked))
     stored = index.files(base)
     seen: set[str] = set()
+    probe = _Probe(index, base, embedder)
     for item in found:
         if cancel.is_set():
             report.cancelled = True
@@ -93,6 +99,7 @@ def index_base(
         seen.add(key)
         progress.current = key
         index_one(index, base, item.path, item.size, item.mtime_ns, stored.get(key), cancel, progress)
+        probe.once(progress)
         progress.files_done += 1
         if on_progress is not None:
             on_progress(progress)
@@ -104,6 +111,11 @@ def index_base(
             index, base, embedder, cancel, progress, on_progress, patience=patience
         )
         report.cancelled = cancel.is_set()
+    if not report.embedding_notice and progress.embed_down and (missing := index.unembedded(base)):
+        report.embedding_notice = (
+            f"{missing:,} chunks have no vectors yet: {progress.embed_down} did not answer. "
+            "Keyword search works; the vectors are made when indexing carries on and the server answers."
+        )
     for path, reason in index.problems(base):
         if not any(problem.path == path for problem in report.problems):
             report.problems.append(FileProblem(path, reason))
@@ -141,6 +153,52 @@ def index_one(
     progress.chunks += len(chunks)
 
 
+class _Probe:
+    """Asks for the first batch of vectors as soon as a run has one, so an embedding server that
+    does not answer is told while the files are read, not only after the last one."""
+
+    def __init__(self, index: KnowledgeIndex, base: str, embedder: Embedder | None) -> None:
+        self._index = index
+        self._base = base
+        self._embedder = embedder if index.has_vectors else None
+        self._done = embedder is None or not index.has_vectors
+
+    def once(self, progress: Progress) -> None:
+        if self._done or self._embedder is None:
+            return
+        batch = self._index.chunks_to_embed(self._base, EMBED_BATCH)
+        if not batch:
+            return
+        self._done = True
+        try:
+            vectors = self._embedder.embed([text for _id, text in batch])
+        except EmbeddingError as err:
+            progress.embed_down = server_words(err)
+            return
+        self._index.store_vectors(
+            self._base,
+            self._embedder.model,
+            [(chunk_id, vector) for (chunk_id, _), vector in zip(batch, vectors, strict=True)],
+        )
+        progress.embedded += len(batch)
+
+
+def server_words(err: EmbeddingError) -> str:
+    """``the embedding server at http://127.0.0.1:9/v1 (connection refused)``, or the error's own
+    words when it names no server."""
+    if not err.server:
+        return str(err).rstrip(".")
+    reason = f" ({err.reason})" if err.reason else ""
+    return f"the embedding server at {err.server}{reason}"
+
+
+def waiting_line(err: EmbeddingError, pause: float) -> str:
+    """What a run waiting for the embedding server says, in the window and on the terminal."""
+    return (
+        f"Waiting for {server_words(err)}; indexing resumes when it answers. Trying again in {pause:.0f} s."
+    )
+
+
 def _still_there(path: str, roots: Sequence[Path]) -> bool:
     """Whether ``path`` is under a root that is missing right now (a drive not mounted, a share away).
 
@@ -173,7 +231,11 @@ def embed_missing(
         try:
             vectors = _embed_waiting(embedder, batch, cancel, progress, on_progress, patience)
         except EmbeddingError as err:
-            return f"{err} Keyword search works; vectors are added at the next indexing."
+            missing = index.unembedded(base)
+            return (
+                f"{missing:,} chunks have no vectors yet: {server_words(err)} did not answer. "
+                "Keyword search works; the vectors are made at the next indexing."
+            )
         if vectors is None:
             return ""  # stopped while waiting
         index.store_vectors(
@@ -208,7 +270,8 @@ def _embed_waiting(
             if time.monotonic() + pause > deadline:
                 progress.waiting = ""
                 raise
-            progress.waiting = f"{err} Trying again in {pause:.0f} s."
+            progress.embed_down = server_words(err)
+            progress.waiting = waiting_line(err, pause)
             if on_progress is not None:
                 on_progress(progress)
             if cancel.wait(pause):
@@ -216,4 +279,5 @@ def _embed_waiting(
                 return None
             continue
         progress.waiting = ""
+        progress.embed_down = ""
         return vectors

@@ -31,7 +31,16 @@ class Embedder(Protocol):
 
 
 class EmbeddingError(Exception):
-    """The embedding server could not be reached or refused; ``str()`` says which, for the user."""
+    """The embedding server could not be reached or refused; ``str()`` says which, for the user.
+
+    ``server`` (its address, without any credentials) and ``reason`` ("connection refused",
+    "no answer in 60 s", "HTTP 503") let an indexing that waits for it say where and why.
+    """
+
+    def __init__(self, message: str, *, server: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.reason = reason
 
 
 @cache

@@ -152,3 +152,51 @@ def test_on_a_terminal_index_shows_progress_and_ctrl_c_pauses_until_the_next_run
     assert again.stdout.startswith(f"Indexed: {2000 - done:,} file(s) read"), again.stdout
     assert "“many” holds 2,000 files" in again.stdout
     assert f"{folder / 'blob.bin'}: " in again.stdout and "1 file(s) could not be indexed" in again.stdout
+
+
+def test_index_waits_for_an_embedding_server_that_refuses_and_embeds_every_chunk_when_it_answers(
+    tmp_path: Path,
+) -> None:
+    from tests.support.embedding_server import closed_port
+
+    from threadline.knowledge.index import KnowledgeIndex
+
+    data = tmp_path / "data"
+    folder = knowledge_folder(tmp_path / "docs")
+    port = closed_port()
+    address = f"http://127.0.0.1:{port}/v1"
+    added = threadline(
+        data, "provider", "add", "emb", "--kind", "openai", "--base-url", address, "--model", "e"
+    )
+    assert added.returncode == 0, added.stderr
+    assert threadline(data, "kb", "add", "handbook", str(folder), "--embed", "emb:fake-embed").returncode == 0
+    process = subprocess.Popen(
+        [sys.executable, "-m", "threadline", "--data-dir", str(data), "kb", "index", "handbook"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()  # not a terminal: only why it waits, a line each time
+    assert first.startswith(
+        f"Waiting for the embedding server at {address} (connection refused); "
+        "indexing resumes when it answers."
+    ), first
+    assert process.poll() is None, "it waits rather than ending with the vectors missing"
+    with EmbeddingServer(port=port) as server:
+        out, rest = process.communicate(timeout=WAIT)
+        found = threadline(data, "kb", "search", "handbook", "albatross valve", "--json")
+    assert process.returncode == 0, rest
+    assert out.startswith("Indexed: 5 file(s) read"), out
+    assert "no vectors" not in out, out
+    assert server.requests, "the passages were embedded once it answered"
+    assert json.loads(found.stdout)["notice"] == "", "vector search works for the base"
+    index = KnowledgeIndex(data / "knowledge.sqlite3")
+    try:
+        (base_id,) = [row[0] for row in index._db.execute("SELECT DISTINCT base FROM files")]
+        _files, chunks, _chars = index.totals(base_id)
+        vectors = index._db.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+        assert chunks > 0 and vectors == chunks and index.unembedded(base_id) == 0
+    finally:
+        index.close()

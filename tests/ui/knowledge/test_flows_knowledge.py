@@ -399,3 +399,68 @@ def test_a_run_that_fails_is_told_on_the_page_and_the_status_bar_lets_go(
     assert page.message.text().startswith("Indexing handbook stopped: There is no knowledge base named")
     assert not window.indexing.isVisible()
     assert page.index_button.isVisible() and not page.pause_button.isVisible()
+
+
+def test_a_refusing_embedding_server_is_waited_for_shown_and_every_chunk_embedded_when_it_answers(
+    harness: Any, tmp_path: Path
+) -> None:
+    from tests.support.embedding_server import EmbeddingServer, closed_port
+
+    from threadline.core.config import ProviderConfig, ProviderKind
+
+    if vector_support():
+        return  # this Python's SQLite cannot load sqlite-vec: no vectors to wait for
+    folder = handbook(tmp_path / "handbook")
+    window = harness.open()
+    qtbot = harness.qtbot
+    port = closed_port()
+    address = f"http://127.0.0.1:{port}/v1"
+    knowledge = harness.engine.knowledge
+    harness.run(
+        harness.engine.providers.save_provider(
+            ProviderConfig("ollama", ProviderKind.OPENAI, base_url=address)
+        )
+    )
+    harness.run(knowledge.add("handbook", [folder], embed_provider="ollama", embed_model="nomic-embed-text"))
+    dialog = open_knowledge_page(harness)
+    page = dialog.knowledge
+    qtbot.waitUntil(lambda: page.title.text() == "handbook", timeout=WAIT_MS)
+    waiting = (
+        f"Waiting for the embedding server at {address} (connection refused); "
+        "indexing resumes when it answers."
+    )
+
+    qtbot.mouseClick(page.index_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.progress.text().startswith(waiting), timeout=WAIT_MS)
+    assert window.indexing.text() == "Indexing handbook: waiting for the embedding server"
+    with qtbot.waitSignal(window.indexing.jobs.finished, timeout=WAIT_MS):
+        qtbot.mouseClick(page.pause_button, Qt.MouseButton.LeftButton)
+    chunks = harness.run(knowledge.totals("handbook"))[1]
+    assert chunks > 0 and harness.run(knowledge.unembedded("handbook")) == chunks
+    assert page.progress.text().startswith("Paused handbook while waiting for the embedding server;")
+    assert (
+        f"{chunks:,} chunks have no vectors yet: the embedding server at {address} (connection refused)"
+        in (page.progress.text())
+    )
+    qtbot.waitUntil(
+        lambda: f"{chunks:,} of {chunks:,} chunks have no vectors yet" in page.search_mode.text(),
+        timeout=WAIT_MS,
+    )
+
+    qtbot.mouseClick(page.index_button, Qt.MouseButton.LeftButton)  # Resume: still refused, so it waits
+    qtbot.waitUntil(lambda: page.progress.text().startswith(waiting), timeout=WAIT_MS)
+    with (
+        EmbeddingServer(port=port) as server,
+        qtbot.waitSignal(window.indexing.jobs.finished, timeout=WAIT_MS) as done,
+    ):
+        pass  # the server answers now: the run carries on by itself
+    assert done.args[1].embedding_notice == "" and server.requests
+    assert harness.run(knowledge.unembedded("handbook")) == 0
+    index = harness.run(knowledge.opened())
+    base_id = harness.run(knowledge.base("handbook")).id
+    vectors = index._db.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+    assert vectors == index.totals(base_id)[1] == chunks
+    qtbot.waitUntil(
+        lambda: page.search_mode.text() == "Search: keywords and meaning, with nomic-embed-text on ollama",
+        timeout=WAIT_MS,
+    )

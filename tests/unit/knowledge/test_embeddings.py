@@ -137,3 +137,32 @@ def test_an_index_with_whole_vector_tables_is_embedded_again_in_the_new_layout(t
     assert old not in names and reopened.vector_model("kb") is None
     assert len(reopened.chunks_to_embed("kb", 100)) == reopened.totals("kb")[1] > 0
     reopened.close()
+
+
+def test_a_refused_embedding_server_is_told_while_the_files_are_read_and_after(tmp_path: Path) -> None:
+    """The first batch is asked for at once, so the run says vectors wait before its last file."""
+    from tests.support.embedding_server import closed_port
+
+    if vector_support():
+        pytest.skip(vector_support())
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    folder = knowledge_folder(tmp_path / "docs")
+    address = f"http://127.0.0.1:{closed_port()}/v1"
+    embedder = _embedder(address)
+    said: list[tuple[int, int, str]] = []
+    report = index_base(
+        index,
+        "kb",
+        [folder],
+        embedder=embedder,
+        on_progress=lambda p: said.append((p.files_done, p.files_total, p.embed_down)),
+    )
+    embedder.close()
+    down = f"the embedding server at {address} (connection refused)"
+    assert any(done < total and why == down for done, total, why in said), said
+    chunks = index.totals("kb")[1]
+    assert index.unembedded("kb") == chunks > 0
+    assert report.embedding_notice.startswith(
+        f"{chunks:,} chunks have no vectors yet: {down} did not answer."
+    )
+    index.close()

@@ -38,7 +38,9 @@ def clock(seconds: float) -> str:
 
 
 def short_line(name: str, progress: Progress) -> str:
-    """The status bar's words: ``Indexing handbook: 120/300 files, 2:10 left``."""
+    """The status bar's words: ``Indexing handbook: 120/300 files, 2:10 left``, or why it waits."""
+    if progress.waiting:
+        return f"Indexing {name}: waiting for the embedding server"
     if progress.files_total and progress.files_done >= progress.files_total and progress.embedded:
         return f"Indexing {name}: embedding, {progress.embedded:,} chunks done"
     text = f"Indexing {name}: {progress.files_done:,}/{progress.files_total:,} files"
@@ -47,7 +49,9 @@ def short_line(name: str, progress: Progress) -> str:
 
 
 def long_line(progress: Progress) -> str:
-    """The page's words: files, chunks, speed and time left."""
+    """The page's words: files, chunks, speed and time left; or why it waits for the embedding server."""
+    if progress.waiting:
+        return progress.waiting
     parts = [f"{progress.files_done:,} of {progress.files_total:,} files", f"{progress.chunks:,} chunks"]
     if progress.embedded:
         parts.append(f"{progress.embedded:,} embedded")
@@ -58,7 +62,13 @@ def long_line(progress: Progress) -> str:
     left = progress.seconds_left
     if left is not None:
         parts.append(f"{clock(left)} left")
-    return " · ".join(parts)
+    text = " · ".join(parts)
+    if progress.embed_down:
+        text += (
+            f"\nNo vectors yet: {progress.embed_down} does not answer. Reading on for keyword "
+            "search; the vectors are made when it answers."
+        )
+    return text
 
 
 def outcome_line(name: str, report: IndexReport, how: str = "") -> str:
@@ -69,6 +79,8 @@ def outcome_line(name: str, report: IndexReport, how: str = "") -> str:
             f"Paused {name} at {progress.files_done:,} of {progress.files_total:,} files; "
             "Resume carries on from there."
         )
+        if progress.files_total and progress.files_done >= progress.files_total and progress.embed_down:
+            text = f"Paused {name} while waiting for the embedding server; Resume carries on from there."
     elif how == CANCELLED or report.cancelled:
         text = (
             f"Stopped indexing {name} at {progress.files_done:,} of {progress.files_total:,} files; "
@@ -132,13 +144,16 @@ class IndexJobs(QObject):
             return
         self._how.pop(name, None)
         last = [0.0]
+        said = [""]
 
         def on_progress(progress: Progress) -> None:  # on the engine's worker thread
             if name in self._how:  # Pause or Cancel came before the engine's run had begun
                 self._ask_engine(name)
             now = time.monotonic()
-            if now - last[0] >= PROGRESS_EVERY_S or progress.files_done >= progress.files_total:
+            news = progress.waiting != said[0]  # a wait begins, changes or ends: never dropped
+            if news or now - last[0] >= PROGRESS_EVERY_S or progress.files_done >= progress.files_total:
                 last[0] = now
+                said[0] = progress.waiting
                 self._carried.emit(name, replace(progress))
 
         self._tasks[name] = spawn(

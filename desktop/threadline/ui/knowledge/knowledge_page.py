@@ -46,10 +46,17 @@ EMPTY = (
 )
 
 
-def search_line(base: KnowledgeBase) -> str:
-    if base.embeds:
-        return f"Search: keywords and meaning, with {base.embed_model} on {base.embed_provider}"
-    return f"Search: {KEYWORD_ONLY}"
+def search_line(base: KnowledgeBase, unembedded: int = 0, chunks: int = 0) -> str:
+    """How the base is searched, and how much of it has no vectors yet (found by keywords only)."""
+    if not base.embeds:
+        return f"Search: {KEYWORD_ONLY}"
+    text = f"Search: keywords and meaning, with {base.embed_model} on {base.embed_provider}"
+    if unembedded:
+        text += (
+            f"\n{unembedded:,} of {chunks:,} chunks have no vectors yet, so meaning does not find them: "
+            "the embedding server did not answer. Index now makes them when it answers."
+        )
+    return text
 
 
 def totals_line(files: int, chunks: int, chars: int) -> str:
@@ -245,12 +252,14 @@ class KnowledgePage(QWidget):
     async def _facts(self, name: str) -> None:
         """Totals and problems are read from the index, which may take a moment on a large base."""
         files, chunks, chars = await self.engine.knowledge.totals(name)
+        unembedded = await self.engine.knowledge.unembedded(name)
         report = self.jobs.report(name)
         problems = report.problems if report is not None else await self.engine.knowledge.problems(name)
         base = self.current()
         if base is None or name != base.name:
             return
         self.totals.setText(totals_line(files, chunks, chars))
+        self.search_mode.setText(search_line(base, 0 if self.jobs.running(name) else unembedded, chunks))
         self.totals.setVisible(not self.jobs.running(name))
         stopped = self.jobs.how_stopped(name) in (PAUSED, CANCELLED) or (
             report is not None and report.cancelled
