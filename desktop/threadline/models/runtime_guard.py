@@ -73,7 +73,8 @@ def main(argv: Sequence[str]) -> int:
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), end)
     threading.Thread(target=_watch, args=(server, state_dir, key_dir), daemon=True).start()
-    return server.wait()
+    code = server.wait()
+    return code if code >= 0 else 128 - code  # ended by a signal: as a shell says it
 
 
 def _watch(server: subprocess.Popen[bytes], state_dir: Path, key_dir: Path) -> None:
