@@ -79,7 +79,8 @@ def test_leases_of_live_processes_count_and_those_of_killed_ones_go(
 ) -> None:
     holders_made += [Holder(tmp_path), Holder(tmp_path)]
     first, second = holders_made
-    assert first.path.parent == tmp_path / USERS_FOLDER and first.path.name.startswith(f"{first.process.pid}-")
+    assert first.path.parent == tmp_path / USERS_FOLDER
+    assert first.path.name.startswith(f"{first.process.pid}-")
     own = Lease.take(tmp_path)
     assert holders(tmp_path) == 3 and holders(tmp_path, besides=own.path) == 2
     first.kill()
