@@ -30,16 +30,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from threadline.files.os_lock import lock, unlock
+from threadline.files.os_lock import lock, try_lock, unlock
 from threadline.files.private import create_private_file, open_private, private_folder
 from threadline.models.errors import ModelError
 from threadline.models.fit import Verdict, estimate, human_size
 from threadline.models.library import InstalledModel
 from threadline.models.machine import Machine, detect
 from threadline.models.runtime_guard import guard_command
-from threadline.models.runtime_leases import KEY_FILE, LOCK_FILE, STATE_FILE, Lease, holders
+from threadline.models.runtime_leases import KEY_FILE as KEY_FILE
+from threadline.models.runtime_leases import LOCK_FILE as LOCK_FILE
+from threadline.models.runtime_leases import STATE_FILE as STATE_FILE
+from threadline.models.runtime_leases import Lease, holders
 
-__all__ = ["KEY_FILE", "LOCK_FILE", "STATE_FILE", "LocalRuntime", "RuntimeSettings"]
 log = logging.getLogger("threadline.models.runtime")
 USED_FILE = "used"
 LOG_FILE = "runtime.log"
@@ -335,8 +337,6 @@ class LocalRuntime:
         if not (self.state_dir / STATE_FILE).exists():
             return False
         with self._lock, open(self.state_dir / LOCK_FILE, "a+b") as handle:
-            from threadline.files.os_lock import try_lock
-
             if not try_lock(handle):
                 return False
             try:
