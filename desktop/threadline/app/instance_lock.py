@@ -1,15 +1,14 @@
 """The data folder's instance lock: who runs the window on it (docs/desktop.md, "One instance").
 
-An OS lock on ``instance.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows), held
-through an open file for the life of the process. The kernel lets go of it when the process
-ends however it ends, so a crash never leaves a lock behind, and a reused PID cannot fool it
-(a lock file that stores a PID can be). Standard library only: it is taken before the first
-paint, where every millisecond counts (docs/performance.md, "Desktop citizen").
+An OS lock on ``instance.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows, both in
+``files/os_lock.py``), held through an open file for the life of the process. The kernel lets
+go of it when the process ends however it ends, so a crash never leaves a lock behind, and a
+reused PID cannot fool it (a lock file that stores a PID can be). Standard library only: it is
+taken before the first paint, where every millisecond counts (docs/performance.md, "Desktop citizen").
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import IO
 
@@ -32,18 +31,10 @@ def take_lock(data_dir: Path) -> InstanceLock | None:
         from threadline.files.private import private_folder
 
         private_folder(data_dir)
+    from threadline.files.os_lock import try_lock
+
     handle = open(data_dir / LOCK_NAME, "a+b")  # noqa: SIM115  (held open: that is the lock)
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not try_lock(handle):
         handle.close()
         return None
     return InstanceLock(handle)

@@ -52,6 +52,7 @@ class Models:
         self._machine: Machine | None = None
         self.runtime = LocalRuntime(data_dir / "runtime")
         """The llama.cpp server the provider "On this computer" runs (``models/runtime.py``)."""
+        self.runtime.stop_orphan_soon()  # one a killed Threadline left in memory
 
     def _read_config(self) -> dict[str, Any]:
         try:
@@ -189,4 +190,4 @@ class Models:
 
     async def aclose(self) -> None:
         await self.queue.aclose()
-        await asyncio.to_thread(self.runtime.stop, only_own=True)
+        await asyncio.to_thread(self.runtime.close)

@@ -1,10 +1,12 @@
 """The managed runtime: llama.cpp's OpenAI-compatible server as a child process.
 
-One runtime per computer (per data folder), shared by every Threadline process: which
-process started it, its port and its model are in ``runtime/state.json``; a file lock
-(``runtime/lock``) makes start, swap and stop one at a time across processes; the key
-that process made for it is handed over in an owner-only file (docs/local-models.md,
-"The runtime", says why that file and where it lives). The server binds 127.0.0.1 on a free
+One runtime per computer (per data folder), shared by every Threadline process: its pid,
+port and model are in ``runtime/state.json``; a file lock (``runtime/lock``) makes start,
+swap and stop one at a time across processes; the key the starting process made for it is
+handed over in an owner-only file (docs/local-models.md, "The runtime", says why that file
+and where it lives). Each process using it holds a lease (``models/runtime_leases.py``),
+and a guard process (``models/runtime_guard.py``) stops it when none is held any more, so a
+killed Threadline does not leave a model in memory. The server binds 127.0.0.1 on a free
 port and answers only requests with that key. Calls here block (a start waits for the
 model to load); the engine runs them in threads.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -27,21 +30,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from threadline.files.os_lock import lock, try_lock, unlock
 from threadline.files.private import create_private_file, open_private, private_folder
 from threadline.models.errors import ModelError
 from threadline.models.fit import Verdict, estimate, human_size
 from threadline.models.library import InstalledModel
 from threadline.models.machine import Machine, detect
+from threadline.models.runtime_guard import guard_command
+from threadline.models.runtime_leases import KEY_FILE as KEY_FILE
+from threadline.models.runtime_leases import LOCK_FILE as LOCK_FILE
+from threadline.models.runtime_leases import STATE_FILE as STATE_FILE
+from threadline.models.runtime_leases import Lease, holders
 
-try:  # the lock across processes; Windows has none (one process per data folder there)
-    import fcntl
-except ImportError:  # pragma: no cover - not on the platforms the tests run on
-    fcntl = None  # type: ignore[assignment]
-
-STATE_FILE = "state.json"
-LOCK_FILE = "lock"
+log = logging.getLogger("threadline.models.runtime")
 USED_FILE = "used"
-KEY_FILE = "runtime.key"
 LOG_FILE = "runtime.log"
 LOAD_TIMEOUT = 300.0
 """Seconds a model may take to load before the start is given up (big files on slow disks)."""
@@ -161,6 +163,11 @@ class LocalRuntime:
         self._key_dir = key_dir or _key_dir(state_dir)
         self._lock = threading.RLock()
         self._child: subprocess.Popen[bytes] | None = None
+        """The guard (``models/runtime_guard.py``) of the runtime this process started."""
+        self._server_pid = 0
+        """Its server's pid, what ``Endpoint.pid`` and the state name."""
+        self._lease: Lease | None = None
+        """Held from this process's first use of the runtime until ``close``."""
         self._idle_minutes = RuntimeSettings().idle_minutes
         self._watch_stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -179,13 +186,11 @@ class LocalRuntime:
         private_folder(self.state_dir)
         create_private_file(self.state_dir / LOCK_FILE)  # the data folder is the user's alone
         with self._lock, open(self.state_dir / LOCK_FILE, "a+b") as handle:
-            if fcntl is not None:
-                fcntl.flock(handle, fcntl.LOCK_EX)
+            lock(handle)
             try:
                 yield
             finally:
-                if fcntl is not None:
-                    fcntl.flock(handle, fcntl.LOCK_UN)
+                unlock(handle)
 
     def _read_state(self) -> dict[str, Any] | None:
         try:
@@ -262,7 +267,7 @@ class LocalRuntime:
         sockets a moment before it can be reaped, so a cut stream may arrive first.
         """
         child = self._child
-        if child is not None and child.pid == endpoint.pid:
+        if child is not None and self._server_pid == endpoint.pid:
             deadline = time.monotonic() + grace
             while child.poll() is None:
                 if time.monotonic() >= deadline:
@@ -281,6 +286,8 @@ class LocalRuntime:
         """
         self._idle_minutes = settings.idle_minutes
         with self._exclusive():
+            if self._lease is None:  # under the lock: the guard never counts the leases in between
+                self._lease = Lease.take(self.state_dir)
             state = self._read_state()
             wanted = {"path": str(model.path), "context": settings.context, "gpu_layers": settings.gpu_layers}
             if state is not None:
@@ -301,16 +308,64 @@ class LocalRuntime:
             self._watch()
             return endpoint
 
-    def stop(self, *, only_own: bool = False) -> None:
-        """Stop the runtime (``only_own``: only when this process started it, as the app closes)."""
+    def stop(self) -> None:
+        """Stop the runtime, whoever uses it (the Models page's Stop); the next message starts it."""
         self._watch_stop.set()
         with self._exclusive():
             state = self._read_state()
-            if state is None:
-                return
-            if only_own and (self._child is None or self._child.pid != state["pid"]):
-                return
-            self._stop(state)
+            if state is not None:
+                self._stop(state)
+
+    def close(self) -> None:
+        """As this process closes: its lease goes, and the runtime stops if no other live process
+        holds one (``ask`` leaves no model in memory); one that does keeps it running."""
+        self._watch_stop.set()
+        if self._lease is None:
+            return
+        with self._exclusive():
+            lease, self._lease = self._lease, None
+            lease.release()
+            state = self._read_state()
+            if state is not None and not holders(self.state_dir):
+                self._stop(state)
+        self._reap()
+
+    def stop_orphan(self) -> bool:
+        """Stop a runtime no live process holds a lease on (left by a Threadline before leases,
+        or whose guard was killed); ``True`` when one was stopped. Skipped while another process
+        starts or stops one (its lock is held)."""
+        if not (self.state_dir / STATE_FILE).exists():
+            return False
+        with self._lock, open(self.state_dir / LOCK_FILE, "a+b") as handle:
+            if not try_lock(handle):
+                return False
+            try:
+                state = self._read_state()
+                if state is None or holders(self.state_dir):
+                    return False
+                self._stop(state)
+                return True
+            finally:
+                unlock(handle)
+
+    def stop_orphan_soon(self) -> None:
+        """At start: ``stop_orphan`` on a thread, when a state is there at all (a stat otherwise)."""
+        if (self.state_dir / STATE_FILE).exists():
+            threading.Thread(target=self._stop_orphan_quietly, name="runtime-orphan", daemon=True).start()
+
+    def _stop_orphan_quietly(self) -> None:
+        try:
+            if self.stop_orphan():
+                log.info("stopped a local runtime no Threadline used any more")
+        except OSError as err:
+            log.warning("could not look for a local runtime left running: %s", err)
+
+    def _reap(self) -> None:
+        """Wait for our guard when it is ending anyway (the server gone): no zombie is left."""
+        child = self._child
+        if child is not None and not _pid_exists(self._server_pid):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(10)
 
     # -- start and stop -------------------------------------------------------------------
     def _check_memory(self, model: InstalledModel, settings: RuntimeSettings) -> None:
@@ -346,16 +401,8 @@ class LocalRuntime:
                 f"GPU layers {settings.gpu_layers})\n".encode()
             )
             log.flush()
-            child = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-        self._child = child
-        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", key, model.name, child.pid)
+            child, server_pid = self._start_guarded(command, env, log)
+        endpoint = Endpoint(f"http://127.0.0.1:{port}/v1", key, model.name, server_pid)
         deadline = time.monotonic() + LOAD_TIMEOUT
         while time.monotonic() < deadline:
             if child.poll() is not None:
@@ -366,11 +413,49 @@ class LocalRuntime:
             if self._answers(endpoint):
                 return endpoint
             time.sleep(0.1)
-        self._kill(child.pid)
+        self._kill(server_pid)
         raise LoadFailed(
             f"The local runtime did not finish loading {model.name} within {LOAD_TIMEOUT:.0f} s, so it was "
             f"stopped. Its log is {self.log_path}."
         )
+
+    def _start_guarded(
+        self, command: list[str], env: dict[str, str], log: Any
+    ) -> tuple[subprocess.Popen[bytes], int]:
+        """The guard running ``command`` (``models/runtime_guard.py``), and the server's pid.
+
+        The guard is in a session of its own (a process group on Windows): it outlives this
+        process while another uses the runtime, and a Ctrl+C in this one's terminal is not its.
+        """
+        import threadline
+
+        root = str(Path(threadline.__file__).resolve().parent.parent)  # the guard imports it too
+        env = {**env, "PYTHONPATH": os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)}
+        guard_argv = guard_command(self.state_dir, self._key_dir, command)
+        if sys.platform == "win32":
+            child = subprocess.Popen(
+                guard_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
+            )
+        else:
+            child = subprocess.Popen(
+                guard_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                start_new_session=True,
+            )
+        self._child = child
+        assert child.stdout is not None
+        with child.stdout:
+            first = child.stdout.readline()  # the guard's first line; nothing when it could not start
+        self._server_pid = int(first) if first.strip().isdigit() else -1
+        return child, self._server_pid
 
     def _log_reason(self) -> str:
         """The runtime's last error line, for the message (the key is in its environment, never its log)."""
@@ -387,30 +472,38 @@ class LocalRuntime:
     def _stop(self, state: dict[str, Any]) -> None:
         pid = state["pid"]
         endpoint = self._endpoint(state)
-        own = self._child is not None and self._child.pid == pid
+        own = self._child is not None and self._server_pid == pid
         if own or (endpoint is not None and self._answers(endpoint)):
             self._kill(pid)
         self._clear_state()
 
     def _kill(self, pid: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-        child = self._child if self._child is not None and self._child.pid == pid else None
+        """End the server ``pid``; when this process's guard runs it, the guard ends with it and
+        is reaped (a guard that never named its server is ended itself)."""
+        child = self._child if self._child is not None and self._server_pid == pid else None
+        if pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+        elif child is not None:
+            child.terminate()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if child is not None:
                 if child.poll() is not None:
                     break
-            elif not _pid_exists(pid):
+            elif pid <= 0 or not _pid_exists(pid):
                 break
             time.sleep(0.05)
         else:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+            if pid > 0:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
             if child is not None:
+                child.kill()
                 child.wait(10)
         if child is not None:
             self._child = None
+            self._server_pid = 0
 
     def _answers(self, endpoint: Endpoint) -> bool:
         from threadline.models.download import httpx_module
@@ -464,6 +557,17 @@ def _free_port() -> int:
 
 
 def _pid_exists(pid: int) -> bool:
+    if sys.platform == "win32":  # os.kill(pid, 0) would send Ctrl+C there
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        ok = kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        kernel32.CloseHandle(handle)
+        return bool(ok) and code.value == 259  # STILL_ACTIVE
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

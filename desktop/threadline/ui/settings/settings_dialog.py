@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QSizePolicy,
     QSpinBox,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -53,6 +54,7 @@ from threadline.ui.common.tasks import spawn
 from threadline.ui.common.theme import ThemeChoice, ThemeColors, ThemeManager
 from threadline.ui.knowledge.index_jobs import IndexJobs
 from threadline.ui.knowledge.knowledge_page import KnowledgePage
+from threadline.ui.settings.builtin_provider import BuiltinProviderPanel, is_builtin
 from threadline.ui.settings.page_layout import scrolling_page
 from threadline.ui.settings.secret_pairs import SecretPairsEditor
 from threadline.ui.settings.settings_agents_page import AgentsPage
@@ -129,6 +131,8 @@ def timeout_value(box: QDoubleSpinBox) -> float | None:
 
 class ProvidersPage(QWidget):
     changed = Signal()
+    manageModels = Signal()
+    """The built-in provider's "Manage on the Models page" (``builtin_provider.py``)."""
 
     def __init__(self, engine: EngineApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -154,7 +158,9 @@ class ProvidersPage(QWidget):
         left.addWidget(self.add_button)
         layout.addLayout(left)
 
-        right = QVBoxLayout()
+        self.form_box = QWidget()
+        right = QVBoxLayout(self.form_box)
+        right.setContentsMargins(0, 0, 0, 0)
         right.setSpacing(8)
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
@@ -219,7 +225,12 @@ class ProvidersPage(QWidget):
         buttons.addWidget(self.save_button)
         right.addLayout(buttons)
         right.addStretch(1)
-        layout.addLayout(right, 1)
+        self.builtin = BuiltinProviderPanel(engine.models)
+        self.builtin.manageModels.connect(self.manageModels)
+        self.right = QStackedWidget()  # the form, or the built-in provider in its place
+        self.right.addWidget(self.form_box)
+        self.right.addWidget(self.builtin)
+        layout.addWidget(self.right, 1)
         self.new_provider()
 
     async def load(self) -> None:
@@ -230,9 +241,11 @@ class ProvidersPage(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for p in self.providers:
-            item = QListWidgetItem(p.name)
+            item = QListWidgetItem(f"{p.name} (built in)" if is_builtin(p.name) else p.name)
             item.setData(Qt.ItemDataRole.UserRole, p.name)
             self.list.addItem(item)
+        # As wide as the longest name ("On this computer (built in)"), never a sideways scroll bar.
+        self.list.setMinimumWidth(max(170, self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 16))
         self.list.blockSignals(quiet)
         try:
             self._select_in_list(select)
@@ -256,6 +269,12 @@ class ProvidersPage(QWidget):
             self.show_provider(config)
 
     def show_provider(self, config: ProviderConfig) -> None:
+        if is_builtin(config.name):
+            self._editing = None  # nothing of it is edited here
+            self.right.setCurrentWidget(self.builtin)
+            self.builtin.refresh()
+            return
+        self.right.setCurrentWidget(self.form_box)
         self._editing = config.name
         self.name.setText(config.name)
         self.kind.setCurrentIndex(self.kind.findData(config.kind.value))
@@ -275,6 +294,7 @@ class ProvidersPage(QWidget):
         self.message.setText("")
 
     def new_provider(self) -> None:
+        self.right.setCurrentWidget(self.form_box)
         self._editing = None
         self.list.clearSelection()
         self.name.clear()
@@ -312,10 +332,14 @@ class ProvidersPage(QWidget):
     def _checked_config(self) -> ProviderConfig | None:
         """The form's provider, or ``None`` with the reason shown (a header row without a name)."""
         try:
-            return self.config()
+            config = self.config()
         except ValueError as err:
             self.message.setText(str(err))
             return None
+        if is_builtin(config.name):  # saved, it would be hidden by the built-in one
+            self.message.setText(f"“{config.name}” is Threadline's built-in provider. Choose another name.")
+            return None
+        return config
 
     def save(self) -> None:
         config = self._checked_config()
@@ -497,6 +521,8 @@ class SettingsDialog(QDialog):
     agentsChanged = Signal()
     """An agent was added, edited or deleted: open tabs list the agents again."""
     themeChosen = Signal(object)  # ThemeChoice
+    modelsPageRequested = Signal()
+    """The built-in provider's "Manage on the Models page": the window opens that page."""
 
     def __init__(
         self,
@@ -520,6 +546,7 @@ class SettingsDialog(QDialog):
         self.pages = SettingsPages(self)  # a list of pages at the left, the page at the right
         self.providers = ProvidersPage(engine)
         self.providers.changed.connect(self.providersChanged)
+        self.providers.manageModels.connect(self._manage_models)
         self.pages.addTab(self.providers, "Providers")
         self.agent = AgentPage(engine)
         self.pages.addTab(self.agent, "Model && agent")
@@ -716,6 +743,12 @@ class SettingsDialog(QDialog):
     def _open_folder(self) -> None:
         if self.data_dir is not None:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.data_dir)))
+
+    def _manage_models(self) -> None:
+        """Close, then the window opens its Models page (a page opened under this modal dialog
+        could not be used)."""
+        self.accepted.connect(self.modelsPageRequested)
+        self.close_and_save()
 
     def close_and_save(self) -> None:
         def done(_r: object) -> None:

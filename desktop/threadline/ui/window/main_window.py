@@ -591,6 +591,7 @@ class MainWindow(QMainWindow):
         dialog.providersChanged.connect(self._providers_changed)
         dialog.agentsChanged.connect(self._agents_changed)
         dialog.themeChosen.connect(self.set_theme)
+        dialog.modelsPageRequested.connect(self.open_models)
         quick_page = self.quick_ask.settings_page() if self.quick_ask is not None else None
         if quick_page is not None:
             dialog.pages.addTab(quick_page, "Quick ask")
