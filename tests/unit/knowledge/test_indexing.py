@@ -184,6 +184,24 @@ def test_only_the_rarest_words_are_ranked_while_their_matches_stay_under_the_bou
     assert sorted(found) == ["b0.txt", "b1.txt", "b2.txt", "b3.txt", "c.txt"]  # amber (8) would pass 10
 
 
+def test_a_common_only_query_is_ranked_while_its_words_lists_are_short_and_listed_past_that(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 5)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a_long.txt").write_text("a report among many other words " * 5, encoding="utf-8")
+    (folder / "b_short.txt").write_text("report report", encoding="utf-8")
+    for i in range(6):
+        (folder / f"r{i}.txt").write_text(f"report {i} with more words than that", encoding="utf-8")
+    index_base(index, "kb", [folder])
+    assert Path(search(index, "kb", "report", limit=2).hits[0].chunk.path).name == "b_short.txt"  # BM25
+    monkeypatch.setattr(index_module, "RANKABLE_MATCHES", 8)  # "report" is in 8 chunks: too many
+    assert Path(search(index, "kb", "report", limit=2).hits[0].chunk.path).name == "a_long.txt"
+
+
 def test_a_word_counted_common_is_counted_again_after_the_index_changes(
     tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 
 import pytest
 from tests.support.embedding_server import EmbeddingServer, embed_text
+from tests.support.waiting import WAIT
 from tests.support.waiting import until_sync as until
 
 from threadline.core.config import ProviderConfig, ProviderKind
@@ -156,4 +158,22 @@ def test_a_deleted_file_and_another_writer_make_the_copy_outdated(tmp_path: Path
     assert not index.vectors_in_memory("kb")
     new_id = index._db.execute("SELECT id FROM chunks WHERE text LIKE 'Penguins%'").fetchone()[0]
     assert index.vector_ids("kb", embed_text("penguins swim fast", 64), 1) == [new_id]
+    index.close()
+
+
+def test_the_vector_half_does_not_wait_for_the_connection_the_keyword_half_holds(tmp_path: Path) -> None:
+    """The keyword half holds the main connection's lock for its whole query; the vector half, run
+    beside it, reads only on its own connection."""
+    index = KnowledgeIndex(tmp_path / "k.sqlite3")
+    index.store_vectors("kb", "m", [(1, [1.0, 0.5, -1.0, 0.2]), (2, [-1.0, 0.5, 1.0, 0.2])])
+    found: list[list[int]] = []
+    with index._lock:  # as a keyword search on the helper thread holds it
+        beside = threading.Thread(
+            target=lambda: found.append(index.vector_ids("kb", [1.0, 0.4, -1.0, 0.1], 1))
+        )
+        beside.start()
+        beside.join(timeout=WAIT)
+        finished = not beside.is_alive()
+    beside.join()
+    assert finished and found == [[1]]
     index.close()
