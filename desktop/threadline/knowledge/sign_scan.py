@@ -79,50 +79,65 @@ def read_signs(db: sqlite3.Connection, table: str, generation: int) -> SignBits:
 
     failures: tuple[type[Exception], ...] = (*driver.errors(), ValueError)
     try:
-        ids, rows = _read_blocks(db, table)
+        read = _read_blocks(db, table)
     except failures:
-        ids, rows = None, None
-    if ids is None or rows is None:
+        read = None
+    if read is None:
         ids, rows = read_rows(db, table)
-    words = -(-rows.shape[1] // 8)
-    padded = np.zeros((len(ids), words * 8), dtype=np.uint8)
-    padded[:, : rows.shape[1]] = rows
-    order = np.argsort(ids, kind="stable")  # id order: see ``SignBits.nearest``
-    array = padded[order].view("<u8").astype(np.uint64)
-    return SignBits(generation, ids[order], np.ascontiguousarray(array.T))
+        words = -(-rows.shape[1] // 8)
+        padded = np.zeros((len(ids), words * 8), dtype=np.uint8)
+        padded[:, : rows.shape[1]] = rows
+        read = ids, np.ascontiguousarray(padded.view("<u8").astype(np.uint64).T)
+    ids, columns = read
+    if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+        order = np.argsort(ids, kind="stable")  # id order: see ``SignBits.nearest``
+        ids, columns = ids[order], columns[:, order]
+    return SignBits(generation, ids, columns)
 
 
 def _read_blocks(
     db: sqlite3.Connection, table: str
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]] | tuple[None, None]:
-    """The ids and bit rows from ``vec0``'s own tables, or (None, None) when they are not as expected."""
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]] | None:
+    """The ids and bit columns from ``vec0``'s own tables, block by block into arrays made to size
+    (a base of a million 768-dimension rows holds 96 MB of bits: no copy of them is made whole
+    but the one kept); None when the tables are not as expected."""
     import numpy as np
 
+    count = int(db.execute(f'SELECT COUNT(*) FROM "{table}_rowids"').fetchone()[0])
+    ids = np.zeros(count, dtype=np.int64)
+    columns: npt.NDArray[np.uint64] | None = None
+    width = filled = 0
     blocks = db.execute(
-        f'SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" AS c'
+        f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" AS c'
         f' JOIN "{table}_vector_chunks00" AS v ON v.rowid = c.chunk_id ORDER BY c.chunk_id'
-    ).fetchall()
-    all_ids: list[npt.NDArray[np.int64]] = []
-    all_rows: list[npt.NDArray[np.uint8]] = []
-    width = 0
-    for _chunk, size, validity, rowids, vectors in blocks:
+    )
+    for size, validity, rowids, vectors in blocks:
         if size <= 0 or len(rowids) != size * 8 or len(validity) * 8 < size or len(vectors) % size:
-            return None, None
+            return None
         width = width or len(vectors) // size
         if len(vectors) != size * width:
-            return None, None
+            return None
+        if columns is None:
+            columns = np.zeros((-(-width // 8), count), dtype=np.uint64)
         used = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
-        all_ids.append(np.frombuffer(rowids, dtype="<i8")[used].astype(np.int64))
-        all_rows.append(np.frombuffer(vectors, dtype=np.uint8).reshape(size, width)[used])
-    ids = np.concatenate(all_ids) if all_ids else np.zeros(0, dtype=np.int64)
-    rows = np.concatenate(all_rows) if all_rows else np.zeros((0, 8), dtype=np.uint8)
-    if int(db.execute(f'SELECT COUNT(*) FROM "{table}_rowids"').fetchone()[0]) != len(ids):
-        return None, None
-    for position in np.linspace(0, len(ids) - 1, num=min(5, len(ids)), dtype=np.int64):
+        taken = int(used.sum())
+        if filled + taken > count:
+            return None
+        ids[filled : filled + taken] = np.frombuffer(rowids, dtype="<i8")[used]
+        block = np.zeros((taken, columns.shape[0] * 8), dtype=np.uint8)
+        block[:, :width] = np.frombuffer(vectors, dtype=np.uint8).reshape(size, width)[used]
+        columns[:, filled : filled + taken] = block.view("<u8").T
+        filled += taken
+    if filled != count:
+        return None
+    if columns is None:
+        return ids, np.zeros((1, 0), dtype=np.uint64)
+    for position in np.linspace(0, count - 1, num=min(5, count), dtype=np.int64):
         row = db.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (int(ids[position]),)).fetchone()
-        if row is None or bytes(row[0]) != rows[position].tobytes():
-            return None, None
-    return ids, rows
+        stored = columns[:, position].astype("<u8").tobytes()[:width]
+        if row is None or bytes(row[0]) != stored:
+            return None
+    return ids, columns
 
 
 def read_rows(db: sqlite3.Connection, table: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:

@@ -68,16 +68,21 @@ def test_vec0s_own_tables_give_the_rows_that_selecting_through_vec0_gives(tmp_pa
     rng = random.Random(9)
     index = KnowledgeIndex(tmp_path / "k.sqlite3")
     index.store_vectors("kb", "m", [(i, [rng.gauss(0, 1) for _ in range(72)]) for i in range(1, 3000)])
-    index.store_vectors("kb", "m", [(17, [rng.gauss(0, 1) for _ in range(72)])])
+    seventeen = [rng.gauss(0, 1) for _ in range(72)]
+    index.store_vectors("kb", "m", [(17, seventeen)])  # into a later slot: the blocks' ids out of order
     table = _vector_table("kb")
     index._db.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(i,) for i in range(100, 2500, 3)])
     db = index._vector_reader()
-    ids, rows = _read_blocks(db, table)
-    assert ids is not None and rows is not None
+    read = _read_blocks(db, table)
+    assert read is not None
+    ids, columns = read
     slow_ids, slow_rows = read_rows(db, table)
-    fast = dict(zip(ids.tolist(), map(bytes, rows), strict=True))
+    fast = {i: columns[:, n].astype("<u8").tobytes()[:9] for n, i in enumerate(ids.tolist())}
     assert fast == dict(zip(slow_ids.tolist(), map(bytes, slow_rows), strict=True))
     assert len(fast) == 2999 - len(range(100, 2500, 3))
+    signs = read_signs(db, table, 0)
+    assert signs.ids.tolist() == sorted(fast)
+    assert signs.nearest(pack_bits(seventeen), 1) == [17]
     index.close()
 
 
