@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import random
 import statistics
 import tempfile
@@ -165,6 +166,10 @@ def query(chunks: int, queries: int, keep: Path | None) -> None:
                     "bench", embedder.model, [(i, v) for (i, _), v in zip(batch, vectors, strict=True)]
                 )
             print(f"embedded in {time.perf_counter() - start:.1f} s")
+        if embedder is not None and hasattr(index, "read_vectors_into_memory"):
+            start = time.perf_counter()
+            index.read_vectors_into_memory("bench")  # else the first searches start the read
+            print(f"sign bits read into memory in {time.perf_counter() - start:.2f} s")
         rng = random.Random(3)
         texts = []
         for n in range(queries):
@@ -189,6 +194,7 @@ def query(chunks: int, queries: int, keep: Path | None) -> None:
         print(
             f"{queries} searches over {chunks:,} chunks ({'hybrid' if embedder else 'keyword-only'}): "
             f"p50 {statistics.median(timings):.1f} ms, p95 {p95:.1f} ms, max {timings[-1]:.1f} ms"
+            f" (load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())})"
         )
         index.close()
 

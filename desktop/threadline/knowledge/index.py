@@ -26,6 +26,7 @@ from pathlib import Path
 from threadline.files.private import create_private_file, private_folder
 from threadline.knowledge import driver
 from threadline.knowledge.chunking import Chunk
+from threadline.knowledge.sign_scan import SignBits, SignCache, read_signs
 from threadline.knowledge.vectors import bit_width, load_vectors, pack, pack_bits
 
 SCHEMA = """
@@ -67,19 +68,30 @@ CREATE TABLE IF NOT EXISTS chunk_vectors (
     id INTEGER PRIMARY KEY,
     embedding BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS vector_generations (
+    base TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS index_wishes (
     base TEXT PRIMARY KEY,
     since REAL NOT NULL
 );
 """
 
-VECTOR_PREFILTER = 24
-"""Vectors taken by Hamming distance before the cosine re-ranking: ``vec0``'s scan cost grows
-with this ``k`` (docs/knowledge.md, "Vector search at scale")."""
+VECTOR_PREFILTER = 128
+"""Vectors taken by Hamming distance before the cosine re-ranking, from the copy of the sign bits
+in memory, whose scan costs about the same for any number taken: the more are re-ranked, the more
+of the true nearest are found (docs/knowledge.md, "Vector search at scale")."""
+VEC0_PREFILTER = 24
+"""The same while the copy is being read and ``vec0`` scans instead: its cost grows with ``k``."""
 
 
 COMMON_MATCHES = 5000
-"""A word in this many chunks or more is common: see ``KnowledgeIndex.keyword_ids``."""
+"""A word in this many chunks or more is common, and the words BM25 ranks hold fewer than this
+many matches together: see ``KnowledgeIndex.keyword_ids``."""
+RANKABLE_MATCHES = 100_000
+"""A query of common words only is ranked by BM25 while its words' lists hold fewer entries than
+this together: BM25 starts by counting every chunk holding each word, a walk of those lists."""
 KEYWORD_OVERFETCH = 8
 """The keyword list is ranked over every base's chunks, then cut to the base's: taking this many
 times the wanted number first keeps the join small (it runs once per kept row) while a base
@@ -115,6 +127,9 @@ class KnowledgeIndex:
         create_private_file(path)  # passages of the user's documents: theirs alone (WAL files follow)
         self.path = path
         self._lock = threading.RLock()
+        self._counts: dict[str, tuple[int, int]] = {}
+        """Chunks found by each word lately searched for, and how far they were counted (``keyword_ids``)."""
+        self._counted_at = -1
         self._db = driver.connect(path, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA foreign_keys = ON")
@@ -127,6 +142,7 @@ class KnowledgeIndex:
         self._reader: sqlite3.Connection | None = None
         """A second connection for vector searches, so one runs beside a keyword search (WAL lets a
         reader see every committed write): docs/knowledge.md, "Vector search at scale"."""
+        self._signs = SignCache(self._read_signs)
 
     def _drop_old_vector_tables(self) -> None:
         """Vectors of an index written before the two-step layout are embedded again."""
@@ -141,10 +157,12 @@ class KnowledgeIndex:
             for name in old:
                 db.execute(f"DROP TABLE IF EXISTS {name}")
             if old:
+                db.execute("UPDATE vector_generations SET generation = generation + 1")
                 db.execute("DELETE FROM vector_models")
                 db.execute("UPDATE chunks SET embedded = 0")
 
     def close(self) -> None:
+        self._signs.close()
         with self._reader_lock:
             if self._reader is not None:
                 self._reader.close()
@@ -169,6 +187,8 @@ class KnowledgeIndex:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            finally:
+                self._counts.clear()  # this connection's own writes do not move its data_version
             self._db.execute("COMMIT")
 
     # -- the wish to finish an indexing --------------------------------------------------
@@ -280,6 +300,7 @@ class KnowledgeIndex:
             db.execute("DELETE FROM index_wishes WHERE base = ?", (base,))
             if self.has_vectors:
                 db.execute(f"DROP TABLE IF EXISTS {_vector_table(base)}")
+                _bump_vectors(db, base)
 
     def _upsert(
         self,
@@ -315,8 +336,9 @@ class KnowledgeIndex:
         ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         db.executemany("DELETE FROM chunk_words WHERE rowid = ?", [(i,) for i in ids])
         db.executemany("DELETE FROM chunk_vectors WHERE id = ?", [(i,) for i in ids])
-        if self.has_vectors and self._vector_dimensions(db, base):
+        if self.has_vectors and self._vector_dimensions(db, base) and ids:
             db.executemany(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", [(i,) for i in ids])
+            _bump_vectors(db, base)
         db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
 
     # -- counts ----------------------------------------------------------------------------
@@ -385,6 +407,7 @@ class KnowledgeIndex:
                     "UPDATE chunks SET embedded = 0 WHERE file_id IN (SELECT id FROM files WHERE base = ?)",
                     (base,),
                 )
+            _bump_vectors(db, base)
             for chunk_id, vector in items:
                 db.execute(f"DELETE FROM {_vector_table(base)} WHERE rowid = ?", (chunk_id,))
                 db.execute(
@@ -399,60 +422,108 @@ class KnowledgeIndex:
     def keyword_ids(self, base: str, query: str, limit: int) -> list[int]:
         """The base's chunks best matching ``query`` by BM25, best first.
 
-        BM25 must score every chunk a query matches before it can sort them, so a word found
-        in a large share of the chunks ("the", "data") would make a query over a million
-        chunks take a second. Such words add next to nothing to the ranking (their inverse
-        document frequency is near zero), so they are left out when the query has rarer ones;
-        a query of common words only is ranked over its first ``COMMON_MATCHES`` matches
+        BM25 must score every chunk a query matches before it can sort them, and it first counts
+        every chunk holding each word, so a word found in a large share of the chunks ("the",
+        "data") would make a query over a million chunks take a second. Such words add next to
+        nothing to the ranking (their inverse document frequency is near zero), so the query's
+        rarest words are ranked, taken while their matches together stay under ``COMMON_MATCHES``
+        and always at least one word found in fewer chunks than that. A query of common words only
+        is ranked over its first ``COMMON_MATCHES`` matches while its words' lists hold fewer than
+        ``RANKABLE_MATCHES`` entries together; past that, where BM25 cannot tell the chunks apart
+        anyway (every one scores about the same), its matches come in index order. How many chunks
+        hold a word is remembered until the index changes
         (docs/knowledge.md, "Keyword search at scale").
         """
         words = query_words(query)
         if not words:
             return []
         with self._lock:
-            rare = [word for word in words if self._matches_fewer_than(word, COMMON_MATCHES)]
-            if rare:
-                inner = (
+            counts = {word: self._matches_up_to(_any_of([word]), COMMON_MATCHES) for word in words}
+            ranked: list[str] = []
+            total = 0
+            for word in sorted(words, key=lambda w: counts[w]):
+                if counts[word] >= COMMON_MATCHES or (ranked and total + counts[word] > COMMON_MATCHES):
+                    break
+                ranked.append(word)
+                total += counts[word]
+            if ranked:
+                return self._in_base(
+                    base,
                     "SELECT rowid AS id, rank FROM chunk_words WHERE chunk_words MATCH ?"
-                    " ORDER BY rank LIMIT ?"
+                    " ORDER BY rank LIMIT ?",
+                    (_any_of(ranked), limit * KEYWORD_OVERFETCH),
+                    limit,
                 )
-                values: tuple[object, ...] = (_any_of(rare), limit * KEYWORD_OVERFETCH)
-            else:
-                inner = (
+            any_word = _any_of(words)
+            total = 0
+            for word in words:
+                total += self._matches_up_to(_any_of([word]), RANKABLE_MATCHES - total)
+                if total >= RANKABLE_MATCHES:
+                    break
+            if total < RANKABLE_MATCHES:
+                return self._in_base(
+                    base,
                     "SELECT id, rank FROM (SELECT rowid AS id, rank FROM chunk_words"
-                    " WHERE chunk_words MATCH ? LIMIT ?) ORDER BY rank LIMIT ?"
+                    " WHERE chunk_words MATCH ? LIMIT ?) ORDER BY rank LIMIT ?",
+                    (any_word, COMMON_MATCHES, limit * KEYWORD_OVERFETCH),
+                    limit,
                 )
-                values = (_any_of(words), COMMON_MATCHES, limit * KEYWORD_OVERFETCH)
-            rows = self._db.execute(
-                f"SELECT ranked.id FROM ({inner}) AS ranked JOIN chunks ON chunks.id = ranked.id"
-                " JOIN files ON files.id = chunks.file_id WHERE files.base = ? ORDER BY ranked.rank LIMIT ?",
-                (*values, base, limit),
-            ).fetchall()
+            return self._in_base(
+                base,
+                "SELECT rowid AS id, rowid AS rank FROM chunk_words WHERE chunk_words MATCH ? LIMIT ?",
+                (any_word, limit * KEYWORD_OVERFETCH),
+                limit,
+            )
+
+    def _in_base(self, base: str, inner: str, values: tuple[object, ...], limit: int) -> list[int]:
+        """The ids ``inner`` (giving ``id`` and ``rank``) lists, kept to the base's, in that order."""
+        rows = self._db.execute(
+            f"SELECT ranked.id FROM ({inner}) AS ranked JOIN chunks ON chunks.id = ranked.id"
+            " JOIN files ON files.id = chunks.file_id WHERE files.base = ? ORDER BY ranked.rank LIMIT ?",
+            (*values, base, limit),
+        ).fetchall()
         return [int(row[0]) for row in rows]
 
-    def _matches_fewer_than(self, word: str, count: int) -> bool:
-        """Whether ``word`` is in fewer than ``count`` chunks (counting stops at ``count``)."""
+    def _matches_up_to(self, match: str, bound: int) -> int:
+        """How many chunks ``match`` finds, counted up to ``bound`` (the walk stops there);
+        remembered until the index file changes (a write here, or another connection's)."""
+        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._counted_at or len(self._counts) > 20_000:
+            self._counts.clear()
+            self._counted_at = version
+        known = self._counts.get(match)
+        if known is not None and (known[0] < known[1] or known[1] >= bound):
+            return min(known[0], bound)  # counted whole, or at least as far
         row = self._db.execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM chunk_words WHERE chunk_words MATCH ? LIMIT ?)",
-            (_any_of([word]), count),
+            (match, bound),
         ).fetchone()
-        return int(row[0]) < count
+        self._counts[match] = (int(row[0]), bound)
+        return int(row[0])
 
     def vector_ids(self, base: str, vector: list[float], limit: int) -> list[int]:
         """The base's chunks nearest ``vector``, best first: the nearest ``VECTOR_PREFILTER`` by
-        their signs (Hamming distance), re-ranked by cosine distance on the full vectors."""
-        model = self.vector_model(base)
-        if not self.has_vectors or model is None or model[1] != len(vector):
+        their signs (Hamming distance), re-ranked by cosine distance on the full vectors. Everything
+        is read on the second connection, never under the main one's lock, which the keyword half
+        holds meanwhile (docs/knowledge.md, "Vector search at scale")."""
+        if not self.has_vectors:
             return []
+        bits = pack_bits(vector)
         with self._reader_lock:
             db = self._vector_reader()
-            near = [
-                int(row[0])
-                for row in db.execute(
-                    f"SELECT rowid FROM {_vector_table(base)} WHERE embedding MATCH vec_bit(?) AND k = ?",
-                    (pack_bits(vector), max(limit, VECTOR_PREFILTER)),
-                )
-            ]
+            if self._vector_dimensions(db, base) != len(vector):
+                return []
+            held = self._signs.fresh(base, _vector_generation(db, base))
+            if held is not None:
+                near = held.nearest(bits, max(limit, VECTOR_PREFILTER))
+            else:  # the copy in memory is being read: vec0 scans the table itself meanwhile
+                near = [
+                    int(row[0])
+                    for row in db.execute(
+                        f"SELECT rowid FROM {_vector_table(base)} WHERE embedding MATCH vec_bit(?) AND k = ?",
+                        (bits, max(limit, VEC0_PREFILTER)),
+                    )
+                ]
             if not near:
                 return []
             marks = ",".join("?" * len(near))
@@ -462,6 +533,36 @@ class KnowledgeIndex:
                 (*near, pack(vector), limit),
             ).fetchall()
         return [int(row[0]) for row in rows]
+
+    def read_vectors_into_memory(self, base: str) -> bool:
+        """Reads the base's sign bits into memory now, on this thread, instead of on a worker at its
+        first search; whether the base has vectors."""
+        return self._signs.refresh(base) is not None
+
+    def vectors_in_memory(self, base: str) -> bool:
+        """Whether the base's vector searches scan the copy in memory (read, and current)."""
+        with self._reader_lock:
+            generation = _vector_generation(self._vector_reader(), base)
+            return self._signs.fresh(base, generation, read=False) is not None
+
+    def _read_signs(self, base: str) -> SignBits | None:
+        """The base's sign bits as they are now, read on a connection of their own (the cache's
+        worker thread), with the generation they belong to read in the same transaction."""
+        if not self.has_vectors:
+            return None
+        db = driver.connect(self.path)
+        try:
+            load_vectors(db)
+            db.execute("BEGIN")
+            try:
+                generation = _vector_generation(db, base)
+                if not self._vector_dimensions(db, base):
+                    return None
+                return read_signs(db, _vector_table(base), generation)
+            finally:
+                db.execute("COMMIT")
+        finally:
+            db.close()
 
     def chunks(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
         if not ids:
@@ -489,6 +590,21 @@ class KnowledgeIndex:
                 (base,),
             ).fetchall()
         return [StoredChunk(*row) for row in rows]
+
+
+def _vector_generation(db: sqlite3.Connection, base: str) -> int:
+    row = db.execute("SELECT generation FROM vector_generations WHERE base = ?", (base,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _bump_vectors(db: sqlite3.Connection, base: str) -> None:
+    """Marks the base's vectors changed, in the writing transaction: a copy of them held in memory
+    (``sign_scan.SignCache``, in this process or another) is read again before it is used."""
+    db.execute(
+        "INSERT INTO vector_generations VALUES (?, 1)"
+        " ON CONFLICT (base) DO UPDATE SET generation = generation + 1",
+        (base,),
+    )
 
 
 def _vector_table(base: str) -> str:

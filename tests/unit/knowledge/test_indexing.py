@@ -164,6 +164,86 @@ def test_common_words_do_not_crowd_out_a_rare_one_and_a_common_only_query_still_
     assert len(common) == 3 and all("report" in hit.chunk.text for hit in common)
 
 
+def test_only_the_rarest_words_are_ranked_while_their_matches_stay_under_the_bound(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BM25's work is bounded by the matches of the words it ranks together, not per word."""
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 10)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(8):
+        (folder / f"a{i}.txt").write_text(f"amber note {i}", encoding="utf-8")
+    for i in range(4):
+        (folder / f"b{i}.txt").write_text(f"basalt note {i}", encoding="utf-8")
+    (folder / "c.txt").write_text("cobalt basalt", encoding="utf-8")
+    index_base(index, "kb", [folder])
+    found = [Path(hit.chunk.path).name for hit in search(index, "kb", "amber basalt cobalt", limit=20).hits]
+    assert found[0] == "c.txt"
+    assert sorted(found) == ["b0.txt", "b1.txt", "b2.txt", "b3.txt", "c.txt"]  # amber (8) would pass 10
+
+
+def test_a_common_only_query_is_ranked_while_its_words_lists_are_short_and_listed_past_that(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 5)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a_long.txt").write_text("a report among many other words " * 5, encoding="utf-8")
+    (folder / "b_short.txt").write_text("report report", encoding="utf-8")
+    for i in range(6):
+        (folder / f"r{i}.txt").write_text(f"report {i} with more words than that", encoding="utf-8")
+    index_base(index, "kb", [folder])
+    assert Path(search(index, "kb", "report", limit=2).hits[0].chunk.path).name == "b_short.txt"  # BM25
+    monkeypatch.setattr(index_module, "RANKABLE_MATCHES", 8)  # "report" is in 8 chunks: too many
+    assert Path(search(index, "kb", "report", limit=2).hits[0].chunk.path).name == "a_long.txt"
+
+
+def test_a_word_counted_common_is_counted_again_after_the_index_changes(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts are remembered between searches; a write here or by another connection forgets them.
+    A common word's matches come in index order (past ``RANKABLE_MATCHES``), a rare one's by BM25,
+    which shows the count used."""
+    from threadline.knowledge import index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_MATCHES", 5)
+    monkeypatch.setattr(index_module, "RANKABLE_MATCHES", 5)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a_long.txt").write_text("a report among many other words " * 5, encoding="utf-8")
+    (folder / "b_short.txt").write_text("report report", encoding="utf-8")
+    for i in range(6):
+        (folder / f"r{i}.txt").write_text(f"report {i} with more words than that", encoding="utf-8")
+    index_base(index, "kb", [folder])
+
+    def first() -> str:
+        return Path(search(index, "kb", "report", limit=2).hits[0].chunk.path).name
+
+    assert first() == "a_long.txt"  # common: index order
+    for i in range(3):
+        (folder / f"r{i}.txt").unlink()
+    other = KnowledgeIndex(index.path)
+    index_base(other, "kb", [folder])  # another connection: 5 chunks left, still common
+    other.close()
+    assert first() == "a_long.txt"
+    (folder / "r3.txt").unlink()
+    index_base(other := KnowledgeIndex(index.path), "kb", [folder])  # 4 left: rare now
+    other.close()
+    assert first() == "b_short.txt"  # ranked by BM25
+    (folder / "b_short.txt").write_text("report report report", encoding="utf-8")
+    for i in range(4, 6):
+        (folder / f"r{i}.txt").unlink()
+    for i in range(8):
+        (folder / f"n{i}.txt").write_text(f"report {i} again with more words", encoding="utf-8")
+    assert first() == "b_short.txt"
+    index_base(index, "kb", [folder])  # this connection: 10 chunks, common again
+    assert first() == "a_long.txt"
+
+
 def test_a_file_that_keeps_changing_while_read_is_named_and_read_whole_once_still(
     tmp_path: Path, index
 ) -> None:
