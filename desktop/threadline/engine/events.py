@@ -308,6 +308,17 @@ class KnowledgeNotice:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class ModelLoading:
+    """The turn's model is being loaded before it can reply (the runtime "On this computer"
+    starting, which can take many seconds): the tab says "Loading MODEL…" rather than
+    "Replying…" until ``loading`` is ``False`` (docs/local-models.md, "The runtime")."""
+
+    session_id: str
+    model: str
+    loading: bool
+
+
 ConversationEvent = (
     AgentChanged
     | MessagesRemoved
@@ -331,6 +342,7 @@ ConversationEvent = (
     | CompareWorkerEvent
     | FileChangesRecorded
     | KnowledgeNotice
+    | ModelLoading
 )
 
 

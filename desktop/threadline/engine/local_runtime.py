@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,8 @@ from threadline.models.runtime import LOAD_TIMEOUT, Endpoint
 
 if TYPE_CHECKING:
     from threadline.engine.models import Models
+
+log = logging.getLogger(__name__)
 
 LOCAL_PROVIDER = "On this computer"
 LOCAL_ALIAS = "threadline"
@@ -45,11 +49,65 @@ class RuntimeStopped(ProviderError):
     kind = "runtime_stopped"
 
 
+LoadingListener = Callable[[str, bool], None]
+"""Told ``(model, True)`` as the runtime starts to load a model, ``(model, False)`` once it
+answers (or failed); called on the thread that waits for the runtime."""
+
+
 class LocalModels:
     """Where the provider hub finds the provider "On this computer"."""
 
     def __init__(self, models: Models) -> None:
         self._models = models
+        self._lock = threading.Lock()
+        self._listeners: list[LoadingListener] = []
+
+    def watch_loading(self, listener: LoadingListener) -> Callable[[], None]:
+        """Hear when a turn's model is being loaded (a first reply waits for it); returns the
+        unsubscribe. The turn runner tells its chat ("Loading MODEL…", docs/local-models.md)."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _tell_loading(self, model: str, loading: bool) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(model, loading)
+            except Exception:  # a chat that cannot be told must not stop the model loading
+                log.exception("a listener failed on the loading of %s", model)
+
+    def watch_turn(
+        self, provider: str, model: str, tell: Callable[[bool], None]
+    ) -> Callable[[], None] | None:
+        """For one request of a turn: ``tell(True)`` when ``model`` of ``provider`` starts loading,
+        ``tell(False)`` once it is loaded. Returns what ends the watch (saying ``False`` if the
+        model was still said to be loading), or ``None`` for another provider."""
+        if not self.is_local(provider):
+            return None
+        told = [False]
+
+        def heard(name: str, loading: bool) -> None:
+            if name == model and loading != told[0]:
+                told[0] = loading
+                tell(loading)
+
+        unsubscribe = self.watch_loading(heard)
+
+        def end() -> None:
+            unsubscribe()
+            if told[0]:
+                told[0] = False
+                tell(False)
+
+        return end
 
     @staticmethod
     def is_local(name: str) -> bool:
@@ -65,14 +123,21 @@ class LocalModels:
         )
 
     def make_provider(self, config: ProviderConfig, timeouts: Timeouts) -> Provider:
-        return LocalProvider(self._models, config, timeouts)
+        return LocalProvider(self._models, config, timeouts, self._tell_loading)
 
 
 class LocalProvider:
     """``Provider`` for the downloaded models: the runtime first, then the OpenAI-compatible stream."""
 
-    def __init__(self, models: Models, config: ProviderConfig, timeouts: Timeouts) -> None:
+    def __init__(
+        self,
+        models: Models,
+        config: ProviderConfig,
+        timeouts: Timeouts,
+        tell_loading: LoadingListener | None = None,
+    ) -> None:
         self.name = config.name
+        self._tell_loading = tell_loading
         self.timeouts = timeouts
         self._models = models
         self._config = config
@@ -98,12 +163,23 @@ class LocalProvider:
             model = await asyncio.to_thread(self._models.library.get, model_name)
         except ModelError as err:
             raise ModelNotFoundError(err.user_message, provider=self.name, model=model_name) from err
+        tell = self._tell_loading
+        started = threading.Event()
+
+        def starting() -> None:
+            started.set()
+            if tell is not None:
+                tell(model_name, True)
+
         try:
             return await asyncio.to_thread(
-                self._models.runtime.ensure, model, self._models.runtime_settings()
+                self._models.runtime.ensure, model, self._models.runtime_settings(), starting
             )
         except ModelError as err:
             raise ProviderError(err.user_message, provider=self.name, model=model_name) from err
+        finally:
+            if started.is_set() and tell is not None:
+                tell(model_name, False)
 
     async def _client_of(self, endpoint: Endpoint) -> Provider:
         if self._client is not None and self._client_for == endpoint:

@@ -55,6 +55,7 @@ from threadline.engine.events import (
     ErrorAction,
     MessageAdded,
     MessageChanged,
+    ModelLoading,
     RetryScheduled,
     SaveStateChanged,
     TextDelta,
@@ -451,6 +452,12 @@ class TurnRunner:
 
         finished: llm_events.StreamFinished | None = None
         thoughts = ReasoningTracker(live.session_id, live.emit, writer.text_changed)
+        home = asyncio.get_running_loop()
+
+        def loading(now: bool) -> None:  # on the thread that waits for the runtime
+            home.call_soon_threadsafe(live.emit, ModelLoading(live.session_id, params.model, now))
+
+        unwatch = self._hub.local.watch_turn(config.name, params.model, loading) if self._hub.local else None
         stream = self._hub.stream(provider, request, params, tools, self._retry, on_retry)
         try:
             async for event in stream:
@@ -478,6 +485,8 @@ class TurnRunner:
                 raise empty_reply_error(err, request, config.name, params.model, window) from err
             raise
         finally:
+            if unwatch is not None:
+                unwatch()
             if reply is not None:  # a stream stopped mid-thought still says how long it thought
                 thoughts.close(reply)
         if finished is None or reply is None:

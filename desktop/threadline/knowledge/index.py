@@ -26,6 +26,7 @@ from pathlib import Path
 from threadline.files.private import create_private_file, private_folder
 from threadline.knowledge import driver
 from threadline.knowledge.chunking import Chunk
+from threadline.knowledge.reading import without_name
 from threadline.knowledge.sign_scan import SignBits, SignCache, read_signs
 from threadline.knowledge.vectors import bit_width, load_vectors, pack, pack_bits
 
@@ -221,7 +222,7 @@ class KnowledgeIndex:
             rows = self._db.execute(
                 "SELECT path, problem FROM files WHERE base = ? AND problem != '' ORDER BY path", (base,)
             ).fetchall()
-        return [(row[0], row[1]) for row in rows]
+        return [(row[0], without_name(row[1], row[0])) for row in rows]
 
     def touch(self, file_id: int, size: int, mtime_ns: int) -> None:
         """A file whose size or time changed but whose bytes did not: only its facts move."""

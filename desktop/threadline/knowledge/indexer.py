@@ -144,7 +144,7 @@ def index_one(
     except Exception as err:  # every reader's failure is one file's problem, never the run's
         if cancel.is_set():
             return
-        index.mark_problem(base, key, size=size, mtime_ns=mtime_ns, reason=reason_of(err))
+        index.mark_problem(base, key, size=size, mtime_ns=mtime_ns, reason=reason_of(err, path))
         return
     index.replace_file(
         base, key, size=size, mtime_ns=mtime_ns, sha256=read.sha256, kind=read.kind, chunks=chunks

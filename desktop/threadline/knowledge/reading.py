@@ -153,14 +153,29 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def reason_of(err: BaseException) -> str:
+def reason_of(err: BaseException, path: Path) -> str:
+    """Why ``path`` could not be indexed, without its name (the report and table name it)."""
     if isinstance(err, DocumentError):
-        return err.user_message
+        return without_name(err.user_message, str(path))
     if isinstance(err, OSError):
         return _os_reason(err)
     if isinstance(err, ExtractionCancelled):
         return "cancelled"
     return f"could not be read ({type(err).__name__})"
+
+
+def without_name(reason: str, path: str) -> str:
+    """``reason`` after the file's own name, which a document reader's sentence starts with.
+
+    The readers' sentences name the file because a chat attachment's error stands alone;
+    a knowledge base's problem is always shown beside its path, where the name would be
+    said twice. Reasons stored before this was done are shown the same way.
+    """
+    name = os.path.basename(path)
+    for lead in (f"{name}: ", f"{name} "):
+        if name and reason.startswith(lead):
+            return reason[len(lead) :]
+    return reason
 
 
 def _os_reason(err: OSError) -> str:
@@ -179,4 +194,14 @@ def _shown(path: Path) -> str:
     return str(path).encode("utf-8", errors="backslashreplace").decode("utf-8")
 
 
-__all__ = ["FileProblem", "FoundFile", "ReadFile", "file_hash", "kind_of", "read_file", "reason_of", "walk"]
+__all__ = [
+    "FileProblem",
+    "FoundFile",
+    "ReadFile",
+    "file_hash",
+    "kind_of",
+    "read_file",
+    "reason_of",
+    "walk",
+    "without_name",
+]

@@ -276,13 +276,16 @@ class LocalRuntime:
             return False
         return self._answers(endpoint)
 
-    def ensure(self, model: InstalledModel, settings: RuntimeSettings) -> Endpoint:
+    def ensure(
+        self, model: InstalledModel, settings: RuntimeSettings, on_start: Callable[[], None] | None = None
+    ) -> Endpoint:
         """The runtime serving ``model`` with ``settings``: the running one, or one started now.
 
         A runtime serving another model (or this one with other settings) is stopped first:
         one model in memory at a time. Raises ``ModelTooBig`` before loading a model this
         computer cannot hold, ``RuntimeUnavailable`` when nothing can run it and
-        ``LoadFailed`` when the runtime could not load it.
+        ``LoadFailed`` when the runtime could not load it. ``on_start`` is called (on this
+        thread) just before a runtime is started, so a chat can say the model is loading.
         """
         self._idle_minutes = settings.idle_minutes
         with self._exclusive():
@@ -299,6 +302,8 @@ class LocalRuntime:
                     return endpoint
                 self._stop(state)
             self._check_memory(model, settings)
+            if on_start is not None:
+                on_start()
             endpoint = self._start(model, settings)
             self._write_state(
                 {**wanted, "model": model.name, "pid": endpoint.pid, "port": _port(endpoint)},

@@ -39,6 +39,7 @@ def test_add_index_search_list_and_remove(tmp_path: Path) -> None:
     assert (
         f"{folder / 'locked.pdf'}: " in indexed.stdout and "1 file(s) could not be indexed" in indexed.stdout
     )
+    assert f"{folder / 'locked.pdf'}: locked.pdf" not in indexed.stdout, "the name said once"
     again = threadline(data, "kb", "index", "handbook")
     assert "Indexed: 0 file(s) read, 6 unchanged" in again.stdout
 

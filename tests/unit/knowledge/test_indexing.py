@@ -66,6 +66,15 @@ def test_a_second_run_reads_nothing_and_a_changed_file_alone_is_read_again(tmp_p
     assert index_base(index, "kb", [folder]).progress.files_read == 0, "same bytes: not read again"
 
 
+def test_a_reason_stored_with_the_file_name_is_shown_without_it(tmp_path: Path, index) -> None:
+    """Problems recorded before the name was left out are listed as new ones are: once."""
+    old, odd = str(tmp_path / "old.pdf"), str(tmp_path / "odd.pdf")
+    index.mark_problem("kb", old, size=1, mtime_ns=1, reason="old.pdf could not be read: the PDF is damaged.")
+    index.mark_problem("kb", odd, size=1, mtime_ns=1, reason="odd.pdf: it needs a password.")
+    expected = [(odd, "it needs a password."), (old, "could not be read: the PDF is damaged.")]
+    assert index.problems("kb") == expected
+
+
 def test_a_deleted_file_leaves_the_index(tmp_path: Path, index) -> None:
     folder = knowledge_folder(tmp_path / "docs")
     index_base(index, "kb", [folder])
@@ -110,6 +119,10 @@ def test_bad_files_are_named_with_their_reason_and_the_rest_is_indexed(tmp_path:
         assert "cannot be read" in reasons["private.txt"]
     assert "loop" in reasons["loop"] and "loop" in reasons["dangling"]
     assert "password" in reasons["locked.pdf"].lower() or "encrypt" in reasons["locked.pdf"].lower()
+    assert reasons["damaged.pdf"] == "could not be read: the PDF is damaged or incomplete."
+    assert reasons["empty.txt"] == "is empty."
+    doubled = {name: reason for name, reason in reasons.items() if reason.startswith(name)}
+    assert not doubled, "the report names each file beside its reason"
     assert index.totals("kb")[0] == 5 + (1 if os.geteuid() == 0 else 0)
     assert search(index, "kb", "albatross").hits[0].chunk.path.endswith("manual.pdf")
     assert not any(

@@ -342,11 +342,9 @@ class ChatTab(QWidget):
 
     @property
     def branch_map(self) -> BranchMapPanel:
-        """The branch map panel beside the chat, built (hidden) the first time it is asked for.
-
-        Most chats are opened and closed without it, so its module, widgets and its
-        subscription to the conversation are not paid by every open.
-        """
+        """The branch map panel beside the chat, built (hidden) the first time it is asked for:
+        most chats are opened and closed without it, so its module, widgets and its
+        subscription to the conversation are not paid by every open."""
         if self._branch_map is None:
             from threadline.ui.chat.branch_map.branch_map_panel import BranchMapPanel
 
@@ -747,6 +745,8 @@ class ChatTab(QWidget):
             self.waiting_send.on_event(event)
         elif isinstance(event, ChangesReceiving):
             self.busy_elsewhere.on_changes(event)
+        elif self.model_status.loading_changed(event):  # "Loading MODEL…" while the runtime loads it
+            self._update_status()
         elif isinstance(event, SaveStateChanged):
             self._saving = event.saving
             self.update_held()

@@ -12,7 +12,13 @@ from typing import Protocol
 from threadline.core.config import DEFAULT_AGENT_ID
 from threadline.core.session import SessionInfo
 from threadline.core.turn import TurnState
-from threadline.engine.events import ErrorAction, UserFacingError
+from threadline.engine.events import (
+    ConversationEvent,
+    ErrorAction,
+    ModelLoading,
+    TurnStateChanged,
+    UserFacingError,
+)
 from threadline.ui.chat.composer.composer import Composer
 from threadline.ui.chat.composer.model_catalog import ModelCatalog, ModelChoice
 from threadline.ui.common.error_banner import ErrorBanner
@@ -38,6 +44,20 @@ class ModelStatus:
         """Why this chat's model cannot be used (sending waits for another pick)."""
         self.note = ""
         """A warning about this chat's model that does not stop sending (not in the listing)."""
+        self.loading = ""
+        """The model being loaded before it can reply (the runtime "On this computer" starting)."""
+
+    def loading_changed(self, event: ConversationEvent) -> bool:
+        """Note the engine's word on the model loading (``ModelLoading``; other events are
+        not about it); whether the status line changes."""
+        if isinstance(event, TurnStateChanged) and event.state is not TurnState.STREAMING:
+            loading = ""  # a turn stopped while its model loaded says no more about it
+        elif isinstance(event, ModelLoading):
+            loading = event.model if event.loading else ""
+        else:
+            return False
+        changed, self.loading = loading != self.loading, loading
+        return changed
 
     def refresh(self) -> None:
         """Give the picker the catalog's models and say (once) what is wrong with this chat's."""
@@ -89,7 +109,7 @@ def status_line(
         parts.append(f"Agent: {agent_name}")
     parts.extend(busy_with)
     if state is TurnState.STREAMING:
-        parts.append("Replying…")
+        parts.append(f"Loading {models.loading}…" if models.loading else "Replying…")
     elif state is TurnState.AWAITING_APPROVAL or awaiting_approval:
         parts.append("Waiting for your approval")
     elif state is TurnState.RUNNING_TOOLS:
