@@ -121,10 +121,8 @@ def throughput(files: int, kb_per_file: int, total_mb: float = 0.0) -> None:
         folder = Path(tmp) / "docs"
         start = time.perf_counter()
         size = write_folder(folder, files, kb_per_file, total_mb)
-        print(
-            f"folder: {files:,} files, {size / 1e6:.1f} MB of text (written in {time.perf_counter() - start:.0f} s)",
-            flush=True,
-        )
+        took = time.perf_counter() - start
+        print(f"folder: {files:,} files, {size / 1e6:.1f} MB of text (written in {took:.0f} s)", flush=True)
         for label, embedder in (("keyword-only", None), ("with fake embedder", HashEmbedder())):
             index = KnowledgeIndex(Path(tmp) / f"{label}.sqlite3")
             fresh = _reset_peak_rss()
