@@ -119,6 +119,12 @@ class WithinDeadline:
         return self._inner.model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for first in range(0, len(texts), BATCH):  # a request at a time, each with what is left
+            vectors.extend(self._request(texts[first : first + BATCH]))
+        return vectors
+
+    def _request(self, texts: Sequence[str]) -> list[list[float]]:
         if self._left <= 0:
             raise EmbeddingError(self._late())
         start = time.monotonic()

@@ -61,6 +61,16 @@ def test_within_a_deadline_a_hanging_server_is_waited_for_once_per_send() -> Non
         embedder.close()
 
 
+def test_within_a_deadline_every_request_of_a_long_list_shares_it() -> None:
+    """Two requests of 1 s each do not fit 1.5 s: the second waits only for what is left."""
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)
+        server.delay = 1.0
+        with pytest.raises(EmbeddingError, match=re.escape("within 1.5 s")):
+            WithinDeadline(embedder, 1.5).embed([f"chunk {i}" for i in range(70)])  # 64 + 6
+        embedder.close()
+
+
 def test_with_the_embedder_down_search_falls_back_to_keywords_and_says_so(tmp_path: Path) -> None:
     index = KnowledgeIndex(tmp_path / "k.sqlite3")
     folder = knowledge_folder(tmp_path / "docs")
