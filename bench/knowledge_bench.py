@@ -1,12 +1,17 @@
 """Knowledge bases: index throughput, memory while indexing, re-index of one change, query p95 at scale.
 
-    python bench/knowledge_bench.py [--files 2000] [--kb-per-file 10] [--chunks 1000000] [--queries 200]
+    python bench/knowledge_bench.py [--files 2000] [--kb-per-file 10 | --total-mb 1000]
+        [--chunks 1000000] [--queries 200]
 
-``throughput`` writes ``--files`` Markdown and source files of about ``--kb-per-file`` KB each
-in a temporary folder and indexes them keyword-only, then again from scratch with an in-process
-fake embedder (a deterministic word-hash vector, so embedding costs next to nothing and the
-figure is Threadline's own work), printing files/s, MB/s and the peak of Python memory
-(``tracemalloc``). It then changes one file and re-indexes, printing how many files were read.
+``throughput`` writes ``--files`` Markdown and source files in a temporary folder (``TMPDIR``
+chooses where): ``--kb-per-file`` sections each (about 6 KB a file on average at 10), or, with
+``--total-mb``, sections added to each file until the folder holds about that many MB of text.
+It indexes them keyword-only, then again from scratch with an in-process fake embedder (a
+deterministic word-hash vector, so embedding costs next to nothing and the figure is
+Threadline's own work), printing files/s, MB/s, chunks, the peak of Python memory
+(``tracemalloc``, which also slows the run somewhat) and the process's peak resident memory
+during that run (Linux: ``VmHWM``, reset before each run; elsewhere the process's peak so far).
+It then changes one file and re-indexes, printing how many files were read.
 ``query`` fills an index with ``--chunks`` passages drawn from a Zipf-like vocabulary (bulk
 insert, as a long indexing would leave it) and times ``--queries`` hybrid searches (keyword,
 plus vectors where ``sqlite-vec`` loads), printing p50/p95/max. Figures: docs/performance.md,
@@ -18,10 +23,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import math
 import os
 import random
+import resource
 import statistics
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -33,6 +41,7 @@ from threadline.knowledge.driver import connect, driver_name
 
 WORDS = [f"w{n}" for n in range(50_000)]
 WEIGHTS = [1 / (rank + 1) ** 1.07 for rank in range(len(WORDS))]
+CUMULATIVE = list(itertools.accumulate(WEIGHTS))  # choices() would add up WEIGHTS at every call
 
 
 class HashEmbedder:
@@ -52,49 +61,87 @@ class HashEmbedder:
 
 
 def _paragraphs(rng: random.Random, chars: int) -> str:
-    words = rng.choices(WORDS, WEIGHTS, k=chars // 6)
+    words = rng.choices(WORDS, cum_weights=CUMULATIVE, k=chars // 6)
     lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
     return "\n\n".join("\n".join(lines[i : i + 5]) for i in range(0, len(lines), 5))
 
 
-def write_folder(root: Path, files: int, kb_per_file: int) -> int:
+def _sections(rng: random.Random, n: int, code: bool, count: int, size: int) -> str:
+    """``count`` sections, or as many as reach ``size`` characters when ``size`` is given."""
+    parts: list[str] = []
+    length = 0
+    while (len(parts) < count) if not size else (length < size):
+        i = len(parts)
+        if code:
+            parts.append(f"def function_{n}_{i}(x):\n    return x  # {_paragraphs(rng, 200)}")
+        else:
+            parts.append(f"## Part {i}\n\n{_paragraphs(rng, 900)}")
+        length += len(parts[-1]) + 3
+    return ("\n\n\n" if code else "\n\n").join(parts)
+
+
+def write_folder(root: Path, files: int, kb_per_file: int, total_mb: float = 0.0) -> int:
+    """The folder; with ``total_mb`` each file is filled to its share of that size."""
     rng = random.Random(7)
     total = 0
+    share = int(total_mb * 1e6 / files) if total_mb else 0
     for n in range(files):
         sub = root / f"d{n % 50:02}"
         sub.mkdir(parents=True, exist_ok=True)
-        if n % 5 == 4:
-            body = "\n\n\n".join(
-                f"def function_{n}_{i}(x):\n    return x  # {_paragraphs(rng, 200)}"
-                for i in range(kb_per_file * 2)
-            )
-            path = sub / f"f{n}.py"
-        else:
-            body = "\n\n".join(f"## Part {i}\n\n{_paragraphs(rng, 900)}" for i in range(kb_per_file))
-            path = sub / f"f{n}.md"
+        code = n % 5 == 4
+        body = _sections(rng, n, code, kb_per_file * 2 if code else kb_per_file, share)
+        path = sub / (f"f{n}.py" if code else f"f{n}.md")
         path.write_text(f"# Document {n}\n\n{body}\n", encoding="utf-8")
         total += path.stat().st_size
     return total
 
 
-def throughput(files: int, kb_per_file: int) -> None:
+def _reset_peak_rss() -> bool:
+    """Start the process's peak resident memory afresh (Linux 4.0+); False where it cannot."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _peak_rss_mb() -> float:
+    """The process's peak resident memory: ``VmHWM`` on Linux, else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1e6 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
+
+
+def throughput(files: int, kb_per_file: int, total_mb: float = 0.0) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "docs"
-        size = write_folder(folder, files, kb_per_file)
-        print(f"folder: {files:,} files, {size / 1e6:.1f} MB of text")
+        start = time.perf_counter()
+        size = write_folder(folder, files, kb_per_file, total_mb)
+        took = time.perf_counter() - start
+        print(f"folder: {files:,} files, {size / 1e6:.1f} MB of text (written in {took:.0f} s)", flush=True)
         for label, embedder in (("keyword-only", None), ("with fake embedder", HashEmbedder())):
             index = KnowledgeIndex(Path(tmp) / f"{label}.sqlite3")
+            fresh = _reset_peak_rss()
             tracemalloc.start()
             start = time.perf_counter()
             report = index_base(index, "bench", [folder], embedder=embedder)
             seconds = time.perf_counter() - start
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
+            rss = _peak_rss_mb()
             _files, chunks, _chars = index.totals("bench")
             print(
                 f"{label}: {seconds:.1f} s, {files / seconds:,.0f} files/s, {size / 1e6 / seconds:.1f} MB/s, "
                 f"{chunks:,} chunks, {report.progress.embedded:,} embedded, peak Python memory "
-                f"{peak / 1e6:.1f} MB{'; ' + report.embedding_notice if report.embedding_notice else ''}"
+                f"{peak / 1e6:.1f} MB, peak resident memory {rss:.0f} MB"
+                f"{' (this run)' if fresh else ' (process so far)'}"
+                f"{'; ' + report.embedding_notice if report.embedding_notice else ''}",
+                flush=True,
             )
             changed = next(folder.rglob("*.md"))
             changed.write_text(changed.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
@@ -102,7 +149,8 @@ def throughput(files: int, kb_per_file: int) -> None:
             again = index_base(index, "bench", [folder], embedder=embedder)
             print(
                 f"  re-index after one file changed: {time.perf_counter() - start:.2f} s, "
-                f"{again.progress.files_read} file(s) read of {again.progress.files_total:,}"
+                f"{again.progress.files_read} file(s) read of {again.progress.files_total:,}",
+                flush=True,
             )
             index.close()
 
@@ -203,13 +251,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("part", nargs="?", choices=["throughput", "query", "all"], default="all")
     parser.add_argument("--files", type=int, default=2000)
-    parser.add_argument("--kb-per-file", type=int, default=10)
+    parser.add_argument("--kb-per-file", type=int, default=10, help="sections a file (about 6 KB at 10)")
+    parser.add_argument("--total-mb", type=float, default=0.0, help="fill the files to about this much text")
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--keep", type=Path, help="the query part's index file: filled once, then reused")
     args = parser.parse_args()
     if args.part in ("throughput", "all"):
-        throughput(args.files, args.kb_per_file)
+        throughput(args.files, args.kb_per_file, args.total_mb)
     if args.part in ("query", "all"):
         query(args.chunks, args.queries, args.keep)
 

@@ -6,7 +6,9 @@ vector search finds something real and the same text always gives the same vecto
 ``synonyms`` maps a word to another before hashing, so a paraphrase (other words, the same
 meaning) lands near its original where keyword search sees nothing in common.
 ``requests`` records every body received; ``refuse`` makes it answer 503; ``delay`` (seconds)
-holds every answer back, as a busy server does. ``port`` listens on a given port: a test takes
+holds every answer back, as a busy server does; ``hang`` accepts each request and never answers
+it (until ``hang`` is cleared or the server closes), as a stuck server does. Closing releases the
+requests held back, so it never waits for them. ``port`` listens on a given port: a test takes
 one from ``closed_port()`` (nothing listens there, so connecting is refused) and starts the server
 on it later, as an embedding server that comes back does.
 """
@@ -50,6 +52,8 @@ class EmbeddingServer:
         self.requests: list[dict[str, Any]] = []
         self.refuse = False
         self.delay = 0.0
+        self.hang = False
+        self._closing = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,7 +66,11 @@ class EmbeddingServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
                 owner.requests.append(body)
                 if owner.delay:
-                    threading.Event().wait(owner.delay)
+                    owner._closing.wait(owner.delay)
+                while owner.hang and not owner._closing.wait(0.05):
+                    pass
+                if owner._closing.is_set():
+                    return  # closed without an answer
                 if owner.refuse or self.path.split("?")[0] != "/v1/embeddings":
                     self._answer(503 if owner.refuse else 404, {"error": {"message": "unavailable"}})
                     return
@@ -99,6 +107,7 @@ class EmbeddingServer:
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()

@@ -43,7 +43,7 @@ from threadline.knowledge import (
 )
 from threadline.knowledge.changes import refresh_changed
 from threadline.knowledge.driver import errors as database_errors
-from threadline.knowledge.embedding import OpenAIEmbedder
+from threadline.knowledge.embedding import OpenAIEmbedder, WithinDeadline
 from threadline.knowledge.indexer import index_base
 from threadline.llm import credentials
 from threadline.store import Store
@@ -66,6 +66,10 @@ EMBED_PATIENCE = math.inf
 """Seconds an indexing waits for an embedding server that is down before leaving the vectors to
 the next run (its wish to finish is kept): in the app, until it answers or the user pauses, so the
 vectors come by themselves when the server is back (docs/knowledge.md)."""
+QUERY_EMBED_DEADLINE = 5.0
+"""Seconds a send (or a search) waits for the embedding server, after which it goes on with keywords
+and says so: a query is one short text, embedded in well under a second when the server is well
+(docs/knowledge.md, "At send time")."""
 
 
 class KnowledgeError(EngineError):
@@ -106,6 +110,7 @@ class KnowledgeService:
         self._workers: set[asyncio.Future[IndexReport]] = set()
         self._lock = asyncio.Lock()
         self.embed_patience = EMBED_PATIENCE
+        self.query_deadline = QUERY_EMBED_DEADLINE
         self.upkeep = KnowledgeUpkeep(self)
 
     # -- definitions -------------------------------------------------------------------
@@ -305,7 +310,7 @@ class KnowledgeService:
     async def embedder_of(self, base: KnowledgeBase) -> Embedder | None:
         return await self._embedder(base)
 
-    async def _embedder(self, base: KnowledgeBase) -> Embedder | None:
+    async def _embedder(self, base: KnowledgeBase) -> OpenAIEmbedder | None:
         """The base's embedding client, made once per provider and model; ``None`` without a model.
 
         A provider that is gone or whose key cannot be read gives ``None``: search is
@@ -313,7 +318,7 @@ class KnowledgeService:
         """
         if not base.embeds:
             return None
-        key = (base.embed_provider, base.embed_model)
+        key = _server(base)
         if key not in self._embedders:
             config = await self._store.get_provider(base.embed_provider)
             if config is None:
@@ -350,8 +355,15 @@ class KnowledgeService:
         base = await self.base(name)
         return await self._search(base, query, limit)
 
-    async def _search(self, base: KnowledgeBase, query: str, limit: int) -> SearchResult:
+    async def _within_deadline(self, base: KnowledgeBase) -> Embedder | None:
+        """The base's embedder for one send or search: it waits ``query_deadline`` at most."""
         embedder = await self._embedder(base)
+        return None if embedder is None else WithinDeadline(embedder, self.query_deadline)
+
+    async def _search(
+        self, base: KnowledgeBase, query: str, limit: int, embedder: Embedder | None = None
+    ) -> SearchResult:
+        embedder = embedder or await self._within_deadline(base)
         index = await asyncio.to_thread(self._open)
         return await asyncio.to_thread(search, index, base.id, query, limit=limit, embedder=embedder)
 
@@ -390,10 +402,13 @@ class KnowledgeService:
         prompt = next((m.text for m in reversed(path) if m.kind is MessageKind.PROMPT), "")
         room = max(0, budget_tokens * CHARS_PER_TOKEN - sum(len(s.text) for s in pinned))
         index = await asyncio.to_thread(self._open)
+        embedders: dict[tuple[str, str], Embedder | None] = {}  # one wait per server and send
+        for base in bases:
+            if _server(base) not in embedders:
+                embedders[_server(base)] = await self._within_deadline(base)
         for base in bases:  # a file edited since it was indexed is sent as it is now
             if not self.indexing(base.name):
-                embedder = await self._embedder(base)
-                await asyncio.to_thread(refresh_changed, index, base.id, embedder=embedder)
+                await asyncio.to_thread(refresh_changed, index, base.id, embedder=embedders[_server(base)])
         whole: list[Source] = []
         for base in bases:
             chunks = await asyncio.to_thread(
@@ -408,7 +423,7 @@ class KnowledgeService:
         found: list[tuple[float, Source]] = []
         notices: list[str] = []
         for base in bases:
-            result = await self._search(base, prompt, PASSAGES)
+            result = await self._search(base, prompt, PASSAGES, embedders[_server(base)])
             if result.notice and base.embeds:
                 notices.append(result.notice)
             found.extend((hit.score, source_of(base, hit.chunk, hit.score)) for hit in result.hits)
@@ -579,6 +594,11 @@ async def knowledge_for_turn(
     if sent.notice:  # keyword-only this time: the tab says so (docs/knowledge.md, "Keyword-only")
         live.emit(KnowledgeNotice(live.session_id, sent.notice))
     return sent
+
+
+def _server(base: KnowledgeBase) -> tuple[str, str]:
+    """Which embedding client the base uses: its provider and model."""
+    return (base.embed_provider, base.embed_model)
 
 
 def _absolute(paths: Sequence[Path]) -> tuple[str, ...]:

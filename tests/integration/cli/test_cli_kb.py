@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.integration.cli.test_cli_ask import add_replay_provider, stored_sessions
 from tests.support.cli_process import ENV, threadline
 from tests.support.documents import write_encrypted_pdf
@@ -92,6 +93,34 @@ def test_ask_with_a_knowledge_base_sends_the_page_with_its_source(
     assert "handbook: manual.pdf, page 3" in result.stderr
     (path,) = stored_sessions(data)
     assert any(Path(s.locator.path).name == "manual.pdf" and s.locator.page == 3 for s in path[-1].sources)
+
+
+@pytest.mark.parametrize("stall", ["hangs", "answers too late"])
+def test_ask_goes_on_with_keywords_when_the_embedding_server_stalls(
+    tmp_path: Path, replay_server: ReplayServer, stall: str
+) -> None:
+    data = tmp_path / "data"
+    folder = knowledge_folder(tmp_path / "docs")
+    for i in range(10):  # more than the model's window takes (750 KB): the passages are searched for
+        (folder / f"diary-{i}.md").write_text("Tomatoes, beans and weather.\n\n" * 2500, encoding="utf-8")
+    with EmbeddingServer() as server:
+        add_replay_provider(data, replay_server)  # first by name: the one chats use
+        url = server.base_url
+        embed = threadline(data, "provider", "add", "vectors", "--kind", "openai", "--base-url", url)
+        assert embed.returncode == 0, embed.stderr
+        assert threadline(data, "kb", "add", "handbook", str(folder), "--embed", "vectors:e").returncode == 0
+        assert threadline(data, "kb", "index", "handbook").returncode == 0
+        if stall == "hangs":
+            server.hang = True  # accepts the request and never answers it
+        else:
+            server.delay = 45.0  # answers, long after a person gave up waiting
+        replay_server.enqueue(sse_response(openai_text_stream(["42 N·m [1]."])))
+        result = threadline(data, "ask", "--kb", "handbook", "What torque does the albatross valve need?")
+        assert server.requests[-1]["input"] == ["What torque does the albatross valve need?"]
+    assert result.returncode == 0 and result.stdout == "42 N·m [1].\n", result.stderr
+    assert "vectors did not answer the embedding request within 5 s. Keyword search only." in result.stderr
+    system = replay_server.requests[-1].body["messages"][0]["content"]
+    assert "handbook: manual.pdf, page 3" in system and f"> {PDF_ANSWER}" in system
 
 
 def test_add_with_an_embedding_model_indexes_vectors_and_searches_both_ways(tmp_path: Path) -> None:

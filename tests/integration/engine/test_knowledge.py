@@ -229,3 +229,33 @@ async def test_a_pinned_source_is_sent_again_until_unpinned(
     replay_server.enqueue(sse_response(openai_text_stream(["Beans."])))
     assert failure(await turn(engine, session.id, "Which diary section is about beans and weather?")) is None
     assert "manual.pdf, page 3" not in system_sent(replay_server)
+
+
+@pytest.mark.parametrize("stall", ["hangs", "answers too late"])
+async def test_a_stalled_embedding_server_holds_the_send_only_until_the_deadline(
+    engine: Engine, replay_server: ReplayServer, tmp_path: Path, stall: str
+) -> None:
+    folder = knowledge_folder(tmp_path / "docs")
+    filler(folder)
+    await small_window(engine)
+    session = await engine.sessions.new_session()
+    engine.knowledge.query_deadline = 1.0  # the product's is a few seconds; the same path, sooner
+    with EmbeddingServer() as embeddings:
+        await engine.providers.save_provider(
+            ProviderConfig("embedder", ProviderKind.OPENAI, base_url=embeddings.base_url), None
+        )
+        await indexed_base(engine, folder, session.id, embed_provider="embedder", embed_model="fake-embed")
+        if stall == "hangs":
+            embeddings.hang = True  # accepts the request and never answers it
+        else:
+            embeddings.delay = 30.0  # answers, long after a person gave up waiting
+        asked = len(embeddings.requests)
+        replay_server.enqueue(sse_response(openai_text_stream(["42 N·m [1]"])))
+        events = await turn(engine, session.id, QUESTION)
+        assert failure(events) is None
+        assert len(embeddings.requests) == asked + 1, "the query was sent to the server once"
+    assert "[1] handbook: manual.pdf, page 3" in system_sent(replay_server), "keywords found the page"
+    notices = [event.text for event in events if isinstance(event, KnowledgeNotice)]
+    assert notices == ["embedder did not answer the embedding request within 1 s. Keyword search only."], (
+        "the tab is told why this turn was keyword-only"
+    )

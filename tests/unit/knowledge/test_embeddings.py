@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from tests.support.knowledge_folders import knowledge_folder
 
 from threadline.core.config import ProviderConfig, ProviderKind
 from threadline.knowledge import EmbeddingError, KnowledgeIndex, fuse, index_base, search, vector_support
-from threadline.knowledge.embedding import OpenAIEmbedder
+from threadline.knowledge.embedding import OpenAIEmbedder, WithinDeadline
 
 
 def _embedder(url: str) -> OpenAIEmbedder:
@@ -41,6 +42,33 @@ def test_a_server_that_is_down_or_refuses_is_an_embedding_error_naming_the_provi
     with pytest.raises(EmbeddingError, match="local could not be reached"):
         gone.embed(["x"])
     gone.close()
+
+
+def test_within_a_deadline_a_hanging_server_is_waited_for_once_per_send() -> None:
+    """An edited file's chunks and then the query: the second call does not wait again."""
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)  # the client's own timeout: 30 s
+        server.hang = True
+        bounded = WithinDeadline(embedder, 0.5)
+        late = "local did not answer the embedding request within 0.5 s."
+        with pytest.raises(EmbeddingError, match=f"^{re.escape(late)}$"):
+            bounded.embed(["an edited file's chunk"])
+        with pytest.raises(EmbeddingError, match=re.escape(late)):
+            bounded.embed(["the query"])
+        assert len(server.requests) == 1, "the second call failed without asking"
+        server.hang = False
+        assert WithinDeadline(embedder, 5).embed(["x"]) == [pytest.approx(embed_text("x", 64))]
+        embedder.close()
+
+
+def test_within_a_deadline_every_request_of_a_long_list_shares_it() -> None:
+    """Two requests of 1 s each do not fit 1.5 s: the second waits only for what is left."""
+    with EmbeddingServer() as server:
+        embedder = _embedder(server.base_url)
+        server.delay = 1.0
+        with pytest.raises(EmbeddingError, match=re.escape("within 1.5 s")):
+            WithinDeadline(embedder, 1.5).embed([f"chunk {i}" for i in range(70)])  # 64 + 6
+        embedder.close()
 
 
 def test_with_the_embedder_down_search_falls_back_to_keywords_and_says_so(tmp_path: Path) -> None:

@@ -167,6 +167,32 @@ def test_a_slow_embedding_server_is_waited_for(tmp_path: Path, index: KnowledgeI
     assert report.embedding_notice == "" and report.progress.embedded == 3
 
 
+def test_a_hanging_embedding_server_is_waited_for_and_no_file_fails(
+    tmp_path: Path, index: KnowledgeIndex
+) -> None:
+    """The server accepts each request and never answers: the run waits (its client's timeout,
+    then the pause between tries), fails no file, and embeds every chunk once it answers."""
+    folder = _folder(tmp_path / "docs")
+    waits: list[str] = []
+    with EmbeddingServer() as server:
+        server.hang = True
+        embedder = OpenAIEmbedder(
+            ProviderConfig("local", ProviderKind.OPENAI, base_url=server.base_url), "e", None, timeout=0.5
+        )
+
+        def progress(state: Progress) -> None:
+            if state.waiting and not waits:
+                waits.append(state.waiting)
+                server.hang = False  # answering again by the next try
+
+        report = index_base(index, "kb", [folder], embedder=embedder, on_progress=progress, patience=60)
+        embedder.close()
+    assert waits and "(no answer in 0.5 s)" in waits[0] and "Trying again" in waits[0]
+    assert report.problems == [] and report.progress.files_read == 3
+    assert report.embedding_notice == "" and report.progress.embedded == 3
+    assert index.vector_model("kb") == ("e", 64)
+
+
 def test_with_no_patience_left_the_vectors_wait_for_the_next_run(
     tmp_path: Path, index: KnowledgeIndex
 ) -> None:
