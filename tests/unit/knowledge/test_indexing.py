@@ -289,6 +289,9 @@ def test_a_file_that_keeps_changing_while_read_is_named_and_read_whole_once_stil
         while log.stat().st_mtime_ns > 10**12 and time.monotonic() < deadline:
             time.sleep(0.01)  # until the writer is under way (its times are tiny)
         for _attempt in range(10):  # a busy machine may pause the writer for both reads: try again
+            seen = log.stat().st_mtime_ns
+            while log.stat().st_mtime_ns == seen and time.monotonic() < deadline:
+                time.sleep(0.001)  # the writer is running right now, not waiting for a core
             index.drop_base("kb")
             report = index_base(index, "kb", [folder])
             if report.problems:
