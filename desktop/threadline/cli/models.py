@@ -144,7 +144,8 @@ async def _runtime(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> 
     if args.stop:
         await models.stop_runtime()
     status = await models.runtime_status()
-    runner = settings.server_binary or "llama-cpp-python (threadline[local])"
+    bundled = "llama-cpp-python (in this build)" if getattr(sys, "frozen", False) else None
+    runner = settings.server_binary or bundled or "llama-cpp-python (threadline[local])"
     out.write(f"Runs: {runner}{'' if models.runtime_installed() else ' - not installed'}\n")
     out.write(f"Context: {settings.context:,} tokens, GPU layers: {settings.gpu_layers}, ")
     out.write(f"unloads after {settings.idle_minutes:g} min unused\n")
