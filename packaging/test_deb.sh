@@ -157,6 +157,9 @@ if command -v xvfb-run >/dev/null; then
     if out="$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" LANG=C.UTF-8 timeout 60 \
               xvfb-run -a threadline --data-dir "$TMP/gui-data" --startup-probe 2>&1)"; then
         gui="first paint $(echo "$out" | tail -1) ms (xcb)"
+    elif grep -qs 'ModuleNotFoundError' "$TMP/gui-data/logs/threadline.log"; then
+        grep -A1 'ModuleNotFoundError' "$TMP/gui-data/logs/threadline.log" | tail -3
+        fail "the window needs a module the build left out (see above)"
     else
         # A missing platform plugin is a packaging bug; anything else is the window's own business.
         echo "$out" | tail -5
