@@ -57,7 +57,8 @@ def add_models_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     runtime.add_argument("--stop", action="store_true", help="stop the runtime now")
 
 
-async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: a default bound at import keeps a stream replaced since
     action = args.models_command
     models = engine.models
     if action == "search":
