@@ -1,6 +1,7 @@
 """A frozen build's runtime, without PyInstaller: ``sys.frozen`` set and ``sys.executable`` a
-``threadline`` program (here a script running ``python -m threadline``), so the runtime starts
-``threadline --run-local-runtime …`` and the real llama.cpp server behind that hidden entry
+``threadline`` program (here a script running ``packaging/launcher.py``, the frozen build's entry
+script), so the runtime starts ``threadline --run-local-runtime …`` under its guard (the same
+program with the guard's flag) and the real llama.cpp server behind that hidden entry
 loads the tiny llama on 127.0.0.1 and answers with the key only (docs/local-models.md,
 "Packaging"; the built packages themselves: packaging/test_deb.sh)."""
 
@@ -45,8 +46,9 @@ def test_the_hidden_entry_serves_the_model(
     program = tmp_path / "bin" / "threadline"
     program.parent.mkdir()
     source = Path(threadline.__file__).resolve().parent.parent
+    launcher = shlex.quote(str(source.parent / "packaging" / "launcher.py"))
     python = shlex.quote(sys.executable)
-    program.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(str(source))} exec {python} -m threadline "$@"\n')
+    program.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(str(source))} exec {python} {launcher} "$@"\n')
     program.chmod(0o755)
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "executable", str(program))
