@@ -155,6 +155,43 @@ def windows_version_info() -> None:
     (BUILD / "windows_version_info.txt").write_text(text, encoding="utf-8")
 
 
+LOCAL_RUNTIME_MODULES = (
+    "llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings",
+)
+"""What the spec bundles as the local runtime: llama-cpp-python and its server extra's dependencies."""
+
+
+def check_local_runtime() -> bool:
+    """Whether this build will carry the local runtime; says so loudly when it will not.
+
+    Without it the packages still work (they chat with local servers, and the Models page says
+    how to add a runtime), so a missing runtime warns rather than fails;
+    THREADLINE_LOCAL_RUNTIME=require makes it an error (the release workflow sets it),
+    THREADLINE_LOCAL_RUNTIME=0 leaves it out on purpose (docs/local-models.md, "Packaging").
+    """
+    import importlib.util
+
+    wanted = os.environ.get("THREADLINE_LOCAL_RUNTIME", "1")
+    if wanted == "0":
+        log("local runtime: left out (THREADLINE_LOCAL_RUNTIME=0)")
+        return False
+    missing = [m for m in LOCAL_RUNTIME_MODULES if importlib.util.find_spec(m) is None]
+    if not missing:
+        log("local runtime: llama-cpp-python's server is bundled")
+        return True
+    message = (
+        f"NO LOCAL RUNTIME: {', '.join(missing)} not installed in {sys.prefix}. The packages will not chat "
+        "with downloaded models. Install it first: .ci/setup --dev builds the wheel into .ci/wheels/, then "
+        "pip install '.ci/wheels/llama_cpp_python-<version>-<tag>.whl[server]' "
+        "(or pip install -e '.[local]')."
+    )
+    if wanted == "require":
+        raise SystemExit(f"[build] {message}")
+    bar = "!" * 78
+    print(f"{bar}\n[build] WARNING: {message}\n{bar}", flush=True)
+    return False
+
+
 def build_pyinstaller(reuse: bool = False) -> Path:
     marker = FROZEN / ("threadline.exe" if sys.platform == "win32" else "threadline")
     if reuse and marker.exists():
@@ -165,6 +202,7 @@ def build_pyinstaller(reuse: bool = False) -> Path:
     if sys.platform == "win32":
         windows_version_info()
     shutil.rmtree(FROZEN, ignore_errors=True)
+    check_local_runtime()
     started = time.monotonic()
     run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
          "--distpath", DIST, "--workpath", WORK, PACKAGING / "threadline.spec"])

@@ -7,7 +7,10 @@
 #
 # Run on demand on a Debian/Ubuntu machine (root or sudo; it installs and removes the
 # package `threadline`), and by the release workflow on its Ubuntu runner before upload.
-# Needs the project venv with the packaging extra: pip install -e '.[packaging]'.
+# Needs the project venv with the packaging extra: pip install -e '.[packaging]', and the local
+# runtime (llama-cpp-python[server]; .ci/setup --dev builds its wheel into .ci/wheels/):
+# the packages are checked to chat with a downloaded model with nothing else installed.
+# ALLOW_NO_RUNTIME=1 accepts a build without it (the chat check is then skipped, loudly).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,6 +54,15 @@ dpkg-deb --info "$DEB" | sed -n '/Package:/,$p'
 dpkg-deb --contents "$DEB" > "$TMP/contents.txt"
 grep -q ' ./opt/threadline/threadline$' "$TMP/contents.txt" || fail "no /opt/threadline/threadline in the .deb"
 grep -q ' ./usr/bin/threadline$' "$TMP/contents.txt" || fail "no /usr/bin/threadline in the .deb"
+runtime_in_deb=0
+grep -q '/_internal/llama_cpp/lib/libllama\.so' "$TMP/contents.txt" && runtime_in_deb=1
+if [ "$runtime_in_deb" = 1 ]; then
+    echo "local runtime: in the .deb ($(grep -c '/_internal/llama_cpp/lib/' "$TMP/contents.txt") paths under llama_cpp/lib)"
+elif [ "${ALLOW_NO_RUNTIME:-0}" = 1 ]; then
+    echo "WARNING: the .deb has NO local runtime (ALLOW_NO_RUNTIME=1): the local-model chat is not checked"
+else
+    fail "the .deb has no local runtime (llama_cpp/lib/libllama.so); install llama-cpp-python[server] in $PY's environment, or ALLOW_NO_RUNTIME=1"
+fi
 
 # --- install ---------------------------------------------------------------------------------
 if dpkg -s threadline >/dev/null 2>&1; then
@@ -102,12 +114,52 @@ t_ask0=$(now)
 HOME="$TMP/home" "$PY" packaging/smoke_ask.py /usr/bin/threadline "$TMP/ask-data" || fail "threadline ask failed"
 t_ask1=$(now)
 
+# A downloaded model, chatted with through the installed package alone: a fresh HOME and data
+# folder, PATH without any other runtime, a tiny random-weight llama made with the venv's gguf.
+local_chat() {  # PROGRAM LABEL DATA_DIR
+    local program="$1" label="$2" data="$3" home="$3-home"
+    mkdir -p "$home"
+    "$PY" -c 'import sys; sys.path.insert(0, "."); from tests.support.tiny_gguf import make_tiny_gguf; make_tiny_gguf(__import__("pathlib").Path(sys.argv[1]))' "$TMP/tiny.gguf" \
+        || fail "could not make the tiny GGUF with $PY"
+    local clean=(env -i PATH=/usr/bin:/bin HOME="$home" LANG=C.UTF-8)
+    ! "${clean[@]}" sh -c 'command -v llama-server' >/dev/null || fail "a llama-server is on PATH: not a clean check"
+    "${clean[@]}" "$program" --data-dir "$data" models import "$TMP/tiny.gguf" || fail "$label: models import failed"
+    "${clean[@]}" "$program" --data-dir "$data" models list --json | grep -q '"name": "tiny.gguf"' \
+        || fail "$label: models list --json does not list tiny.gguf"
+    "${clean[@]}" "$program" --data-dir "$data" models runtime --context 256 > "$TMP/runtime.txt" || fail "$label: models runtime failed"
+    sed 's/^/  /' "$TMP/runtime.txt"
+    grep -q '^Runs: llama-cpp-python (in this build)$' "$TMP/runtime.txt" \
+        || fail "$label: models runtime does not report the bundled runtime as available"
+    local started ended
+    started=$(now)
+    "${clean[@]}" timeout 600 "$program" --data-dir "$data" ask --provider threadline --model tiny.gguf "hi" \
+        > "$TMP/local-reply.txt" 2> "$TMP/local-reply.err" || {
+        cat "$TMP/local-reply.err"; tail -20 "$data/runtime/runtime.log" 2>/dev/null
+        fail "$label: ask --provider threadline failed"
+    }
+    ended=$(now)
+    [ -s "$TMP/local-reply.txt" ] || fail "$label: ask --provider threadline printed no reply"
+    grep -q 'Serving tiny.gguf on 127.0.0.1:' "$data/runtime/runtime.log" || fail "$label: the runtime log does not show the model served"
+    "${clean[@]}" "$program" --data-dir "$data" models runtime | grep -q '^Not running$' \
+        || fail "$label: ask left the runtime running"
+    echo "$label: tiny.gguf answered $(wc -c < "$TMP/local-reply.txt") bytes ($(head -c 60 "$TMP/local-reply.txt" | tr '\n' ' ')...) in $(secs "$started" "$ended") (cold runtime)"
+    local_times+=("$label $(secs "$started" "$ended")")
+}
+local_times=()
+if [ "$runtime_in_deb" = 1 ]; then
+    echo "== a downloaded model chatted with through the installed package (ask --provider threadline)"
+    local_chat /usr/bin/threadline ".deb" "$TMP/local-deb"
+fi
+
 gui="skipped (xvfb-run not installed)"
 if command -v xvfb-run >/dev/null; then
     echo "== the window under Xvfb (xcb platform plugin)"
     if out="$(env -i PATH=/usr/bin:/bin HOME="$TMP/home" LANG=C.UTF-8 timeout 60 \
               xvfb-run -a threadline --data-dir "$TMP/gui-data" --startup-probe 2>&1)"; then
         gui="first paint $(echo "$out" | tail -1) ms (xcb)"
+    elif grep -qs 'ModuleNotFoundError' "$TMP/gui-data/logs/threadline.log"; then
+        grep -A1 'ModuleNotFoundError' "$TMP/gui-data/logs/threadline.log" | tail -3
+        fail "the window needs a module the build left out (see above)"
     else
         # A missing platform plugin is a packaging bug; anything else is the window's own business.
         echo "$out" | tail -5
@@ -144,6 +196,10 @@ t8=$(now)
 env -i PATH=/usr/bin:/bin HOME="$TMP/home2" LANG=C.UTF-8 "$portable" --data-dir "$TMP/portable-data" --self-test \
     || fail "self-test of the tarball failed"
 t9=$(now)
+if [ "$runtime_in_deb" = 1 ]; then
+    echo "== a downloaded model chatted with through the unpacked tarball"
+    local_chat "$portable" "tarball" "$TMP/local-tarball"
+fi
 
 # --- remove ----------------------------------------------------------------------------------
 echo "== remove"
@@ -161,6 +217,15 @@ echo "removed cleanly: nothing left under /opt/threadline, /usr/bin, application
 
 # --- figures ---------------------------------------------------------------------------------
 dist_bytes="$(du -sb build/dist/threadline | cut -f1)"
+# What the runtime adds: llama.cpp's libraries (llama_cpp/lib) measured on disk and xz-compressed
+# as dpkg-deb packs them; the server's Python modules (fastapi, uvicorn, starlette, ...) are in
+# the PYZ archive, counted in the whole but not here.
+runtime_line="not in this build"
+if [ -d build/dist/threadline/_internal/llama_cpp ]; then
+    rt_bytes="$(du -sb build/dist/threadline/_internal/llama_cpp | cut -f1)"
+    rt_xz="$(tar -C build/dist/threadline/_internal -cf - llama_cpp | xz -6 -T0 | wc -c)"
+    runtime_line="$(mb "$rt_bytes") on disk, $(mb "$rt_xz") xz (.deb without it: about $(mb $(( $(stat -c %s "$DEB") - rt_xz ))))"
+fi
 cat <<EOF
 
 == threadline $VERSION ($ARCH): sizes
@@ -168,6 +233,7 @@ cat <<EOF
   .deb ($(basename "$DEB"), xz)            $(mb "$(stat -c %s "$DEB")")
   installed size (dpkg)                     $(mb $((installed_kb * 1024))), $files paths
   tarball ($(basename "$TARBALL"))  $(mb "$(stat -c %s "$TARBALL")")
+  local runtime (llama_cpp/)                $runtime_line
 == times
   PyInstaller build   $(secs "$t0" "$t1")$([ "${REUSE:-0}" = 1 ] && echo " (reused)")
   .deb packaging      $(secs "$t1" "$t2")
@@ -176,6 +242,7 @@ cat <<EOF
   self-test (.deb)    $(secs "$t6" "$t7")
   self-test (tarball) $(secs "$t8" "$t9")
   2 x ask (SDKs)      $(secs "$t_ask0" "$t_ask1")
+  local model ask     ${local_times[*]:-skipped (no runtime)}
   window (Xvfb)       $gui
   remove (purge)      $(secs "$t10" "$t11")
   total               $(secs "$t0" "$t11")

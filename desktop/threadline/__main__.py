@@ -299,6 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    from threadline.models.runtime_entry import RUN_LOCAL_RUNTIME
+
+    if words[:1] == [RUN_LOCAL_RUNTIME]:  # a frozen build's own llama.cpp server (models/runtime_entry.py)
+        from threadline.models.runtime_entry import serve
+
+        return serve(words[1:])
     server_command: list[str] = []
     if "--" in words:  # only ``mcp add NAME … -- COMMAND`` has a server's command line to cut off
         from threadline.cli.options import split_server_command

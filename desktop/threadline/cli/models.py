@@ -57,7 +57,8 @@ def add_models_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     runtime.add_argument("--stop", action="store_true", help="stop the runtime now")
 
 
-async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+async def run(engine: EngineApi, args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: a default bound at import keeps a stream replaced since
     action = args.models_command
     models = engine.models
     if action == "search":
@@ -144,8 +145,16 @@ async def _runtime(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> 
     if args.stop:
         await models.stop_runtime()
     status = await models.runtime_status()
-    runner = settings.server_binary or "llama-cpp-python (threadline[local])"
-    out.write(f"Runs: {runner}{'' if models.runtime_installed() else ' - not installed'}\n")
+    frozen = getattr(sys, "frozen", False)  # a packaged build: the runtime is in it or not at all
+    where = "in this build" if frozen else "threadline[local]"
+    runner = settings.server_binary or f"llama-cpp-python ({where})"
+    if not models.runtime_installed():
+        runner = (
+            "nothing - this build has no local runtime; choose a llama-server program with --server PATH"
+            if frozen
+            else f"{runner} - not installed"
+        )
+    out.write(f"Runs: {runner}\n")
     out.write(f"Context: {settings.context:,} tokens, GPU layers: {settings.gpu_layers}, ")
     out.write(f"unloads after {settings.idle_minutes:g} min unused\n")
     if status is None:

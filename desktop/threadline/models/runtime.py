@@ -36,6 +36,7 @@ from threadline.models.errors import ModelError
 from threadline.models.fit import Verdict, estimate, human_size
 from threadline.models.library import InstalledModel
 from threadline.models.machine import Machine, detect
+from threadline.models.runtime_entry import RUN_LOCAL_RUNTIME
 from threadline.models.runtime_guard import guard_command
 from threadline.models.runtime_leases import KEY_FILE as KEY_FILE
 from threadline.models.runtime_leases import LOCK_FILE as LOCK_FILE
@@ -127,10 +128,18 @@ def server_command(
         return [*command, "--jinja"], "LLAMA_API_KEY"
     if not llama_cpp_installed():
         return None
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model.path)]
+    command = [*_llama_cpp_server(), "--model", str(model.path)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--model_alias", model.name]
     command += ["--n_ctx", str(settings.context), "--n_gpu_layers", str(settings.gpu_layers)]
     return command, "API_KEY"
+
+
+def _llama_cpp_server() -> list[str]:
+    """How to start ``llama_cpp.server``: ``python -m`` from a Python environment; in a frozen
+    build (where ``sys.executable`` is the ``threadline`` program) its hidden entry."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, RUN_LOCAL_RUNTIME]
+    return [sys.executable, "-m", "llama_cpp.server"]
 
 
 def llama_cpp_installed() -> bool:
@@ -142,9 +151,9 @@ def llama_cpp_installed() -> bool:
 
 
 NOT_INSTALLED = (
-    "Chatting with a downloaded model needs the local runtime, which is not installed. "
+    "Chatting with a downloaded model needs the local runtime, which this installation does not have. "
     "Install it with: pip install 'threadline[local]' (it compiles llama.cpp, a few minutes), "
-    "or choose a llama-server program on the Models page."
+    "or choose a llama-server program on the Models page. The Linux packages include it."
 )
 
 

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
 NOT_INSTALLED_NOTE = (
     "Threadline finds and downloads GGUF models here. Chatting with them on this computer needs "
-    "the local runtime: install it with <code>pip install 'threadline[local]'</code>, or choose a "
-    "llama-server program below. Until then, a downloaded model can be served by llama.cpp, "
+    "the local runtime, which this installation does not have: install it with "
+    "<code>pip install 'threadline[local]'</code>, or choose a llama-server program below (the Linux "
+    "packages include the runtime). Until then, a downloaded model can be served by llama.cpp, "
     "LM Studio or Ollama, which Threadline finds."
 )
 INSTALLED_NOTE = (
