@@ -54,7 +54,12 @@ DEB_DEPENDS = [
     "libglib2.0-0", "libwayland-client0", "libwayland-cursor0", "libwayland-egl1",
     "fonts-dejavu-core | fonts-freefont-ttf | fonts-liberation",
 ]
-DEB_RECOMMENDS = ["gnome-keyring | kwalletmanager | keepassxc", "xdg-desktop-portal", "ca-certificates"]
+# Voice (docs/voice.md): dictation loads the system's PortAudio, reading aloud talks to
+# speech-dispatcher (with espeak-ng), playback uses PulseAudio's or ALSA's player.
+DEB_RECOMMENDS = [
+    "gnome-keyring | kwalletmanager | keepassxc", "xdg-desktop-portal", "ca-certificates",
+    "libportaudio2", "speech-dispatcher", "espeak-ng", "pulseaudio-utils | alsa-utils",
+]
 
 
 # --- small helpers ---------------------------------------------------------------------------
