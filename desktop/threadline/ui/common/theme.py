@@ -349,9 +349,13 @@ ChatView {{ background: {c.base}; border: none; }}
 #FlatButton {{ background: transparent; border: none; color: {c.muted}; padding: 4px 8px;
                border-radius: 5px; }}
 #FlatButton:hover {{ background: {c.hover}; color: {c.text}; }}
-#ModelPicker {{ background: transparent; border: 1px solid transparent; border-radius: 5px; color: {c.muted};
-                padding: 3px 6px; }}
-#ModelPicker:hover {{ border-color: {c.border}; color: {c.text}; }}
+#ModelPicker, #AgentPicker {{ background: transparent; border: 1px solid transparent; border-radius: 5px;
+                              color: {c.muted}; padding: 3px 6px; }}
+#ModelPicker:hover, #AgentPicker:hover, #ModelPicker:focus, #AgentPicker:focus {{ border-color: {c.border};
+                                                                               color: {c.text}; }}
+QToolButton#FlatButton[popupMode="2"] {{ padding-right: 18px; }}
+QToolButton#FlatButton::menu-indicator {{ subcontrol-origin: padding; subcontrol-position: center right;
+                                        right: 4px; }}
 #AttachmentChip {{ background: {c.surface}; border: 1px solid {c.border}; border-radius: 10px; }}
 #AttachmentChip QLabel {{ color: {c.text}; }}
 #AttachmentChip QToolButton {{ border: none; color: {c.muted}; }}

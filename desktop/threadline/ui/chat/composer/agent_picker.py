@@ -1,7 +1,8 @@
 """The composer's agent picker, and what binds it to a session.
 
 ``AgentPicker`` is a combo box of the agents (typing a name selects it, as in any
-list) and a "Use new settings" button that shows only when the session's agent
+list), drawn flat like the model picker beside it (``#AgentPicker`` in the theme,
+docs/ui-layout.md), and a "Use new settings" button that shows only when the session's agent
 was edited after the session pinned it: a session keeps the settings it started
 with until the person takes the new ones (docs/design.md §1, "Agents").
 
