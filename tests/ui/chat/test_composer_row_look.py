@@ -70,6 +70,19 @@ def test_the_agent_picker_is_flat_like_the_model_picker(qtbot: Any, theme: Any, 
     name_right = box.left() + 8 + agent.fontMetrics().horizontalAdvance(agent.currentText())
     arrow = [p for p in ink(image, box, colors.base) if p[0] > name_right + 2]
     assert arrow, "no ▾ beside the agent's name"
+    # While a reply runs it cannot be switched, and looks it: its name fades.
+    name = QRect(box.left(), box.top(), name_right - box.left(), box.height())
+    widget.agent_picker.set_busy(True)
+    faded = widget.grab().toImage()
+
+    def strongest(picture: QImage) -> float:
+        return max(
+            contrast_ratio(picture.pixelColor(x, y), colors.base) for x, y in ink(picture, name, colors.base)
+        )
+
+    assert strongest(faded) < strongest(image) - 0.5, (
+        "a disabled agent picker looks the same as an enabled one"
+    )
 
 
 @pytest.mark.parametrize("colors", [LIGHT, DARK], ids=["light", "dark"])

@@ -285,6 +285,13 @@ def undo_button_colour(c: ThemeColors) -> str:
     return readable_on(c.accent, undo_bar_colours(c)[0], 7.0 if c.high_contrast else 4.5)
 
 
+def halfway(a: str, b: str) -> str:
+    """The colour midway between ``a`` and ``b``: a flat control's disabled text, between its
+    muted text and the surface it sits on (muted alone is how it looks at rest)."""
+    x, y = QColor(a), QColor(b)
+    return QColor((x.red() + y.red()) // 2, (x.green() + y.green()) // 2, (x.blue() + y.blue()) // 2).name()
+
+
 def build_stylesheet(c: ThemeColors) -> str:
     """The application stylesheet: flat, quiet surfaces, one accent colour."""
     return f"""
@@ -353,6 +360,7 @@ ChatView {{ background: {c.base}; border: none; }}
                               color: {c.muted}; padding: 3px 6px; }}
 #ModelPicker:hover, #AgentPicker:hover, #ModelPicker:focus, #AgentPicker:focus {{ border-color: {c.border};
                                                                                color: {c.text}; }}
+#ModelPicker:disabled, #AgentPicker:disabled {{ color: {halfway(c.muted, c.base)}; }}
 QToolButton#FlatButton[popupMode="2"] {{ padding-right: 18px; }}
 QToolButton#FlatButton::menu-indicator {{ subcontrol-origin: padding; subcontrol-position: center right;
                                         right: 4px; }}
