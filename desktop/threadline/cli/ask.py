@@ -40,6 +40,7 @@ from threadline.engine.approval import Decision
 from threadline.engine.events import (
     ConversationEvent,
     MessageAdded,
+    ModelLoading,
     ReasoningDelta,
     RetryScheduled,
     SaveStateChanged,
@@ -481,7 +482,12 @@ def _tool_state(result: ToolResult) -> str:
 
 
 class _StreamPrinter:
-    """Writes reply text to stdout as it streams; tool activity and retries go to stderr."""
+    """Writes reply text to stdout as it streams; tool activity and retries go to stderr.
+
+    While the runtime "On this computer" loads the turn's model (``ModelLoading``, which can
+    take many seconds) stderr says "Loading MODEL…": on a terminal as a status line that is
+    wiped before anything else is written, otherwise as one plain line.
+    """
 
     def __init__(self, out: TextIO, err: TextIO, told: _ToldOfSaveTrouble | None = None) -> None:
         from threadline.core.unicode_text import scrub
@@ -503,8 +509,13 @@ class _StreamPrinter:
         self._waiting_since: float | None = time.monotonic()
         """Since when a request has had no answer yet (``None``: the reply is arriving)."""
         self._waiting_told = False
+        self._status_shown = False
+        """A transient "Loading MODEL…" is on the terminal's last line (stderr is a terminal)."""
 
     def __call__(self, event: ConversationEvent) -> None:
+        if isinstance(event, ModelLoading):
+            self._loading(event)
+            return
         if isinstance(event, TextDelta | ReasoningDelta) or (
             isinstance(event, MessageAdded) and event.message.is_assistant
         ):
@@ -513,6 +524,7 @@ class _StreamPrinter:
             if event.message_id != self.reply_id:
                 self.reply_id, self.printed = event.message_id, 0
             self.printed += len(event.delta)
+            self._clear_status()
             self._out.write(self._printable(event.delta)[0])
             self._out.flush()
             self._at_line_start = event.delta.endswith("\n")
@@ -529,6 +541,7 @@ class _StreamPrinter:
             self._waiting_since = time.monotonic()  # the next round's request
             self._waiting_told = False
         elif isinstance(event, RetryScheduled):
+            self._clear_status()
             self._err.write(f"[{event.describe()}]\n")
             self._waiting_since = time.monotonic() + event.delay  # the next attempt's wait
             self._waiting_told = False
@@ -536,6 +549,28 @@ class _StreamPrinter:
             self.error = event.error
         elif isinstance(event, SaveStateChanged):
             self._saving(event)
+
+    def _loading(self, event: ModelLoading) -> None:
+        """Say the model is loading; the wait for its first byte starts once it is loaded."""
+        if event.loading:
+            self._waiting_since = None  # "waiting for the first byte" would only repeat it
+            if self._err.isatty():
+                self._err.write(f"\r\x1b[KLoading {event.model}…")
+                self._status_shown = True
+            else:
+                self.end()
+                self._err.write(f"Loading {event.model}…\n")
+            self._err.flush()
+        else:
+            self._clear_status()
+            self._waiting_since = time.monotonic()
+            self._waiting_told = False
+
+    def _clear_status(self) -> None:
+        if self._status_shown:
+            self._status_shown = False
+            self._err.write("\r\x1b[K")
+            self._err.flush()
 
     def _saving(self, event: SaveStateChanged) -> None:
         if event.saving and event.error is not None:
@@ -548,6 +583,7 @@ class _StreamPrinter:
             self.save_error = event.error
         elif not event.saving:
             self._save_failing_since = None
+            self._clear_status()
             self._err.write("[saved]\n")
             if self._told is not None:
                 self._told.told = False
@@ -571,6 +607,8 @@ class _StreamPrinter:
         return None if self._save_failing_since is None else time.monotonic() - self._save_failing_since
 
     def end(self) -> None:
+        """Finish the reply's line on stdout (and wipe a status line off the terminal)."""
+        self._clear_status()
         if not self._at_line_start:
             self._out.write("\n")
             self._out.flush()

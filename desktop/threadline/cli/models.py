@@ -145,14 +145,14 @@ async def _runtime(engine: EngineApi, args: argparse.Namespace, out: TextIO) -> 
     if args.stop:
         await models.stop_runtime()
     status = await models.runtime_status()
-    frozen = getattr(sys, "frozen", False)  # a packaged build: the runtime is in it or not at all
+    from threadline.models.runtime import NO_RUNTIME_IN_BUILD, is_packaged
+
+    frozen = is_packaged()  # a packaged build: the runtime is in it or not at all
     where = "in this build" if frozen else "threadline[local]"
     runner = settings.server_binary or f"llama-cpp-python ({where})"
     if not models.runtime_installed():
         runner = (
-            "nothing - this build has no local runtime; choose a llama-server program with --server PATH"
-            if frozen
-            else f"{runner} - not installed"
+            f"nothing - {NO_RUNTIME_IN_BUILD} with --server PATH" if frozen else f"{runner} - not installed"
         )
     out.write(f"Runs: {runner}\n")
     out.write(f"Context: {settings.context:,} tokens, GPU layers: {settings.gpu_layers}, ")

@@ -15,7 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from threadline.documents.html_text import html_to_text
-from threadline.documents.limits import DEFAULT_LIMITS, DocumentLimits, describe_size, too_much_text
+from threadline.documents.limits import (
+    DEFAULT_LIMITS,
+    DocumentLimits,
+    OverLimit,
+    describe_size,
+    too_much_text,
+)
 from threadline.documents.model import DocumentError, DocumentKind, ExtractedDocument
 from threadline.documents.pdf import extract_pdf
 from threadline.documents.slides import extract_pptx
@@ -95,7 +101,9 @@ def extract_document(
         raise DocumentError(f"{name} cannot be read ({err.strerror or err}).") from err
     cap = limits.max_file_bytes if kind in BINARY_KINDS else limits.max_text_file_bytes
     if size > cap:
-        raise DocumentError(f"{name} is larger than {describe_size(cap)}; attach a smaller file.")
+        raise DocumentError(
+            f"{name} is larger than {describe_size(cap)}; attach a smaller file.", OverLimit("bytes", cap)
+        )
     if size == 0:
         raise DocumentError(f"{name} is empty.")
     try:
@@ -107,7 +115,7 @@ def extract_document(
     except OSError as err:
         raise DocumentError(f"{name} cannot be read ({err.strerror or err}).") from err
     if len(document.text) > limits.max_chars:
-        raise DocumentError(too_much_text(name, limits))
+        raise DocumentError(too_much_text(name, limits), OverLimit("characters", limits.max_chars))
     if not document.text.strip():
         raise DocumentError(f"{name} holds no text to send.")
     return document

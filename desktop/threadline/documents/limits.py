@@ -42,6 +42,15 @@ class DocumentLimits:
 DEFAULT_LIMITS = DocumentLimits()
 
 
+@dataclass(frozen=True, slots=True)
+class OverLimit:
+    """The limit a refused file passed: ``limit`` of ``unit``, one of "bytes", "characters",
+    "pages", "slides" or "sheets"."""
+
+    unit: str
+    limit: int
+
+
 def describe_size(size: int) -> str:
     """``size`` bytes for a person: "12 MB", "800 KB"."""
     if size >= MIB:

@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from threadline.core.messages import ContextFile
 from threadline.core.request import estimate_tokens_by_chars
+from threadline.documents.limits import OverLimit
 
 
 class DocumentKind(StrEnum):
@@ -63,11 +64,17 @@ def describe_context_file(file: ContextFile) -> str:
 
 
 class DocumentError(Exception):
-    """The file cannot be attached; ``user_message`` says why and what to do, naming the file."""
+    """The file cannot be attached; ``user_message`` says why and what to do, naming the file.
 
-    def __init__(self, user_message: str) -> None:
+    ``over`` names the size limit the file passed, if that is why: ``user_message`` gives an
+    attachment's advice ("attach a smaller file"), and a knowledge base that reads the same
+    file from a folder words its own reason from ``over`` instead (docs/knowledge.md).
+    """
+
+    def __init__(self, user_message: str, over: OverLimit | None = None) -> None:
         super().__init__(user_message)
         self.user_message = user_message
+        self.over = over
 
 
 class ExtractionCancelled(Exception):

@@ -14,7 +14,7 @@ import logging
 import threading
 from pathlib import Path
 
-from threadline.documents.limits import DocumentLimits, too_much_text
+from threadline.documents.limits import DocumentLimits, OverLimit, too_much_text
 from threadline.documents.model import DocumentError, DocumentKind, ExtractedDocument, ExtractionCancelled
 
 log = logging.getLogger("threadline.documents")
@@ -56,7 +56,8 @@ def extract_pdf(path: Path, name: str, limits: DocumentLimits, cancel: threading
         raise DocumentError(f"{name} has no pages.")
     if count > limits.max_pages:
         raise DocumentError(
-            f"{name} has {count:,} pages; Threadline attaches PDFs of up to {limits.max_pages:,}."
+            f"{name} has {count:,} pages; Threadline attaches PDFs of up to {limits.max_pages:,}.",
+            OverLimit("pages", limits.max_pages),
         )
 
     parts: list[str] = []
@@ -76,7 +77,7 @@ def extract_pdf(path: Path, name: str, limits: DocumentLimits, cancel: threading
         parts.append(f"--- Page {number + 1} ---\n{text or '(no text on this page)'}")
         chars += len(text)
         if chars > limits.max_chars:
-            raise DocumentError(too_much_text(name, limits))
+            raise DocumentError(too_much_text(name, limits), OverLimit("characters", limits.max_chars))
     if textless == count:
         raise DocumentError(f"{name}: {NO_TEXT_LAYER}")
     notes: tuple[str, ...] = ()

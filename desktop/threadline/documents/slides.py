@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from threadline.documents.limits import DocumentLimits, too_much_text
+from threadline.documents.limits import DocumentLimits, OverLimit, too_much_text
 from threadline.documents.model import DocumentError, DocumentKind, ExtractedDocument, ExtractionCancelled
 from threadline.documents.office import check_office_file, damaged
 from threadline.documents.tables import cell_text, markdown_table, trim_row
@@ -33,7 +33,8 @@ def extract_pptx(path: Path, name: str, limits: DocumentLimits, cancel: threadin
         if len(slides) > limits.max_pages:
             raise DocumentError(
                 f"{name} has {len(slides):,} slides; Threadline attaches presentations of up to "
-                f"{limits.max_pages:,}."
+                f"{limits.max_pages:,}.",
+                OverLimit("slides", limits.max_pages),
             )
         parts: list[str] = []
         chars = 0
@@ -46,7 +47,7 @@ def extract_pptx(path: Path, name: str, limits: DocumentLimits, cancel: threadin
             parts.append(f"--- Slide {number} ---\n" + "\n\n".join(t for t in texts if t))
             chars += len(parts[-1])
             if chars > limits.max_chars:
-                raise DocumentError(too_much_text(name, limits))
+                raise DocumentError(too_much_text(name, limits), OverLimit("characters", limits.max_chars))
     except (DocumentError, ExtractionCancelled):
         raise
     except Exception as err:  # untrusted input: broken XML, missing parts

@@ -12,7 +12,7 @@ import logging
 import threading
 from pathlib import Path
 
-from threadline.documents.limits import DocumentLimits, too_much_text
+from threadline.documents.limits import DocumentLimits, OverLimit, too_much_text
 from threadline.documents.model import DocumentError, DocumentKind, ExtractedDocument, ExtractionCancelled
 from threadline.documents.office import check_office_file, damaged
 from threadline.documents.tables import cell_text, markdown_table, trim_row
@@ -42,7 +42,9 @@ def extract_docx(path: Path, name: str, limits: DocumentLimits, cancel: threadin
                 blocks.append(text)
                 chars += len(text)
                 if chars > limits.max_chars:
-                    raise DocumentError(too_much_text(name, limits))
+                    raise DocumentError(
+                        too_much_text(name, limits), OverLimit("characters", limits.max_chars)
+                    )
     except (DocumentError, ExtractionCancelled):
         raise
     except Exception as err:  # untrusted input: broken XML, missing parts, odd relationships

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from threadline.documents.limits import DocumentLimits, too_much_text
+from threadline.documents.limits import DocumentLimits, OverLimit, too_much_text
 from threadline.documents.model import DocumentError, DocumentKind, ExtractedDocument, ExtractionCancelled
 from threadline.documents.office import check_office_file, damaged
 from threadline.documents.tables import cell_text, markdown_table, trim_row
@@ -42,7 +42,8 @@ def extract_xlsx(path: Path, name: str, limits: DocumentLimits, cancel: threadin
         if len(sheets) > limits.max_sheets:
             raise DocumentError(
                 f"{name} has {len(sheets):,} sheets; "
-                f"Threadline attaches workbooks of up to {limits.max_sheets:,}."
+                f"Threadline attaches workbooks of up to {limits.max_sheets:,}.",
+                OverLimit("sheets", limits.max_sheets),
             )
         for sheet in sheets:
             rows = sheet.iter_rows(values_only=True) if hasattr(sheet, "iter_rows") else iter(())
@@ -50,7 +51,7 @@ def extract_xlsx(path: Path, name: str, limits: DocumentLimits, cancel: threadin
             sections.append(f"## Sheet: {sheet.title}\n\n{table or '(empty)'}")
             chars += len(sections[-1])
             if chars > limits.max_chars:
-                raise DocumentError(too_much_text(name, limits))
+                raise DocumentError(too_much_text(name, limits), OverLimit("characters", limits.max_chars))
             if note:
                 notes.append(note)
         count = len(sheets)
@@ -76,7 +77,7 @@ def csv_to_text(text: str, name: str, limits: DocumentLimits, cancel: threading.
     except csv.Error as err:
         raise DocumentError(f"{name} could not be read as CSV ({err}).") from err
     if len(table) > limits.max_chars:
-        raise DocumentError(too_much_text(name, limits))
+        raise DocumentError(too_much_text(name, limits), OverLimit("characters", limits.max_chars))
     return ExtractedDocument(name, DocumentKind.CSV, table, notes=(note,) if note else ())
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from threadline.documents import DocumentError, DocumentKind, ExtractionCancelled, extract_document, kind_of
-from threadline.documents.limits import DocumentLimits
+from threadline.documents.limits import DocumentLimits, OverLimit, describe_size
 
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".idea"}
@@ -156,12 +156,25 @@ def file_hash(path: Path) -> str:
 def reason_of(err: BaseException, path: Path) -> str:
     """Why ``path`` could not be indexed, without its name (the report and table name it)."""
     if isinstance(err, DocumentError):
+        if err.over is not None:  # the reader's words advise attaching a smaller file
+            return over_limit_reason(err.over)
         return without_name(err.user_message, str(path))
     if isinstance(err, OSError):
         return _os_reason(err)
     if isinstance(err, ExtractionCancelled):
         return "cancelled"
     return f"could not be read ({type(err).__name__})"
+
+
+def over_limit_reason(over: OverLimit) -> str:
+    """Why a file past a reader's size limit is not in the base, without the attach dialog's
+    advice: the file sits in an indexed folder, so only what happened to it is said."""
+    if over.unit == "bytes":
+        return f"is larger than the {describe_size(over.limit)} a knowledge base reads; it was skipped"
+    return (
+        f"has more than {over.limit:,} {over.unit}, more than a knowledge base reads of one file; "
+        "it was skipped"
+    )
 
 
 def without_name(reason: str, path: str) -> str:

@@ -150,6 +150,16 @@ def llama_cpp_installed() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
 
 
+def is_packaged() -> bool:
+    """A frozen (packaged) build: the runtime is in it or not at all, and pip cannot add it."""
+    return bool(getattr(sys, "frozen", False))
+
+
+NO_RUNTIME_IN_BUILD = "this build has no local runtime; choose a llama-server program"
+"""What a packaged build without the runtime says in place of the pip advice a package user
+cannot follow; ``threadline models runtime`` ends it "with --server PATH", the Models page
+"below" (docs/local-models.md, "Packaging")."""
+
 NOT_INSTALLED = (
     "Chatting with a downloaded model needs the local runtime, which this installation does not have. "
     "Install it with: pip install 'threadline[local]' (it compiles llama.cpp, a few minutes), "

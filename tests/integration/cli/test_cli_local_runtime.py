@@ -4,10 +4,15 @@ stopped when ``ask`` ends; ``threadline models runtime`` shows and sets its sett
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
-from tests.support.cli_process import threadline
+from tests.support.cli_process import ENV, threadline
 from tests.support.tiny_gguf import make_tiny_gguf
 
 from threadline.models.runtime import llama_cpp_installed
@@ -33,6 +38,9 @@ def test_ask_a_downloaded_model_on_this_computer(tmp_path: Path) -> None:
     asked = threadline(data, "ask", "--provider", "threadline", "--model", "tiny.gguf", "Hello", timeout=600)
     assert asked.returncode == 0, asked.stderr
     assert asked.stdout.strip(), asked  # random words from random weights, but words
+    # stderr is not a terminal: one plain line says why the first reply takes a while
+    assert "Loading tiny.gguf…\n" in asked.stderr, asked.stderr
+    assert "Loading" not in asked.stdout, asked.stdout  # stdout holds the reply alone
     after = threadline(data, "models", "runtime")
     assert "Not running" in after.stdout  # ask started it, and stopped it on the way out
     assert f"Log: {data / 'runtime' / 'runtime.log'}" in after.stdout
@@ -45,3 +53,53 @@ def test_ask_names_a_model_that_is_not_there(tmp_path: Path) -> None:
     asked = threadline(data, "ask", "--provider", "threadline", "--model", "nope.gguf", "Hello", timeout=300)
     assert asked.returncode != 0
     assert "No model nope.gguf in " in asked.stderr, asked.stderr
+
+
+def _run_on_a_terminal(data: Path, *args: str, timeout: float) -> tuple[int, bytes]:
+    """``threadline ARGS…`` with stdout and stderr on one pseudo-terminal: its exit code and
+    everything the terminal received, in the order it was written."""
+    leader, follower = pty.openpty()
+    received = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO once the process and its terminal are gone
+                return
+            if not chunk:
+                return
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "threadline", "--data-dir", str(data), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=follower,
+            env=ENV,
+        )
+        os.close(follower)
+        code = process.wait(timeout=timeout)
+        reader.join(timeout=timeout)
+    finally:
+        os.close(leader)
+    return code, bytes(received)
+
+
+def test_ask_says_loading_on_a_terminal_and_wipes_it_before_the_reply(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert threadline(data, "models", "import", str(make_tiny_gguf(tmp_path / "tiny.gguf"))).returncode == 0
+    assert threadline(data, "models", "runtime", "--context", "256").returncode == 0  # a short reply
+    code, screen = _run_on_a_terminal(
+        data, "ask", "--provider", "threadline", "--model", "tiny.gguf", "Hello", timeout=600
+    )
+    text = screen.decode("utf-8", "replace")
+    assert code == 0, text
+    shown = text.index("\r\x1b[KLoading tiny.gguf…")
+    wiped = text.index("\r\x1b[K", shown + 1)  # the status line is cleared…
+    reply = text[wiped + len("\r\x1b[K") :]
+    assert reply.strip(), text  # …and the reply follows on the line it leaves
+    assert "Loading" not in reply, text

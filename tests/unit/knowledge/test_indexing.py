@@ -121,6 +121,7 @@ def test_bad_files_are_named_with_their_reason_and_the_rest_is_indexed(tmp_path:
     assert "password" in reasons["locked.pdf"].lower() or "encrypt" in reasons["locked.pdf"].lower()
     assert reasons["damaged.pdf"] == "could not be read: the PDF is damaged or incomplete."
     assert reasons["empty.txt"] == "is empty."
+    assert reasons["huge.log"] == "is larger than the 16 MB a knowledge base reads; it was skipped"
     doubled = {name: reason for name, reason in reasons.items() if reason.startswith(name)}
     assert not doubled, "the report names each file beside its reason"
     assert index.totals("kb")[0] == 5 + (1 if os.geteuid() == 0 else 0)

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from threadline.models.runtime import NO_RUNTIME_IN_BUILD, is_packaged
+
 if TYPE_CHECKING:
     from threadline.engine.capability_apis import ModelsApi
 
@@ -38,6 +40,12 @@ NOT_INSTALLED_NOTE = (
     "packages include the runtime). Until then, a downloaded model can be served by llama.cpp, "
     "LM Studio or Ollama, which Threadline finds."
 )
+PACKAGED_NOTE = (
+    "Threadline finds and downloads GGUF models here. Chatting with them on this computer needs "
+    f"a runtime, but {NO_RUNTIME_IN_BUILD} below. Until then, a downloaded model can be served by "
+    "llama.cpp, LM Studio or Ollama, which Threadline finds."
+)
+"""The note of a packaged build without the runtime: the command line's words, not pip advice."""
 INSTALLED_NOTE = (
     "Downloaded models appear in the model menu as “On this computer”. The runtime starts with the "
     "first message to one, and unloads it when unused."
@@ -116,7 +124,10 @@ class RuntimePanel(QGroupBox):
         self._show_note()
 
     def _show_note(self) -> None:
-        self.note.setText(INSTALLED_NOTE if self.models.runtime_installed() else NOT_INSTALLED_NOTE)
+        if self.models.runtime_installed():
+            self.note.setText(INSTALLED_NOTE)
+        else:
+            self.note.setText(PACKAGED_NOTE if is_packaged() else NOT_INSTALLED_NOTE)
 
     def save(self) -> None:
         settings = replace(
