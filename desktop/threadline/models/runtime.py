@@ -167,6 +167,16 @@ NOT_INSTALLED = (
 )
 
 
+def not_installed() -> str:
+    """What the first message to a local model says when nothing can run it: pip advice where pip
+    can add the runtime, the packaged build's own words where it cannot."""
+    if is_packaged():
+        return (
+            f"Chatting with a downloaded model needs a runtime, but {NO_RUNTIME_IN_BUILD} on the Models page."
+        )
+    return NOT_INSTALLED
+
+
 class LocalRuntime:
     """Starts, shares, swaps and stops the one runtime of a data folder."""
 
@@ -408,7 +418,7 @@ class LocalRuntime:
         port = _free_port()
         made = server_command(settings, model, port)
         if made is None:
-            raise RuntimeUnavailable(NOT_INSTALLED)
+            raise RuntimeUnavailable(not_installed())
         command, key_variable = made
         key = secrets.token_urlsafe(32)
         # llama_cpp.server lets HOST, PORT and CONFIG_FILE in the environment override its

@@ -4,6 +4,7 @@ and a button to the Models page, where it is managed; the form's name cannot tak
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -85,6 +86,21 @@ def test_the_runtime_missing_says_how_to_add_one(with_model: Any, monkeypatch: p
     click_item(harness, page, LOCAL)
     text = page.builtin.state.text()
     assert "No runtime yet" in text and "pip install 'threadline[local]'" in text and "llama-server" in text
+
+
+def test_a_packaged_build_without_the_runtime_gives_no_pip_advice(
+    with_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package cannot be pip-installed into: it names the llama-server choice only."""
+    harness = with_model
+    monkeypatch.setattr(harness.engine.models, "runtime_installed", lambda: False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    page = open_settings(harness, "providers").providers
+    harness.qtbot.waitUntil(lambda: LOCAL in listed(page), timeout=WAIT_MS)
+    click_item(harness, page, LOCAL)
+    text = page.builtin.state.text()
+    assert "No runtime yet" in text and "choose a llama-server program" in text, text
+    assert "pip" not in text and "threadline[local]" not in text, text
 
 
 def test_a_provider_cannot_be_saved_under_the_builtin_name(with_model: Any) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from threadline.engine.local_runtime import LOCAL_ALIAS, LOCAL_PROVIDER
+from threadline.models.runtime import NO_RUNTIME_IN_BUILD, is_packaged
 from threadline.ui.common.tasks import spawn
 from threadline.ui.settings.page_layout import section_title
 
@@ -31,6 +32,8 @@ NOT_INSTALLED = (
     "No runtime yet, so its models cannot answer. Install it with "
     "<code>pip install 'threadline[local]'</code>, or choose a llama-server program on the Models page."
 )
+NOT_IN_BUILD = f"No runtime yet, so its models cannot answer: {NO_RUNTIME_IN_BUILD} on the Models page."
+"""A packaged build without the runtime, where pip cannot add it (docs/local-models.md, "Packaging")."""
 
 
 def is_builtin(name: str) -> bool:
@@ -74,7 +77,7 @@ class BuiltinProviderPanel(QWidget):
     def refresh(self) -> None:
         """The runtime's state now: whether one is there to run the models, and what runs."""
         if not self.models.runtime_installed():
-            self.state.setText(NOT_INSTALLED)
+            self.state.setText(NOT_IN_BUILD if is_packaged() else NOT_INSTALLED)
             return
         binary = self.models.runtime_settings().server_binary
         runs_with = f"llama-server ({binary})" if binary else "llama.cpp (threadline[local])"
