@@ -2,7 +2,7 @@
 
 ``vec0`` reads every row of the base for each query and keeps the ``k`` best of each block in
 a sorted list; numpy XORs the query's bits with all rows at once, counts the differing bits
-with a popcount and picks the nearest with a histogram of the distances, several times faster
+with a popcount and picks the nearest with one partial selection (``partition``), several times faster
 and almost flat in ``k`` (docs/knowledge.md, "Vector search at scale"). The array is a copy of
 the ``vec0`` table, read once and then kept: ``SignCache`` holds one per base with the base's
 *vector generation* (a counter the index bumps in the same transaction as every change to the
