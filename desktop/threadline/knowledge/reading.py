@@ -158,7 +158,7 @@ def reason_of(err: BaseException, path: Path) -> str:
     if isinstance(err, DocumentError):
         if err.over is not None:  # the reader's words advise attaching a smaller file
             return over_limit_reason(err.over)
-        return without_name(err.user_message, str(path))
+        return for_a_folder(without_name(err.user_message, str(path)))
     if isinstance(err, OSError):
         return _os_reason(err)
     if isinstance(err, ExtractionCancelled):
@@ -175,6 +175,23 @@ def over_limit_reason(over: OverLimit) -> str:
         f"has more than {over.limit:,} {over.unit}, more than a knowledge base reads of one file; "
         "it was skipped"
     )
+
+
+FOLDER_ADVICE = (
+    (" and attach that.", " in the folder; it is read at the next indexing."),
+    (" and attach it again.", "; it is read again at the next indexing."),
+    (" can attach.", " can read."),
+)
+"""The attach dialog's advice in the readers' sentences, and what it means for a file in a folder."""
+
+
+def for_a_folder(reason: str) -> str:
+    """``reason`` with the attach dialog's advice put as it applies to a file in an indexed folder
+    (the same readers serve both; a file of a knowledge base is not attached again)."""
+    for attach, folder in FOLDER_ADVICE:
+        if reason.endswith(attach):
+            return reason[: -len(attach)] + folder
+    return reason
 
 
 def without_name(reason: str, path: str) -> str:

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.support.documents import write_encrypted_pdf
 
 from threadline.documents import DocumentError, extract_document
 from threadline.documents.limits import DocumentLimits
@@ -51,3 +52,24 @@ def test_an_attachment_past_the_limit_keeps_its_advice(tmp_path: Path) -> None:
         "long.txt holds more than 100 characters of text, more than a model can read at once. "
         "Attach a part of it."
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600),  # an old Word file
+        ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600),  # an encrypted one
+        ("locked.pdf", None),
+    ],
+)
+def test_a_file_of_a_base_is_never_told_to_be_attached_again(
+    tmp_path: Path, name: str, content: bytes | None
+) -> None:
+    path = tmp_path / name
+    if content is None:
+        write_encrypted_pdf(path, "The answer is on this page.")
+    else:
+        path.write_bytes(content)
+    reason = reason_of(_refusal(path), path)
+    assert "attach" not in reason.lower(), reason
+    assert reason.endswith("at the next indexing."), reason
