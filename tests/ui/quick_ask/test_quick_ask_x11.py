@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.sse_server import ReplayServer, openai_text_stream, split_text, sse_response
+from tests.support.xvfb import xvfb_display
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("Xvfb") and shutil.which("xdotool")), reason="needs Xvfb and xdotool (.ci/setup --dev)"
@@ -33,23 +34,9 @@ REPLY = " ".join(f"token{i}" for i in range(60))
 
 @pytest.fixture
 def display() -> Iterator[str]:
-    """A private Xvfb server; its display number comes back through ``-displayfd``."""
-    read, write = os.pipe()
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    try:
-        with os.fdopen(read) as pipe:
-            number = pipe.readline().strip()  # blocks until the server listens (or exits: "")
-        assert number, "Xvfb did not start"
-        yield f":{number}"
-    finally:
-        server.terminate()
-        server.wait(timeout=STEP)
+    """A private Xvfb server (``tests/support/xvfb.py``)."""
+    with xvfb_display() as number:
+        yield number
 
 
 class Child:
